@@ -1,0 +1,101 @@
+"""Primitives about array values. They never read data: the engine hands them kernel results."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from validator.checks.registry import Options, check
+from validator.checks.schemas import REF
+from validator.engine.context import Scope
+from validator.kernels.facts import FactRequest
+from validator.nodes.base import Node
+from validator.report.model import Finding
+
+LIMIT = {"max_examples": {"type": "integer", "minimum": 1, "maximum": 1000}}
+
+
+def position(node: Node, flat: int) -> tuple[int, ...]:
+    """A flat C-order index as an index into the array's shape."""
+    if not node.shape or len(node.shape) == 1:
+        return (flat,)
+    return tuple(int(i) for i in np.unravel_index(flat, node.shape))
+
+
+def _decreases(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    return {"decreases": FactRequest("find_decreases", (("limit", options.get("max_examples", 5)),))}
+
+
+@check(options={"properties": {**LIMIT}}, kind="array", dtype_kinds="iuf", facts=_decreases)
+def non_decreasing(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Each element is greater than or equal to the element before it.
+
+    Memory: one block at a time; the whole array is scanned once, shared with every other rule on it.
+    Reports the first `max_examples` (default 5) decreasing positions and how many there are in all.
+    """
+    result = facts["decreases"]
+    if result is None or not result.count:
+        return
+    for d in result.found:
+        yield Finding(f"decreases at index {d.index}: {d.previous} -> {d.value} ({result.count} decrease(s) in all)",
+                      index=position(node, d.index), details={"previous": d.previous, "value": d.value, "count": result.count})
+
+
+def _endpoints(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    scope.value(node, options["equals"])  # resolve now: a missing referent makes the clause not applicable
+    return {"ends": FactRequest("first_last", edges_only=True)}
+
+
+@check(options={"properties": {"equals": REF}, "required": ["equals"]}, kind="array", facts=_endpoints)
+def first_value_equals(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """The array is not empty and its first element equals `equals`.
+
+    Reads only the first block.
+    """
+    expected = scope.value(node, options["equals"])
+    ends = facts["ends"]
+    if ends is None:
+        yield Finding(f"is empty, expected a first element {expected}")
+    elif ends.first != expected:
+        yield Finding(f"first element is {ends.first}, expected {expected}", index=position(node, 0), details={"value": ends.first, "expected": expected})
+
+
+@check(options={"properties": {"equals": REF}, "required": ["equals"]}, kind="array", facts=_endpoints)
+def last_value_equals(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """The array is not empty and its last element equals `equals` (a number or a reference such as another array's length).
+
+    Reads only the last block.
+    """
+    expected = scope.value(node, options["equals"])
+    ends = facts["ends"]
+    if ends is None:
+        yield Finding(f"is empty, expected a last element {expected}")
+    elif ends.last != expected:
+        yield Finding(f"last element is {ends.last}, expected {expected}", index=position(node, ends.last_index),
+                      details={"value": ends.last, "expected": expected})
+
+
+def _bounds(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    low = scope.value(node, options["min"]) if "min" in options else None
+    high = scope.value(node, options["max"]) if "max" in options else None
+    params = (("low", low), ("high", high), ("limit", options.get("max_examples", 5)))
+    return {"outside": FactRequest("count_outside", params)}
+
+
+@check(options={"properties": {"min": REF, "max": REF, **LIMIT}}, kind="array", dtype_kinds="iuf", facts=_bounds)
+def values_in_range(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every element lies in [`min`, `max`] (each bound a number or a reference; an absent bound is open).
+
+    Memory: one block at a time; every element is scanned. Reports the first `max_examples` offenders.
+    """
+    result = facts["outside"]
+    if result is None or not result.count:
+        return
+    low = scope.value(node, options["min"]) if "min" in options else None
+    high = scope.value(node, options["max"]) if "max" in options else None
+    bounds = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+    for o in result.found:
+        yield Finding(f"element {o.value} at index {o.index} is outside {bounds} ({result.count} in all; min {result.minimum}, max {result.maximum})",
+                      index=position(node, o.index), details={"value": o.value, "count": result.count, "min": result.minimum, "max": result.maximum})

@@ -1,0 +1,77 @@
+"""The registry of check primitives: `@check` records a function under its own name and returns it unchanged."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any
+
+from validator.kernels.facts import FactRequest
+from validator.report.model import Finding
+
+Options = Mapping[str, Any]
+RequestFn = Callable[..., Mapping[str, FactRequest]]
+
+
+@dataclass(frozen=True)
+class Primitive:
+    name: str
+    function: Callable[..., Iterator[Finding]]
+    options_schema: Mapping[str, Any]
+    kind: str | None  # the node kind the primitive applies to; others are not applicable
+    dtype_kinds: str | None  # numpy dtype kinds it applies to, e.g. "iu"
+    facts: RequestFn | None  # which array facts it needs, computed in the array's single pass
+    doc: str = field(default="")
+
+    @property
+    def summary(self) -> str:
+        return self.doc.strip().splitlines()[0] if self.doc.strip() else ""
+
+
+_REGISTRY: dict[str, Primitive] = {}
+
+
+def check(
+    *,
+    options: Mapping[str, Any] | None = None,
+    kind: str | None = None,
+    dtype_kinds: str | None = None,
+    facts: RequestFn | None = None,
+) -> Callable[[Callable[..., Iterator[Finding]]], Callable[..., Iterator[Finding]]]:
+    """Register a primitive under the function's name with its options schema and preconditions."""
+
+    def register(function: Callable[..., Iterator[Finding]]) -> Callable[..., Iterator[Finding]]:
+        name = function.__name__
+        if name in _REGISTRY:
+            raise RuntimeError(f"check primitive {name!r} is registered twice")
+        schema = {"type": "object", "additionalProperties": False, "properties": {}, **(options or {})}
+        _REGISTRY[name] = Primitive(name, function, schema, kind, dtype_kinds, facts, function.__doc__ or "")
+        return function
+
+    return register
+
+
+_loaded = False
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    # Importing the modules runs their @check decorators.
+    from validator.checks import arrays, attrs, shapes, storage, structure  # noqa: F401
+
+    for ep in entry_points(group="spec_validate.checks"):
+        ep.load()
+
+
+def get(name: str) -> Primitive | None:
+    _load()
+    return _REGISTRY.get(name)
+
+
+def all_primitives() -> dict[str, Primitive]:
+    _load()
+    return dict(sorted(_REGISTRY.items()))

@@ -1,0 +1,57 @@
+"""Primitives about the hierarchy: node kinds, children, dimensionality and dtype kinds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from validator.checks.registry import Options, check
+from validator.checks.schemas import NAMES
+from validator.engine.context import Scope
+from validator.nodes.base import Node
+from validator.report.model import Finding
+
+KINDS = {"enum": ["group", "array"]}
+DTYPE_KIND_NAMES = {"b": "boolean", "i": "signed integer", "u": "unsigned integer", "f": "floating point",
+                    "c": "complex", "O": "object", "S": "byte string", "U": "unicode", "V": "void/structured",
+                    "M": "datetime", "m": "timedelta"}
+
+
+@check(options={"properties": {"kind": KINDS}, "required": ["kind"]})
+def node_kind(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The node is a `kind` (group or array)."""
+    if node.kind != options["kind"]:
+        what = f"a {node.kind}" if node.kind != "link" else f"a link that is not followed ({getattr(node, 'link_kind', '')})"
+        yield Finding(f"is {what}, expected a {options['kind']}", details={"kind": node.kind})
+
+
+@check(options={"properties": {"names": NAMES, "kind": KINDS}, "required": ["names"]}, kind="group")
+def child_present(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Each child in `names` exists (and is a `kind`, if given); one finding per missing or wrong child."""
+    for name in options["names"]:
+        child = node.child(name)
+        path = f"{node.path.rstrip('/')}/{name}"
+        if child is None:
+            yield Finding(f"has no entry {name!r}", path=path, details={"child": name})
+        elif options.get("kind") and child.kind != options["kind"]:
+            yield Finding(f"{name!r} is a {child.kind}, expected a {options['kind']}", path=path, details={"child": name})
+
+
+@check(options={"properties": {"equals": {"type": "integer", "minimum": 0}}, "required": ["equals"]}, kind="array")
+def ndim(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The array has exactly `equals` dimensions."""
+    if node.shape is None:
+        yield Finding("has no readable shape")
+    elif len(node.shape) != options["equals"]:
+        yield Finding(f"has {len(node.shape)} dimensions {node.shape}, expected {options['equals']}", details={"shape": list(node.shape)})
+
+
+@check(options={"properties": {"kinds": {"type": "string", "pattern": "^[biufcOSUVMm]+$"}}, "required": ["kinds"]}, kind="array")
+def dtype_kind(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The array's dtype is of one of the numpy kinds in `kinds` (b boolean, i/u integer, f float, c complex...)."""
+    dtype = node.dtype
+    wanted = " or ".join(DTYPE_KIND_NAMES.get(k, k) for k in options["kinds"])
+    if dtype is None:
+        yield Finding(f"has no readable dtype, expected {wanted}")
+    elif dtype.kind not in options["kinds"]:
+        yield Finding(f"has dtype {dtype.str} ({DTYPE_KIND_NAMES.get(dtype.kind, dtype.kind)}), expected {wanted}",
+                      details={"dtype": dtype.str})

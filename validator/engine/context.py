@@ -1,0 +1,109 @@
+"""What a primitive may ask beyond its own node: other nodes, named dimensions, logical shapes."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from validator.engine.model import Pack
+from validator.nodes.base import Node, normalize_path
+
+
+class NotApplicable(Exception):
+    """Raised while resolving a reference that does not exist; the clause is not applicable to this node."""
+
+
+@dataclass
+class Scope:
+    """One place a pack is applied: the scope root, and the pack's definitions of shapes and dimensions.
+
+    Absolute paths in rules (`/obs`) are relative to the scope root, so an AnnData group inside
+    a MuData file (`/mod/rna`) is checked exactly like one at the root of a file.
+    """
+
+    pack: Pack
+    root: Node
+
+    def relative_path(self, node: Node) -> str:
+        if self.root.path == "/":
+            return node.path
+        rest = node.path[len(self.root.path) :]
+        return rest if rest.startswith("/") else "/" + rest if rest else "/"
+
+    def node(self, base: Node, path: str) -> Node | None:
+        """The node at `path`: relative to `base`, or absolute from the scope root."""
+        if path.startswith("/"):
+            target = normalize_path(posixpath.join(self.root.path, path.lstrip("/")))
+        else:
+            target = normalize_path(posixpath.join(base.path, path))
+        return base.tree.get(target)
+
+    def logical_shape(self, node: Node) -> tuple[int, ...] | None:
+        """The shape of the element a node encodes: an array's own shape, or what the pack's `shapes` say."""
+        if node.kind == "array":
+            return node.shape
+        how: Mapping[str, Any] | None = self.pack.shapes.get(str(node.attrs.get("encoding-type")))
+        if not how:
+            return None
+        if "attr" in how:
+            value = node.attrs.get(how["attr"])
+            if isinstance(value, list) and all(_is_int(v) for v in value):
+                return tuple(value)
+            return None
+        if "length_attr" in how:
+            value = node.attrs.get(how["length_attr"])
+            return (value,) if _is_int(value) else None
+        name = node.attrs.get(how["child_from_attr"]) if "child_from_attr" in how else how.get("child")
+        child = node.child(name) if isinstance(name, str) else None
+        if child is None or child.kind != "array" or not child.shape:
+            return None
+        return child.shape[:1]
+
+    def dimension(self, name: str, base: Node) -> int:
+        how = self.pack.dimensions.get(name)
+        if how is None:
+            raise NotApplicable(f"the pack defines no dimension {name!r}")
+        value = self.value(base, how, what=name)
+        if not _is_int(value):
+            raise NotApplicable(f"{name} is not an integer ({value!r})")
+        return value
+
+    def value(self, base: Node, ref: Any, what: str = "value") -> Any:
+        """A number from a reference: a literal, `{dimension}`, or `{node, dim|length|attr[, index]}`, plus `plus`."""
+        if not isinstance(ref, Mapping):
+            return ref
+        if "dimension" in ref:
+            value: Any = self.dimension(ref["dimension"], base)
+        else:
+            target = self.node(base, ref.get("node", "."))
+            if target is None:
+                raise NotApplicable(f"{what}: no node at {ref.get('node')}")
+            if "dim" in ref:
+                shape = self.logical_shape(target)
+                if shape is None or len(shape) <= ref["dim"]:
+                    raise NotApplicable(f"{what}: {target.path} has no dimension {ref['dim']}")
+                value = shape[ref["dim"]]
+            elif "attr" in ref:
+                if ref["attr"] not in target.attrs:
+                    raise NotApplicable(f"{what}: {target.path} has no attribute {ref['attr']!r}")
+                value = target.attrs[ref["attr"]]
+                if "index" in ref:
+                    if not isinstance(value, list) or len(value) <= ref["index"]:
+                        raise NotApplicable(f"{what}: {target.path}[{ref['attr']!r}] has no item {ref['index']}")
+                    value = value[ref["index"]]
+            else:
+                shape = self.logical_shape(target)
+                if not shape:
+                    raise NotApplicable(f"{what}: the length of {target.path} is unknown")
+                value = shape[0]
+        if "plus" in ref:
+            if not _is_int(value):
+                raise NotApplicable(f"{what}: {value!r} is not an integer")
+            value = value + ref["plus"]
+        return value
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -1,0 +1,183 @@
+"""Load rule packs from YAML (safe_load), validate them against the pack schema, resolve `extends`."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from validator.checks import registry
+from validator.checks.schemas import REF
+from validator.engine.applies_to import SELECTOR_SCHEMA
+from validator.engine.model import CheckStep, Pack, Rule, Writer
+from validator.errors import PackError
+from validator.report.model import Level
+
+SCHEMA_FILE = Path(__file__).with_name("pack.schema.json")
+
+
+def builtin_rules_dir() -> Path:
+    """The packs shipped with the tool: inside the wheel, or the repository's `rules/` in a checkout."""
+    installed = Path(__file__).resolve().parents[1] / "_rules"
+    return installed if installed.is_dir() else Path(__file__).resolve().parents[2] / "rules"
+
+
+@lru_cache(maxsize=1)
+def pack_schema() -> dict[str, Any]:
+    """The pack meta-schema, with the selector and reference grammars filled in."""
+    schema = json.loads(SCHEMA_FILE.read_text())
+    selector = copy.deepcopy(SELECTOR_SCHEMA)
+    schema["$defs"]["selector"] = selector
+    schema["$defs"]["ref"] = REF
+    schema["$defs"]["step"] = {"type": "object", "minProperties": 1, "maxProperties": 1}
+    return schema
+
+
+def _where(doc: Mapping[str, Any], path: Iterable[Any]) -> str:
+    parts = list(path)
+    if len(parts) >= 2 and parts[0] == "rules" and isinstance(parts[1], int):
+        rules = doc.get("rules") or []
+        rule = rules[parts[1]] if parts[1] < len(rules) and isinstance(rules[parts[1]], dict) else {}
+        rid = rule.get("id", f"rules[{parts[1]}]")
+        return f"{rid}: " + _dotted(parts[2:])
+    return _dotted(parts)
+
+
+def _dotted(parts: list[Any]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def _validate(doc: Any, file: str) -> None:
+    if not isinstance(doc, dict):
+        raise PackError(f"{file}: a pack must be a mapping, not {type(doc).__name__}")
+    validator = jsonschema.Draft202012Validator(pack_schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    if error is not None:
+        raise PackError(f"{file}: {_where(doc, error.absolute_path)}: {error.message}")
+    for i, rule in enumerate(doc.get("rules") or []):
+        for j, step in enumerate(rule["check"]):
+            (name, options), = step.items()
+            primitive = registry.get(name)
+            if primitive is None:
+                raise PackError(f"{file}: {rule['id']}: check[{j}]: unknown primitive {name!r}")
+            options = {} if options is None else options
+            v = jsonschema.Draft202012Validator(primitive.options_schema)
+            err = jsonschema.exceptions.best_match(v.iter_errors(options))
+            if err is not None:
+                field = _dotted([f"check[{j}]", name, *err.absolute_path])
+                message = err.message
+                if err.validator == "additionalProperties":
+                    message = message.replace("Additional properties are not allowed", "unknown option")
+                raise PackError(f"{file}: {rule['id']}: {field}: {message}")
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PackError(f"{path}: cannot read ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise PackError(f"{path}: not valid YAML{where} ({getattr(exc, 'problem', exc)})") from None
+    _validate(doc, str(path))
+    return doc
+
+
+def _rule(raw: Mapping[str, Any], pack: str, file: str, level_override: str | None) -> Rule:
+    spec_level = Level(raw["level"])
+    return Rule(
+        id=raw["id"],
+        level=Level(level_override) if level_override else spec_level,
+        spec_level=spec_level,
+        clause=" ".join(raw["clause"].split()),
+        section=raw["section"],
+        spec_version=raw["spec_version"],
+        applies_to=raw["applies_to"],
+        check=tuple(CheckStep(name, opts or {}) for step in raw["check"] for name, opts in step.items()),
+        pack=pack,
+        message=raw.get("message"),
+        basis=raw.get("basis", "stated"),
+        rationale=" ".join(raw["rationale"].split()) if raw.get("rationale") else None,
+        writers=tuple(Writer(w["name"], w["versions"], " ".join(w["note"].split())) for w in raw.get("writers", [])),
+        source_file=file,
+    )
+
+
+def load_pack(path: str | Path, _seen: tuple[str, ...] = ()) -> Pack:
+    """A pack from a YAML file. `extends: NAME` (a built-in pack) or a path inherits that pack's rules."""
+    path = Path(path)
+    doc = _read(path)
+    spec = doc["spec"]
+    base: Pack | None = None
+    if "extends" in doc:
+        target = doc["extends"]
+        if target in _seen:
+            raise PackError(f"{path}: extends {target!r} in a cycle")
+        base_path = _builtin_path(target) if not target.endswith((".yaml", ".yml")) else (path.parent / target)
+        base = load_pack(base_path, _seen + (str(path),))
+    overrides = doc.get("overrides", {})
+    rules: list[Rule] = []
+    if base is not None:
+        for r in base.rules:
+            lvl = overrides.get(r.id, {}).get("level")
+            rules.append(r if not lvl else dataclasses.replace(r, level=Level(lvl)))
+    for raw in doc.get("rules") or []:
+        rules.append(_rule(raw, spec["name"], str(path), overrides.get(raw["id"], {}).get("level")))
+    known = {r.id for r in rules}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise PackError(f"{path}: overrides: no rule {unknown[0]!r} in this pack or the one it extends")
+    seen: set[str] = set()
+    for r in rules:
+        if r.id in seen:
+            raise PackError(f"{path}: {r.id}: rule id defined twice")
+        seen.add(r.id)
+    inherit = lambda key: doc.get(key, getattr(base, key) if base else {})  # noqa: E731
+    return Pack(
+        name=spec["name"],
+        title=spec["title"],
+        version=spec["version"],
+        spec_source=spec["source"],
+        path=str(path),
+        rules=tuple(rules),
+        scope=inherit("scope"),
+        shapes=inherit("shapes"),
+        dimensions=inherit("dimensions"),
+        formats=tuple(doc.get("formats", base.formats if base else ())),
+        redirects={**(base.redirects if base else {}), **doc.get("redirects", {})},
+    )
+
+
+def _builtin_path(name: str) -> Path:
+    for pack in builtin_pack_files():
+        if pack.parent.name == name or pack.stem == name:
+            return pack
+    raise PackError(f"no built-in pack named {name!r}")
+
+
+def builtin_pack_files() -> list[Path]:
+    return sorted(builtin_rules_dir().glob("*/*.yaml"))
+
+
+@lru_cache(maxsize=1)
+def builtin_packs() -> tuple[Pack, ...]:
+    """Every pack shipped with the tool, validated."""
+    packs = tuple(load_pack(p) for p in builtin_pack_files())
+    ids: dict[str, str] = {}
+    for pack in packs:
+        for rule in pack.rules:
+            if rule.id in ids:
+                raise PackError(f"{pack.path}: {rule.id}: rule id also defined in {ids[rule.id]}")
+            ids[rule.id] = pack.path
+    return packs

@@ -1,0 +1,228 @@
+"""Run packs on a tree: select nodes, run metadata steps, compute array facts in one pass per array, finish."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from validator.checks import registry
+from validator.engine.applies_to import matches
+from validator.engine.context import NotApplicable, Scope
+from validator.engine.model import Pack, Rule
+from validator.engine.rule_selection import Selection
+from validator.engine.template import render
+from validator.kernels import KERNELS
+from validator.kernels.facts import FactRequest
+from validator.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, NodeError, Tree
+from validator.report.model import ClauseResult, Finding, Status
+
+MAX_FINDINGS = 20
+
+
+@dataclass
+class Outcome:
+    """The verdict of one rule on one node."""
+
+    status: Status
+    findings: list[Finding] = field(default_factory=list)
+    reason: str | None = None
+
+
+@dataclass
+class Evaluation:
+    """One rule on one node, possibly waiting at step `step` for facts about arrays."""
+
+    rule: Rule
+    node: Node
+    scope: Scope
+    step: int = 0
+    requests: dict[int, Mapping[str, FactRequest] | NotApplicable] = field(default_factory=dict)
+    arrays: dict[int, Node] = field(default_factory=dict)
+    outcome: Outcome | None = None
+
+
+def find_scopes(tree: Tree, pack: Pack) -> list[Scope]:
+    """Where the pack applies: each node its `scope.roots` selects, else the root if `scope.fallback` selects it."""
+    if pack.formats and not any(fnmatch.fnmatchcase(tree.format, f) for f in pack.formats):
+        return []
+    if not pack.scope:
+        return [Scope(pack, tree.root)]
+    roots = pack.scope.get("roots")
+    found = [Scope(pack, n) for n in tree.walk() if roots is not None and matches(roots, n, Scope(pack, n))]
+    if not found and "fallback" in pack.scope and matches(pack.scope["fallback"], tree.root, Scope(pack, tree.root)):
+        found = [Scope(pack, tree.root)]
+    return found
+
+
+def subtree(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(current.children().values())))
+
+
+def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
+    """Run steps from `ev.step` until the rule passes, fails, or waits for array facts."""
+    node, scope = ev.node, ev.scope
+    for i in range(ev.step, len(ev.rule.check)):
+        step = ev.rule.check[i]
+        primitive = registry.get(step.primitive)
+        assert primitive is not None  # packs are validated against the registry at load time
+        if primitive.kind and node.kind != primitive.kind:
+            ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to {primitive.kind}s; {node.path} is a {node.kind}")
+            return
+        if primitive.dtype_kinds and (node.dtype is None or node.dtype.kind not in primitive.dtype_kinds):
+            dtype = node.dtype.str if node.dtype is not None else "unknown"
+            ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to dtype kinds {primitive.dtype_kinds!r}; {node.path} is {dtype}")
+            return
+        try:
+            if primitive.facts is None:
+                findings = list(primitive.function(node, step.options, scope))
+            elif facts is None:
+                _plan_facts(ev, i)
+                return
+            else:
+                wanted = ev.requests[i]
+                if isinstance(wanted, NotApplicable):
+                    raise wanted
+                findings = list(primitive.function(node, step.options, scope, {k: facts[r] for k, r in wanted.items()}))
+        except NotApplicable as exc:
+            ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=str(exc))
+            return
+        except NodeError as exc:
+            ev.outcome = Outcome(Status.ERROR, reason=str(exc))
+            return
+        except Exception as exc:  # a primitive's bug or an unforeseen input: an error on this clause, never a crash
+            ev.outcome = Outcome(Status.ERROR, reason=f"{step.primitive}: {type(exc).__name__}: {exc}")
+            return
+        if findings:
+            ev.outcome = Outcome(Status.FAILED, findings)
+            return
+    ev.outcome = Outcome(Status.PASSED)
+
+
+def _plan_facts(ev: Evaluation, first_fact_step: int) -> None:
+    """Record what every remaining fact step needs, so the array is read once for all of them."""
+    ev.step = first_fact_step
+    for i in range(first_fact_step, len(ev.rule.check)):
+        step = ev.rule.check[i]
+        primitive = registry.get(step.primitive)
+        if primitive is None or primitive.facts is None:
+            continue
+        try:
+            ev.requests[i] = dict(primitive.facts(ev.node, step.options, ev.scope))
+        except NotApplicable as exc:
+            ev.requests[i] = exc
+
+
+def compute_facts(node: Node, requests: set[FactRequest], block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> dict[FactRequest, Any]:
+    """Every requested kernel over one array in a single chunk-order pass (edge-only requests read the edge blocks)."""
+    results: dict[FactRequest, Any] = {r: None for r in requests}
+    full = [r for r in requests if not r.edges_only]
+    if full:
+        blocks = node.blocks(block_elements)
+        targets = list(requests)
+    else:
+        edges = node.edge_blocks(block_elements)
+        blocks = iter(() if edges is None else (edges[:1] if edges[0] is edges[1] else edges))
+        targets = list(requests)
+    for block in blocks:
+        if not block.values.size:
+            continue
+        for request in targets:
+            kernel = KERNELS[request.kernel]
+            params = dict(request.params)
+            partial = kernel.summarize(block, **params)
+            previous = results[request]
+            results[request] = partial if previous is None else kernel.combine(previous, partial, **params)
+    return results
+
+
+def iter_results(
+    tree: Tree,
+    packs: Sequence[Pack],
+    selection: Selection = Selection(),
+    *,
+    max_findings: int = MAX_FINDINGS,
+    block_elements: int = DEFAULT_BLOCK_ELEMENTS,
+) -> Iterator[ClauseResult]:
+    """One ClauseResult per selected rule of every pack that applies to the tree, in pack order."""
+    evaluations: dict[str, list[Evaluation]] = {}
+    rules: list[Rule] = []
+    for pack in packs:
+        scopes = find_scopes(tree, pack)
+        chosen = [r for r in pack.rules if selection.redirected(pack.redirects).includes(r.id)]
+        if not scopes:
+            continue
+        nodes = [(scope, list(subtree(scope.root))) for scope in scopes]
+        for rule in chosen:
+            rules.append(rule)
+            evaluations[rule.id] = [
+                Evaluation(rule, node, scope) for scope, members in nodes for node in members if matches(rule.applies_to, node, scope)
+            ]
+
+    waiting: list[Evaluation] = []
+    for evs in evaluations.values():
+        for ev in evs:
+            _advance(ev, None)
+            if ev.outcome is None:
+                waiting.append(ev)
+
+    by_array: dict[str, tuple[Node, set[FactRequest]]] = {}
+    for ev in waiting:
+        for wanted in ev.requests.values():
+            if isinstance(wanted, NotApplicable):
+                continue
+            entry = by_array.setdefault(ev.node.path, (ev.node, set()))
+            entry[1].update(wanted.values())
+    facts: dict[str, dict[FactRequest, Any] | NodeError] = {}
+    for path, (node, requests) in by_array.items():
+        try:
+            facts[path] = compute_facts(node, requests, block_elements)
+        except NodeError as exc:
+            facts[path] = exc
+    for ev in waiting:
+        got = facts.get(ev.node.path, {})
+        if isinstance(got, NodeError):
+            ev.outcome = Outcome(Status.ERROR, reason=str(got))
+            continue
+        _advance(ev, got)
+
+    for rule in rules:
+        yield aggregate(rule, evaluations[rule.id], max_findings)
+
+
+def aggregate(rule: Rule, evaluations: list[Evaluation], max_findings: int = MAX_FINDINGS) -> ClauseResult:
+    """One clause's verdict over all its nodes: failed > error > passed > not applicable."""
+    outcomes = [(ev.node, ev.outcome) for ev in evaluations if ev.outcome is not None]
+    statuses = {o.status for _, o in outcomes}
+    findings: list[Finding] = []
+    for node, outcome in outcomes:
+        for f in outcome.findings:
+            findings.append(_stamp(rule, node, f))
+    checked = sum(1 for _, o in outcomes if o.status in (Status.PASSED, Status.FAILED))
+    reason = None
+    if Status.FAILED in statuses:
+        status = Status.FAILED
+    elif Status.ERROR in statuses:
+        status = Status.ERROR
+        reason = "; ".join(sorted({o.reason or "" for _, o in outcomes if o.status is Status.ERROR}))[:500]
+    elif Status.PASSED in statuses:
+        status = Status.PASSED
+    else:
+        status = Status.NOT_APPLICABLE
+        reasons = sorted({o.reason for _, o in outcomes if o.reason})
+        reason = reasons[0] if reasons else "no node in the store is selected by this rule"
+    return ClauseResult(rule, status, tuple(findings[:max_findings]), checked, reason, len(findings))
+
+
+def _stamp(rule: Rule, node: Node, finding: Finding) -> Finding:
+    path = finding.path or node.path
+    message = finding.message
+    if rule.message:
+        values = {**{k: v for k, v in finding.details.items() if isinstance(k, str)}, "path": path, "detail": finding.message}
+        message = render(rule.message, values)
+    return Finding(message, path, finding.index, finding.details)

@@ -1,0 +1,61 @@
+"""count_outside: elements below `low` or above `high`, with min, max and the first offenders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from validator.nodes.base import Block
+
+
+@dataclass(frozen=True)
+class Offender:
+    index: int
+    value: Any
+
+
+@dataclass(frozen=True)
+class BoundsPartial:
+    minimum: Any
+    maximum: Any
+    count: int  # elements outside [low, high]
+    found: tuple[Offender, ...]  # the first `limit` of them, in index order
+
+
+def summarize(block: Block, low: Any = None, high: Any = None, limit: int = 5) -> BoundsPartial:
+    """Min, max and out-of-range elements of one block (NaN is never counted as out of range)."""
+    a = block.values
+    outside = np.zeros(a.shape, dtype=bool)
+    if low is not None:
+        outside |= a < low
+    if high is not None:
+        outside |= a > high
+    bad = np.flatnonzero(outside)
+    found = tuple(Offender(block.start + int(i), a[i].item()) for i in bad[:limit])
+    if a.dtype.kind in "fc":
+        numbers = a[~np.isnan(a)]
+        minimum = numbers.min().item() if numbers.size else None
+        maximum = numbers.max().item() if numbers.size else None
+    else:
+        minimum, maximum = a.min().item(), a.max().item()
+    return BoundsPartial(minimum, maximum, int(bad.size), found)
+
+
+def _pick(a: Any, b: Any, choose: Any) -> Any:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return choose(a, b)
+
+
+def combine(left: BoundsPartial, right: BoundsPartial, low: Any = None, high: Any = None, limit: int = 5) -> BoundsPartial:
+    """Both spans as one; offenders stay in index order because left precedes right."""
+    return BoundsPartial(
+        _pick(left.minimum, right.minimum, min),
+        _pick(left.maximum, right.maximum, max),
+        left.count + right.count,
+        (left.found + right.found)[:limit],
+    )

@@ -1,0 +1,22 @@
+"""What a primitive asks the engine to compute over an array: a kernel name and its parameters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FactRequest:
+    """A request for one kernel's result on one array; equal requests are computed once.
+
+    `edges_only` kernels need only the first and last blocks, so an array that only they
+    ask about is not read in full.
+    """
+
+    kernel: str
+    params: tuple[tuple[str, Any], ...] = ()
+    edges_only: bool = False
+
+    def param(self, name: str, default: Any = None) -> Any:
+        return dict(self.params).get(name, default)

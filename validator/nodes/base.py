@@ -1,0 +1,217 @@
+"""The read-only node tree every backend presents: groups, arrays, attributes, storage facts, blocks."""
+
+from __future__ import annotations
+
+import posixpath
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+NodeKind = Literal["group", "array", "link"]
+
+# A block holds at most about this many elements unless a single storage chunk is larger:
+# big enough to amortise per-call overhead, small enough to keep memory flat.
+DEFAULT_BLOCK_ELEMENTS = 1 << 22
+
+
+@dataclass(frozen=True)
+class Block:
+    """A chunk-aligned run of rows of an array, flattened in C order.
+
+    `start` is the flat (C-order) index of the first element of `values` in the whole array.
+    """
+
+    start: int
+    values: np.ndarray
+
+
+@dataclass(frozen=True)
+class StringStorage:
+    """How strings are stored, as the spec talks about them."""
+
+    length: Literal["variable", "fixed"]
+    charset: str | None  # "utf-8", "ascii", or None when the container does not say
+    container_dtype: str  # the stored dtype as written ("|O", "<U16", "vlen str", "|S10")
+
+
+@dataclass
+class Storage:
+    """Container-level facts about an array, whatever the backend."""
+
+    format: str  # "hdf5", "zarr-v2", "zarr-v3", "tiledb"
+    string: StringStorage | None = None
+    codecs: tuple[str, ...] = ()  # codec / filter ids in order (zarr: filters then compressor)
+    compressor: str | None = None
+    fill_value: Any = None
+    layout: str | None = None  # hdf5: "contiguous", "chunked", "compact"
+    metadata_key: str | None = None  # zarr: the key of the stored metadata document
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class NodeError(Exception):
+    """A node could not be read; the message names the path and the reason."""
+
+
+class Node(ABC):
+    """One group or array in a store. Read-only; data is read only through `blocks()`."""
+
+    path: str
+    kind: NodeKind
+    tree: Tree
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.path) or "/"
+
+    @property
+    @abstractmethod
+    def attrs(self) -> Mapping[str, Any]:
+        """Attributes as plain JSON-like values (str, int, float, bool, None, list, dict)."""
+
+    @property
+    def shape(self) -> tuple[int, ...] | None:
+        return None
+
+    @property
+    def dtype(self) -> np.dtype | None:
+        return None
+
+    @property
+    def chunks(self) -> tuple[int, ...] | None:
+        """The storage chunk shape, or None for contiguous storage and groups."""
+        return None
+
+    @property
+    def storage(self) -> Storage | None:
+        return None
+
+    @property
+    def ndim(self) -> int | None:
+        return None if self.shape is None else len(self.shape)
+
+    @property
+    def size(self) -> int | None:
+        return None if self.shape is None else int(np.prod(self.shape, dtype=np.int64))
+
+    def children(self) -> dict[str, Node]:
+        """Direct children by name, in sorted order. Empty for arrays."""
+        return {}
+
+    @property
+    def parent(self) -> Node | None:
+        if self.path == "/":
+            return None
+        return self.tree.get(posixpath.dirname(self.path))
+
+    def child(self, name: str) -> Node | None:
+        return self.children().get(name)
+
+    def resolve(self, relative: str) -> Node | None:
+        """The node at `relative` from this one (`../indices`, `codes`, `/obs`), or None."""
+        target = relative if relative.startswith("/") else posixpath.join(self.path, relative)
+        return self.tree.get(normalize_path(target))
+
+    def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
+        """Chunk-aligned blocks of rows in storage order; the whole array, once."""
+        raise NodeError(f"{self.path}: not an array")
+
+    def edge_blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> tuple[Block, Block] | None:
+        """The first and the last block only (for facts such as the first and last value)."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.kind} {self.path}>"
+
+
+def normalize_path(path: str) -> str:
+    """`/a/./b/../c` -> `/a/c`; never climbs above the root."""
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    return "/" + "/".join(parts)
+
+
+def rows_per_block(shape: tuple[int, ...], chunks: tuple[int, ...] | None, max_elements: int) -> int:
+    """How many rows (axis 0) one block holds: a whole number of storage chunks along axis 0."""
+    if not shape:
+        return 1
+    row_size = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
+    chunk_rows = chunks[0] if chunks else 1
+    chunk_rows = max(1, chunk_rows)
+    wanted = max(1, max_elements // max(1, row_size))
+    return max(chunk_rows, (wanted // chunk_rows) * chunk_rows)
+
+
+def row_slices(shape: tuple[int, ...], chunks: tuple[int, ...] | None, max_elements: int) -> Iterator[slice]:
+    """Axis-0 slices covering the array, each a whole number of chunks long."""
+    if not shape:
+        yield slice(None)
+        return
+    step = rows_per_block(shape, chunks, max_elements)
+    for start in range(0, shape[0], step):
+        yield slice(start, min(shape[0], start + step))
+
+
+class Tree(ABC):
+    """An opened store: its root node, path lookup, and the facts about the container."""
+
+    source: str
+    format: str  # "hdf5", "zarr-v2", "zarr-v3", "tiledb"
+
+    @property
+    @abstractmethod
+    def root(self) -> Node: ...
+
+    def get(self, path: str) -> Node | None:
+        """The node at an absolute path, or None if there is none."""
+        node = self.root
+        for part in normalize_path(path).split("/")[1:]:
+            if not part:
+                continue
+            node = node.children().get(part)
+            if node is None:
+                return None
+        return node
+
+    def walk(self) -> Iterator[Node]:
+        """Every node once, depth first, in sorted order; links are yielded but never entered."""
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(list(node.children().values())))
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> Tree:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def plain(value: Any) -> Any:
+    """An attribute value as plain JSON-like Python (numpy scalars and arrays unwrapped, bytes decoded)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "O" or value.dtype.kind in "SU":
+            return [plain(v) for v in value.reshape(-1)] if value.ndim else plain(value[()])
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item() if not isinstance(value, np.bytes_) else plain(bytes(value))
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,51 @@
+"""open_store(path) -> Tree: which backend reads this path."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+
+from validator.errors import InputError
+from validator.nodes.base import Tree
+
+
+def open_store(path: str) -> Tree:
+    """Open `path` read-only as a node tree.
+
+    Args:
+        path: an HDF5 file (`.h5ad`, `.h5seurat`, ...), a Zarr v2/v3 directory store, or a zipped Zarr store.
+
+    Returns:
+        The tree; close it (or use it as a context manager) when done.
+
+    Raises:
+        InputError: the path is missing, unreadable, or not a store this tool reads.
+    """
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such file or directory")
+    if os.path.isdir(path):
+        from validator.nodes.keyvalue import DirectoryStore
+        from validator.nodes.zarr import ZarrTree, detect_zarr_format
+
+        kv = DirectoryStore(path)
+        zarr_format = detect_zarr_format(kv)
+        if zarr_format is None:
+            raise InputError(f"{path}: a directory, but not a Zarr store (no .zgroup, .zarray, .zattrs or zarr.json)")
+        return ZarrTree(kv, zarr_format)
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{path}: permission denied")
+    from validator.nodes.hdf5 import HDF5Tree, is_hdf5
+
+    if is_hdf5(path):
+        return HDF5Tree(path)
+    if zipfile.is_zipfile(path):
+        from validator.nodes.keyvalue import ZipStore
+        from validator.nodes.zarr import ZarrTree, detect_zarr_format
+
+        kv = ZipStore(path)
+        zarr_format = detect_zarr_format(kv)
+        if zarr_format is None:
+            kv.close()
+            raise InputError(f"{path}: a zip file, but not a zipped Zarr store")
+        return ZarrTree(kv, zarr_format)
+    raise InputError(f"{path}: not an HDF5 file or a Zarr store")

@@ -1,0 +1,240 @@
+"""HDF5 backend (h5py): files opened read-only; soft links reported, external links never followed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from functools import cached_property
+from typing import Any
+
+import h5py
+import numpy as np
+
+from validator.errors import InputError
+from validator.nodes.base import (
+    DEFAULT_BLOCK_ELEMENTS,
+    Block,
+    Node,
+    NodeError,
+    Storage,
+    StringStorage,
+    Tree,
+    plain,
+    row_slices,
+)
+
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+class Unreadable:
+    """An attribute h5py could not read (unsupported type, corrupt storage)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"<unreadable attribute: {self.reason}>"
+
+
+def is_hdf5(path: str) -> bool:
+    """True when the file carries the HDF5 signature at offset 0 or at a user-block offset."""
+    try:
+        with open(path, "rb") as fh:
+            for offset in (0, 512, 1024, 2048, 4096, 8192):
+                fh.seek(offset)
+                if fh.read(8) == HDF5_SIGNATURE:
+                    return True
+    except OSError:
+        return False
+    return False
+
+
+def _attrs(obj: h5py.HLObject) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    try:
+        names = list(obj.attrs.keys())
+    except Exception as exc:  # corrupt attribute table
+        return {"": Unreadable(str(exc))}
+    for key in names:
+        try:
+            out[key] = plain(obj.attrs[key])
+        except Exception as exc:  # an attribute type h5py cannot map to numpy
+            out[key] = Unreadable(f"{type(exc).__name__}: {exc}")
+    return out
+
+
+def _string_storage(dtype: np.dtype, stored: str) -> StringStorage | None:
+    info = h5py.check_string_dtype(dtype)
+    if info is None:
+        if dtype.kind == "U":  # h5py never stores this, but a numpy dtype can reach us via compound members
+            return StringStorage("fixed", "utf-32", stored)
+        return None
+    length = "variable" if info.length is None else "fixed"
+    return StringStorage(length, info.encoding, stored)
+
+
+class HDF5Node(Node):
+    def __init__(self, tree: HDF5Tree, path: str, obj: h5py.HLObject, ancestors: frozenset[int]) -> None:
+        self.tree = tree
+        self.path = path
+        self._obj = obj
+        self._ancestors = ancestors
+        self.kind = "group" if isinstance(obj, h5py.Group) else "array"
+
+    @cached_property
+    def attrs(self) -> Mapping[str, Any]:
+        return _attrs(self._obj)
+
+    @property
+    def shape(self) -> tuple[int, ...] | None:
+        return tuple(self._obj.shape) if self.kind == "array" else None
+
+    @property
+    def dtype(self) -> np.dtype | None:
+        return self._obj.dtype if self.kind == "array" else None
+
+    @property
+    def chunks(self) -> tuple[int, ...] | None:
+        return tuple(self._obj.chunks) if self.kind == "array" and self._obj.chunks else None
+
+    @cached_property
+    def storage(self) -> Storage | None:
+        if self.kind != "array":
+            return None
+        ds: h5py.Dataset = self._obj
+        plist = ds.id.get_create_plist()
+        layout = {h5py.h5d.CONTIGUOUS: "contiguous", h5py.h5d.CHUNKED: "chunked", h5py.h5d.COMPACT: "compact"}.get(
+            plist.get_layout(), "other"
+        )
+        filters = tuple(str(f) for f in ds._filters) if layout == "chunked" else ()
+        return Storage(
+            format="hdf5",
+            string=_string_storage(ds.dtype, _hdf5_type_name(ds)),
+            codecs=filters,
+            compressor=ds.compression,
+            fill_value=plain(ds.fillvalue) if ds.dtype.kind not in "OV" else None,
+            layout=layout,
+        )
+
+    @cached_property
+    def _children(self) -> dict[str, Node]:
+        if self.kind != "group":
+            return {}
+        group: h5py.Group = self._obj
+        here = self._ancestors | {_object_key(group)}
+        out: dict[str, Node] = {}
+        for name in sorted(group.keys()):
+            path = f"{self.path.rstrip('/')}/{name}"
+            try:
+                link = group.get(name, getlink=True)
+            except Exception as exc:
+                out[name] = LinkNode(self.tree, path, "broken", str(exc))
+                continue
+            if isinstance(link, h5py.ExternalLink):
+                # Never follow: the target is outside the file being validated.
+                out[name] = LinkNode(self.tree, path, "external", f"{link.filename}:{link.path}")
+                continue
+            try:
+                obj = group[name]
+            except Exception as exc:  # dangling soft link, unreadable object header
+                kind = "soft" if isinstance(link, h5py.SoftLink) else "broken"
+                out[name] = LinkNode(self.tree, path, kind, getattr(link, "path", str(exc)))
+                continue
+            if not isinstance(obj, (h5py.Group, h5py.Dataset)):
+                out[name] = LinkNode(self.tree, path, "other", type(obj).__name__)
+                continue
+            if isinstance(obj, h5py.Group) and _object_key(obj) in here:
+                target = link.path if isinstance(link, h5py.SoftLink) else "an ancestor group"
+                out[name] = LinkNode(self.tree, path, "cycle", target)
+                continue
+            node = HDF5Node(self.tree, path, obj, here)
+            if isinstance(link, h5py.SoftLink):
+                node.soft_link = link.path
+            out[name] = node
+        return out
+
+    soft_link: str | None = None
+
+    def children(self) -> dict[str, Node]:
+        return self._children
+
+    def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
+        if self.kind != "array":
+            raise NodeError(f"{self.path}: not an array")
+        ds: h5py.Dataset = self._obj
+        row = int(np.prod(ds.shape[1:], dtype=np.int64)) if ds.ndim > 1 else 1
+        for sl in row_slices(ds.shape, self.chunks, max_elements):
+            values = _read(ds, sl, self.path)
+            start = 0 if sl.start is None else sl.start * row
+            yield Block(start, values.reshape(-1))
+
+    def edge_blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> tuple[Block, Block] | None:
+        ds: h5py.Dataset = self._obj
+        if self.kind != "array" or ds.size == 0:
+            return None
+        slices = list(row_slices(ds.shape, self.chunks, max_elements))
+        row = int(np.prod(ds.shape[1:], dtype=np.int64)) if ds.ndim > 1 else 1
+        first, last = slices[0], slices[-1]
+        first_block = Block(0, _read(ds, first, self.path).reshape(-1))
+        if last == first:
+            return first_block, first_block
+        return first_block, Block((last.start or 0) * row, _read(ds, last, self.path).reshape(-1))
+
+
+def _read(ds: h5py.Dataset, sl: slice, path: str) -> np.ndarray:
+    try:
+        return np.asarray(ds[()] if ds.ndim == 0 else ds[sl])
+    except Exception as exc:
+        raise NodeError(f"{path}: cannot read data ({type(exc).__name__}: {exc})") from None
+
+
+def _hdf5_type_name(ds: h5py.Dataset) -> str:
+    info = h5py.check_string_dtype(ds.dtype)
+    if info is not None:
+        return f"{'vlen' if info.length is None else f'fixed[{info.length}]'} {info.encoding} string"
+    return ds.dtype.str
+
+
+def _object_key(obj: h5py.HLObject) -> int:
+    # h5py hashes object ids by (file number, object address): equal for two links to one object.
+    return hash(obj.id)
+
+
+class LinkNode(Node):
+    """A link the tree reports but does not enter: external, dangling, cyclic or of an unknown kind."""
+
+    def __init__(self, tree: Tree, path: str, link_kind: str, target: str) -> None:
+        self.tree = tree
+        self.path = path
+        self.kind = "link"
+        self.link_kind = link_kind
+        self.target = target
+
+    @property
+    def attrs(self) -> Mapping[str, Any]:
+        return {}
+
+
+class HDF5Tree(Tree):
+    def __init__(self, path: str) -> None:
+        self.source = path
+        self.format = "hdf5"
+        try:
+            self._file = h5py.File(path, "r", locking=False)
+        except Exception as exc:
+            raise InputError(f"{path}: cannot open as HDF5 ({_first_line(exc)})") from None
+        self._root = HDF5Node(self, "/", self._file["/"], frozenset())
+
+    @property
+    def root(self) -> Node:
+        return self._root
+
+    def close(self) -> None:
+        try:
+            self._file.close()
+        except Exception:
+            pass
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

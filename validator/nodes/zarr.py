@@ -1,0 +1,378 @@
+"""Zarr backend: metadata read raw from `.zarray`/`.zgroup`/`.zattrs`/`zarr.json`; data through zarr-python."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from validator.nodes.base import (
+    DEFAULT_BLOCK_ELEMENTS,
+    Block,
+    Node,
+    NodeError,
+    Storage,
+    StringStorage,
+    Tree,
+    row_slices,
+)
+from validator.nodes.keyvalue import DirectoryStore, KeyValueStore, ZipStore
+
+V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
+V3_DOCUMENT = "zarr.json"
+
+# Object arrays are decoded only through codecs that cannot run code; pickle is never decoded.
+SAFE_OBJECT_CODECS = {"vlen-utf8", "vlen-bytes", "vlen-array", "json2", "json", "msgpack2", "string", "bytes"}
+UNSAFE_CODECS = {"pickle"}
+
+V3_DTYPES = {
+    "bool": "|b1",
+    "int8": "|i1",
+    "int16": "<i2",
+    "int32": "<i4",
+    "int64": "<i8",
+    "uint8": "|u1",
+    "uint16": "<u2",
+    "uint32": "<u4",
+    "uint64": "<u8",
+    "float16": "<f2",
+    "float32": "<f4",
+    "float64": "<f8",
+    "complex64": "<c8",
+    "complex128": "<c16",
+    "string": "|O",
+    "variable_length_bytes": "|O",
+    "bytes": "|O",
+}
+
+
+class MetadataProblem:
+    """A stored metadata document that is missing, not JSON, or not a JSON object."""
+
+    def __init__(self, key: str, message: str) -> None:
+        self.key = key
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"{self.key}: {self.message}"
+
+
+def parse_json(raw: bytes | None, key: str) -> tuple[Any, MetadataProblem | None]:
+    if raw is None:
+        return None, None
+    try:
+        # The stored JSON may carry NaN/Infinity (zarr v2 fill values); Python's parser accepts them.
+        return json.loads(raw.decode("utf-8")), None
+    except UnicodeDecodeError as exc:
+        return None, MetadataProblem(key, f"not UTF-8 ({exc.reason} at byte {exc.start})")
+    except json.JSONDecodeError as exc:
+        return None, MetadataProblem(key, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})")
+
+
+def _tupled(fields: Any) -> Any:
+    if isinstance(fields, list):
+        return [tuple(_tupled(x) for x in f) if isinstance(f, list) else f for f in fields]
+    return fields
+
+
+def numpy_dtype_v2(spec: Any) -> np.dtype | None:
+    try:
+        if isinstance(spec, str):
+            return np.dtype(spec)
+        if isinstance(spec, list):
+            return np.dtype([tuple(_tupled(f) if isinstance(f, list) else f for f in field) for field in spec])
+    except (TypeError, ValueError):
+        return None
+    return None
+
+
+def numpy_dtype_v3(data_type: Any, codecs: list[Any]) -> np.dtype | None:
+    name = data_type if isinstance(data_type, str) else data_type.get("name") if isinstance(data_type, dict) else None
+    config = data_type.get("configuration", {}) if isinstance(data_type, dict) else {}
+    endian = "<"
+    for codec in codecs:
+        if isinstance(codec, dict) and codec.get("name") == "bytes":
+            endian = {"little": "<", "big": ">"}.get((codec.get("configuration") or {}).get("endian"), "<")
+    try:
+        if name in V3_DTYPES:
+            typestr = V3_DTYPES[name]
+            return np.dtype(typestr if typestr[0] in "|" else endian + typestr[1:])
+        if name == "fixed_length_utf32" and isinstance(config, dict):
+            return np.dtype(f"{endian}U{int(config['length_bytes']) // 4}")
+        if name in ("numpy.datetime64", "numpy.timedelta64") and isinstance(config, dict):
+            return np.dtype(f"{endian}{'M' if 'datetime' in name else 'm'}8[{config.get('unit', 'ns')}]")
+        if isinstance(name, str) and name.startswith("r") and name[1:].isdigit():
+            return np.dtype(f"V{int(name[1:]) // 8}")
+    except (KeyError, TypeError, ValueError):
+        return None
+    return None
+
+
+class ZarrNode(Node):
+    def __init__(self, tree: ZarrTree, path: str, kind: str, metadata: dict[str, Any] | None, implicit: bool = False):
+        self.tree = tree
+        self.path = path
+        self.kind = kind  # type: ignore[assignment]
+        self.metadata = metadata  # the stored .zarray / zarr.json document as written
+        self.implicit = implicit  # a directory with no group document (v2 writers such as tensorstore)
+
+    @property
+    def prefix(self) -> str:
+        return self.path.strip("/")
+
+    def key(self, name: str) -> str:
+        return f"{self.prefix}/{name}" if self.prefix else name
+
+    @cached_property
+    def attrs(self) -> Mapping[str, Any]:
+        if self.tree.zarr_format == 3:
+            attrs = (self.metadata or {}).get("attributes", {})
+            return attrs if isinstance(attrs, dict) else {}
+        doc, problem = parse_json(self.tree.kv.get(self.key(".zattrs")), self.key(".zattrs"))
+        if problem:
+            self.tree.note_problem(problem)
+        elif doc is not None and not isinstance(doc, dict):
+            self.tree.note_problem(MetadataProblem(self.key(".zattrs"), f"not a JSON object but {type(doc).__name__}"))
+            return {}
+        return doc or {}
+
+    @property
+    def shape(self) -> tuple[int, ...] | None:
+        if self.kind != "array":
+            return None
+        shape = (self.metadata or {}).get("shape")
+        if isinstance(shape, list) and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape):
+            return tuple(shape)
+        return None
+
+    @cached_property
+    def dtype(self) -> np.dtype | None:
+        if self.kind != "array" or not self.metadata:
+            return None
+        if self.tree.zarr_format == 3:
+            return numpy_dtype_v3(self.metadata.get("data_type"), self._v3_codecs)
+        return numpy_dtype_v2(self.metadata.get("dtype"))
+
+    @property
+    def _v3_codecs(self) -> list[Any]:
+        codecs = (self.metadata or {}).get("codecs") or []
+        return codecs if isinstance(codecs, list) else []
+
+    @property
+    def chunks(self) -> tuple[int, ...] | None:
+        if self.kind != "array" or not self.metadata:
+            return None
+        if self.tree.zarr_format == 3:
+            grid = self.metadata.get("chunk_grid") or {}
+            chunks = (grid.get("configuration") or {}).get("chunk_shape") if isinstance(grid, dict) else None
+        else:
+            chunks = self.metadata.get("chunks")
+        if isinstance(chunks, list) and all(isinstance(c, int) and not isinstance(c, bool) for c in chunks):
+            return tuple(chunks)
+        return None
+
+    @cached_property
+    def storage(self) -> Storage | None:
+        if self.kind != "array" or self.metadata is None:
+            return None
+        meta = self.metadata
+        if self.tree.zarr_format == 3:
+            codecs = tuple(c.get("name", "?") if isinstance(c, dict) else str(c) for c in self._v3_codecs)
+            compressor = next((c for c in codecs if c not in ("bytes", "transpose", "vlen-utf8", "vlen-bytes")), None)
+            data_type = meta.get("data_type")
+            written = data_type if isinstance(data_type, str) else json.dumps(data_type)
+            key = self.key(V3_DOCUMENT)
+        else:
+            filters = meta.get("filters") or []
+            ids = [f.get("id", "?") if isinstance(f, dict) else str(f) for f in filters] if isinstance(filters, list) else []
+            comp = meta.get("compressor")
+            compressor = comp.get("id") if isinstance(comp, dict) else None
+            codecs = tuple(ids + ([compressor] if compressor else []))
+            written = json.dumps(meta.get("dtype")) if not isinstance(meta.get("dtype"), str) else meta["dtype"]
+            key = self.key(".zarray")
+        return Storage(
+            format=self.tree.format,
+            string=_string_storage(self.dtype, codecs, written),
+            codecs=codecs,
+            compressor=compressor,
+            fill_value=meta.get("fill_value"),
+            layout="chunked",
+            metadata_key=key,
+        )
+
+    @cached_property
+    def _children(self) -> dict[str, Node]:
+        if self.kind != "group":
+            return {}
+        _, dirs = self.tree.kv.list_dir(self.prefix)
+        out: dict[str, Node] = {}
+        for name in dirs:
+            child = self.tree.node_at(f"{self.path.rstrip('/')}/{name}")
+            if child is not None:
+                out[name] = child
+        return out
+
+    def children(self) -> dict[str, Node]:
+        return self._children
+
+    @cached_property
+    def _array(self) -> Any:
+        if self.kind != "array" or self.shape is None or self.dtype is None:
+            raise NodeError(f"{self.path}: array metadata is unusable, data cannot be read")
+        codecs = set(self.storage.codecs if self.storage else ())
+        if codecs & UNSAFE_CODECS:
+            raise NodeError(f"{self.path}: stored with the pickle codec; spec-validate never unpickles data")
+        if self.dtype.kind == "O" and not codecs & SAFE_OBJECT_CODECS:
+            raise NodeError(f"{self.path}: object array without a known safe codec ({sorted(codecs)}); not decoded")
+        import zarr  # imported only when a check needs array values
+
+        try:
+            return zarr.open_array(store=self.tree.zarr_store(), path=self.prefix, mode="r", zarr_format=self.tree.zarr_format)
+        except Exception as exc:
+            raise NodeError(f"{self.path}: zarr cannot open the array ({type(exc).__name__}: {exc})") from None
+
+    def _read(self, sl: slice) -> np.ndarray:
+        try:
+            return np.asarray(self._array[()] if not self.shape else self._array[sl])
+        except NodeError:
+            raise
+        except Exception as exc:
+            raise NodeError(f"{self.path}: cannot read data ({type(exc).__name__}: {exc})") from None
+
+    def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
+        if self.kind != "array" or self.shape is None:
+            raise NodeError(f"{self.path}: not a readable array")
+        row = int(np.prod(self.shape[1:], dtype=np.int64)) if len(self.shape) > 1 else 1
+        for sl in row_slices(self.shape, self.chunks, max_elements):
+            yield Block(0 if sl.start is None else sl.start * row, self._read(sl).reshape(-1))
+
+    def edge_blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> tuple[Block, Block] | None:
+        if self.kind != "array" or not self.size:
+            return None
+        slices = list(row_slices(self.shape, self.chunks, max_elements))
+        row = int(np.prod(self.shape[1:], dtype=np.int64)) if len(self.shape) > 1 else 1
+        first = Block(0, self._read(slices[0]).reshape(-1))
+        if len(slices) == 1:
+            return first, first
+        return first, Block((slices[-1].start or 0) * row, self._read(slices[-1]).reshape(-1))
+
+
+def _string_storage(dtype: np.dtype | None, codecs: tuple[str, ...], written: str) -> StringStorage | None:
+    if dtype is None:
+        return None
+    if dtype.kind == "U":
+        return StringStorage("fixed", "utf-32", written)
+    if dtype.kind == "S":
+        return StringStorage("fixed", None, written)
+    if dtype.kind == "O" and ("vlen-utf8" in codecs or written == "string"):
+        return StringStorage("variable", "utf-8", written)
+    if dtype.kind == "O" and "vlen-bytes" in codecs:
+        return StringStorage("variable", None, written)
+    return None
+
+
+class ZarrTree(Tree):
+    def __init__(self, kv: KeyValueStore, zarr_format: int) -> None:
+        self.kv = kv
+        self.source = kv.location
+        self.zarr_format = zarr_format
+        self.format = f"zarr-v{zarr_format}"
+        self.problems: list[MetadataProblem] = []
+        self._nodes: dict[str, Node | None] = {}
+        root = self.node_at("/")
+        # A store with no root document still has a root: report it as an implicit group.
+        self._root = root if root is not None else ZarrNode(self, "/", "group", None, implicit=True)
+        self._zarr_store: Any = None
+
+    def note_problem(self, problem: MetadataProblem) -> None:
+        if all(p.key != problem.key for p in self.problems):
+            self.problems.append(problem)
+
+    @property
+    def root(self) -> Node:
+        return self._root
+
+    def node_at(self, path: str) -> Node | None:
+        if path not in self._nodes:
+            self._nodes[path] = self._load(path)
+        return self._nodes[path]
+
+    def _load(self, path: str) -> Node | None:
+        prefix = path.strip("/")
+        key = lambda name: f"{prefix}/{name}" if prefix else name  # noqa: E731
+        if self.zarr_format == 3:
+            doc, problem = parse_json(self.kv.get(key(V3_DOCUMENT)), key(V3_DOCUMENT))
+            if problem:
+                self.note_problem(problem)
+                return ZarrNode(self, path, "group", None)
+            if doc is None:
+                return self._implicit(path, prefix)
+            if not isinstance(doc, dict):
+                self.note_problem(MetadataProblem(key(V3_DOCUMENT), f"not a JSON object but {type(doc).__name__}"))
+                return ZarrNode(self, path, "group", None)
+            kind = "array" if doc.get("node_type") == "array" else "group"
+            return ZarrNode(self, path, kind, doc)
+        raw_array = self.kv.get(key(".zarray"))
+        if raw_array is not None:
+            doc, problem = parse_json(raw_array, key(".zarray"))
+            if problem:
+                self.note_problem(problem)
+            elif not isinstance(doc, dict):
+                self.note_problem(MetadataProblem(key(".zarray"), f"not a JSON object but {type(doc).__name__}"))
+                doc = None
+            return ZarrNode(self, path, "array", doc)
+        raw_group = self.kv.get(key(".zgroup"))
+        if raw_group is not None:
+            doc, problem = parse_json(raw_group, key(".zgroup"))
+            if problem:
+                self.note_problem(problem)
+            return ZarrNode(self, path, "group", doc if isinstance(doc, dict) else None)
+        return self._implicit(path, prefix)
+
+    def _implicit(self, path: str, prefix: str) -> Node | None:
+        # Only directories that lead to some node document are nodes; other directories are not ours.
+        documents = (V3_DOCUMENT,) if self.zarr_format == 3 else V2_DOCUMENTS
+        if any(k.rsplit("/", 1)[-1] in documents for k in self.kv.list_keys(prefix)):
+            return ZarrNode(self, path, "group", None, implicit=True)
+        return None
+
+    def zarr_store(self) -> Any:
+        if self._zarr_store is None:
+            from zarr.storage import LocalStore
+            from zarr.storage import ZipStore as ZarrZipStore
+
+            if isinstance(self.kv, ZipStore):
+                self._zarr_store = ZarrZipStore(self.kv.location, mode="r", read_only=True)
+            else:
+                self._zarr_store = LocalStore(self.kv.location, read_only=True)
+        return self._zarr_store
+
+    def close(self) -> None:
+        self.kv.close()
+
+
+def open_zarr(path: str) -> ZarrTree:
+    """A Zarr store at `path` (a directory, or a `.zip`), in whichever format its root documents say."""
+    import os
+
+    kv: KeyValueStore = ZipStore(path) if os.path.isfile(path) else DirectoryStore(path)
+    zarr_format = detect_zarr_format(kv)
+    return ZarrTree(kv, zarr_format or 2)
+
+
+def detect_zarr_format(kv: KeyValueStore) -> int | None:
+    """3 when the root has `zarr.json`, 2 for v2 documents at the root or below; None when neither."""
+    if kv.get(V3_DOCUMENT) is not None:
+        return 3
+    if any(kv.get(doc) is not None for doc in V2_DOCUMENTS):
+        return 2
+    for key in kv.list_keys(""):
+        name = key.rsplit("/", 1)[-1]
+        if name in V2_DOCUMENTS:
+            return 2
+        if name == V3_DOCUMENT:
+            return 3
+    return None

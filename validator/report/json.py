@@ -1,0 +1,69 @@
+"""The JSON report: one document per run, holding one report per input (schema: report.schema.json)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from validator.report.model import ClauseResult, Finding, Report, Status
+
+
+def finding_to_json(f: Finding) -> dict[str, Any]:
+    out: dict[str, Any] = {"path": f.path, "message": f.message}
+    if f.index is not None:
+        out["index"] = list(f.index)
+    if f.details:
+        out["details"] = {k: _plain(v) for k, v in f.details.items()}
+    return out
+
+
+def result_to_json(r: ClauseResult) -> dict[str, Any]:
+    rule = r.rule
+    out: dict[str, Any] = {
+        "id": rule.id,
+        "status": r.status.value,
+        "level": rule.level.value,
+        "spec_level": rule.spec_level.value,
+        "basis": rule.basis,
+        "pack": rule.pack,
+        "section": rule.section,
+        "spec_version": rule.spec_version,
+        "clause": rule.clause,
+        "nodes_checked": r.nodes_checked,
+        "findings": [finding_to_json(f) for f in r.findings],
+        "finding_count": r.finding_count,
+    }
+    if r.reason:
+        out["reason"] = r.reason
+    if rule.rationale:
+        out["rationale"] = rule.rationale
+    if r.status is Status.FAILED and rule.writers:
+        out["writers"] = [{"name": w.name, "versions": w.versions, "note": w.note} for w in rule.writers]
+    return out
+
+
+def report_to_json(report: Report) -> dict[str, Any]:
+    return {
+        "source": report.source,
+        "format": report.format,
+        "packs": [{"name": p.name, "title": p.title, "version": p.version, "scopes": list(p.scopes)} for p in report.packs],
+        "summary": report.summary(),
+        "problems": [{"key": p.key, "message": p.message} for p in report.problems],
+        "results": [result_to_json(r) for r in report.results],
+    }
+
+
+def render(reports: Sequence[Report], tool_version: str) -> str:
+    doc = {"tool": {"name": "spec-validate", "version": tool_version}, "reports": [report_to_json(r) for r in reports]}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return repr(value)

@@ -1,0 +1,106 @@
+"""The results of a validation run: levels, statuses, findings, per-clause results and the report."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from validator.engine.model import Rule
+
+
+class Level(str, Enum):
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    MAY = "MAY"
+
+    @property
+    def rank(self) -> int:
+        return {"MUST": 3, "SHOULD": 2, "MAY": 1}[self.value]
+
+
+class Status(str, Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_APPLICABLE = "not_applicable"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a primitive found wrong. The engine fills in `path` when the primitive leaves it empty."""
+
+    message: str
+    path: str = ""
+    index: tuple[int, ...] | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClauseResult:
+    """The verdict on one clause for one store, over every node the rule selected."""
+
+    rule: Rule
+    status: Status
+    findings: tuple[Finding, ...] = ()
+    nodes_checked: int = 0
+    reason: str | None = None  # why not applicable, or the error, in one line
+    finding_count: int = 0  # all findings, including those beyond the cap kept in `findings`
+
+
+@dataclass(frozen=True)
+class PackInfo:
+    name: str
+    title: str
+    version: str
+    scopes: tuple[str, ...]  # node paths the pack was applied at
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something in the store that could not be read as a node (broken metadata JSON and the like)."""
+
+    key: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything one validation of one store found."""
+
+    source: str
+    format: str
+    packs: tuple[PackInfo, ...]
+    tool_version: str
+    results: tuple[ClauseResult, ...]
+    problems: tuple[Problem, ...] = ()
+
+    def __iter__(self) -> Iterator[ClauseResult]:
+        return iter(self.results)
+
+    @property
+    def failures(self) -> list[ClauseResult]:
+        return [r for r in self.results if r.status is Status.FAILED]
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        """Counts of clause results per level and status."""
+        counts: dict[str, Counter[str]] = {lvl.value: Counter() for lvl in Level}
+        for r in self.results:
+            counts[r.rule.level.value][r.status.value] += 1
+        return {lvl: {s.value: c[s.value] for s in Status} for lvl, c in counts.items()}
+
+    def fails_at(self, level: Level) -> bool:
+        """True when a clause at `level` or stricter failed, errored, or the store had unreadable parts."""
+        if self.problems:
+            return True
+        return any(
+            r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        from validator.report.json import report_to_json
+
+        return report_to_json(self)

@@ -1,0 +1,63 @@
+"""The text report for people: failures grouped by clause, with level, path and the quoted clause."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from validator.report.model import Level, Report, Status
+
+COLOURS = {"MUST": "\033[31m", "SHOULD": "\033[33m", "MAY": "\033[36m", "ok": "\033[32m", "dim": "\033[2m", "bold": "\033[1m"}
+RESET = "\033[0m"
+
+
+def use_colour(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+
+
+def render(reports: Sequence[Report], fail_on: Level, colour: bool = False, verbose: bool = False) -> str:
+    paint = (lambda key, text: f"{COLOURS[key]}{text}{RESET}") if colour else (lambda key, text: text)
+    lines: list[str] = []
+    for report in reports:
+        packs = ", ".join(f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs)
+        lines.append(paint("bold", f"{report.source}") + f" ({report.format}; {packs or 'no pack applies'})")
+        for problem in report.problems:
+            lines.append(f"  {paint('MUST', 'UNREADABLE')} {problem.key}: {problem.message}")
+        shown = [r for r in report.results if r.status in (Status.FAILED, Status.ERROR)]
+        shown.sort(key=lambda r: (-r.rule.level.rank, r.rule.id))
+        for r in shown:
+            level = r.rule.level.value + (" (derived)" if r.rule.derived else "")
+            status = "FAILED" if r.status is Status.FAILED else "ERROR"
+            lines.append(f"  {paint(r.rule.level.value, f'{status} {level}')} {r.rule.id}")
+            lines.append(paint("dim", f"    {r.rule.section}: \u201c{r.rule.clause}\u201d"))
+            if r.status is Status.ERROR:
+                lines.append(f"    error: {r.reason}")
+            for f in r.findings:
+                where = f.path + (f"[{', '.join(map(str, f.index))}]" if f.index is not None else "")
+                lines.append(f"    {where}: {f.message}")
+            if r.finding_count > len(r.findings):
+                lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
+            for w in r.rule.writers:
+                lines.append(f"    note: {w.name} {w.versions}: {w.note}")
+        if verbose:
+            for r in report.results:
+                if r.status in (Status.PASSED, Status.NOT_APPLICABLE):
+                    extra = f" ({r.reason})" if r.reason else ""
+                    lines.append(paint("dim", f"  {r.status.value:<14} {r.rule.level.value:<6} {r.rule.id}{extra}"))
+        summary = report.summary()
+        parts = []
+        for lvl in ("MUST", "SHOULD", "MAY"):
+            c = summary[lvl]
+            if sum(c.values()):
+                parts.append(f"{lvl}: {c['failed']} failed, {c['passed']} passed, {c['not_applicable']} n/a" + (f", {c['error']} error" if c["error"] else ""))
+        verdict = paint("MUST", "does not conform") if report.fails_at(fail_on) else paint("ok", "conforms")
+        lines.append(f"  {verdict} at --fail-on {fail_on.value.lower()}. " + "; ".join(parts))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write(text: str, stream: TextIO = sys.stdout) -> None:
+    stream.write(text)
