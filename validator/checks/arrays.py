@@ -48,7 +48,7 @@ def _endpoints(node: Node, options: Options, scope: Scope) -> Mapping[str, FactR
     return {"ends": FactRequest("first_last", edges_only=True)}
 
 
-@check(options={"properties": {"equals": REF}, "required": ["equals"]}, kind="array", facts=_endpoints)
+@check(options={"properties": {"equals": REF}, "required": ["equals"]}, kind="array", dtype_kinds="iuf", facts=_endpoints)
 def first_value_equals(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
     """The array is not empty and its first element equals `equals`.
 
@@ -62,7 +62,7 @@ def first_value_equals(node: Node, options: Options, scope: Scope, facts: Mappin
         yield Finding(f"first element is {ends.first}, expected {expected}", index=position(node, 0), details={"value": ends.first, "expected": expected})
 
 
-@check(options={"properties": {"equals": REF}, "required": ["equals"]}, kind="array", facts=_endpoints)
+@check(options={"properties": {"equals": REF}, "required": ["equals"]}, kind="array", dtype_kinds="iuf", facts=_endpoints)
 def last_value_equals(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
     """The array is not empty and its last element equals `equals` (a number or a reference such as another array's length).
 

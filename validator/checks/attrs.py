@@ -168,12 +168,15 @@ def attr_names_child(node: Node, options: Options, scope: Scope) -> Iterator[Fin
 def attr_lists_children(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The string-array attribute `key` names each child exactly once, apart from children named by `except_named_by` attributes.
 
-    Not applicable when: the attribute is absent or not an array of strings.
+    Not applicable when: the attribute is absent or not an array of strings, or an `except_named_by`
+    attribute is absent or not a string (which child it sets apart is then unknown; its own rule reports it).
     """
     listed = node.attrs.get(options["key"])
     if not is_type(listed, "string-array"):
         return
     excluded = {node.attrs.get(k) for k in options.get("except_named_by", [])}
+    if not all(isinstance(name, str) for name in excluded):
+        return
     children = [n for n in node.children() if n not in excluded]
     missing = [n for n in listed if node.child(n) is None]
     unlisted = [n for n in children if n not in listed]

@@ -72,11 +72,15 @@ def same_shape(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
 def children_first_dim_equal(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every entry of the group has the same first dimension as the group's own logical shape (a dataframe's index).
 
-    Not applicable when: the group's length is unknown (no index). Entries whose shape is unknown are reported.
+    Not applicable when: the group's length is unknown (no index). Entries whose shape is unknown are reported,
+    except an entry whose encoding-type has a shape definition in the pack that it does not meet (a categorical
+    without codes): that encoding's own structural rule reports what is missing.
     """
     length = _shape(node, scope)[0]
     for name, child in node.children().items():
         shape = scope.logical_shape(child)
+        if shape is None and child.kind == "group" and str(child.attrs.get("encoding-type")) in scope.pack.shapes:
+            continue
         if shape is None or not shape:
             yield Finding(f"entry {name!r} has no first dimension", path=child.path)
         elif shape[0] != length:

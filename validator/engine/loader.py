@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -46,8 +47,21 @@ def _where(doc: Mapping[str, Any], path: Iterable[Any]) -> str:
         rules = doc.get("rules") or []
         rule = rules[parts[1]] if parts[1] < len(rules) and isinstance(rules[parts[1]], dict) else {}
         rid = rule.get("id", f"rules[{parts[1]}]")
-        return f"{rid}: " + _dotted(parts[2:])
+        # A problem with the rule itself (a missing or unknown field) is named by the rule id alone.
+        return f"{rid}: " + _dotted(parts[2:]) if len(parts) > 2 else str(rid)
     return _dotted(parts)
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    """The schema error in words; unknown keys are named as such (jsonschema's text depends on patternProperties)."""
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = error.schema.get("properties", {})
+        patterns = error.schema.get("patternProperties", {})
+        extra = [k for k in error.instance if k not in known and not any(re.search(p, k) for p in patterns)]
+        if extra:
+            free = " (only keys starting x- are free)" if "^x-" in patterns else ""
+            return f"unknown key{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}{free}"
+    return error.message
 
 
 def _dotted(parts: list[Any]) -> str:
@@ -63,7 +77,7 @@ def _validate(doc: Any, file: str) -> None:
     validator = jsonschema.Draft202012Validator(pack_schema())
     error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if error is not None:
-        raise PackError(f"{file}: {_where(doc, error.absolute_path)}: {error.message}")
+        raise PackError(f"{file}: {_where(doc, error.absolute_path)}: {_message(error)}")
     for i, rule in enumerate(doc.get("rules") or []):
         for j, step in enumerate(rule["check"]):
             (name, options), = step.items()

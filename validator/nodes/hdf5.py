@@ -56,7 +56,9 @@ def _attrs(obj: h5py.HLObject) -> dict[str, Any]:
         return {"": Unreadable(str(exc))}
     for key in names:
         try:
-            out[key] = plain(obj.attrs[key])
+            value = obj.attrs[key]
+            # An attribute with a null dataspace exists but holds no value: JSON null is the nearest plain value.
+            out[key] = None if isinstance(value, h5py.Empty) else plain(value)
         except Exception as exc:  # an attribute type h5py cannot map to numpy
             out[key] = Unreadable(f"{type(exc).__name__}: {exc}")
     return out
@@ -86,7 +88,8 @@ class HDF5Node(Node):
 
     @property
     def shape(self) -> tuple[int, ...] | None:
-        return tuple(self._obj.shape) if self.kind == "array" else None
+        # A dataset with a null dataspace (h5py.Empty) has no shape at all: h5py reports None.
+        return tuple(self._obj.shape) if self.kind == "array" and self._obj.shape is not None else None
 
     @property
     def dtype(self) -> np.dtype | None:
@@ -161,6 +164,8 @@ class HDF5Node(Node):
         if self.kind != "array":
             raise NodeError(f"{self.path}: not an array")
         ds: h5py.Dataset = self._obj
+        if ds.shape is None:
+            raise NodeError(f"{self.path}: a dataset with a null dataspace holds no data")
         row = int(np.prod(ds.shape[1:], dtype=np.int64)) if ds.ndim > 1 else 1
         for sl in row_slices(ds.shape, self.chunks, max_elements):
             values = _read(ds, sl, self.path)
@@ -169,7 +174,7 @@ class HDF5Node(Node):
 
     def edge_blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> tuple[Block, Block] | None:
         ds: h5py.Dataset = self._obj
-        if self.kind != "array" or ds.size == 0:
+        if self.kind != "array" or not ds.size:  # size is 0, or None for a null dataspace
             return None
         slices = list(row_slices(ds.shape, self.chunks, max_elements))
         row = int(np.prod(ds.shape[1:], dtype=np.int64)) if ds.ndim > 1 else 1

@@ -329,6 +329,8 @@ class ZarrTree(Tree):
             doc, problem = parse_json(raw_group, key(".zgroup"))
             if problem:
                 self.note_problem(problem)
+            elif not isinstance(doc, dict):
+                self.note_problem(MetadataProblem(key(".zgroup"), f"not a JSON object but {type(doc).__name__}"))
             return ZarrNode(self, path, "group", doc if isinstance(doc, dict) else None)
         return self._implicit(path, prefix)
 
@@ -347,11 +349,39 @@ class ZarrTree(Tree):
             if isinstance(self.kv, ZipStore):
                 self._zarr_store = ZarrZipStore(self.kv.location, mode="r", read_only=True)
             else:
-                self._zarr_store = LocalStore(self.kv.location, read_only=True)
+                self._zarr_store = _confined_local_store(LocalStore, self.kv)
         return self._zarr_store
 
     def close(self) -> None:
         self.kv.close()
+
+
+class OutsideStoreError(Exception):
+    """A key whose file, after symlinks, lies outside the store."""
+
+
+def _confined_local_store(local_store: type, kv: DirectoryStore) -> Any:
+    """zarr's LocalStore, refusing any key that `kv` would not read (a chunk symlinked out of the store).
+
+    zarr-python follows symlinks; our raw metadata reads do not, and data reads must not either.
+    """
+
+    class ConfinedLocalStore(local_store):  # type: ignore[misc, valid-type]
+        def _check(self, key: str) -> None:
+            if kv._inside(key) is None:
+                raise OutsideStoreError(f"key {key!r} leads outside the store; not read")
+
+        async def get(self, key: str, prototype: Any = None, byte_range: Any = None) -> Any:
+            self._check(key)
+            return await super().get(key, prototype, byte_range)
+
+        async def get_partial_values(self, prototype: Any, key_ranges: Any) -> Any:
+            key_ranges = list(key_ranges)
+            for key, _ in key_ranges:
+                self._check(key)
+            return await super().get_partial_values(prototype, key_ranges)
+
+    return ConfinedLocalStore(kv.location, read_only=True)
 
 
 def open_zarr(path: str) -> ZarrTree:
