@@ -1,0 +1,179 @@
+"""The conformance corpus: every manifest case fails exactly the rules it lists; real files keep their verdicts."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+import validator
+from validator.errors import InputError
+from validator.report.model import Level, Status
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO / "conformance-corpus"
+PUBLIC = Path(__file__).resolve().parents[2] / "shared" / "corpus-public"
+
+
+def manifest_cases() -> list[dict]:
+    cases = []
+    for manifest in sorted(CORPUS.glob("*/manifest.yaml")):
+        cases.extend(yaml.safe_load(manifest.read_text(encoding="utf-8")) or [])
+    return cases
+
+
+CASES = manifest_cases()
+
+
+def fingerprint(path: Path) -> str:
+    """A hash of every byte of a file, or of every file (names and contents) under a directory store."""
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for f in files:
+        digest.update(str(f.relative_to(path.parent)).encode())
+        digest.update(f.read_bytes())
+    return digest.hexdigest()
+
+
+def failed_ids(report: validator.Report, level: Level | None = None) -> set[str]:
+    return {r.rule.id for r in report.results
+            if r.status is Status.FAILED and (level is None or r.rule.level is level)}
+
+
+def test_manifest_lists_cases():
+    assert CASES, "no conformance-corpus/*/manifest.yaml with cases"
+    names = [c["case"] for c in CASES]
+    assert len(names) == len(set(names)), "case names repeat"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["case"] for c in CASES])
+def test_case_fails_exactly_its_rules(case):
+    path = CORPUS / case["file"]
+    assert path.exists(), f"{path} missing: run conformance-corpus/generate.py"
+    report = validator.validate(path)
+    errors = {r.rule.id: r.reason for r in report.results if r.status is Status.ERROR}
+    assert errors == {}
+    assert not report.problems
+    assert failed_ids(report) == set(case["fails"])
+    by_id = {r.rule.id: r for r in report.results}
+    for rule_id, want in (case.get("expect") or {}).items():
+        first = by_id[rule_id].findings[0]
+        assert first.path == want["path"]
+        if "index" in want:
+            assert list(first.index or ()) == want["index"]
+
+
+VALID_STORES = [c for c in CASES if not c["fails"] and c["case"].rsplit("/", 1)[-1] == "valid-every-element"]
+
+
+@pytest.mark.parametrize("case", VALID_STORES, ids=[c["case"] for c in VALID_STORES])
+def test_validation_leaves_the_store_byte_identical(case):
+    path = CORPUS / case["file"]
+    before = fingerprint(path)
+    validator.validate(path)
+    assert fingerprint(path) == before
+
+
+def test_valid_stores_cover_each_container():
+    assert {c["case"].split("/")[1] for c in VALID_STORES} >= {"h5ad", "zarr-v2", "zarr-v3"}
+
+
+# ------------------------------------------------------------------------------------------ public corpus
+# Each real item and the exact set of MUST rules it fails, checked by hand against the files (h5py, raw
+# .zattrs/.zarray). An item missing from the shared folder is skipped.
+PRE_08_ENCODING = {  # what any store written before the 0.8 encoding metadata fails
+    "anndata.anndata.encoding",  # the root group carries no encoding-type/encoding-version at all
+    "anndata.element.encoding-type",  # root, X (SeuratDisk), uns/obsm/layers groups have no encoding-type
+    "anndata.element.encoding-version",  # ... and no encoding-version
+    "anndata.anndata.uns-encoded",  # uns entries (dict groups, recarrays) lack encoding-type
+    "anndata.dict.encoding",  # layers/obsm/obsp/uns groups lack "encoding-type": "dict"
+}
+PRE_07_COMPOUND = PRE_08_ENCODING | {
+    "anndata.anndata.obs-var-dataframes",  # obs and var are HDF5 compound datasets with no encoding-type
+    "anndata.dict.group",  # obsm (and varm) are compound datasets, not groups: "Each mapping MUST be its own group"
+}
+
+PUBLIC_VERDICTS: dict[str, set[str]] = {
+    # anndata 0.11.4, an empty 10x20 object: every element carries 0.8+ encoding metadata.
+    "anndata-h5ad/anndata-0.11.4_archive_adata.h5ad": set(),
+    # anndata 0.7.8: the root and /layers, /obsm, /uns/nested have empty attrs; /obs says dataframe
+    # encoding-version 0.1.0 (the spec's dataframe is 0.2.0); /uns/O_recarray is a compound dataset without
+    # encoding-type. All true departures: the file predates the 0.8 spec.
+    "anndata-h5ad/anndata-0.7.8_archive_adata.h5ad": PRE_08_ENCODING | {"anndata.dataframe.encoding"},
+    # Written by anndata 0.8+ (dataframe 0.2.0, every element encoded).
+    "anndata-h5ad/cellxgene-schema_example_valid.h5ad": set(),
+    # Pre-0.7 layout: no attrs anywhere; /obs, /var, /obsm are compound datasets; categories under
+    # /uns/louvain_categories (an |S17 dataset without encoding-type).
+    "anndata-h5ad/cellxgene_nan.h5ad": PRE_07_COMPOUND,
+    # anndata ~0.6 (2018): same compound-dataset layout as cellxgene_nan (obsm and varm compound datasets).
+    "anndata-h5ad/scanpy-1.11.5_10x_pbmc68k_reduced.h5ad": PRE_07_COMPOUND,
+    "anndata-h5ad/squidpy-1.8.2_test_data.h5ad": set(),
+    "anndata-h5ad/tiledbsoma_pbmc-small.h5ad": set(),  # rewritten by anndata 0.8+
+    # SeuratDisk Convert(): root, X (a plain float64 dataset), obs columns such as RNA_snn_res.0.8 and
+    # obsm/uns/varm groups carry no encoding attrs; obs/var/raw/var say dataframe encoding-version 0.1.0.
+    "anndata-h5ad/written-by-SeuratDisk-0.0.0.9021/pbmc_small.h5ad": PRE_08_ENCODING | {"anndata.dataframe.encoding"},
+    "anndata-h5ad/written-by-SeuratDisk-0.0.0.9021/two_assay_rna_adt.h5ad": PRE_08_ENCODING | {"anndata.dataframe.encoding"},
+    # anndata 0.8 to 0.12 write HDF5 as the spec says.
+    **{f"anndata-h5ad/written-by-anndata-{v}/{n}": set()
+       for v in ("0.8.0", "0.9.2", "0.10.9", "0.11.4", "0.12.19") for n in ("rich.h5ad", "rich_denseX_gzip.h5ad")},
+    # anndata 0.7.4 via zellkonverter: root, X, /layers, /uns/* without encoding attrs; obs/var dataframe 0.1.0.
+    "anndata-h5ad/zellkonverter_example_anndata.h5ad": PRE_08_ENCODING | {"anndata.dataframe.encoding"},
+    "anndata-h5ad/zellkonverter_krumsiek11_augmented_v0-8.h5ad": set(),  # anndata 0.8.0
+    # anndata 0.11.4 on Zarr v2 (zarr<3): string scalars are fixed-length <U, as the spec says.
+    "anndata-zarr/anndata-0.11.4_archive_adata.unzipped.zarr": set(),
+    "anndata-zarr/anndata-0.11.4_archive_adata.zarr.zip": set(),  # read through the zip (last duplicate entry wins)
+    # anndata 0.7.0 on Zarr: no root .zattrs at all, /layers etc. have only .zgroup; obs .zattrs says
+    # dataframe encoding-version 0.1.0; uns/O_recarray has no encoding-type.
+    "anndata-zarr/anndata-0.7.0_archive_adata.zarr": PRE_08_ENCODING | {"anndata.dataframe.encoding"},
+    **{f"anndata-zarr/written-by-anndata-{v}/rich.zarr": set() for v in ("0.8.0", "0.9.2", "0.10.9", "0.11.4")},
+    # anndata 0.12.19: string scalars such as uns/neighbors/distances_key have .zarray dtype "|O" with the
+    # vlen-utf8 filter; the spec says fixed-length unicode. The writer's habit (the rule's writers note).
+    "anndata-zarr/written-by-anndata-0.12.19/rich.zarr": {"anndata.string.zarr-fixed-length-unicode"},
+    # mudata 0.3.10 with anndata 0.11.4: /mod/rna and /mod/prot are checked as AnnData groups; all conform.
+    "mudata/written-by-mudata-0.3.10/citeseq_like.h5mu": set(),
+    "mudata/written-by-mudata-0.3.10/citeseq_like.mudata.zarr": set(),
+}
+
+# Items that are not stores this tool opens, with the start of the InputError message expected.
+PUBLIC_INPUT_ERRORS: dict[str, str] = {}
+
+
+def public_items() -> list[str]:
+    if not PUBLIC.is_dir():
+        return sorted(PUBLIC_VERDICTS)
+    items = []
+    for folder in ("anndata-h5ad", "anndata-zarr", "mudata"):
+        for p in sorted((PUBLIC / folder).iterdir()) if (PUBLIC / folder).is_dir() else ():
+            children = sorted(p.iterdir()) if p.name.startswith("written-by-") else [p]
+            items.extend(str(c.relative_to(PUBLIC)) for c in children if not c.name.startswith("."))
+    return items
+
+
+PUBLIC_ITEMS = public_items()
+
+
+def test_every_public_item_has_a_recorded_verdict():
+    if not PUBLIC.is_dir():
+        pytest.skip(f"{PUBLIC} not present")
+    unrecorded = set(PUBLIC_ITEMS) - set(PUBLIC_VERDICTS) - set(PUBLIC_INPUT_ERRORS)
+    assert not unrecorded
+
+
+@pytest.mark.parametrize("item", PUBLIC_ITEMS, ids=PUBLIC_ITEMS)
+def test_public_item_verdict(item):
+    path = PUBLIC / item
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    if item in PUBLIC_INPUT_ERRORS:
+        with pytest.raises(InputError, match=PUBLIC_INPUT_ERRORS[item]):
+            validator.validate(path)
+        return
+    before = fingerprint(path) if os.access(path, os.R_OK) and path.is_file() else None
+    report = validator.validate(path)
+    assert {r.rule.id: r.reason for r in report.results if r.status is Status.ERROR} == {}
+    assert failed_ids(report, Level.MUST) == PUBLIC_VERDICTS[item]
+    if before is not None:
+        assert fingerprint(path) == before

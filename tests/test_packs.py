@@ -1,0 +1,118 @@
+"""The rule packs: each loads, quotes its spec verbatim, and is exercised by the conformance corpus."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+import validator
+from validator.engine.loader import load_pack
+from validator.errors import PackError
+from validator.report.model import Status
+
+REPO = Path(__file__).resolve().parents[1]
+PACK_FILES = sorted((REPO / "rules").glob("*/*.yaml"))
+SPECS = Path(__file__).resolve().parents[2] / "shared" / "specs"
+CORPUS = REPO / "conformance-corpus"
+
+
+def normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("pack_file", PACK_FILES, ids=[p.name for p in PACK_FILES])
+def test_pack_loads(pack_file):
+    pack = load_pack(pack_file)
+    assert pack.rules
+
+
+RULES = [(p, r) for p in PACK_FILES for r in load_pack(p).rules]
+
+
+@pytest.mark.parametrize(("pack_file", "rule"), RULES, ids=[r.id for _, r in RULES])
+def test_clause_is_verbatim_in_spec(pack_file, rule):
+    pack = load_pack(pack_file)
+    spec = SPECS / pack.spec_source
+    if not SPECS.is_dir():
+        pytest.skip(f"{SPECS} not present")
+    assert spec.is_file(), f"{pack_file.name}: spec.source {pack.spec_source!r} is not in {SPECS}"
+    assert normalised(rule.clause) in normalised(spec.read_text(encoding="utf-8"))
+
+
+# ------------------------------------------------------------------------------------------ corpus coverage
+@lru_cache(maxsize=1)
+def corpus_cases() -> tuple[dict, ...]:
+    cases = []
+    for manifest in sorted(CORPUS.glob("*/manifest.yaml")):
+        cases.extend(yaml.safe_load(manifest.read_text(encoding="utf-8")) or [])
+    return tuple(cases)
+
+
+@lru_cache(maxsize=1)
+def passed_in_valid_cases() -> frozenset[str]:
+    passed = set()
+    for case in corpus_cases():
+        if not case["fails"]:
+            report = validator.validate(CORPUS / case["file"])
+            passed |= {r.rule.id for r in report.results if r.status is Status.PASSED}
+    return frozenset(passed)
+
+
+ANNDATA_RULES = [r for p, r in RULES if r.pack == "anndata"]
+
+
+@pytest.mark.parametrize("rule", ANNDATA_RULES, ids=[r.id for r in ANNDATA_RULES])
+def test_rule_fails_in_some_case(rule):
+    assert any(rule.id in case["fails"] for case in corpus_cases()), f"no corpus case fails {rule.id}"
+
+
+@pytest.mark.parametrize("rule", ANNDATA_RULES, ids=[r.id for r in ANNDATA_RULES])
+def test_rule_passes_in_some_valid_case(rule):
+    assert rule.id in passed_in_valid_cases(), f"{rule.id} is never passed (only not_applicable) in a valid case"
+
+
+# ------------------------------------------------------------------------------------------ broken packs
+GOOD_RULE = {
+    "id": "demo.thing.encoding",
+    "level": "MUST",
+    "clause": "A thing MUST say what it is.",
+    "section": "Things",
+    "spec_version": "0.1.0",
+    "applies_to": {"kind": "group"},
+    "check": [{"attr_present": {"key": "encoding-type"}}],
+}
+
+
+def write_pack(tmp_path: Path, rule: dict) -> Path:
+    doc = {"spec": {"name": "demo", "title": "Demo", "version": "0.1.0", "source": "demo.md"}, "rules": [rule]}
+    path = tmp_path / "demo-0.1.0.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def test_good_demo_pack_loads(tmp_path):
+    assert [r.id for r in load_pack(write_pack(tmp_path, GOOD_RULE)).rules] == ["demo.thing.encoding"]
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        pytest.param({"check": [{"attr_presnt": {"key": "x"}}]}, "attr_presnt", id="unknown-primitive"),
+        pytest.param({"check": [{"attr_type": {"key": "x", "typ": "string"}}]}, "typ", id="unknown-option"),
+        pytest.param({"clause": None}, "clause", id="missing-clause"),
+    ],
+)
+def test_broken_pack_raises_pack_error_naming_file_rule_and_field(tmp_path, change, field):
+    rule = {**GOOD_RULE, **change}
+    rule = {k: v for k, v in rule.items() if v is not None}
+    path = write_pack(tmp_path, rule)
+    with pytest.raises(PackError) as excinfo:
+        load_pack(path)
+    message = str(excinfo.value)
+    assert str(path) in message
+    assert "demo.thing.encoding" in message
+    assert re.search(re.escape(field), message), message
