@@ -1,0 +1,110 @@
+"""Array-value primitives, fed with facts computed by the engine over in-memory blocks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from memory_tree import Arr, fails, findings, passes, tree
+
+from validator.engine.context import NotApplicable
+
+
+def node(values, chunks=(3,), **siblings):
+    return tree({"g": {"a": Arr(values, chunks=chunks), **siblings}}).get("/g/a")
+
+
+NON_DECREASING = [
+    pytest.param([0, 1, 1, 5, 9], 0, id="sorted-with-ties"),
+    pytest.param([4], 0, id="single"),
+    pytest.param([0, 1, 2, 1, 9], 1, id="one-drop"),
+    pytest.param([0, 1, 2, 3, 1], 1, id="drop-across-chunk-boundary"),
+    pytest.param([5, 4, 3, 2, 1, 0, -1, -2], 5, id="capped-at-max-examples"),
+]
+
+
+@passes("values,expected", NON_DECREASING)
+def test_non_decreasing_passes(values, expected):
+    assert findings("non_decreasing", node(np.array(values))) == []
+
+
+@fails("values,expected", NON_DECREASING)
+def test_non_decreasing_fails(values, expected):
+    assert len(findings("non_decreasing", node(np.array(values)))) == expected
+
+
+def test_non_decreasing_fails_finding_names_index_values_and_count():
+    (f,) = findings("non_decreasing", node(np.array([0, 1, 2, 1, 9])))
+    assert f.index == (3,)
+    assert f.details == {"previous": 2, "value": 1, "count": 1}
+
+
+def test_non_decreasing_fails_index_unravelled_for_2d():
+    got = findings("non_decreasing", node(np.array([[0, 1], [2, 0]]), chunks=(1, 2)))
+    assert [f.index for f in got] == [(1, 1)]
+
+
+def test_non_decreasing_fails_max_examples_option():
+    got = findings("non_decreasing", node(np.arange(10)[::-1].copy()), {"max_examples": 2})
+    assert [f.index for f in got] == [(1,), (2,)] and got[0].details["count"] == 9
+
+
+FIRST_VALUE = [pytest.param({"equals": 0}, 0, id="zero"), pytest.param({"equals": 1}, 1, id="not-one")]
+
+
+@passes("options,expected", FIRST_VALUE)
+def test_first_value_equals_passes(options, expected):
+    assert findings("first_value_equals", node(np.arange(7)), options) == []
+
+
+@fails("options,expected", FIRST_VALUE)
+def test_first_value_equals_fails(options, expected):
+    (f,) = findings("first_value_equals", node(np.arange(7)), options)
+    assert f.index == (0,) and f.message == "first element is 0, expected 1"
+
+
+LAST_VALUE = [
+    pytest.param({"equals": 6}, 0, id="literal"),
+    pytest.param({"equals": {"node": "../b", "length": True}}, 0, id="sibling-length"),
+    pytest.param({"equals": {"node": "../b", "length": True, "plus": 1}}, 1, id="off-by-one"),
+]
+
+
+@passes("options,expected", LAST_VALUE)
+def test_last_value_equals_passes(options, expected):
+    assert findings("last_value_equals", node(np.arange(7), b=np.zeros(6)), options) == []
+
+
+@fails("options,expected", LAST_VALUE)
+def test_last_value_equals_fails(options, expected):
+    (f,) = findings("last_value_equals", node(np.arange(7), b=np.zeros(6)), options)
+    assert f.index == (6,) and f.details == {"value": 6, "expected": 7}
+
+
+def test_last_value_equals_fails_on_empty_array():
+    (f,) = findings("last_value_equals", node(np.array([], dtype=int)), {"equals": 0})
+    assert "empty" in f.message
+
+
+def test_last_value_equals_not_applicable_when_referent_missing():
+    with pytest.raises(NotApplicable):
+        findings("last_value_equals", node(np.arange(3)), {"equals": {"node": "../missing", "length": True}})
+
+
+VALUES_IN_RANGE = [
+    pytest.param(np.arange(10), {"min": 0, "max": 9}, 0, id="inside"),
+    pytest.param(np.array([np.nan, 0.5]), {"min": 0, "max": 1}, 0, id="nan-ignored"),
+    pytest.param(np.arange(10), {"min": 0, "max": {"node": "../b", "length": True}}, 2, id="beyond-sibling-length"),
+    pytest.param(np.array([-1, 0, 1]), {"min": 0}, 1, id="below-open-max"),
+]
+
+
+@passes("values,options,expected", VALUES_IN_RANGE)
+def test_values_in_range_passes(values, options, expected):
+    assert findings("values_in_range", node(values, b=np.zeros(7)), options) == []
+
+
+@fails("values,options,expected", VALUES_IN_RANGE)
+def test_values_in_range_fails(values, options, expected):
+    got = findings("values_in_range", node(values, b=np.zeros(7)), options)
+    assert len(got) == expected
+    assert all(f.details["count"] == expected for f in got)

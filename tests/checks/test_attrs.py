@@ -1,0 +1,78 @@
+"""Attribute primitives on in-memory nodes."""
+
+from __future__ import annotations
+
+import pytest
+from memory_tree import fails, findings, passes, tree
+
+G = {"@attrs": {
+    "encoding-type": "dataframe", "encoding-version": "0.2.0", "ordered": True, "n": 3, "x": 1.5,
+    "names": ["a", "b"], "ints": [1, 2, 3], "json_obj": '{"a": 1}', "json_list": "[1]", "not_json": "{oops",
+    "_index": "idx", "column-order": ["a", "b"], "bad_version": "not.a.version!",
+}, "idx": [1, 2], "a": [1, 2], "b": {"@attrs": {}}}
+
+
+def node():
+    return tree(G).root
+
+
+CASES = [
+    # (primitive, options, expected number of findings)
+    pytest.param("attr_present", {"key": "ordered"}, 0, id="attr_present-passes-present"),
+    pytest.param("attr_present", {"key": "missing"}, 1, id="attr_present-fails-absent"),
+    pytest.param("attr_type", {"key": "ordered", "type": "boolean"}, 0, id="attr_type-passes-boolean"),
+    pytest.param("attr_type", {"key": "n", "type": "boolean"}, 1, id="attr_type-fails-integer-not-boolean"),
+    pytest.param("attr_type", {"key": "ordered", "type": "integer"}, 1, id="attr_type-fails-bool-is-not-integer"),
+    pytest.param("attr_type", {"key": "n", "type": "number"}, 0, id="attr_type-passes-integer-is-number"),
+    pytest.param("attr_type", {"key": "missing", "type": "string"}, 0, id="attr_type-passes-absent-left-to-attr_present"),
+    pytest.param("attr_type", {"key": "names", "type": "string-array", "length": 2}, 0, id="attr_type-passes-string-array-length"),
+    pytest.param("attr_type", {"key": "names", "type": "string-array", "length": 3}, 1, id="attr_type-fails-wrong-length"),
+    pytest.param("attr_type", {"key": "ints", "type": "integer-array", "minimum": 2}, 1, id="attr_type-fails-below-minimum"),
+    pytest.param("attr_type", {"key": "ints", "type": "string-array"}, 1, id="attr_type-fails-int-array-not-strings"),
+    pytest.param("attr_equals", {"key": "encoding-type", "value": "dataframe"}, 0, id="attr_equals-passes-equal"),
+    pytest.param("attr_equals", {"key": "encoding-type", "value": "array"}, 1, id="attr_equals-fails-different"),
+    pytest.param("attr_equals", {"key": "ordered", "value": 1}, 1, id="attr_equals-fails-true-is-not-1"),
+    pytest.param("attr_equals", {"key": "missing", "value": 1}, 1, id="attr_equals-fails-absent"),
+    pytest.param("attr_one_of", {"key": "encoding-type", "values": ["array", "dataframe"]}, 0, id="attr_one_of-passes-listed"),
+    pytest.param("attr_one_of", {"key": "encoding-type", "values": ["array"]}, 1, id="attr_one_of-fails-unlisted"),
+    pytest.param("attr_one_of", {"key": "missing", "values": ["array"]}, 1, id="attr_one_of-fails-absent"),
+    pytest.param("attr_version", {"key": "encoding-version"}, 0, id="attr_version-passes-version"),
+    pytest.param("attr_version", {"key": "bad_version"}, 1, id="attr_version-fails-not-a-version"),
+    pytest.param("attr_version", {"key": "n"}, 0, id="attr_version-passes-non-string-left-to-attr_type"),
+    pytest.param("attr_json", {"key": "json_obj"}, 0, id="attr_json-passes-object"),
+    pytest.param("attr_json", {"key": "json_list"}, 1, id="attr_json-fails-array-not-object"),
+    pytest.param("attr_json", {"key": "json_list", "type": "array"}, 0, id="attr_json-passes-array-when-asked"),
+    pytest.param("attr_json", {"key": "not_json"}, 1, id="attr_json-fails-not-json"),
+    pytest.param("attr_names_child", {"key": "_index"}, 0, id="attr_names_child-passes-child-exists"),
+    pytest.param("attr_names_child", {"key": "_index", "kind": "group"}, 1, id="attr_names_child-fails-wrong-kind"),
+    pytest.param("attr_names_child", {"key": "encoding-type"}, 1, id="attr_names_child-fails-no-such-child"),
+    pytest.param("attr_lists_children", {"key": "column-order", "except_named_by": ["_index"]}, 0, id="attr_lists_children-passes-all-listed"),
+    pytest.param("attr_lists_children", {"key": "column-order"}, 1, id="attr_lists_children-fails-index-unlisted"),
+    pytest.param("attr_lists_children", {"key": "names", "except_named_by": ["_index"]}, 0, id="attr_lists_children-passes-same-names"),
+    pytest.param("attr_lists_children", {"key": "ints"}, 0, id="attr_lists_children-passes-not-string-array"),
+]
+
+
+@passes("primitive,options,expected", CASES)
+def test_attr_primitive_passes(primitive, options, expected):
+    got = findings(primitive, node(), options)
+    assert got == [], [f.message for f in got]
+
+
+@fails("primitive,options,expected", CASES)
+def test_attr_primitive_fails(primitive, options, expected):
+    got = findings(primitive, node(), options)
+    assert len(got) == expected, [f.message for f in got]
+
+
+def test_attr_lists_children_fails_missing_unlisted_and_repeated():
+    t = tree({"@attrs": {"order": ["a", "a", "ghost"]}, "a": [1], "b": [2]})
+    messages = [f.message for f in findings("attr_lists_children", t.root, {"key": "order"})]
+    assert len(messages) == 3
+    assert "ghost" in messages[0] and "'b'" in messages[1] and "more than once" in messages[2]
+
+
+def test_attr_type_fails_message_names_key_type_and_expected():
+    (f,) = findings("attr_type", node(), {"key": "n", "type": "string"})
+    assert f.message == "attribute 'n' is integer 3, expected string"
+    assert f.details == {"key": "n", "value": 3}

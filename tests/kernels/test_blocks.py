@@ -1,0 +1,33 @@
+"""Running kernels over blocks: empty blocks skipped; serial, pool and fold give the same answer."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from splitting import split
+
+from validator.kernels import KERNELS
+from validator.kernels.blocks import fold, non_empty, reduce_pool, reduce_serial
+from validator.nodes.base import Block
+
+PARAMS = {"find_decreases": {"limit": 3}, "count_outside": {"low": 10, "high": 80, "limit": 3}, "first_last": {}}
+
+
+def test_non_empty_passes_skips_empty_blocks():
+    blocks = [Block(0, np.array([])), Block(0, np.array([1])), Block(1, np.array([]))]
+    assert [b.start for b in non_empty(blocks)] == [0]
+
+
+def test_fold_passes_nothing_gives_none():
+    assert fold(KERNELS["first_last"], []) is None
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_reduce_pool_passes_equals_serial(name):
+    kernel, params = KERNELS[name], PARAMS[name]
+    a = np.random.default_rng(3).integers(0, 100, 333)
+    blocks = split(a, 10) + [Block(333, a[333:])]
+    with ThreadPoolExecutor(4) as pool:
+        assert reduce_pool(kernel, blocks, pool, **params) == reduce_serial(kernel, blocks, **params)

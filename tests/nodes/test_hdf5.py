@@ -1,0 +1,118 @@
+"""The HDF5 backend: the node contract, links (soft, dangling, external, cycles)."""
+
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+from contract import ATTRS, FIXED, M, VLEN, X, NodeContract
+
+from validator.nodes.base import NodeError
+from validator.nodes.detect import open_store
+
+
+def write_hierarchy(path):
+    with h5py.File(path, "w") as f:
+        for k, v in ATTRS.items():
+            f.attrs[k] = v
+        a = f.create_group("a")
+        a.create_dataset("x", data=X, chunks=(7,))
+        a.create_dataset("m", data=M, chunks=(4, 4))
+        a.create_dataset("s_vlen", data=VLEN, dtype=h5py.string_dtype("utf-8"))
+        a.create_dataset("s_fixed", data=np.array(FIXED, dtype="S1"))
+        f.create_group("b")
+    return str(path)
+
+
+class TestHDF5Nodes(NodeContract):
+    format = "hdf5"
+    vlen_storage = ("variable", "utf-8")
+    fixed_storage = ("fixed", "ascii")
+
+    def build(self, directory):
+        return write_hierarchy(directory / "store.h5")
+
+
+@pytest.fixture
+def linked(tmp_path):
+    path = tmp_path / "links.h5"
+    with h5py.File(path, "w") as f:
+        g = f.create_group("g")
+        g.create_dataset("data", data=np.arange(3))
+        f["soft"] = h5py.SoftLink("/g")
+        f["dangling"] = h5py.SoftLink("/nowhere")
+        f["ext"] = h5py.ExternalLink(str(tmp_path / "other.h5"), "/secret")
+        g["loop"] = f["g"]  # a hard link: the group is its own descendant
+        g.create_group("sub")["up"] = f["g"]
+    with h5py.File(tmp_path / "other.h5", "w") as other:
+        other.create_dataset("secret", data=np.arange(5))
+    with open_store(str(path)) as tree:
+        yield tree
+
+
+def test_hdf5_passes_soft_link_followed_and_recorded(linked):
+    node = linked.get("/soft")
+    assert node.kind == "group" and node.soft_link == "/g"
+    assert list(node.children()) == ["data", "loop", "sub"]
+
+
+def test_hdf5_passes_dangling_soft_link_is_link_node(linked):
+    node = linked.get("/dangling")
+    assert (node.kind, node.link_kind, node.target) == ("link", "soft", "/nowhere")
+
+
+def test_hdf5_passes_external_link_never_followed(linked):
+    node = linked.get("/ext")
+    assert (node.kind, node.link_kind) == ("link", "external")
+    assert node.target.endswith("other.h5:/secret")
+    assert node.children() == {} and dict(node.attrs) == {} and node.shape is None
+    assert linked.get("/ext/secret") is None
+    assert not any(n.path.startswith("/ext/") for n in linked.walk())
+
+
+def test_hdf5_passes_hard_link_cycle_does_not_loop(linked):
+    paths = [n.path for n in linked.walk()]
+    assert "/g/loop" in paths and "/g/sub/up" in paths
+    assert linked.get("/g/loop").kind == "link" and linked.get("/g/loop").link_kind == "cycle"
+    assert linked.get("/g/sub/up").link_kind == "cycle"
+    assert len(paths) < 20
+
+
+def test_hdf5_passes_whole_file_validates_with_links(tmp_path, linked):
+    from validator import validate
+
+    report = validate(linked.source)
+    assert report.format == "hdf5"
+
+
+def test_hdf5_passes_scalar_dataset_blocks(tmp_path):
+    path = tmp_path / "scalar.h5"
+    with h5py.File(path, "w") as f:
+        f["s"] = 5
+    with open_store(str(path)) as tree:
+        (block,) = tree.get("/s").blocks()
+        assert block.start == 0 and block.values.tolist() == [5]
+
+
+def test_hdf5_passes_contiguous_layout_has_no_chunks(tmp_path):
+    path = tmp_path / "contig.h5"
+    with h5py.File(path, "w") as f:
+        f["c"] = np.arange(10)
+    with open_store(str(path)) as tree:
+        node = tree.get("/c")
+        assert node.chunks is None and node.storage.layout == "contiguous"
+        assert np.concatenate([b.values for b in node.blocks(3)]).tolist() == list(range(10))
+
+
+def test_hdf5_passes_null_dataspace_dataset_and_attribute(tmp_path):
+    path = tmp_path / "empty.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("e", data=h5py.Empty("f8"))
+        f.attrs["nothing"] = h5py.Empty("f8")
+    with open_store(str(path)) as tree:
+        node = tree.get("/e")
+        assert node.kind == "array" and node.shape is None and node.size is None
+        assert tree.root.attrs["nothing"] is None
+        assert node.edge_blocks() is None
+        with pytest.raises(NodeError, match="null dataspace"):
+            list(node.blocks())

@@ -1,0 +1,259 @@
+"""The Zarr backend (v2 and v3): the node contract, broken metadata, symlinks, pickle, zip stores."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+import warnings
+import zipfile
+
+import numpy as np
+import pytest
+import zarr
+from contract import ATTRS, FIXED, M, VLEN, X, NodeContract
+
+from validator.nodes.base import NodeError
+from validator.nodes.detect import open_store
+
+
+def write_hierarchy(path, zarr_format):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        root = zarr.open_group(str(path), mode="w", zarr_format=zarr_format)
+        root.attrs.update(ATTRS)
+        a = root.create_group("a")
+        a.create_array("x", shape=X.shape, chunks=(7,), dtype=X.dtype)[:] = X
+        a.create_array("m", shape=M.shape, chunks=(4, 4), dtype=M.dtype)[:] = M
+        a.create_array("s_vlen", shape=(3,), chunks=(3,), dtype=str)[:] = np.array(VLEN, dtype=object)
+        a.create_array("s_fixed", shape=(3,), chunks=(3,), dtype="<U1")[:] = np.array(FIXED)
+        root.create_group("b")
+    return str(path)
+
+
+class TestZarrV2Nodes(NodeContract):
+    format = "zarr-v2"
+    vlen_storage = ("variable", "utf-8")
+    fixed_storage = ("fixed", "utf-32")
+
+    def build(self, directory):
+        return write_hierarchy(directory / "store.zarr", 2)
+
+
+class TestZarrV3Nodes(NodeContract):
+    format = "zarr-v3"
+    vlen_storage = ("variable", "utf-8")
+    fixed_storage = ("fixed", "utf-32")
+
+    def build(self, directory):
+        return write_hierarchy(directory / "store.zarr", 3)
+
+
+class TestZarrZipNodes(NodeContract):
+    format = "zarr-v2"
+    vlen_storage = ("variable", "utf-8")
+    fixed_storage = ("fixed", "utf-32")
+
+    def build(self, directory):
+        src = write_hierarchy(directory / "store.zarr", 2)
+        target = directory / "store.zarr.zip"
+        with zipfile.ZipFile(target, "w") as zf:
+            for dirpath, _, files in os.walk(src):
+                for name in files:
+                    full = os.path.join(dirpath, name)
+                    zf.write(full, os.path.relpath(full, src))
+        return str(target)
+
+
+@pytest.fixture
+def v2(tmp_path):
+    return write_hierarchy(tmp_path / "s.zarr", 2)
+
+
+@pytest.mark.parametrize("key,content,expected", [
+    pytest.param("a/x/.zarray", b"{not json", "a/x/.zarray: not valid JSON", id="zarray-broken-json"),
+    pytest.param("a/x/.zarray", b"[1, 2]", "a/x/.zarray: not a JSON object but list", id="zarray-json-list"),
+    pytest.param("a/.zattrs", b"{oops", "a/.zattrs: not valid JSON", id="zattrs-broken-json"),
+    pytest.param("a/x/.zarray", b"\xff\xfe", "a/x/.zarray: not UTF-8", id="zarray-not-utf8"),
+    pytest.param("a/.zgroup", b"[1]", "a/.zgroup: not a JSON object but list", id="zgroup-json-list"),
+    pytest.param("a/.zgroup", b"{", "a/.zgroup: not valid JSON", id="zgroup-broken-json"),
+    pytest.param("a/.zattrs", b"[]", "a/.zattrs: not a JSON object but list", id="zattrs-json-list"),
+])
+def test_zarr_fails_broken_metadata_reported_as_problem(v2, key, content, expected):
+    with open(os.path.join(v2, key), "wb") as fh:
+        fh.write(content)
+    with open_store(v2) as tree:
+        paths = [n.path for n in tree.walk()]  # no crash walking the whole tree
+        assert "/a/x" in paths
+        node = tree.get("/a/x")
+        _ = (node.attrs, node.shape, node.dtype, node.chunks, node.storage, tree.get("/a").attrs)
+        assert any(str(p).startswith(expected) for p in tree.problems), tree.problems
+
+
+def test_zarr_fails_broken_zarray_array_cannot_be_read(v2):
+    with open(os.path.join(v2, "a/x/.zarray"), "w") as fh:
+        fh.write("[]")
+    with open_store(v2) as tree:
+        node = tree.get("/a/x")
+        assert node.kind == "array" and node.shape is None
+        with pytest.raises(NodeError):
+            list(node.blocks())
+
+
+def test_zarr_passes_symlink_outside_store_never_read(tmp_path, v2, monkeypatch):
+    secret_dir = tmp_path / "outside"
+    secret_dir.mkdir()
+    (secret_dir / ".zattrs").write_text(json.dumps({"secret": True}))
+    (secret_dir / ".zgroup").write_text(json.dumps({"zarr_format": 2}))
+    os.symlink(secret_dir, os.path.join(v2, "escape"))
+    target = os.path.join(v2, "b", ".zattrs")
+    if os.path.exists(target):
+        os.remove(target)
+    os.symlink(secret_dir / ".zattrs", target)
+    read = []
+    real_open = open
+
+    def spy(file, *args, **kwargs):
+        read.append(os.path.realpath(file) if isinstance(file, (str, bytes, os.PathLike)) else file)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", spy)
+    with open_store(v2) as tree:
+        assert "escape" not in tree.root.children()
+        assert dict(tree.get("/b").attrs) == {}
+        list(tree.walk())
+    assert not any(isinstance(p, str) and p.startswith(str(secret_dir)) for p in read)
+
+
+def test_zarr_passes_symlink_inside_store_is_followed(v2):
+    os.symlink(os.path.join(v2, "a"), os.path.join(v2, "alias"))
+    with open_store(v2) as tree:
+        assert tree.get("/alias/x").shape == (50,)
+
+
+class Boom:
+    """Unpickling this creates the file named by `marker`: proof that pickle ran."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def write_pickle_array(path, marker):
+    """A v2 AnnData-like store with two pickle-codec arrays whose chunks, unpickled, would create `marker`.
+
+    `/obj` is an object array; `/X/indptr` claims an integer dtype, so value rules (indptr-monotonic) want to read it.
+    """
+    import numcodecs
+
+    assert numcodecs.Pickle  # the codec exists: only our refusal keeps it from running
+    payload = pickle.dumps(np.array([Boom(str(marker))], dtype=object), protocol=5)
+
+    def array(rel, dtype, attrs):
+        os.makedirs(path / rel)
+        meta = {"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": dtype, "compressor": None, "fill_value": None,
+                "order": "C", "filters": [{"id": "pickle", "protocol": 5}]}
+        (path / rel / ".zarray").write_text(json.dumps(meta))
+        (path / rel / ".zattrs").write_text(json.dumps(attrs))
+        (path / rel / "0").write_bytes(payload)
+
+    os.makedirs(path / "X")
+    (path / ".zgroup").write_text(json.dumps({"zarr_format": 2}))
+    (path / ".zattrs").write_text(json.dumps({"encoding-type": "anndata", "encoding-version": "0.1.0"}))
+    (path / "X" / ".zgroup").write_text(json.dumps({"zarr_format": 2}))
+    (path / "X" / ".zattrs").write_text(json.dumps({"encoding-type": "csr_matrix", "encoding-version": "0.1.0", "shape": [0, 0]}))
+    array("obj", "|O", {"encoding-type": "string-array", "encoding-version": "0.2.0"})
+    array("X/indptr", "<i8", {})
+
+
+def test_zarr_fails_pickle_codec_refused(tmp_path):
+    marker = tmp_path / "PWNED"
+    write_pickle_array(tmp_path / "p.zarr", marker)
+    with open_store(str(tmp_path / "p.zarr")) as tree:
+        for path in ("/obj", "/X/indptr"):
+            node = tree.get(path)
+            assert node.storage.codecs == ("pickle",)
+            with pytest.raises(NodeError, match="pickle"):
+                list(node.blocks())
+            with pytest.raises(NodeError, match="pickle"):
+                node.edge_blocks()
+    assert not marker.exists()
+
+
+def test_zarr_fails_pickle_never_loaded_by_whole_store_cli(tmp_path):
+    marker = tmp_path / "PWNED"
+    store = tmp_path / "p.zarr"
+    write_pickle_array(store, marker)
+    # Sanity: the payload really does create the marker when unpickled.
+    probe = tmp_path / "probe"
+    pickle.loads(pickle.dumps(Boom(str(probe)))).close()
+    assert probe.exists()
+    proc = subprocess.run([sys.executable, "-m", "validator", "--format", "json", str(store)],
+                          capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    assert not marker.exists()
+    results = {r["id"]: r for r in json.loads(proc.stdout)["reports"][0]["results"]}
+    monotonic = results["anndata.csr_matrix.indptr-monotonic"]
+    assert monotonic["status"] == "error" and "pickle" in monotonic["reason"]
+
+
+def test_zarr_passes_zip_store_reads_values(tmp_path):
+    src = write_hierarchy(tmp_path / "s.zarr", 2)
+    target = tmp_path / "s.zip"
+    with zipfile.ZipFile(target, "w") as zf:
+        for dirpath, _, files in os.walk(src):
+            for name in files:
+                full = os.path.join(dirpath, name)
+                zf.write(full, os.path.relpath(full, src))
+    with open_store(str(target)) as tree:
+        assert tree.format == "zarr-v2"
+        assert np.concatenate([b.values for b in tree.get("/a/x").blocks(10)]).tolist() == X.tolist()
+
+
+def test_zarr_passes_v2_store_without_root_documents_is_implicit_group(tmp_path):
+    src = write_hierarchy(tmp_path / "s.zarr", 2)
+    for name in (".zgroup", ".zattrs"):
+        os.remove(os.path.join(src, name))
+    with open_store(src) as tree:
+        assert tree.root.kind == "group" and tree.root.implicit and "a" in tree.root.children()
+
+
+def test_zarr_passes_directory_without_zarr_documents_is_not_a_node(v2):
+    os.makedirs(os.path.join(v2, "junk", "deeper"))
+    with open_store(v2) as tree:
+        assert "junk" not in tree.root.children()
+
+
+@pytest.mark.parametrize("zarr_format,chunk_key", [pytest.param(2, "a/x/0", id="v2"), pytest.param(3, "a/x/c/0", id="v3")])
+def test_zarr_fails_chunk_symlinked_outside_store_is_never_read(tmp_path, zarr_format, chunk_key):
+    store = write_hierarchy(tmp_path / "s.zarr", zarr_format)
+    outside = tmp_path / "outside-chunk"
+    os.rename(os.path.join(store, chunk_key), outside)  # a real chunk, so reading it would "work"
+    os.symlink(outside, os.path.join(store, chunk_key))
+    with open_store(store) as tree:
+        with pytest.raises(NodeError, match="outside the store"):
+            list(tree.get("/a/x").blocks())
+        with pytest.raises(NodeError, match="outside the store"):
+            tree.get("/a/x").edge_blocks()
+
+
+@pytest.mark.parametrize("key,content,expected", [
+    pytest.param("a/x/zarr.json", b"{not json", "a/x/zarr.json: not valid JSON", id="array-broken-json"),
+    pytest.param("a/x/zarr.json", b"[1, 2]", "a/x/zarr.json: not a JSON object but list", id="array-json-list"),
+    pytest.param("zarr.json", b"{", "zarr.json: not valid JSON", id="root-broken-json"),
+])
+def test_zarr_v3_fails_broken_metadata_reported_as_problem(tmp_path, key, content, expected):
+    store = write_hierarchy(tmp_path / "s.zarr", 3)
+    with open(os.path.join(store, key), "wb") as fh:
+        fh.write(content)
+    with open_store(store) as tree:
+        assert tree.format == "zarr-v3"
+        for node in tree.walk():
+            _ = (node.attrs, node.shape, node.dtype, node.chunks, node.storage)
+        assert "/a" in [n.path for n in tree.walk()]
+        assert any(str(p).startswith(expected) for p in tree.problems), tree.problems

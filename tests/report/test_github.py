@@ -1,0 +1,53 @@
+"""--format github: workflow-command annotations, one per failure, escaped as the runner expects."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import h5py
+import pytest
+
+from validator.cli import main
+from validator.report.github import escape_data, escape_property
+
+CORPUS = Path("/work/shared/corpus-public")
+VALID_H5AD = CORPUS / "anndata-h5ad/written-by-anndata-0.12.19/rich.h5ad"
+
+pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="public corpus not available")
+
+
+@pytest.fixture
+def broken_h5ad(tmp_path, monkeypatch) -> str:
+    """rich.h5ad without the `_index` attribute of /obs (one MUST failure), in the working directory."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(VALID_H5AD, tmp_path / "broken.h5ad")
+    with h5py.File(tmp_path / "broken.h5ad", "a") as f:
+        del f["obs"].attrs["_index"]
+    return "broken.h5ad"
+
+
+def test_github_escape_data_encodes_percent_and_newlines():
+    assert escape_data("50%\r\nnext") == "50%25%0D%0Anext"
+
+
+def test_github_escape_property_also_encodes_colon_and_comma():
+    assert escape_property("MUST a.b: x, y") == "MUST a.b%3A x%2C y"
+
+
+def test_github_one_error_annotation_per_failure(broken_h5ad, capsys):
+    assert main(["--format", "github", broken_h5ad]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1
+    line = lines[0]
+    assert line.startswith("::error file=broken.h5ad,line=1,title=MUST anndata.dataframe.index-attr::")
+    message = line.split("::", 2)[2]
+    assert message.startswith("/obs: attribute '_index' is missing%0A")
+    assert "\n" not in message
+
+
+def test_github_valid_file_has_no_annotations(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(VALID_H5AD, tmp_path / "valid.h5ad")
+    assert main(["--format", "github", "valid.h5ad"]) == 0
+    assert capsys.readouterr().out == ""

@@ -1,0 +1,49 @@
+"""The JSON report validates against report.schema.json, for in-memory and real runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import validator
+from validator.report.json import render
+
+SCHEMA = json.loads((Path(validator.__file__).parent / "report" / "report.schema.json").read_text())
+
+
+def check(doc):
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+
+
+@pytest.mark.parametrize("fixture", [pytest.param("valid_h5ad", id="valid-h5ad"), pytest.param("broken_h5ad", id="broken-h5ad"),
+                                     pytest.param("valid_zarr", id="valid-zarr"), pytest.param("should_failing_h5ad", id="should-fails")])
+def test_render_passes_schema_on_real_run(request, fixture):
+    path = request.getfixturevalue(fixture)
+    doc = json.loads(render([validator.validate(path)], validator.__version__))
+    check(doc)
+    assert doc["reports"][0]["source"] == path
+
+
+def test_render_fails_carries_finding_index_and_details(broken_h5ad):
+    doc = json.loads(render([validator.validate(broken_h5ad)], validator.__version__))
+    (result,) = [r for r in doc["reports"][0]["results"] if r["status"] == "failed"]
+    assert result["id"] == "anndata.csr_matrix.indptr-monotonic"
+    assert (result["level"], result["spec_level"], result["basis"]) == ("MUST", "MUST", "derived")
+    (finding,) = result["findings"]
+    assert finding["path"] == "/X/indptr" and finding["index"] == [6]
+    assert finding["details"]["count"] == 1 and finding["details"]["previous"] > finding["details"]["value"]
+
+
+def test_render_passes_schema_with_store_problems(tmp_path, valid_zarr):
+    import shutil
+
+    store = tmp_path / "broken.zarr"
+    shutil.copytree(valid_zarr, store)
+    (store / ".zattrs").write_text("{broken")
+    doc = json.loads(render([validator.validate(str(store))], validator.__version__))
+    check(doc)
+    assert doc["reports"][0]["problems"][0]["key"] == ".zattrs"

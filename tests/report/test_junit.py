@@ -1,0 +1,65 @@
+"""--format junit: one testsuite per file, one testcase per clause; failed -> failure, not_applicable -> skipped."""
+
+from __future__ import annotations
+
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import h5py
+import junitparser
+import pytest
+
+import validator
+from validator.cli import main
+
+CORPUS = Path("/work/shared/corpus-public")
+VALID_H5AD = CORPUS / "anndata-h5ad/written-by-anndata-0.12.19/rich.h5ad"
+
+pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="public corpus not available")
+
+
+@pytest.fixture
+def broken_h5ad(tmp_path, monkeypatch) -> str:
+    """rich.h5ad without the `_index` attribute of /obs (one MUST failure), in the working directory."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(VALID_H5AD, tmp_path / "broken.h5ad")
+    with h5py.File(tmp_path / "broken.h5ad", "a") as f:
+        del f["obs"].attrs["_index"]
+    return "broken.h5ad"
+
+
+def test_junit_structure_parsed_with_junitparser(broken_h5ad, tmp_path, capsys):
+    shutil.copy(VALID_H5AD, tmp_path / "valid.h5ad")
+    assert main(["--format", "junit", "--output", "report.xml", broken_h5ad, "valid.h5ad"]) == 1
+    xml = junitparser.JUnitXml.fromfile("report.xml")
+    suites = list(xml)
+    assert [s.name for s in suites] == ["broken.h5ad", "valid.h5ad"]
+    for suite, path in zip(suites, ["broken.h5ad", "valid.h5ad"]):
+        report = validator.validate(path)
+        cases = list(suite)
+        assert [c.name for c in cases] == [r.rule.id for r in report.results]
+        assert suite.tests == len(report.results)
+        na = sum(r.status.value == "not_applicable" for r in report.results)
+        assert suite.skipped == na
+        assert sum(any(isinstance(x, junitparser.Skipped) for x in c.result) for c in cases) == na
+    broken, valid = suites
+    assert broken.failures == 1 and valid.failures == 0
+    failed = [c for c in broken if any(isinstance(x, junitparser.Failure) for x in c.result)]
+    assert [c.name for c in failed] == ["anndata.dataframe.index-attr"]
+    failure = next(x for x in failed[0].result if isinstance(x, junitparser.Failure))
+    assert failure.type == "MUST"
+    assert "/obs: attribute '_index' is missing" in failure.text
+
+
+def test_junit_is_plain_xml_for_etree(broken_h5ad, capsys):
+    main(["--format", "junit", broken_h5ad])
+    root = ET.fromstring(capsys.readouterr().out.split("\n", 1)[1])
+    assert root.tag == "testsuites"
+    suite = root.find("testsuite")
+    assert suite.get("name") == "broken.h5ad"
+    assert int(root.get("tests")) == len(suite.findall("testcase"))
+    failure = suite.find("testcase[@name='anndata.dataframe.index-attr']/failure")
+    assert failure is not None and failure.get("message").startswith("MUST: ")
+    skipped = suite.findall("testcase/skipped")
+    assert skipped and all(s.get("message") for s in skipped)

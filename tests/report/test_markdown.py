@@ -1,0 +1,46 @@
+"""--format markdown: a summary table for $GITHUB_STEP_SUMMARY, then the failures."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import h5py
+import pytest
+
+from validator.cli import main
+
+CORPUS = Path("/work/shared/corpus-public")
+VALID_H5AD = CORPUS / "anndata-h5ad/written-by-anndata-0.12.19/rich.h5ad"
+
+pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="public corpus not available")
+
+
+@pytest.fixture
+def broken_h5ad(tmp_path, monkeypatch) -> str:
+    """rich.h5ad without the `_index` attribute of /obs (one MUST failure), in the working directory."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(VALID_H5AD, tmp_path / "broken.h5ad")
+    with h5py.File(tmp_path / "broken.h5ad", "a") as f:
+        del f["obs"].attrs["_index"]
+    return "broken.h5ad"
+
+
+
+def test_markdown_summary_table_and_failures(broken_h5ad, tmp_path, capsys):
+    shutil.copy(VALID_H5AD, tmp_path / "valid.h5ad")
+    assert main(["--format", "markdown", broken_h5ad, "valid.h5ad"]) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    header = lines.index("| File | Format | Result | MUST failed | SHOULD failed | MAY failed | Passed | Not applicable |")
+    assert lines[header + 1].startswith("|---")
+    assert lines[header + 2].startswith("| `broken.h5ad` | hdf5 | \u274c does not conform | 1 | 0 | 0 |")
+    assert lines[header + 3].startswith("| `valid.h5ad` | hdf5 | \u2705 conforms | 0 | 0 | 0 |")
+    assert "### Failures" in out
+    assert "| `broken.h5ad` | MUST | `anndata.dataframe.index-attr` | `/obs` | attribute '_index' is missing |" in lines
+
+
+def test_markdown_escapes_pipes_in_cells():
+    from validator.report.markdown import _cell
+
+    assert _cell("a|b\nc") == "a\\|b c"

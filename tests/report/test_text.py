@@ -1,0 +1,82 @@
+"""The text report: no escape codes off a TTY or with NO_COLOR; failures grouped with level, id, clause, path."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from memory_tree import Arr, pack, tree
+
+from validator.engine.model import CheckStep, Rule
+from validator.engine.run import iter_results
+from validator.report.model import Level, PackInfo, Report
+from validator.report.text import render, use_colour
+
+
+def _rule(rid, level, applies_to, step, basis="stated"):
+    return Rule(id=rid, level=level, spec_level=level, clause=f"The thing {level.value} hold.", section="Things",
+                spec_version="1", applies_to=applies_to, check=(CheckStep(*step),), pack="t", basis=basis,
+                rationale="because" if basis == "derived" else None)
+
+
+RULES = [
+    _rule("t.a.monotonic", Level.MUST, {"name": "a"}, ("non_decreasing", {}), basis="derived"),
+    _rule("t.root.flag", Level.SHOULD, {"root": True}, ("attr_present", {"key": "flag"})),
+    _rule("t.root.group", Level.MUST, {"root": True}, ("node_kind", {"kind": "group"})),
+]
+
+
+def report(values=(0, 2, 1)):
+    t = tree({"a": Arr(np.array(values), chunks=(2,))})
+    results = tuple(iter_results(t, [pack(RULES)]))
+    return Report("demo.h5ad", "hdf5", (PackInfo("t", "Test", "0.0.1", ("/",)),), "0.1.0", results)
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("env,stream,expected", [
+    pytest.param({}, io.StringIO(), False, id="use_colour-fails-not-a-tty"),
+    pytest.param({}, FakeTTY(), True, id="use_colour-passes-tty"),
+    pytest.param({"NO_COLOR": "1"}, FakeTTY(), False, id="use_colour-fails-no-color-on-tty"),
+    pytest.param({"NO_COLOR": ""}, FakeTTY(), False, id="use_colour-fails-empty-no-color"),
+])
+def test_use_colour(monkeypatch, env, stream, expected):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert use_colour(stream) is expected
+
+
+def test_render_passes_no_escape_codes_without_colour():
+    assert "\033" not in render([report()], Level.MUST, colour=False)
+
+
+def test_render_passes_escape_codes_with_colour():
+    assert "\033[31m" in render([report()], Level.MUST, colour=True)
+
+
+def test_render_fails_grouped_with_level_id_clause_path():
+    text = render([report()], Level.MUST)
+    lines = text.splitlines()
+    assert lines[0] == "demo.h5ad (hdf5; t 0.0.1)"
+    i = lines.index("  FAILED MUST (derived) t.a.monotonic")
+    assert lines[i + 1] == "    Things: \u201cThe thing MUST hold.\u201d"
+    assert lines[i + 2].startswith("    /a[2]: decreases at index 2: 2 -> 1")
+    # MUST before SHOULD
+    assert i < lines.index("  FAILED SHOULD t.root.flag")
+    assert "does not conform at --fail-on must" in text
+    assert "t.root.group" not in text  # passed clauses are shown only with verbose
+
+
+def test_render_passes_verbose_lists_passed():
+    assert "passed         MUST   t.root.group" in render([report()], Level.MUST, verbose=True)
+
+
+def test_render_passes_conforms_when_only_should_fails_at_must():
+    text = render([report(values=(0, 1, 2))], Level.MUST)
+    assert "conforms at --fail-on must" in text
+    assert "does not conform at --fail-on should" in render([report(values=(0, 1, 2))], Level.SHOULD)

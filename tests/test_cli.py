@@ -1,0 +1,201 @@
+"""The spec-validate command: exit codes, selection, --list-rules, --explain, bad inputs, output files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import validator
+from validator.checks import registry
+from validator.cli import main
+from validator.engine.loader import builtin_packs
+
+SCHEMA = json.loads((Path(validator.__file__).parent / "report" / "report.schema.json").read_text())
+RULES = [r for p in builtin_packs() for r in p.rules]
+
+
+@pytest.fixture(autouse=True)
+def outside_any_project(tmp_path, monkeypatch):
+    """Run from an empty directory, so no pyproject.toml [tool.spec-validate] changes what these tests see."""
+    workdir = tmp_path / "cwd"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
+
+
+def cli(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_subprocess(*args):
+    return subprocess.run([sys.executable, "-m", "validator", *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("fixture,args,expected", [
+    pytest.param("valid_h5ad", [], 0, id="valid-exits-0"),
+    pytest.param("valid_zarr", [], 0, id="valid-zarr-exits-0"),
+    pytest.param("broken_h5ad", [], 1, id="must-failure-exits-1"),
+    pytest.param("broken_h5ad", ["--exit-zero"], 0, id="exit-zero"),
+    pytest.param("should_failing_h5ad", [], 0, id="should-failure-exits-0-at-must"),
+    pytest.param("should_failing_h5ad", ["--fail-on", "should"], 1, id="fail-on-should-exits-1"),
+    pytest.param("should_failing_h5ad", ["--fail-on", "may"], 1, id="fail-on-may-exits-1"),
+    pytest.param("broken_h5ad", ["--ignore", "anndata.csr_matrix"], 0, id="ignore-prefix"),
+    pytest.param("broken_h5ad", ["--select", "anndata.dataframe"], 0, id="select-other-prefix"),
+    pytest.param("broken_h5ad", ["--select", "anndata.csr_matrix.indptr-monotonic"], 1, id="select-failing-rule"),
+    pytest.param("broken_h5ad", ["--select", "anndata", "--ignore", "anndata.csr_matrix.indptr-monotonic"], 0, id="select-and-ignore"),
+])
+def test_main_exit_code(request, capsys, fixture, args, expected):
+    code, out, err = cli(capsys, request.getfixturevalue(fixture), *args)
+    assert code == expected, out + err
+    assert err == ""
+
+
+def test_main_fails_unknown_rule_prefix_exits_2(capsys, valid_h5ad):
+    code, out, err = cli(capsys, valid_h5ad, "--select", "anndata.csr_matrixx")
+    assert code == 2 and out == ""
+    assert err == "spec-validate: error: no rule matches 'anndata.csr_matrixx' (see --list-rules)\n"
+
+
+def test_main_passes_select_limits_results(capsys, broken_h5ad):
+    code, out, _ = cli(capsys, broken_h5ad, "--select", "anndata.csr_matrix", "--format", "json")
+    ids = {r["id"] for r in json.loads(out)["reports"][0]["results"]}
+    assert ids and all(i.startswith("anndata.csr_matrix.") for i in ids)
+
+
+def test_main_passes_list_rules_lists_every_rule(capsys):
+    code, out, _ = cli(capsys, "--list-rules")
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == len(RULES)
+    for line, rule in zip(lines, RULES):
+        level, rid = line.split()[:2]
+        assert (level, rid) == (rule.level.value, rule.id)
+
+
+def test_main_passes_list_rules_json(capsys):
+    code, out, _ = cli(capsys, "--list-rules", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and [d["id"] for d in doc] == [r.id for r in RULES]
+    assert all({"id", "level", "basis", "section", "clause"} <= set(d) for d in doc)
+
+
+@pytest.mark.parametrize("rule", [pytest.param(r, id=r.id) for r in RULES])
+def test_main_passes_explain_every_rule(capsys, rule):
+    code, out, _ = cli(capsys, "--explain", rule.id)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == f"# {rule.id} ({rule.level.value}{', derived' if rule.derived else ''})"
+    assert f"Section: {rule.section}" in out
+    assert f"> {rule.clause}" in out
+    for step in rule.check:
+        assert registry.get(step.primitive).summary in out
+
+
+def test_main_fails_explain_unknown_rule(capsys):
+    code, _, err = cli(capsys, "--explain", "anndata.no.such")
+    assert code == 2 and err.count("\n") == 1
+
+
+def _non_hdf5(tmp_path):
+    p = tmp_path / "notes.h5ad"
+    p.write_text("just some text\n")
+    return p
+
+
+def _truncated(tmp_path, valid_h5ad):
+    p = tmp_path / "truncated.h5ad"
+    p.write_bytes(Path(valid_h5ad).read_bytes()[:4096])
+    return p
+
+
+def _empty(tmp_path):
+    p = tmp_path / "empty.h5ad"
+    p.write_bytes(b"")
+    return p
+
+
+def _plain_dir(tmp_path):
+    d = tmp_path / "somedir"
+    d.mkdir()
+    (d / "file.txt").write_text("x")
+    return d
+
+
+def _not_zip_store(tmp_path):
+    import zipfile
+
+    p = tmp_path / "x.zip"
+    with zipfile.ZipFile(p, "w") as zf:
+        zf.writestr("hello.txt", "hi")
+    return p
+
+
+@pytest.mark.parametrize("make", [
+    pytest.param(_non_hdf5, id="non-hdf5-file"),
+    pytest.param(lambda tmp, valid: _truncated(tmp, valid), id="truncated-h5ad"),
+    pytest.param(lambda tmp: tmp / "missing.h5ad", id="missing-path"),
+    pytest.param(_plain_dir, id="directory-not-a-store"),
+    pytest.param(_empty, id="empty-file"),
+    pytest.param(_not_zip_store, id="zip-not-a-store"),
+])
+def test_main_fails_bad_input_exits_2_with_one_line(tmp_path, valid_h5ad, make):
+    path = make(tmp_path, valid_h5ad) if make.__code__.co_argcount == 2 else make(tmp_path)
+    proc = run_subprocess(path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("spec-validate: error: "), proc.stderr
+    assert proc.stdout == ""
+
+
+def test_main_fails_broken_root_zattrs_reports_and_exits_1(tmp_path, valid_zarr):
+    store = tmp_path / "broken.zarr"
+    shutil.copytree(valid_zarr, store)
+    (store / ".zattrs").write_text("{not json")
+    proc = run_subprocess(store)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr == ""
+    assert ".zattrs: not valid JSON" in proc.stdout
+
+
+def test_main_passes_input_byte_identical_after_validation(capsys, broken_h5ad, valid_zarr):
+    def digest(path):
+        p = Path(path)
+        files = sorted(p.rglob("*")) if p.is_dir() else [p]
+        return {str(f): (hashlib.sha256(f.read_bytes()).hexdigest(), f.stat().st_mtime_ns) for f in files if f.is_file()}
+
+    before = {**digest(broken_h5ad), **digest(valid_zarr)}
+    cli(capsys, broken_h5ad)
+    cli(capsys, valid_zarr)
+    assert {**digest(broken_h5ad), **digest(valid_zarr)} == before
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_main_passes_output_writes_file(capsys, tmp_path, broken_h5ad, fmt):
+    target = tmp_path / f"report.{fmt}"
+    code, out, _ = cli(capsys, broken_h5ad, "--format", fmt, "--output", target)
+    assert code == 1 and out == ""
+    text = target.read_text()
+    assert "anndata.csr_matrix.indptr-monotonic" in text
+    assert "\033" not in text
+    if fmt == "json":
+        jsonschema.validate(json.loads(text), SCHEMA)
+
+
+@pytest.mark.parametrize("fixture", ["valid_h5ad", "broken_h5ad", "valid_zarr"])
+def test_main_passes_json_validates_against_schema(request, capsys, fixture):
+    code, out, _ = cli(capsys, request.getfixturevalue(fixture), "--format", "json")
+    jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(out))
+
+
+def test_main_passes_no_color_text_has_no_escapes(valid_h5ad, broken_h5ad):
+    proc = run_subprocess(broken_h5ad)
+    assert proc.returncode == 1 and "\033" not in proc.stdout
+    assert "FAILED MUST (derived) anndata.csr_matrix.indptr-monotonic" in proc.stdout

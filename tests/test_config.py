@@ -1,0 +1,111 @@
+"""[tool.spec-validate] in pyproject.toml, found from the cwd upwards; CLI flags beat it (ruff precedence)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import h5py
+import pytest
+
+from validator.cli import main
+from validator.config import Config, load_config, merge
+from validator.errors import InputError
+
+CORPUS = Path("/work/shared/corpus-public")
+VALID_H5AD = CORPUS / "anndata-h5ad/written-by-anndata-0.12.19/rich.h5ad"
+RULE = "anndata.dataframe.index-attr"
+
+pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="public corpus not available")
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """A project directory (the cwd) holding data/broken.h5ad, whose only failure is RULE at /obs."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    shutil.copy(VALID_H5AD, tmp_path / "data/broken.h5ad")
+    with h5py.File(tmp_path / "data/broken.h5ad", "a") as f:
+        del f["obs"].attrs["_index"]
+    return tmp_path
+
+
+def write_config(root: Path, body: str) -> None:
+    (root / "pyproject.toml").write_text("[project]\nname = 'x'\n\n[tool.spec-validate]\n" + body)
+
+
+def test_config_ignore_makes_the_broken_file_pass(project):
+    write_config(project, f'ignore = ["{RULE}"]\n')
+    assert main(["data/broken.h5ad"]) == 0
+
+
+def test_config_is_found_from_a_subdirectory(project, monkeypatch):
+    write_config(project, 'ignore = ["anndata.dataframe"]\n')
+    monkeypatch.chdir(project / "data")
+    assert main(["broken.h5ad"]) == 0
+
+
+def test_config_cli_select_beats_config_select(project):
+    write_config(project, 'select = ["anndata.csr_matrix"]\n')
+    assert main(["data/broken.h5ad"]) == 0
+    assert main(["--select", "anndata.dataframe", "data/broken.h5ad"]) == 1
+
+
+def test_config_cli_fail_on_beats_config_fail_on(project):
+    with h5py.File(project / "data/broken.h5ad", "a") as f:
+        f["obs"].attrs["_index"] = "_index"
+    write_config(project, 'fail-on = "may"\n')
+    assert load_config().fail_on == "may"
+    assert main(["--fail-on", "must", "data/broken.h5ad"]) == 0
+
+
+def test_config_per_path_ignores(project):
+    write_config(project, f'[tool.spec-validate.per-path-ignores]\n"data/*.h5ad" = ["{RULE}"]\n')
+    assert main(["data/broken.h5ad"]) == 0
+    shutil.copy(project / "data/broken.h5ad", project / "other.h5ad")
+    assert main(["other.h5ad"]) == 1
+
+
+def test_config_isolated_ignores_the_config(project):
+    write_config(project, f'ignore = ["{RULE}"]\n')
+    assert main(["--isolated", "data/broken.h5ad"]) == 1
+
+
+def test_config_unknown_key_is_exit_2(project, capsys):
+    write_config(project, 'selekt = ["anndata"]\n')
+    assert main(["data/broken.h5ad"]) == 2
+    assert "selekt: unknown option" in capsys.readouterr().err
+
+
+def test_config_unknown_rule_prefix_is_exit_2(project, capsys):
+    write_config(project, 'ignore = ["anndata.no-such-element"]\n')
+    assert main(["data/broken.h5ad"]) == 2
+    assert "no rule matches 'anndata.no-such-element'" in capsys.readouterr().err
+
+
+def test_config_bad_fail_on_is_rejected(project):
+    write_config(project, 'fail-on = "sometimes"\n')
+    with pytest.raises(InputError, match="fail-on"):
+        load_config()
+
+
+def test_config_packs_are_relative_to_the_pyproject(project):
+    write_config(project, 'packs = ["packs/extra.yaml"]\n')
+    config = load_config()
+    assert config.packs == (str(project / "packs/extra.yaml"),)
+
+
+def test_config_without_pyproject_is_empty(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert load_config() == Config()
+
+
+def test_config_merge_follows_ruff_precedence():
+    config = Config(select=("a",), ignore=("a.b",), extend_select=("c",), fail_on="should")
+    s = merge(config, select=("x",), ignore=("y",), extend_select=("z",), fail_on=None)
+    assert s.select == ("x",)
+    assert s.ignore == ("a.b", "y")
+    assert s.extend_select == ("c", "z")
+    assert s.fail_on == "should"
+    assert merge(config).select == ("a",)
+    assert merge(config, fail_on="may").fail_on == "may"

@@ -1,0 +1,97 @@
+"""The pytest plugin: `spec_validate` fixture, `validator.assert_conforms`, and `pytest --spec-validate` collection."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import h5py
+import pytest
+
+import validator
+
+pytest_plugins = ["pytester"]
+
+CORPUS = Path("/work/shared/corpus-public")
+VALID_H5AD = CORPUS / "anndata-h5ad/written-by-anndata-0.12.19/rich.h5ad"
+ZARR = CORPUS / "anndata-zarr/written-by-anndata-0.12.19/rich.zarr"
+
+pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="public corpus not available")
+
+
+def make_data(root: Path) -> None:
+    """root/data/{good.h5ad, bad.h5ad (no _index on /obs), rich.zarr (fails one MUST rule)}."""
+    (root / "data").mkdir()
+    shutil.copy(VALID_H5AD, root / "data/good.h5ad")
+    shutil.copy(VALID_H5AD, root / "data/bad.h5ad")
+    with h5py.File(root / "data/bad.h5ad", "a") as f:
+        del f["obs"].attrs["_index"]
+    shutil.copytree(ZARR, root / "data/rich.zarr")
+
+
+def test_assert_conforms_passes_on_a_valid_file():
+    report = validator.assert_conforms(VALID_H5AD)
+    assert not report.fails_at(validator.Level.MUST)
+
+
+def test_assert_conforms_lists_failed_clauses(tmp_path):
+    make_data(tmp_path)
+    with pytest.raises(AssertionError) as excinfo:
+        validator.assert_conforms(tmp_path / "data/bad.h5ad")
+    text = str(excinfo.value)
+    assert "bad.h5ad does not conform (fail_on=must): 1 clause(s) failed" in text
+    assert "FAILED MUST anndata.dataframe.index-attr" in text
+    assert "/obs: attribute '_index' is missing" in text
+    assert "\u201cMUST contain the field `\"_index\"`" in text
+
+
+def test_assert_conforms_select_narrows_the_rules(tmp_path):
+    make_data(tmp_path)
+    validator.assert_conforms(tmp_path / "data/bad.h5ad", select=["anndata.csr_matrix"])
+
+
+def test_plugin_fixture_in_a_user_test_suite(pytester):
+    make_data(pytester.path)
+    pytester.makepyfile(
+        """
+        def test_good(spec_validate):
+            report = spec_validate("data/good.h5ad")
+            assert report.results
+            spec_validate.assert_conforms("data/good.h5ad")
+
+        def test_bad(spec_validate):
+            spec_validate.assert_conforms("data/bad.h5ad")
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*AssertionError*bad.h5ad does not conform*", "*FAILED MUST anndata.dataframe.index-attr*"])
+
+
+def test_plugin_collects_data_files_with_spec_validate(pytester):
+    make_data(pytester.path)
+    pytester.makeini("[pytest]\nspec_validate_files =\n    data/*.h5ad\n    data/*.zarr\n")
+    result = pytester.runpytest("--spec-validate", "-rf")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines([
+        "*spec-validate bad.h5ad*",
+        "*FAILED MUST anndata.dataframe.index-attr*",
+        "*/obs: attribute '_index' is missing*",
+    ])
+    result.stdout.fnmatch_lines(["*FAILED MUST anndata.string.zarr-fixed-length-unicode*"])
+    result.stdout.fnmatch_lines(["FAILED data/bad.h5ad::conforms*", "FAILED data/rich.zarr::conforms*"])
+
+
+def test_plugin_collects_nothing_without_the_flag(pytester):
+    make_data(pytester.path)
+    pytester.makeini("[pytest]\nspec_validate_files = data/*\n")
+    result = pytester.runpytest()
+    result.assert_outcomes()
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_plugin_fail_on_option(pytester):
+    make_data(pytester.path)
+    pytester.makeini("[pytest]\nspec_validate_files = data/good.h5ad\n")
+    result = pytester.runpytest("--spec-validate", "--spec-validate-fail-on", "may")
+    result.assert_outcomes(passed=1)
