@@ -10,7 +10,7 @@ from validator.engine.rule_selection import Selection
 from validator.report.model import ClauseResult, Finding, Level, Report, Status
 
 __version__ = "0.1.0"
-__all__ = ["ClauseResult", "Finding", "Level", "Report", "Selection", "Status", "__version__", "validate"]
+__all__ = ["ClauseResult", "Finding", "Level", "Report", "Selection", "Status", "__version__", "assert_conforms", "validate"]
 
 
 def validate(
@@ -51,4 +51,77 @@ def validate(
             if scopes:
                 infos.append(PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes)))
         problems = tuple(Problem(p.key, p.message) for p in getattr(tree, "problems", ()))
-        return Report(str(path), tree.format, tuple(infos), __version__, results, problems)
+        return Report(str(path), tree.format, tuple(infos), __version__, results, problems, _metadata_keys(tree, results))
+
+
+def _metadata_keys(tree, results) -> dict[str, str]:
+    """Node path -> metadata document key, for the nodes of failing findings (SARIF points at these keys)."""
+    keys: dict[str, str] = {}
+    if not hasattr(tree, "zarr_format"):
+        return keys
+    paths = {f.path for r in results if r.status is Status.FAILED for f in r.findings if f.path}
+    for path in sorted(paths):
+        node = tree.get(path)
+        if node is None:
+            continue
+        storage = node.storage
+        if storage is not None and storage.metadata_key:
+            keys[path] = storage.metadata_key
+            continue
+        prefix = path.strip("/")
+        names = ("zarr.json",) if tree.zarr_format == 3 else (".zattrs", ".zgroup")
+        for name in names:
+            key = f"{prefix}/{name}" if prefix else name
+            try:
+                present = tree.kv.get(key) is not None
+            except Exception:  # a key we cannot read is not one to point at
+                present = False
+            if present:
+                keys[path] = key
+                break
+    return keys
+
+
+def assert_conforms(
+    path: str | Path,
+    fail_on: str | Level = "must",
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
+    extra_packs: Sequence[str | Path] = (),
+) -> Report:
+    """Validate `path` and raise AssertionError listing each failed clause at or above `fail_on`.
+
+    Args:
+        path: the store to validate.
+        fail_on: "must", "should" or "may" (or a Level): the lowest level whose failure fails.
+        select, ignore, extend_select: rule ids or dotted prefixes, as on the command line.
+        extra_packs: further YAML packs.
+
+    Returns:
+        The Report, when nothing at or above `fail_on` failed.
+    """
+    level = fail_on if isinstance(fail_on, Level) else Level(str(fail_on).upper())
+    report = validate(path, select=select, ignore=ignore, extend_select=extend_select, extra_packs=extra_packs)
+    if report.fails_at(level):
+        raise AssertionError(describe_failures(report, level))
+    return report
+
+
+def describe_failures(report: Report, fail_on: Level) -> str:
+    """The failed clauses of `report` at or above `fail_on`, one block per clause, for people."""
+    bad = [r for r in report.results if r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= fail_on.rank]
+    lines = [f"{report.source} does not conform (fail_on={fail_on.value.lower()}): {len(bad)} clause(s) failed"]
+    for problem in report.problems:
+        lines.append(f"  UNREADABLE {problem.key}: {problem.message}")
+    for r in sorted(bad, key=lambda r: (-r.rule.level.rank, r.rule.id)):
+        status = "FAILED" if r.status is Status.FAILED else "ERROR"
+        lines.append(f"  {status} {r.rule.level.value}{' (derived)' if r.rule.derived else ''} {r.rule.id}")
+        lines.append(f"    {r.rule.section}: \u201c{r.rule.clause}\u201d")
+        if r.status is Status.ERROR:
+            lines.append(f"    error: {r.reason}")
+        for f in r.findings:
+            lines.append(f"    {f.path}: {f.message}")
+        if r.finding_count > len(r.findings):
+            lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
+    return "\n".join(lines)

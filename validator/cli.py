@@ -12,7 +12,9 @@ from validator import __version__
 from validator.errors import SpecValidateError
 from validator.report.model import Level, Report
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+STORE_SUFFIXES = (".zarr", ".cxg")
+STORE_DOCUMENTS = (".zgroup", ".zarray", "zarr.json")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,14 +28,83 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--select", action="append", default=[], metavar="ID", help="only these rule ids or dotted prefixes (repeatable, or comma-separated)")
     p.add_argument("--extend-select", action="append", default=[], metavar="ID", help="add rules to the selection")
     p.add_argument("--ignore", action="append", default=[], metavar="ID", help="skip these rule ids or prefixes")
-    p.add_argument("--fail-on", choices=("must", "should", "may"), default="must", help="lowest level whose failure fails the run (default: must)")
+    p.add_argument("--fail-on", choices=("must", "should", "may"), default=None, help="lowest level whose failure fails the run (default: must, or fail-on in [tool.spec-validate])")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when clauses fail")
     p.add_argument("--pack", action="append", default=[], metavar="FILE", help="also use this YAML rule pack")
     p.add_argument("--list-rules", action="store_true", help="list every rule (with --format json: as JSON)")
     p.add_argument("--explain", metavar="RULE_ID", help="print a rule's clause, section, level and checks")
+    p.add_argument("--baseline", metavar="FILE", help="findings recorded in FILE are reported as baseline and do not fail the run")
+    p.add_argument("--write-baseline", metavar="FILE", help="record every current failure in FILE (as fingerprints) and exit 0")
+    p.add_argument("--jobs", "-j", type=_positive_int, default=1, metavar="N", help="validate N inputs at once in separate processes (default: 1)")
+    p.add_argument("--config", metavar="FILE", help="read [tool.spec-validate] from this pyproject.toml (default: the nearest from the cwd upwards)")
+    p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     p.add_argument("--verbose", "-v", action="store_true", help="text: also list passed and not-applicable clauses")
     p.add_argument("--version", action="version", version=f"spec-validate {__version__}")
     return p
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, got {value}")
+    return value
+
+
+def store_root(path: str) -> str:
+    """The store a path belongs to: pre-commit passes inner keys (`x.zarr/X/.zattrs`); we validate `x.zarr` once.
+
+    The nearest ancestor (or the path itself) whose name ends in .zarr/.cxg; otherwise, for a path inside a
+    directory holding Zarr metadata, the highest such directory; otherwise the path unchanged.
+    """
+    norm = os.path.normpath(path)
+    parts = norm.split(os.sep)
+    for i in range(len(parts), 0, -1):
+        name = parts[i - 1]
+        if name.lower().endswith(STORE_SUFFIXES):
+            candidate = os.sep.join(parts[:i]) or os.sep
+            if i == len(parts) or os.path.isdir(candidate):
+                return candidate
+    start = norm if os.path.isdir(norm) else os.path.dirname(norm) or os.curdir
+    if not os.path.isdir(norm) and not _has_store_document(start):
+        return path
+    found = None
+    here = os.path.abspath(start)
+    while _has_store_document(here):
+        found = here
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    if found is None:
+        return path
+    rel = os.path.relpath(found)
+    return found if rel.startswith(os.pardir) else rel
+
+
+def _has_store_document(directory: str) -> bool:
+    return any(os.path.isfile(os.path.join(directory, name)) for name in STORE_DOCUMENTS)
+
+
+def store_roots(paths: Sequence[str]) -> list[str]:
+    """Every path mapped to its store root, duplicates dropped, first-seen order kept."""
+    seen: dict[str, str] = {}
+    for path in paths:
+        root = store_root(path)
+        seen.setdefault(os.path.abspath(root), root)
+    return list(seen.values())
+
+
+def _validate_one(path: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...], pack_files: tuple[str, ...]) -> Report:
+    """One input; runs in a worker process under --jobs, so it takes pack file names, not Pack objects."""
+    from validator import validate
+
+    report = validate(path, select=select, ignore=ignore, extend_select=extend, packs=_packs(pack_files))
+    if not report.packs:
+        raise SpecValidateError(f"{path}: no rule pack applies (not an AnnData or Zarr store that spec-validate knows)")
+    return report
 
 
 def _ids(values: Sequence[str]) -> tuple[str, ...]:
@@ -79,32 +150,125 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 0
     if not args.paths:
         parser.error("give at least one PATH (or --list-rules / --explain)")
+    from validator import config as cfg
     from validator.engine.rule_selection import unknown_prefixes
 
-    select, ignore, extend = _ids(args.select), _ids(args.ignore), _ids(args.extend_select)
-    unknown = unknown_prefixes(select + ignore + extend, [r.id for r in rules] + [k for p in packs for k in p.redirects])
+    settings = cfg.merge(
+        cfg.Config() if args.isolated else cfg.load_config(args.config),
+        select=_ids(args.select), ignore=_ids(args.ignore), extend_select=_ids(args.extend_select),
+        fail_on=args.fail_on, packs=args.pack,
+    )
+    if settings.packs != tuple(args.pack):
+        packs = _packs(settings.packs)
+        rules = [r for pack in packs for r in pack.rules]
+    unknown = unknown_prefixes(settings.all_prefixes(), [r.id for r in rules] + [k for p in packs for k in p.redirects])
     if unknown:
         raise SpecValidateError(f"no rule matches {unknown[0]!r} (see --list-rules)")
-    from validator import validate
 
-    reports: list[Report] = []
-    for path in args.paths:
-        report = validate(path, select=select, ignore=ignore, extend_select=extend, packs=packs)
-        if not report.packs:
-            raise SpecValidateError(f"{path}: no rule pack applies (not an AnnData or Zarr store that spec-validate knows)")
-        reports.append(report)
-    fail_on = Level(args.fail_on.upper())
+    paths = store_roots(args.paths)
+    jobs = [(p, settings.select, settings.ignore_for(p), settings.extend_select, settings.packs) for p in paths]
+    if args.jobs > 1 and len(jobs) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=min(args.jobs, len(jobs))) as pool:
+            reports: list[Report] = list(pool.map(_validate_one, *zip(*jobs)))  # map keeps input order
+    else:
+        reports = [_validate_one(*job) for job in jobs]
+
+    from validator import baseline as bl
+
+    fail_on = Level(settings.fail_on.upper())
+    if args.write_baseline:
+        bl.write(args.write_baseline, reports)
+        count = sum(1 for r in reports for _ in bl.located(r))
+        print(f"spec-validate: wrote {count} finding(s) to baseline {args.write_baseline}", file=sys.stderr)
+    known = bl.load(args.baseline) if args.baseline else None
+    _emit(_render(args, reports, fail_on, known), args.output)
+    if args.exit_zero or args.write_baseline:
+        return 0
+    return 1 if any(bl.fails(r, fail_on, known) for r in reports) else 0
+
+
+def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, known) -> str:
     if args.format == "json":
         from validator.report.json import render as render_json
 
-        _emit(render_json(reports, __version__), args.output)
-    else:
-        from validator.report.text import render as render_text, use_colour
+        if known is None:
+            return render_json(reports, __version__)
+        return _json_with_baseline(reports, known)
+    if args.format == "sarif":
+        from validator.report.sarif import render as render_sarif
 
-        _emit(render_text(reports, fail_on, colour=not args.output and use_colour(sys.stdout), verbose=args.verbose), args.output)
-    if args.exit_zero:
-        return 0
-    return 1 if any(r.fails_at(fail_on) for r in reports) else 0
+        return render_sarif(reports, __version__, known)
+    if args.format == "github":
+        from validator.report.github import render as render_github
+
+        return render_github(reports, known)
+    if args.format == "junit":
+        from validator.report.junit import render as render_junit
+
+        return render_junit(reports, known)
+    if args.format == "markdown":
+        from validator.report.markdown import render as render_markdown
+
+        return render_markdown(reports, fail_on, known)
+    from validator.report.text import render as render_text, use_colour
+
+    colour = not args.output and use_colour(sys.stdout)
+    text = render_text(reports, fail_on, colour=colour, verbose=args.verbose)
+    if known is not None:
+        text += _baseline_text(reports, fail_on, known)
+    if len(reports) > 1:
+        text += _summary_table(reports, fail_on, known)
+    return text
+
+
+def _json_with_baseline(reports: list[Report], known) -> str:
+    """The JSON report, each report carrying which of its failures are new and which are in the baseline."""
+    from validator import baseline as bl
+    from validator.report.json import report_to_json
+
+    docs = []
+    for report in reports:
+        doc = report_to_json(report)
+        doc["baseline"] = [
+            {"fingerprint": i.fingerprint, "rule": i.rule_id, "path": i.path, "state": "baseline" if known.is_known(i) else "new"}
+            for i in bl.located(report)
+        ]
+        docs.append(doc)
+    return json.dumps({"tool": {"name": "spec-validate", "version": __version__}, "reports": docs}, indent=2, ensure_ascii=False) + "\n"
+
+
+def _baseline_text(reports: list[Report], fail_on: Level, known) -> str:
+    """After the text report: each failing finding marked `baseline` (known) or `new`."""
+    from validator import baseline as bl
+
+    lines = ["Baseline:"]
+    for report in reports:
+        for item in bl.located(report):
+            state = "baseline" if known.is_known(item) else "new"
+            lines.append(f"  {state:<8} {item.level.value:<6} {item.rule_id} {item.file} {item.path}")
+    new = sum(1 for r in reports for _ in bl.new_failures(r, fail_on, known))
+    lines.append(f"  {new} new failure(s) at --fail-on {fail_on.value.lower()}")
+    return "\n".join(lines) + "\n\n"
+
+
+def _summary_table(reports: list[Report], fail_on: Level, known) -> str:
+    """The table after several inputs: one row per input, failures per level and the verdict."""
+    from validator import baseline as bl
+
+    header = ("file", "format", "MUST", "SHOULD", "MAY", "result")
+    rows = []
+    for report in reports:
+        s = report.summary()
+        verdict = "does not conform" if bl.fails(report, fail_on, known) else "conforms"
+        rows.append((report.source, report.format, *(str(s[l]["failed"] + s[l]["error"]) for l in ("MUST", "SHOULD", "MAY")), verdict))
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    fmt = lambda row: "  ".join(cell.ljust(w) if i in (0, 1, 5) else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip()  # noqa: E731
+    failing = sum(1 for row in rows if row[5] != "conforms")
+    lines = [f"Summary ({len(reports)} inputs; failed clauses per level):", fmt(header), *map(fmt, rows)]
+    lines.append(f"{failing} of {len(reports)} do not conform at --fail-on {fail_on.value.lower()}.")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

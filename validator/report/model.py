@@ -77,6 +77,8 @@ class Report:
     tool_version: str
     results: tuple[ClauseResult, ...]
     problems: tuple[Problem, ...] = ()
+    # node path -> the store key of its metadata document (Zarr: `X/indptr/.zarray`), for failing nodes only
+    metadata_keys: Mapping[str, str] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[ClauseResult]:
         return iter(self.results)
@@ -104,3 +106,9 @@ class Report:
         from validator.report.json import report_to_json
 
         return report_to_json(self)
+
+    def to_sarif(self) -> dict[str, Any]:
+        """This report as a SARIF 2.1.0 log with one run."""
+        from validator.report.sarif import sarif_log
+
+        return sarif_log([self], self.tool_version)

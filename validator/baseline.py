@@ -1,0 +1,124 @@
+"""Fingerprints of findings, and baselines: known findings that are reported but do not fail the run."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from validator.errors import InputError
+from validator.report.model import ClauseResult, Finding, Level, Report, Status
+
+BASELINE_VERSION = 1
+
+
+def artifact_uri(source: str) -> str:
+    """The data file as a URI reference relative to the working directory (absolute when outside it)."""
+    absolute = os.path.abspath(source)
+    try:
+        rel = os.path.relpath(absolute, os.getcwd())
+    except ValueError:  # another drive on Windows
+        return Path(absolute).as_posix()
+    if rel == os.curdir or rel.startswith(os.pardir):
+        return Path(absolute).as_posix()
+    return Path(rel).as_posix()
+
+
+def fingerprint(rule_id: str, file: str, node_path: str) -> str:
+    """A stable hash of (rule id, file, node path): the same finding gets the same print in every run."""
+    text = "\x1f".join((rule_id, file, node_path))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Located:
+    """One failing thing in a report: a finding of a failed clause, a clause that errored, or an unreadable key."""
+
+    rule_id: str
+    level: Level
+    file: str  # artifact_uri of the report's source
+    path: str  # the node path (or the store key for an unreadable part)
+    fingerprint: str
+    result: ClauseResult | None
+    finding: Finding | None
+    message: str
+
+
+def located(report: Report) -> Iterator[Located]:
+    """Every failing thing in `report`, one per finding, in report order."""
+    file = artifact_uri(report.source)
+    for problem in report.problems:
+        yield Located("unreadable", Level.MUST, file, problem.key, fingerprint("unreadable", file, problem.key), None, None, problem.message)
+    for r in report.results:
+        if r.status is Status.ERROR:
+            yield Located(r.rule.id, r.rule.level, file, "", fingerprint(r.rule.id, file, ""), r, None, f"error: {r.reason}")
+        elif r.status is Status.FAILED:
+            seen: set[str] = set()
+            for f in r.findings or (Finding("failed", path="/"),):
+                fp = fingerprint(r.rule.id, file, f.path)
+                if fp in seen:  # two findings on one node (two bad indices): one fingerprint, one baseline entry
+                    continue
+                seen.add(fp)
+                yield Located(r.rule.id, r.rule.level, file, f.path, fp, r, f, f.message)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Fingerprints of known findings (`--baseline FILE`)."""
+
+    fingerprints: frozenset[str] = frozenset()
+
+    def __contains__(self, fp: object) -> bool:
+        return fp in self.fingerprints
+
+    def is_known(self, item: Located) -> bool:
+        return item.fingerprint in self.fingerprints
+
+
+def new_failures(report: Report, fail_on: Level, baseline: Baseline | None) -> list[Located]:
+    """Failing things at or above `fail_on` that are not in the baseline: these fail the run."""
+    return [
+        item
+        for item in located(report)
+        if item.level.rank >= fail_on.rank and (baseline is None or not baseline.is_known(item))
+    ]
+
+
+def fails(report: Report, fail_on: Level, baseline: Baseline | None) -> bool:
+    """Whether `report` fails the run; without a baseline the same as `report.fails_at(fail_on)`."""
+    if baseline is None:
+        return report.fails_at(fail_on)
+    return bool(new_failures(report, fail_on, baseline))
+
+
+def load(path: str | Path) -> Baseline:
+    """Read a baseline written by `--write-baseline`. Raises InputError when it is missing or malformed."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such baseline file") from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: not a spec-validate baseline ({exc})") from None
+    entries = doc.get("findings") if isinstance(doc, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("fingerprint"), str) for e in entries):
+        raise InputError(f"{path}: not a spec-validate baseline (expected {{\"findings\": [{{\"fingerprint\": ...}}]}})")
+    return Baseline(frozenset(e["fingerprint"] for e in entries))
+
+
+def dump(reports: Sequence[Report]) -> str:
+    """The baseline document for every failing thing in `reports` (all levels, so --fail-on may change later)."""
+    entries = [
+        {"fingerprint": item.fingerprint, "rule": item.rule_id, "file": item.file, "path": item.path}
+        for report in reports
+        for item in located(report)
+    ]
+    entries.sort(key=lambda e: (e["file"], e["rule"], e["path"]))
+    doc = {"tool": "spec-validate", "version": BASELINE_VERSION, "findings": entries}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def write(path: str | Path, reports: Iterable[Report]) -> None:
+    Path(path).write_text(dump(list(reports)), encoding="utf-8")

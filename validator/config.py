@@ -1,0 +1,146 @@
+"""`[tool.spec-validate]` in pyproject.toml, merged with CLI flags (ruff precedence: the CLI wins)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from validator.errors import InputError
+
+KEYS = ("select", "ignore", "extend-select", "fail-on", "per-path-ignores", "packs")
+FAIL_ON = ("must", "should", "may")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The settings of one pyproject.toml (paths in `packs` already made absolute)."""
+
+    select: tuple[str, ...] | None = None  # None: not set
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    fail_on: str | None = None
+    per_path_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    packs: tuple[str, ...] = ()
+    root: str = ""  # the directory holding the pyproject.toml; per-path globs are relative to it
+    source: str = ""
+
+
+def find_pyproject(start: str | Path | None = None) -> Path | None:
+    """The nearest pyproject.toml from `start` (default: the cwd) upwards that has a [tool.spec-validate] table."""
+    here = Path(start or os.getcwd()).resolve()
+    for directory in (here, *here.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                doc = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise InputError(f"{candidate}: cannot be read as TOML ({exc})") from None
+            if "spec-validate" in doc.get("tool", {}):
+                return candidate
+    return None
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Read `[tool.spec-validate]` from `path`, or from the pyproject found from the cwd upwards; empty if none.
+
+    Raises:
+        InputError: an unknown key or a value of the wrong type, naming the file and the key.
+    """
+    found = Path(path) if path else find_pyproject()
+    if found is None:
+        return Config()
+    doc = tomllib.loads(found.read_text(encoding="utf-8"))
+    table = doc.get("tool", {}).get("spec-validate", {})
+    where = f"{found}: [tool.spec-validate]"
+    if not isinstance(table, dict):
+        raise InputError(f"{where}: expected a table")
+    for key in table:
+        if key not in KEYS:
+            raise InputError(f"{where}: {key}: unknown option (known: {', '.join(KEYS)})")
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = table.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise InputError(f"{where}: {key}: expected a list of strings")
+        return tuple(value)
+
+    fail_on = table.get("fail-on")
+    if fail_on is not None and (not isinstance(fail_on, str) or fail_on.lower() not in FAIL_ON):
+        raise InputError(f"{where}: fail-on: expected one of {', '.join(FAIL_ON)}, got {fail_on!r}")
+    ppi = table.get("per-path-ignores", {})
+    if not isinstance(ppi, dict):
+        raise InputError(f"{where}: per-path-ignores: expected a table of glob = [rule prefixes]")
+    per_path: dict[str, tuple[str, ...]] = {}
+    for glob, prefixes in ppi.items():
+        if isinstance(prefixes, str):
+            prefixes = [prefixes]
+        if not isinstance(prefixes, list) or not all(isinstance(p, str) for p in prefixes):
+            raise InputError(f"{where}: per-path-ignores.{glob}: expected a list of rule ids or prefixes")
+        per_path[glob] = tuple(prefixes)
+    root = found.parent
+    return Config(
+        select=strings("select") if "select" in table else None,
+        ignore=strings("ignore"),
+        extend_select=strings("extend-select"),
+        fail_on=fail_on.lower() if fail_on else None,
+        per_path_ignores=per_path,
+        packs=tuple(str(root / p) for p in strings("packs")),
+        root=str(root),
+        source=str(found),
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one run uses, after the CLI flags have been laid over the config."""
+
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    extend_select: tuple[str, ...]
+    fail_on: str
+    packs: tuple[str, ...]
+    per_path_ignores: Mapping[str, tuple[str, ...]]
+    root: str
+
+    def ignore_for(self, path: str) -> tuple[str, ...]:
+        """`ignore` plus the per-path-ignores whose glob matches `path` (relative to the config's directory)."""
+        extra: list[str] = []
+        if self.per_path_ignores:
+            absolute = os.path.abspath(path)
+            rel = os.path.relpath(absolute, self.root or os.getcwd()).replace(os.sep, "/")
+            for glob, prefixes in self.per_path_ignores.items():
+                if any(fnmatch.fnmatchcase(candidate, glob) for candidate in (rel, rel.rstrip("/"), os.path.basename(rel.rstrip("/")))):
+                    extra.extend(prefixes)
+        return self.ignore + tuple(extra)
+
+    def all_prefixes(self) -> tuple[str, ...]:
+        return self.select + self.ignore + self.extend_select + tuple(p for ps in self.per_path_ignores.values() for p in ps)
+
+
+def merge(
+    config: Config,
+    *,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
+    fail_on: str | None = None,
+    packs: Sequence[str] = (),
+) -> Settings:
+    """CLI over config, as ruff does: --select replaces `select`; ignore, extend-select and packs add up;
+    --fail-on replaces `fail-on`."""
+    return Settings(
+        select=tuple(select) if select else (config.select or ()),
+        ignore=config.ignore + tuple(ignore),
+        extend_select=config.extend_select + tuple(extend_select),
+        fail_on=(fail_on or config.fail_on or "must").lower(),
+        packs=config.packs + tuple(packs),
+        per_path_ignores=dict(config.per_path_ignores),
+        root=config.root,
+    )
+
