@@ -66,3 +66,19 @@ def broken_h5ad(tmp_path_factory) -> str:
 @pytest.fixture(scope="session")
 def valid_zarr(tmp_path_factory) -> str:
     return write_anndata(tmp_path_factory.mktemp("valid") / "valid.zarr", zarr=True)
+
+
+@pytest.fixture
+def broken_h5ad_here(tmp_path, monkeypatch) -> str:
+    """A copy of the valid corpus .h5ad without /obs's `_index` (one MUST failure), in a fresh working directory."""
+    import shutil
+
+    import h5py
+
+    from corpus_paths import VALID_H5AD
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(VALID_H5AD, tmp_path / "broken.h5ad")
+    with h5py.File(tmp_path / "broken.h5ad", "a") as f:
+        del f["obs"].attrs["_index"]
+    return "broken.h5ad"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import h5py
@@ -13,19 +12,9 @@ from validator import baseline as bl
 from validator.cli import main
 from validator.errors import InputError
 
-CORPUS = Path("/work/shared/corpus-public")
-VALID_H5AD = CORPUS / "anndata-h5ad/written-by-anndata-0.12.19/rich.h5ad"
+from corpus_paths import VALID_H5AD
 
-pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="public corpus not available")
-
-
-@pytest.fixture
-def broken_h5ad(tmp_path, monkeypatch) -> str:
-    monkeypatch.chdir(tmp_path)
-    shutil.copy(VALID_H5AD, tmp_path / "broken.h5ad")
-    with h5py.File(tmp_path / "broken.h5ad", "a") as f:
-        del f["obs"].attrs["_index"]
-    return "broken.h5ad"
+pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 
 
 def break_indptr(path: str) -> None:
@@ -35,23 +24,23 @@ def break_indptr(path: str) -> None:
         f["X/indptr"][...] = indptr
 
 
-def test_baseline_write_then_use_on_the_same_file_exits_0(broken_h5ad, capsys):
-    assert main([broken_h5ad]) == 1
-    assert main(["--write-baseline", "baseline.json", broken_h5ad]) == 0
+def test_baseline_write_then_use_on_the_same_file_exits_0(broken_h5ad_here, capsys):
+    assert main([broken_h5ad_here]) == 1
+    assert main(["--write-baseline", "baseline.json", broken_h5ad_here]) == 0
     doc = json.loads(Path("baseline.json").read_text())
     assert [(e["rule"], e["file"], e["path"]) for e in doc["findings"]] == [("anndata.dataframe.index-attr", "broken.h5ad", "/obs")]
     capsys.readouterr()
-    assert main(["--baseline", "baseline.json", broken_h5ad]) == 0
+    assert main(["--baseline", "baseline.json", broken_h5ad_here]) == 0
     out = capsys.readouterr().out
     assert "  baseline MUST   anndata.dataframe.index-attr broken.h5ad /obs" in out
     assert "0 new failure(s)" in out
 
 
-def test_baseline_new_violation_fails_and_only_it_is_new(broken_h5ad, capsys):
-    main(["--write-baseline", "baseline.json", broken_h5ad])
-    break_indptr(broken_h5ad)
+def test_baseline_new_violation_fails_and_only_it_is_new(broken_h5ad_here, capsys):
+    main(["--write-baseline", "baseline.json", broken_h5ad_here])
+    break_indptr(broken_h5ad_here)
     capsys.readouterr()
-    assert main(["--baseline", "baseline.json", "--format", "json", broken_h5ad]) == 1
+    assert main(["--baseline", "baseline.json", "--format", "json", broken_h5ad_here]) == 1
     states = json.loads(capsys.readouterr().out)["reports"][0]["baseline"]
     new = [(s["rule"], s["path"]) for s in states if s["state"] == "new"]
     known = [(s["rule"], s["path"]) for s in states if s["state"] == "baseline"]
@@ -59,22 +48,22 @@ def test_baseline_new_violation_fails_and_only_it_is_new(broken_h5ad, capsys):
     assert len(new) == 1 and new[0][1] == "/X/indptr" and new[0][0].startswith("anndata.csr_matrix.")
 
 
-def test_baseline_new_node_of_a_known_rule_is_new(broken_h5ad, capsys):
-    main(["--write-baseline", "baseline.json", broken_h5ad])
-    with h5py.File(broken_h5ad, "a") as f:
+def test_baseline_new_node_of_a_known_rule_is_new(broken_h5ad_here, capsys):
+    main(["--write-baseline", "baseline.json", broken_h5ad_here])
+    with h5py.File(broken_h5ad_here, "a") as f:
         del f["var"].attrs["_index"]
     capsys.readouterr()
-    assert main(["--baseline", "baseline.json", broken_h5ad]) == 1
+    assert main(["--baseline", "baseline.json", broken_h5ad_here]) == 1
     out = capsys.readouterr().out
     assert "  new      MUST   anndata.dataframe.index-attr broken.h5ad /var" in out
     assert "  baseline MUST   anndata.dataframe.index-attr broken.h5ad /obs" in out
 
 
-def test_baseline_marks_sarif_results(broken_h5ad, capsys):
-    main(["--write-baseline", "baseline.json", broken_h5ad])
-    break_indptr(broken_h5ad)
+def test_baseline_marks_sarif_results(broken_h5ad_here, capsys):
+    main(["--write-baseline", "baseline.json", broken_h5ad_here])
+    break_indptr(broken_h5ad_here)
     capsys.readouterr()
-    assert main(["--baseline", "baseline.json", "--format", "sarif", broken_h5ad]) == 1
+    assert main(["--baseline", "baseline.json", "--format", "sarif", broken_h5ad_here]) == 1
     results = json.loads(capsys.readouterr().out)["runs"][0]["results"]
     assert sorted(r["baselineState"] for r in results) == ["new", "unchanged"]
 
@@ -86,8 +75,8 @@ def test_baseline_fingerprint_is_stable_and_ignores_values():
     assert a != bl.fingerprint("anndata.x.z", "data/a.h5ad", "/X/indptr")
 
 
-def test_baseline_missing_file_is_exit_2(broken_h5ad, capsys):
-    assert main(["--baseline", "nope.json", broken_h5ad]) == 2
+def test_baseline_missing_file_is_exit_2(broken_h5ad_here, capsys):
+    assert main(["--baseline", "nope.json", broken_h5ad_here]) == 2
     assert "nope.json: no such baseline file" in capsys.readouterr().err
 
 

@@ -12,11 +12,10 @@ from validator.cli import main
 from validator.config import Config, load_config, merge
 from validator.errors import InputError
 
-CORPUS = Path("/work/shared/corpus-public")
-VALID_H5AD = CORPUS / "anndata-h5ad/written-by-anndata-0.12.19/rich.h5ad"
+from corpus_paths import VALID_H5AD
 RULE = "anndata.dataframe.index-attr"
 
-pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="public corpus not available")
+pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 
 
 @pytest.fixture

@@ -11,11 +11,10 @@ import pytest
 
 from validator.cli import main
 
-CORPUS = Path("/work/shared/corpus-public")
-VALID_H5AD = CORPUS / "anndata-h5ad/written-by-anndata-0.12.19/rich.h5ad"
-ZARR = CORPUS / "anndata-zarr/written-by-anndata-0.12.19/rich.zarr"
+from corpus_paths import VALID_H5AD
+from corpus_paths import FAILING_ZARR as ZARR
 
-pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="public corpus not available")
+pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 
 
 @pytest.fixture

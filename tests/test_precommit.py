@@ -15,13 +15,12 @@ import yaml
 from validator.cli import main, store_root, store_roots
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = Path("/work/shared/corpus-public")
-VALID_H5AD = CORPUS / "anndata-h5ad/written-by-anndata-0.12.19/rich.h5ad"
-ZARR = CORPUS / "anndata-zarr/written-by-anndata-0.12.19/rich.zarr"
+from corpus_paths import VALID_H5AD
+from corpus_paths import FAILING_ZARR as ZARR
 PRE_COMMIT = shutil.which("pre-commit", path=os.path.dirname(sys.executable)) or shutil.which("pre-commit")
 SPEC_VALIDATE = shutil.which("spec-validate", path=os.path.dirname(sys.executable)) or shutil.which("spec-validate")
 
-needs_corpus = pytest.mark.skipif(not VALID_H5AD.exists(), reason="public corpus not available")
+needs_corpus = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 needs_pre_commit = pytest.mark.skipif(PRE_COMMIT is None or shutil.which("git") is None, reason="pre-commit or git missing")
 
 

@@ -5,26 +5,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import h5py
 import pytest
 
 from validator.cli import main
 from validator.report.github import escape_data, escape_property
 
-CORPUS = Path("/work/shared/corpus-public")
-VALID_H5AD = CORPUS / "anndata-h5ad/written-by-anndata-0.12.19/rich.h5ad"
+from corpus_paths import VALID_H5AD
 
-pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="public corpus not available")
-
-
-@pytest.fixture
-def broken_h5ad(tmp_path, monkeypatch) -> str:
-    """rich.h5ad without the `_index` attribute of /obs (one MUST failure), in the working directory."""
-    monkeypatch.chdir(tmp_path)
-    shutil.copy(VALID_H5AD, tmp_path / "broken.h5ad")
-    with h5py.File(tmp_path / "broken.h5ad", "a") as f:
-        del f["obs"].attrs["_index"]
-    return "broken.h5ad"
+pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 
 
 def test_github_escape_data_encodes_percent_and_newlines():
@@ -35,8 +23,8 @@ def test_github_escape_property_also_encodes_colon_and_comma():
     assert escape_property("MUST a.b: x, y") == "MUST a.b%3A x%2C y"
 
 
-def test_github_one_error_annotation_per_failure(broken_h5ad, capsys):
-    assert main(["--format", "github", broken_h5ad]) == 1
+def test_github_one_error_annotation_per_failure(broken_h5ad_here, capsys):
+    assert main(["--format", "github", broken_h5ad_here]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1
     line = lines[0]

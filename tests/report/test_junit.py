@@ -6,32 +6,20 @@ import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import h5py
 import junitparser
 import pytest
 
 import validator
 from validator.cli import main
 
-CORPUS = Path("/work/shared/corpus-public")
-VALID_H5AD = CORPUS / "anndata-h5ad/written-by-anndata-0.12.19/rich.h5ad"
+from corpus_paths import VALID_H5AD
 
-pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="public corpus not available")
-
-
-@pytest.fixture
-def broken_h5ad(tmp_path, monkeypatch) -> str:
-    """rich.h5ad without the `_index` attribute of /obs (one MUST failure), in the working directory."""
-    monkeypatch.chdir(tmp_path)
-    shutil.copy(VALID_H5AD, tmp_path / "broken.h5ad")
-    with h5py.File(tmp_path / "broken.h5ad", "a") as f:
-        del f["obs"].attrs["_index"]
-    return "broken.h5ad"
+pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 
 
-def test_junit_structure_parsed_with_junitparser(broken_h5ad, tmp_path, capsys):
+def test_junit_structure_parsed_with_junitparser(broken_h5ad_here, tmp_path, capsys):
     shutil.copy(VALID_H5AD, tmp_path / "valid.h5ad")
-    assert main(["--format", "junit", "--output", "report.xml", broken_h5ad, "valid.h5ad"]) == 1
+    assert main(["--format", "junit", "--output", "report.xml", broken_h5ad_here, "valid.h5ad"]) == 1
     xml = junitparser.JUnitXml.fromfile("report.xml")
     suites = list(xml)
     assert [s.name for s in suites] == ["broken.h5ad", "valid.h5ad"]
@@ -52,8 +40,8 @@ def test_junit_structure_parsed_with_junitparser(broken_h5ad, tmp_path, capsys):
     assert "/obs: attribute '_index' is missing" in failure.text
 
 
-def test_junit_is_plain_xml_for_etree(broken_h5ad, capsys):
-    main(["--format", "junit", broken_h5ad])
+def test_junit_is_plain_xml_for_etree(broken_h5ad_here, capsys):
+    main(["--format", "junit", broken_h5ad_here])
     root = ET.fromstring(capsys.readouterr().out.split("\n", 1)[1])
     assert root.tag == "testsuites"
     suite = root.find("testsuite")
