@@ -1,0 +1,429 @@
+"""Write the h5Seurat conformance corpus: a valid file built with h5py as the spec describes, and broken copies.
+
+Run as `python conformance-corpus/h5seurat/generate_h5seurat.py`. It (re)writes every `*.h5Seurat` case
+file beside this script and `manifest.yaml`, which lists each case with the exact set of rule ids it fails.
+The valid file follows SeuratDisk 0.0.0.9021's layout (one-element variable-length UTF-8 string attributes,
+matrices written by R, so dense datasets are stored transposed: features x cells in R is (cells, features) here).
+Each broken case copies the valid file and edits exactly one thing, so exactly one clause breaks.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import h5py
+import numpy as np
+import yaml
+
+HERE = Path(__file__).resolve().parent
+STR = h5py.string_dtype("utf-8")
+N_CELLS = 6
+CASES: list[dict] = []
+EDITS: dict[str, Callable[[h5py.File], None]] = {}
+
+
+def strings(values: list[str]) -> np.ndarray:
+    return np.array(values, dtype=STR)
+
+
+def put_strings(g: h5py.Group, name: str, values: list[str]) -> None:
+    g.create_dataset(name, data=strings(values), dtype=STR)
+
+
+def attr_strings(obj: h5py.HLObject, name: str, values: list[str]) -> None:
+    obj.attrs.create(name, strings(values), dtype=STR)
+
+
+def sparse(parent: h5py.Group, name: str, dense_r: np.ndarray) -> h5py.Group:
+    """A dgCMatrix: CSC of the R matrix (rows x columns), `dims` = [rows, columns]."""
+    g = parent.create_group(name)
+    data, indices, indptr = [], [], [0]
+    for j in range(dense_r.shape[1]):
+        rows = np.flatnonzero(dense_r[:, j])
+        indices.extend(rows.tolist())
+        data.extend(dense_r[rows, j].tolist())
+        indptr.append(len(indices))
+    g.create_dataset("data", data=np.array(data, dtype="f8"))
+    g.create_dataset("indices", data=np.array(indices, dtype="i4"))
+    g.create_dataset("indptr", data=np.array(indptr, dtype="i4"))
+    g.attrs.create("dims", np.array(dense_r.shape, dtype="i4"))
+    return g
+
+
+def factor(parent: h5py.Group, name: str, levels: list[str], values: list[int]) -> None:
+    g = parent.create_group(name)
+    put_strings(g, "levels", levels)
+    g.create_dataset("values", data=np.array(values, dtype="i4"))
+
+
+def logical(parent: h5py.Group, name: str, values: list[int]) -> None:
+    ds = parent.create_dataset(name, data=np.array(values, dtype="i4"))
+    attr_strings(ds, "s3class", ["logical"])
+
+
+def write_valid(path: Path) -> None:
+    rng = np.random.default_rng(0)
+    cells = [f"cell{i}" for i in range(N_CELLS)]
+    with h5py.File(path, "w") as f:
+        attr_strings(f, "project", ["corpus"])
+        attr_strings(f, "active.assay", ["RNA"])
+        attr_strings(f, "version", ["4.1.3"])
+        put_strings(f, "cell.names", cells)
+        md = f.create_group("meta.data")
+        attr_strings(md, "_index", ["_index"])
+        attr_strings(md, "colnames", ["nCount_RNA", "orig.ident", "is_doublet"])
+        attr_strings(md, "logicals", ["is_doublet"])
+        put_strings(md, "_index", cells)
+        md.create_dataset("nCount_RNA", data=rng.random(N_CELLS))
+        factor(md, "orig.ident", ["a", "b"], [1, 2, 1, 1, 2, 2])
+        logical(md, "is_doublet", [0, 1, 2, 0, 0, 1])
+        factor(f, "active.ident", ["0", "1", "2"], [1, 2, 3, 1, 2, 3])
+
+        assays = f.create_group("assays")
+        rna = assays.create_group("RNA")
+        attr_strings(rna, "key", ["rna_"])
+        features = ["g1", "g2", "g3", "g4"]
+        put_strings(rna, "features", features)
+        counts = (rng.random((4, N_CELLS)) > 0.5) * rng.integers(1, 9, (4, N_CELLS))
+        counts[:, 0] = [1, 0, 2, 0]  # column 0 is never empty (the edits below rely on indptr[1] >= 1)
+        sparse(rna, "counts", counts.astype("f8"))
+        sparse(rna, "data", np.log1p(counts.astype("f8")))
+        rna.create_dataset("scale.data", data=rng.standard_normal((N_CELLS, 2)))  # 2 scaled features x 6 cells
+        put_strings(rna, "scaled.features", ["g1", "g2"])
+        put_strings(rna, "variable.features", ["g1", "g2"])
+        mf = rna.create_group("meta.features")  # row names in "row.names", as the spec says (SeuratDisk uses _index)
+        attr_strings(mf, "colnames", ["vst.mean", "vst.variable"])
+        attr_strings(mf, "logicals", ["vst.variable"])
+        put_strings(mf, "row.names", features)
+        mf.create_dataset("vst.mean", data=rng.random(4))
+        logical(mf, "vst.variable", [1, 1, 0, 0])
+        rna.create_group("misc")
+
+        adt = assays.create_group("ADT")
+        attr_strings(adt, "key", ["adt_"])
+        put_strings(adt, "features", ["p1", "p2", "p3"])
+        adt.create_dataset("counts", data=rng.integers(0, 50, (N_CELLS, 3)).astype("f8"))  # dense: stored transposed
+        adt.create_dataset("data", data=rng.random((N_CELLS, 3)))
+        # A data frame without factors may be a one-dimensional compound dataset, one row per feature.
+        row = np.dtype([("isotype", STR), ("mean", "f8")])
+        adt.create_dataset("meta.features", data=np.array([("IgG1", 0.5), ("IgG2", 1.5), ("IgG1", 2.5)], dtype=row))
+
+        reductions = f.create_group("reductions")
+        pca = reductions.create_group("pca")
+        attr_strings(pca, "active.assay", ["RNA"])
+        attr_strings(pca, "key", ["PC_"])
+        pca.attrs.create("global", np.array([0], dtype="i4"))
+        pca.create_dataset("cell.embeddings", data=rng.standard_normal((2, N_CELLS)))  # 6 cells x 2 PCs in R
+        pca.create_dataset("feature.loadings", data=rng.standard_normal((2, 2)))
+        put_strings(pca, "features", ["g1", "g2"])
+        pca.create_group("misc")
+        js = pca.create_group("jackstraw")
+        attr_strings(js, "s4class", ["SeuratObject:JackStrawData"])
+        js.create_dataset("overall.p.values", data=rng.random((2, 2)))
+
+        graphs = f.create_group("graphs")
+        snn = np.eye(N_CELLS) + np.eye(N_CELLS, k=1) + np.eye(N_CELLS, k=-1)
+        g = sparse(graphs, "RNA_snn", snn)
+        attr_strings(g, "assay.used", ["RNA"])
+
+        f.create_group("images")
+        f.create_group("commands")
+        f.create_group("misc")
+        tools = f.create_group("tools")
+        t = tools.create_group("custom_tool")
+        put_strings(t, "run", ["yes"])
+
+
+def case(name: str, fails: list[str], note: str, expect: dict | None = None) -> Callable:
+    def register(edit: Callable[[h5py.File], None]) -> Callable[[h5py.File], None]:
+        entry = {"case": f"h5seurat/{name}", "file": f"h5seurat/{name}.h5Seurat", "fails": fails}
+        if expect:
+            entry["expect"] = expect
+        entry["note"] = note
+        CASES.append(entry)
+        EDITS[name] = edit
+        return edit
+
+    return register
+
+
+def replace(g: h5py.Group, name: str, data: np.ndarray, **kw) -> h5py.Dataset:
+    attrs = dict(g[name].attrs) if name in g else {}
+    if name in g:
+        del g[name]
+    ds = g.create_dataset(name, data=data, **kw)
+    for k, v in attrs.items():
+        ds.attrs[k] = v
+    return ds
+
+
+@case("valid-every-element", [], "Two assays (RNA sparse, ADT dense), a reduction, a graph, factors, logicals, misc and tools.")
+def valid(f: h5py.File) -> None:
+    pass
+
+
+# ------------------------------------------------------------------ MUST
+@case("root-project-missing", ["h5seurat.root.required-attributes"], "The root has no 'project' attribute.")
+def _(f):
+    del f.attrs["project"]
+
+
+@case("root-version-two-values", ["h5seurat.root.attributes-single-character"], "The root 'version' holds two strings.")
+def _(f):
+    attr_strings(f, "version", ["4.1.3", "5.0.0"])
+
+
+@case("root-active-assay-unknown", ["h5seurat.root.active-assay-exists"], "The root says active.assay SCT; /assays has RNA and ADT.")
+def _(f):
+    attr_strings(f, "active.assay", ["SCT"])
+
+
+@case("root-meta-data-missing", ["h5seurat.root.required-datasets"], "There is no /meta.data.",
+      {"h5seurat.root.required-datasets": {"path": "/meta.data"}})
+def _(f):
+    del f["meta.data"]
+
+
+@case("meta-data-column-short", ["h5seurat.meta.data.rows"], "/meta.data/nCount_RNA has 5 rows; there are 6 cells.",
+      {"h5seurat.meta.data.rows": {"path": "/meta.data/nCount_RNA"}})
+def _(f):
+    replace(f["meta.data"], "nCount_RNA", np.zeros(N_CELLS - 1))
+
+
+@case("assay-features-missing", ["h5seurat.assay.features-and-data"], "/assays/ADT has no features.",
+      {"h5seurat.assay.features-and-data": {"path": "/assays/ADT/features"}})
+def _(f):
+    del f["assays/ADT/features"]
+
+
+@case("assay-features-two-dimensional", ["h5seurat.assay.features-one-dimensional-character"],
+      "/assays/RNA/features is a 4 x 1 string dataset.")
+def _(f):
+    replace(f["assays/RNA"], "features", strings(["g1", "g2", "g3", "g4"]).reshape(4, 1), dtype=STR)
+
+
+@case("assay-data-not-transposed", ["h5seurat.assay.data-dimensions"],
+      "/assays/ADT/data and counts are stored as (features, cells) = (3, 6), i.e. 6 features x 3 cells in R: "
+      "a row-major writer forgot to transpose.", {"h5seurat.assay.data-dimensions": {"path": "/assays/ADT/data"}})
+def _(f):
+    replace(f["assays/ADT"], "data", np.zeros((3, N_CELLS)))
+    replace(f["assays/ADT"], "counts", np.zeros((3, N_CELLS)))
+
+
+@case("assay-key-missing", ["h5seurat.assay.key"], "/assays/ADT has no 'key' attribute.")
+def _(f):
+    del f["assays/ADT"].attrs["key"]
+
+
+@case("assay-counts-dims-differ", ["h5seurat.assay.counts-same-dimensions"],
+      "/assays/ADT/counts is 3 x 5 in R (stored (5, 3)); data is 3 x 6.")
+def _(f):
+    replace(f["assays/ADT"], "counts", np.zeros((5, 3)))
+
+
+@case("assay-scale-data-cells-wrong", ["h5seurat.assay.scale-data-dimensions"],
+      "/assays/RNA/scale.data is stored (5, 2): 5 columns (cells) in R, the file has 6 cells.")
+def _(f):
+    replace(f["assays/RNA"], "scale.data", np.zeros((5, 2)))
+
+
+@case("assay-meta-features-rows-wrong", ["h5seurat.assay.meta-features-rows"],
+      "/assays/RNA/meta.features/vst.mean has 3 rows; there are 4 features.",
+      {"h5seurat.assay.meta-features-rows": {"path": "/assays/RNA/meta.features/vst.mean"}})
+def _(f):
+    replace(f["assays/RNA/meta.features"], "vst.mean", np.zeros(3))
+
+
+@case("reduction-active-assay-unknown", ["h5seurat.reduction.active-assay"], "/reductions/pca says active.assay RNA and SCT.")
+def _(f):
+    attr_strings(f["reductions/pca"], "active.assay", ["RNA", "SCT"])
+
+
+@case("reduction-key-missing", ["h5seurat.reduction.key"], "/reductions/pca has no 'key' attribute.")
+def _(f):
+    del f["reductions/pca"].attrs["key"]
+
+
+@case("reduction-global-not-logical", ["h5seurat.reduction.global"], "/reductions/pca 'global' is 3, not 0, 1 or 2.")
+def _(f):
+    f["reductions/pca"].attrs.create("global", np.array([3], dtype="i4"))
+
+
+@case("reduction-cell-embeddings-missing", ["h5seurat.reduction.cell-embeddings"], "/reductions/pca has no cell.embeddings.")
+def _(f):
+    del f["reductions/pca/cell.embeddings"]
+
+
+@case("reduction-cell-embeddings-not-transposed", ["h5seurat.reduction.cell-embeddings-rows"],
+      "/reductions/pca/cell.embeddings is stored (6, 2), i.e. 2 rows in R: a row-major writer forgot to transpose.")
+def _(f):
+    replace(f["reductions/pca"], "cell.embeddings", np.zeros((N_CELLS, 2)))
+
+
+@case("graph-assay-used-missing", ["h5seurat.graph.sparse-with-assay-used"], "/graphs/RNA_snn has no 'assay.used' attribute.")
+def _(f):
+    del f["graphs/RNA_snn"].attrs["assay.used"]
+
+
+@case("misc-missing", ["h5seurat.misc.present"], "There is no /misc group.")
+def _(f):
+    del f["misc"]
+
+
+@case("tools-missing", ["h5seurat.tools.present"], "There is no /tools group.")
+def _(f):
+    del f["tools"]
+
+
+@case("sparse-indices-shorter-than-data", ["h5seurat.sparse.indices-data-same-length"],
+      "/assays/RNA/counts/indices has one entry fewer than data.")
+def _(f):
+    g = f["assays/RNA/counts"]
+    replace(g, "indices", g["indices"][:-1])
+
+
+@case("sparse-indptr-starts-at-one", ["h5seurat.sparse.indptr-starts-at-zero"], "/graphs/RNA_snn/indptr[0] is 1.",
+      {"h5seurat.sparse.indptr-starts-at-zero": {"path": "/graphs/RNA_snn/indptr", "index": [0]}})
+def _(f):
+    p = f["graphs/RNA_snn/indptr"][:]
+    p[0] = 1
+    replace(f["graphs/RNA_snn"], "indptr", p)
+
+
+@case("sparse-indptr-decreasing", ["h5seurat.sparse.indptr-monotonic"],
+      "/graphs/RNA_snn/indptr[3] is set above indptr[4] (first and last entries unchanged).",
+      {"h5seurat.sparse.indptr-monotonic": {"path": "/graphs/RNA_snn/indptr", "index": [4]}})
+def _(f):
+    p = f["graphs/RNA_snn/indptr"][:]
+    p[3] = p[4] + 1
+    replace(f["graphs/RNA_snn"], "indptr", p)
+
+
+@case("sparse-indptr-ends-short", ["h5seurat.sparse.indptr-ends-at-nnz"],
+      "/graphs/RNA_snn/indptr ends at nnz - 1.")
+def _(f):
+    p = f["graphs/RNA_snn/indptr"][:]
+    p[-1] -= 1
+    replace(f["graphs/RNA_snn"], "indptr", p)
+
+
+@case("sparse-indices-out-of-range", ["h5seurat.sparse.indices-in-range"],
+      "/assays/RNA/data/indices[0] is 4; the matrix has 4 rows (0-based 0..3).",
+      {"h5seurat.sparse.indices-in-range": {"path": "/assays/RNA/data/indices", "index": [0]}})
+def _(f):
+    i = f["assays/RNA/data/indices"][:]
+    i[0] = 4
+    replace(f["assays/RNA/data"], "indices", i)
+
+
+@case("logical-value-three", ["h5seurat.logical.values"], "/meta.data/is_doublet (s3class logical) holds a 3.",
+      {"h5seurat.logical.values": {"path": "/meta.data/is_doublet", "index": [2]}})
+def _(f):
+    v = f["meta.data/is_doublet"][:]
+    v[2] = 3
+    replace(f["meta.data"], "is_doublet", v)
+
+
+# ------------------------------------------------------------------ SHOULD
+@case("cell-names-integers", ["h5seurat.cell.names.one-dimensional-character"], "/cell.names holds integers.")
+def _(f):
+    replace(f, "cell.names", np.arange(N_CELLS))
+
+
+@case("graph-assay-used-two-values", ["h5seurat.graph.assay-used-single-character"],
+      "/graphs/RNA_snn 'assay.used' holds RNA and ADT.")
+def _(f):
+    attr_strings(f["graphs/RNA_snn"], "assay.used", ["RNA", "ADT"])
+
+
+@case("character-fixed-length-ascii", ["h5seurat.character.variable-length-utf8"],
+      "/assays/ADT/features is stored as fixed-length ASCII strings (|S2).")
+def _(f):
+    replace(f["assays/ADT"], "features", np.array([b"p1", b"p2", b"p3"]))
+
+
+@case("sparse-indptr-length-wrong", ["h5seurat.sparse.indptr-length"],
+      "/graphs/RNA_snn says dims [6, 5]: indptr should then have 6 entries; it has 7.")
+def _(f):
+    f["graphs/RNA_snn"].attrs.create("dims", np.array([N_CELLS, N_CELLS - 1], dtype="i4"))
+
+
+@case("sparse-dims-three-values", ["h5seurat.sparse.dims-two-integers"], "/assays/RNA/counts 'dims' is [4, 6, 1].")
+def _(f):
+    f["assays/RNA/counts"].attrs.create("dims", np.array([4, N_CELLS, 1], dtype="i4"))
+
+
+@case("factor-levels-integers", ["h5seurat.factor.levels-character"], "/meta.data/orig.ident/levels holds integers.")
+def _(f):
+    replace(f["meta.data/orig.ident"], "levels", np.array([1, 2], dtype="i4"))
+
+
+@case("factor-values-float", ["h5seurat.factor.values-integer"], "/active.ident/values is float64 (values still 1..3).")
+def _(f):
+    replace(f["active.ident"], "values", f["active.ident/values"][:].astype("f8"))
+
+
+@case("factor-values-zero", ["h5seurat.factor.values-in-levels"], "/active.ident/values[0] is 0; R factor codes start at 1.",
+      {"h5seurat.factor.values-in-levels": {"path": "/active.ident/values", "index": [0]}})
+def _(f):
+    v = f["active.ident/values"][:]
+    v[0] = 0
+    replace(f["active.ident"], "values", v)
+
+
+@case("dataframe-dataset-two-dimensional", ["h5seurat.dataframe.dataset-one-dimensional-compound"],
+      "/assays/ADT/meta.features is a 3 x 2 float dataset, not a one-dimensional compound one.")
+def _(f):
+    replace(f["assays/ADT"], "meta.features", np.zeros((3, 2)))
+
+
+@case("dataframe-row-names-two-dimensional", ["h5seurat.dataframe.row-names-character"],
+      "/assays/RNA/meta.features/row.names is a 4 x 1 string dataset.")
+def _(f):
+    replace(f["assays/RNA/meta.features"], "row.names", strings(["g1", "g2", "g3", "g4"]).reshape(4, 1), dtype=STR)
+
+
+@case("dataframe-logicals-integers", ["h5seurat.dataframe.logicals-character"], "/meta.data 'logicals' is [1].")
+def _(f):
+    f["meta.data"].attrs.create("logicals", np.array([1], dtype="i4"))
+
+
+@case("s4class-two-values", ["h5seurat.s4class.single-character"],
+      "/reductions/pca/jackstraw 's4class' holds SeuratObject and JackStrawData as two strings.")
+def _(f):
+    attr_strings(f["reductions/pca/jackstraw"], "s4class", ["SeuratObject", "JackStrawData"])
+
+
+@case("assay-meta-features-dataset-rows-wrong", ["h5seurat.assay.meta-features-dataset-rows"],
+      "/assays/ADT/meta.features (a compound dataset) has 2 rows; there are 3 features.")
+def _(f):
+    replace(f["assays/ADT"], "meta.features", f["assays/ADT/meta.features"][:2])
+
+
+HEADER = """\
+# The h5Seurat conformance cases, written by generate_h5seurat.py beside this file (do not edit by hand).
+# fails: the exact set of rule ids whose status is `failed` (any level); [] means the case conforms.
+# expect: the first finding's node path and index for a rule.
+"""
+
+
+def main(argv: list[str]) -> None:
+    valid_path = HERE / "valid-every-element.h5Seurat"
+    write_valid(valid_path)
+    for entry in CASES:
+        name = entry["case"].split("/", 1)[1]
+        if name == "valid-every-element":
+            continue
+        path = HERE / f"{name}.h5Seurat"
+        shutil.copyfile(valid_path, path)
+        with h5py.File(path, "r+") as f:
+            EDITS[name](f)
+    text = yaml.safe_dump(CASES, sort_keys=False, width=120, default_flow_style=None)
+    (HERE / "manifest.yaml").write_text(HEADER + text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

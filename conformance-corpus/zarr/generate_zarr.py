@@ -1,0 +1,190 @@
+"""Write the Zarr v2 storage conformance corpus: a valid store written by zarr-python, and broken copies.
+
+Run as `python conformance-corpus/zarr/generate_zarr.py`. It (re)writes the stores under
+conformance-corpus/zarr/zarr-v2/ and nothing else; manifest.yaml beside this file lists each case with
+the exact set of rule ids it fails. Every case is one function named like the case (`order_not_c_or_f`
+writes `order-not-c-or-f.zarr`).
+
+Broken cases write a small store with zarr-python, then edit exactly one thing in the stored JSON (or
+add or remove one key), so that exactly one clause breaks. Nothing is read back through zarr-python.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numcodecs
+import numpy as np
+import zarr
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "zarr-v2"
+CASES: dict[str, Callable[[Path], None]] = {}
+
+warnings.filterwarnings("ignore")
+
+
+def case(function: Callable[[Path], None]) -> Callable[[Path], None]:
+    CASES[function.__name__.replace("_", "-")] = function
+    return function
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def write_json(path: Path, doc: Any) -> None:
+    # allow_nan: the bare-NaN case writes the literal on purpose; every other document is plain JSON.
+    path.write_text(json.dumps(doc, indent=4, sort_keys=True, allow_nan=True))
+
+
+@case
+def valid_every_element(path: Path) -> None:
+    """Nested groups with attributes, and arrays of each dtype family, written by zarr-python (zarr_format=2)."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=2)
+    root.attrs["title"] = "zarr v2 conformance store"
+    sub = root.create_group("sub")
+    sub.attrs["answer"] = 42
+    deep = sub.create_group("deep")
+    a = root.create_array("int32_2d", shape=(5, 7), chunks=(2, 3), dtype="<i4", fill_value=7)
+    a[:] = np.arange(35, dtype="<i4").reshape(5, 7)
+    f = root.create_array("float64_nan_fill", shape=(10,), chunks=(4,), dtype="<f8", fill_value=np.nan, order="F")
+    f[:4] = np.linspace(0, 1, 4)  # chunks 1 and 2 stay absent: filled with NaN
+    b = root.create_array("bool", shape=(6,), chunks=(6,), dtype="|b1", fill_value=False, compressors=None)
+    b[:] = [True, False] * 3
+    s = sub.create_array("bytes_S4", shape=(3,), chunks=(2,), dtype="|S4", fill_value=b"ab")
+    s[:] = [b"x", b"yy", b"zzz"]
+    u = sub.create_array("unicode_U5", shape=(3,), chunks=(3,), dtype="<U5", fill_value="")
+    u[:] = ["a", "bb", "ccc"]
+    t = sub.create_array("datetime_ns", shape=(3,), chunks=(3,), dtype="<M8[ns]")
+    t[:] = np.array(["2020-01-01", "NaT", "2021-06-01"], dtype="M8[ns]")
+    # zarr-python 3.1 cannot write a field with a subarray shape; tests/checks covers [name, type, shape].
+    rec = np.dtype([("i", "<i4"), ("x", "<f8")])
+    r = deep.create_array("structured", shape=(2,), chunks=(2,), dtype=rec)
+    r[:] = np.array([(1, 0.5), (2, 1.5)], dtype=rec)
+    c = deep.create_array("complex128", shape=(2,), chunks=(1,), dtype="<c16")
+    c[:] = [1 + 2j, 3 - 4j]
+    big = root.create_array("big_endian_u8", shape=(4,), chunks=(2,), dtype=">u8", fill_value=3)
+    big[:] = [1, 2, 3, 4]
+    z = root.create_array("scalar", shape=(), dtype="<f4", fill_value=0.5)
+    z[()] = 1.25
+    sl = root.create_array("slash_separated", shape=(4, 4), chunks=(2, 2), dtype="<i2", fill_value=0,
+                           chunk_key_encoding={"name": "v2", "separator": "/"})
+    sl[:2, :] = 1
+    d = root.create_array("delta_filtered", shape=(8,), chunks=(4,), dtype="<i4", fill_value=0,
+                          filters=[numcodecs.Delta(dtype="<i4")])
+    d[:] = np.arange(8)
+
+
+def small_store(path: Path, dtype: str = "<i4", fill_value: Any = 0, **kwargs: Any) -> Path:
+    """A root group holding one array `x` of 4 elements in chunks of 2; returns the path of x/.zarray."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=2)
+    x = root.create_array("x", shape=(4,), chunks=(2,), dtype=dtype, fill_value=fill_value, **kwargs)
+    return path / "x" / ".zarray"
+
+
+def zarray_case(name: str, edit: Callable[[dict], None], doc: str, **store: Any) -> None:
+    def write(path: Path) -> None:
+        meta_path = small_store(path, **store)
+        meta = read_json(meta_path)
+        edit(meta)
+        write_json(meta_path, meta)
+
+    write.__doc__ = doc
+    CASES[name] = write
+
+
+def setter(key: str, value: Any) -> Callable[[dict], None]:
+    return lambda meta: meta.__setitem__(key, value)
+
+
+zarray_case("array-metadata-missing-order", lambda m: m.pop("order"), ".zarray without the required key order")
+zarray_case("array-zarr-format-3", setter("zarr_format", 3), ".zarray says zarr_format 3")
+zarray_case("array-shape-negative", setter("shape", [-4]), "shape holds a negative length")
+zarray_case("array-chunks-length-mismatch", setter("chunks", [2, 2]), "a 1-d array with two chunk lengths")
+zarray_case("array-dtype-unknown-kind", setter("dtype", "<x4"), "dtype kind letter x is not a NumPy kind")
+zarray_case("array-compressor-without-id", setter("compressor", {"level": 1}), "compressor object has no id")
+zarray_case("array-filter-without-id", setter("filters", [{"dtype": "<i4"}]), "a filter object has no id")
+zarray_case("array-order-k", setter("order", "K"), "order is K, neither C nor F")
+zarray_case("array-dimension-separator-dash", setter("dimension_separator", "-"), "dimension_separator is -")
+zarray_case("array-extra-key", setter("storage_transformers", []), "a key the spec does not define")
+zarray_case("dtype-without-byte-order", setter("dtype", "i4"), "dtype i4 has no byte order character")
+zarray_case("dtype-datetime-without-unit", setter("dtype", "<M8"), "datetime64 dtype without [unit]",
+            dtype="<M8[s]", fill_value=None)
+zarray_case("fill-value-bare-nan", setter("fill_value", float("nan")), "float fill_value written as the bare NaN literal",
+            dtype="<f8", fill_value=1.0)
+zarray_case("fill-value-bytes-not-base64", setter("fill_value", "not base64!"), "|S4 fill_value is not Base64",
+            dtype="|S4", fill_value=b"ab")
+zarray_case("fill-value-int-as-string", setter("fill_value", "0"), "an int32 array with fill_value the string \"0\"")
+
+
+@case
+def array_chunk_key_outside_grid(path: Path) -> None:
+    """A chunk stored under key 5 of an array whose grid has 2 chunks."""
+    small_store(path)
+    zarr.open_array(str(path / "x"), mode="r+", zarr_format=2)[:2] = [1, 2]
+    (path / "x" / "5").write_bytes((path / "x" / "0").read_bytes())
+
+
+@case
+def group_ancestor_missing(path: Path) -> None:
+    """An array at sub/x with no sub/.zgroup: the ancestor is an implicit group."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=2)
+    root.create_group("sub").create_array("x", shape=(2,), chunks=(2,), dtype="<i4", fill_value=0)
+    (path / "sub" / ".zgroup").unlink()
+
+
+@case
+def group_ancestor_of_group_missing(path: Path) -> None:
+    """A group at sub/inner with no sub/.zgroup, and no array below it."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=2)
+    root.create_group("sub").create_group("inner")
+    (path / "sub" / ".zgroup").unlink()
+
+
+@case
+def attrs_not_an_object(path: Path) -> None:
+    """sub/.zattrs is a JSON list, not an object (also a metadata problem of the store)."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=2)
+    root.create_group("sub").attrs["a"] = 1
+    write_json(path / "sub" / ".zattrs", [1, 2])
+
+
+@case
+def array_metadata_not_an_object(path: Path) -> None:
+    """x/.zarray is a JSON list, not an object (also a metadata problem of the store)."""
+    meta_path = small_store(path)
+    write_json(meta_path, [2, [4], [2]])
+
+
+def zgroup_case(name: str, doc_json: dict, doc: str) -> None:
+    def write(path: Path) -> None:
+        root = zarr.open_group(str(path), mode="w", zarr_format=2)
+        root.create_group("sub").create_array("x", shape=(2,), chunks=(2,), dtype="<i4", fill_value=0)
+        write_json(path / "sub" / ".zgroup", doc_json)
+
+    write.__doc__ = doc
+    CASES[name] = write
+
+
+zgroup_case("group-metadata-missing-zarr-format", {}, "sub/.zgroup is an empty object")
+zgroup_case("group-zarr-format-3", {"zarr_format": 3}, "sub/.zgroup says zarr_format 3")
+zgroup_case("group-extra-key", {"zarr_format": 2, "attributes": {}}, "sub/.zgroup holds a key besides zarr_format")
+
+
+def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    for name, write in CASES.items():
+        path = OUT / f"{name}.zarr"
+        shutil.rmtree(path, ignore_errors=True)
+        write(path)
+        print(path.relative_to(HERE.parent))
+
+
+if __name__ == "__main__":
+    main()

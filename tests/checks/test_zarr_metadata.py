@@ -1,0 +1,252 @@
+"""Zarr v2 metadata primitives, on in-memory stores of raw JSON documents."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from memory_tree import findings
+
+from validator.engine.context import NotApplicable
+from validator.nodes.keyvalue import KeyValueStore
+from validator.nodes.zarr import ZarrTree
+
+
+class DictStore(KeyValueStore):
+    """Keys to bytes, in memory."""
+
+    def __init__(self, items: dict[str, Any]) -> None:
+        self.location = "memory"
+        self.items = {k: v if isinstance(v, bytes) else json.dumps(v).encode() for k, v in items.items()}
+
+    def get(self, key: str) -> bytes | None:
+        return self.items.get(key)
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        start = f"{prefix}/" if prefix else ""
+        keys, dirs = set(), set()
+        for k in self.items:
+            if k.startswith(start):
+                rest = k[len(start):]
+                (dirs if "/" in rest else keys).add(rest.split("/", 1)[0])
+        return sorted(keys), sorted(dirs)
+
+
+ZARRAY = {"zarr_format": 2, "shape": [4, 6], "chunks": [2, 3], "dtype": "<f8", "compressor": None,
+          "fill_value": "NaN", "order": "C", "filters": None}
+
+
+def store(zarray: Any = None, extra: dict[str, Any] | None = None, zgroup: Any = None) -> ZarrTree:
+    items: dict[str, Any] = {".zgroup": {"zarr_format": 2} if zgroup is None else zgroup}
+    items["a/.zarray"] = ZARRAY if zarray is None else zarray
+    items.update(extra or {})
+    return ZarrTree(DictStore(items), 2)
+
+
+def array(**changes: Any) -> Any:
+    meta = {k: v for k, v in {**ZARRAY, **changes}.items() if v is not ...}
+    return store(meta).get("/a")
+
+
+def run(primitive: str, node: Any, options: dict | None = None) -> list:
+    return findings(primitive, node, options, sc="unused")
+
+
+ARRAY_KEYS = {"keys": list(ZARRAY)}
+
+
+def test_metadata_keys_present_passes_full_zarray():
+    assert run("metadata_keys_present", array(), ARRAY_KEYS) == []
+
+
+def test_metadata_keys_present_fails_each_missing_key():
+    got = run("metadata_keys_present", array(order=..., filters=...), ARRAY_KEYS)
+    assert [f.details["key"] for f in got] == ["order", "filters"]
+    assert "'order'" in got[0].message
+
+
+def test_metadata_keys_present_fails_once_on_a_zarray_that_is_not_an_object():
+    tree = ZarrTree(DictStore({".zgroup": {"zarr_format": 2}, "a/.zarray": [1, 2]}), 2)
+    node = tree.get("/a")
+    assert node.metadata is None and tree.problems
+    assert len(run("metadata_keys_present", node, ARRAY_KEYS)) == 1
+
+
+def test_metadata_keys_present_is_not_applicable_on_an_implicit_group():
+    tree = ZarrTree(DictStore({"g/a/.zarray": ZARRAY}), 2)
+    with pytest.raises(NotApplicable):
+        run("metadata_keys_present", tree.get("/g"), {"keys": ["zarr_format"]})
+
+
+def test_metadata_primitives_are_not_applicable_without_metadata():
+    tree = ZarrTree(DictStore({".zgroup": {"zarr_format": 2}, "a/.zarray": b"{not json"}), 2)
+    for name, options in [("metadata_equals", {"key": "zarr_format", "value": 2}), ("dtype_encoding", {}),
+                          ("chunk_keys_valid", {}), ("fill_value_float_encoding", {}), ("metadata_keys_allowed", ARRAY_KEYS)]:
+        with pytest.raises(NotApplicable):
+            run(name, tree.get("/a"), options)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    pytest.param(2, 0, id="two"),
+    pytest.param(3, 1, id="three"),
+    pytest.param("2", 1, id="string"),
+    pytest.param(True, 1, id="boolean-is-not-integer"),
+])
+def test_metadata_equals_zarr_format(value, expected):
+    assert len(run("metadata_equals", array(zarr_format=value), {"key": "zarr_format", "value": 2})) == expected
+
+
+def test_metadata_one_of_fails_order_k_naming_value_and_choices():
+    (f,) = run("metadata_one_of", array(order="K"), {"key": "order", "values": ["C", "F"]})
+    assert f.message == 'order is "K", expected one of ["C", "F"]'
+
+
+def test_metadata_one_of_is_not_applicable_when_the_key_is_absent():
+    with pytest.raises(NotApplicable):
+        run("metadata_one_of", array(), {"key": "dimension_separator", "values": [".", "/"]})
+
+
+@pytest.mark.parametrize(("chunks", "expected"), [
+    pytest.param([2, 3], 0, id="ok"),
+    pytest.param([2], 1, id="too-short"),
+    pytest.param([0, 3], 1, id="zero"),
+    pytest.param([2, 3.5], 1, id="float"),
+    pytest.param("2,3", 1, id="not-a-list"),
+])
+def test_metadata_int_list_chunks(chunks, expected):
+    options = {"key": "chunks", "minimum": 1, "same_length_as": "shape"}
+    assert len(run("metadata_int_list", array(chunks=chunks), options)) == expected
+
+
+@pytest.mark.parametrize(("key", "value", "is_list", "expected"), [
+    pytest.param("compressor", None, False, 0, id="compressor-null"),
+    pytest.param("compressor", {"id": "zlib", "level": 1}, False, 0, id="compressor-object"),
+    pytest.param("compressor", {"level": 1}, False, 1, id="compressor-no-id"),
+    pytest.param("compressor", "zlib", False, 1, id="compressor-string"),
+    pytest.param("filters", [{"id": "delta"}], True, 0, id="filters-list"),
+    pytest.param("filters", [{"id": "delta"}, {}], True, 1, id="filters-one-without-id"),
+    pytest.param("filters", {"id": "delta"}, True, 1, id="filters-not-a-list"),
+])
+def test_metadata_codec(key, value, is_list, expected):
+    assert len(run("metadata_codec", array(**{key: value}), {"key": key, "list": is_list})) == expected
+
+
+DTYPES = [
+    pytest.param("<f8", 0, 0, 0, id="float"),
+    pytest.param("|b1", 0, 0, 0, id="bool"),
+    pytest.param("|S12", 0, 0, 0, id="bytes"),
+    pytest.param(">U4", 0, 0, 0, id="big-endian-unicode"),
+    pytest.param("|O", 0, 0, 0, id="object"),
+    pytest.param("<M8[ns]", 0, 0, 0, id="datetime-ns"),
+    pytest.param("<m8[10s]", 0, 0, 0, id="timedelta-multiple"),
+    pytest.param([["r", "|u1"], ["g", "|u1"]], 0, 0, 0, id="structured"),
+    pytest.param([["x", "<f4"], ["z", "<f4", [2, 2]]], 0, 0, 0, id="structured-subarray"),
+    pytest.param([["foo", "<f4"], ["bar", [["baz", "<f4"], ["qux", "<i4"]]]], 0, 0, 0, id="structured-nested"),
+    pytest.param("f8", 0, 1, 0, id="no-byte-order"),
+    pytest.param([["x", "f4"]], 0, 1, 0, id="field-without-byte-order"),
+    pytest.param("<x4", 1, 0, 0, id="unknown-kind"),
+    pytest.param("<f", 1, 0, 0, id="no-size"),
+    pytest.param("<M8", 0, 0, 1, id="datetime-without-unit"),
+    pytest.param("<M8[lightyears]", 0, 0, 1, id="datetime-unknown-unit"),
+    pytest.param("<f8[ns]", 1, 0, 0, id="unit-on-float"),
+    pytest.param([["x"]], 1, 0, 0, id="field-without-type"),
+    pytest.param([["x", "<f4", [-1]]], 1, 0, 0, id="negative-subarray-shape"),
+    pytest.param(8, 1, 0, 0, id="number"),
+]
+
+
+@pytest.mark.parametrize(("dtype", "encoding", "byte_order", "units"), DTYPES)
+def test_dtype_primitives(dtype, encoding, byte_order, units):
+    node = array(dtype=dtype, fill_value=None)
+    assert len(run("dtype_encoding", node)) == encoding
+    assert len(run("dtype_byte_order", node)) == byte_order
+    assert len(run("dtype_datetime_units", node)) == units
+
+
+@pytest.mark.parametrize(("dtype", "fill", "expected"), [
+    pytest.param("<f8", "NaN", 0, id="nan-string"),
+    pytest.param("<f8", "-Infinity", 0, id="minus-infinity-string"),
+    pytest.param("<f4", 0.5, 0, id="number"),
+    pytest.param("<f4", None, 0, id="null"),
+    pytest.param("<f8", float("nan"), 1, id="bare-nan"),
+    pytest.param("<f8", float("inf"), 1, id="bare-infinity"),
+    pytest.param("<f8", "nan", 1, id="lowercase-nan"),
+    pytest.param("<f8", True, 1, id="boolean"),
+])
+def test_fill_value_float_encoding(dtype, fill, expected):
+    assert len(run("fill_value_float_encoding", array(dtype=dtype, fill_value=fill))) == expected
+
+
+def test_fill_value_float_encoding_is_not_applicable_to_integers():
+    with pytest.raises(NotApplicable):
+        run("fill_value_float_encoding", array(dtype="<i4", fill_value=0))
+
+
+@pytest.mark.parametrize(("dtype", "fill", "expected"), [
+    pytest.param("|S4", "YWI=", 0, id="base64"),
+    pytest.param("|S4", None, 0, id="null"),
+    pytest.param([["a", "<i4"]], "AAAAAA==", 0, id="structured-base64"),
+    pytest.param("|S4", "ab!", 1, id="not-base64"),
+    pytest.param("|S1", 0, 1, id="number"),
+    pytest.param([["a", "<i4"]], 0, 1, id="structured-number"),
+])
+def test_fill_value_base64(dtype, fill, expected):
+    assert len(run("fill_value_base64", array(dtype=dtype, fill_value=fill))) == expected
+
+
+@pytest.mark.parametrize(("dtype", "fill", "expected"), [
+    pytest.param("|b1", False, 0, id="bool"),
+    pytest.param("<i4", -3, 0, id="int"),
+    pytest.param("<u2", 5, 0, id="uint"),
+    pytest.param("<U4", "", 0, id="unicode"),
+    pytest.param("|b1", 0, 1, id="bool-as-int"),
+    pytest.param("<i4", "0", 1, id="int-as-string"),
+    pytest.param("<i4", 1.5, 1, id="int-as-float"),
+    pytest.param("<u2", -1, 1, id="uint-negative"),
+    pytest.param("<U4", 0, 1, id="unicode-as-int"),
+])
+def test_fill_value_matches_dtype(dtype, fill, expected):
+    assert len(run("fill_value_matches_dtype", array(dtype=dtype, fill_value=fill))) == expected
+
+
+def test_group_document_present_fails_implicit_ancestor_and_passes_explicit_root():
+    tree = ZarrTree(DictStore({".zgroup": {"zarr_format": 2}, "g/a/.zarray": ZARRAY}), 2)
+    assert run("group_document_present", tree.root, {"below": "array"}) == []
+    (f,) = run("group_document_present", tree.get("/g"), {"below": "array"})
+    assert f.details == {"key": "g/.zgroup", "below": "g/a/.zarray"}
+
+
+def test_group_document_present_counts_only_the_kind_below():
+    tree = ZarrTree(DictStore({"g/h/.zgroup": {"zarr_format": 2}}), 2)
+    assert run("group_document_present", tree.root, {"below": "array"}) == []
+    assert len(run("group_document_present", tree.root, {"below": "group"})) == 1
+    assert len(run("group_document_present", tree.get("/g"), {"below": "group"})) == 1
+
+
+def test_metadata_keys_allowed_fails_extra_group_key():
+    tree = store(zgroup={"zarr_format": 2, "attrs": {}})
+    (f,) = run("metadata_keys_allowed", tree.root, {"keys": ["zarr_format"]})
+    assert "'attrs'" in f.message
+
+
+@pytest.mark.parametrize(("changes", "keys", "expected"), [
+    pytest.param({}, ["0.0", "1.1", "0.1"], 0, id="dot-keys"),
+    pytest.param({"dimension_separator": "/"}, ["0/0", "1/1"], 0, id="slash-keys"),
+    pytest.param({}, ["0/0"], 1, id="slash-keys-without-separator"),
+    pytest.param({}, ["2.0"], 1, id="outside-grid"),
+    pytest.param({}, ["0"], 1, id="too-few-indices"),
+    pytest.param({}, ["00.1"], 1, id="leading-zero"),
+    pytest.param({}, ["notes.txt"], 1, id="stray-file"),
+    pytest.param({"shape": [], "chunks": []}, ["0"], 0, id="scalar"),
+    pytest.param({"shape": [], "chunks": []}, ["0.0"], 1, id="scalar-wrong-key"),
+])
+def test_chunk_keys_valid(changes, keys, expected):
+    meta = {**ZARRAY, **changes}
+    tree = store(meta, {**{f"a/{k}": b"\0" for k in keys}, "a/.zattrs": {}})
+    assert len(run("chunk_keys_valid", tree.get("/a"))) == expected
+
+
+def test_chunk_keys_valid_is_not_applicable_with_unusable_chunks():
+    with pytest.raises(NotApplicable):
+        run("chunk_keys_valid", array(chunks=[2]))

@@ -1,0 +1,366 @@
+"""Primitives about Zarr v2 metadata documents as stored (`.zarray`, `.zgroup`) and the keys beside them."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from validator.checks.registry import Options, check
+from validator.engine.context import NotApplicable, Scope
+from validator.nodes.base import Node
+from validator.report.model import Finding
+
+# numpy typestr: byte order, kind letter, item size, and for datetime/timedelta a unit in brackets.
+# "O" is a NumPy array-protocol kind (Python objects) that zarr writers use with an object codec.
+TYPESTR = re.compile(r"^(?P<order>[<>|]?)(?P<kind>[a-zA-Z])(?P<size>\d*)(?:\[(?P<unit>[^\]]*)\])?$")
+KINDS = "biufcmMSUVO"
+DATETIME_UNITS = {"Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as", "generic"}
+FLOAT_SPECIALS = ("NaN", "Infinity", "-Infinity")
+
+
+def _metadata(node: Node) -> dict[str, Any]:
+    meta = getattr(node, "metadata", None)
+    if not isinstance(meta, dict):
+        raise NotApplicable(f"{node.path} has no readable metadata document")
+    return meta
+
+
+def _field(node: Node, key: str) -> Any:
+    meta = _metadata(node)
+    if key not in meta:
+        raise NotApplicable(f"{node.path} metadata has no {key!r}")
+    return meta[key]
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+KEYS_OPTION = {"properties": {"keys": {"type": "array", "items": {"type": "string"}, "minItems": 1}}, "required": ["keys"]}
+
+
+@check(options=KEYS_OPTION)
+def metadata_keys_present(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The node's stored metadata document is a JSON object containing every key in `keys`.
+
+    Fails once, without naming keys, when the document is missing or is not a JSON object.
+    Not applicable when: the node is an implicit group (group_document_present reports it).
+    """
+    if getattr(node, "implicit", False):
+        raise NotApplicable(f"{node.path} is an implicit group with no metadata document")
+    meta = getattr(node, "metadata", None)
+    if not isinstance(meta, dict):
+        yield Finding("metadata document is missing or not a JSON object, expected an object", details={"key": None})
+        return
+    for key in options["keys"]:
+        if key not in meta:
+            yield Finding(f"metadata lacks {key!r}, expected it present", details={"key": key})
+
+
+@check(options=KEYS_OPTION)
+def metadata_keys_allowed(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The node's stored metadata document has no key outside `keys`.
+
+    Not applicable when: the document is missing or not a JSON object.
+    """
+    meta = _metadata(node)
+    for key in meta:
+        if key not in options["keys"]:
+            yield Finding(f"metadata has key {key!r}, expected only {sorted(options['keys'])}", details={"key": key})
+
+
+@check(options={"properties": {"key": {"type": "string"}, "value": {}}, "required": ["key", "value"]})
+def metadata_equals(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The metadata field `key` is exactly `value` (same JSON type; true is not 1).
+
+    Not applicable when: the field is absent (the keys rule reports it).
+    """
+    value, want = _field(node, options["key"]), options["value"]
+    if type(value) is not type(want) or value != want:
+        yield Finding(f"{options['key']} is {_json(value)}, expected {_json(want)}", details={"value": value})
+
+
+@check(options={"properties": {"key": {"type": "string"}, "values": {"type": "array", "minItems": 1}}, "required": ["key", "values"]})
+def metadata_one_of(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The metadata field `key`, when present, is one of `values`.
+
+    Not applicable when: the field is absent.
+    """
+    value = _field(node, options["key"])
+    if not any(type(value) is type(v) and value == v for v in options["values"]):
+        yield Finding(f"{options['key']} is {_json(value)}, expected one of {_json(options['values'])}", details={"value": value})
+
+
+@check(
+    options={
+        "properties": {
+            "key": {"type": "string"},
+            "minimum": {"type": "integer"},
+            "same_length_as": {"type": "string"},
+        },
+        "required": ["key"],
+    }
+)
+def metadata_int_list(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The metadata field `key` is a list of integers, each at least `minimum`, as long as the list `same_length_as`.
+
+    Not applicable when: the field is absent.
+    """
+    key, value = options["key"], _field(node, options["key"])
+    if not isinstance(value, list):
+        yield Finding(f"{key} is {_json(value)}, expected a list of integers", details={"value": value})
+        return
+    for i, item in enumerate(value):
+        if not _is_int(item):
+            yield Finding(f"{key}[{i}] is {_json(item)}, expected an integer", details={"value": item})
+        elif "minimum" in options and item < options["minimum"]:
+            yield Finding(f"{key}[{i}] is {item}, expected at least {options['minimum']}", details={"value": item})
+    other = options.get("same_length_as")
+    meta = _metadata(node)
+    if other and isinstance(meta.get(other), list) and len(meta[other]) != len(value):
+        yield Finding(f"{key} has {len(value)} entries, expected {len(meta[other])} as {other} has",
+                      details={"value": len(value), "expected": len(meta[other])})
+
+
+@check(options={"properties": {"key": {"type": "string"}, "list": {"type": "boolean"}}, "required": ["key", "list"]})
+def metadata_codec(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The metadata field `key` is null, or a codec object with a string "id" (a list of them when `list`).
+
+    Not applicable when: the field is absent.
+    """
+    key, value = options["key"], _field(node, options["key"])
+    if value is None:
+        return
+    if options["list"]:
+        if not isinstance(value, list):
+            yield Finding(f"{key} is {_json(value)}, expected null or a list of codec objects", details={"value": value})
+            return
+        items = [(f"{key}[{i}]", v) for i, v in enumerate(value)]
+    else:
+        items = [(key, value)]
+    for where, item in items:
+        if not isinstance(item, dict):
+            yield Finding(f"{where} is {_json(item)}, expected an object with an \"id\"", details={"value": item})
+        elif not isinstance(item.get("id"), str):
+            yield Finding(f"{where} has id {_json(item.get('id'))}, expected a string codec id", details={"value": item})
+
+
+# ------------------------------------------------------------------------------------------ dtype
+def _walk_dtype(spec: Any, where: str = "dtype") -> Iterator[tuple[str, Any, str | None]]:
+    """(location, part, problem) for every simple typestr in a dtype; problem is set for structural errors."""
+    if isinstance(spec, str):
+        yield where, spec, None
+        return
+    if not isinstance(spec, list) or not spec:
+        yield where, spec, f"is {_json(spec)}, expected a typestr or a non-empty list of fields"
+        return
+    for i, field in enumerate(spec):
+        at = f"{where}[{i}]"
+        if not isinstance(field, list) or len(field) not in (2, 3) or not isinstance(field[0], str):
+            yield at, field, f"is {_json(field)}, expected [fieldname, datatype] or [fieldname, datatype, shape]"
+            continue
+        if len(field) == 3 and not (isinstance(field[2], list) and all(_is_int(n) and n >= 0 for n in field[2])):
+            yield at, field, f"has shape {_json(field[2])}, expected a list of non-negative integers"
+        yield from _walk_dtype(field[1], f"{at}[1]")
+
+
+@check(kind="array")
+def dtype_encoding(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The dtype is a typestr with a known kind letter and a byte size, or a list of [name, type(, shape)] fields.
+
+    "|O" (objects, item size implied) is NumPy's own typestr for object arrays. Byte order and datetime units are left to dtype_byte_order and dtype_datetime_units.
+    Not applicable when: the dtype field is absent.
+    """
+    for where, part, problem in _walk_dtype(_field(node, "dtype")):
+        if problem:
+            yield Finding(f"{where} {problem}", details={"value": part})
+            continue
+        m = TYPESTR.match(part)
+        if not m or m["kind"] not in KINDS:
+            yield Finding(f"{where} is {part!r}, expected a typestr such as '<f8' with a kind among {KINDS!r}", details={"value": part})
+        elif (not m["size"] and m["kind"] != "O") or (m["size"] == "0" and m["kind"] not in "SUV"):
+            yield Finding(f"{where} is {part!r}, expected a byte size after the kind letter", details={"value": part})
+        elif m["unit"] is not None and m["kind"] not in "mM":
+            yield Finding(f"{where} is {part!r}, expected a unit only on datetime or timedelta types", details={"value": part})
+
+
+@check(kind="array")
+def dtype_byte_order(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every typestr in the dtype starts with a byte order: "<", ">" or "|".
+
+    Not applicable when: the dtype field is absent.
+    """
+    for where, part, problem in _walk_dtype(_field(node, "dtype")):
+        if not problem and isinstance(part, str) and part[:1] not in ("<", ">", "|"):
+            yield Finding(f"{where} is {part!r}, expected it to start with '<', '>' or '|'", details={"value": part})
+
+
+@check(kind="array")
+def dtype_datetime_units(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every datetime64 ("M") or timedelta64 ("m") typestr in the dtype ends with a NumPy unit in brackets.
+
+    Not applicable when: the dtype field is absent.
+    """
+    for where, part, problem in _walk_dtype(_field(node, "dtype")):
+        m = TYPESTR.match(part) if not problem and isinstance(part, str) else None
+        if m and m["kind"] in "mM":
+            unit = m["unit"]
+            base = re.sub(r"^\d+", "", unit or "")
+            if unit is None or base not in DATETIME_UNITS:
+                yield Finding(f"{where} is {part!r}, expected a unit in brackets such as '<M8[ns]'", details={"value": part})
+
+
+# ------------------------------------------------------------------------------------------ fill_value
+def _simple_kind(node: Node) -> str | None:
+    dtype = _metadata(node).get("dtype")
+    if isinstance(dtype, list):
+        return "structured"
+    m = TYPESTR.match(dtype) if isinstance(dtype, str) else None
+    return m["kind"] if m else None
+
+
+@check(kind="array")
+def fill_value_float_encoding(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """A floating-point array's fill_value is null, a finite JSON number, or one of "NaN", "Infinity", "-Infinity".
+
+    A bare JSON `NaN`/`Infinity` literal (not JSON) fails. Not applicable when: the dtype is not a simple
+    float, or fill_value is absent.
+    """
+    if _simple_kind(node) != "f":
+        raise NotApplicable(f"{node.path} is not a simple floating-point array")
+    value = _field(node, "fill_value")
+    if value is None or value in FLOAT_SPECIALS and isinstance(value, str):
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        yield Finding(f"fill_value is the bare literal {value!r}, expected the string \"NaN\", \"Infinity\" or \"-Infinity\"",
+                      details={"value": str(value)})
+    elif not (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        yield Finding(f"fill_value is {_json(value)}, expected a number, null, \"NaN\", \"Infinity\" or \"-Infinity\"",
+                      details={"value": value})
+
+
+@check(kind="array")
+def fill_value_base64(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """A byte-string ("S") or structured array's fill_value is null or an ASCII string in standard Base64.
+
+    Not applicable when: the dtype is neither, or fill_value is absent.
+    """
+    if _simple_kind(node) not in ("S", "structured"):
+        raise NotApplicable(f"{node.path} is neither a byte-string nor a structured array")
+    value = _field(node, "fill_value")
+    if value is None:
+        return
+    if not isinstance(value, str):
+        yield Finding(f"fill_value is {_json(value)}, expected null or a Base64 string", details={"value": value})
+        return
+    try:
+        base64.b64decode(value.encode("ascii"), validate=True)
+    except (UnicodeEncodeError, binascii.Error, ValueError):
+        yield Finding(f"fill_value is {value!r}, expected standard Base64", details={"value": value})
+
+
+FILL_TYPES = {"b": "a boolean", "i": "an integer", "u": "an integer", "U": "a string"}
+
+
+@check(kind="array")
+def fill_value_matches_dtype(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """fill_value is null or a JSON scalar of the dtype's kind: boolean for "b", integer for "i"/"u", string for "U".
+
+    Not applicable when: the dtype is of another kind, or fill_value is absent.
+    """
+    kind = _simple_kind(node)
+    if kind not in FILL_TYPES:
+        raise NotApplicable(f"{node.path} dtype kind {kind!r} has no simple fill value check")
+    value = _field(node, "fill_value")
+    if value is None:
+        return
+    ok = {"b": isinstance(value, bool), "i": _is_int(value), "u": _is_int(value) and value >= 0, "U": isinstance(value, str)}[kind]
+    if not ok:
+        yield Finding(f"fill_value is {_json(value)}, expected null or {FILL_TYPES[kind]} for dtype kind {kind!r}",
+                      details={"value": value})
+
+
+# ------------------------------------------------------------------------------------------ hierarchy
+@check()
+def attrs_document_object(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The node's `.zattrs`, read raw, is absent or a JSON object (UTF-8, valid JSON, an object at the top).
+
+    The document is read here as stored, not through node.attrs, which treats a bad one as empty.
+    """
+    prefix = node.path.strip("/")
+    key = f"{prefix}/.zattrs" if prefix else ".zattrs"
+    raw = node.tree.kv.get(key)  # type: ignore[attr-defined]
+    if raw is None:
+        return
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        yield Finding(f"{key} is not JSON ({exc}), expected a JSON object", details={"key": key})
+        return
+    if not isinstance(doc, dict):
+        yield Finding(f"{key} is a JSON {type(doc).__name__}, expected a JSON object", details={"key": key})
+
+
+@check(options={"properties": {"below": {"enum": ["array", "group"]}}, "required": ["below"]}, kind="group")
+def group_document_present(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The group is explicit (a `.zgroup` is stored at its path), or no `below` (array or group) lies under it.
+
+    A directory with no `.zgroup` that leads to a `.zarray` (below: array) or a `.zgroup` (below: group)
+    is an implicit ancestor and fails.
+    """
+    if not getattr(node, "implicit", False):
+        return
+    prefix = node.path.strip("/")
+    document = ".zarray" if options["below"] == "array" else ".zgroup"
+    under = [k for k in node.tree.kv.list_keys(prefix) if k.rsplit("/", 1)[-1] == document]  # type: ignore[attr-defined]
+    if under:
+        key = f"{prefix}/.zgroup" if prefix else ".zgroup"
+        yield Finding(f"no {key} is stored, expected a group document at every ancestor of {under[0]} "
+                      f"({len(under)} {options['below']} document(s) below)", details={"key": key, "below": under[0]})
+
+
+@check(kind="array")
+def chunk_keys_valid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every key stored under the array is `.zarray`, `.zattrs`, or a chunk key inside the grid for its separator.
+
+    A chunk key joins one index per dimension ("0" for a 0-d array) with dimension_separator ("." when
+    absent); each index is below ceil(shape / chunks). Not applicable when: shape, chunks or the
+    separator are unusable (other rules report them).
+    """
+    meta = _metadata(node)
+    shape, chunks, sep = meta.get("shape"), meta.get("chunks"), meta.get("dimension_separator", ".")
+    if not (isinstance(shape, list) and isinstance(chunks, list) and len(shape) == len(chunks)
+            and all(_is_int(s) and s >= 0 for s in shape) and all(_is_int(c) and c > 0 for c in chunks)
+            and sep in (".", "/")):
+        raise NotApplicable(f"{node.path} has unusable shape, chunks or dimension_separator")
+    grid = [-(-s // c) for s, c in zip(shape, chunks)]
+    prefix = node.path.strip("/")
+    kv = node.tree.kv  # type: ignore[attr-defined]
+    bad = 0
+    for key in kv.list_keys(prefix):
+        rel = key[len(prefix) + 1:] if prefix else key
+        if rel in (".zarray", ".zattrs"):
+            continue
+        parts = rel.split(sep) if sep == "/" or "/" not in rel else None
+        if not grid:
+            valid = rel == "0"
+        else:
+            valid = (parts is not None and len(parts) == len(grid)
+                     and all(p.isdigit() and (p == "0" or not p.startswith("0")) and int(p) < g for p, g in zip(parts, grid)))
+        if not valid:
+            bad += 1
+            if bad <= 20:
+                yield Finding(f"stores key {rel!r}, expected chunk keys like {sep.join(['0'] * max(len(grid), 1))!r} "
+                              f"within grid {grid} (dimension_separator {sep!r})", details={"key": rel})
