@@ -13,7 +13,8 @@ def open_store(path: str) -> Tree:
     """Open `path` read-only as a node tree.
 
     Args:
-        path: an HDF5 file (`.h5ad`, `.h5seurat`, ...), a Zarr v2/v3 directory store, or a zipped Zarr store.
+        path: an HDF5 file (`.h5ad`, `.h5seurat`, ...), a Zarr v2/v3 directory store, a zipped Zarr store,
+            or a TileDB group or array (a CXG; needs the `tiledb` extra).
 
     Returns:
         The tree; close it (or use it as a context manager) when done.
@@ -27,9 +28,15 @@ def open_store(path: str) -> Tree:
         from validator.nodes.keyvalue import DirectoryStore
         from validator.nodes.zarr import ZarrTree, detect_zarr_format
 
+        from validator.nodes.tiledb import TileDBTree, looks_like_tiledb
+
+        if looks_like_tiledb(path):
+            return TileDBTree(path)
         kv = DirectoryStore(path)
         zarr_format = detect_zarr_format(kv)
         if zarr_format is None:
+            if path.rstrip("/").endswith(".cxg"):
+                raise InputError(f"{path}: a .cxg directory, but no TileDB group or array in it (no __tiledb_group.tdb)")
             raise InputError(f"{path}: a directory, but not a Zarr store (no .zgroup, .zarray, .zattrs or zarr.json)")
         return ZarrTree(kv, zarr_format)
     if not os.access(path, os.R_OK):

@@ -1,0 +1,147 @@
+"""Write the CXG 0.3.0 conformance corpus with tiledb-py: two valid CXGs (dense X; sparse Xr/Xc) and broken copies.
+
+Run as `python conformance-corpus/cxg/generate_cxg.py` (needs the `tiledb` extra). It (re)writes the groups under
+conformance-corpus/cxg/cxg-0.3.0/ and nothing else; manifest.yaml beside this file lists each case with the exact
+set of rule ids it fails. Each broken case is the valid CXG built with one change (the `made` line says which).
+The CXGs are tiny (4 cells, 3 genes): a TileDB group is many small files.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tiledb
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "cxg-0.3.0"
+N_OBS, N_VAR = 4, 3
+CTX = tiledb.Ctx({"sm.consolidation.mode": "fragment_meta"})
+
+
+def _dim(name: str, n: int, dtype: Any = np.uint32, low: int = 0) -> tiledb.Dim:
+    return tiledb.Dim(name=name, domain=(low, low + n - 1), tile=n, dtype=dtype)
+
+
+def _dense(uri: Path, dims: list[tiledb.Dim], attrs: list[tiledb.Attr], data: dict, meta: dict | None = None) -> None:
+    schema = tiledb.ArraySchema(domain=tiledb.Domain(*dims), attrs=attrs, sparse=False)
+    tiledb.Array.create(str(uri), schema)
+    with tiledb.open(str(uri), mode="w") as array:
+        array[:] = data if len(data) > 1 else next(iter(data.values()))
+        for key, value in (meta or {}).items():
+            array.meta[key] = value
+
+
+def _sparse(uri: Path, dim: tiledb.Dim, other: str, values: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
+    schema = tiledb.ArraySchema(domain=tiledb.Domain(dim), sparse=True, allows_duplicates=True,
+                                attrs=[tiledb.Attr("", dtype=values.dtype), tiledb.Attr(other, dtype=np.uint32)])
+    tiledb.Array.create(str(uri), schema)
+    with tiledb.open(str(uri), mode="w") as array:
+        array[rows] = {"": values, other: cols.astype(np.uint32)}
+
+
+def build(path: Path, *, sparse: bool = False, omit: tuple[str, ...] = (), x_dtype: str = "float32",
+          x_shape: tuple[int, int] = (N_OBS, N_VAR), col_shift: bool | None = None, obs_2d: bool = False,
+          var_2d: bool = False, obs_domain: Any = np.uint32, emb: dict[str, np.ndarray] | None = None,
+          group_meta: dict | None = None, obs_schema: Any = None,
+          codes: tuple[int, ...] = (0, 1, 1, 0)) -> None:
+    """A CXG as the spec describes it; the keyword arguments each change one thing."""
+    if path.exists():
+        shutil.rmtree(path)
+    tiledb.group_create(str(path))
+    rng = np.random.default_rng(0)
+    counts = rng.random((N_OBS, N_VAR)).astype("float32")
+    if "obs" not in omit:
+        schema = obs_schema if obs_schema is not None else {
+            "index": "name_0", "name_0": {"type": "string"},
+            "cell_type": {"type": "categorical", "categories": ["B cell", "T cell"]}}
+        dims = [_dim("__dim_0", N_OBS, obs_domain)] + ([_dim("__dim_1", 2)] if obs_2d else [])
+        names = np.array([f"cell{i}" for i in range(N_OBS)], dtype=object)
+        codes = np.array(codes, dtype=np.int8)
+        if obs_2d:
+            names, codes = np.repeat(names[:, None], 2, axis=1), np.repeat(codes[:, None], 2, axis=1)
+        _dense(path / "obs", dims, [tiledb.Attr("name_0", dtype=str, var=True), tiledb.Attr("cell_type", dtype=np.int8)],
+               {"name_0": names, "cell_type": codes},
+               {"cxg_schema": schema if isinstance(schema, str) else json.dumps(schema)})
+    if "var" not in omit:
+        dims = [_dim("__dim_0", N_VAR)] + ([_dim("__dim_1", 2)] if var_2d else [])
+        names = np.array([f"gene{i}" for i in range(N_VAR)], dtype=object)
+        _dense(path / "var", dims, [tiledb.Attr("name_0", dtype=str, var=True)],
+               {"name_0": np.repeat(names[:, None], 2, axis=1) if var_2d else names},
+               {"cxg_schema": json.dumps({"index": "name_0", "name_0": {"type": "string"}})})
+    if "X" not in omit:
+        if sparse:
+            rows, cols = np.nonzero(counts)
+            _sparse(path / "Xr", _dim("obs", N_OBS), "var", counts[rows, cols], rows.astype(np.uint32), cols)
+            order = np.lexsort((rows, cols))
+            _sparse(path / "Xc", _dim("var", N_VAR), "obs", counts[rows, cols][order], cols[order].astype(np.uint32), rows[order])
+        else:
+            data = rng.random(x_shape).astype(x_dtype)
+            _dense(path / "X", [_dim("obs", x_shape[0]), _dim("var", x_shape[1])], [tiledb.Attr("", dtype=x_dtype)], {"": data})
+    if col_shift if col_shift is not None else sparse:
+        _dense(path / "X_col_shift", [_dim("var", N_VAR)], [tiledb.Attr("", dtype=np.float32)], {"": np.zeros(N_VAR, "float32")})
+    if "emb" not in omit:
+        tiledb.group_create(str(path / "emb"))
+        embeddings = emb if emb is not None else {"umap": rng.random((N_OBS, 2)).astype("float32")}
+        for name, coords in embeddings.items():
+            attr = tiledb.Attr("", dtype=str, var=True) if coords.dtype.kind == "O" else tiledb.Attr("", dtype=coords.dtype)
+            _dense(path / "emb" / name, [_dim("obs", coords.shape[0]), _dim("dim", coords.shape[1])], [attr], {"": coords})
+    if "cxg_group_metadata" not in omit:
+        meta = {"cxg_version": "0.3.0", "cxg_properties": json.dumps({"title": "tiny", "about": "https://example.org"}),
+                "cxg_category_colors": json.dumps({"cell_type_colors": {"B cell": "#FF0000", "T cell": "#0000FF"}})}
+        meta.update(group_meta or {})
+        meta = {k: v for k, v in meta.items() if v is not None}
+        _dense(path / "cxg_group_metadata", [_dim("__dim_0", 1)], [tiledb.Attr("", dtype=np.float64)], {"": np.zeros(1)}, meta)
+
+
+CASES: dict[str, dict[str, Any]] = {
+    "valid-every-element": {},
+    "valid-sparse-X": {"sparse": True},
+    "obs-missing": {"omit": ("obs",)},
+    "var-missing": {"omit": ("var",)},
+    "X-missing": {"omit": ("X",)},
+    "group-metadata-missing": {"omit": ("cxg_group_metadata",)},
+    "emb-missing": {"omit": ("emb",)},
+    "emb-empty": {"emb": {}},
+    "obs-domain-int64": {"obs_domain": np.int64},
+    "obs-two-dimensional": {"obs_2d": True},
+    "var-two-dimensional": {"var_2d": True},
+    "X-string": {"x_dtype": "S3"},
+    "X-float64": {"x_dtype": "float64"},
+    "X-shape-wrong": {"x_shape": (N_OBS, N_VAR + 1)},
+    "X-col-shift-with-dense-X": {"col_shift": True},
+    "emb-string": {"emb": {"umap": np.array([["a", "b"]] * N_OBS, dtype=object)}},
+    "emb-float64": {"emb": {"umap": np.zeros((N_OBS, 2), "float64")}},
+    "emb-one-column": {"emb": {"umap": np.zeros((N_OBS, 1), "float32")}},
+    "cxg-version-missing": {"group_meta": {"cxg_version": None}},
+    "cxg-version-not-semver": {"group_meta": {"cxg_version": "v0.3.0"}},
+    "cxg-version-0.2.0": {"group_meta": {"cxg_version": "0.2.0"}},
+    "cxg-properties-not-json": {"group_meta": {"cxg_properties": "title: tiny"}},
+    "cxg-category-colors-not-json": {"group_meta": {"cxg_category_colors": "{'a': 1}"}},
+    "obs-code-out-of-range": {"codes": (0, 1, 2, 0)},
+    "cxg-schema-not-json": {"obs_schema": "{index: name_0}"},
+    "cxg-schema-index-unknown": {"obs_schema": {"index": "barcode", "name_0": {"type": "string"}}},
+}
+
+
+def root_is_array(path: Path) -> None:
+    """A lone TileDB array where the CXG group should be."""
+    if path.exists():
+        shutil.rmtree(path)
+    _dense(path, [_dim("obs", N_OBS), _dim("var", N_VAR)], [tiledb.Attr("", dtype=np.float32)],
+           {"": np.zeros((N_OBS, N_VAR), "float32")})
+
+
+def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    root_is_array(OUT / "root-is-array.cxg")
+    for name, kwargs in CASES.items():
+        build(OUT / f"{name}.cxg", **kwargs)
+        print(f"wrote {OUT.name}/{name}.cxg")
+
+
+if __name__ == "__main__":
+    main()
