@@ -1,0 +1,224 @@
+"""Write the hdmf-zarr conformance corpus: a small valid store laid out as hdmf-zarr does, and broken copies.
+
+Run as `python conformance-corpus/hdmf-zarr/generate_hdmf_zarr.py`. It (re)writes the stores under
+conformance-corpus/hdmf-zarr/zarr-v2/ and nothing else; manifest.yaml beside this file lists each case with
+the exact set of rule ids it fails. hdmf-zarr itself is not needed: groups, attributes and the JSON-codec
+arrays are written as raw JSON and numcodecs-encoded chunks, numeric and string arrays with zarr-python
+(zarr_format=2). Each broken case writes the valid store, then changes exactly one thing.
+The tests never run this script: the stores are committed.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numcodecs
+import numpy as np
+import zarr
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "zarr-v2"
+CASES: dict[str, Callable[[Path], None]] = {}
+
+warnings.filterwarnings("ignore")
+
+JSON_FILTER = numcodecs.JSON().get_config()
+ROOT_ID = "6baecfc5-c7e0-4cd8-90a3-2776581a7fff"
+NAMESPACE = {"namespaces": [{"name": "core", "version": "2.7.0", "schema": [{"source": "nwb.base"}]}]}
+BASE = {"groups": [{"neurodata_type_def": "NWBContainer", "doc": "a container"}]}
+
+
+def case(function: Callable[[Path], None]) -> Callable[[Path], None]:
+    CASES[function.__name__.replace("_", "-")] = function
+    return function
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def write_json(path: Path, doc: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=4, sort_keys=True))
+
+
+def group(root: Path, rel: str, attrs: dict[str, Any] | None = None) -> None:
+    write_json(root / rel / ".zgroup", {"zarr_format": 2})
+    if attrs:
+        write_json(root / rel / ".zattrs", attrs)
+
+
+def set_attrs(root: Path, rel: str, **changes: Any) -> None:
+    path = root / rel / ".zattrs"
+    doc = read_json(path) if path.exists() else {}
+    doc.update(changes)
+    write_json(path, doc)
+
+
+def object_array(root: Path, rel: str, values: list[Any], attrs: dict[str, Any], codec: str = "json2") -> None:
+    """A 1-d object array as hdmf-zarr writes object references: JSON codec by default, or pickle."""
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = values
+    filt = JSON_FILTER if codec == "json2" else {"id": "pickle", "protocol": 5}
+    write_json(root / rel / ".zarray", {"chunks": [len(values)], "compressor": None, "dtype": "|O", "fill_value": 0,
+                                        "filters": [filt], "order": "C", "shape": [len(values)], "zarr_format": 2})
+    write_json(root / rel / ".zattrs", attrs)
+    chunk = numcodecs.JSON().encode(arr) if codec == "json2" else pickle.dumps(arr, protocol=5)
+    (root / rel / "0").write_bytes(chunk)
+
+
+def spec_string(g: zarr.Group, name: str, text: str) -> None:
+    """A cached specification file: a 0-d variable-length UTF-8 string (dtype |O, vlen-utf8)."""
+    a = g.create_array(name, shape=(), dtype=str)
+    a[()] = text
+    a.attrs["zarr_dtype"] = "text"
+
+
+@case
+def valid_every_element(path: Path) -> None:
+    """An NWB-like store: root markers and .specloc, cached spec, links, attribute and dataset references."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=2)
+    root.attrs.update({".specloc": "specifications", "namespace": "core", "neurodata_type": "NWBFile",
+                       "nwb_version": "2.7.0", "object_id": ROOT_ID})
+    version = root.create_group("specifications").create_group("core").create_group("2.7.0")
+    spec_string(version, "namespace", json.dumps(NAMESPACE))
+    spec_string(version, "nwb.base", json.dumps(BASE))
+    ts = root.create_group("acquisition").create_group("ts")
+    ts.attrs.update({"namespace": "core", "neurodata_type": "TimeSeries", "object_id": "0b5e-ts"})
+    data = ts.create_array("data", shape=(6,), chunks=(6,), dtype="<i4", fill_value=0)
+    data[:] = np.arange(6)
+    data.attrs["zarr_dtype"] = "int32"
+    stamps = ts.create_array("timestamps", shape=(6,), chunks=(6,), dtype="<f8", fill_value=0.0)
+    stamps[:] = np.linspace(0, 1, 6)
+    stamps.attrs["zarr_dtype"] = "float64"
+    copy = root["acquisition"].create_group("ts_link")
+    copy.attrs.update({"namespace": "core", "neurodata_type": "TimeSeries", "object_id": "0b5e-copy", "zarr_link": [
+        {"name": "data", "source": ".", "path": "/acquisition/ts/data", "object_id": None, "source_object_id": ROOT_ID},
+        # A link into another store: reported as external, never opened.
+        {"name": "timestamps", "source": "../other.nwb.zarr", "path": "/acquisition/ts/timestamps",
+         "object_id": None, "source_object_id": "f00d-other"},
+    ]})
+    general = root.create_group("general")
+    general.create_group("devices").create_group("probe").attrs.update({"neurodata_type": "Device", "namespace": "core"})
+    electrodes = general.create_group("electrodes")
+    electrodes.attrs.update({"neurodata_type": "DynamicTable", "namespace": "hdmf-common", "table": {
+        "value": {"path": "/general/devices/probe", "source": ".", "object_id": "d3v1ce", "source_object_id": ROOT_ID},
+        "zarr_dtype": "object"}})
+    ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
+    object_array(path, "general/electrodes/group", [ref, ref], {"zarr_dtype": "object"})
+
+
+def with_valid(change: Callable[[Path], None]) -> Callable[[Path], None]:
+    def write(path: Path) -> None:
+        valid_every_element(path)
+        change(path)
+
+    write.__name__ = change.__name__
+    write.__doc__ = change.__doc__
+    return case(write)
+
+
+@with_valid
+def specloc_not_on_root(path: Path) -> None:
+    """/acquisition/ts carries .specloc, which is reserved for the root group."""
+    set_attrs(path, "acquisition/ts", **{".specloc": "specifications"})
+
+
+@with_valid
+def specloc_missing_group(path: Path) -> None:
+    """The root .specloc names "specs", which is no group of the store."""
+    set_attrs(path, "", **{".specloc": "specs"})
+
+
+@with_valid
+def zarr_dtype_not_in_table(path: Path) -> None:
+    """/acquisition/ts/data has zarr_dtype "int128", which the dtype mappings table does not list."""
+    set_attrs(path, "acquisition/ts/data", zarr_dtype="int128")
+
+
+@with_valid
+def link_without_path(path: Path) -> None:
+    """The first zarr_link entry of /acquisition/ts_link has no path."""
+    doc = read_json(path / "acquisition/ts_link/.zattrs")
+    del doc["zarr_link"][0]["path"]
+    write_json(path / "acquisition/ts_link/.zattrs", doc)
+
+
+@with_valid
+def link_target_missing(path: Path) -> None:
+    """The first zarr_link entry (source ".") points at /acquisition/ts/nothing, which does not exist."""
+    doc = read_json(path / "acquisition/ts_link/.zattrs")
+    doc["zarr_link"][0]["path"] = "/acquisition/ts/nothing"
+    write_json(path / "acquisition/ts_link/.zattrs", doc)
+
+
+@with_valid
+def reference_attribute_without_source(path: Path) -> None:
+    """The object reference in the `table` attribute of /general/electrodes has no source."""
+    doc = read_json(path / "general/electrodes/.zattrs")
+    del doc["table"]["value"]["source"]
+    write_json(path / "general/electrodes/.zattrs", doc)
+
+
+@with_valid
+def reference_attribute_target_missing(path: Path) -> None:
+    """The `table` attribute of /general/electrodes references /general/devices/gone, which does not exist."""
+    doc = read_json(path / "general/electrodes/.zattrs")
+    doc["table"]["value"]["path"] = "/general/devices/gone"
+    write_json(path / "general/electrodes/.zattrs", doc)
+
+
+@with_valid
+def specifications_namespace_missing(path: Path) -> None:
+    """/specifications/core/2.7.0 holds nwb.base but no namespace dataset."""
+    shutil.rmtree(path / "specifications/core/2.7.0/namespace")
+
+
+@with_valid
+def specifications_not_scalar(path: Path) -> None:
+    """/specifications/core/2.7.0/nwb.base is a 1-d array of one string, not a scalar (no zarr_dtype "scalar" either)."""
+    meta = read_json(path / "specifications/core/2.7.0/nwb.base/.zarray")
+    meta.update(shape=[1], chunks=[1])
+    write_json(path / "specifications/core/2.7.0/nwb.base/.zarray", meta)
+
+
+@with_valid
+def specifications_not_json(path: Path) -> None:
+    """/specifications/core/2.7.0/nwb.base holds a string that is not JSON."""
+    a = zarr.open_array(str(path / "specifications/core/2.7.0/nwb.base"), mode="r+", zarr_format=2)
+    a[()] = "groups: [not json"
+
+
+@with_valid
+def reference_dataset_target_missing(path: Path) -> None:
+    """The second element of /general/electrodes/group (JSON codec) references /general/devices/gone, which does not exist."""
+    ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
+    shutil.rmtree(path / "general/electrodes/group")
+    object_array(path, "general/electrodes/group", [ref, {**ref, "path": "/general/devices/gone"}], {"zarr_dtype": "object"})
+
+
+@with_valid
+def reference_dataset_pickle(path: Path) -> None:
+    """/general/electrodes/group holds its object references with the pickle codec (hdmf-zarr's default); never decoded."""
+    ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
+    shutil.rmtree(path / "general/electrodes/group")
+    object_array(path, "general/electrodes/group", [ref, ref], {"zarr_dtype": "object"}, codec="pickle")
+
+
+def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    for name, write in CASES.items():
+        path = OUT / f"{name}.zarr"
+        shutil.rmtree(path, ignore_errors=True)
+        write(path)
+        print(path.relative_to(HERE.parent))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,281 @@
+"""hdmf-zarr primitives: reserved attributes, links and references in JSON attributes, cached specifications, pickle."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+
+import numpy as np
+import pytest
+from memory_tree import findings, tree
+
+import validator
+from validator.engine.context import NotApplicable
+from validator.report.model import Status
+
+ROOT_ID = "6baecfc5"
+
+
+def ref(path, source="."):
+    return {"source": source, "path": path, "object_id": "x", "source_object_id": ROOT_ID}
+
+
+def nwb(**extra):
+    return tree({
+        "@attrs": {".specloc": "specifications", "namespace": "core", "neurodata_type": "NWBFile"},
+        "specifications": {"core": {"2.7.0": {}}},
+        "acquisition": {"ts": {"data": np.arange(3), "@attrs": {"namespace": "core"}}},
+        "general": {"devices": {"probe": {}}},
+        **extra,
+    })
+
+
+# ------------------------------------------------------------------------------------------ reserved attributes
+def test_reserved_attr_absent_passes_without_attribute():
+    assert findings("reserved_attr_absent", nwb().get("/acquisition/ts"), {"key": ".specloc"}) == []
+
+
+def test_reserved_attr_absent_fails_specloc_below_root():
+    t = nwb(sub={"@attrs": {".specloc": "specifications"}})
+    (f,) = findings("reserved_attr_absent", t.get("/sub"), {"key": ".specloc"})
+    assert ".specloc" in f.message
+
+
+SPECLOC = [
+    pytest.param("specifications", 0, id="relative-group"),
+    pytest.param("/specifications", 0, id="absolute-group"),
+    pytest.param("specs", 1, id="no-such-node"),
+    pytest.param("acquisition/ts/data", 1, id="an-array"),
+    pytest.param(3, 1, id="not-a-string"),
+    pytest.param("/", 1, id="the-root-itself"),
+]
+
+
+@pytest.mark.parametrize("value,expected", SPECLOC)
+def test_attr_path_is_group_passes_or_fails(value, expected):
+    t = nwb()
+    t.root.attrs[".specloc"] = value
+    assert len(findings("attr_path_is_group", t.root, {"key": ".specloc"})) == expected
+
+
+def test_attr_path_is_group_passes_not_applicable_when_absent():
+    with pytest.raises(NotApplicable):
+        findings("attr_path_is_group", nwb().get("/acquisition"), {"key": ".specloc"})
+
+
+# ------------------------------------------------------------------------------------------ zarr_dtype
+ZARR_DTYPES = [
+    pytest.param("int32", 0, id="listed"),
+    pytest.param("utf-8", 0, id="listed-text"),
+    pytest.param([{"name": "a", "dtype": "int32"}, {"name": "b", "dtype": "object"}], 0, id="compound"),
+    pytest.param("scalar", 1, id="hdmf-zarr-scalar-not-listed"),
+    pytest.param("bytes", 1, id="hdmf-zarr-bytes-not-listed"),
+    pytest.param([{"name": "a", "dtype": "int128"}], 1, id="compound-unlisted-field"),
+    pytest.param([{"dtype": "int32"}], 1, id="compound-without-name"),
+]
+
+
+@pytest.mark.parametrize("value,expected", ZARR_DTYPES)
+def test_zarr_dtype_mapped_passes_or_fails(value, expected):
+    t = nwb()
+    t.get("/acquisition/ts/data").attrs["zarr_dtype"] = value
+    options = {"values": ["int32", "utf-8", "object", "float64"]}
+    assert len(findings("zarr_dtype_mapped", t.get("/acquisition/ts/data"), options)) == expected
+
+
+# ------------------------------------------------------------------------------------------ links
+LINKS = [
+    pytest.param([{"name": "d", "source": ".", "path": "/acquisition/ts/data"}], 0, id="minimal"),
+    pytest.param([{"name": "d", **ref("/acquisition/ts/data")}], 0, id="with-object-ids"),
+    pytest.param([{"name": "d", "source": ".", "path": "/x", "object_id": None}], 0, id="null-object-id"),
+    pytest.param({"name": "d", "source": ".", "path": "/x"}, 1, id="not-a-list"),
+    pytest.param(["/acquisition/ts/data"], 1, id="entry-not-an-object"),
+    pytest.param([{"name": "d", "source": "."}], 1, id="no-path"),
+    pytest.param([{"name": "d", "source": ".", "path": "/x", "object_id": 5}], 1, id="object-id-not-string"),
+]
+
+
+@pytest.mark.parametrize("value,expected", LINKS)
+def test_attr_link_list_passes_or_fails(value, expected):
+    t = nwb(linker={"@attrs": {"zarr_link": value}})
+    got = findings("attr_link_list", t.get("/linker"), {"key": "zarr_link", "required": ["name", "source", "path"]})
+    assert len(got) == expected
+
+
+TARGETS = [
+    pytest.param("/acquisition/ts/data", ".", 0, id="absolute-array"),
+    pytest.param("../acquisition/ts", ".", 0, id="relative-group"),
+    pytest.param("/acquisition/nothing", ".", 1, id="missing"),
+    pytest.param("/nothing/at/all", "../other.nwb.zarr", 0, id="external-store-not-opened"),
+]
+
+
+@pytest.mark.parametrize("path,source,expected", TARGETS)
+def test_reference_targets_exist_passes_or_fails_links(path, source, expected):
+    t = nwb(linker={"@attrs": {"zarr_link": [{"name": "l", "source": source, "path": path}]}})
+    assert len(findings("reference_targets_exist", t.get("/linker"), {"of": "zarr_link"})) == expected
+
+
+# ------------------------------------------------------------------------------------------ attribute references
+REFS = [
+    pytest.param({"zarr_dtype": "object", "value": ref("/general/devices/probe")}, 0, id="object"),
+    pytest.param({"zarr_dtype": "region", "value": ref("/acquisition/ts/data")}, 0, id="region"),
+    pytest.param({"zarr_dtype": "float", "value": ref("/x")}, 1, id="not-a-reference-dtype"),
+    pytest.param({"zarr_dtype": "object", "value": "/general/devices/probe"}, 1, id="value-not-an-object"),
+    pytest.param({"zarr_dtype": "object", "value": {"path": "/general/devices/probe"}}, 1, id="no-source"),
+]
+
+
+@pytest.mark.parametrize("value,expected", REFS)
+def test_attr_references_valid_passes_or_fails(value, expected):
+    t = nwb(table={"@attrs": {"table": value, "plain": {"a": 1}}})
+    options = {"zarr_dtypes": ["object", "region"], "required": ["source", "path"]}
+    assert len(findings("attr_references_valid", t.get("/table"), options)) == expected
+
+
+def test_attr_references_valid_passes_not_applicable_without_references():
+    with pytest.raises(NotApplicable):
+        findings("attr_references_valid", nwb().root, {"zarr_dtypes": ["object"], "required": ["path"]})
+
+
+def test_reference_targets_exist_fails_attribute_reference_to_missing_node():
+    t = nwb(table={"@attrs": {"table": {"zarr_dtype": "object", "value": ref("/general/devices/gone")}}})
+    (f,) = findings("reference_targets_exist", t.get("/table"), {"of": "attributes"})
+    assert f.details["target"] == "/general/devices/gone"
+
+
+# ------------------------------------------------------------------------------------------ stores on disk
+def write_store(path, spec_dtype="|O", spec_filters=None, spec_chunk=b"", pickle_chunk=None):
+    """A minimal hdmf-zarr store: root markers, one cached spec file, and a pickle-coded reference dataset."""
+
+    def doc(rel, name, content):
+        os.makedirs(path / rel, exist_ok=True)
+        (path / rel / name).write_text(json.dumps(content))
+
+    doc("", ".zgroup", {"zarr_format": 2})
+    doc("", ".zattrs", {".specloc": "specifications", "namespace": "core", "neurodata_type": "NWBFile"})
+    for rel in ("specifications", "specifications/core", "specifications/core/2.7.0", "general", "general/electrodes"):
+        doc(rel, ".zgroup", {"zarr_format": 2})
+    meta = {"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": spec_dtype, "compressor": None, "fill_value": 0,
+            "order": "C", "filters": spec_filters}
+    doc("specifications/core/2.7.0/namespace", ".zarray", meta)
+    doc("specifications/core/2.7.0/namespace", ".zattrs", {"zarr_dtype": "scalar"})
+    (path / "specifications/core/2.7.0/namespace/0").write_bytes(spec_chunk)
+    if pickle_chunk is not None:
+        doc("general/electrodes/group", ".zarray", {**meta, "filters": [{"id": "pickle", "protocol": 5}]})
+        doc("general/electrodes/group", ".zattrs", {"zarr_dtype": "object"})
+        (path / "general/electrodes/group/0").write_bytes(pickle_chunk)
+
+
+def json_chunk(text):
+    import numcodecs
+
+    arr = np.empty(1, dtype=object)
+    arr[0] = text
+    return numcodecs.JSON().encode(arr)
+
+
+def results(path):
+    return {r.rule.id: r for r in validator.validate(path).results}
+
+
+def test_scalar_json_parses_passes_json2_one_element_scalar(tmp_path):
+    import numcodecs
+
+    write_store(tmp_path / "s.zarr", spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk('{"namespaces": []}'))
+    got = results(tmp_path / "s.zarr")
+    assert got["hdmf-zarr.specifications.json"].status is Status.PASSED
+    assert got["hdmf-zarr.specifications.scalar-string"].status is Status.PASSED
+
+
+def test_scalar_json_parses_fails_text_that_is_not_json(tmp_path):
+    import numcodecs
+
+    write_store(tmp_path / "s.zarr", spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk("namespaces: ["))
+    got = results(tmp_path / "s.zarr")["hdmf-zarr.specifications.json"]
+    assert got.status is Status.FAILED and "not valid JSON" in got.findings[0].message
+
+
+class Boom:
+    """Unpickling this creates the file named by `marker`: proof that pickle ran."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_codec_absent_fails_pickle_and_nothing_is_unpickled(tmp_path):
+    marker = tmp_path / "unpickled"
+    payload = pickle.dumps(np.array([Boom(str(marker))], dtype=object), protocol=5)
+    # Sanity: this payload really does create the marker when unpickled.
+    probe = tmp_path / "probe"
+    pickle.loads(pickle.dumps(Boom(str(probe)))).close()
+    assert probe.exists()
+    # The cached spec is pickled too: the JSON check must leave it unread rather than decode it.
+    write_store(tmp_path / "p.zarr", spec_filters=[{"id": "pickle", "protocol": 5}], spec_chunk=payload, pickle_chunk=payload)
+    got = results(tmp_path / "p.zarr")
+    assert not marker.exists()
+    assert got["hdmf-zarr.dataset.pickle-codec"].status is Status.FAILED
+    assert {f.path for f in got["hdmf-zarr.dataset.pickle-codec"].findings} == {
+        "/general/electrodes/group", "/specifications/core/2.7.0/namespace"}
+    assert got["hdmf-zarr.specifications.json"].status is Status.NOT_APPLICABLE
+    assert got["hdmf-zarr.specifications.scalar-string"].status is Status.FAILED  # pickle is no string codec
+    assert not [r for r in got.values() if r.status is Status.ERROR]
+    assert not marker.exists()
+
+
+def test_scalar_json_parses_fails_corrupt_chunk(tmp_path):
+    import numcodecs
+
+    write_store(tmp_path / "s.zarr", spec_filters=[numcodecs.JSON().get_config()], spec_chunk=b"\xff not json at all")
+    got = results(tmp_path / "s.zarr")["hdmf-zarr.specifications.json"]
+    assert got.status is Status.FAILED and "cannot be decoded" in got.findings[0].message
+
+
+def write_reference_dataset(path, elements, chunks, present=None):
+    """A store whose /general/electrodes/group holds `elements` (JSON codec) in chunks of `chunks`; `present` chunks only."""
+    import numcodecs
+
+    write_store(path, spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk("{}"))
+    rel = path / "general/electrodes/group"
+    os.makedirs(rel)
+    (rel / ".zarray").write_text(json.dumps({"zarr_format": 2, "shape": [len(elements)], "chunks": [chunks], "dtype": "|O",
+                                             "compressor": None, "fill_value": 0, "order": "C",
+                                             "filters": [numcodecs.JSON().get_config()]}))
+    (rel / ".zattrs").write_text(json.dumps({"zarr_dtype": "object"}))
+    for i in range(0, len(elements), chunks):
+        if present is not None and i // chunks not in present:
+            continue
+        block = np.full(chunks, 0, dtype=object)  # the edge chunk is padded with the fill value, as zarr does
+        part = elements[i:i + chunks]
+        block[:len(part)] = part
+        (rel / str(i // chunks)).write_bytes(numcodecs.JSON().encode(block))
+
+
+DATASET_REFS = [
+    pytest.param([ref("/general/electrodes")] * 5, 2, None, [], id="padded-edge-chunk"),
+    pytest.param([ref("/general/electrodes")] * 4, 2, {0}, [], id="absent-chunk-skipped"),
+    pytest.param([ref("/")] * 2 + [ref("/gone")], 2, None, [[2]], id="missing-target-in-edge-chunk"),
+    pytest.param([ref("/general"), {"path": "/general"}, "text"], 3, None, [[1], [2]], id="no-source-and-not-a-dict"),
+    pytest.param([ref("/nowhere", source="../other.zarr")], 1, None, [], id="other-store-not-opened"),
+]
+
+
+@pytest.mark.parametrize("elements,chunks,present,indices", DATASET_REFS)
+def test_dataset_references_valid_passes_or_fails(tmp_path, elements, chunks, present, indices):
+    write_reference_dataset(tmp_path / "r.zarr", elements, chunks, present)
+    got = results(tmp_path / "r.zarr")["hdmf-zarr.reference.dataset-elements"]
+    assert got.status is (Status.FAILED if indices else Status.PASSED)
+    assert [list(f.index) for f in got.findings] == indices
+
+
+def test_dataset_references_valid_passes_not_applicable_for_pickle(tmp_path):
+    marker = tmp_path / "unpickled"
+    payload = pickle.dumps(np.array([Boom(str(marker))], dtype=object), protocol=5)
+    write_store(tmp_path / "p.zarr", spec_chunk=b"", pickle_chunk=payload)
+    got = results(tmp_path / "p.zarr")["hdmf-zarr.reference.dataset-elements"]
+    assert got.status is Status.NOT_APPLICABLE and "not read" in got.reason
+    assert not marker.exists()

@@ -1,0 +1,335 @@
+"""Primitives for hdmf-zarr stores: links and object references kept in JSON attributes, cached specifications."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from validator.checks.registry import Options, check
+from validator.checks.schemas import KEY, NAMES
+from validator.engine.context import NotApplicable, Scope
+from validator.nodes.base import Node
+from validator.report.model import Finding
+
+# Sources that name the store itself; any other source is another store, which is never opened.
+SELF_SOURCES = (".", "", "./")
+# Codecs that decode an object array without running code (pickle is never decoded: see the node backend).
+TEXT_CODECS = {"vlen-utf8", "vlen-bytes", "json2", "json"}
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _codec_ids(node: Node) -> list[str]:
+    meta = getattr(node, "metadata", None) or {}
+    ids: list[str] = []
+    filters = meta.get("filters")
+    for f in filters if isinstance(filters, list) else []:
+        if isinstance(f, dict) and isinstance(f.get("id"), str):
+            ids.append(f["id"])
+    comp = meta.get("compressor")
+    if isinstance(comp, dict) and isinstance(comp.get("id"), str):
+        ids.append(comp["id"])
+    return ids
+
+
+def _target(node: Node, path: str) -> Node | None:
+    """The node at an hdmf-zarr path: absolute paths from the store root, relative ones from `node`."""
+    base = "/" if path.startswith("/") else node.path
+    target = posixpath.normpath(posixpath.join(base, path))
+    if target.startswith("//"):
+        target = target[1:]
+    if target.startswith(".."):
+        return None
+    return node.tree.get(target)
+
+
+def _references(node: Node) -> Iterator[tuple[str, Any]]:
+    """(attribute key, value) for every attribute stored as an object reference (a dict with zarr_dtype)."""
+    for key, value in node.attrs.items():
+        if isinstance(value, dict) and "zarr_dtype" in value:
+            yield key, value
+
+
+@check(options={"properties": {"key": KEY}, "required": ["key"]})
+def reserved_attr_absent(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The node carries no attribute named `key`."""
+    key = options["key"]
+    if key in node.attrs:
+        yield Finding(f"carries attribute {key!r} ({_short(node.attrs[key])}), expected it only on the root group",
+                      details={"key": key, "value": node.attrs[key]})
+
+
+@check(options={"properties": {"key": KEY}, "required": ["key"]})
+def attr_path_is_group(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The attribute `key` is a string naming a group that exists in the store.
+
+    Not applicable when: the attribute is absent.
+    """
+    key = options["key"]
+    if key not in node.attrs:
+        raise NotApplicable(f"{node.path} has no {key!r}")
+    value = node.attrs[key]
+    if not isinstance(value, str) or not value.strip("/"):
+        yield Finding(f"attribute {key!r} is {_short(value)}, expected the path of a group", details={"value": value})
+        return
+    target = _target(node, value)
+    if target is None:
+        yield Finding(f"attribute {key!r} is {value!r}, which names no node in the store", details={"value": value})
+    elif target.kind != "group":
+        yield Finding(f"attribute {key!r} is {value!r}, which is an {target.kind}, expected a group", details={"value": value})
+
+
+LINK_KEYS = {"name": "string", "source": "string", "path": "string"}
+
+
+@check(options={"properties": {"key": KEY, "required": NAMES}, "required": ["key", "required"]})
+def attr_link_list(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The attribute `key` is a JSON list of objects, each with a string value for every key in `required`.
+
+    `object_id` and `source_object_id`, when present, are strings or null.
+    Not applicable when: the attribute is absent.
+    """
+    key = options["key"]
+    if key not in node.attrs:
+        raise NotApplicable(f"{node.path} has no {key!r}")
+    links = node.attrs[key]
+    if not isinstance(links, list):
+        yield Finding(f"attribute {key!r} is {_short(links)}, expected a list of link objects", details={"value": links})
+        return
+    for i, link in enumerate(links):
+        if not isinstance(link, dict):
+            yield Finding(f"{key}[{i}] is {_short(link)}, expected an object", details={"index": i})
+            continue
+        for k in options["required"]:
+            if not isinstance(link.get(k), str):
+                yield Finding(f"{key}[{i}] has {k} {_short(link.get(k))}, expected a string", details={"index": i, "field": k})
+        for k in ("object_id", "source_object_id"):
+            if k in link and not (link[k] is None or isinstance(link[k], str)):
+                yield Finding(f"{key}[{i}] has {k} {_short(link[k])}, expected a string", details={"index": i, "field": k})
+
+
+@check(options={"properties": {"required": NAMES, "zarr_dtypes": NAMES}, "required": ["required", "zarr_dtypes"]})
+def attr_references_valid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every attribute holding a dict with `zarr_dtype` has a zarr_dtype among `zarr_dtypes` and a `value` object with string `required` keys.
+
+    Not applicable when: no attribute of the node is such a dict.
+    """
+    refs = list(_references(node))
+    if not refs:
+        raise NotApplicable(f"{node.path} has no reference attributes")
+    for key, ref in refs:
+        if ref["zarr_dtype"] not in options["zarr_dtypes"]:
+            yield Finding(f"attribute {key!r} has zarr_dtype {_short(ref['zarr_dtype'])}, expected one of {options['zarr_dtypes']}",
+                          details={"key": key})
+            continue
+        value = ref.get("value")
+        if not isinstance(value, dict):
+            yield Finding(f"attribute {key!r} has value {_short(value)}, expected a reference object", details={"key": key})
+            continue
+        for k in options["required"]:
+            if not isinstance(value.get(k), str):
+                yield Finding(f"attribute {key!r} reference has {k} {_short(value.get(k))}, expected a string",
+                              details={"key": key, "field": k})
+
+
+@check(options={"properties": {"of": {"enum": ["zarr_link", "attributes"]}}, "required": ["of"]})
+def reference_targets_exist(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every link (`of: zarr_link`) or attribute reference (`of: attributes`) into this store names an existing node.
+
+    A source other than "." (or empty) is another store: it is never opened, and its targets are not checked.
+    Not applicable when: the node has no well-formed link or reference with a string source and path.
+    """
+    if options["of"] == "zarr_link":
+        links = node.attrs.get("zarr_link")
+        items = [(f"zarr_link[{i}]", l) for i, l in enumerate(links)] if isinstance(links, list) else []
+    else:
+        items = [(f"attribute {k!r}", r.get("value")) for k, r in _references(node)]
+    items = [(w, r) for w, r in items if isinstance(r, dict) and isinstance(r.get("source"), str) and isinstance(r.get("path"), str)]
+    if not items:
+        raise NotApplicable(f"{node.path} has no link or reference to resolve")
+    for where, ref in items:
+        if ref["source"] not in SELF_SOURCES:
+            continue
+        target = _target(node, ref["path"])
+        if target is None:
+            yield Finding(f"{where} points at {ref['path']!r}, which is not a node in this store",
+                          details={"target": ref["path"], "source": ref["source"]})
+
+
+@check(options={"properties": {"values": NAMES}, "required": ["values"]}, kind="array")
+def zarr_dtype_mapped(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The attribute zarr_dtype is one of `values`, or a compound type: a list of {name, dtype} whose dtypes are.
+
+    Not applicable when: the attribute is absent.
+    """
+    if "zarr_dtype" not in node.attrs:
+        raise NotApplicable(f"{node.path} has no zarr_dtype")
+    value = node.attrs["zarr_dtype"]
+    if isinstance(value, list) and value:
+        for i, field in enumerate(value):
+            if not (isinstance(field, dict) and isinstance(field.get("name"), str) and "dtype" in field):
+                yield Finding(f"zarr_dtype[{i}] is {_short(field)}, expected a compound field {{name, dtype}}", details={"value": field})
+            elif not (field["dtype"] in options["values"] or isinstance(field["dtype"], (list, dict))):
+                yield Finding(f"zarr_dtype[{i}] has dtype {_short(field['dtype'])}, which the dtype mappings table does not list",
+                              details={"value": field["dtype"]})
+    elif value not in options["values"]:
+        yield Finding(f"zarr_dtype is {_short(value)}, which the dtype mappings table does not list", details={"value": value})
+
+
+@check(options={"properties": {"id": KEY}, "required": ["id"]}, kind="array")
+def codec_absent(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """No filter and no compressor of the array's stored metadata has codec id `id`.
+
+    Reads only the raw `.zarray`; the data is never decoded.
+    """
+    if options["id"] in _codec_ids(node):
+        yield Finding(f"is stored with the {options['id']!r} codec (filters/compressor in .zarray); its data is never decoded",
+                      details={"codec": options["id"]})
+
+
+def _is_scalar(node: Node) -> bool:
+    """0-d, or hdmf-zarr's scalar: a one-element 1-d array marked with zarr_dtype "scalar"."""
+    return node.shape == () or (node.shape == (1,) and node.attrs.get("zarr_dtype") == "scalar")
+
+
+@check(kind="array")
+def scalar_string_storage(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The array is a scalar of variable-length strings: dtype "|O" with a vlen-utf8, vlen-bytes or JSON codec.
+
+    A scalar is 0-d, or (hdmf-zarr's way) a one-element 1-d array whose zarr_dtype attribute is "scalar".
+    Reads only the raw `.zarray` and `.zattrs`.
+    """
+    meta = getattr(node, "metadata", None) or {}
+    codecs = _codec_ids(node)
+    if not _is_scalar(node):
+        yield Finding(f"has shape {_short(meta.get('shape'))}, expected a scalar (shape [], or [1] with zarr_dtype \"scalar\")",
+                      details={"shape": meta.get("shape")})
+    if meta.get("dtype") != "|O" or not set(codecs) & TEXT_CODECS:
+        yield Finding(f"has dtype {_short(meta.get('dtype'))} with codecs {codecs}, expected \"|O\" with a variable-length string codec",
+                      details={"dtype": meta.get("dtype")})
+
+
+# Codecs a scalar's one chunk may pass through: text codecs and compressors that run no stored code.
+SAFE_CHUNK_CODECS = TEXT_CODECS | {"zlib", "gzip", "bz2", "lzma", "blosc", "zstd", "lz4"}
+
+
+def _scalar_value(node: Node) -> Any:
+    """The one element of a scalar string array, decoded from its raw chunk through safe codecs only."""
+    meta = node.metadata
+    sep = meta.get("dimension_separator") or "."
+    raw = node.tree.kv.get(node.key(sep.join("0" for _ in meta.get("shape") or [0])))
+    if raw is None:
+        return meta.get("fill_value")
+    value = _decode_chunk(node, raw)
+    return value.reshape(-1)[0] if value.size else None
+
+
+@check(kind="array")
+def scalar_json_parses(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The scalar's one string parses as JSON.
+
+    Reads the scalar's one chunk from the store and decodes it with its text codec (json2, vlen-utf8,
+    vlen-bytes) and a plain compressor; any other codec, pickle above all, is never run.
+    Memory: one chunk of one element.
+    Not applicable when: the array is not a scalar "|O" string array stored only with such codecs.
+    """
+    codecs = set(_codec_ids(node))
+    meta = getattr(node, "metadata", None)
+    if not isinstance(meta, dict) or not _is_scalar(node) or meta.get("dtype") != "|O" \
+            or not codecs & TEXT_CODECS or not codecs <= SAFE_CHUNK_CODECS:
+        raise NotApplicable(f"{node.path} is not a scalar string stored with safe codecs; its data is not read")
+    try:
+        value = _scalar_value(node)
+    except Exception as exc:  # a corrupt chunk is this store's problem, not the validator's
+        yield Finding(f"its chunk cannot be decoded ({type(exc).__name__}: {exc})")
+        return
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield Finding(f"is not UTF-8 ({exc.reason} at byte {exc.start})")
+            return
+    if not isinstance(value, str):
+        yield Finding(f"holds {_short(repr(value))}, expected a JSON string")
+        return
+    try:
+        json.loads(value)
+    except json.JSONDecodeError as exc:
+        yield Finding(f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})", details={"value": value[:80]})
+
+
+def _decode_chunk(node: Node, raw: bytes) -> Any:
+    """A raw chunk through the array's compressor and filters (callers have checked each codec is safe)."""
+    import numcodecs
+
+    meta = node.metadata
+    comp = meta.get("compressor")
+    value: Any = numcodecs.get_codec(dict(comp)).decode(raw) if isinstance(comp, dict) else raw
+    for f in reversed(meta.get("filters") or []):
+        value = numcodecs.get_codec(dict(f)).decode(value)
+    return np.asarray(value, dtype=object)
+
+
+@check(options={"properties": {"required": NAMES}, "required": ["required"]}, kind="array")
+def dataset_references_valid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every element is a reference object with string `required` keys, and one with source "." names a node of the store.
+
+    Reads the array chunk by chunk from the store, decoding only through JSON/text codecs and plain
+    compressors; a pickle-coded array is never decoded. Elements of absent chunks (the fill value) and the
+    padding of edge chunks are not elements of the dataset and are skipped. Memory: one chunk.
+    Not applicable when: the array is not "|O" stored with a JSON codec and safe compressors, or its shape
+    or chunks are unusable.
+    """
+    meta = getattr(node, "metadata", None)
+    codecs = set(_codec_ids(node))
+    if not isinstance(meta, dict) or meta.get("dtype") != "|O" or not codecs & {"json2", "json"} or not codecs <= SAFE_CHUNK_CODECS:
+        raise NotApplicable(f"{node.path} is not an object array stored with a JSON codec; its data is not read")
+    shape, chunks = node.shape, node.chunks
+    if shape is None or chunks is None or len(chunks) != len(shape) or not shape:
+        raise NotApplicable(f"{node.path} has no usable shape and chunks")
+    sep = meta.get("dimension_separator") or "."
+    keys, _ = node.tree.kv.list_dir(node.prefix)
+    nested = node.tree.kv.list_keys(node.prefix) if sep == "/" else []
+    names = [k.rsplit("/", 1)[-1] if sep == "." else k for k in keys]
+    if sep == "/":
+        names = [k[len(node.prefix) + 1:] if node.prefix else k for k in nested]
+    reported = 0
+    for name in sorted(names):
+        parts = name.split(sep)
+        if name.startswith(".") or len(parts) != len(shape) or not all(p.isdigit() for p in parts):
+            continue  # metadata documents, and keys the zarr pack's chunk-keys rule reports
+        index = [int(p) for p in parts]
+        try:
+            block = _decode_chunk(node, node.tree.kv.get(node.key(name)))
+            block = block.reshape(chunks)
+        except Exception as exc:  # a corrupt chunk is this store's problem, not the validator's
+            yield Finding(f"chunk {name!r} cannot be decoded ({type(exc).__name__}: {exc})", details={"chunk": name})
+            reported += 1
+            continue
+        inside = tuple(slice(0, max(0, min(c, n - i * c))) for i, c, n in zip(index, chunks, shape))
+        for offset, element in np.ndenumerate(block[inside]):
+            at = tuple(i * c + o for i, c, o in zip(index, chunks, offset))
+            problem = None
+            if not isinstance(element, dict):
+                problem = f"is {_short(element)}, expected a reference object"
+            else:
+                missing = [k for k in options["required"] if not isinstance(element.get(k), str)]
+                if missing:
+                    problem = f"has no string {', '.join(missing)}"
+                elif element["source"] in SELF_SOURCES and _target(node, element["path"]) is None:
+                    problem = f"points at {element['path']!r}, which is not a node in this store"
+            if problem:
+                yield Finding(f"element {list(at)} {problem}", index=at, details={"element": _short(element)})
+                reported += 1
+                if reported >= 20:
+                    return
