@@ -160,6 +160,21 @@ PUBLIC_VERDICTS: dict[str, set[str]] = {
     # Every MUST and SHOULD clause the pack checks holds in both files.
     "h5seurat/written-by-SeuratDisk-0.0.0.9021/pbmc_small.h5Seurat": set(),
     "h5seurat/written-by-SeuratDisk-0.0.0.9021/two_assay_rna_adt.h5Seurat": set(),  # ADT data dense (150, 12), counts sparse
+    # ---- hdmf-zarr (the hdmf-zarr pack; checked by hand on the raw .zattrs): every writer since 2022 stores
+    # scalar datasets (cached specifications, session_description, starting_time, ...) with zarr_dtype "scalar",
+    # and the byte-string file_create_date with zarr_dtype "bytes"; neither is in the dtype mappings table (the
+    # rule's writers note). The pickle-coded reference datasets (electrodes/group) fail only the SHOULD rule.
+    "nwb-zarr/hdmf-zarr_ecephys_tutorial.nwb.zarr": {"hdmf-zarr.zarr_dtype.mapped"},  # "scalar" and "bytes"
+    "nwb-zarr/hdmf-zarr_example_consolidate.zarr": {"hdmf-zarr.zarr_dtype.mapped"},  # "scalar" on /specifications/*
+    "nwb-zarr/test-hdmf-zarr_consolidated.nwb.zarr": {"hdmf-zarr.zarr_dtype.mapped"},  # "scalar" and "bytes"
+    "nwb-zarr/written-by-hdmf-zarr-0.13.0/ecephys_links_pickle.nwb.zarr": {"hdmf-zarr.zarr_dtype.mapped"},  # "scalar", "bytes"
+    "nwb-zarr/written-by-hdmf-zarr-0.13.0/units_trials_jsoncodec.nwb.zarr": {"hdmf-zarr.zarr_dtype.mapped"},  # "scalar", "bytes"
+    # ---- CXG 0.3.0 (the cxg pack; checked by hand with tiledb-py: schema domains, attributes, array metadata).
+    # The data-portal converter (CXG_VERSION "0.3.0") writes cxg_group_metadata (and the extra `uns` array) with a
+    # uint64 dimension `__dim_0`, domain (0, 0): "All TileDB arrays MUST have a `uint32` domain" (the rule's
+    # writers note). Everything else conforms; emb/pca is float64, a SHOULD (float32) and not in the verdict.
+    **{f"cxg/written-by-cellxgene-portal-converter-tiledb-py-0.36.1/{n}.cxg": {"cxg.tiledb.domain-uint32"}
+       for n in ("denseX", "pbmc_like_sparseX")},
 }
 
 # Items that are not stores this tool opens, with the start of the InputError message expected.
@@ -170,7 +185,7 @@ def public_items() -> list[str]:
     if not PUBLIC.is_dir():
         return sorted(PUBLIC_VERDICTS)
     items = []
-    for folder in ("anndata-h5ad", "anndata-zarr", "mudata", "zarr-v2", "h5seurat"):
+    for folder in ("anndata-h5ad", "anndata-zarr", "mudata", "zarr-v2", "h5seurat", "cxg", "nwb-zarr"):
         for p in sorted((PUBLIC / folder).iterdir()) if (PUBLIC / folder).is_dir() else ():
             children = sorted(p.iterdir()) if p.name.startswith("written-by-") else [p]
             items.extend(str(c.relative_to(PUBLIC)) for c in children if not c.name.startswith("."))

@@ -63,7 +63,7 @@ def passed_in_valid_cases() -> frozenset[str]:
 
 
 # Packs whose every rule the conformance corpus must exercise.
-COVERED_PACKS = ("anndata", "zarr", "h5seurat")
+COVERED_PACKS = ("anndata", "zarr", "h5seurat", "cxg", "hdmf-zarr")
 COVERED_RULES = [r for p, r in RULES if r.pack in COVERED_PACKS]
 
 

@@ -168,9 +168,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     paths = store_roots(args.paths)
     jobs = [(p, settings.select, settings.ignore_for(p), settings.extend_select, settings.packs) for p in paths]
     if args.jobs > 1 and len(jobs) > 1:
+        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=min(args.jobs, len(jobs))) as pool:
+        # spawn, not fork: TileDB and HDF5 hold threads and locks that a forked child would inherit half-taken.
+        with ProcessPoolExecutor(max_workers=min(args.jobs, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
             reports: list[Report] = list(pool.map(_validate_one, *zip(*jobs)))  # map keeps input order
     else:
         reports = [_validate_one(*job) for job in jobs]

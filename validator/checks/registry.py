@@ -61,7 +61,7 @@ def _load() -> None:
         return
     _loaded = True
     # Importing the modules runs their @check decorators.
-    from validator.checks import arrays, attrs, h5seurat, shapes, storage, structure, zarr_metadata  # noqa: F401
+    from validator.checks import arrays, attrs, cxg, h5seurat, hdmf_zarr, shapes, storage, structure, zarr_metadata  # noqa: F401
 
     for ep in entry_points(group="spec_validate.checks"):
         ep.load()
