@@ -53,7 +53,7 @@ def test_manifest_lists_cases():
 def test_case_fails_exactly_its_rules(case):
     path = CORPUS / case["file"]
     assert path.exists(), f"{path} missing: run conformance-corpus/generate.py"
-    report = validator.validate(path)
+    report = validator.validate(path, deep=case.get("deep", False))  # deep: the case's chunks are decoded (--deep)
     errors = {r.rule.id: r.reason for r in report.results if r.status is Status.ERROR}
     assert errors == {}
     # Unreadable metadata documents are listed in the case's `problems` (none for most cases).
@@ -166,6 +166,9 @@ PUBLIC_VERDICTS: dict[str, set[str]] = {
     # rule's writers note). The pickle-coded reference datasets (electrodes/group) fail only the SHOULD rule.
     "nwb-zarr/hdmf-zarr_ecephys_tutorial.nwb.zarr": {"hdmf-zarr.zarr_dtype.mapped"},  # "scalar" and "bytes"
     "nwb-zarr/hdmf-zarr_example_consolidate.zarr": {"hdmf-zarr.zarr_dtype.mapped"},  # "scalar" on /specifications/*
+    # Also fails the SHOULD zarr.consolidated.matches-documents (not a MUST, so not in the set): checked by hand,
+    # .zmetadata lacks all 47 documents under /specifications and its copy of the root .zattrs has no .specloc
+    # (consolidated before the specifications were cached; the rule's writers note).
     "nwb-zarr/test-hdmf-zarr_consolidated.nwb.zarr": {"hdmf-zarr.zarr_dtype.mapped"},  # "scalar" and "bytes"
     "nwb-zarr/written-by-hdmf-zarr-0.13.0/ecephys_links_pickle.nwb.zarr": {"hdmf-zarr.zarr_dtype.mapped"},  # "scalar", "bytes"
     "nwb-zarr/written-by-hdmf-zarr-0.13.0/units_trials_jsoncodec.nwb.zarr": {"hdmf-zarr.zarr_dtype.mapped"},  # "scalar", "bytes"

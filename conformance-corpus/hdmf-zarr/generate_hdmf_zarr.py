@@ -73,6 +73,11 @@ def object_array(root: Path, rel: str, values: list[Any], attrs: dict[str, Any],
     (root / rel / "0").write_bytes(chunk)
 
 
+# A typed dataset: an hdmf-common VectorData column of object references.
+GROUP_COLUMN = {"zarr_dtype": "object", "neurodata_type": "VectorData", "namespace": "hdmf-common",
+                "object_id": "e1ec-group", "description": "the electrode group of each electrode"}
+
+
 def spec_string(g: zarr.Group, name: str, text: str) -> None:
     """A cached specification file: a 0-d variable-length UTF-8 string (dtype |O, vlen-utf8)."""
     a = g.create_array(name, shape=(), dtype=str)
@@ -100,18 +105,18 @@ def valid_every_element(path: Path) -> None:
     copy = root["acquisition"].create_group("ts_link")
     copy.attrs.update({"namespace": "core", "neurodata_type": "TimeSeries", "object_id": "0b5e-copy", "zarr_link": [
         {"name": "data", "source": ".", "path": "/acquisition/ts/data", "object_id": None, "source_object_id": ROOT_ID},
-        # A link into another store: reported as external, never opened.
-        {"name": "timestamps", "source": "../other.nwb.zarr", "path": "/acquisition/ts/timestamps",
-         "object_id": None, "source_object_id": "f00d-other"},
+        {"name": "timestamps", "source": ".", "path": "/acquisition/ts/timestamps", "object_id": None,
+         "source_object_id": ROOT_ID},
     ]})
     general = root.create_group("general")
-    general.create_group("devices").create_group("probe").attrs.update({"neurodata_type": "Device", "namespace": "core"})
+    general.create_group("devices").create_group("probe").attrs.update(
+        {"neurodata_type": "Device", "namespace": "core", "object_id": "d3v1ce"})
     electrodes = general.create_group("electrodes")
-    electrodes.attrs.update({"neurodata_type": "DynamicTable", "namespace": "hdmf-common", "table": {
-        "value": {"path": "/general/devices/probe", "source": ".", "object_id": "d3v1ce", "source_object_id": ROOT_ID},
-        "zarr_dtype": "object"}})
+    electrodes.attrs.update({"neurodata_type": "DynamicTable", "namespace": "hdmf-common", "object_id": "e1ec-table",
+                             "table": {"value": {"path": "/general/devices/probe", "source": ".", "object_id": "d3v1ce",
+                                                 "source_object_id": ROOT_ID}, "zarr_dtype": "object"}})
     ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
-    object_array(path, "general/electrodes/group", [ref, ref], {"zarr_dtype": "object"})
+    object_array(path, "general/electrodes/group", [ref, ref], GROUP_COLUMN)
 
 
 def with_valid(change: Callable[[Path], None]) -> Callable[[Path], None]:
@@ -200,7 +205,7 @@ def reference_dataset_target_missing(path: Path) -> None:
     """The second element of /general/electrodes/group (JSON codec) references /general/devices/gone, which does not exist."""
     ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
     shutil.rmtree(path / "general/electrodes/group")
-    object_array(path, "general/electrodes/group", [ref, {**ref, "path": "/general/devices/gone"}], {"zarr_dtype": "object"})
+    object_array(path, "general/electrodes/group", [ref, {**ref, "path": "/general/devices/gone"}], GROUP_COLUMN)
 
 
 @with_valid
@@ -208,7 +213,87 @@ def reference_dataset_pickle(path: Path) -> None:
     """/general/electrodes/group holds its object references with the pickle codec (hdmf-zarr's default); never decoded."""
     ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
     shutil.rmtree(path / "general/electrodes/group")
-    object_array(path, "general/electrodes/group", [ref, ref], {"zarr_dtype": "object"}, codec="pickle")
+    object_array(path, "general/electrodes/group", [ref, ref], GROUP_COLUMN, codec="pickle")
+
+
+@with_valid
+def link_external_source(path: Path) -> None:
+    """The second zarr_link entry of /acquisition/ts_link has source "../other.nwb.zarr": not followed, reported."""
+    doc = read_json(path / "acquisition/ts_link/.zattrs")
+    doc["zarr_link"][1].update(source="../other.nwb.zarr", source_object_id="f00d-other")
+    write_json(path / "acquisition/ts_link/.zattrs", doc)
+
+
+@with_valid
+def reference_attribute_external_source(path: Path) -> None:
+    """The `table` attribute of /general/electrodes references a node of "../other.nwb.zarr": not followed, reported."""
+    doc = read_json(path / "general/electrodes/.zattrs")
+    doc["table"]["value"].update(source="../other.nwb.zarr", path="/general/devices/elsewhere")
+    write_json(path / "general/electrodes/.zattrs", doc)
+
+
+def move_spec_cache(path: Path, name: str) -> None:
+    """The specification cache moved from /specifications to /<name>, and the root's .specloc says so."""
+    (path / "specifications").rename(path / name)
+    set_attrs(path, "", **{".specloc": name})
+
+
+@with_valid
+def specloc_custom_location(path: Path) -> None:
+    """.specloc names "cached_specs", where the cache is; a /specifications group that is not the cache holds no namespace."""
+    move_spec_cache(path, "cached_specs")
+    group(path, "specifications")
+    group(path, "specifications/not-a-cache")
+    group(path, "specifications/not-a-cache/0.0.0")
+
+
+@with_valid
+def specloc_custom_namespace_missing(path: Path) -> None:
+    """.specloc names "cached_specs", whose core/2.7.0 holds nwb.base but no namespace dataset."""
+    move_spec_cache(path, "cached_specs")
+    shutil.rmtree(path / "cached_specs/core/2.7.0/namespace")
+
+
+def drop_attr(path: Path, rel: str, key: str) -> None:
+    doc = read_json(path / rel / ".zattrs")
+    del doc[key]
+    write_json(path / rel / ".zattrs", doc)
+
+
+@with_valid
+def group_namespace_missing(path: Path) -> None:
+    """/acquisition/ts has neurodata_type TimeSeries but no namespace."""
+    drop_attr(path, "acquisition/ts", "namespace")
+
+
+@with_valid
+def group_object_id_missing(path: Path) -> None:
+    """/acquisition/ts has neurodata_type TimeSeries but no object_id."""
+    drop_attr(path, "acquisition/ts", "object_id")
+
+
+@with_valid
+def group_type_missing(path: Path) -> None:
+    """/general/devices/probe has namespace and object_id but no neurodata_type (nor data_type)."""
+    drop_attr(path, "general/devices/probe", "neurodata_type")
+
+
+@with_valid
+def dataset_namespace_missing(path: Path) -> None:
+    """/general/electrodes/group has neurodata_type VectorData but no namespace."""
+    drop_attr(path, "general/electrodes/group", "namespace")
+
+
+@with_valid
+def dataset_object_id_missing(path: Path) -> None:
+    """/general/electrodes/group has neurodata_type VectorData but no object_id."""
+    drop_attr(path, "general/electrodes/group", "object_id")
+
+
+@with_valid
+def dataset_type_not_string(path: Path) -> None:
+    """/general/electrodes/group has neurodata_type ["VectorData"], a list, not a string."""
+    set_attrs(path, "general/electrodes/group", neurodata_type=["VectorData"])
 
 
 def main() -> None:

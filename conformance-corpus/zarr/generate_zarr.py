@@ -43,6 +43,17 @@ def write_json(path: Path, doc: Any) -> None:
     path.write_text(json.dumps(doc, indent=4, sort_keys=True, allow_nan=True))
 
 
+def consolidate(path: Path) -> None:
+    """Write `.zmetadata` as zarr-python 2's consolidate_metadata does: a copy of every metadata document.
+
+    Written here, not with zarr-python 3, which adds a "consolidated_metadata" key to the entries of nested
+    groups that their stored `.zgroup` does not hold (the rule's writers note).
+    """
+    names = (".zarray", ".zgroup", ".zattrs")
+    docs = {p.relative_to(path).as_posix(): read_json(p) for p in sorted(path.rglob(".z*")) if p.name in names}
+    write_json(path / ".zmetadata", {"metadata": docs, "zarr_consolidated_format": 1})
+
+
 @case
 def valid_every_element(path: Path) -> None:
     """Nested groups with attributes, and arrays of each dtype family, written by zarr-python (zarr_format=2)."""
@@ -79,6 +90,14 @@ def valid_every_element(path: Path) -> None:
     d = root.create_array("delta_filtered", shape=(8,), chunks=(4,), dtype="<i4", fill_value=0,
                           filters=[numcodecs.Delta(dtype="<i4")])
     d[:] = np.arange(8)
+    v = sub.create_array("void_V8", shape=(3,), chunks=(2,), dtype="|V8", fill_value=b"\0" * 8)
+    v[:] = np.array([b"abcdefgh", b"12345678", b"zzzzzzzz"], dtype="V8")
+    o = sub.create_array("vlen_strings", shape=(3,), chunks=(3,), dtype=str)  # "|O" with vlen-utf8: not decoded
+    o[:] = ["a", "bb", "ccc"]
+    z = root.create_array("zlib_compressed", shape=(10,), chunks=(4,), dtype="<f4", fill_value=0.0,
+                          compressors=numcodecs.Zlib(level=1))
+    z[:] = np.linspace(0, 1, 10, dtype="<f4")
+    consolidate(path)
 
 
 def small_store(path: Path, dtype: str = "<i4", fill_value: Any = 0, **kwargs: Any) -> Path:
@@ -121,6 +140,44 @@ zarray_case("fill-value-bare-nan", setter("fill_value", float("nan")), "float fi
 zarray_case("fill-value-bytes-not-base64", setter("fill_value", "not base64!"), "|S4 fill_value is not Base64",
             dtype="|S4", fill_value=b"ab")
 zarray_case("fill-value-int-as-string", setter("fill_value", "0"), "an int32 array with fill_value the string \"0\"")
+zarray_case("fill-value-complex-not-a-pair", setter("fill_value", 0), "a complex128 array with fill_value 0, not [real, imag]",
+            dtype="<c16", fill_value=0)
+zarray_case("fill-value-datetime-as-string", setter("fill_value", "NaT"), "a datetime64[ns] array with fill_value \"NaT\"",
+            dtype="<M8[ns]", fill_value=None)
+zarray_case("fill-value-void-not-base64", setter("fill_value", 0), "a |V8 array with fill_value 0, not Base64",
+            dtype="|V8", fill_value=b"\0" * 8)
+
+
+@case
+def consolidated_stale(path: Path) -> None:
+    """.zmetadata written, then an array y added and x's attributes changed: the copy is stale."""
+    small_store(path)
+    consolidate(path)
+    root = zarr.open_group(str(path), mode="r+", zarr_format=2)
+    root.create_array("y", shape=(2,), chunks=(2,), dtype="<i4", fill_value=0)
+    root["x"].attrs["units"] = "m"
+
+
+def chunk_store(path: Path, **kwargs: Any) -> Path:
+    """x: 4 int32 elements in chunks of 2, both chunks written; returns the array's directory."""
+    small_store(path, **kwargs)
+    zarr.open_array(str(path / "x"), mode="r+", zarr_format=2)[:] = [1, 2, 3, 4]
+    return path / "x"
+
+
+@case
+def chunk_truncated(path: Path) -> None:
+    """Chunk x/1 (zlib) cut to half its stored bytes: it does not decompress (seen only with --deep)."""
+    x = chunk_store(path, compressors=numcodecs.Zlib(level=1))
+    raw = (x / "1").read_bytes()
+    (x / "1").write_bytes(raw[: len(raw) // 2])
+
+
+@case
+def chunk_wrong_size(path: Path) -> None:
+    """Chunk x/0 (no compressor) holds 12 bytes, not 2 x 4 (seen only with --deep)."""
+    x = chunk_store(path, compressors=None)
+    (x / "0").write_bytes((x / "0").read_bytes() + b"\0" * 4)
 
 
 @case

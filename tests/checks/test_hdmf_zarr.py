@@ -279,3 +279,94 @@ def test_dataset_references_valid_passes_not_applicable_for_pickle(tmp_path):
     got = results(tmp_path / "p.zarr")["hdmf-zarr.reference.dataset-elements"]
     assert got.status is Status.NOT_APPLICABLE and "not read" in got.reason
     assert not marker.exists()
+
+
+# ------------------------------------------------------------------------------------------ links into other stores
+IN_STORE = [
+    pytest.param([{"name": "d", "source": ".", "path": "/acquisition/ts/data"}], 0, id="this-store"),
+    pytest.param([{"name": "d", "source": "", "path": "/acquisition/ts/data"}], 0, id="empty-source-is-this-store"),
+    pytest.param([{"name": "d", "source": "../other.nwb.zarr", "path": "/x"}], 1, id="other-store"),
+    pytest.param([{"name": "d", "source": "/abs/other.zarr", "path": "/x"},
+                  {"name": "e", "source": "other.zarr", "path": "/y"}], 2, id="one-finding-per-link"),
+]
+
+
+@pytest.mark.parametrize("value,expected", IN_STORE)
+def test_references_in_store_passes_or_fails_links(value, expected):
+    t = nwb(linker={"@attrs": {"zarr_link": value}})
+    got = findings("references_in_store", t.get("/linker"), {"of": "zarr_link"})
+    assert len(got) == expected
+    assert all("not followed" in f.message and f.details["source"] != "." for f in got)
+
+
+def test_references_in_store_fails_attribute_reference_to_other_store():
+    t = nwb(table={"@attrs": {"table": {"zarr_dtype": "object", "value": ref("/x", source="../other.zarr")}}})
+    (f,) = findings("references_in_store", t.get("/table"), {"of": "attributes"})
+    assert f.details == {"source": "../other.zarr", "target": "/x"} and "attribute 'table'" in f.message
+
+
+def test_references_in_store_passes_not_applicable_without_links():
+    with pytest.raises(NotApplicable):
+        findings("references_in_store", nwb().get("/acquisition"), {"of": "zarr_link"})
+
+
+# ------------------------------------------------------------------------------------------ the specification cache
+def cache_tree(specloc):
+    attrs = {"namespace": "core", "neurodata_type": "NWBFile"}
+    if specloc is not None:
+        attrs[".specloc"] = specloc
+    return tree({
+        "@attrs": attrs,
+        "specifications": {"core": {"2.7.0": {"namespace": np.array("{}")}}},
+        "elsewhere": {"cache": {"core": {"2.7.0": {"namespace": np.array("{}")}}}},
+    })
+
+
+BELOW = [
+    pytest.param("specifications", "/specifications/core/2.7.0", 2, True, id="default-name"),
+    pytest.param("/elsewhere/cache", "/elsewhere/cache/core/2.7.0", 2, True, id="followed-elsewhere"),
+    pytest.param("elsewhere/cache", "/elsewhere/cache/core/2.7.0/namespace", 3, True, id="relative-file"),
+    pytest.param("elsewhere/cache", "/specifications/core/2.7.0", 2, False, id="specifications-not-the-cache"),
+    pytest.param("specifications", "/specifications/core", 2, False, id="too-shallow"),
+    pytest.param(None, "/specifications/core/2.7.0", 2, True, id="no-specloc-default"),
+    pytest.param("nowhere", "/specifications/core/2.7.0", 2, False, id="specloc-names-no-group"),
+]
+
+
+@pytest.mark.parametrize("specloc,path,depth,selected", BELOW)
+def test_below_specloc_selects_only_the_cache(specloc, path, depth, selected):
+    t = cache_tree(specloc)
+    if selected:
+        assert findings("below_specloc", t.get(path), {"depth": depth}) == []
+    else:
+        with pytest.raises(NotApplicable):
+            findings("below_specloc", t.get(path), {"depth": depth})
+
+
+# ------------------------------------------------------------------------------------------ typed nodes
+TYPE_ATTRS = [
+    pytest.param({"neurodata_type": "TimeSeries"}, 0, id="neurodata-type"),
+    pytest.param({"data_type": "DynamicTable"}, 0, id="hdmf-common-data-type"),
+    pytest.param({"namespace": "core"}, 1, id="namespace-without-type"),
+    pytest.param({"neurodata_type": ["TimeSeries"]}, 1, id="type-not-a-string"),
+    pytest.param({"neurodata_type": "A", "data_type": 3}, 1, id="each-present-key-checked"),
+]
+
+
+@pytest.mark.parametrize("attrs,expected", TYPE_ATTRS)
+def test_any_attr_string_passes_or_fails(attrs, expected):
+    t = nwb(typed={"@attrs": attrs})
+    assert len(findings("any_attr_string", t.get("/typed"), {"keys": ["neurodata_type", "data_type"]})) == expected
+
+
+def test_typed_rules_on_an_hdmf_zarr_store(tmp_path):
+    """The namespace, object_id and type rules select typed groups and datasets, as the spec's tables place them."""
+    write_store(tmp_path / "t.zarr", spec_chunk=b"")
+    attrs = tmp_path / "t.zarr" / "general" / "electrodes" / ".zattrs"
+    attrs.write_text(json.dumps({"neurodata_type": "DynamicTable", "object_id": 7}))
+    got = results(tmp_path / "t.zarr")
+    assert got["hdmf-zarr.group.namespace-present"].status is Status.FAILED
+    # write_store's root (an NWBFile) has no object_id either; /general/electrodes has one that is not a string.
+    assert {f.path for f in got["hdmf-zarr.group.object_id-present"].findings} == {"/", "/general/electrodes"}
+    assert got["hdmf-zarr.group.neurodata_type-string"].status is Status.PASSED
+    assert got["hdmf-zarr.dataset.namespace-present"].status is Status.NOT_APPLICABLE

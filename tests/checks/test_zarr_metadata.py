@@ -205,9 +205,38 @@ def test_fill_value_base64(dtype, fill, expected):
     pytest.param("<i4", 1.5, 1, id="int-as-float"),
     pytest.param("<u2", -1, 1, id="uint-negative"),
     pytest.param("<U4", 0, 1, id="unicode-as-int"),
+    pytest.param("<c16", [0.0, 0.0], 0, id="complex-pair"),
+    pytest.param("<c8", ["NaN", "-Infinity"], 0, id="complex-specials"),
+    pytest.param("<c16", None, 0, id="complex-null"),
+    pytest.param("<c16", 0, 1, id="complex-as-number"),
+    pytest.param("<c16", [1.0], 1, id="complex-one-part"),
+    pytest.param("<c16", [float("nan"), 0.0], 1, id="complex-bare-nan"),
+    pytest.param("<c16", ["nan", 0.0], 1, id="complex-lowercase-nan"),
+    pytest.param("<c16", [True, 0.0], 1, id="complex-boolean-part"),
+    pytest.param("<M8[ns]", -9223372036854775808, 0, id="datetime-nat-int64-min"),
+    pytest.param("<m8[s]", 3600, 0, id="timedelta-int"),
+    pytest.param("<M8[ns]", "NaT", 1, id="datetime-nat-string"),
+    pytest.param("<M8[D]", "2020-01-01", 1, id="datetime-iso-string"),
+    pytest.param("<M8[ns]", 2**63, 1, id="datetime-outside-int64"),
+    pytest.param("<m8[s]", 1.5, 1, id="timedelta-float"),
+    pytest.param("|V8", "AAAAAAAAAAA=", 0, id="void-base64"),
+    pytest.param("|V8", 0, 1, id="void-number"),
+    pytest.param("|V4", "not base64!", 1, id="void-not-base64"),
 ])
 def test_fill_value_matches_dtype(dtype, fill, expected):
     assert len(run("fill_value_matches_dtype", array(dtype=dtype, fill_value=fill))) == expected
+
+
+@pytest.mark.parametrize("fill", [0, "", None, [1, 2]], ids=["zero", "empty-string", "null", "list"])
+def test_fill_value_matches_dtype_is_not_applicable_to_object_arrays(fill):
+    with pytest.raises(NotApplicable, match="defines no fill value encoding"):
+        run("fill_value_matches_dtype", array(dtype="|O", fill_value=fill, filters=[{"id": "vlen-utf8"}]))
+
+
+@pytest.mark.parametrize("dtype", ["<f8", "|S4", [["a", "<i4"]]], ids=["float", "bytes", "structured"])
+def test_fill_value_matches_dtype_leaves_floats_bytes_and_structured_to_their_own_clauses(dtype):
+    with pytest.raises(NotApplicable):
+        run("fill_value_matches_dtype", array(dtype=dtype, fill_value=None))
 
 
 def test_group_document_present_fails_implicit_ancestor_and_passes_explicit_root():
@@ -250,3 +279,80 @@ def test_chunk_keys_valid(changes, keys, expected):
 def test_chunk_keys_valid_is_not_applicable_with_unusable_chunks():
     with pytest.raises(NotApplicable):
         run("chunk_keys_valid", array(chunks=[2]))
+
+
+# ------------------------------------------------------------------------------------------ consolidated metadata
+XATTRS = {"units": "m"}
+
+
+def consolidated_store(metadata=None, **doc) -> ZarrTree:
+    """A root group with array a (and a/.zattrs), plus a .zmetadata copying them unless told otherwise."""
+    docs = {".zgroup": {"zarr_format": 2}, "a/.zarray": ZARRAY, "a/.zattrs": XATTRS}
+    zmetadata = {"zarr_consolidated_format": 1, "metadata": dict(docs) if metadata is None else metadata, **doc}
+    return ZarrTree(DictStore({**docs, ".zmetadata": zmetadata}), 2)
+
+
+def test_consolidated_metadata_matches_passes_exact_copy():
+    assert run("consolidated_metadata_matches", consolidated_store().root) == []
+
+
+def test_consolidated_metadata_matches_passes_empty_attrs_for_an_absent_zattrs():
+    meta = {".zgroup": {"zarr_format": 2}, ".zattrs": {}, "a/.zarray": ZARRAY, "a/.zattrs": XATTRS}
+    assert run("consolidated_metadata_matches", consolidated_store(meta).root) == []
+
+
+def test_consolidated_metadata_matches_fails_each_stale_key_with_expected_and_found():
+    stale = {".zgroup": {"zarr_format": 2}, "a/.zarray": {**ZARRAY, "shape": [2, 6]}, "b/.zarray": ZARRAY}
+    got = run("consolidated_metadata_matches", consolidated_store(stale).root)
+    assert [f.details["key"] for f in got] == ["a/.zarray", "a/.zattrs", "b/.zarray"]
+    assert "shape: expected [4, 6], found [2, 6]" in got[0].message and got[0].details["fields"] == ["shape"]
+    assert "missing from .zmetadata" in got[1].message and got[1].details["in_consolidated"] is False
+    assert "no such document" in got[2].message and got[2].details["in_store"] is False
+
+
+def test_consolidated_metadata_matches_keeps_json_types_apart():
+    stale = {".zgroup": {"zarr_format": 2}, "a/.zarray": {**ZARRAY, "zarr_format": 2.0}, "a/.zattrs": XATTRS}
+    (f,) = run("consolidated_metadata_matches", consolidated_store(stale).root)
+    assert "zarr_format: expected 2, found 2.0" in f.message
+
+
+@pytest.mark.parametrize(("doc", "field"), [
+    pytest.param({"zarr_consolidated_format": 2}, "zarr_consolidated_format", id="format-2"),
+    pytest.param({"zarr_consolidated_format": "1"}, "zarr_consolidated_format", id="format-string"),
+    pytest.param({"metadata": []}, "metadata", id="metadata-not-an-object"),
+])
+def test_consolidated_metadata_matches_fails_bad_envelope(doc, field):
+    got = run("consolidated_metadata_matches", consolidated_store(**doc).root)
+    assert [f.details.get("field") for f in got] == [field]
+
+
+def test_consolidated_metadata_matches_fails_once_on_a_document_that_is_not_an_object():
+    tree = ZarrTree(DictStore({".zgroup": {"zarr_format": 2}, ".zmetadata": b"[1, 2]"}), 2)
+    (f,) = run("consolidated_metadata_matches", tree.root)
+    assert "JSON list" in f.message
+
+
+def test_consolidated_metadata_matches_caps_findings_and_counts_the_rest():
+    items = {".zgroup": {"zarr_format": 2}, ".zmetadata": {"zarr_consolidated_format": 1, "metadata": {".zgroup": {"zarr_format": 2}}}}
+    items.update({f"g{i:02d}/.zgroup": {"zarr_format": 2} for i in range(25)})
+    got = run("consolidated_metadata_matches", ZarrTree(DictStore(items), 2).root)
+    assert len(got) == 21 and got[-1].details["more"] == 5
+
+
+def test_consolidated_metadata_matches_is_not_applicable_without_zmetadata():
+    with pytest.raises(NotApplicable):
+        run("consolidated_metadata_matches", store().root)
+
+
+def test_consolidated_metadata_matches_reads_keys_relative_to_a_subgroup():
+    items = {".zgroup": {"zarr_format": 2}, "g/.zgroup": {"zarr_format": 2}, "g/a/.zarray": ZARRAY,
+             "g/.zmetadata": {"zarr_consolidated_format": 1, "metadata": {".zgroup": {"zarr_format": 2}, "a/.zarray": ZARRAY}}}
+    assert run("consolidated_metadata_matches", ZarrTree(DictStore(items), 2).get("/g")) == []
+
+
+def test_consolidated_metadata_matches_passes_zarr_python_3_nested_group_marker():
+    marker = {"kind": "inline", "must_understand": False, "metadata": {}}
+    items = {".zgroup": {"zarr_format": 2}, "g/.zgroup": {"zarr_format": 2},
+             ".zmetadata": {"zarr_consolidated_format": 1, "metadata": {
+                 ".zgroup": {"zarr_format": 2}, "g/.zgroup": {"zarr_format": 2, "consolidated_metadata": marker}}}}
+    assert run("consolidated_metadata_matches", ZarrTree(DictStore(items), 2).root) == []

@@ -146,15 +146,11 @@ def attr_references_valid(node: Node, options: Options, scope: Scope) -> Iterato
 def reference_targets_exist(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every link (`of: zarr_link`) or attribute reference (`of: attributes`) into this store names an existing node.
 
-    A source other than "." (or empty) is another store: it is never opened, and its targets are not checked.
+    A source other than "." (or empty) is another store: it is never opened, and its targets are not checked
+    here (references_in_store reports each such link as not followed).
     Not applicable when: the node has no well-formed link or reference with a string source and path.
     """
-    if options["of"] == "zarr_link":
-        links = node.attrs.get("zarr_link")
-        items = [(f"zarr_link[{i}]", l) for i, l in enumerate(links)] if isinstance(links, list) else []
-    else:
-        items = [(f"attribute {k!r}", r.get("value")) for k, r in _references(node)]
-    items = [(w, r) for w, r in items if isinstance(r, dict) and isinstance(r.get("source"), str) and isinstance(r.get("path"), str)]
+    items = _link_items(node, options["of"])
     if not items:
         raise NotApplicable(f"{node.path} has no link or reference to resolve")
     for where, ref in items:
@@ -164,6 +160,80 @@ def reference_targets_exist(node: Node, options: Options, scope: Scope) -> Itera
         if target is None:
             yield Finding(f"{where} points at {ref['path']!r}, which is not a node in this store",
                           details={"target": ref["path"], "source": ref["source"]})
+
+
+def _link_items(node: Node, of: str) -> list[tuple[str, dict[str, Any]]]:
+    """(where, reference object) for each well-formed link (`zarr_link`) or attribute reference of the node."""
+    if of == "zarr_link":
+        links = node.attrs.get("zarr_link")
+        items = [(f"zarr_link[{i}]", l) for i, l in enumerate(links)] if isinstance(links, list) else []
+    else:
+        items = [(f"attribute {k!r}", r.get("value")) for k, r in _references(node)]
+    return [(w, r) for w, r in items if isinstance(r, dict) and isinstance(r.get("source"), str) and isinstance(r.get("path"), str)]
+
+
+@check(options={"properties": {"of": {"enum": ["zarr_link", "attributes"]}}, "required": ["of"]})
+def references_in_store(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every link (`of: zarr_link`) or attribute reference (`of: attributes`) has source "." (this store).
+
+    A source naming another store is reported, one finding per link, as not followed: the other store is
+    never opened and its target never checked, so the link is not silently taken as valid.
+    Not applicable when: the node has no well-formed link or reference with a string source and path.
+    """
+    items = _link_items(node, options["of"])
+    if not items:
+        raise NotApplicable(f"{node.path} has no link or reference")
+    for where, ref in items:
+        if ref["source"] not in SELF_SOURCES:
+            name = f" ({ref['name']})" if isinstance(ref.get("name"), str) else ""
+            yield Finding(f"{where}{name} names another store {ref['source']!r} (path {ref['path']!r}): not followed, "
+                          "its target is not checked", details={"source": ref["source"], "target": ref["path"]})
+
+
+def spec_cache(scope: Scope) -> Node:
+    """The group where the specifications are cached: the one the scope root's `.specloc` names, else /specifications.
+
+    Raises NotApplicable when `.specloc` names no group (hdmf-zarr.specloc.group reports it) or, without
+    `.specloc`, the store has no /specifications.
+    """
+    root = scope.root
+    value = root.attrs.get(".specloc", None)
+    if value is None:
+        cache = scope.node(root, "/specifications")
+    else:
+        cache = _target(root, value) if isinstance(value, str) and value.strip("/") else None
+    if cache is None or cache.kind != "group":
+        where = f".specloc {_short(value)}" if value is not None else "/specifications (no .specloc)"
+        raise NotApplicable(f"{where} names no group of the store: no cached specifications to check")
+    return cache
+
+
+@check(options={"properties": {"depth": {"type": "integer", "minimum": 1}}, "required": ["depth"]})
+def below_specloc(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The node lies exactly `depth` levels below the specification cache: the group the root's `.specloc` names.
+
+    A selecting step: it never fails. depth 2 is <namespace>/<version>, depth 3 a cached source file. The
+    cache is the group `.specloc` names wherever it is, and /specifications (the spec's default) only when
+    the root has no `.specloc`.
+    Not applicable when: the node lies elsewhere, or there is no cache group (see spec_cache).
+    """
+    cache = spec_cache(scope)
+    base = cache.path.rstrip("/")
+    rest = node.path[len(base) + 1:] if node.path.startswith(base + "/") else None
+    if rest is None or len(rest.split("/")) != options["depth"]:
+        raise NotApplicable(f"not {options['depth']} levels below the specification cache {cache.path}")
+    yield from ()
+
+
+@check(options={"properties": {"keys": NAMES}, "required": ["keys"]})
+def any_attr_string(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """At least one attribute among `keys` is present, and each of them present is a string."""
+    present = [k for k in options["keys"] if k in node.attrs]
+    if not present:
+        yield Finding(f"has none of the attributes {', '.join(map(repr, options['keys']))}", details={"keys": list(options["keys"])})
+    for k in present:
+        if not isinstance(node.attrs[k], str):
+            yield Finding(f"attribute {k!r} is {_short(node.attrs[k])}, expected a string", details={"key": k})
 
 
 @check(options={"properties": {"values": NAMES}, "required": ["values"]}, kind="array")

@@ -271,25 +271,73 @@ def fill_value_base64(node: Node, options: Options, scope: Scope) -> Iterator[Fi
         yield Finding(f"fill_value is {value!r}, expected standard Base64", details={"value": value})
 
 
-FILL_TYPES = {"b": "a boolean", "i": "an integer", "u": "an integer", "U": "a string"}
+INT64 = (-(2**63), 2**63 - 1)
+FILL_TYPES = {
+    "b": "a boolean",
+    "i": "an integer",
+    "u": "a non-negative integer",
+    "U": "a string",
+    "c": 'a list [real, imaginary], each a number or "NaN", "Infinity" or "-Infinity"',
+    "m": "an integer (the int64 count of the unit; NaT is -9223372036854775808)",
+    "M": "an integer (the int64 count of the unit; NaT is -9223372036854775808)",
+    "V": "a Base64 string",
+}
+
+
+def _float_json(value: Any) -> bool:
+    """A float as the fill value table encodes it: a finite JSON number, or "NaN", "Infinity", "-Infinity"."""
+    if isinstance(value, str):
+        return value in FLOAT_SPECIALS
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_base64(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        base64.b64decode(value.encode("ascii"), validate=True)
+    except (UnicodeEncodeError, binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _fill_ok(kind: str, value: Any) -> bool:
+    if kind == "b":
+        return isinstance(value, bool)
+    if kind == "i":
+        return _is_int(value)
+    if kind == "u":
+        return _is_int(value) and value >= 0
+    if kind == "U":
+        return isinstance(value, str)
+    if kind == "c":
+        return isinstance(value, list) and len(value) == 2 and all(_float_json(v) for v in value)
+    if kind in "mM":
+        return _is_int(value) and INT64[0] <= value <= INT64[1]
+    return _is_base64(value)  # "V"
 
 
 @check(kind="array")
 def fill_value_matches_dtype(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """fill_value is null or a JSON scalar of the dtype's kind: boolean for "b", integer for "i"/"u", string for "U".
+    """fill_value is null or a JSON value of the dtype's kind, encoded as zarr writers do where JSON has no such scalar.
 
-    Not applicable when: the dtype is of another kind, or fill_value is absent.
+    boolean for "b"; integer for "i", non-negative for "u"; string for "U"; for complex ("c") a list
+    [real, imaginary], each part a number or "NaN"/"Infinity"/"-Infinity" (a bare NaN literal fails); for
+    datetime64/timedelta64 ("M"/"m") an int64 integer; for void ("V") a Base64 string.
+    Not applicable when: the dtype is a float, byte string or structured type (their own clauses check
+    them), an object ("O") type (the spec defines no fill value encoding for it), or fill_value is absent.
     """
     kind = _simple_kind(node)
+    if kind == "O":
+        raise NotApplicable(f"{node.path} is an object (\"O\") array: the spec defines no fill value encoding for it")
     if kind not in FILL_TYPES:
         raise NotApplicable(f"{node.path} dtype kind {kind!r} has no simple fill value check")
     value = _field(node, "fill_value")
     if value is None:
         return
-    ok = {"b": isinstance(value, bool), "i": _is_int(value), "u": _is_int(value) and value >= 0, "U": isinstance(value, str)}[kind]
-    if not ok:
+    if not _fill_ok(kind, value):
         yield Finding(f"fill_value is {_json(value)}, expected null or {FILL_TYPES[kind]} for dtype kind {kind!r}",
-                      details={"value": value})
+                      details={"value": value if not isinstance(value, float) or math.isfinite(value) else str(value)})
 
 
 # ------------------------------------------------------------------------------------------ hierarchy
@@ -331,13 +379,10 @@ def group_document_present(node: Node, options: Options, scope: Scope) -> Iterat
                       f"({len(under)} {options['below']} document(s) below)", details={"key": key, "below": under[0]})
 
 
-@check(kind="array")
-def chunk_keys_valid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """Every key stored under the array is `.zarray`, `.zattrs`, or a chunk key inside the grid for its separator.
+def chunk_grid(node: Node) -> tuple[list[int], str]:
+    """The array's chunk grid (chunks per dimension) and dimension separator, from its stored metadata.
 
-    A chunk key joins one index per dimension ("0" for a 0-d array) with dimension_separator ("." when
-    absent); each index is below ceil(shape / chunks). Not applicable when: shape, chunks or the
-    separator are unusable (other rules report them).
+    Raises NotApplicable when shape, chunks or the separator are unusable (other rules report them).
     """
     meta = _metadata(node)
     shape, chunks, sep = meta.get("shape"), meta.get("chunks"), meta.get("dimension_separator", ".")
@@ -345,11 +390,13 @@ def chunk_keys_valid(node: Node, options: Options, scope: Scope) -> Iterator[Fin
             and all(_is_int(s) and s >= 0 for s in shape) and all(_is_int(c) and c > 0 for c in chunks)
             and sep in (".", "/")):
         raise NotApplicable(f"{node.path} has unusable shape, chunks or dimension_separator")
-    grid = [-(-s // c) for s, c in zip(shape, chunks)]
+    return [-(-s // c) for s, c in zip(shape, chunks)], sep
+
+
+def stored_chunk_keys(node: Node, grid: list[int], sep: str) -> Iterator[tuple[str, str, bool]]:
+    """(store key, key relative to the array, is a chunk key inside the grid) for every key beside the metadata."""
     prefix = node.path.strip("/")
-    kv = node.tree.kv  # type: ignore[attr-defined]
-    bad = 0
-    for key in kv.list_keys(prefix):
+    for key in node.tree.kv.list_keys(prefix):  # type: ignore[attr-defined]
         rel = key[len(prefix) + 1:] if prefix else key
         if rel in (".zarray", ".zattrs"):
             continue
@@ -359,8 +406,143 @@ def chunk_keys_valid(node: Node, options: Options, scope: Scope) -> Iterator[Fin
         else:
             valid = (parts is not None and len(parts) == len(grid)
                      and all(p.isdigit() and (p == "0" or not p.startswith("0")) and int(p) < g for p, g in zip(parts, grid)))
+        yield key, rel, valid
+
+
+@check(kind="array")
+def chunk_keys_valid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every key stored under the array is `.zarray`, `.zattrs`, or a chunk key inside the grid for its separator.
+
+    A chunk key joins one index per dimension ("0" for a 0-d array) with dimension_separator ("." when
+    absent); each index is below ceil(shape / chunks). Not applicable when: shape, chunks or the
+    separator are unusable (other rules report them).
+    """
+    grid, sep = chunk_grid(node)
+    bad = 0
+    for _, rel, valid in stored_chunk_keys(node, grid, sep):
         if not valid:
             bad += 1
             if bad <= 20:
                 yield Finding(f"stores key {rel!r}, expected chunk keys like {sep.join(['0'] * max(len(grid), 1))!r} "
                               f"within grid {grid} (dimension_separator {sep!r})", details={"key": rel})
+
+
+# ------------------------------------------------------------------------------------------ consolidated metadata
+CONSOLIDATED_KEY = ".zmetadata"
+MAX_KEY_FINDINGS = 20
+
+
+def _canonical(doc: Any) -> str:
+    # One spelling per JSON value: key order ignored; 1 and 1.0, true and 1 kept apart; NaN equals NaN.
+    return json.dumps(doc, sort_keys=True, allow_nan=True)
+
+
+def _stored_documents(node: Node) -> dict[str, Any]:
+    """Key relative to the group -> the parsed document, for every .zarray/.zgroup/.zattrs at or below it.
+
+    A document that is not JSON is kept as the sentinel string "<not JSON>", so it differs from any copy.
+    """
+    prefix = node.path.strip("/")
+    kv = node.tree.kv  # type: ignore[attr-defined]
+    out: dict[str, Any] = {}
+    for key in kv.list_keys(prefix):
+        if key.rsplit("/", 1)[-1] not in (".zarray", ".zgroup", ".zattrs"):
+            continue
+        rel = key[len(prefix) + 1:] if prefix else key
+        try:
+            out[rel] = json.loads(kv.get(key).decode("utf-8"))
+        except (AttributeError, UnicodeDecodeError, ValueError):
+            out[rel] = "<not JSON>"
+    return out
+
+
+def _differences(expected: Any, found: Any) -> list[tuple[str | None, str, str]]:
+    """(field, expected, found) where two documents differ; field None when they are not both objects."""
+    if not (isinstance(expected, dict) and isinstance(found, dict)):
+        return [(None, _short(expected), _short(found))]
+    out = []
+    for field in sorted(set(expected) | set(found)):
+        if field in expected and field in found and _canonical(expected[field]) == _canonical(found[field]):
+            continue
+        out.append((field, _short(expected[field]) if field in expected else "(absent)",
+                    _short(found[field]) if field in found else "(absent)"))
+    return out
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = _json(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _without_nested_marker(key: str, copy: Any, stored: Any) -> Any:
+    """The copy of a `.zgroup` without zarr-python 3's "consolidated_metadata" marker, when the stored one lacks it.
+
+    zarr-python 3 (zarr_format=2) adds {"kind": "inline", "metadata": {}, ...} to the entry of every nested
+    group; its reader rebuilds the nesting from the flat keys and zarr-python 2's ignores the key, so it
+    misstates nothing and is not staleness.
+    """
+    if (key.rsplit("/", 1)[-1] == ".zgroup" and isinstance(copy, dict) and "consolidated_metadata" in copy
+            and not (isinstance(stored, dict) and "consolidated_metadata" in stored)):
+        return {k: v for k, v in copy.items() if k != "consolidated_metadata"}
+    return copy
+
+
+@check(kind="group")
+def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The group's `.zmetadata`, when stored, is {"zarr_consolidated_format": 1, "metadata": {...}} whose entries equal the stored documents.
+
+    Every `.zarray`, `.zgroup` and `.zattrs` stored at or below the group appears under its key relative to
+    the group, equal as JSON to the stored document, and no entry names a document that is not stored. A
+    `.zattrs` of `{}` counts as equal to an absent one (absent attributes are empty), and zarr-python 3's
+    "consolidated_metadata" marker in a nested `.zgroup` entry is not a difference. One finding per
+    differing key, with the expected (stored) and found (consolidated) fields; at most 20, then a count.
+    Not applicable when: the group stores no `.zmetadata`.
+    """
+    prefix = node.path.strip("/")
+    key = f"{prefix}/{CONSOLIDATED_KEY}" if prefix else CONSOLIDATED_KEY
+    raw = node.tree.kv.get(key)  # type: ignore[attr-defined]
+    if raw is None:
+        raise NotApplicable(f"{node.path} stores no {CONSOLIDATED_KEY}")
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        yield Finding(f"{key} is not JSON ({exc}), expected a JSON object", details={"key": key})
+        return
+    if not isinstance(doc, dict):
+        yield Finding(f"{key} is a JSON {type(doc).__name__}, expected a JSON object", details={"key": key})
+        return
+    version = doc.get("zarr_consolidated_format")
+    if not (_is_int(version) and version == 1):
+        yield Finding(f"{key} has zarr_consolidated_format {_short(version) if 'zarr_consolidated_format' in doc else '(absent)'}, "
+                      "expected 1", details={"key": key, "field": "zarr_consolidated_format"})
+    entries = doc.get("metadata")
+    if not isinstance(entries, dict):
+        yield Finding(f"{key} has metadata {_short(entries) if 'metadata' in doc else '(absent)'}, expected an object "
+                      "mapping document keys to documents", details={"key": key, "field": "metadata"})
+        return
+    stored = _stored_documents(node)
+    entries = {k: _without_nested_marker(k, v, stored.get(k)) for k, v in entries.items() if isinstance(k, str)}
+    differing = 0
+    for rel in sorted(set(stored) | set(entries)):
+        in_store, in_copy = rel in stored, rel in entries
+        diffs: list[tuple[str | None, str, str]] = []
+        if rel.rsplit("/", 1)[-1] == ".zattrs" and in_store != in_copy and (stored.get(rel, {}) == {} and entries.get(rel, {}) == {}):
+            continue  # an empty attribute document and an absent one say the same
+        if in_store and in_copy and _canonical(stored[rel]) == _canonical(entries[rel]):
+            continue
+        differing += 1
+        if differing > MAX_KEY_FINDINGS:
+            continue
+        if not in_copy:
+            message = f"{rel} is stored but missing from {key}: a reader of the consolidated metadata does not see it"
+        elif not in_store:
+            message = f"{key} has an entry {rel!r}, but the store has no such document"
+        else:
+            diffs = _differences(stored[rel], entries[rel])
+            message = f"{key} entry {rel!r} differs from the stored document: " + "; ".join(
+                f"{field + ': ' if field else ''}expected {want}, found {got}" for field, want, got in diffs)
+        yield Finding(message, details={"key": rel, "in_store": in_store, "in_consolidated": in_copy,
+                                        "fields": [f for f, _, _ in diffs if f]})
+    if differing > MAX_KEY_FINDINGS:
+        yield Finding(f"... and {differing - MAX_KEY_FINDINGS} more keys of {key} differ from the stored documents",
+                      details={"key": None, "more": differing - MAX_KEY_FINDINGS})

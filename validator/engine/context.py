@@ -21,10 +21,12 @@ class Scope:
 
     Absolute paths in rules (`/obs`) are relative to the scope root, so an AnnData group inside
     a MuData file (`/mod/rna`) is checked exactly like one at the root of a file.
+    `deep` is the user's --deep: primitives that read stored chunk bytes run only when it is set.
     """
 
     pack: Pack
     root: Node
+    deep: bool = False
 
     def relative_path(self, node: Node) -> str:
         if self.root.path == "/":
