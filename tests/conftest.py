@@ -8,6 +8,13 @@ import sys
 # Test modules import helpers (memory_tree, nodes/contract) by plain module name.
 sys.path.insert(0, os.path.dirname(__file__))
 
+# The validated-pack cache goes to a directory of this test session, never the user's ~/.cache
+# (subprocesses started by tests inherit it).
+if "SPEC_VALIDATE_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["SPEC_VALIDATE_CACHE_DIR"] = tempfile.mkdtemp(prefix="spec-validate-test-cache-")
+
 
 import warnings  # noqa: E402
 

@@ -1,18 +1,29 @@
 """A tiny in-memory Node/Tree for testing primitives and the engine without files.
 
 Build one from a nested dict: a dict is a group, a numpy array is an array, and the key
-"@attrs" on either holds attributes. `blocks()` is counted per array, so tests can prove
+"@attrs" on either holds attributes. Every block read is recorded per array, so tests can prove
 what the engine read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from validator.nodes.base import DEFAULT_BLOCK_ELEMENTS, Block, Node, Storage, StringStorage, Tree, row_slices
+from validator.nodes.base import (
+    DEFAULT_BLOCK_ELEMENTS,
+    Block,
+    Node,
+    NodeError,
+    RowRange,
+    Storage,
+    StringStorage,
+    Tree,
+    block_row_ranges,
+    row_elements,
+)
 
 
 class Arr:
@@ -79,39 +90,25 @@ class MemoryNode(Node):
             self._children = {name: MemoryNode(self.tree, f"{base}/{name}", self._spec[name]) for name in sorted(self._spec)}
         return self._children
 
-    def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
+    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[RowRange] | None:
         if self._array is None:
-            return super().blocks(max_elements)
-        return self._blocks(max_elements)
+            raise NodeError(f"{self.path}: not an array")
+        return block_row_ranges(self._array.values.shape, self.chunks, max_elements)
 
-    def _blocks(self, max_elements: int) -> Iterator[Block]:
+    def read_block(self, rows: RowRange) -> Block:
         v = self._array.values
-        self.tree.reads[self.path] = self.tree.reads.get(self.path, 0) + 1
-        row = int(np.prod(v.shape[1:], dtype=np.int64)) if v.ndim > 1 else 1
-        for sl in row_slices(v.shape, self.chunks, max_elements):
-            self.tree.blocks_read[self.path] = self.tree.blocks_read.get(self.path, 0) + 1
-            yield Block(0 if sl.start is None else sl.start * row, (v[()] if v.ndim == 0 else v[sl]).reshape(-1))
-
-    def edge_blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS):
-        if self._array is None or not self._array.values.size:
-            return None
-        self.tree.edge_reads[self.path] = self.tree.edge_reads.get(self.path, 0) + 1
-        v = self._array.values
-        row = int(np.prod(v.shape[1:], dtype=np.int64)) if v.ndim > 1 else 1
-        slices = list(row_slices(v.shape, self.chunks, max_elements))
-        first, last = slices[0], slices[-1]
-        return Block(0, v[first].reshape(-1)), Block((last.start or 0) * row, v[last].reshape(-1))
+        self.tree.block_reads.setdefault(self.path, []).append(rows)
+        start, stop = rows
+        return Block(start * row_elements(v.shape), (v[()] if v.ndim == 0 else v[start:stop]).reshape(-1))
 
 
 class MemoryTree(Tree):
-    """`reads[path]`: blocks() passes started; `blocks_read[path]`: blocks yielded; `edge_reads[path]`: edge_blocks() calls."""
+    """`block_reads[path]`: the row ranges read from that array, in the order read (every data read is one)."""
 
     def __init__(self, spec: dict[str, Any], format: str = "memory") -> None:
         self.source = "<memory>"
         self.format = format
-        self.reads: dict[str, int] = {}
-        self.blocks_read: dict[str, int] = {}
-        self.edge_reads: dict[str, int] = {}
+        self.block_reads: dict[str, list[RowRange]] = {}
         self._root = MemoryNode(self, "/", spec)
 
     @property

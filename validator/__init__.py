@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from validator.engine.model import Pack
 from validator.engine.rule_selection import Selection
 from validator.report.model import ClauseResult, Finding, Level, Report, Status
+
+if TYPE_CHECKING:
+    from validator.engine.scan import Progress, Scanner
 
 __version__ = "0.1.0"
 __all__ = ["ClauseResult", "Finding", "Level", "Report", "Selection", "Status", "__version__", "assert_conforms", "validate"]
@@ -21,6 +25,10 @@ def validate(
     extend_select: Sequence[str] = (),
     packs: Sequence[Pack] | None = None,
     extra_packs: Sequence[str | Path] = (),
+    jobs: int | None = None,
+    scanner: Scanner | None = None,
+    progress: Progress | None = None,
+    deep: bool = False,
 ) -> Report:
     """Validate one store against every rule pack that applies to it.
 
@@ -29,6 +37,11 @@ def validate(
         select, ignore, extend_select: rule ids or dotted prefixes (`anndata.csr_matrix`).
         packs: the packs to use instead of the built-in ones.
         extra_packs: paths of further YAML packs to load and use as well.
+        jobs: threads for the array scans (default: the cores available; 1 scans in this thread).
+        scanner: runs the array scans instead (for example a Dask scanner); `jobs` is then unused.
+        progress: told the elements to scan and the elements scanned (a progress bar).
+        deep: also run the rules that read and decode every stored chunk (Zarr v2 chunk decoding); without
+            it they are not applicable ("needs --deep").
 
     Returns:
         The Report: one ClauseResult per selected rule of each pack that applies.
@@ -38,20 +51,31 @@ def validate(
     """
     from validator.engine.loader import builtin_packs, load_pack
     from validator.engine.run import find_scopes, iter_results
+    from validator.engine.scan import make_scanner
     from validator.nodes.detect import open_store
     from validator.report.model import PackInfo, Problem
 
     chosen = list(builtin_packs() if packs is None else packs) + [load_pack(p) for p in extra_packs]
     selection = Selection(tuple(select), tuple(extend_select), tuple(ignore))
     with open_store(str(path)) as tree:
-        results = tuple(iter_results(tree, chosen, selection))
+        results = tuple(iter_results(tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress,
+                                     deep=deep))
         infos = []
         for pack in chosen:
             scopes = find_scopes(tree, pack)
             if scopes:
                 infos.append(PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes)))
         problems = tuple(Problem(p.key, p.message) for p in getattr(tree, "problems", ()))
-        return Report(str(path), tree.format, tuple(infos), __version__, results, problems, _metadata_keys(tree, results))
+        return Report(_shown(str(path)), tree.format, tuple(infos), __version__, results, problems, _metadata_keys(tree, results))
+
+
+def _shown(source: str) -> str:
+    """The input as reports name it: a URL without user:password or query string (signed-URL tokens)."""
+    if "://" not in source:
+        return source
+    from validator.nodes.remote import redact_url
+
+    return redact_url(source)
 
 
 def _metadata_keys(tree, results) -> dict[str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -30,6 +29,8 @@ def artifact_uri(source: str) -> str:
 def fingerprint(rule_id: str, file: str, node_path: str) -> str:
     """A stable hash of (rule id, file, node path): the same finding gets the same print in every run."""
     text = "\x1f".join((rule_id, file, node_path))
+    import hashlib  # only when fingerprints are wanted (SARIF, JSON, baselines), not on every run
+
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 

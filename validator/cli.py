@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -35,10 +36,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", metavar="RULE_ID", help="print a rule's clause, section, level and checks")
     p.add_argument("--baseline", metavar="FILE", help="findings recorded in FILE are reported as baseline and do not fail the run")
     p.add_argument("--write-baseline", metavar="FILE", help="record every current failure in FILE (as fingerprints) and exit 0")
-    p.add_argument("--jobs", "-j", type=_positive_int, default=1, metavar="N", help="validate N inputs at once in separate processes (default: 1)")
+    p.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
+                   help="workers: array blocks are read and checked on N threads, and several inputs run in up to N processes (default: the cores available)")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="scan on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local worker processes; workers must reach the inputs at the same path or URL (--jobs is then unused; see docs/scaling.md)")
     p.add_argument("--config", metavar="FILE", help="read [tool.spec-validate] from this pyproject.toml (default: the nearest from the cwd upwards)")
     p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     p.add_argument("--verbose", "-v", action="store_true", help="text: also list passed and not-applicable clauses")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--deep", action="store_true",
+                   help="also read and decode every stored Zarr v2 chunk (allow-listed codecs only; never pickle or object codecs)")
     p.add_argument("--version", action="version", version=f"spec-validate {__version__}")
     return p
 
@@ -57,8 +64,13 @@ def store_root(path: str) -> str:
     """The store a path belongs to: pre-commit passes inner keys (`x.zarr/X/.zattrs`); we validate `x.zarr` once.
 
     The nearest ancestor (or the path itself) whose name ends in .zarr/.cxg; otherwise, for a path inside a
-    directory holding Zarr metadata, the highest such directory; otherwise the path unchanged.
+    directory holding Zarr metadata, the highest such directory; otherwise the path unchanged. A URL is
+    passed through unchanged: it names its store, and a remote store is not walked to find a root.
     """
+    from validator.nodes.remote import is_url
+
+    if is_url(path):
+        return path
     norm = os.path.normpath(path)
     parts = norm.split(os.sep)
     for i in range(len(parts), 0, -1):
@@ -90,21 +102,34 @@ def _has_store_document(directory: str) -> bool:
 
 def store_roots(paths: Sequence[str]) -> list[str]:
     """Every path mapped to its store root, duplicates dropped, first-seen order kept."""
+    from validator.nodes.remote import is_url
+
     seen: dict[str, str] = {}
     for path in paths:
         root = store_root(path)
-        seen.setdefault(os.path.abspath(root), root)
+        seen.setdefault(root if is_url(root) else os.path.abspath(root), root)
     return list(seen.values())
 
 
-def _validate_one(path: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...], pack_files: tuple[str, ...]) -> Report:
-    """One input; runs in a worker process under --jobs, so it takes pack file names, not Pack objects."""
+def _validate_one(path: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...], pack_files: tuple[str, ...],
+                  threads: int = 1, scanner=None, deep: bool = False, progress=None) -> Report:
+    """One input; runs in a worker process under --jobs (or a Dask task under --dask), so it takes pack file names, not Pack objects."""
     from validator import validate
 
-    report = validate(path, select=select, ignore=ignore, extend_select=extend, packs=_packs(pack_files))
+    report = validate(path, select=select, ignore=ignore, extend_select=extend, packs=_packs(pack_files), jobs=threads, scanner=scanner,
+                      deep=deep, progress=progress)
     if not report.packs:
-        raise SpecValidateError(f"{path}: no rule pack applies (not an AnnData or Zarr store that spec-validate knows)")
+        raise SpecValidateError(f"{report.source}: no rule pack applies (not an AnnData or Zarr store that spec-validate knows)")
     return report
+
+
+def _label(path: str) -> str:
+    """The input's name for the progress bar: its last path segment, never a URL's credentials or query."""
+    if "://" in path:
+        from validator.nodes.remote import redact_url
+
+        path = redact_url(path)
+    return os.path.basename(os.path.normpath(path.rstrip("/"))) or path
 
 
 def _ids(values: Sequence[str]) -> tuple[str, ...]:
@@ -166,16 +191,35 @@ def run(argv: Sequence[str] | None = None) -> int:
         raise SpecValidateError(f"no rule matches {unknown[0]!r} (see --list-rules)")
 
     paths = store_roots(args.paths)
-    jobs = [(p, settings.select, settings.ignore_for(p), settings.extend_select, settings.packs) for p in paths]
-    if args.jobs > 1 and len(jobs) > 1:
+    from validator.engine.scan import default_workers
+
+    workers = args.jobs or default_workers()
+    processes = min(workers, len(paths))
+    # Several inputs: one process each, up to N at once, sharing the N workers as scan threads.
+    threads = max(1, workers // max(1, processes))
+    jobs = [(p, settings.select, settings.ignore_for(p), settings.extend_select, settings.packs, threads) for p in paths]
+    validate_one = functools.partial(_validate_one, deep=args.deep)  # a partial of a module function still pickles
+    if args.dask:
+        from validator.engine.dask_scan import validate_on_dask
+
+        reports = validate_on_dask(args.dask, jobs, validate_one)
+    elif processes > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        from validator.progress import TerminalProgress
+
         # spawn, not fork: TileDB and HDF5 hold threads and locks that a forked child would inherit half-taken.
-        with ProcessPoolExecutor(max_workers=min(args.jobs, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            reports: list[Report] = list(pool.map(_validate_one, *zip(*jobs)))  # map keeps input order
+        with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool, \
+                TerminalProgress("validating", unit="files", quiet=args.quiet) as bar:
+            reports: list[Report] = _gather([pool.submit(validate_one, *job) for job in jobs], bar)  # in input order
     else:
-        reports = [_validate_one(*job) for job in jobs]
+        from validator.progress import TerminalProgress
+
+        reports = []
+        for job in jobs:  # a bar per input, named for it, once its scan has lasted a second
+            with TerminalProgress(_label(job[0]), quiet=args.quiet) as bar:
+                reports.append(validate_one(*job, progress=bar))
 
     from validator import baseline as bl
 
@@ -189,6 +233,21 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.exit_zero or args.write_baseline:
         return 0
     return 1 if any(bl.fails(r, fail_on, known) for r in reports) else 0
+
+
+def _gather(futures, progress) -> list[Report]:
+    """The futures' results in input order, counting finished inputs on `progress`; a failure cancels those not yet started."""
+    progress.start(len(futures))
+    for future in futures:
+        future.add_done_callback(lambda _: progress.advance(1))  # on the pool's thread: TerminalProgress locks
+    try:
+        return [future.result() for future in futures]
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+    finally:
+        progress.finish()
 
 
 def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, known) -> str:

@@ -72,3 +72,23 @@ def test_matches_passes_paths_relative_to_scope_root():
 def test_describe_passes_nested_selector_in_words():
     text = describe({"kind": "array", "parent": {"encoding-type": ["csr_matrix", "csc_matrix"]}})
     assert text == "kind array, whose parent is (encoding-type csr_matrix/csc_matrix)"
+
+
+VERSIONS = ["0.1.0", "0.1", "0.2.0", "0.10.0", "1", "1.0.0.0", "0.1.0rc1", "0.1.0.post1", "0.1.0+local", "0.1.0.dev3", "v0.1.0", "banana", ""]
+SPECIFIERS = ["==0.1.0", "==0.1", "!=0.1.0", ">=0.1.0", ">0.1.0", "<0.2", "<=0.2.0", ">=0.1.0,<0.3", " >= 0.1 , < 1 ",
+              "==0.1.*", "~=0.1", "===0.1.0", ">=0.1.0rc1", "", "nonsense"]
+
+
+@pytest.mark.parametrize("spec", SPECIFIERS)
+@pytest.mark.parametrize("value", VERSIONS)
+def test_version_in_passes_same_answer_as_packaging(value, spec):
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    from validator.engine.applies_to import _version_in
+
+    try:
+        expected = Version(value) in SpecifierSet(spec)
+    except (InvalidVersion, InvalidSpecifier):
+        expected = False
+    assert _version_in(value, spec) is expected

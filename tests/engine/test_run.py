@@ -10,13 +10,13 @@ from validator.checks import registry
 from validator.engine.model import CheckStep, Rule
 from validator.engine.rule_selection import Selection
 from validator.engine.run import iter_results
+from validator.engine.scan import SerialScanner, ThreadScanner
 from validator.report.model import Level, Status
 
 
 def rule(rid, applies_to, *steps, message=None, level=Level.MUST):
     return Rule(id=rid, level=level, spec_level=level, clause=f"clause of {rid}", section="S", spec_version="1",
                 applies_to=applies_to, check=tuple(CheckStep(n, o) for n, o in steps), pack="t", message=message)
-
 
 def csr(indptr=(0, 2, 3, 5), indices=(0, 1, 0, 0, 1)):
     return {
@@ -27,7 +27,6 @@ def csr(indptr=(0, 2, 3, 5), indices=(0, 1, 0, 0, 1)):
         "other": Arr(np.arange(100), chunks=(10,)),
     }
 
-
 INDPTR = {"kind": "array", "name": "indptr"}
 RULES = [
     rule("t.csr.indptr-monotonic", INDPTR, ("non_decreasing", {})),
@@ -37,43 +36,35 @@ RULES = [
     rule("t.csr.group", {"encoding-type": "csr_matrix"}, ("child_present", {"names": ["indptr", "indices", "data"]})),
 ]
 
-
 def run(t, rules=RULES, selection=Selection(), block_elements=2):
     return {r.rule.id: r for r in iter_results(t, [pack(rules)], selection, block_elements=block_elements)}
-
 
 def test_iter_results_passes_every_rule_on_valid_tree():
     results = run(tree(csr()))
     assert {k: v.status for k, v in results.items()} == {r.id: Status.PASSED for r in RULES}
 
-
 def test_iter_results_passes_reading_each_array_once_for_several_rules():
     t = tree(csr())
     run(t)
-    # indptr is needed by three rules (monotonic, start, end), indices by one: each read in a single pass.
-    assert t.reads == {"/X/indptr": 1, "/X/indices": 1}
-    assert t.blocks_read == {"/X/indptr": 2, "/X/indices": 3}
-
+    # indptr is needed by three rules (monotonic, start, end), indices by one: each block read once.
+    assert t.block_reads == {"/X/indptr": [(0, 2), (2, 4)], "/X/indices": [(0, 2), (2, 4), (4, 5)]}
 
 def test_iter_results_passes_array_no_rule_needs_is_never_read():
     t = tree(csr())
     run(t)
-    assert "/other" not in t.reads and "/X/data" not in t.reads
-
+    assert "/other" not in t.block_reads and "/X/data" not in t.block_reads
 
 def test_iter_results_passes_metadata_only_selection_reads_no_block():
     t = tree(csr())
     results = run(t, selection=Selection(select=("t.csr.group",)))
     assert list(results) == ["t.csr.group"]
-    assert t.reads == {} and t.blocks_read == {} and t.edge_reads == {}
-
+    assert t.block_reads == {}
 
 def test_iter_results_passes_edges_only_rule_reads_only_edge_blocks():
     t = tree({"a": Arr(np.arange(100), chunks=(10,))})
     (r,) = iter_results(t, [pack([rule("t.a.end", {"name": "a"}, ("last_value_equals", {"equals": 99}))])], block_elements=10)
     assert r.status is Status.PASSED
-    assert t.reads == {} and t.edge_reads == {"/a": 1}
-
+    assert t.block_reads == {"/a": [(0, 10), (90, 100)]}
 
 def test_iter_results_fails_with_exact_index_of_decrease():
     results = run(tree(csr(indptr=(0, 3, 2, 5))))
@@ -83,7 +74,6 @@ def test_iter_results_fails_with_exact_index_of_decrease():
     assert (f.path, f.index, f.details["previous"], f.details["value"]) == ("/X/indptr", (2,), 3, 2)
     assert results["t.csr.indptr-start"].status is Status.PASSED
 
-
 def test_iter_results_not_applicable_when_referenced_node_missing():
     spec = csr()
     del spec["X"]["indices"]
@@ -91,18 +81,15 @@ def test_iter_results_not_applicable_when_referenced_node_missing():
     assert r.status is Status.NOT_APPLICABLE
     assert "../indices" in r.reason
 
-
 def test_iter_results_not_applicable_when_no_node_selected():
     r = run(tree({"g": {}}))["t.csr.indptr-monotonic"]
     assert r.status is Status.NOT_APPLICABLE and r.nodes_checked == 0
-
 
 def test_iter_results_not_applicable_for_wrong_dtype_kind():
     spec = csr()
     spec["X"]["indptr"] = Arr(np.array(["a", "b"]))
     r = run(tree(spec))["t.csr.indptr-monotonic"]
     assert r.status is Status.NOT_APPLICABLE and "dtype kinds" in r.reason
-
 
 @pytest.fixture
 def exploding_primitive():
@@ -114,7 +101,6 @@ def exploding_primitive():
     yield "explodes_for_test"
     registry._REGISTRY.pop("explodes_for_test", None)
 
-
 def test_iter_results_error_when_primitive_raises(exploding_primitive):
     rules = [rule("t.x.explodes", {"kind": "group"}, (exploding_primitive, {})), RULES[-1]]
     results = run(tree(csr()), rules)
@@ -123,72 +109,61 @@ def test_iter_results_error_when_primitive_raises(exploding_primitive):
     assert r.reason == "explodes_for_test: ZeroDivisionError: boom"
     assert results["t.csr.group"].status is Status.PASSED
 
-
 def test_iter_results_error_when_array_cannot_be_read(monkeypatch):
     from memory_tree import MemoryNode
     from validator.nodes.base import NodeError
 
-    def broken(self, max_elements=0):
+    def broken(self, rows):
         raise NodeError(f"{self.path}: cannot read data (broken)")
 
-    monkeypatch.setattr(MemoryNode, "_blocks", broken)
-    r = run(tree(csr()))["t.csr.indptr-monotonic"]
-    assert r.status is Status.ERROR and "cannot read data" in r.reason
-
+    monkeypatch.setattr(MemoryNode, "read_block", broken)
+    for scanner in (SerialScanner(2), ThreadScanner(2, 2)):
+        results = {r.rule.id: r for r in iter_results(tree(csr()), [pack(RULES)], block_elements=2, scanner=scanner)}
+        r = results["t.csr.indptr-monotonic"]
+        assert r.status is Status.ERROR and "cannot read data" in r.reason
 
 def test_iter_results_passes_message_template_stamped_by_engine():
     rules = [rule("t.csr.m", INDPTR, ("non_decreasing", {}), message="{path}: {detail} [{previous}] {0.__class__}")]
     (f,) = run(tree(csr(indptr=(0, 3, 2, 5))), rules)["t.csr.m"].findings
     assert f.message == "/X/indptr: decreases at index 2: 3 -> 2 (1 decrease(s) in all) [3] {0.__class__}"
 
-
 def test_iter_results_fails_stop_at_first_failing_step():
     rules = [rule("t.x.steps", INDPTR, ("first_value_equals", {"equals": 1}), ("non_decreasing", {}))]
     r = run(tree(csr(indptr=(0, 3, 2, 5))), rules)["t.x.steps"]
     assert [f.message.split(",")[0] for f in r.findings] == ["first element is 0"]
 
-
 @pytest.fixture
 def count_hdf5_reads(monkeypatch):
-    """Wrap HDF5Node.blocks/edge_blocks to count full passes and edge reads per array path."""
+    """Record every block read through the HDF5 node tree: path -> row ranges read."""
     from validator.nodes.hdf5 import HDF5Node
 
-    passes: dict[str, int] = {}
-    edges: dict[str, int] = {}
-    real_blocks, real_edges = HDF5Node.blocks, HDF5Node.edge_blocks
+    reads: dict[str, list] = {}
+    real = HDF5Node.read_block
 
-    def blocks(self, *args, **kwargs):
-        passes[self.path] = passes.get(self.path, 0) + 1
-        return real_blocks(self, *args, **kwargs)
+    def read_block(self, rows):
+        reads.setdefault(self.path, []).append(rows)
+        return real(self, rows)
 
-    def edge_blocks(self, *args, **kwargs):
-        edges[self.path] = edges.get(self.path, 0) + 1
-        return real_edges(self, *args, **kwargs)
+    monkeypatch.setattr(HDF5Node, "read_block", read_block)
+    return reads
 
-    monkeypatch.setattr(HDF5Node, "blocks", blocks)
-    monkeypatch.setattr(HDF5Node, "edge_blocks", edge_blocks)
-    return passes, edges
-
-
-def test_validate_passes_real_file_each_array_read_at_most_once(count_hdf5_reads, valid_h5ad):
+def test_validate_passes_real_file_each_block_read_at_most_once(count_hdf5_reads, valid_h5ad):
     import validator
 
-    passes, edges = count_hdf5_reads
+    reads = count_hdf5_reads
     report = validator.validate(valid_h5ad)
     assert report.results and not report.failures
-    assert passes.get("/X/indptr") == 1  # indptr-monotonic, -start and -end all need it: one pass
-    assert all(n == 1 for n in passes.values()), passes
-    assert "/X/data" not in passes and "/X/data" not in edges  # no rule looks at the values of data
+    assert reads["/X/indptr"]  # indptr-monotonic, -start and -end all need it: read once for all three
+    assert all(len(rows) == len(set(rows)) for rows in reads.values()), reads
+    assert "/X/data" not in reads  # no rule looks at the values of data
 
-
-def test_validate_passes_real_file_metadata_only_selection_reads_no_block(count_hdf5_reads, valid_h5ad):
+@pytest.mark.parametrize("jobs", [1, 2, 4])
+def test_validate_passes_real_file_metadata_only_selection_reads_no_chunk(count_hdf5_reads, valid_h5ad, jobs):
     import validator
 
-    passes, edges = count_hdf5_reads
-    report = validator.validate(valid_h5ad, select=["anndata.element", "anndata.dataframe"])
+    report = validator.validate(valid_h5ad, select=["anndata.element", "anndata.dataframe"], jobs=jobs)
     assert report.results
-    assert passes == {} and edges == {}
-
+    assert count_hdf5_reads == {}
 
 @pytest.mark.parametrize("statuses,expected", [
     pytest.param([Status.PASSED, Status.FAILED, Status.ERROR, Status.NOT_APPLICABLE], Status.FAILED, id="failed-wins"),
@@ -211,7 +186,6 @@ def test_aggregate_passes_status_priority(statuses, expected):
     assert result.status is expected
     assert result.nodes_checked == sum(s in (Status.PASSED, Status.FAILED) for s in statuses)
     assert all(f.path.startswith("/a") for f in result.findings)
-
 
 def test_aggregate_passes_caps_findings_and_counts_all():
     t = tree({"a": Arr(np.arange(50)[::-1].copy(), chunks=(5,))})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any
 
 from validator.kernels.facts import FactRequest
@@ -53,6 +52,7 @@ def check(
 
 
 _loaded = False
+_plugins_loaded = False
 
 
 def _load() -> None:
@@ -61,17 +61,63 @@ def _load() -> None:
         return
     _loaded = True
     # Importing the modules runs their @check decorators.
-    from validator.checks import arrays, attrs, cxg, h5seurat, hdmf_zarr, shapes, storage, structure, zarr_metadata  # noqa: F401
+    from validator.checks import arrays, attrs, cxg, h5seurat, hdmf_zarr, shapes, storage, structure, zarr_chunks, zarr_metadata  # noqa: F401
+
+    BUILTIN.update({name: p for name, p in _REGISTRY.items() if p.function.__module__.startswith("validator.checks.")})
+
+
+def _load_plugins() -> None:
+    """Third-party primitives (entry-point group `spec_validate.checks`), loaded only when a name is not built in.
+
+    Scanning installed distributions for entry points costs more than the rest of start-up, so a run whose
+    packs use only built-in primitives never does it.
+    """
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    _load()
+    from importlib.metadata import entry_points
 
     for ep in entry_points(group="spec_validate.checks"):
         ep.load()
 
 
+BUILTIN: dict[str, Primitive] = {}
+_HINTS: dict[str, str] = {}
+
+
+def hint(modules: Mapping[str, str]) -> None:
+    """Where primitives are defined (name -> module), so `get` imports just that module, not every one.
+
+    The pack cache records this when it validates a pack; a run on an .h5ad then never imports the
+    Zarr, TileDB or hdmf-zarr primitives.
+    """
+    _HINTS.update(modules)
+
+
 def get(name: str) -> Primitive | None:
-    _load()
+    if name not in _REGISTRY and name in _HINTS and not _loaded:
+        import importlib
+
+        try:
+            importlib.import_module(_HINTS[name])
+        except ImportError:
+            pass  # a stale hint: the full load below finds it, or reports it unknown
+    if name not in _REGISTRY:
+        _load()
+    if name not in _REGISTRY:
+        _load_plugins()
     return _REGISTRY.get(name)
 
 
 def all_primitives() -> dict[str, Primitive]:
-    _load()
+    """Every primitive, built in or from a plugin."""
+    _load_plugins()
     return dict(sorted(_REGISTRY.items()))
+
+
+def builtin_primitives() -> dict[str, Primitive]:
+    """The primitives shipped with the tool (no plugin scan)."""
+    _load()
+    return dict(sorted(BUILTIN.items()))

@@ -8,9 +8,6 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from validator.engine.context import Scope
 from validator.nodes.base import Node
 
@@ -47,17 +44,67 @@ def path_matches(path: str, pattern: str) -> bool:
 
 
 def _version_matches(value: Any, spec: str) -> bool:
-    if not isinstance(value, str):
-        return False
+    return isinstance(value, str) and _version_in(value, spec)
+
+
+_RELEASE = re.compile(r"\d+(?:\.\d+)*\Z")
+_SIMPLE_CLAUSE = re.compile(r"\s*(==|!=|>=|<=|>|<)\s*(\d+(?:\.\d+)*)\s*\Z")
+_COMPARE = {
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, ">=": lambda a, b: a >= b,
+    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, "<": lambda a, b: a < b,
+}
+
+
+@lru_cache(maxsize=4096)
+def _version_in(value: str, spec: str) -> bool:
+    """PEP 440: is `value` in the specifier set `spec`?
+
+    Plain release numbers against plain comparisons ("0.2.0" against ">=0.1.0,<0.3") are compared here,
+    release segments padded with zeros as PEP 440 says; every other form (pre-, post- and dev-releases,
+    local versions, wildcards, `~=`, `===`) goes to `packaging`, whose import costs more than a small run.
+    """
+    clauses = [_SIMPLE_CLAUSE.match(c) for c in spec.split(",")] if spec.strip() else []
+    if _RELEASE.match(value) and clauses and all(clauses):
+        have = _release(value)
+        return all(_COMPARE[m.group(1)](*_padded(have, _release(m.group(2)))) for m in clauses if m is not None)
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
     try:
         return Version(value) in SpecifierSet(spec)
     except (InvalidVersion, InvalidSpecifier):
         return False
 
 
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def _padded(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    width = max(len(a), len(b))
+    return a + (0,) * (width - len(a)), b + (0,) * (width - len(b))
+
+
+# Conditions are tried cheapest first (the outcome is the same: all must hold).
+_COST = {key: i for i, key in enumerate((
+    "kind", "root", "name", "encoding-type", "has_attrs", "lacks_attrs", "attrs", "storage_format",
+    "encoding-version", "path", "has_children", "parent", "not", "any_of",
+))}
+_ORDERED: dict[int, tuple[Mapping[str, Any], tuple[tuple[str, Any], ...]]] = {}
+
+
+def _conditions(selector: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    cached = _ORDERED.get(id(selector))
+    if cached is None or cached[0] is not selector:
+        # The selector itself is kept in the entry, so its id cannot be reused by another object meanwhile.
+        cached = (selector, tuple(sorted(selector.items(), key=lambda kv: _COST.get(kv[0], len(_COST)))))
+        _ORDERED[id(selector)] = cached
+    return cached[1]
+
+
 def matches(selector: Mapping[str, Any], node: Node, scope: Scope) -> bool:
     """True when every condition of `selector` holds for `node` (paths are relative to the scope root)."""
-    for key, want in selector.items():
+    for key, want in _conditions(selector):
         if not _condition(key, want, node, scope):
             return False
     return True

@@ -11,11 +11,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-import yaml
-
 from validator.checks import registry
 from validator.checks.schemas import REF
+from validator.engine import pack_cache
 from validator.engine.applies_to import SELECTOR_SCHEMA
 from validator.engine.model import CheckStep, Pack, Rule, Writer
 from validator.errors import PackError
@@ -52,7 +50,7 @@ def _where(doc: Mapping[str, Any], path: Iterable[Any]) -> str:
     return _dotted(parts)
 
 
-def _message(error: jsonschema.ValidationError) -> str:
+def _message(error: Any) -> str:
     """The schema error in words; unknown keys are named as such (jsonschema's text depends on patternProperties)."""
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         known = error.schema.get("properties", {})
@@ -72,6 +70,8 @@ def _dotted(parts: list[Any]) -> str:
 
 
 def _validate(doc: Any, file: str) -> None:
+    import jsonschema  # only on a cache miss (importing it costs more than the rest of a small run)
+
     if not isinstance(doc, dict):
         raise PackError(f"{file}: a pack must be a mapping, not {type(doc).__name__}")
     validator = jsonschema.Draft202012Validator(pack_schema())
@@ -96,15 +96,27 @@ def _validate(doc: Any, file: str) -> None:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    """The pack document, validated: from the cache when this exact text was validated before."""
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except OSError as exc:
         raise PackError(f"{path}: cannot read ({exc.strerror})") from None
+    cached = pack_cache.load(raw)
+    if cached is not None:
+        return cached
+    import yaml  # only on a cache miss: parsing YAML is most of the cost of loading a pack
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: the same safe subset, faster
+    try:
+        doc = yaml.load(raw.decode("utf-8"), Loader=loader)  # noqa: S506 (a safe loader)
+    except UnicodeDecodeError as exc:
+        raise PackError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise PackError(f"{path}: not valid YAML{where} ({getattr(exc, 'problem', exc)})") from None
     _validate(doc, str(path))
+    pack_cache.store(raw, doc)
     return doc
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from validator.checks import registry
@@ -12,8 +12,8 @@ from validator.engine.applies_to import matches
 from validator.engine.context import NotApplicable, Scope
 from validator.engine.model import Pack, Rule
 from validator.engine.rule_selection import Selection
+from validator.engine.scan import ArrayScan, Progress, Scanner, SerialScanner, plan
 from validator.engine.template import render
-from validator.kernels import KERNELS
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, NodeError, Tree
 from validator.report.model import ClauseResult, Finding, Status
@@ -62,6 +62,59 @@ def subtree(node: Node) -> Iterator[Node]:
         current = stack.pop()
         yield current
         stack.extend(reversed(list(current.children().values())))
+
+
+class NodeIndex:
+    """A scope's nodes in tree order, indexed by name, encoding-type and path to narrow each selector's candidates."""
+
+    def __init__(self, scope: Scope, members: list[Node]) -> None:
+        self.members = members
+        self.position = {id(n): i for i, n in enumerate(members)}
+        self.by_name: dict[str, list[Node]] = {}
+        self.by_encoding: dict[Any, list[Node]] = {}
+        self.by_path: dict[str, Node] = {}
+        self.by_parent: dict[str, list[Node]] = {}
+        for node in members:
+            self.by_name.setdefault(node.name, []).append(node)
+            encoding = node.attrs.get("encoding-type")
+            if isinstance(encoding, str):
+                self.by_encoding.setdefault(encoding, []).append(node)
+            relative = scope.relative_path(node)
+            self.by_path[relative] = node
+            if node is not scope.root:
+                self.by_parent.setdefault(relative.rsplit("/", 1)[0] or "/", []).append(node)
+
+    def candidates(self, selector: Mapping[str, Any]) -> list[Node]:
+        """A superset of the nodes `selector` can match, in tree order (matching still decides)."""
+        names = _literals(selector.get("name"))
+        if names is not None:
+            return self._in_order([n for k in names for n in self.by_name.get(k, [])])
+        paths = _literals(selector.get("path"))
+        if paths is not None:
+            return self._in_order([self.by_path[p] for p in paths if p in self.by_path])
+        encodings = selector.get("encoding-type")
+        if encodings is not None:
+            keys = encodings if isinstance(encodings, list) else [encodings]
+            return self._in_order([n for k in keys for n in self.by_encoding.get(k, [])])
+        parent = selector.get("parent")
+        parents = _literals(parent.get("path")) if isinstance(parent, Mapping) else None
+        if parents is not None:
+            return self._in_order([n for p in parents for n in self.by_parent.get(p, [])])
+        return self.members
+
+    def _in_order(self, nodes: list[Node]) -> list[Node]:
+        unique = {id(n): n for n in nodes}
+        return sorted(unique.values(), key=lambda n: self.position[id(n)]) if len(unique) > 1 else list(unique.values())
+
+
+def _literals(value: Any) -> list[str] | None:
+    """The condition's values when none is a pattern (a glob or a `*` path segment), else None."""
+    if value is None:
+        return None
+    values = value if isinstance(value, list) else [value]
+    if not all(isinstance(v, str) and not any(ch in v for ch in "*?[") for v in values):
+        return None
+    return values
 
 
 def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
@@ -120,25 +173,10 @@ def _plan_facts(ev: Evaluation, first_fact_step: int) -> None:
 
 def compute_facts(node: Node, requests: set[FactRequest], block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> dict[FactRequest, Any]:
     """Every requested kernel over one array in a single chunk-order pass (edge-only requests read the edge blocks)."""
-    results: dict[FactRequest, Any] = {r: None for r in requests}
-    full = [r for r in requests if not r.edges_only]
-    if full:
-        blocks = node.blocks(block_elements)
-        targets = list(requests)
-    else:
-        edges = node.edge_blocks(block_elements)
-        blocks = iter(() if edges is None else (edges[:1] if edges[0] is edges[1] else edges))
-        targets = list(requests)
-    for block in blocks:
-        if not block.values.size:
-            continue
-        for request in targets:
-            kernel = KERNELS[request.kernel]
-            params = dict(request.params)
-            partial = kernel.summarize(block, **params)
-            previous = results[request]
-            results[request] = partial if previous is None else kernel.combine(previous, partial, **params)
-    return results
+    result = SerialScanner(block_elements).run([plan(node, requests, block_elements)])[node.path]
+    if isinstance(result, NodeError):
+        raise result
+    return result
 
 
 def iter_results(
@@ -148,42 +186,23 @@ def iter_results(
     *,
     max_findings: int = MAX_FINDINGS,
     block_elements: int = DEFAULT_BLOCK_ELEMENTS,
+    scanner: Scanner | None = None,
+    progress: Progress | None = None,
+    deep: bool = False,
 ) -> Iterator[ClauseResult]:
-    """One ClauseResult per selected rule of every pack that applies to the tree, in pack order."""
-    evaluations: dict[str, list[Evaluation]] = {}
-    rules: list[Rule] = []
-    for pack in packs:
-        scopes = find_scopes(tree, pack)
-        chosen = [r for r in pack.rules if selection.redirected(pack.redirects).includes(r.id)]
-        if not scopes:
-            continue
-        nodes = [(scope, list(subtree(scope.root))) for scope in scopes]
-        for rule in chosen:
-            rules.append(rule)
-            evaluations[rule.id] = [
-                Evaluation(rule, node, scope) for scope, members in nodes for node in members if matches(rule.applies_to, node, scope)
-            ]
+    """One ClauseResult per selected rule of every pack that applies to the tree, in pack order.
 
-    waiting: list[Evaluation] = []
-    for evs in evaluations.values():
-        for ev in evs:
-            _advance(ev, None)
-            if ev.outcome is None:
-                waiting.append(ev)
-
-    by_array: dict[str, tuple[Node, set[FactRequest]]] = {}
-    for ev in waiting:
-        for wanted in ev.requests.values():
-            if isinstance(wanted, NotApplicable):
-                continue
-            entry = by_array.setdefault(ev.node.path, (ev.node, set()))
-            entry[1].update(wanted.values())
-    facts: dict[str, dict[FactRequest, Any] | NodeError] = {}
-    for path, (node, requests) in by_array.items():
-        try:
-            facts[path] = compute_facts(node, requests, block_elements)
-        except NodeError as exc:
-            facts[path] = exc
+    Metadata steps run first; then every array some rule needs values of is scanned once, by `scanner`
+    (default: serial), for all the facts its rules asked for; then the waiting rules finish.
+    `deep` (the CLI's --deep) is set on every Scope: rules that decode stored chunks run only then.
+    """
+    rules, evaluations, waiting = _run_metadata_steps(tree, packs, selection, deep)
+    scans = _plan_scans(waiting, block_elements)
+    if progress is not None:
+        progress.start(sum(s.elements for s in scans))
+    facts = (scanner or SerialScanner(block_elements)).run(scans, progress)
+    if progress is not None:
+        progress.finish()
     for ev in waiting:
         got = facts.get(ev.node.path, {})
         if isinstance(got, NodeError):
@@ -193,6 +212,69 @@ def iter_results(
 
     for rule in rules:
         yield aggregate(rule, evaluations[rule.id], max_findings)
+
+
+def _run_metadata_steps(tree: Tree, packs: Sequence[Pack], selection: Selection,
+                        deep: bool = False) -> tuple[list[Rule], dict[str, list[Evaluation]], list[Evaluation]]:
+    """Select nodes for every chosen rule and run steps up to the first that needs array facts."""
+    evaluations: dict[str, list[Evaluation]] = {}
+    rules: list[Rule] = []
+    for pack in packs:
+        scopes = [replace(s, deep=deep) for s in find_scopes(tree, pack)]
+        chosen = [r for r in pack.rules if selection.redirected(pack.redirects).includes(r.id)]
+        if not scopes:
+            continue
+        nodes = [(scope, NodeIndex(scope, list(subtree(scope.root)))) for scope in scopes]
+        for rule in chosen:
+            rules.append(rule)
+            evaluations[rule.id] = [
+                Evaluation(rule, node, scope)
+                for scope, index in nodes
+                for node in index.candidates(rule.applies_to)
+                if matches(rule.applies_to, node, scope)
+            ]
+    waiting: list[Evaluation] = []
+    for evs in evaluations.values():
+        for ev in evs:
+            _advance(ev, None)
+            if ev.outcome is None:
+                waiting.append(ev)
+    return rules, evaluations, waiting
+
+
+def scan_plan(store: Tree | str, packs: Sequence[Pack] | None = None, selection: Selection = Selection(),
+              block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[tuple[str, str]]:
+    """What a run would read: (array path, "full" or "edges") for every array the selected rules need values of.
+
+    `store` is an open tree or a path (opened here); `packs` default to the built-in ones. Runs only the
+    metadata steps and reads no array data: the benchmark's read floor reads exactly these arrays.
+    """
+    if isinstance(store, str):
+        from validator.nodes.detect import open_store
+
+        with open_store(store) as tree:
+            return scan_plan(tree, packs, selection, block_elements)
+    if packs is None:
+        from validator.engine.loader import builtin_packs
+
+        packs = builtin_packs()
+    _, _, waiting = _run_metadata_steps(store, packs, selection)
+    out = []
+    for scan in _plan_scans(waiting, block_elements):
+        out.append((scan.node.path, "edges" if scan.requests and all(r.edges_only for r in scan.requests) else "full"))
+    return out
+
+
+def _plan_scans(waiting: Sequence[Evaluation], block_elements: int) -> list[ArrayScan]:
+    """One scan per array, with the facts of every rule waiting on it; arrays in tree order."""
+    by_array: dict[str, tuple[Node, set[FactRequest]]] = {}
+    for ev in waiting:
+        for wanted in ev.requests.values():
+            if isinstance(wanted, NotApplicable):
+                continue
+            entry = by_array.setdefault(ev.node.path, (ev.node, set()))
+            entry[1].update(wanted.values())
+    return [plan(by_array[path][0], by_array[path][1], block_elements) for path in sorted(by_array)]
 
 
 def aggregate(rule: Rule, evaluations: list[Evaluation], max_findings: int = MAX_FINDINGS) -> ClauseResult:

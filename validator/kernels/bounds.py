@@ -27,6 +27,13 @@ class BoundsPartial:
 def summarize(block: Block, low: Any = None, high: Any = None, limit: int = 5) -> BoundsPartial:
     """Min, max and out-of-range elements of one block (NaN is never counted as out of range)."""
     a = block.values
+    if a.dtype.kind in "fc":
+        minimum, maximum = _nan_extremes(a)
+    else:
+        minimum, maximum = a.min().item(), a.max().item()
+    # The common case, every element in range, costs two reductions; the mask is built only when needed.
+    if minimum is None or ((low is None or minimum >= low) and (high is None or maximum <= high)):
+        return BoundsPartial(minimum, maximum, 0, ())
     outside = np.zeros(a.shape, dtype=bool)
     if low is not None:
         outside |= a < low
@@ -34,13 +41,16 @@ def summarize(block: Block, low: Any = None, high: Any = None, limit: int = 5) -
         outside |= a > high
     bad = np.flatnonzero(outside)
     found = tuple(Offender(block.start + int(i), a[i].item()) for i in bad[:limit])
-    if a.dtype.kind in "fc":
-        numbers = a[~np.isnan(a)]
-        minimum = numbers.min().item() if numbers.size else None
-        maximum = numbers.max().item() if numbers.size else None
-    else:
-        minimum, maximum = a.min().item(), a.max().item()
     return BoundsPartial(minimum, maximum, int(bad.size), found)
+
+
+def _nan_extremes(a: np.ndarray) -> tuple[Any, Any]:
+    """Min and max ignoring NaN; (None, None) when every element is NaN."""
+    minimum, maximum = a.min(), a.max()
+    if not (np.isnan(minimum) or np.isnan(maximum)):
+        return minimum.item(), maximum.item()
+    numbers = a[~np.isnan(a)]
+    return (numbers.min().item(), numbers.max().item()) if numbers.size else (None, None)
 
 
 def _pick(a: Any, b: Any, choose: Any) -> Any:

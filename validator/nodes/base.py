@@ -102,9 +102,12 @@ class Node(ABC):
 
     @property
     def parent(self) -> Node | None:
-        if self.path == "/":
-            return None
-        return self.tree.get(posixpath.dirname(self.path))
+        # Looked up once per node: selectors with `parent:` conditions ask for it many times.
+        cached = self.__dict__.get("_parent", self)
+        if cached is self:
+            cached = None if self.path == "/" else self.tree.get(posixpath.dirname(self.path))
+            self.__dict__["_parent"] = cached
+        return cached
 
     def child(self, name: str) -> Node | None:
         return self.children().get(name)
@@ -114,13 +117,36 @@ class Node(ABC):
         target = relative if relative.startswith("/") else posixpath.join(self.path, relative)
         return self.tree.get(normalize_path(target))
 
-    def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
-        """Chunk-aligned blocks of rows in storage order; the whole array, once."""
+    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[RowRange] | None:
+        """The axis-0 row ranges of this array's blocks, in order, each a whole number of storage chunks.
+
+        None when the blocks can only be read in sequence through `blocks()` (a block's flat start is then
+        known only after the blocks before it, as for the cells of a sparse TileDB array).
+        """
+        return None
+
+    def read_block(self, rows: RowRange) -> Block:
+        """One block: the rows `rows` (from `block_rows`), flattened in C order. Safe to call from threads."""
         raise NodeError(f"{self.path}: not an array")
 
+    def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
+        """Chunk-aligned blocks of rows in storage order; the whole array, once."""
+        ranges = self.block_rows(max_elements)
+        if ranges is None:
+            raise NodeError(f"{self.path}: not an array")
+        for rows in ranges:
+            yield self.read_block(rows)
+
     def edge_blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> tuple[Block, Block] | None:
-        """The first and the last block only (for facts such as the first and last value)."""
-        return None
+        """The first and the last block only (for facts such as the first and last value); None when empty."""
+        if self.kind != "array" or not self.size:
+            return None
+        ranges = self.block_rows(max_elements)
+        if ranges is None:
+            found = [b for b in self.blocks(max_elements) if b.values.size]
+            return (found[0], found[-1]) if found else None
+        first = self.read_block(ranges[0])
+        return (first, first) if len(ranges) == 1 else (first, self.read_block(ranges[-1]))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.kind} {self.path}>"
@@ -138,6 +164,21 @@ def normalize_path(path: str) -> str:
             continue
         parts.append(part)
     return "/" + "/".join(parts)
+
+
+RowRange = tuple[int, int]  # [start, stop) along axis 0; a 0-d array has the one range (0, 1)
+
+
+def block_row_ranges(shape: tuple[int, ...], chunks: tuple[int, ...] | None, max_elements: int) -> list[RowRange]:
+    """The row ranges `row_slices` gives, as plain (start, stop) pairs (picklable, for threads and Dask tasks)."""
+    if not shape:
+        return [(0, 1)]
+    return [(sl.start, sl.stop) for sl in row_slices(shape, chunks, max_elements)]
+
+
+def row_elements(shape: tuple[int, ...]) -> int:
+    """Elements per row along axis 0 (1 for 0-d and 1-d arrays)."""
+    return int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
 
 
 def rows_per_block(shape: tuple[int, ...], chunks: tuple[int, ...] | None, max_elements: int) -> int:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import os
+from collections.abc import Mapping
 from functools import cached_property
-from typing import Any
+from typing import Any, BinaryIO
 
 import h5py
 import numpy as np
@@ -18,9 +19,12 @@ from validator.nodes.base import (
     Storage,
     StringStorage,
     Tree,
+    RowRange,
+    block_row_ranges,
     plain,
-    row_slices,
+    row_elements,
 )
+from validator.nodes import hdf5_direct
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
@@ -160,29 +164,30 @@ class HDF5Node(Node):
     def children(self) -> dict[str, Node]:
         return self._children
 
-    def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
+    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[RowRange] | None:
         if self.kind != "array":
             raise NodeError(f"{self.path}: not an array")
-        ds: h5py.Dataset = self._obj
-        if ds.shape is None:
+        if self._obj.shape is None:
             raise NodeError(f"{self.path}: a dataset with a null dataspace holds no data")
-        row = int(np.prod(ds.shape[1:], dtype=np.int64)) if ds.ndim > 1 else 1
-        for sl in row_slices(ds.shape, self.chunks, max_elements):
-            values = _read(ds, sl, self.path)
-            start = 0 if sl.start is None else sl.start * row
-            yield Block(start, values.reshape(-1))
+        return block_row_ranges(self._obj.shape, self.chunks, max_elements)
 
-    def edge_blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> tuple[Block, Block] | None:
+    def read_block(self, rows: RowRange) -> Block:
         ds: h5py.Dataset = self._obj
-        if self.kind != "array" or not ds.size:  # size is 0, or None for a null dataspace
-            return None
-        slices = list(row_slices(ds.shape, self.chunks, max_elements))
-        row = int(np.prod(ds.shape[1:], dtype=np.int64)) if ds.ndim > 1 else 1
-        first, last = slices[0], slices[-1]
-        first_block = Block(0, _read(ds, first, self.path).reshape(-1))
-        if last == first:
-            return first_block, first_block
-        return first_block, Block((last.start or 0) * row, _read(ds, last, self.path).reshape(-1))
+        if self.kind != "array" or ds.shape is None:
+            raise NodeError(f"{self.path}: not an array with data (a null dataspace holds none)")
+        start, stop = rows
+        direct = self._direct_plan
+        if direct is not None:
+            fd = self.tree.raw_fd()
+            if fd is not None:
+                return Block(start, hdf5_direct.read_rows(fd, direct, start, stop, self.path))
+        values = _read(ds, slice(start, stop), self.path)
+        return Block(start * row_elements(ds.shape), values.reshape(-1))
+
+    @cached_property
+    def _direct_plan(self) -> hdf5_direct.DirectPlan | None:
+        size = self.tree.raw_size()
+        return None if size is None else hdf5_direct.plan(self._obj, size)
 
 
 def _read(ds: h5py.Dataset, sl: slice, path: str) -> np.ndarray:
@@ -220,24 +225,57 @@ class LinkNode(Node):
 
 
 class HDF5Tree(Tree):
-    def __init__(self, path: str) -> None:
-        self.source = path
+    def __init__(self, path: str | BinaryIO, source: str | None = None) -> None:
+        """Open a local HDF5 file by path, or a seekable binary file object (a remote file opened with fsspec).
+
+        Args:
+            path: the local path, or the file object (the tree closes it on close()).
+            source: the name shown in messages and reports; for a file object, a URL without its credentials.
+        """
+        local = isinstance(path, (str, os.PathLike))
+        # Only a local path may be read directly with os.pread (hdf5_direct); a file object is read through h5py.
+        self.local_path: str | None = os.fspath(path) if local else None
+        self.source = source if source is not None else str(path)
         self.format = "hdf5"
+        self._fileobj = None if local else path
         try:
-            self._file = h5py.File(path, "r", locking=False)
+            self._file = h5py.File(path, "r", locking=False) if local else h5py.File(path, "r")
         except Exception as exc:
-            raise InputError(f"{path}: cannot open as HDF5 ({_first_line(exc)})") from None
+            raise InputError(f"{self.source}: cannot open as HDF5 ({_first_line(exc)})") from None
         self._root = HDF5Node(self, "/", self._file["/"], frozenset())
 
     @property
     def root(self) -> Node:
         return self._root
 
+    def raw_size(self) -> int | None:
+        """The local file's size in bytes, or None when the file is not local (direct reads are then off)."""
+        fd = self.raw_fd()
+        return None if fd is None else os.fstat(fd).st_size
+
+    def raw_fd(self) -> int | None:
+        """A read-only descriptor of the local file for direct chunk reads, opened on first use."""
+        if not hasattr(self, "_raw_fd"):
+            local = getattr(self, "local_path", self.source)
+            try:
+                self._raw_fd: int | None = os.open(local, os.O_RDONLY) if local and os.path.isfile(local) else None
+            except OSError:
+                self._raw_fd = None
+        return self._raw_fd
+
     def close(self) -> None:
+        if getattr(self, "_raw_fd", None) is not None:
+            os.close(self._raw_fd)
+            self._raw_fd = None
         try:
             self._file.close()
         except Exception:
             pass
+        if self._fileobj is not None:
+            try:
+                self._fileobj.close()
+            except Exception:  # a remote file whose connection is gone: nothing left to release
+                pass
 
 
 def _first_line(exc: Exception) -> str:

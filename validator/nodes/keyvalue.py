@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import zipfile
 from abc import ABC, abstractmethod
+from typing import Any
 
 from validator.errors import InputError
 
@@ -87,10 +87,12 @@ class ZipStore(KeyValueStore):
     def __init__(self, path: str) -> None:
         self.location = path
         try:
+            import zipfile  # only for zipped stores (zipfile pulls in bz2, lzma, shutil: startup time)
+
             self._zip = zipfile.ZipFile(path, "r")
         except (OSError, zipfile.BadZipFile) as exc:
             raise InputError(f"{path}: cannot open as a zip store ({exc})") from None
-        self._entries: dict[str, zipfile.ZipInfo] = {}
+        self._entries: dict[str, Any] = {}  # name -> zipfile.ZipInfo
         for info in self._zip.infolist():
             if not info.is_dir():
                 self._entries[info.filename.strip("/")] = info

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
 
@@ -16,8 +16,10 @@ from validator.nodes.base import (
     NodeError,
     Storage,
     StringStorage,
+    RowRange,
     Tree,
-    row_slices,
+    block_row_ranges,
+    row_elements,
 )
 from validator.nodes.keyvalue import DirectoryStore, KeyValueStore, ZipStore
 
@@ -242,22 +244,16 @@ class ZarrNode(Node):
         except Exception as exc:
             raise NodeError(f"{self.path}: cannot read data ({type(exc).__name__}: {exc})") from None
 
-    def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
+    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[RowRange] | None:
         if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not a readable array")
-        row = int(np.prod(self.shape[1:], dtype=np.int64)) if len(self.shape) > 1 else 1
-        for sl in row_slices(self.shape, self.chunks, max_elements):
-            yield Block(0 if sl.start is None else sl.start * row, self._read(sl).reshape(-1))
+        return block_row_ranges(self.shape, self.chunks, max_elements)
 
-    def edge_blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> tuple[Block, Block] | None:
-        if self.kind != "array" or not self.size:
-            return None
-        slices = list(row_slices(self.shape, self.chunks, max_elements))
-        row = int(np.prod(self.shape[1:], dtype=np.int64)) if len(self.shape) > 1 else 1
-        first = Block(0, self._read(slices[0]).reshape(-1))
-        if len(slices) == 1:
-            return first, first
-        return first, Block((slices[-1].start or 0) * row, self._read(slices[-1]).reshape(-1))
+    def read_block(self, rows: RowRange) -> Block:
+        if self.kind != "array" or self.shape is None:
+            raise NodeError(f"{self.path}: not a readable array")
+        start, stop = rows
+        return Block(start * row_elements(self.shape), self._read(slice(start, stop)).reshape(-1))
 
 
 def _string_storage(dtype: np.dtype | None, codecs: tuple[str, ...], written: str) -> StringStorage | None:
@@ -342,11 +338,15 @@ class ZarrTree(Tree):
         return None
 
     def zarr_store(self) -> Any:
+        """The zarr-python store for data reads, read-only: local, zip, or fsspec for a store behind a URL."""
         if self._zarr_store is None:
             from zarr.storage import LocalStore
             from zarr.storage import ZipStore as ZarrZipStore
 
-            if isinstance(self.kv, ZipStore):
+            remote = getattr(self.kv, "zarr_store", None)  # a RemoteStore brings its own FsspecStore
+            if remote is not None:
+                self._zarr_store = remote()
+            elif isinstance(self.kv, ZipStore):
                 self._zarr_store = ZarrZipStore(self.kv.location, mode="r", read_only=True)
             else:
                 self._zarr_store = _confined_local_store(LocalStore, self.kv)

@@ -1,0 +1,140 @@
+"""The array pass: serial and threaded scanners give identical facts, read each block once, in bounded flight."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from memory_tree import Arr, MemoryNode, tree
+
+from validator.engine.scan import ArrayScan, SerialScanner, ThreadScanner, make_scanner, plan
+from validator.kernels.facts import FactRequest
+from validator.nodes.base import NodeError
+
+DECREASES = FactRequest("find_decreases", (("limit", 3),))
+BOUNDS = FactRequest("count_outside", (("high", 99), ("limit", 4), ("low", 0)))
+ENDS = FactRequest("first_last", edges_only=True)
+
+
+def facts(scanner, node, requests, block_elements):
+    return scanner.run([plan(node, requests, block_elements)])[node.path]
+
+
+def expected_first_decreases(a: np.ndarray, limit: int) -> list[int]:
+    return [int(i) + 1 for i in np.flatnonzero(a[1:] < a[:-1])[:limit]]
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("block_elements", [1, 7, 64, 10_000])
+def test_scanners_pass_identical_facts_whatever_the_blocks(seed, block_elements):
+    rng = np.random.default_rng(seed)
+    a = np.cumsum(rng.integers(0, 3, size=1000))
+    a[rng.integers(1, 1000, size=5)] -= 50  # decreases (and values below 0) at random places
+    a[rng.integers(0, 1000, size=3)] = 500  # values above 99
+    node = tree({"a": Arr(a, chunks=(7,))}).get("/a")
+    requests = {DECREASES, BOUNDS, ENDS}
+    serial = facts(SerialScanner(block_elements), node, requests, block_elements)
+    for workers in (2, 3, 5):
+        assert facts(ThreadScanner(workers, block_elements), node, requests, block_elements) == serial
+    assert [d.index for d in serial[DECREASES].found] == expected_first_decreases(a, 3)
+    assert serial[DECREASES].count == int(np.count_nonzero(a[1:] < a[:-1]))
+    outside = np.flatnonzero((a < 0) | (a > 99))
+    assert [o.index for o in serial[BOUNDS].found] == outside[:4].tolist() and serial[BOUNDS].count == outside.size
+    assert (serial[ENDS].first, serial[ENDS].last) == (a[0], a[-1])
+
+
+def test_scanners_pass_two_dimensional_flat_indices():
+    a = np.arange(60).reshape(12, 5)
+    a[7, 3] = -1
+    node = tree({"a": Arr(a, chunks=(2, 5))}).get("/a")
+    for scanner in (SerialScanner(10), ThreadScanner(2, 10)):
+        got = facts(scanner, node, {BOUNDS}, 10)[BOUNDS]
+        assert [o.index for o in got.found] == [7 * 5 + 3]
+
+
+def test_plan_passes_edges_only_reads_first_and_last_block():
+    t = tree({"a": Arr(np.arange(100), chunks=(10,))})
+    scan = plan(t.get("/a"), {ENDS}, 10)
+    assert scan.rows == ((0, 10), (90, 100))
+    got = ThreadScanner(2, 10).run([scan])["/a"][ENDS]
+    assert (got.first, got.last, got.last_index) == (0, 99, 99)
+    assert sorted(t.block_reads["/a"]) == [(0, 10), (90, 100)]
+
+
+def test_plan_passes_empty_array_reads_nothing():
+    t = tree({"a": Arr(np.arange(0), chunks=(10,))})
+    assert SerialScanner(10).run([plan(t.get("/a"), {ENDS, DECREASES}, 10)])["/a"] == {ENDS: None, DECREASES: None}
+
+
+def test_thread_scanner_passes_every_block_once_with_bounded_flight(monkeypatch):
+    t = tree({"a": Arr(np.arange(1000), chunks=(10,)), "b": Arr(np.arange(500), chunks=(10,))})
+    in_flight, peak, lock = [0], [0], threading.Lock()
+    real = MemoryNode.read_block
+
+    def read_block(self, rows):
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        try:
+            return real(self, rows)
+        finally:
+            with lock:
+                in_flight[0] -= 1
+
+    monkeypatch.setattr(MemoryNode, "read_block", read_block)
+    scans = [plan(t.get(p), {DECREASES}, 10) for p in ("/a", "/b")]
+    ThreadScanner(3, 10).run(scans)
+    assert sorted(t.block_reads["/a"]) == [(i, i + 10) for i in range(0, 1000, 10)]
+    assert sorted(t.block_reads["/b"]) == [(i, i + 10) for i in range(0, 500, 10)]
+    assert peak[0] <= 6
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.total, self.done, self.finished = None, 0, False
+
+    def start(self, total: int) -> None:
+        self.total = total
+
+    def advance(self, elements: int) -> None:
+        self.done += elements
+
+    def finish(self) -> None:
+        self.finished = True
+
+
+@pytest.mark.parametrize("scanner", [SerialScanner(10), ThreadScanner(2, 10)], ids=["serial", "threads"])
+def test_scanners_pass_progress_counts_every_element(scanner):
+    t = tree({"a": Arr(np.arange(95).reshape(19, 5), chunks=(2, 5)), "b": Arr(np.arange(33), chunks=(4,))})
+    scans = [plan(t.get("/a"), {BOUNDS}, 10), plan(t.get("/b"), {DECREASES}, 10)]
+    progress = Recorder()
+    progress.start(sum(s.elements for s in scans))
+    scanner.run(scans, progress)
+    assert progress.total == progress.done == 95 + 33
+
+
+def test_thread_scanner_error_stays_on_its_array(monkeypatch):
+    t = tree({"a": Arr(np.arange(100), chunks=(10,)), "b": Arr(np.arange(100), chunks=(10,))})
+    real = MemoryNode.read_block
+
+    def read_block(self, rows):
+        if self.path == "/a" and rows == (50, 60):
+            raise NodeError("/a: chunk 5 is corrupt")
+        return real(self, rows)
+
+    monkeypatch.setattr(MemoryNode, "read_block", read_block)
+    out = ThreadScanner(2, 10).run([plan(t.get(p), {DECREASES}, 10) for p in ("/a", "/b")])
+    assert isinstance(out["/a"], NodeError) and "chunk 5" in str(out["/a"])
+    assert out["/b"][DECREASES].count == 0
+
+
+def test_plan_passes_sequential_when_node_cannot_list_blocks():
+    t = tree({"g": {}})
+    scan = plan(t.get("/g"), {DECREASES})
+    assert isinstance(scan, ArrayScan) and scan.rows is None
+    assert isinstance(SerialScanner().run([scan])["/g"], NodeError)
+
+
+def test_make_scanner_passes_serial_for_one_worker():
+    assert isinstance(make_scanner(1), SerialScanner) and isinstance(make_scanner(3), ThreadScanner)

@@ -1,0 +1,138 @@
+"""A cache of validated pack documents, as JSON, for the pack's exact text and everything it was validated against.
+
+Parsing YAML and validating against the pack schema cost more than the rest of a run on a small file
+(about 0.3 s against 0.1 s). A pack whose bytes, tool version, pack schema and primitive option schemas
+are unchanged validates the same, so the validated document is stored once and read back with
+`json.loads`. The cache holds plain JSON, never code; a damaged or unreadable entry is ignored and
+rewritten, and a cache directory that cannot be written is simply not used.
+
+Location: `$SPEC_VALIDATE_CACHE_DIR`, else `$XDG_CACHE_HOME/spec-validate`, else `~/.cache/spec-validate`.
+`SPEC_VALIDATE_NO_CACHE=1` turns it off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+SCHEMA_FILE = Path(__file__).with_name("pack.schema.json")
+
+
+def cache_dir() -> Path | None:
+    """Where validated packs are kept, or None when caching is off."""
+    if os.environ.get("SPEC_VALIDATE_NO_CACHE"):
+        return None
+    explicit = os.environ.get("SPEC_VALIDATE_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "spec-validate"
+
+
+@lru_cache(maxsize=1)
+def _validation_fingerprint() -> str:
+    """What a pack is validated against: the tool version, the pack schema, and the sources that define the
+    selector grammar and every built-in primitive's options (read as files, so no module is imported)."""
+    from validator import __version__
+
+    package = Path(__file__).resolve().parents[1]
+    sources = [SCHEMA_FILE, package / "engine" / "applies_to.py", package / "engine" / "loader.py",
+               *sorted((package / "checks").glob("*.py"))]
+    parts = [__version__] + [f"{s.name}:{s.stat().st_size}:{zlib.crc32(s.read_bytes()):08x}" for s in sources]
+    return ";".join(parts)
+
+
+def _schema_digest(name: str) -> str | None:
+    from validator.checks import registry
+
+    primitive = registry.get(name)
+    if primitive is None:
+        return None
+    return json.dumps(primitive.options_schema, sort_keys=True, default=str)
+
+
+def _plugin_primitives(doc: dict[str, Any]) -> dict[str, str | None]:
+    """Plugin primitives the pack uses, with a digest of their options schema (they are not in the fingerprint)."""
+    from validator.checks import registry
+
+    builtin = registry.builtin_primitives()
+    return {name: _schema_digest(name) for name in sorted(_used(doc) - set(builtin))}
+
+
+def _modules(doc: dict[str, Any]) -> dict[str, str]:
+    """The module defining each built-in primitive the pack uses."""
+    from validator.checks import registry
+
+    builtin = registry.builtin_primitives()
+    return {name: builtin[name].function.__module__ for name in sorted(_used(doc)) if name in builtin}
+
+
+def _used(doc: dict[str, Any]) -> set[str]:
+    return {name for rule in doc.get("rules") or [] for step in rule.get("check") or [] for name in step}
+
+
+def _entry(raw: bytes) -> Path | None:
+    folder = cache_dir()
+    if folder is None:
+        return None
+    # crc32 names the entry; the entry itself holds the full fingerprint and pack text, compared exactly on load,
+    # so two packs (or two tool versions) that collide on the name only overwrite each other.
+    name = f"{zlib.crc32(_validation_fingerprint().encode()):08x}-{zlib.crc32(raw):08x}-{len(raw)}"
+    return folder / "packs" / f"{name}.json"
+
+
+def load(raw: bytes) -> dict[str, Any] | None:
+    """The validated document for this pack text, or None when it is not cached (or the entry is unusable)."""
+    entry = _entry(raw)
+    if entry is None:
+        return None
+    try:
+        cached = json.loads(entry.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(cached, dict) or not isinstance(cached.get("doc"), dict) or not isinstance(cached.get("plugins"), dict):
+        return None
+    if cached.get("fingerprint") != _validation_fingerprint() or cached.get("text") != raw.decode("utf-8", "replace"):
+        return None
+    if any(_schema_digest(name) != digest for name, digest in cached["plugins"].items()):
+        return None  # a plugin primitive changed its options: validate again
+    modules = cached.get("modules")
+    if isinstance(modules, dict):
+        from validator.checks import registry
+
+        registry.hint({str(k): str(v) for k, v in modules.items()})
+    return cached["doc"]
+
+
+def store(raw: bytes, doc: dict[str, Any]) -> None:
+    """Keep the validated document for next time; any failure to write just leaves it uncached."""
+    entry = _entry(raw)
+    if entry is None:
+        return
+    try:
+        text = json.dumps({"fingerprint": _validation_fingerprint(), "text": raw.decode("utf-8", "replace"), "doc": doc,
+                           "plugins": _plugin_primitives(doc), "modules": _modules(doc)})
+    except (TypeError, ValueError):
+        return  # YAML dates, sets or binary: not JSON, so not cached
+    if json.loads(text)["doc"] != doc:
+        return  # non-string keys (or NaN) would come back different: validate such a pack every time
+    import tempfile  # only when writing an entry
+
+    tmp = None
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        # Written beside the entry and renamed into place, so a concurrent reader never sees half a file.
+        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, entry)
+    except OSError:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

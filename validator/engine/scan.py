@@ -1,0 +1,180 @@
+"""The array pass: every requested kernel over each array, block by block, as map (per block) + combine.
+
+The engine asks for facts per array (`ArrayScan`); a scanner reads the blocks, runs every kernel's
+`summarize` on each (the map), and folds the partials in block order with `combine`. Because the fold
+order is fixed and `combine` is associative, the serial scanner, the thread pool and Dask tasks give
+identical facts, down to the index and values of the first offending element.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from validator.kernels import KERNELS
+from validator.kernels.facts import FactRequest
+from validator.nodes.base import DEFAULT_BLOCK_ELEMENTS, Block, Node, NodeError, RowRange, row_elements
+
+Partials = dict[FactRequest, Any]
+Facts = dict[FactRequest, Any]
+
+
+@dataclass(frozen=True)
+class ArrayScan:
+    """What to compute over one array, and which of its blocks to read (None: in sequence via `blocks()`)."""
+
+    node: Node
+    requests: tuple[FactRequest, ...]
+    rows: tuple[RowRange, ...] | None
+
+    @property
+    def elements(self) -> int:
+        """How many elements the scan reads (for progress)."""
+        if self.rows is None or not self.node.shape:
+            return self.node.size or 0
+        per_row = row_elements(self.node.shape)
+        return sum((stop - start) * per_row for start, stop in self.rows)
+
+
+class Progress(Protocol):
+    """Told how much there is to read, then how much has been read (elements), then that it is done."""
+
+    def start(self, total: int) -> None: ...
+    def advance(self, elements: int) -> None: ...
+    def finish(self) -> None: ...
+
+
+def plan(node: Node, requests: Iterable[FactRequest], block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> ArrayScan:
+    """The blocks to read for `requests`: all of them, or the first and last when every request needs only edges."""
+    wanted = tuple(sorted(set(requests), key=repr))
+    try:
+        rows = node.block_rows(block_elements)
+    except NodeError:
+        rows = None  # read in sequence: blocks() raises the same error inside the scanner, onto this array's rules
+    if rows is not None and all(r.edges_only for r in wanted):
+        rows = [] if not node.size else sorted({rows[0], rows[-1]})
+    return ArrayScan(node, wanted, None if rows is None else tuple(rows))
+
+
+def summarize(block: Block, requests: Sequence[FactRequest]) -> Partials | None:
+    """The map step: every kernel's partial result for one block (None for an empty block)."""
+    if not block.values.size:
+        return None
+    return {r: KERNELS[r.kernel].summarize(block, **dict(r.params)) for r in requests}
+
+
+def fold(requests: Sequence[FactRequest], partials: Iterable[Partials | None]) -> Facts:
+    """The combine step, left to right in block order; None for a request no block contributed to."""
+    facts: Facts = {r: None for r in requests}
+    for partial in partials:
+        if partial is None:
+            continue
+        for r in requests:
+            kernel, params = KERNELS[r.kernel], dict(r.params)
+            facts[r] = partial[r] if facts[r] is None else kernel.combine(facts[r], partial[r], **params)
+    return facts
+
+
+def read_and_summarize(node: Node, rows: RowRange, requests: Sequence[FactRequest]) -> Partials | None:
+    """One task: read one block and summarise it."""
+    return summarize(node.read_block(rows), requests)
+
+
+def _sequential(scan: ArrayScan, block_elements: int, progress: Progress | None) -> Iterator[Partials | None]:
+    blocks = scan.node.blocks(block_elements) if scan.rows is None else (scan.node.read_block(r) for r in scan.rows)
+    for block in blocks:
+        yield summarize(block, scan.requests)
+        if progress is not None:
+            progress.advance(block.values.size)
+
+
+class Scanner(Protocol):
+    def run(self, scans: Sequence[ArrayScan], progress: Progress | None = None) -> dict[str, Facts | NodeError]: ...
+
+
+class SerialScanner:
+    """Reads and summarises every block in the calling thread."""
+
+    def __init__(self, block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> None:
+        self.block_elements = block_elements
+
+    def run(self, scans: Sequence[ArrayScan], progress: Progress | None = None) -> dict[str, Facts | NodeError]:
+        results: dict[str, Facts | NodeError] = {}
+        for scan in scans:
+            try:
+                results[scan.node.path] = fold(scan.requests, _sequential(scan, self.block_elements, progress))
+            except NodeError as exc:
+                results[scan.node.path] = exc
+        return results
+
+
+class ThreadScanner:
+    """Reads and summarises blocks on a thread pool, a bounded number in flight; folds in block order.
+
+    Decompression (zlib, blosc, zstd), direct `preadv` reads and numpy reductions release the GIL, so
+    blocks of one array, and of several arrays, proceed in parallel. Arrays whose blocks can only be
+    read in sequence run as one task each.
+    """
+
+    def __init__(self, workers: int, block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> None:
+        self.workers = max(1, workers)
+        self.block_elements = block_elements
+
+    def run(self, scans: Sequence[ArrayScan], progress: Progress | None = None) -> dict[str, Facts | NodeError]:
+        tasks: list[tuple[int, Callable[[], Any], int]] = []  # (scan index, work, elements)
+        for i, scan in enumerate(scans):
+            if scan.rows is None:
+                tasks.append((i, lambda s=scan: list(_sequential(s, self.block_elements, None)), scan.elements))
+                continue
+            per_row = row_elements(scan.node.shape) if scan.node.shape else 1
+            for rows in scan.rows:
+                tasks.append((i, lambda s=scan, r=rows: [read_and_summarize(s.node, r, s.requests)], (rows[1] - rows[0]) * per_row))
+        partials: list[list[Partials | None]] = [[] for _ in scans]
+        failed: dict[int, NodeError] = {}
+        # At most 2 blocks per worker in flight: memory stays a few blocks whatever the file size.
+        window = 2 * self.workers
+        with ThreadPoolExecutor(self.workers, thread_name_prefix="spec-validate-scan") as pool:
+            pending: list[tuple[int, Future, int]] = []
+            queue = iter(tasks)
+            for i, work, size in _take(queue, window):
+                pending.append((i, pool.submit(work), size))
+            while pending:
+                i, future, size = pending.pop(0)
+                try:
+                    partials[i].extend(future.result())
+                except NodeError as exc:
+                    failed.setdefault(i, exc)
+                if progress is not None:
+                    progress.advance(size)
+                for j, work, size2 in _take(queue, 1):
+                    pending.append((j, pool.submit(work), size2))
+        results: dict[str, Facts | NodeError] = {}
+        for i, scan in enumerate(scans):
+            results[scan.node.path] = failed[i] if i in failed else fold(scan.requests, partials[i])
+        return results
+
+
+def _take(queue: Iterator[Any], n: int) -> list[Any]:
+    out = []
+    for item in queue:
+        out.append(item)
+        if len(out) == n:
+            break
+    return out
+
+
+def default_workers() -> int:
+    """One scan thread per core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def make_scanner(workers: int | None = None, block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Scanner:
+    """A serial scanner for one worker, else a thread pool of `workers` (default: the cores available)."""
+    n = default_workers() if workers is None else workers
+    return SerialScanner(block_elements) if n <= 1 else ThreadScanner(n, block_elements)
