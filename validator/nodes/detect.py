@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import zipfile
 
 from validator.errors import InputError
 from validator.nodes.base import Tree
@@ -14,14 +13,22 @@ def open_store(path: str) -> Tree:
 
     Args:
         path: an HDF5 file (`.h5ad`, `.h5seurat`, ...), a Zarr v2/v3 directory store, a zipped Zarr store,
-            or a TileDB group or array (a CXG; needs the `tiledb` extra).
+            or a TileDB group or array (a CXG; needs the `tiledb` extra). Or a URL (`s3://`, `gs://`,
+            `https://`, ...) of an HDF5 file or a Zarr v2/v3 store, read through fsspec (the `remote` extra).
 
     Returns:
         The tree; close it (or use it as a context manager) when done.
 
     Raises:
-        InputError: the path is missing, unreadable, or not a store this tool reads.
+        InputError: the path is missing, unreadable, or not a store this tool reads. Messages about a URL
+            name it without user, password or query string.
     """
+    from validator.nodes.remote import is_url  # the module is light: fsspec is imported only for a URL
+
+    if is_url(path):
+        from validator.nodes.remote import open_url
+
+        return open_url(path)
     if not os.path.exists(path):
         raise InputError(f"{path}: no such file or directory")
     if os.path.isdir(path):
@@ -45,6 +52,8 @@ def open_store(path: str) -> Tree:
 
     if is_hdf5(path):
         return HDF5Tree(path)
+    import zipfile  # here, not at the top: an HDF5 run never needs it
+
     if zipfile.is_zipfile(path):
         from validator.nodes.keyvalue import ZipStore
         from validator.nodes.zarr import ZarrTree, detect_zarr_format

@@ -1,0 +1,342 @@
+"""Remote stores: over HTTP (a loopback http.server) and S3 (moto's server) the clause results equal the local ones,
+and no message shows a URL's credentials."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import re
+import shutil
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from validator import validate
+from validator.cli import main, store_root, store_roots
+from validator.errors import InputError
+from validator.nodes.remote import is_url, redact_url, scrub
+
+pytest.importorskip("fsspec")
+pytest.importorskip("aiohttp")
+
+CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    file: str  # relative to conformance-corpus/
+    fails: tuple[str, ...] = ()  # rules the manifest says fail: the comparison is not vacuous
+    deep: bool = False
+
+    @property
+    def name(self) -> str:
+        return Path(self.file).name
+
+
+CASES = [
+    Case("h5ad-valid", "anndata/h5ad/valid-every-element.h5ad"),
+    Case("h5ad-indptr-decreasing", "anndata/h5ad/csr-indptr-decreasing.h5ad", ("anndata.csr_matrix.indptr-monotonic",)),
+    Case("zarr-v2-anndata-code-too-large", "anndata/zarr-v2/categorical-code-too-large.zarr", ("anndata.categorical.codes-max",)),
+    Case("zarr-v3-anndata-valid", "anndata/zarr-v3/valid-every-element.zarr"),
+    Case("zarr-v2-chunk-truncated", "zarr/zarr-v2/chunk-truncated.zarr", ("zarr.chunks.decoded-size",), deep=True),
+    Case("zarr-v2-chunk-key-outside-grid", "zarr/zarr-v2/array-chunk-key-outside-grid.zarr", ("zarr.array.chunk-keys",)),
+]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Path:
+    """A copy of the cases, flat, so that the servers never see the repository itself."""
+    root = tmp_path_factory.mktemp("served")
+    for case in CASES:
+        src = CORPUS / case.file
+        (shutil.copytree if src.is_dir() else shutil.copyfile)(src, root / case.name)
+    return root
+
+
+# --- the comparison --------------------------------------------------------------------------------------
+
+def clauses(report) -> list[tuple]:
+    """Everything a clause result says, findings included, in a form that compares with ==."""
+    return [
+        (r.rule.id, r.status.value, r.reason, r.nodes_checked, r.finding_count,
+         [(f.path, f.message, f.index, json.dumps(f.details, sort_keys=True, default=repr)) for f in r.findings])
+        for r in report.results
+    ]
+
+
+@functools.lru_cache(maxsize=None)
+def local_report(path: str, deep: bool):
+    return validate(path, deep=deep, jobs=2)
+
+
+def cli_json(path: str, deep: bool, tmp_path: Path) -> tuple[int, dict]:
+    out = tmp_path / f"report-{abs(hash(path))}.json"
+    code = main([path, "--format", "json", "--output", str(out), "--quiet", "--jobs", "2", "--isolated"] + (["--deep"] if deep else []))
+    return code, json.loads(out.read_text(encoding="utf-8"))
+
+
+def without_source(doc: dict) -> dict:
+    for report in doc["reports"]:
+        report.pop("source")
+    return doc
+
+
+def assert_same_as_local(url: str, local: Path, case: Case, tmp_path: Path, cli: bool = True) -> None:
+    remote = validate(url, deep=case.deep, jobs=2)
+    here = local_report(str(local), case.deep)
+    assert remote.format == here.format
+    assert clauses(remote) == clauses(here)
+    failed = {r.rule.id for r in remote.results if r.status.value == "failed"}
+    assert set(case.fails) <= failed
+    assert not [r.rule.id for r in remote.results if r.status.value == "error"]
+    if not cli:
+        return
+    remote_code, remote_doc = cli_json(url, case.deep, tmp_path)
+    local_code, local_doc = cli_json(str(local), case.deep, tmp_path)
+    assert remote_code == local_code == (1 if case.fails else 0)
+    assert remote_doc["reports"][0]["source"] == redact_url(url)
+    assert without_source(remote_doc) == without_source(local_doc)
+
+
+# --- HTTP ------------------------------------------------------------------------------------------------
+
+class RangeHandler(SimpleHTTPRequestHandler):
+    """http.server with single-range requests (it has none of its own), as every real file server has."""
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def end_headers(self) -> None:
+        self.send_header("Accept-Ranges", "bytes")
+        super().end_headers()
+
+    def do_GET(self) -> None:
+        match = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
+        path = self.translate_path(self.path)
+        if match is None or not os.path.isfile(path):
+            return super().do_GET()
+        data = Path(path).read_bytes()
+        start = int(match[1])
+        stop = min(int(match[2]) + 1 if match[2] else len(data), len(data))
+        body = data[start:stop]
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes {start}-{start + len(body) - 1}/{len(data)}")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class UnlistedHandler(RangeHandler):
+    """A server that refuses directory listings (403), as most static hosting and S3 websites do."""
+
+    def list_directory(self, path):
+        self.send_error(403)
+        return None
+
+
+def serve(handler: type, directory: Path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    return server, thread
+
+
+@pytest.fixture(scope="module")
+def http_base(served):
+    server, thread = serve(RangeHandler, served)
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    thread.join()
+
+
+@pytest.fixture(scope="module")
+def unlisted_base(served):
+    server, thread = serve(UnlistedHandler, served)
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    thread.join()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_http_store_gives_the_local_results(case, served, http_base, tmp_path):
+    assert_same_as_local(f"{http_base}/{case.name}", served / case.name, case, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["categorical-code-too-large.zarr", "valid-every-element.zarr"])
+def test_http_store_without_listings_is_read_from_consolidated_metadata(name, served, unlisted_base):
+    remote = validate(f"{unlisted_base}/{name}", jobs=2)
+    assert clauses(remote) == clauses(local_report(str(served / name), False))
+
+
+def test_http_url_with_credentials_fails_without_showing_them(http_base, capsys):
+    port = http_base.rsplit(":", 1)[1]
+    for url in (f"http://user:secret@127.0.0.1:{port}/missing.h5ad",
+                f"http://127.0.0.1:{port}/missing.h5ad?X-Amz-Signature=topsecret&X-Amz-Credential=AKIAEXAMPLE",
+                f"https://user:secret@127.0.0.1:{port}/missing.h5ad?X-Amz-Signature=topsecret"):  # TLS to a plain server
+        with pytest.raises(InputError) as info:
+            validate(url)
+        message = str(info.value)
+        assert "127.0.0.1" in message and "\n" not in message
+        assert "secret" not in message and "AKIAEXAMPLE" not in message and "user" not in message, message
+
+        assert main([url, "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "secret" not in err and "AKIAEXAMPLE" not in err
+
+
+def test_http_report_source_has_no_credentials(http_base):
+    port = http_base.rsplit(":", 1)[1]
+    report = validate(f"http://user:hunter22@127.0.0.1:{port}/csr-indptr-decreasing.h5ad?X-Amz-Signature=deadbeef")
+    assert report.source == f"{http_base}/csr-indptr-decreasing.h5ad"
+
+
+def test_http_404_exits_2_with_one_line(http_base, capsys):
+    assert main([f"{http_base}/missing.zarr", "--quiet"]) == 2
+    assert capsys.readouterr().err == f"spec-validate: error: {http_base}/missing.zarr: not found\n"
+
+
+def test_http_refused_connection_is_one_line():
+    with pytest.raises(InputError, match=r"^http://127\.0\.0\.1:1/x\.h5ad: cannot connect"):
+        validate("http://127.0.0.1:1/x.h5ad")
+
+
+def test_http_html_page_is_not_a_store(http_base):
+    with pytest.raises(InputError, match="not an HDF5 file or a Zarr store"):
+        validate(f"{http_base}/")
+
+
+# --- S3 (moto) -------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def s3_bucket(served):
+    """A bucket on moto's S3 server on loopback, holding the cases; fake credentials and the endpoint in the environment."""
+    pytest.importorskip("s3fs")
+    pytest.importorskip("moto.server")
+    import boto3
+    import s3fs
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto logs each request
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3"):
+            mp.delenv(name, raising=False)
+        mp.setenv("AWS_ACCESS_KEY_ID", "fake-key-id")
+        mp.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")
+        mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        mp.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        # botocore reads the endpoint of S3-compatible storage from AWS_ENDPOINT_URL; s3fs passes it through.
+        mp.setenv("AWS_ENDPOINT_URL", f"http://{host}:{port}")
+        s3fs.S3FileSystem.clear_instance_cache()  # an instance made before would keep its endpoint
+        client = boto3.client("s3")
+        client.create_bucket(Bucket="corpus")
+        files = [p for p in sorted(served.rglob("*")) if p.is_file()]
+        with ThreadPoolExecutor(8) as pool:  # a few hundred small objects: the server's threads take them together
+            list(pool.map(lambda p: client.put_object(Bucket="corpus", Key=p.relative_to(served).as_posix(),
+                                                      Body=p.read_bytes()), files))
+        yield "s3://corpus"
+    server.stop()
+
+
+# moto spends 5-10 ms of CPU on each request, so S3 runs what HTTP does not already cover: the valid h5ad is
+# left out, and the CLI (the same code for every protocol once the URL is open) runs on the small stores only.
+S3_CASES = [c for c in CASES if c.id != "h5ad-valid"]
+S3_CLI = {"h5ad-indptr-decreasing", "zarr-v2-chunk-truncated", "zarr-v2-chunk-key-outside-grid"}
+
+
+@pytest.mark.parametrize("case", S3_CASES, ids=[c.id for c in S3_CASES])
+def test_s3_store_gives_the_local_results(case, served, s3_bucket, tmp_path):
+    assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=case.id in S3_CLI)
+
+
+@pytest.mark.parametrize("path, reason", [
+    ("corpus/missing.h5ad", "not found"),
+    ("corpus/missing.zarr", "not found"),
+    ("no-such-bucket/x.zarr", "NoSuchBucket"),
+], ids=["missing-file", "missing-store", "missing-bucket"])
+def test_s3_missing_is_one_line(path, reason, s3_bucket):
+    with pytest.raises(InputError, match=rf"^s3://{re.escape(path)}: .*{reason}"):
+        validate(f"s3://{path}")
+
+
+def test_s3_without_credentials_says_so(s3_bucket, monkeypatch):
+    import fsspec.config
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    # An option of its own gives a file system instance of its own, made without credentials (fsspec caches
+    # instances by their options, not by the environment).
+    monkeypatch.setitem(fsspec.config.conf, "s3", {"config_kwargs": {"user_agent_extra": "no-credentials-test"}})
+    with pytest.raises(InputError, match=r"^s3://corpus/csr-indptr-decreasing\.h5ad: no credentials found"):
+        validate(f"{s3_bucket}/csr-indptr-decreasing.h5ad")
+
+
+# --- URLs in general -------------------------------------------------------------------------------------
+
+def test_unknown_protocol_is_one_line():
+    with pytest.raises(InputError, match=r"^nosuchproto://bucket/x\.zarr: unknown protocol 'nosuchproto'"):
+        validate("nosuchproto://bucket/x.zarr")
+
+
+def test_protocol_without_its_package_names_the_package():
+    pytest.importorskip("fsspec")
+    try:
+        import gcsfs  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("gcsfs is installed")
+    with pytest.raises(InputError, match=r"^gs://bucket/x\.zarr: the gs:// protocol needs a package .*gcsfs"):
+        validate("gs://bucket/x.zarr")
+
+
+def test_cxg_url_is_refused_in_one_line():
+    with pytest.raises(InputError, match=r"^s3://bucket/x\.cxg: CXG \(TileDB\) stores are read from local paths only"):
+        validate("s3://bucket/x.cxg")
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("s3://bucket/x.zarr", True),
+    ("https://host/x.h5ad", True),
+    ("gs://b/x", True),
+    ("data/x.zarr", False),
+    ("/abs/x.h5ad", False),
+    ("C://data/x.h5ad", False),
+    ("x.zarr/X/.zattrs", False),
+], ids=lambda v: str(v))
+def test_is_url(path, expected):
+    assert is_url(path) is expected
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("https://user:pw@host:8443/a/x.h5ad?X-Amz-Signature=abc#frag", "https://host:8443/a/x.h5ad"),
+    ("s3://bucket/x.zarr", "s3://bucket/x.zarr"),
+    ("https://token@host/x.zarr?sig=1", "https://host/x.zarr"),
+], ids=["user-password-query", "plain", "token-user"])
+def test_redact_url(url, shown):
+    assert redact_url(url) == shown
+
+
+def test_scrub_masks_url_secrets_anywhere_in_a_message():
+    url = "https://alice:hunter22@host/x.h5ad?X-Amz-Signature=deadbeef"
+    text = f"ClientResponseError: 403, url=URL('{url}') signature deadbeef rejected for hunter22"
+    cleaned = scrub(text, url)
+    assert "hunter22" not in cleaned and "deadbeef" not in cleaned and "alice" not in cleaned
+    assert "https://host/x.h5ad" in cleaned
+
+
+def test_cli_passes_urls_through_unchanged():
+    urls = ["s3://bucket/x.zarr/X/.zattrs", "https://host/x.zarr", "s3://bucket/x.zarr/X/.zattrs"]
+    assert store_root(urls[0]) == urls[0]
+    assert store_roots(urls) == urls[:2]

@@ -1,0 +1,507 @@
+"""Stores behind URLs (s3://, gs://, https://, ...) read through fsspec, with credentials kept out of every message."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from validator.errors import InputError
+from validator.nodes.base import Tree
+from validator.nodes.keyvalue import KeyValueStore
+
+# fsspec, s3fs, aiohttp and zarr are imported inside functions only: a local run never loads them.
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
+HTTP_PROTOCOLS = ("http", "https")
+# Names of Zarr metadata documents: the keys a reader probes for at every node, most of them absent.
+METADATA_DOCUMENTS = frozenset({".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"})
+HDF5_EXTENSIONS = (".h5ad", ".h5mu", ".h5seurat", ".h5", ".hdf5", ".nwb")
+# HDF5 over a URL is read in blocks kept in an LRU cache: HDF5 metadata reads are small and scattered, chunk
+# reads are large and in order; 4 MiB blocks serve both in few requests, and 16 of them bound the memory.
+HDF5_BLOCK_SIZE = 4 * 2**20
+HDF5_MAX_BLOCKS = 16
+_HDF5_SIGNATURE_OFFSETS = (0, 512, 1024, 2048, 4096, 8192)
+
+
+def is_url(path: str) -> bool:
+    """True when `path` is a URL (`scheme://...`) rather than a local path."""
+    match = _SCHEME.match(str(path))
+    # A one-letter scheme is a Windows drive (`C://data`), not a protocol.
+    return match is not None and len(match.group(1)) > 1
+
+
+def redact_url(url: str) -> str:
+    """`url` without its user name, password, query string and fragment (signed-URL tokens live there)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unparseable URL (a bad IPv6 literal): keep only the scheme
+        match = _SCHEME.match(url)
+        return f"{match.group(1)}://..." if match else "..."
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def scrub(text: str, url: str | None = None) -> str:
+    """`text` with every URL in it redacted, and the secrets of `url` (password, query values) masked wherever they occur."""
+    text = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+    for secret in _secrets(url) if url else ():
+        text = text.replace(secret, "***")
+    return text
+
+
+def _secrets(url: str) -> list[str]:
+    """The parts of `url` that may grant access, raw and percent-decoded, longest first."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found: set[str] = set()
+    userinfo, at, _ = parts.netloc.rpartition("@")
+    if at:
+        found.update(x for x in userinfo.partition(":")[::2] if x)
+    for pair in parts.query.split("&") + ([parts.fragment] if parts.fragment else []):
+        value = pair.partition("=")[2] or pair
+        if value:
+            found.add(value)
+    found |= {unquote(s) for s in found}
+    # Very short values ("1", "us") would mangle the message and protect nothing; URLs in the text are redacted anyway.
+    return sorted((s for s in found if len(s) >= 4), key=len, reverse=True)
+
+
+def describe_error(exc: BaseException, url: str | None = None) -> str:
+    """A one-line reason for a failed remote access, with no credentials in it."""
+    exc = underlying_error(exc)
+    name = type(exc).__name__
+    first = (str(exc).strip().splitlines() or [""])[0]
+    status = getattr(exc, "status", None)  # aiohttp.ClientResponseError and friends
+    if isinstance(exc, FileNotFoundError):
+        reason = "not found"
+    elif isinstance(exc, PermissionError):
+        reason = f"access denied ({first})" if first else "access denied"
+    elif name == "NoCredentialsError":
+        reason = ("no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE; "
+                  "for a public bucket set FSSPEC_S3_ANON=true)")
+    elif isinstance(status, int):
+        reason = f"HTTP {status} {getattr(exc, 'message', '') or ''}".rstrip()
+    elif isinstance(exc, TimeoutError) or name in ("TimeoutError", "ServerTimeoutError", "ConnectTimeoutError"):
+        reason = "timed out"
+    elif name == "ClientConnectorDNSError" or "Name or service not known" in first or "nodename nor servname" in first:
+        reason = f"cannot resolve the host name ({first})"
+    elif name.startswith("ClientConnector") or isinstance(exc, ConnectionError) or name == "EndpointConnectionError":
+        reason = f"cannot connect ({first})"
+    else:
+        reason = f"{name}: {first}" if first else name
+    return scrub(reason, url)
+
+
+def underlying_error(exc: BaseException) -> BaseException:
+    """The error behind fsspec's FileNotFoundError when it stands for something else.
+
+    fsspec's HTTP `info` reports every failure (refused connection, unknown host, TLS, HTTP 403) as
+    FileNotFoundError, with the real error as its cause; only a 404 (or no cause) means absent.
+    """
+    cause = exc.__cause__
+    if isinstance(exc, FileNotFoundError) and cause is not None and getattr(cause, "status", None) != 404:
+        return cause
+    return exc
+
+
+class RemoteStore(KeyValueStore):
+    """A Zarr store below a URL: keys are fetched with fsspec, directories listed where the storage lists them.
+
+    Object stores (S3, GCS, Azure) always list. An HTTP server lists only when it serves directory pages with
+    links (python's http.server, nginx `autoindex`, Apache `Indexes`); without them the store's consolidated
+    metadata (`.zmetadata`, or `consolidated_metadata` in the root `zarr.json`) names the nodes instead.
+    """
+
+    def __init__(self, fs: Any, root: str, url: str) -> None:
+        self.location = redact_url(url)
+        self._fs = fs
+        self._url = url  # with its credentials: used for requests, never shown
+        self._http = _protocol(url) in HTTP_PROTOCOLS
+        self._root = root.rstrip("/")
+        # An HTTP URL's query (a SAS-style token valid for the whole store) goes with every key's request.
+        self._query = urlsplit(url).query if self._http else ""
+        if self._http:
+            self._root = urlunsplit(urlsplit(self._root)._replace(query="", fragment="")).rstrip("/")
+        self._lock = threading.Lock()
+        self._mode: str | None = None  # "list", "consolidated" or "blind": how directory contents are known
+        self._index: list[str] = []  # keys named by consolidated metadata, in "consolidated" mode
+        self._listings: dict[str, tuple[list[str], list[str]]] = {}
+        self._documents: dict[str, bytes | None] = {}
+        self._zarr_store: Any = None
+
+    # --- keys ---------------------------------------------------------------------------------------------
+
+    def _path(self, key: str) -> str:
+        path = f"{self._root}/{key}" if key else self._root
+        return f"{path}?{self._query}" if self._query else path
+
+    def _shown(self, key: str) -> str:
+        return f"{self.location.rstrip('/')}/{key}" if key else self.location
+
+    def get(self, key: str) -> bytes | None:
+        """The stored bytes; None when absent (also without a request, where a listing shows a metadata document absent)."""
+        if not _safe_key(key, self._http):
+            return None
+        parent, _, name = key.rpartition("/")
+        if name not in METADATA_DOCUMENTS:
+            return self._fetch(key)
+        # Metadata documents are small and read many times (tree, checks, zarr-python): one request each.
+        if key in self._documents:
+            return self._documents[key]
+        if self._listing_mode() == "blind":
+            raw = self._fetch(key)
+        else:
+            # Readers probe each node for several documents; the listing answers for the absent ones without a
+            # request (and without guessing on servers that answer an absent key with 403, not 404), and the
+            # present ones of this directory are fetched together: one round trip per node, not one per document.
+            listed = [f"{parent}/{n}" if parent else n for n in self.list_dir(parent)[0] if n in METADATA_DOCUMENTS]
+            self._documents.update(self._fetch_many([k for k in listed if k not in self._documents]))
+            raw = self._documents.get(key)
+        self._documents[key] = raw
+        return raw
+
+    def cached_document(self, key: str) -> tuple[bool, bytes | None]:
+        """(True, bytes or None) when the metadata document `key` was read already; (False, None) otherwise."""
+        if key in self._documents:
+            return True, self._documents[key]
+        return False, None
+
+    def _fetch(self, key: str, denied_is_absent: bool = False) -> bytes | None:
+        try:
+            return self._fs.cat_file(self._path(key))
+        except Exception as exc:
+            return self._absent_or_raise(key, exc, denied_is_absent)
+
+    def _fetch_many(self, keys: list[str]) -> dict[str, bytes | None]:
+        """The keys' bytes, fetched concurrently where the file system is asynchronous (S3, GCS, HTTP)."""
+        if len(keys) < 2 or not getattr(self._fs, "async_impl", False):
+            return {k: self._fetch(k) for k in keys}
+        import asyncio
+
+        from fsspec.asyn import sync
+
+        async def fetch_all() -> list[Any]:
+            return await asyncio.gather(*(self._fs._cat_file(self._path(k)) for k in keys), return_exceptions=True)
+
+        results = sync(self._fs.loop, fetch_all)
+        return {k: self._absent_or_raise(k, r) if isinstance(r, BaseException) else r for k, r in zip(keys, results)}
+
+    def _absent_or_raise(self, key: str, exc: BaseException, denied_is_absent: bool = False) -> None:
+        """None for an absent key; InputError, with the reason and no credentials, for any other failure."""
+        if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError)):
+            return None
+        if isinstance(exc, PermissionError) and denied_is_absent:
+            return None
+        if not isinstance(exc, Exception):
+            raise exc
+        raise InputError(f"{self._shown(key)}: cannot read ({describe_error(exc, self._url)})") from None
+
+    # --- listings -----------------------------------------------------------------------------------------
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """(keys, sub-prefixes) directly below `prefix`, from the storage's listing or the consolidated metadata."""
+        if prefix and not _safe_key(prefix, self._http):
+            return [], []
+        cached = self._listings.get(prefix)
+        if cached is not None:
+            return cached
+        mode = self._listing_mode()
+        if mode == "list":
+            try:
+                found = self._ls(prefix)
+            except PermissionError as exc:
+                raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(exc, self._url)})") from None
+            result = found if found is not None else ([], [])
+        elif mode == "consolidated":
+            result = _children_of(self._index, prefix)
+        else:
+            result = ([], [])
+        self._listings[prefix] = result
+        return result
+
+    def _listing_mode(self) -> str:
+        with self._lock:
+            if self._mode is None:
+                self._mode = self._choose_mode()
+            return self._mode
+
+    def _choose_mode(self) -> str:
+        try:
+            root = self._ls("")
+        except PermissionError:  # may read objects but not list them (no s3:ListBucket)
+            root = None
+        if root is not None and self._http and not METADATA_DOCUMENTS & set(root[0]):
+            # An HTML page that is not a listing of this store (an index page, an error page): its links mean nothing.
+            root = None
+        if root is not None:
+            self._listings[""] = root
+            return "list"
+        index = self._consolidated_index()
+        if index:
+            self._index = index
+            return "consolidated"
+        return "blind"
+
+    def _ls(self, prefix: str) -> tuple[list[str], list[str]] | None:
+        """The storage's listing of `prefix`, or None where there is none (HTTP 404 on a directory).
+
+        Raises PermissionError as it comes (the caller decides what a refused listing means).
+        """
+        where = f"{self._root}/{prefix}" if prefix else self._root
+        try:
+            # An HTTP directory's own URL ends in "/": no redirect, and its relative links resolve below it.
+            entries = self._fs.ls(where + "/" if self._http else where, detail=True)
+        except FileNotFoundError:
+            # An object store has no directories: nothing below the prefix. An HTTP server may just not list.
+            return None if self._http else ([], [])
+        except PermissionError:
+            raise
+        except Exception as exc:
+            if self._http and isinstance(getattr(exc, "status", None), int):
+                return None  # the server answers but will not list (403, 405): no listing, as with a 404
+            raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(exc, self._url)})") from None
+        # HTTP listings name full URLs; object stores name "bucket/path" without the protocol.
+        base = (where if self._http else self._fs._strip_protocol(where)).rstrip("/") + "/"
+        keys, dirs = set(), set()
+        for entry in entries:
+            name = str(entry.get("name", ""))
+            if self._http:
+                name = name.split("?", 1)[0].split("#", 1)[0]
+            if not name.startswith(base):
+                continue  # a link elsewhere on the server
+            rest = name[len(base):]
+            is_dir = rest.endswith("/") or entry.get("type") == "directory"
+            rest = rest.rstrip("/")
+            if self._http:
+                rest = unquote(rest)  # directory pages percent-encode their links
+            if not rest or "/" in rest or not _safe_key(rest, self._http):
+                continue  # the directory itself, a link further down, or a name we would refuse to read
+            (dirs if is_dir else keys).add(rest)
+        return sorted(keys), sorted(dirs)
+
+    def _consolidated_index(self) -> list[str]:
+        """Every metadata key the consolidated metadata names (v2 `.zmetadata`, v3 root `zarr.json`), with the root documents."""
+        keys: set[str] = set()
+        for name in (".zmetadata", "zarr.json", ".zgroup", ".zattrs", ".zarray"):
+            raw = self._fetch(name, denied_is_absent=True)
+            self._documents[name] = raw  # read once: the tree asks for these next
+            if raw is None:
+                continue
+            keys.add(name)
+            try:
+                doc = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                continue  # the validator reports a broken document; here it names no keys
+            if not isinstance(doc, dict):
+                continue
+            if name == ".zmetadata" and isinstance(doc.get("metadata"), dict):
+                keys.update(k for k in doc["metadata"] if isinstance(k, str))
+            consolidated = doc.get("consolidated_metadata") if name == "zarr.json" else None
+            if isinstance(consolidated, dict) and isinstance(consolidated.get("metadata"), dict):
+                keys.update(f"{p.strip('/')}/zarr.json" for p in consolidated["metadata"] if isinstance(p, str) and p.strip("/"))
+        return sorted(k for k in keys if _safe_key(k, self._http))
+
+    # --- data through zarr-python -------------------------------------------------------------------------
+
+    def zarr_store(self) -> Any:
+        """A read-only zarr-python FsspecStore on the same URL, whose errors carry no credentials."""
+        if self._zarr_store is None:
+            self._zarr_store = _scrubbing_fsspec_store(self._root_url(), self._url, self)
+        return self._zarr_store
+
+    def _root_url(self) -> str:
+        if self._http:
+            return self._root
+        return f"{_protocol(self._url)}://{self._fs._strip_protocol(self._root)}"
+
+    def close(self) -> None:
+        self._listings.clear()
+        self._documents.clear()
+
+
+def _children_of(keys: list[str], prefix: str) -> tuple[list[str], list[str]]:
+    base = f"{prefix}/" if prefix else ""
+    files, dirs = set(), set()
+    for key in keys:
+        if key.startswith(base):
+            head, sep, _ = key[len(base):].partition("/")
+            (dirs if sep else files).add(head)
+    return sorted(files), sorted(dirs)
+
+
+def _safe_key(key: str, http: bool) -> bool:
+    # The same keys DirectoryStore refuses (nothing may step out of the store), and for HTTP the characters
+    # that would turn a key into a query or a fragment of another URL.
+    if any(part in ("", ".", "..") for part in key.split("/")) or "\\" in key:
+        return False
+    return not (http and ("?" in key or "#" in key))
+
+
+def _protocol(url: str) -> str:
+    match = _SCHEME.match(url)
+    return match.group(1).lower() if match else "file"
+
+
+def _scrubbing_fsspec_store(root_url: str, url: str, kv: RemoteStore) -> Any:
+    """zarr's FsspecStore (read-only) whose exceptions are re-raised with credentials removed from the message.
+
+    Metadata documents the tree has read already are served from `kv`, not fetched again.
+    """
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.storage import FsspecStore
+
+    class RemoteReadError(OSError):
+        """A failed read of a remote chunk; the message is scrubbed."""
+
+    class ScrubbingFsspecStore(FsspecStore):  # type: ignore[misc, valid-type]
+        async def get(self, key: str, prototype: Any = None, byte_range: Any = None) -> Any:
+            if byte_range is None:
+                known, raw = kv.cached_document(key)
+                if known:
+                    return None if raw is None else (prototype or default_buffer_prototype()).buffer.from_bytes(raw)
+            try:
+                return await super().get(key, prototype, byte_range)
+            except Exception as exc:
+                raise RemoteReadError(f"{redact_url(root_url)}/{key}: {describe_error(exc, url)}") from None
+
+        async def get_partial_values(self, prototype: Any, key_ranges: Any) -> Any:
+            try:
+                return await super().get_partial_values(prototype, key_ranges)
+            except Exception as exc:
+                raise RemoteReadError(f"{redact_url(root_url)}: {describe_error(exc, url)}") from None
+
+    return ScrubbingFsspecStore.from_url(root_url, storage_options=_storage_options(url), read_only=True)
+
+
+def _storage_options(url: str) -> dict[str, Any]:
+    """Options we add to fsspec's own configuration: for HTTP, aiohttp's `trust_env` (proxies, ~/.netrc credentials)."""
+    if _protocol(url) not in HTTP_PROTOCOLS:
+        return {}
+    from fsspec.config import conf
+
+    client_kwargs = dict((conf.get(_protocol(url)) or {}).get("client_kwargs") or {})
+    client_kwargs.setdefault("trust_env", True)
+    return {"client_kwargs": client_kwargs}
+
+
+def _filesystem(url: str) -> tuple[Any, str]:
+    """fsspec's filesystem for `url` and the path on it; InputError when the protocol cannot be used here."""
+    shown = redact_url(url)
+    try:
+        import fsspec.core
+    except ImportError:
+        raise InputError(f"{shown}: reading URLs needs fsspec: pip install 'spec-validate[remote]'") from None
+    protocol = _protocol(url)
+    try:
+        return fsspec.core.url_to_fs(url, **_storage_options(url))
+    except ImportError as exc:
+        raise InputError(f"{shown}: the {protocol}:// protocol needs a package that is not installed ({scrub(str(exc), url)})") from None
+    except ValueError as exc:
+        if "Protocol not known" in str(exc):
+            raise InputError(f"{shown}: unknown protocol {protocol!r} (fsspec has no file system for it)") from None
+        raise InputError(f"{shown}: cannot open ({describe_error(exc, url)})") from None
+    except Exception as exc:
+        raise InputError(f"{shown}: cannot open ({describe_error(exc, url)})") from None
+
+
+def open_url(url: str) -> Tree:
+    """Open the store at `url` read-only: an HDF5 file (by its signature) or a Zarr v2/v3 store.
+
+    Raises:
+        InputError: one line naming the redacted URL and the reason (not found, access denied, no credentials,
+            a protocol whose package is missing, not a store this tool reads).
+    """
+    shown = redact_url(url)
+    if urlsplit(url).path.rstrip("/").lower().endswith(".cxg"):
+        raise InputError(f"{shown}: CXG (TileDB) stores are read from local paths only; copy the store to a local directory")
+    fs, path = _filesystem(url)
+    try:
+        return _open(fs, path, url, shown)
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(f"{shown}: {describe_error(exc, url)}") from None
+
+
+def _open(fs: Any, path: str, url: str, shown: str) -> Tree:
+    info: dict[str, Any] | None = None
+    missing: str | None = None  # why there is no file at the URL itself
+    try:
+        info = fs.info(path)
+    except FileNotFoundError as exc:
+        cause = underlying_error(exc)
+        # Not there, or an HTTP directory its server does not list (404, 403): a Zarr store may still answer
+        # for its keys. Any other failure (no connection, TLS) ends here.
+        if cause is not exc and not isinstance(getattr(cause, "status", None), int):
+            raise InputError(f"{shown}: {describe_error(exc, url)}") from None
+        missing = describe_error(exc, url)
+    if missing and urlsplit(url).path.lower().endswith(HDF5_EXTENSIONS):
+        raise InputError(f"{shown}: {missing}")
+    if info is not None and info.get("type") == "file":
+        tree = _open_file(fs, path, info, url, shown)
+        if tree is not None:
+            return tree
+    from validator.nodes.zarr import ZarrTree, detect_zarr_format
+
+    kv = RemoteStore(fs, path, url)
+    zarr_format = detect_zarr_format(kv)
+    if zarr_format is not None:
+        return ZarrTree(kv, zarr_format)
+    kv.close()
+    if missing:
+        raise InputError(f"{shown}: {missing}")
+    raise InputError(f"{shown}: not an HDF5 file or a Zarr store")
+
+
+def _open_file(fs: Any, path: str, info: dict[str, Any], url: str, shown: str) -> Tree | None:
+    """An HDF5 tree when the file at `path` has the HDF5 signature; None when it may be a directory page (HTTP)."""
+    http = _protocol(url) in HTTP_PROTOCOLS
+    if info.get("size") is None:
+        # No Content-Length: fsspec can only stream such a file, and HDF5 needs to seek.
+        with fs.open(path, "rb", block_size=0) as fh:
+            head = fh.read(8)
+        if head == _hdf5_signature():
+            raise InputError(f"{shown}: the server gives no size for this HDF5 file; reading HDF5 needs its size and range requests")
+        return None if http else _not_a_store(shown)
+    fh = fs.open(path, "rb", block_size=HDF5_BLOCK_SIZE, cache_type="blockcache",
+                 cache_options={"maxblocks": HDF5_MAX_BLOCKS})
+    try:
+        if _signature_at(fh):
+            from validator.nodes.hdf5 import HDF5Tree
+
+            return HDF5Tree(fh, source=shown)  # from here on the tree closes the file
+        fh.seek(0)
+        magic = fh.read(4)
+        fh.close()
+    except BaseException:
+        fh.close()
+        raise
+    if magic == b"PK\x03\x04":
+        raise InputError(f"{shown}: a zip file; zipped Zarr stores are read from local paths only")
+    return None if http else _not_a_store(shown)  # an HTTP server answers a directory URL with a page
+
+
+def _not_a_store(shown: str) -> Tree:
+    raise InputError(f"{shown}: not an HDF5 file or a Zarr store")
+
+
+def _hdf5_signature() -> bytes:
+    from validator.nodes.hdf5 import HDF5_SIGNATURE
+
+    return HDF5_SIGNATURE
+
+
+def _signature_at(fh: Any) -> bool:
+    """True when the HDF5 signature is at offset 0 or at a user-block offset (the first block holds them all)."""
+    signature = _hdf5_signature()
+    for offset in _HDF5_SIGNATURE_OFFSETS:
+        fh.seek(offset)
+        if fh.read(8) == signature:
+            return True
+    return False
