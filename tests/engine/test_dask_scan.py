@@ -1,0 +1,188 @@
+"""The array pass on Dask: one task per block on worker processes, the same facts and reports as the serial run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import h5py
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from corpus_paths import CASES  # noqa: E402
+
+from validator import validate  # noqa: E402
+from validator.cli import main  # noqa: E402
+from validator.engine import dask_scan  # noqa: E402
+from validator.engine.dask_scan import DaskScanner, cached_sources, stores_opened  # noqa: E402
+from validator.engine.loader import builtin_packs  # noqa: E402
+from validator.engine.run import iter_results  # noqa: E402
+from validator.engine.scan import SerialScanner, plan  # noqa: E402
+from validator.errors import InputError, SpecValidateError  # noqa: E402
+from validator.kernels.facts import FactRequest  # noqa: E402
+from validator.nodes.detect import open_store  # noqa: E402
+from validator.report.json import result_to_json  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not (CASES / "h5ad" / "valid-every-element.h5ad").exists(), reason="conformance corpus not generated")
+
+# Cases whose verdict depends on array values (decreasing indptr, indices and codes out of range), and valid ones.
+CORPUS = [
+    "h5ad/valid-every-element.h5ad",
+    "h5ad/csr-indptr-decreasing.h5ad",
+    "h5ad/csr-indptr-decreasing-deep.h5ad",
+    "h5ad/csc-indptr-decreasing.h5ad",
+    "h5ad/csr-indices-out-of-range.h5ad",
+    "h5ad/csc-indices-out-of-range.h5ad",
+    "h5ad/categorical-code-too-large.h5ad",
+    "zarr-v2/categorical-code-too-large.zarr",
+    "zarr-v2/valid-every-element.zarr",
+    "zarr-v3/valid-every-element.zarr",
+]
+
+ROWS = 300_000  # a 300,001-long indptr and 450,000 stored values
+CHUNK = 4096
+BLOCK = 4 * CHUNK  # ~19 blocks of indptr, ~28 each of indices and data: tasks for both workers
+DECREASES_AT = (270_001, 290_000)  # both in late blocks
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=50) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def client(cluster):
+    with distributed.Client(cluster, set_as_default=False) as client:
+        yield client
+
+
+def write_long_csr(path, corrupt_chunk: int | None = None) -> str:
+    """An h5ad whose CSR X has a 300,001-long indptr, chunked by 4096, decreasing at DECREASES_AT."""
+    counts = np.tile(np.array([1, 2], dtype=np.int64), ROWS // 2)
+    indptr = np.zeros(ROWS + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    for at in DECREASES_AT:
+        indptr[at - 1] = indptr[at] + 1
+    nnz = int(indptr[-1])
+    comp = dict(chunks=(CHUNK,), compression="gzip", compression_opts=1)
+    with h5py.File(path, "w") as f:
+        f.attrs.update({"encoding-type": "anndata", "encoding-version": "0.1.0"})
+        x = f.create_group("X")
+        x.attrs.update({"encoding-type": "csr_matrix", "encoding-version": "0.1.0", "shape": np.array([ROWS, 4])})
+        x.create_dataset("indptr", data=indptr, **comp)
+        x.create_dataset("indices", data=np.tile(np.array([0, 1, 3], dtype=np.int32), nnz // 3), **comp)
+        x.create_dataset("data", data=np.ones(nnz, dtype=np.float32), **comp)
+        if corrupt_chunk is not None:
+            info = x["indptr"].id.get_chunk_info(corrupt_chunk)
+            offset, size = info.byte_offset, info.size
+    if corrupt_chunk is not None:
+        with open(path, "r+b") as fh:
+            fh.seek(offset)
+            fh.write(b"\xff" * size)  # no longer a gzip stream
+    return str(path)
+
+
+def results_json(path, scanner) -> list[dict]:
+    with open_store(str(path)) as tree:
+        return [result_to_json(r) for r in iter_results(tree, builtin_packs(), block_elements=BLOCK, scanner=scanner)]
+
+
+def rule(results: list[dict], rule_id: str) -> dict:
+    return next(r for r in results if r["id"] == rule_id)
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=CORPUS)
+def test_dask_scanner_gives_the_serial_report_on_the_corpus(client, case):
+    path = CASES / case
+    assert validate(path, scanner=DaskScanner(client)).to_json() == validate(path, jobs=1).to_json()
+
+
+def test_dask_scanner_finds_the_serial_first_decrease_in_a_late_block_on_both_workers(client, tmp_path):
+    path = write_long_csr(tmp_path / "long.h5ad")
+    opened = client.run(stores_opened)
+    with distributed.get_task_stream(client) as stream:
+        spread = results_json(path, DaskScanner(client, block_elements=BLOCK))
+    serial = results_json(path, SerialScanner(BLOCK))
+    assert spread == serial
+    finding = rule(serial, "anndata.csr_matrix.indptr-monotonic")["findings"][0]
+    # indptr[270000] was set to indptr[270001] + 1 = 405,002: the first of the two decreases.
+    assert finding["index"] == [DECREASES_AT[0]] and (finding["details"]["previous"], finding["details"]["value"]) == (405_002, 405_001)
+    scans = [t for t in stream.data if t["key"].startswith("spec-validate-scan-")]
+    assert len(scans) > 40 and len({t["worker"] for t in scans}) == 2
+    # Each worker opened the file once for all its tasks, and closed it after the run.
+    assert all(n - opened[w] == 1 for w, n in client.run(stores_opened).items())
+    assert all(not sources for sources in client.run(cached_sources).values())
+
+
+def test_dask_scanner_reports_an_unreadable_block_as_the_serial_run_does(client, tmp_path):
+    path = write_long_csr(tmp_path / "corrupt.h5ad", corrupt_chunk=60)
+    spread = results_json(path, DaskScanner(client, block_elements=BLOCK))
+    assert spread == results_json(path, SerialScanner(BLOCK))
+    monotonic = rule(spread, "anndata.csr_matrix.indptr-monotonic")
+    assert monotonic["status"] == "error" and "/X/indptr" in monotonic["reason"] and "Traceback" not in monotonic["reason"]
+
+
+class Count:
+    def __init__(self):
+        self.total, self.done, self.finished = 0, 0, False
+
+    def start(self, total):
+        self.total = total
+
+    def advance(self, elements):
+        self.done += elements
+
+    def finish(self):
+        self.finished = True
+
+
+def test_dask_scanner_advances_progress_to_the_total(client, tmp_path):
+    path = write_long_csr(tmp_path / "long.h5ad")
+    count = Count()
+    with open_store(path) as tree:
+        list(iter_results(tree, builtin_packs(), block_elements=BLOCK, scanner=DaskScanner(client, block_elements=BLOCK), progress=count))
+    assert count.total > 2 * ROWS and count.done == count.total and count.finished
+
+
+def test_dask_scanner_fails_as_input_error_when_workers_cannot_open_the_store(client, tmp_path):
+    path = write_long_csr(tmp_path / "here-only.h5ad")
+    with open_store(path) as tree:  # open here, then take the file away from the workers
+        scan = plan(tree.get("/X/indptr"), {FactRequest("find_decreases", (("limit", 3),))}, BLOCK)
+        (tmp_path / "here-only.h5ad").rename(tmp_path / "moved.h5ad")
+        with pytest.raises(InputError, match="here-only.h5ad.*workers must reach the store"):
+            DaskScanner(client, block_elements=BLOCK).run([scan])
+
+
+def test_cli_dask_on_two_inputs_gives_the_local_json(cluster, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # relative inputs: the workers' cwd is elsewhere
+    shutil.copy(CASES / "h5ad" / "csr-indptr-decreasing.h5ad", "a.h5ad")
+    shutil.copytree(CASES / "zarr-v2" / "categorical-code-too-large.zarr", "b.zarr")
+    assert main(["--format", "json", "--jobs", "1", "a.h5ad", "b.zarr"]) == 1
+    local = json.loads(capsys.readouterr().out)
+    assert main(["--format", "json", "--dask", cluster.scheduler_address, "a.h5ad", "b.zarr"]) == 1
+    assert json.loads(capsys.readouterr().out) == local
+    assert main(["--format", "json", "--dask", cluster.scheduler_address, "a.h5ad"]) == 1
+    assert json.loads(capsys.readouterr().out)["reports"] == local["reports"][:1]
+
+
+def test_cli_dask_fails_in_one_line_without_a_scheduler(monkeypatch, capsys):
+    monkeypatch.setattr(dask_scan, "CONNECT_TIMEOUT_S", 0.5)
+    assert main([str(CASES / "h5ad" / "valid-every-element.h5ad"), "--dask", "tcp://127.0.0.1:9"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("spec-validate: error: --dask tcp://127.0.0.1:9: cannot connect") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("address", ["local:zero", "local:0", "tcp://10.0.0.5", "scheduler-without-port", "inproc://x"])
+def test_cli_dask_rejects_a_malformed_address_at_once(address, capsys):
+    assert main([str(CASES / "h5ad" / "valid-every-element.h5ad"), "--dask", address]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"spec-validate: error: --dask {address}: ") and "local:N" in err and err.count("\n") == 1
+
+
+def test_connect_fails_as_spec_validate_error():
+    with pytest.raises(SpecValidateError, match="cannot connect"):
+        dask_scan.connect("tcp://127.0.0.1:9", timeout=0.5)
