@@ -44,6 +44,13 @@ def test_assert_conforms_lists_failed_clauses(tmp_path):
     assert "\u201cMUST contain the field `\"_index\"`" in text
 
 
+def test_assert_conforms_deep_decodes_chunks():
+    truncated = Path(__file__).resolve().parents[1] / "conformance-corpus/zarr/zarr-v2/chunk-truncated.zarr"
+    validator.assert_conforms(truncated)  # without deep the chunk rule is not applicable
+    with pytest.raises(AssertionError, match="zarr.chunks.decoded-size"):
+        validator.assert_conforms(truncated, deep=True)
+
+
 def test_assert_conforms_select_narrows_the_rules(tmp_path):
     make_data(tmp_path)
     validator.assert_conforms(tmp_path / "data/bad.h5ad", select=["anndata.csr_matrix"])

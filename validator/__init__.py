@@ -113,6 +113,7 @@ def assert_conforms(
     ignore: Sequence[str] = (),
     extend_select: Sequence[str] = (),
     extra_packs: Sequence[str | Path] = (),
+    deep: bool = False,
 ) -> Report:
     """Validate `path` and raise AssertionError listing each failed clause at or above `fail_on`.
 
@@ -121,12 +122,13 @@ def assert_conforms(
         fail_on: "must", "should" or "may" (or a Level): the lowest level whose failure fails.
         select, ignore, extend_select: rule ids or dotted prefixes, as on the command line.
         extra_packs: further YAML packs.
+        deep: also decode every stored chunk (as --deep).
 
     Returns:
         The Report, when nothing at or above `fail_on` failed.
     """
     level = fail_on if isinstance(fail_on, Level) else Level(str(fail_on).upper())
-    report = validate(path, select=select, ignore=ignore, extend_select=extend_select, extra_packs=extra_packs)
+    report = validate(path, select=select, ignore=ignore, extend_select=extend_select, extra_packs=extra_packs, deep=deep)
     if report.fails_at(level):
         raise AssertionError(describe_failures(report, level))
     return report
