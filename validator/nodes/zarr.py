@@ -22,6 +22,7 @@ from validator.nodes.base import (
     row_elements,
 )
 from validator.nodes.keyvalue import DirectoryStore, KeyValueStore, ZipStore
+from validator.nodes import zarr_direct
 
 V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
 V3_DOCUMENT = "zarr.json"
@@ -253,7 +254,17 @@ class ZarrNode(Node):
         if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not a readable array")
         start, stop = rows
+        direct = self._direct_plan
+        if direct is not None:
+            return Block(start, zarr_direct.read_rows(self.tree.kv, direct, start, stop, self.path))
         return Block(start * row_elements(self.shape), self._read(slice(start, stop)).reshape(-1))
+
+    @cached_property
+    def _direct_plan(self) -> zarr_direct.DirectPlan | None:
+        """How to read this array's chunks with numcodecs through `tree.kv` (1-D numeric); None: through zarr-python."""
+        if self.kind != "array" or not self.metadata:
+            return None
+        return zarr_direct.plan(self.metadata, self.tree.zarr_format, self.prefix, self.dtype)
 
 
 def _string_storage(dtype: np.dtype | None, codecs: tuple[str, ...], written: str) -> StringStorage | None:
