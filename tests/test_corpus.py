@@ -175,9 +175,12 @@ PUBLIC_VERDICTS: dict[str, set[str]] = {
     # ---- CXG 0.3.0 (the cxg pack; checked by hand with tiledb-py: schema domains, attributes, array metadata).
     # The data-portal converter (CXG_VERSION "0.3.0") writes cxg_group_metadata (and the extra `uns` array) with a
     # uint64 dimension `__dim_0`, domain (0, 0): "All TileDB arrays MUST have a `uint32` domain" (the rule's
-    # writers note). Everything else conforms; emb/pca is float64, a SHOULD (float32) and not in the verdict.
-    **{f"cxg/written-by-cellxgene-portal-converter-tiledb-py-0.36.1/{n}.cxg": {"cxg.tiledb.domain-uint32"}
-       for n in ("denseX", "pbmc_like_sparseX")},
+    # writers note). Its cxg_properties is {"title": ..., "about": null}: `about` is defined as a string holding an
+    # http/https URL, and JSON null is not one (cxg.cxg_properties.about-url; the rule's writers note). Everything else
+    # conforms, Xr/Xc included (sparse, attributes "" then var/obs, uint32 indices in range, both float32);
+    # emb/pca is float64, a SHOULD (float32) and not in the verdict.
+    **{f"cxg/written-by-cellxgene-portal-converter-tiledb-py-0.36.1/{n}.cxg":
+       {"cxg.tiledb.domain-uint32", "cxg.cxg_properties.about-url"} for n in ("denseX", "pbmc_like_sparseX")},
 }
 
 # Items that are not stores this tool opens, with the start of the InputError message expected.

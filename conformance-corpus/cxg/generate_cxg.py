@@ -35,9 +35,18 @@ def _dense(uri: Path, dims: list[tiledb.Dim], attrs: list[tiledb.Attr], data: di
             array.meta[key] = value
 
 
-def _sparse(uri: Path, dim: tiledb.Dim, other: str, values: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
-    schema = tiledb.ArraySchema(domain=tiledb.Domain(dim), sparse=True, allows_duplicates=True,
-                                attrs=[tiledb.Attr("", dtype=values.dtype), tiledb.Attr(other, dtype=np.uint32)])
+def _sparse(uri: Path, dim: tiledb.Dim, other: str, values: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+            dense: bool = False) -> None:
+    """One half of the sparse pair: cells at `rows` with attributes "" (values) and `other` (the other index).
+
+    With `dense`, a dense 1-D array instead, holding only the first value of each row (what a dense array can hold).
+    """
+    attrs = [tiledb.Attr("", dtype=values.dtype), tiledb.Attr(other, dtype=np.uint32)]
+    if dense:
+        first = np.unique(rows, return_index=True)[1]
+        _dense(uri, [dim], attrs, {"": values[first], other: cols[first].astype(np.uint32)})
+        return
+    schema = tiledb.ArraySchema(domain=tiledb.Domain(dim), sparse=True, allows_duplicates=True, attrs=attrs)
     tiledb.Array.create(str(uri), schema)
     with tiledb.open(str(uri), mode="w") as array:
         array[rows] = {"": values, other: cols.astype(np.uint32)}
@@ -47,8 +56,14 @@ def build(path: Path, *, sparse: bool = False, omit: tuple[str, ...] = (), x_dty
           x_shape: tuple[int, int] = (N_OBS, N_VAR), col_shift: bool | None = None, obs_2d: bool = False,
           var_2d: bool = False, obs_domain: Any = np.uint32, emb: dict[str, np.ndarray] | None = None,
           group_meta: dict | None = None, obs_schema: Any = None,
-          codes: tuple[int, ...] = (0, 1, 1, 0)) -> None:
-    """A CXG as the spec describes it; the keyword arguments each change one thing."""
+          codes: tuple[int, ...] = (0, 1, 1, 0), x_attr: str = "", emb_attr: str = "",
+          xr: dict | None = None, xc: dict | None = None, col_shift_n: int = N_VAR, col_shift_dtype: str = "float32",
+          col_shift_attr: str = "") -> None:
+    """A CXG as the spec describes it; the keyword arguments each change one thing.
+
+    `xr` / `xc` change one half of the sparse pair: `n` (domain length), `other` (name of the index attribute),
+    `dtype` (of the values), `index_shift` (added to the first index), `dense` (a dense array).
+    """
     if path.exists():
         shutil.rmtree(path)
     tiledb.group_create(str(path))
@@ -75,20 +90,32 @@ def build(path: Path, *, sparse: bool = False, omit: tuple[str, ...] = (), x_dty
     if "X" not in omit:
         if sparse:
             rows, cols = np.nonzero(counts)
-            _sparse(path / "Xr", _dim("obs", N_OBS), "var", counts[rows, cols], rows.astype(np.uint32), cols)
             order = np.lexsort((rows, cols))
-            _sparse(path / "Xc", _dim("var", N_VAR), "obs", counts[rows, cols][order], cols[order].astype(np.uint32), rows[order])
+            halves = {"Xr": ("obs", N_OBS, "var", rows, cols, xr or {}),
+                      "Xc": ("var", N_VAR, "obs", cols[order], rows[order], xc or {})}
+            for name, (dim, n, other, coords, index, change) in halves.items():
+                if name in omit:
+                    continue
+                values = counts[rows, cols][order] if name == "Xc" else counts[rows, cols]
+                index = index.copy()
+                index[0] += change.get("index_shift", 0)
+                _sparse(path / name, _dim(dim, change.get("n", n)), change.get("other", other),
+                        values.astype(change.get("dtype", "float32")), coords.astype(np.uint32), index,
+                        dense=change.get("dense", False))
         else:
             data = rng.random(x_shape).astype(x_dtype)
-            _dense(path / "X", [_dim("obs", x_shape[0]), _dim("var", x_shape[1])], [tiledb.Attr("", dtype=x_dtype)], {"": data})
+            _dense(path / "X", [_dim("obs", x_shape[0]), _dim("var", x_shape[1])], [tiledb.Attr(x_attr, dtype=x_dtype)],
+                   {x_attr: data})
     if col_shift if col_shift is not None else sparse:
-        _dense(path / "X_col_shift", [_dim("var", N_VAR)], [tiledb.Attr("", dtype=np.float32)], {"": np.zeros(N_VAR, "float32")})
+        _dense(path / "X_col_shift", [_dim("var", col_shift_n)], [tiledb.Attr(col_shift_attr, dtype=col_shift_dtype)],
+               {col_shift_attr: np.zeros(col_shift_n, col_shift_dtype)})
     if "emb" not in omit:
         tiledb.group_create(str(path / "emb"))
         embeddings = emb if emb is not None else {"umap": rng.random((N_OBS, 2)).astype("float32")}
         for name, coords in embeddings.items():
-            attr = tiledb.Attr("", dtype=str, var=True) if coords.dtype.kind == "O" else tiledb.Attr("", dtype=coords.dtype)
-            _dense(path / "emb" / name, [_dim("obs", coords.shape[0]), _dim("dim", coords.shape[1])], [attr], {"": coords})
+            attr = (tiledb.Attr(emb_attr, dtype=str, var=True) if coords.dtype.kind == "O"
+                    else tiledb.Attr(emb_attr, dtype=coords.dtype))
+            _dense(path / "emb" / name, [_dim("obs", coords.shape[0]), _dim("dim", coords.shape[1])], [attr], {emb_attr: coords})
     if "cxg_group_metadata" not in omit:
         meta = {"cxg_version": "0.3.0", "cxg_properties": json.dumps({"title": "tiny", "about": "https://example.org"}),
                 "cxg_category_colors": json.dumps({"cell_type_colors": {"B cell": "#FF0000", "T cell": "#0000FF"}})}
@@ -124,6 +151,27 @@ CASES: dict[str, dict[str, Any]] = {
     "obs-code-out-of-range": {"codes": (0, 1, 2, 0)},
     "cxg-schema-not-json": {"obs_schema": "{index: name_0}"},
     "cxg-schema-index-unknown": {"obs_schema": {"index": "barcode", "name_0": {"type": "string"}}},
+    "cxg-schema-column-unknown": {"obs_schema": {"index": "name_0", "name_0": {"type": "string"},
+                                                 "batch": {"type": "categorical", "categories": ["a", "b"]}}},
+    "cxg-version-0.1": {"group_meta": {"cxg_version": "0.1"}},
+    "cxg-properties-title-number": {"group_meta": {"cxg_properties": json.dumps({"title": 5, "about": "https://example.org"})}},
+    "cxg-properties-about-not-url": {"group_meta": {"cxg_properties": json.dumps({"title": "tiny", "about": "example.org"})}},
+    "cxg-category-colors-table-misnamed": {"group_meta": {"cxg_category_colors": json.dumps(
+        {"cell_type": {"B cell": "#FF0000", "T cell": "#0000FF"}})}},
+    "X-attribute-named": {"x_attr": "data"},
+    "emb-attribute-named": {"emb_attr": "coords"},
+    "Xc-missing": {"sparse": True, "omit": ("Xc",)},
+    "Xr-shape-wrong": {"sparse": True, "xr": {"n": N_OBS + 1}},
+    "Xr-attributes-wrong": {"sparse": True, "xr": {"other": "col"}},
+    "Xr-var-out-of-range": {"sparse": True, "xr": {"index_shift": N_VAR}},
+    "Xr-dense": {"sparse": True, "xr": {"dense": True}},
+    "Xc-shape-wrong": {"sparse": True, "xc": {"n": N_VAR + 1}},
+    "Xc-attributes-wrong": {"sparse": True, "xc": {"other": "row"}},
+    "Xc-obs-out-of-range": {"sparse": True, "xc": {"index_shift": N_OBS}},
+    "Xc-float64": {"sparse": True, "xc": {"dtype": "float64"}},
+    "X-col-shift-shape-wrong": {"sparse": True, "col_shift_n": N_VAR + 1},
+    "X-col-shift-float64": {"sparse": True, "col_shift_dtype": "float64"},
+    "X-col-shift-attribute-named": {"sparse": True, "col_shift_attr": "shift"},
 }
 
 

@@ -64,6 +64,21 @@ def logical(parent: h5py.Group, name: str, values: list[int]) -> None:
     attr_strings(ds, "s3class", ["logical"])
 
 
+def write_adt_meta_features(adt: h5py.Group, isotype=STR, logicals: np.ndarray | None = None) -> None:
+    """ADT's meta.features: a compound data frame dataset (3 rows) with a logical column named in "logicals"."""
+    if "meta.features" in adt:
+        del adt["meta.features"]
+    row = np.dtype([("isotype", isotype), ("mean", "f8"), ("is_ctrl", "i4")])
+    rows = [("IgG1", 0.5, 0), ("IgG2", 1.5, 1), ("IgG1", 2.5, 0)]
+    if isotype is not STR:
+        rows = [(a.encode(), b, c) for a, b, c in rows]
+    ds = adt.create_dataset("meta.features", data=np.array(rows, dtype=row))
+    if logicals is None:
+        attr_strings(ds, "logicals", ["is_ctrl"])
+    else:
+        ds.attrs.create("logicals", logicals)
+
+
 def write_valid(path: Path) -> None:
     rng = np.random.default_rng(0)
     cells = [f"cell{i}" for i in range(N_CELLS)]
@@ -74,12 +89,13 @@ def write_valid(path: Path) -> None:
         put_strings(f, "cell.names", cells)
         md = f.create_group("meta.data")
         attr_strings(md, "_index", ["_index"])
-        attr_strings(md, "colnames", ["nCount_RNA", "orig.ident", "is_doublet"])
-        attr_strings(md, "logicals", ["is_doublet"])
+        attr_strings(md, "colnames", ["nCount_RNA", "orig.ident", "is_doublet", "is_cycling"])
+        attr_strings(md, "logicals", ["is_doublet", "is_cycling"])
         put_strings(md, "_index", cells)
         md.create_dataset("nCount_RNA", data=rng.random(N_CELLS))
         factor(md, "orig.ident", ["a", "b"], [1, 2, 1, 1, 2, 2])
         logical(md, "is_doublet", [0, 1, 2, 0, 0, 1])
+        md.create_dataset("is_cycling", data=np.array([1, 0, 0, 2, 1, 0], dtype="i4"))  # logical by "logicals" alone
         factor(f, "active.ident", ["0", "1", "2"], [1, 2, 3, 1, 2, 3])
 
         assays = f.create_group("assays")
@@ -100,6 +116,7 @@ def write_valid(path: Path) -> None:
         put_strings(mf, "row.names", features)
         mf.create_dataset("vst.mean", data=rng.random(4))
         logical(mf, "vst.variable", [1, 1, 0, 0])
+        factor(mf, "vst.class", ["low", "high"], [1, 2, 2, 1])
         rna.create_group("misc")
 
         adt = assays.create_group("ADT")
@@ -108,8 +125,7 @@ def write_valid(path: Path) -> None:
         adt.create_dataset("counts", data=rng.integers(0, 50, (N_CELLS, 3)).astype("f8"))  # dense: stored transposed
         adt.create_dataset("data", data=rng.random((N_CELLS, 3)))
         # A data frame without factors may be a one-dimensional compound dataset, one row per feature.
-        row = np.dtype([("isotype", STR), ("mean", "f8")])
-        adt.create_dataset("meta.features", data=np.array([("IgG1", 0.5), ("IgG2", 1.5), ("IgG1", 2.5)], dtype=row))
+        write_adt_meta_features(adt)
 
         reductions = f.create_group("reductions")
         pca = reductions.create_group("pca")
@@ -129,7 +145,11 @@ def write_valid(path: Path) -> None:
         g = sparse(graphs, "RNA_snn", snn)
         attr_strings(g, "assay.used", ["RNA"])
 
-        f.create_group("images")
+        images = f.create_group("images")
+        image = images.create_group("slice1")  # a spatial image: a custom S4 class, stored as a list
+        attr_strings(image, "s4class", ["SeuratObject:VisiumV1"])
+        put_strings(image, "assay", ["RNA"])
+        put_strings(image, "key", ["slice1_"])
         f.create_group("commands")
         f.create_group("misc")
         tools = f.create_group("tools")
@@ -235,6 +255,13 @@ def _(f):
       {"h5seurat.assay.meta-features-rows": {"path": "/assays/RNA/meta.features/vst.mean"}})
 def _(f):
     replace(f["assays/RNA/meta.features"], "vst.mean", np.zeros(3))
+
+
+@case("assay-meta-features-factor-rows-wrong", ["h5seurat.assay.meta-features-factor-rows"],
+      "/assays/RNA/meta.features/vst.class (a factor column) has 3 values; there are 4 features.",
+      {"h5seurat.assay.meta-features-factor-rows": {"path": "/assays/RNA/meta.features/vst.class/values"}})
+def _(f):
+    replace(f["assays/RNA/meta.features/vst.class"], "values", np.array([1, 2, 2], dtype="i4"))
 
 
 @case("reduction-active-assay-unknown", ["h5seurat.reduction.active-assay"], "/reductions/pca says active.assay RNA and SCT.")
@@ -401,6 +428,131 @@ def _(f):
       "/assays/ADT/meta.features (a compound dataset) has 2 rows; there are 3 features.")
 def _(f):
     replace(f["assays/ADT"], "meta.features", f["assays/ADT/meta.features"][:2])
+
+
+# ------------------------------------------------------------------ MUST (derived), added with the attribute and compound checks
+@case("assay-scaled-features-missing", ["h5seurat.assay.scaled-features-present"],
+      "/assays/RNA has scale.data but no scaled.features.", {"h5seurat.assay.scaled-features-present": {"path": "/assays/RNA/scaled.features"}})
+def _(f):
+    del f["assays/RNA/scaled.features"]
+
+
+@case("assay-scaled-features-two-dimensional", ["h5seurat.assay.scaled-features-one-dimensional-character"],
+      "/assays/RNA/scaled.features is a 2 x 1 string dataset (still 2 entries along its first dimension).")
+def _(f):
+    replace(f["assays/RNA"], "scaled.features", strings(["g1", "g2"]).reshape(2, 1), dtype=STR)
+
+
+@case("assay-scale-data-rows-wrong", ["h5seurat.assay.scale-data-rows"],
+      "/assays/RNA/scaled.features lists 3 features; scale.data is stored (6, 2), i.e. 2 scaled features x 6 cells in R.",
+      {"h5seurat.assay.scale-data-rows": {"path": "/assays/RNA/scale.data"}})
+def _(f):
+    replace(f["assays/RNA"], "scaled.features", strings(["g1", "g2", "g3"]), dtype=STR)
+
+
+@case("assay-variable-features-two-dimensional", ["h5seurat.assay.variable-features-one-dimensional-character"],
+      "/assays/RNA/variable.features is a 2 x 1 string dataset.")
+def _(f):
+    replace(f["assays/RNA"], "variable.features", strings(["g1", "g2"]).reshape(2, 1), dtype=STR)
+
+
+@case("assay-misc-not-list", ["h5seurat.assay.misc-list"], "/assays/RNA/misc is a string dataset, not a group (list).")
+def _(f):
+    del f["assays/RNA/misc"]
+    put_strings(f["assays/RNA"], "misc", ["note"])
+
+
+@case("reduction-misc-not-list", ["h5seurat.reduction.misc-list"], "/reductions/pca/misc is a string dataset, not a group (list).")
+def _(f):
+    del f["reductions/pca/misc"]
+    put_strings(f["reductions/pca"], "misc", ["note"])
+
+
+@case("reduction-jackstraw-no-s4class", ["h5seurat.reduction.jackstraw-s4-group"],
+      "/reductions/pca/jackstraw has no 's4class' attribute.")
+def _(f):
+    del f["reductions/pca/jackstraw"].attrs["s4class"]
+
+
+@case("image-no-s4class", ["h5seurat.image.s4-group"], "/images/slice1 has no 's4class' attribute.")
+def _(f):
+    del f["images/slice1"].attrs["s4class"]
+
+
+@case("sparse-datasets-missing", ["h5seurat.sparse.datasets-present"], "/assays/RNA/counts (a sparse group) has no indptr.",
+      {"h5seurat.sparse.datasets-present": {"path": "/assays/RNA/counts/indptr"}})
+def _(f):
+    del f["assays/RNA/counts/indptr"]
+
+
+@case("dataframe-column-two-dimensional", ["h5seurat.dataframe.column-one-dimensional"],
+      "/meta.data/nCount_RNA is stored (6, 2): still one row per cell, but not one-dimensional.")
+def _(f):
+    replace(f["meta.data"], "nCount_RNA", np.zeros((N_CELLS, 2)))
+
+
+@case("dataframe-factor-column-without-levels", ["h5seurat.dataframe.group-column-factor"],
+      "/meta.data/orig.ident (a group column, so a factor) has values but no levels.",
+      {"h5seurat.dataframe.group-column-factor": {"path": "/meta.data/orig.ident/levels"}})
+def _(f):
+    del f["meta.data/orig.ident/levels"]
+
+
+@case("dataframe-colnames-unknown", ["h5seurat.dataframe.colnames-name-columns"],
+      "/meta.data 'colnames' also lists percent.mt, which is not a column of the group.")
+def _(f):
+    attr_strings(f["meta.data"], "colnames", ["nCount_RNA", "orig.ident", "is_doublet", "is_cycling", "percent.mt"])
+
+
+@case("dataframe-logicals-unknown", ["h5seurat.dataframe.logicals-name-columns"],
+      "/meta.data 'logicals' also lists is_singlet, which is not a column of the group.")
+def _(f):
+    attr_strings(f["meta.data"], "logicals", ["is_doublet", "is_cycling", "is_singlet"])
+
+
+@case("dataframe-logical-column-unencoded", ["h5seurat.dataframe.logical-columns-encoded"],
+      "/meta.data/is_cycling (named in 'logicals', without s3class) holds a 3.",
+      {"h5seurat.dataframe.logical-columns-encoded": {"path": "/meta.data/is_cycling", "index": [2]}})
+def _(f):
+    v = f["meta.data/is_cycling"][:]
+    v[2] = 3
+    replace(f["meta.data"], "is_cycling", v)
+
+
+@case("s3class-not-character", ["h5seurat.s3class.character"], "/meta.data/is_doublet 's3class' is the integer 1.")
+def _(f):
+    f["meta.data/is_doublet"].attrs.create("s3class", np.array([1], dtype="i4"))
+
+
+# ------------------------------------------------------------------ SHOULD, added with the attribute and compound checks
+@case("character-attribute-fixed-length-ascii", ["h5seurat.character.attributes-variable-length-utf8"],
+      "/assays/ADT 'key' is stored as a fixed-length ASCII string attribute (|S4).")
+def _(f):
+    f["assays/ADT"].attrs.create("key", np.array([b"adt_"]), dtype="S4")
+
+
+@case("character-compound-member-fixed-length", ["h5seurat.character.compound-members-variable-length-utf8"],
+      "/assays/ADT/meta.features member isotype is a fixed-length ASCII string (|S4).")
+def _(f):
+    write_adt_meta_features(f["assays/ADT"], isotype="S4")
+
+
+@case("dense-matrix-one-dimensional", ["h5seurat.dense.two-dimensional"],
+      "/reductions/pca/cell.embeddings is one-dimensional (12,).")
+def _(f):
+    replace(f["reductions/pca"], "cell.embeddings", np.zeros(2 * N_CELLS))
+
+
+@case("dataframe-dataset-logicals-integers", ["h5seurat.dataframe.dataset-logicals-character"],
+      "/assays/ADT/meta.features (a compound dataset) 'logicals' is [1].")
+def _(f):
+    write_adt_meta_features(f["assays/ADT"], logicals=np.array([1], dtype="i4"))
+
+
+@case("s4class-double-colon", ["h5seurat.s4class.package-class-form"],
+      "/reductions/pca/jackstraw 's4class' is SeuratObject::JackStrawData (two colons).")
+def _(f):
+    attr_strings(f["reductions/pca/jackstraw"], "s4class", ["SeuratObject::JackStrawData"])
 
 
 HEADER = """\

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from memory_tree import Arr, fails, findings, passes, tree
 
+from validator.engine.context import NotApplicable
 from validator.nodes.base import Storage
 
 
@@ -98,16 +99,28 @@ def test_attr_semver_fails(value, expected):
     assert len(findings("attr_semver", tree({"m": Arr(np.zeros(1), attrs={"cxg_version": value})}).get("/m"), {"key": "cxg_version"})) == expected
 
 
+KNOWN = {"0.1": "the first version", "0.2.0": "converted from Corpora schema files"}
+
+
 @pytest.mark.parametrize("value,message", [
     pytest.param("0.3.0", None, id="current"),
-    pytest.param("0.2.0", "cxg_version 0.2.0: this pack checks 0.3.0", id="0.2.0"),
-    pytest.param("0.1", "cxg_version 0.1: this pack checks 0.3.0", id="0.1"),
+    pytest.param("0.2.0", "cxg_version is '0.2.0': CXG 0.2.0, converted from Corpora schema files; this pack checks 0.3.0",
+                 id="0.2.0"),
+    pytest.param("0.1", "cxg_version is '0.1': CXG 0.1, the first version; this pack checks 0.3.0", id="0.1-not-semver-but-known"),
+    pytest.param("0.4.0", "cxg_version is '0.4.0', a version the spec's version history does not list; this pack checks 0.3.0",
+                 id="unknown-semver"),
     pytest.param("v0.3.0", None, id="not-a-version-left-to-attr_semver"),
 ])
 def test_cxg_version_is(value, message):
     node = tree({"m": Arr(np.zeros(1), attrs={"cxg_version": value})}).get("/m")
-    found = findings("cxg_version_is", node, {"key": "cxg_version", "version": "0.3.0"})
+    found = findings("cxg_version_is", node, {"key": "cxg_version", "version": "0.3.0", "known": KNOWN})
     assert [f.message for f in found] == ([message] if message else [])
+
+
+def test_cxg_version_is_fails_names_found_version_and_meaning():
+    node = tree({"m": Arr(np.zeros(1), attrs={"cxg_version": "0.2.0"})}).get("/m")
+    (f,) = findings("cxg_version_is", node, {"key": "cxg_version", "version": "0.3.0", "known": KNOWN})
+    assert f.details == {"value": "0.2.0", "expected": "0.3.0", "meaning": KNOWN["0.2.0"]}
 
 
 @pytest.mark.parametrize("schema,expected", [
@@ -121,3 +134,146 @@ def test_schema_index_names_attribute(schema, expected):
     meta = {"cxg_schema": schema if isinstance(schema, str) else json.dumps(schema)}
     node = tree({"obs": tdb(np.zeros(3), attrs=["name_0", "cell_type"], meta=meta)}).get("/obs")
     assert len(findings("schema_index_names_attribute", node, {"key": "cxg_schema"})) == expected
+
+
+TILEDB_ATTRIBUTES = [
+    pytest.param(tdb(np.zeros(3)), {"names": [""]}, 0, id="anonymous"),
+    pytest.param(tdb(np.zeros(3, "f4"), attrs=["", "var"]), {"names": ["", "var"], "kinds": "iuf"}, 0, id="pair-numeric"),
+    pytest.param(tdb(np.zeros(3), attrs=["data"]), {"names": [""]}, 1, id="named"),
+    pytest.param(tdb(np.zeros(3), attrs=["var", ""]), {"names": ["", "var"]}, 1, id="order"),
+    pytest.param(tdb(np.zeros(3), attrs=[""]), {"names": ["", "obs"]}, 1, id="missing-second"),
+    pytest.param(tdb(np.array([b"a", b"b"]), attrs=["", "var"]), {"names": ["", "var"], "kinds": "iuf"}, 2, id="not-numeric"),
+]
+
+
+@passes("spec,options,expected", TILEDB_ATTRIBUTES)
+def test_tiledb_attributes_passes(spec, options, expected):
+    assert findings("tiledb_attributes", tree({"a": spec}).get("/a"), options) == []
+
+
+@fails("spec,options,expected", TILEDB_ATTRIBUTES)
+def test_tiledb_attributes_fails(spec, options, expected):
+    assert len(findings("tiledb_attributes", tree({"a": spec}).get("/a"), options)) == expected
+
+
+@pytest.mark.parametrize("spec", [
+    pytest.param(Arr(np.zeros(3)), id="not-tiledb"),
+    pytest.param(Arr(np.zeros(3), storage=Storage(format="tiledb", extra={"attribute_of": "/Xr", "attrs": []})),
+                 id="one-attribute-of-an-array"),
+])
+def test_tiledb_attributes_passes_not_applicable(spec):
+    with pytest.raises(NotApplicable):
+        findings("tiledb_attributes", tree({"a": spec}).get("/a"), {"names": [""]})
+
+
+@pytest.mark.parametrize("sparse,want,expected", [
+    pytest.param(True, True, 0, id="sparse"), pytest.param(False, False, 0, id="dense"),
+    pytest.param(False, True, 1, id="dense-for-sparse"), pytest.param(True, False, 1, id="sparse-for-dense"),
+])
+def test_tiledb_sparse(sparse, want, expected):
+    node = tree({"Xr": tdb(np.zeros(3), sparse=sparse)}).get("/Xr")
+    assert len(findings("tiledb_sparse", node, {"sparse": want})) == expected
+
+
+DTYPE_SAME_AS = [
+    pytest.param({"X": np.zeros(3, "f4")}, "<f4", 0, id="same-as-X"),
+    pytest.param({"Xr": np.zeros(3, ">f4")}, "<f4", 0, id="byte-order-aside"),
+    pytest.param({"X": np.zeros(3, "f4"), "Xr": np.zeros(3, "f8")}, "<f4", 0, id="first-found-wins"),
+    pytest.param({"Xr": np.zeros(3, "f4")}, "<f8", 1, id="differs-from-Xr"),
+]
+
+
+@passes("siblings,dtype,expected", DTYPE_SAME_AS)
+def test_dtype_same_as_passes(siblings, dtype, expected):
+    node = tree({"shift": np.zeros(3, dtype), **siblings}).get("/shift")
+    assert findings("dtype_same_as", node, {"others": ["../X", "../Xr"]}) == []
+
+
+@fails("siblings,dtype,expected", DTYPE_SAME_AS)
+def test_dtype_same_as_fails(siblings, dtype, expected):
+    node = tree({"shift": np.zeros(3, dtype), **siblings}).get("/shift")
+    assert len(findings("dtype_same_as", node, {"others": ["../X", "../Xr"]})) == expected
+
+
+def test_dtype_same_as_passes_not_applicable_without_others():
+    with pytest.raises(NotApplicable):
+        findings("dtype_same_as", tree({"shift": np.zeros(3)}).get("/shift"), {"others": ["../X", "../Xr"]})
+
+
+def metadata(**attrs):
+    return tree({"m": Arr(np.zeros(1), attrs=attrs)}).get("/m")
+
+
+JSON_FIELD = [
+    pytest.param({"about": "https://example.org/x"}, "http-url", 0, id="https-url"),
+    pytest.param({"about": "http://example.org"}, "http-url", 0, id="http-url"),
+    pytest.param({"title": "x"}, "http-url", 0, id="field-absent"),
+    pytest.param({"about": None}, "http-url", 1, id="null"),
+    pytest.param({"about": "example.org"}, "http-url", 1, id="no-scheme"),
+    pytest.param({"about": "ftp://example.org"}, "http-url", 1, id="ftp"),
+    pytest.param({"about": "https://"}, "http-url", 1, id="no-host"),
+    pytest.param({"about": "Lung"}, "string", 0, id="string"),
+    pytest.param({"about": 5}, "string", 1, id="number-for-string"),
+]
+
+
+@passes("value,type,expected", JSON_FIELD)
+def test_attr_json_field_passes(value, type, expected):
+    node = metadata(cxg_properties=json.dumps(value))
+    assert findings("attr_json_field", node, {"key": "cxg_properties", "field": "about", "type": type}) == []
+
+
+@fails("value,type,expected", JSON_FIELD)
+def test_attr_json_field_fails(value, type, expected):
+    node = metadata(cxg_properties=json.dumps(value))
+    assert len(findings("attr_json_field", node, {"key": "cxg_properties", "field": "about", "type": type})) == expected
+
+
+@pytest.mark.parametrize("text", [pytest.param("not json", id="not-json"), pytest.param("[1]", id="not-object"),
+                                  pytest.param(None, id="absent")])
+def test_attr_json_field_passes_not_applicable(text):
+    node = metadata(**({"cxg_properties": text} if text is not None else {}))
+    with pytest.raises(NotApplicable):
+        findings("attr_json_field", node, {"key": "cxg_properties", "field": "about", "type": "http-url"})
+
+
+COLOR_TABLES = [
+    pytest.param({}, 0, id="empty"),
+    pytest.param({"louvain_colors": {"0": "#FFFFFF", "1": "#000000"}}, 0, id="spec-example"),
+    pytest.param({"louvain": {"0": "#FFFFFF"}}, 1, id="name-without-suffix"),
+    pytest.param({"louvain_colors": ["#FFFFFF"]}, 1, id="table-not-dict"),
+    pytest.param({"louvain_colors": {"0": "white", "1": "#FFF"}}, 1, id="not-rgb-hex"),
+    pytest.param({"louvain": {"0": "white"}}, 2, id="both"),
+]
+
+
+@passes("value,expected", COLOR_TABLES)
+def test_color_tables_passes(value, expected):
+    node = metadata(cxg_category_colors=json.dumps(value))
+    assert findings("color_tables", node, {"key": "cxg_category_colors", "suffix": "_colors"}) == []
+
+
+@fails("value,expected", COLOR_TABLES)
+def test_color_tables_fails(value, expected):
+    node = metadata(cxg_category_colors=json.dumps(value))
+    assert len(findings("color_tables", node, {"key": "cxg_category_colors", "suffix": "_colors"})) == expected
+
+
+SCHEMA_COLUMNS = [
+    pytest.param({"index": "name_0", "name_0": {"type": "string"}, "cell_type": {"type": "categorical"}}, 0, id="columns"),
+    pytest.param({"index": "name_0"}, 0, id="index-only"),
+    pytest.param({"index": "name_0", "batch": {"type": "string"}}, 1, id="unknown-column"),
+    pytest.param({"index": "name_0", "cell_type": "categorical"}, 1, id="entry-not-dict"),
+]
+
+
+@passes("schema,expected", SCHEMA_COLUMNS)
+def test_schema_columns_name_attributes_passes(schema, expected):
+    node = tree({"obs": tdb(np.zeros(3), attrs=["name_0", "cell_type"], meta={"cxg_schema": json.dumps(schema)})}).get("/obs")
+    assert findings("schema_columns_name_attributes", node, {"key": "cxg_schema", "except": ["index"]}) == []
+
+
+@fails("schema,expected", SCHEMA_COLUMNS)
+def test_schema_columns_name_attributes_fails(schema, expected):
+    node = tree({"obs": tdb(np.zeros(3), attrs=["name_0", "cell_type"], meta={"cxg_schema": json.dumps(schema)})}).get("/obs")
+    assert len(findings("schema_columns_name_attributes", node, {"key": "cxg_schema", "except": ["index"]})) == expected

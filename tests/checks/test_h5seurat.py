@@ -128,3 +128,173 @@ def test_attr_strings_passes(key, options, expected):
 def test_attr_strings_fails(key, options, expected):
     node = tree({"g": {"@attrs": {"single": "x", "active.assay": ["RNA"], "many": ["a", "b"], "number": 3}}}).get("/g")
     assert len(findings("attr_strings", node, {"key": key, **options})) == expected
+
+
+# ------------------------------------------------------------------ attribute and compound-member string storage
+ATTR_VLEN = StringStorage("variable", "utf-8", "vlen utf-8 string")
+ATTR_VLEN_ASCII = StringStorage("variable", "ascii", "vlen ascii string")
+ATTR_FIXED = StringStorage("fixed", "ascii", "fixed[4] ascii string")
+
+
+def with_attr_storage(storages):
+    """A group whose attributes report `storages` (name -> StringStorage or None) as a backend would."""
+    node = tree({"g": {"@attrs": {name: "x" for name in storages}}}).get("/g")
+    node.attr_storage = storages.get  # the memory backend records none; this stands in for HDF5's types
+    return node
+
+
+ATTR_STORAGE = [
+    pytest.param({"key": ATTR_VLEN, "s3class": ATTR_VLEN}, {}, 0, id="all-vlen-utf8"),
+    pytest.param({"dims": None, "key": ATTR_VLEN}, {}, 0, id="non-string-attribute-ignored"),
+    pytest.param({"key": ATTR_FIXED, "s3class": ATTR_VLEN}, {}, 1, id="one-fixed-ascii"),
+    pytest.param({"key": ATTR_VLEN_ASCII}, {}, 1, id="vlen-ascii-charset"),
+    pytest.param({"key": ATTR_FIXED, "s3class": ATTR_FIXED}, {}, 2, id="two-fixed"),
+    pytest.param({"key": ATTR_FIXED, "s3class": ATTR_VLEN}, {"keys": ["s3class"]}, 0, id="keys-limit-the-check"),
+]
+
+
+@passes("storages,options,expected", ATTR_STORAGE)
+def test_attr_strings_stored_as_passes(storages, options, expected):
+    node = with_attr_storage(storages)
+    assert findings("attr_strings_stored_as", node, {"length": "variable", "charset": "utf-8", **options}) == []
+
+
+@fails("storages,options,expected", ATTR_STORAGE)
+def test_attr_strings_stored_as_fails(storages, options, expected):
+    found = findings("attr_strings_stored_as", with_attr_storage(storages), {"length": "variable", "charset": "utf-8", **options})
+    assert len(found) == expected
+    assert all(f.details["key"] in storages for f in found)
+
+
+def test_attr_strings_stored_as_passes_backend_without_attribute_storage():
+    node = tree({"g": {"@attrs": {"key": "x"}}}).get("/g")  # Node.attr_storage's default: None
+    assert findings("attr_strings_stored_as", node, {"length": "variable", "charset": "utf-8"}) == []
+
+
+VLEN_STR = np.dtype("O", metadata={"vlen": str})
+VLEN_BYTES = np.dtype("O", metadata={"vlen": bytes})
+FIXED_ASCII = np.dtype("S4", metadata={"h5py_encoding": "ascii"})
+
+
+def compound(*members):
+    dtype = np.dtype([(f"m{i}", d) for i, d in enumerate(members)])
+    return Arr(np.zeros(3, dtype=dtype))
+
+
+COMPOUND = [
+    pytest.param(compound(VLEN_STR, "f8", "i4"), 0, id="vlen-utf8-and-numbers"),
+    pytest.param(compound("f8"), 0, id="no-strings"),
+    pytest.param(compound(VLEN_STR, VLEN_BYTES), 1, id="vlen-ascii"),
+    pytest.param(compound(FIXED_ASCII, "f8"), 1, id="fixed-ascii"),
+    pytest.param(compound("S4"), 1, id="fixed-unspecified-charset"),
+    pytest.param(compound("U3", VLEN_STR), 1, id="numpy-unicode"),
+    pytest.param(compound(np.dtype([("inner", FIXED_ASCII)]), VLEN_STR), 1, id="nested-compound"),
+]
+
+
+@passes("arr,expected", COMPOUND)
+def test_compound_strings_stored_as_passes(arr, expected):
+    assert findings("compound_strings_stored_as", tree({"df": arr}).get("/df"), {"length": "variable", "charset": "utf-8"}) == []
+
+
+@fails("arr,expected", COMPOUND)
+def test_compound_strings_stored_as_fails(arr, expected):
+    found = findings("compound_strings_stored_as", tree({"df": arr}).get("/df"), {"length": "variable", "charset": "utf-8"})
+    assert len(found) == expected
+
+
+def test_compound_strings_stored_as_fails_names_nested_member():
+    (f,) = findings("compound_strings_stored_as", tree({"df": compound(np.dtype([("inner", FIXED_ASCII)]))}).get("/df"),
+                    {"length": "variable", "charset": "utf-8"})
+    assert f.details["member"] == "m0.inner" and "fixed[4] ascii" in f.message
+
+
+def test_compound_strings_stored_as_passes_precondition_is_compound():
+    from validator.checks import registry
+
+    assert registry.get("compound_strings_stored_as").dtype_kinds == "V"
+
+
+@pytest.mark.parametrize("dtype,expected", [
+    pytest.param(VLEN_STR, ("variable", "utf-8"), id="vlen-str"),
+    pytest.param(VLEN_BYTES, ("variable", "ascii"), id="vlen-bytes"),
+    pytest.param(FIXED_ASCII, ("fixed", "ascii"), id="fixed-ascii"),
+    pytest.param(np.dtype("S2"), ("fixed", None), id="fixed-no-metadata"),
+    pytest.param(np.dtype("O"), None, id="object-not-string"),
+    pytest.param(np.dtype("f8"), None, id="number"),
+])
+def test_member_string_storage(dtype, expected):
+    from validator.checks.h5seurat import member_string_storage
+
+    info = member_string_storage(dtype)
+    assert (None if info is None else (info.length, info.charset)) == expected
+
+
+# ------------------------------------------------------------------ data frame columns
+def dataframes():
+    row = np.dtype([("isotype", VLEN_STR), ("is_ctrl", "i4")])
+    return tree({
+        "md": {"@attrs": {"logicals": ["is_doublet"], "bad": ["is_doublet", "nope"], "numbers": [1]},
+               "is_doublet": np.array([0, 1, 2], dtype="i4"), "score": np.zeros(3)},
+        "mf": Arr(np.zeros(3, dtype=row), attrs={"logicals": ["is_ctrl"], "bad": ["isotype", "gone"]}),
+        "plain": Arr(np.zeros((3, 2)), attrs={"logicals": ["is_ctrl"]}),
+    })
+
+
+NAME_COLUMNS = [
+    pytest.param("/md", "logicals", 0, id="group-entry"),
+    pytest.param("/mf", "logicals", 0, id="compound-member"),
+    pytest.param("/md", "numbers", 0, id="no-strings"),
+    pytest.param("/md", "bad", 1, id="group-unknown-entry"),
+    pytest.param("/mf", "bad", 1, id="compound-unknown-member"),
+]
+
+
+@passes("path,key,expected", NAME_COLUMNS)
+def test_attr_values_name_columns_passes(path, key, expected):
+    assert findings("attr_values_name_columns", dataframes().get(path), {"key": key}) == []
+
+
+@fails("path,key,expected", NAME_COLUMNS)
+def test_attr_values_name_columns_fails(path, key, expected):
+    found = findings("attr_values_name_columns", dataframes().get(path), {"key": key})
+    assert len(found) == expected and found[0].details["name"] in ("nope", "gone")
+
+
+def test_attr_values_name_columns_passes_not_applicable_for_plain_dataset():
+    with pytest.raises(NotApplicable):
+        findings("attr_values_name_columns", dataframes().get("/plain"), {"key": "logicals"})
+
+
+def test_listed_in_parent_attr_passes_listed_column():
+    assert findings("listed_in_parent_attr", dataframes().get("/md/is_doublet"), {"key": "logicals"}) == []
+
+
+@pytest.mark.parametrize("path", [pytest.param("/md/score", id="not-listed"), pytest.param("/mf", id="parent-without-attr")])
+def test_listed_in_parent_attr_passes_not_applicable(path):
+    with pytest.raises(NotApplicable):
+        findings("listed_in_parent_attr", dataframes().get(path), {"key": "logicals"})
+
+
+S4_FORM = "[A-Za-z.][A-Za-z0-9._]*(:[A-Za-z.][A-Za-z0-9._]*)?"
+ATTR_MATCH = [
+    pytest.param("Signac:ChromatinAssay", 0, id="package-class"),
+    pytest.param(["SeuratObject:JackStrawData"], 0, id="one-element-list"),
+    pytest.param("Assay", 0, id="seurat-class-alone"),
+    pytest.param(3, 0, id="not-a-string-left-to-attr_strings"),
+    pytest.param("SeuratObject::JackStrawData", 1, id="double-colon"),
+    pytest.param("Signac: ChromatinAssay", 1, id="space"),
+    pytest.param(["a:b", "c:d:e"], 1, id="one-of-two"),
+]
+
+
+@passes("value,expected", ATTR_MATCH)
+def test_attr_strings_match_passes(value, expected):
+    node = tree({"g": {"@attrs": {"s4class": value}}}).get("/g")
+    assert findings("attr_strings_match", node, {"key": "s4class", "pattern": S4_FORM}) == []
+
+
+@fails("value,expected", ATTR_MATCH)
+def test_attr_strings_match_fails(value, expected):
+    node = tree({"g": {"@attrs": {"s4class": value}}}).get("/g")
+    assert len(findings("attr_strings_match", node, {"key": "s4class", "pattern": S4_FORM})) == expected

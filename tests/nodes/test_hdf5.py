@@ -116,3 +116,40 @@ def test_hdf5_passes_null_dataspace_dataset_and_attribute(tmp_path):
         assert node.edge_blocks() is None
         with pytest.raises(NodeError, match="null dataspace"):
             list(node.blocks())
+
+
+@pytest.fixture
+def string_attrs(tmp_path):
+    path = tmp_path / "attrs.h5"
+    with h5py.File(path, "w") as f:
+        g = f.create_group("g")
+        g.attrs.create("vlen_utf8", np.array(["RNA"], dtype=object), dtype=h5py.string_dtype("utf-8"))
+        g.attrs.create("vlen_ascii", "x", dtype=h5py.string_dtype("ascii"))
+        g.attrs.create("fixed_ascii", np.array([b"adt_"]), dtype="S4")
+        g.attrs.create("fixed_utf8", "ab", dtype=h5py.string_dtype("utf-8", 2))
+        g.attrs.create("number", np.array([1, 2], dtype="i4"))
+        ds = g.create_dataset("d", data=np.arange(3))
+        ds.attrs.create("s3class", np.array(["logical"], dtype=object), dtype=h5py.string_dtype("utf-8"))
+    with open_store(str(path)) as tree:
+        yield tree
+
+
+@pytest.mark.parametrize("name,expected", [
+    pytest.param("vlen_utf8", ("variable", "utf-8"), id="vlen-utf8"),
+    pytest.param("vlen_ascii", ("variable", "ascii"), id="vlen-ascii"),
+    pytest.param("fixed_ascii", ("fixed", "ascii"), id="fixed-ascii"),
+    pytest.param("fixed_utf8", ("fixed", "utf-8"), id="fixed-utf8"),
+])
+def test_hdf5_passes_attr_storage_of_string_attribute(string_attrs, name, expected):
+    info = string_attrs.get("/g").attr_storage(name)
+    assert (info.length, info.charset) == expected
+    assert info.container_dtype.startswith("vlen" if expected[0] == "variable" else "fixed[")
+
+
+@pytest.mark.parametrize("name", [pytest.param("number", id="numeric"), pytest.param("absent", id="absent")])
+def test_hdf5_passes_attr_storage_none_without_strings(string_attrs, name):
+    assert string_attrs.get("/g").attr_storage(name) is None
+
+
+def test_hdf5_passes_attr_storage_on_dataset(string_attrs):
+    assert string_attrs.get("/g/d").attr_storage("s3class").length == "variable"

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import numpy as np
 
 from validator.checks.registry import Options, check
-from validator.checks.schemas import KEY, PATH
+from validator.checks.schemas import KEY, NAMES, PATH
 from validator.engine.context import NotApplicable, Scope
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node
@@ -105,18 +106,166 @@ def attr_semver(node: Node, options: Options, scope: Scope) -> Iterator[Finding]
                       details={"value": value})
 
 
-@check(options={"properties": {"key": KEY, "version": {"type": "string"}}, "required": ["key", "version"]})
+@check(options={"properties": {"key": KEY, "version": {"type": "string"},
+                               "known": {"type": "object", "additionalProperties": {"type": "string"}}},
+                "required": ["key", "version"]})
 def cxg_version_is(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """The attribute `key` names `version`; a file of another (semver or known older) version is reported with it.
+    """The attribute `key` names `version`; a file of another version is reported with the version it carries.
 
-    Not applicable when: the attribute is absent, not a string, or not a version at all (attr_semver reports that).
+    `known` maps the versions of the spec's version history to what each one is; a known version is reported
+    with that meaning even when it is not a semantic version (CXG 0.1 wrote "0.1").
+    Not applicable when: the attribute is absent, not a string, or neither a known version nor a semantic
+    version (attr_semver reports that).
     """
     value = node.attrs.get(options["key"])
     if not isinstance(value, str) or value == options["version"]:
         return
-    if SEMVER.match(value) or value in OLDER_CXG_VERSIONS:
-        yield Finding(f"{options['key']} {value}: this pack checks {options['version']}",
-                      details={"value": value, "expected": options["version"]})
+    known = options.get("known") or {}
+    if value in known:
+        yield Finding(f"{options['key']} is {value!r}: CXG {value}, {known[value]}; this pack checks {options['version']}",
+                      details={"value": value, "expected": options["version"], "meaning": known[value]})
+    elif SEMVER.match(value):
+        yield Finding(f"{options['key']} is {value!r}, a version the spec's version history does not list; "
+                      f"this pack checks {options['version']}", details={"value": value, "expected": options["version"]})
+
+
+def _schema_facts(node: Node) -> dict:
+    facts = _tiledb_facts(node)
+    if facts is None:
+        raise NotApplicable(f"{node.path} is not a TileDB array (no schema facts)")
+    if "attribute_of" in facts:
+        raise NotApplicable(f"{node.path} is one attribute of {facts['attribute_of']}, not a TileDB array")
+    return facts
+
+
+def _names(names: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(n) for n in names) + "]"
+
+
+@check(options={"properties": {"names": NAMES, "kinds": {"type": "string", "pattern": "^[biufc]+$"}}, "required": ["names"]},
+       kind="array")
+def tiledb_attributes(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The TileDB array's attributes are exactly `names`, in schema order ("" is the anonymous one), each of a numpy kind in `kinds` when given.
+
+    Not applicable when: the node is not a TileDB array (no schema facts), or is one attribute of a multi-attribute array.
+    """
+    attrs = _schema_facts(node).get("attrs", [])
+    names = [a["name"] for a in attrs]
+    if names != list(options["names"]):
+        yield Finding(f"has attributes {_names(names)}, expected {_names(options['names'])}", details={"attributes": names})
+    kinds = options.get("kinds")
+    for a in attrs if kinds else ():
+        dtype = np.dtype(a["dtype"])
+        if dtype.kind not in kinds:
+            yield Finding(f"attribute {json.dumps(a['name'])} has dtype {dtype.str}, expected numpy kind {' or '.join(kinds)}",
+                          details={"attribute": a["name"], "dtype": dtype.str})
+
+
+@check(options={"properties": {"sparse": {"type": "boolean"}}, "required": ["sparse"]}, kind="array")
+def tiledb_sparse(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The TileDB array is a sparse array (with `sparse: true`) or a dense one (with `sparse: false`).
+
+    Not applicable when: the node is not a TileDB array (no schema facts).
+    """
+    sparse = bool(_schema_facts(node).get("sparse"))
+    if sparse != options["sparse"]:
+        yield Finding(f"is a {'sparse' if sparse else 'dense'} TileDB array, expected a {'sparse' if options['sparse'] else 'dense'} one",
+                      details={"sparse": sparse})
+
+
+@check(options={"properties": {"others": {"type": "array", "items": PATH, "minItems": 1}}, "required": ["others"]}, kind="array")
+def dtype_same_as(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The array's dtype equals (byte order aside) that of the first array found among `others`, tried in order.
+
+    Not applicable when: none of `others` is an array with a dtype.
+    """
+    other = next((o for o in (scope.node(node, p) for p in options["others"])
+                  if o is not None and o.kind == "array" and o.dtype is not None), None)
+    if other is None:
+        raise NotApplicable(f"none of {', '.join(options['others'])} is an array")
+    if node.dtype is None or node.dtype.newbyteorder("=") != other.dtype.newbyteorder("="):
+        mine = node.dtype.str if node.dtype is not None else "unknown"
+        yield Finding(f"has dtype {mine}, but {other.path} has {other.dtype.str}", details={"dtype": mine, "other": other.dtype.str})
+
+
+def _json_object(node: Node, key: str) -> dict:
+    value = node.attrs.get(key)
+    try:
+        parsed = json.loads(value) if isinstance(value, str) else None
+    except json.JSONDecodeError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise NotApplicable(f"{node.path} attribute {key!r} is absent or not a JSON object")
+    return parsed
+
+
+def _is_http_url(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    parts = urlsplit(value)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+JSON_FIELD_TYPES = {"string": lambda v: isinstance(v, str), "http-url": _is_http_url}
+JSON_FIELD_WORDS = {"string": "a string", "http-url": "a string holding an absolute http or https URL"}
+
+
+@check(options={"properties": {"key": KEY, "field": KEY, "type": {"enum": sorted(JSON_FIELD_TYPES)}},
+                "required": ["key", "field", "type"]})
+def attr_json_field(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """When the JSON object in attribute `key` has the name `field`, its value is a `type` (string; http-url: an absolute http or https URL).
+
+    Not applicable when: the attribute is absent or not a JSON object (attr_json reports that).
+    """
+    parsed = _json_object(node, options["key"])
+    field = options["field"]
+    if field in parsed and not JSON_FIELD_TYPES[options["type"]](parsed[field]):
+        value = json.dumps(parsed[field])
+        yield Finding(f"{options['key']} {field!r} is {value[:80]}, expected {JSON_FIELD_WORDS[options['type']]}",
+                      details={"field": field, "value": parsed[field] if isinstance(parsed[field], (str, int, float, bool)) else value})
+
+
+RGB = re.compile(r"#[0-9A-Fa-f]{6}")
+
+
+@check(options={"properties": {"key": KEY, "suffix": {"type": "string", "minLength": 1}}, "required": ["key", "suffix"]})
+def color_tables(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Each name in the JSON object in attribute `key` ends with `suffix`, and its value maps label names to "#RRGGBB" colors.
+
+    Not applicable when: the attribute is absent or not a JSON object (attr_json reports that).
+    """
+    parsed = _json_object(node, options["key"])
+    for name, table in parsed.items():
+        if not name.endswith(options["suffix"]):
+            yield Finding(f"{options['key']} table {name!r} is not named <category>{options['suffix']}", details={"table": name})
+        if not isinstance(table, dict):
+            yield Finding(f"{options['key']} table {name!r} is {json.dumps(table)[:60]}, expected a dictionary of label colors",
+                          details={"table": name})
+            continue
+        bad = [(label, color) for label, color in table.items() if not (isinstance(color, str) and RGB.fullmatch(color))]
+        if bad:
+            label, color = bad[0]
+            yield Finding(f"{options['key']} table {name!r} maps {label!r} to {json.dumps(color)}, not an RGB color #RRGGBB "
+                          f"({len(bad)} such label(s))", details={"table": name, "label": label})
+
+
+@check(options={"properties": {"key": KEY, "except": NAMES}, "required": ["key"]}, kind="array")
+def schema_columns_name_attributes(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Each top-level name of the JSON object in attribute `key` (apart from `except`) names a TileDB attribute of the array and holds a JSON object.
+
+    Not applicable when: the attribute is absent or not a JSON object (attr_json reports that), or the array
+    is not a TileDB array.
+    """
+    parsed = _json_object(node, options["key"])
+    columns = {a["name"] for a in _schema_facts(node).get("attrs", [])}
+    for name, entry in parsed.items():
+        if name in options.get("except", []):
+            continue
+        if name not in columns:
+            yield Finding(f"{options['key']} has an entry {name!r}, which names no attribute of the array", details={"column": name})
+        elif not isinstance(entry, dict):
+            yield Finding(f"{options['key']} entry {name!r} is {json.dumps(entry)[:60]}, expected a JSON dictionary",
+                          details={"column": name})
 
 
 @check(options={"properties": {"key": KEY}, "required": ["key"]}, kind="array")

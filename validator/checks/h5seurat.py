@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
+import numpy as np
+
 from validator.checks.registry import Options, check
-from validator.checks.schemas import KEY, PATH, REF
+from validator.checks.schemas import KEY, NAMES, PATH, REF
 from validator.checks.storage import string_storage
 from validator.engine.context import NotApplicable, Scope
-from validator.nodes.base import Node
+from validator.nodes.base import Node, StringStorage
 from validator.report.model import Finding
+
+STRING_OPTIONS = {"length": {"enum": ["variable", "fixed"]}, "charset": {"enum": ["utf-8", "ascii", "utf-32"]}}
 
 
 def r_dims(node: Node) -> tuple[int, int] | None:
@@ -109,3 +114,134 @@ def attr_strings(node: Node, options: Options, scope: Scope) -> Iterator[Finding
                       details={"key": key})
     elif "count" in options and len(values) != options["count"]:
         yield Finding(f"attribute {key!r} holds {len(values)} strings, expected {options['count']}", details={"key": key, "count": len(values)})
+
+
+def _storage_problems(info: StringStorage, options: Options) -> list[str]:
+    problems = []
+    if info.length != options["length"]:
+        problems.append(f"{info.length}-length")
+    if options.get("charset") and info.charset != options["charset"]:
+        problems.append(f"charset {info.charset or 'unspecified'}")
+    return problems
+
+
+def _wanted(options: Options) -> str:
+    return " ".join(x for x in (options["length"] + "-length", options.get("charset")) if x)
+
+
+@check(options={"properties": {**STRING_OPTIONS, "keys": NAMES}, "required": ["length"]})
+def attr_strings_stored_as(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every string attribute of the node (those in `keys`, if given) stores `length` strings in `charset`, when given.
+
+    The storage comes from the backend (`Node.attr_storage`); attributes that hold no strings are not judged.
+    Not applicable when: the backend does not record how attributes store strings (nothing is reported).
+    """
+    for key in options.get("keys") or list(node.attrs):
+        info = node.attr_storage(key)
+        if info is None:
+            continue
+        problems = _storage_problems(info, options)
+        if problems:
+            yield Finding(f"attribute {key!r} stores strings as {info.container_dtype} ({', '.join(problems)}), "
+                          f"expected {_wanted(options)}", details={"key": key, "stored": info.container_dtype})
+
+
+def member_string_storage(dtype: np.dtype) -> StringStorage | None:
+    """How a compound member stores strings, from its numpy dtype as h5py describes it; None for non-strings.
+
+    h5py marks variable-length strings as object dtype with metadata `vlen` (str: UTF-8, bytes: ASCII) and
+    fixed-length ones as `S<n>` with metadata `h5py_encoding`; a fixed-length member without it has no known charset.
+    """
+    meta = dtype.metadata or {}
+    if dtype.kind == "O":
+        vlen = meta.get("vlen")
+        if vlen is str:
+            return StringStorage("variable", "utf-8", "vlen utf-8 string")
+        if vlen is bytes:
+            return StringStorage("variable", "ascii", "vlen ascii string")
+        return None  # an object reference, not a string
+    if dtype.kind == "S":
+        charset = meta.get("h5py_encoding")
+        return StringStorage("fixed", charset, f"fixed[{dtype.itemsize}] {charset or 'unspecified'} string")
+    if dtype.kind == "U":
+        return StringStorage("fixed", "utf-32", dtype.str)
+    return None
+
+
+def _members(dtype: np.dtype, prefix: str = "") -> Iterator[tuple[str, np.dtype]]:
+    for name in dtype.names or ():
+        member = dtype.fields[name][0]
+        if member.names:
+            yield from _members(member, f"{prefix}{name}.")
+        else:
+            yield f"{prefix}{name}", member
+
+
+@check(options={"properties": STRING_OPTIONS, "required": ["length"]}, kind="array", dtype_kinds="V")
+def compound_strings_stored_as(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every string member of the compound array stores `length` strings in `charset`, when given.
+
+    Members are read from the array's dtype (see `member_string_storage`); nested compounds are searched too.
+    Not applicable when: the array is not compound (strings_stored_as judges plain string arrays).
+    """
+    for name, member in _members(node.dtype):
+        info = member_string_storage(member)
+        if info is None:
+            continue
+        problems = _storage_problems(info, options)
+        if problems:
+            yield Finding(f"member {name!r} stores strings as {info.container_dtype} ({', '.join(problems)}), "
+                          f"expected {_wanted(options)}", details={"member": name, "stored": info.container_dtype})
+
+
+def _string_values(value) -> list[str]:
+    values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    return [v for v in values if isinstance(v, str)]
+
+
+@check(options={"properties": {"key": KEY}, "required": ["key"]})
+def attr_values_name_columns(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Each string in the attribute `key` names a column: an entry of a data frame group, or a member of a compound dataset.
+
+    Not applicable when: the attribute is absent or holds no strings (attr_strings reports that), or the node is
+    a dataset that is not compound (its columns are unknown; a data frame dataset rule reports that).
+    """
+    names = _string_values(node.attrs.get(options["key"]))
+    if node.kind == "group":
+        columns, where = set(node.children()), "entries"
+    elif node.dtype is not None and node.dtype.names:
+        columns, where = set(node.dtype.names), "compound members"
+    else:
+        raise NotApplicable(f"{node.path} is not a compound dataset, so it has no named columns")
+    for name in names:
+        if name not in columns:
+            yield Finding(f"attribute {options['key']!r} names {name!r}, which is not among the data frame's {where}",
+                          details={"key": options["key"], "name": name})
+
+
+@check(options={"properties": {"key": KEY}, "required": ["key"]})
+def listed_in_parent_attr(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The node's name is listed in its parent's attribute `key` (a step that selects, as `logicals` selects logical columns).
+
+    Yields nothing: a node that is not listed makes the clause not applicable to it, so the steps after this one
+    judge only listed nodes. Not applicable when: the node is not listed, or the parent has no such attribute.
+    """
+    parent = node.parent
+    listed = _string_values(parent.attrs.get(options["key"])) if parent is not None else []
+    if node.name not in listed:
+        raise NotApplicable(f"{node.path} is not listed in its parent's {options['key']!r}")
+    return
+    yield
+
+
+@check(options={"properties": {"key": KEY, "pattern": {"type": "string", "minLength": 1}}, "required": ["key", "pattern"]})
+def attr_strings_match(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Each string in the attribute `key` matches the regular expression `pattern` (anchored at both ends).
+
+    Not applicable when: the attribute is absent or holds no strings (attr_present / attr_strings report that).
+    """
+    pattern = re.compile(options["pattern"])
+    for value in _string_values(node.attrs.get(options["key"])):
+        if not pattern.fullmatch(value):
+            yield Finding(f"attribute {options['key']!r} is {value!r}, which does not match {options['pattern']}",
+                          details={"key": options["key"], "value": value})

@@ -71,6 +71,13 @@ class Node(ABC):
     def attrs(self) -> Mapping[str, Any]:
         """Attributes as plain JSON-like values (str, int, float, bool, None, list, dict)."""
 
+    def attr_storage(self, name: str) -> StringStorage | None:
+        """How the attribute `name` stores its strings, as `storage.string` says for an array's values.
+
+        None when the attribute is absent, holds no strings, or the backend does not record how it stores them.
+        """
+        return None
+
     @property
     def shape(self) -> tuple[int, ...] | None:
         return None

@@ -68,6 +68,20 @@ def _attrs(obj: h5py.HLObject) -> dict[str, Any]:
     return out
 
 
+def _attr_string_storage(obj: h5py.HLObject, name: str) -> StringStorage | None:
+    # Read from the attribute's HDF5 type: the value `_attrs` returns is decoded and no longer says how it was stored.
+    try:
+        tid = obj.attrs.get_id(name).get_type()
+    except Exception:  # absent, or an attribute table h5py cannot read (`_attrs` reports that)
+        return None
+    if not isinstance(tid, h5py.h5t.TypeStringID):
+        return None
+    variable = bool(tid.is_variable_str())
+    charset = "utf-8" if tid.get_cset() == h5py.h5t.CSET_UTF8 else "ascii"
+    stored = f"{'vlen' if variable else f'fixed[{tid.get_size()}]'} {charset} string"
+    return StringStorage("variable" if variable else "fixed", charset, stored)
+
+
 def _string_storage(dtype: np.dtype, stored: str) -> StringStorage | None:
     info = h5py.check_string_dtype(dtype)
     if info is None:
@@ -89,6 +103,9 @@ class HDF5Node(Node):
     @cached_property
     def attrs(self) -> Mapping[str, Any]:
         return _attrs(self._obj)
+
+    def attr_storage(self, name: str) -> StringStorage | None:
+        return _attr_string_storage(self._obj, name)
 
     @property
     def shape(self) -> tuple[int, ...] | None:
