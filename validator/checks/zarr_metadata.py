@@ -347,18 +347,9 @@ def attrs_document_object(node: Node, options: Options, scope: Scope) -> Iterato
 
     The document is read here as stored, not through node.attrs, which treats a bad one as empty.
     """
-    prefix = node.path.strip("/")
-    key = f"{prefix}/.zattrs" if prefix else ".zattrs"
-    raw = node.tree.kv.get(key)  # type: ignore[attr-defined]
-    if raw is None:
-        return
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        yield Finding(f"{key} is not JSON ({exc}), expected a JSON object", details={"key": key})
-        return
-    if not isinstance(doc, dict):
-        yield Finding(f"{key} is a JSON {type(doc).__name__}, expected a JSON object", details={"key": key})
+    stored = _stored_object(node, ".zattrs")
+    if stored is not None and stored[2] is not None:
+        yield Finding(stored[2], details={"key": stored[0]})
 
 
 @check(options={"properties": {"below": {"enum": ["array", "group"]}}, "required": ["below"]}, kind="group")
@@ -498,18 +489,12 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
     differing key, with the expected (stored) and found (consolidated) fields; at most 20, then a count.
     Not applicable when: the group stores no `.zmetadata`.
     """
-    prefix = node.path.strip("/")
-    key = f"{prefix}/{CONSOLIDATED_KEY}" if prefix else CONSOLIDATED_KEY
-    raw = node.tree.kv.get(key)  # type: ignore[attr-defined]
-    if raw is None:
+    stored = _stored_object(node, CONSOLIDATED_KEY)
+    if stored is None:
         raise NotApplicable(f"{node.path} stores no {CONSOLIDATED_KEY}")
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        yield Finding(f"{key} is not JSON ({exc}), expected a JSON object", details={"key": key})
-        return
-    if not isinstance(doc, dict):
-        yield Finding(f"{key} is a JSON {type(doc).__name__}, expected a JSON object", details={"key": key})
+    key, doc, problem = stored
+    if problem is not None:
+        yield Finding(problem, details={"key": key})
         return
     version = doc.get("zarr_consolidated_format")
     if not (_is_int(version) and version == 1):
@@ -546,3 +531,22 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
     if differing > MAX_KEY_FINDINGS:
         yield Finding(f"... and {differing - MAX_KEY_FINDINGS} more keys of {key} differ from the stored documents",
                       details={"key": None, "more": differing - MAX_KEY_FINDINGS})
+
+
+def _stored_object(node: Node, name: str) -> tuple[str, Any, str | None] | None:
+    """The node's stored document `name` as (key, parsed value, problem); None when the store has no such key.
+
+    `problem` says why the document is not a JSON object (unparseable, or another JSON type).
+    """
+    prefix = node.path.strip("/")
+    key = f"{prefix}/{name}" if prefix else name
+    raw = node.tree.kv.get(key)  # type: ignore[attr-defined]
+    if raw is None:
+        return None
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return key, None, f"{key} is not JSON ({exc}), expected a JSON object"
+    if not isinstance(doc, dict):
+        return key, doc, f"{key} is a JSON {type(doc).__name__}, expected a JSON object"
+    return key, doc, None

@@ -346,12 +346,7 @@ def _blosc(data: np.ndarray, expected: int | None, out: np.ndarray | None, where
         raise _wrong_size(where, nbytes, expected)
     from numcodecs import blosc
 
-    dest = out if out is not None else np.empty(nbytes, dtype=np.uint8)
-    try:
-        blosc.decompress(data, dest)
-    except Exception as exc:
-        raise NodeError(f"{where} does not decode with blosc ({exc})") from None
-    return dest
+    return _decompress_into(blosc.decompress, "blosc", data, nbytes, out, where)
 
 
 def _zstd(data: np.ndarray, expected: int | None, out: np.ndarray | None, where: str) -> np.ndarray:
@@ -396,11 +391,17 @@ def _lz4(data: np.ndarray, expected: int | None, out: np.ndarray | None, where: 
         raise _wrong_size(where, nbytes, expected)
     from numcodecs import lz4
 
+    return _decompress_into(lz4.decompress, "lz4", data, nbytes, out, where)
+
+
+def _decompress_into(decompress: Any, codec: str, data: np.ndarray, nbytes: int, out: np.ndarray | None,
+                     where: str) -> np.ndarray:
+    """Run a numcodecs decompressor into `out` (or a new buffer of `nbytes`); a failure names the chunk."""
     dest = out if out is not None else np.empty(nbytes, dtype=np.uint8)
     try:
-        lz4.decompress(data, dest)
+        decompress(data, dest)
     except Exception as exc:
-        raise NodeError(f"{where} does not decode with lz4 ({exc})") from None
+        raise NodeError(f"{where} does not decode with {codec} ({exc})") from None
     return dest
 
 
