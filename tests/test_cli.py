@@ -35,6 +35,12 @@ def cli(capsys, *args):
     return code, out, err
 
 
+def validator_json(path) -> str:
+    from validator.report.json import render
+
+    return render([validator.validate(path)], validator.__version__)
+
+
 def run_subprocess(*args):
     return subprocess.run([sys.executable, "-m", "validator", *map(str, args)], capture_output=True, text=True, timeout=120)
 
@@ -199,3 +205,21 @@ def test_main_passes_no_color_text_has_no_escapes(valid_h5ad, broken_h5ad):
     proc = run_subprocess(broken_h5ad)
     assert proc.returncode == 1 and "\033" not in proc.stdout
     assert "FAILED MUST (derived) anndata.csr_matrix.indptr-monotonic" in proc.stdout
+
+
+def test_main_called_from_python_leaves_the_garbage_collector_alone(capsys, valid_h5ad):
+    import gc
+
+    frozen = gc.get_freeze_count()
+    assert cli(capsys, valid_h5ad)[0] == 0
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
+
+
+@pytest.mark.parametrize("fixture,expected", [("valid_h5ad", 0), ("broken_h5ad", 1)])
+def test_console_exits_with_the_code_of_main(request, fixture, expected):
+    # `python -m validator` and the console script both go through `console`, which pauses the collector
+    # during start-up: the report and exit code are those of `main`.
+    path = request.getfixturevalue(fixture)
+    done = run_subprocess(path, "--format", "json")
+    assert done.returncode == expected, done.stderr
+    assert json.loads(done.stdout) == json.loads(validator_json(path))

@@ -108,3 +108,30 @@ def test_config_merge_follows_ruff_precedence():
     assert s.fail_on == "should"
     assert merge(config).select == ("a",)
     assert merge(config, fail_on="may").fail_on == "may"
+
+
+def test_config_unrelated_pyproject_is_not_parsed(tmp_path, monkeypatch):
+    # Only a file that may configure the tool is parsed as TOML: a project named spec-validate is not configured,
+    # and a broken pyproject.toml of some other project on the way up is none of our business.
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "spec-validate"\n\nthis is [not toml\n')
+    monkeypatch.chdir(tmp_path)
+    assert load_config() == Config()
+
+
+def test_config_broken_pyproject_that_configures_the_tool_is_an_input_error(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.spec-validate]\nselect = ["anndata"\n')
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="cannot be read as TOML"):
+        load_config()
+
+
+@pytest.mark.parametrize("table", [
+    '[tool."spec-validate"]\nfail-on = "may"\n',
+    'tool.spec-validate.fail-on = "may"\n',
+    '[tool]\nspec-validate = { fail-on = "may" }\n',
+    '[ tool . spec-validate ]\nfail-on = "may"\n',
+])
+def test_config_every_toml_spelling_of_the_table_is_found(tmp_path, monkeypatch, table):
+    (tmp_path / "pyproject.toml").write_text(table)
+    monkeypatch.chdir(tmp_path)
+    assert load_config().fail_on == "may"

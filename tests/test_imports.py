@@ -14,8 +14,8 @@ print(json.dumps({"code": code, "modules": sorted(m.split(".")[0] for m in sys.m
 """
 
 
-def loaded_modules(path) -> set[str]:
-    out = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, check=True)
+def loaded_modules(path, cwd=None) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, check=True, cwd=cwd)
     return set(json.loads(out.stdout.strip().splitlines()[-1])["modules"])
 
 
@@ -27,3 +27,13 @@ def test_validating_an_h5ad_imports_no_heavy_library():
 def test_validating_a_zarr_store_imports_zarr_but_not_anndata():
     modules = loaded_modules(FAILING_ZARR)
     assert not modules & {"anndata", "pandas", "scipy", "dask", "distributed"}
+
+
+def test_a_warm_run_on_a_small_h5ad_loads_little_beyond_numpy_and_h5py(tmp_path):
+    # Start-up is measured against `python -c "import numpy, h5py"` (bench/): what the tool imports beyond that
+    # is its cost. With the pack cache warm, no YAML, schema, TOML, packaging, pathlib or URL machinery loads.
+    code = "import json, sys, numpy, h5py; print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    baseline = set(json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout))
+    loaded_modules(VALID_H5AD)  # fills the pack cache
+    extra = loaded_modules(VALID_H5AD, cwd=tmp_path) - baseline  # not in this repository, whose pyproject names the tool
+    assert not extra & {"yaml", "jsonschema", "referencing", "tomllib", "packaging", "pathlib", "urllib", "shutil", "importlib_metadata"}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from validator.engine.model import Pack
@@ -18,13 +18,13 @@ __all__ = ["ClauseResult", "Finding", "Level", "Report", "Selection", "Status", 
 
 
 def validate(
-    path: str | Path,
+    path: str | os.PathLike[str],
     *,
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
     extend_select: Sequence[str] = (),
     packs: Sequence[Pack] | None = None,
-    extra_packs: Sequence[str | Path] = (),
+    extra_packs: Sequence[str | os.PathLike[str]] = (),
     jobs: int | None = None,
     scanner: Scanner | None = None,
     progress: Progress | None = None,
@@ -50,23 +50,19 @@ def validate(
         InputError: the store cannot be opened. PackError: a pack is invalid.
     """
     from validator.engine.loader import builtin_packs, load_pack
-    from validator.engine.run import find_scopes, iter_results
+    from validator.engine.run import evaluate
     from validator.engine.scan import make_scanner
     from validator.nodes.detect import open_store
     from validator.report.model import PackInfo, Problem
 
     chosen = list(builtin_packs() if packs is None else packs) + [load_pack(p) for p in extra_packs]
     selection = Selection(tuple(select), tuple(extend_select), tuple(ignore))
-    with open_store(str(path)) as tree:
-        results = tuple(iter_results(tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress,
-                                     deep=deep))
-        infos = []
-        for pack in chosen:
-            scopes = find_scopes(tree, pack)
-            if scopes:
-                infos.append(PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes)))
+    with open_store(os.fspath(path)) as tree:
+        results, scopes_by_pack = evaluate(tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress, deep=deep)
+        infos = [PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
+                 for pack, scopes in zip(chosen, scopes_by_pack) if scopes]
         problems = tuple(Problem(p.key, p.message) for p in getattr(tree, "problems", ()))
-        return Report(_shown(str(path)), tree.format, tuple(infos), __version__, results, problems, _metadata_keys(tree, results))
+        return Report(_shown(os.fspath(path)), tree.format, tuple(infos), __version__, tuple(results), problems, _metadata_keys(tree, results))
 
 
 def _shown(source: str) -> str:
@@ -107,12 +103,12 @@ def _metadata_keys(tree, results) -> dict[str, str]:
 
 
 def assert_conforms(
-    path: str | Path,
+    path: str | os.PathLike[str],
     fail_on: str | Level = "must",
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
     extend_select: Sequence[str] = (),
-    extra_packs: Sequence[str | Path] = (),
+    extra_packs: Sequence[str | os.PathLike[str]] = (),
     deep: bool = False,
 ) -> Report:
     """Validate `path` and raise AssertionError listing each failed clause at or above `fail_on`.

@@ -1,5 +1,3 @@
-import sys
+from validator.cli import console
 
-from validator.cli import main
-
-sys.exit(main())
+console()

@@ -6,7 +6,6 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from validator.errors import InputError
 from validator.report.model import ClauseResult, Finding, Level, Report, Status
@@ -20,10 +19,10 @@ def artifact_uri(source: str) -> str:
     try:
         rel = os.path.relpath(absolute, os.getcwd())
     except ValueError:  # another drive on Windows
-        return Path(absolute).as_posix()
+        return absolute.replace(os.sep, "/")
     if rel == os.curdir or rel.startswith(os.pardir):
-        return Path(absolute).as_posix()
-    return Path(rel).as_posix()
+        return absolute.replace(os.sep, "/")
+    return rel.replace(os.sep, "/")
 
 
 def fingerprint(rule_id: str, file: str, node_path: str) -> str:
@@ -95,10 +94,11 @@ def fails(report: Report, fail_on: Level, baseline: Baseline | None) -> bool:
     return bool(new_failures(report, fail_on, baseline))
 
 
-def load(path: str | Path) -> Baseline:
+def load(path: str | os.PathLike[str]) -> Baseline:
     """Read a baseline written by `--write-baseline`. Raises InputError when it is missing or malformed."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as fh:
+            doc = json.loads(fh.read())
     except FileNotFoundError:
         raise InputError(f"{path}: no such baseline file") from None
     except (OSError, ValueError) as exc:
@@ -121,5 +121,6 @@ def dump(reports: Sequence[Report]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def write(path: str | Path, reports: Iterable[Report]) -> None:
-    Path(path).write_text(dump(list(reports)), encoding="utf-8")
+def write(path: str | os.PathLike[str], reports: Iterable[Report]) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(dump(list(reports)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import json
 import os
 import sys
@@ -13,14 +14,40 @@ from validator import __version__
 from validator.errors import SpecValidateError
 from validator.report.model import Level, Report
 
+# Set by `console`: this process runs one validation and exits (see there); `main` called from Python leaves the
+# garbage collector alone.
+_OWN_PROCESS = False
 FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
 STORE_SUFFIXES = (".zarr", ".cxg")
 STORE_DOCUMENTS = (".zgroup", ".zarray", "zarr.json")
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help layout at the terminal's width, found without shutil, which argparse would import on
+    every run (each add_argument builds a formatter), help or not."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
+
+
+def _terminal_columns() -> int:
+    """The width shutil.get_terminal_size would give: $COLUMNS, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="spec-validate",
+        formatter_class=_HelpFormatter,
         description="Check scientific array stores (AnnData .h5ad/.zarr, Zarr) clause by clause against their format specs.",
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or store directories to validate")
@@ -67,7 +94,7 @@ def store_root(path: str) -> str:
     directory holding Zarr metadata, the highest such directory; otherwise the path unchanged. A URL is
     passed through unchanged: it names its store, and a remote store is not walked to find a root.
     """
-    from validator.nodes.remote import is_url
+    from validator.nodes.urls import is_url
 
     if is_url(path):
         return path
@@ -102,7 +129,7 @@ def _has_store_document(directory: str) -> bool:
 
 def store_roots(paths: Sequence[str]) -> list[str]:
     """Every path mapped to its store root, duplicates dropped, first-seen order kept."""
-    from validator.nodes.remote import is_url
+    from validator.nodes.urls import is_url
 
     seen: dict[str, str] = {}
     for path in paths:
@@ -193,6 +220,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     paths = store_roots(args.paths)
     from validator.engine.scan import default_workers
 
+    _startup_finished()
     workers = args.jobs or default_workers()
     processes = min(workers, len(paths))
     # Several inputs: one process each, up to N at once, sharing the N workers as scan threads.
@@ -351,5 +379,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def console() -> None:
+    """The `spec-validate` command: `main` in a process that exits when it returns.
+
+    Start-up builds many objects that live until exit (numpy's and the tool's modules, the rule packs), and
+    each full pass of the cyclic garbage collector would traverse them all again: on a small file that was a
+    tenth of the run. So the collector waits until start-up is over, the objects alive then are moved out of
+    its view (`gc.freeze`), and it runs as usual for the array scans, whose memory must stay bounded. At exit
+    the same is done again, so the interpreter's final collections do not walk everything once more.
+    """
+    global _OWN_PROCESS
+    _OWN_PROCESS = True
+    gc.disable()
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
+def _startup_finished() -> None:
+    if _OWN_PROCESS and not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import tomllib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from validator.errors import InputError
 
+_MAY_CONFIGURE = re.compile(r"spec-validate[\"']?[ \t]*[\].=]")
 KEYS = ("select", "ignore", "extend-select", "fail-on", "per-path-ignores", "packs")
 FAIL_ON = ("must", "should", "may")
 
@@ -29,31 +29,52 @@ class Config:
     source: str = ""
 
 
-def find_pyproject(start: str | Path | None = None) -> Path | None:
+def find_pyproject(start: str | None = None) -> str | None:
     """The nearest pyproject.toml from `start` (default: the cwd) upwards that has a [tool.spec-validate] table."""
-    here = Path(start or os.getcwd()).resolve()
-    for directory in (here, *here.parents):
-        candidate = directory / "pyproject.toml"
-        if candidate.is_file():
+    directory = os.path.realpath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(directory, "pyproject.toml")
+        if os.path.isfile(candidate):
             try:
-                doc = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError) as exc:
-                raise InputError(f"{candidate}: cannot be read as TOML ({exc})") from None
-            if "spec-validate" in doc.get("tool", {}):
+                with open(candidate, encoding="utf-8") as fh:
+                    text = fh.read()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError(f"{candidate}: cannot be read ({exc})") from None
+            # Only a file that may hold the table is parsed (tomllib costs more than a small run's checks): a
+            # header, a dotted key or a key of [tool] names the tool followed by `]`, `.` or `=`, where a
+            # project's own name (`name = "spec-validate"`) is not.
+            if _MAY_CONFIGURE.search(text) and "spec-validate" in _parse_toml(candidate, text).get("tool", {}):
                 return candidate
-    return None
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
 
 
-def load_config(path: str | Path | None = None) -> Config:
+def _parse_toml(path: str, text: str) -> dict:
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: cannot be read as TOML ({exc})") from None
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     """Read `[tool.spec-validate]` from `path`, or from the pyproject found from the cwd upwards; empty if none.
 
     Raises:
         InputError: an unknown key or a value of the wrong type, naming the file and the key.
     """
-    found = Path(path) if path else find_pyproject()
+    found = os.fspath(path) if path else find_pyproject()
     if found is None:
         return Config()
-    doc = tomllib.loads(found.read_text(encoding="utf-8"))
+    try:
+        with open(found, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{found}: cannot be read ({exc})") from None
+    doc = _parse_toml(found, text)
     table = doc.get("tool", {}).get("spec-validate", {})
     where = f"{found}: [tool.spec-validate]"
     if not isinstance(table, dict):
@@ -83,16 +104,16 @@ def load_config(path: str | Path | None = None) -> Config:
         if not isinstance(prefixes, list) or not all(isinstance(p, str) for p in prefixes):
             raise InputError(f"{where}: per-path-ignores.{glob}: expected a list of rule ids or prefixes")
         per_path[glob] = tuple(prefixes)
-    root = found.parent
+    root = os.path.dirname(os.path.abspath(found))
     return Config(
         select=strings("select") if "select" in table else None,
         ignore=strings("ignore"),
         extend_select=strings("extend-select"),
         fail_on=fail_on.lower() if fail_on else None,
         per_path_ignores=per_path,
-        packs=tuple(str(root / p) for p in strings("packs")),
-        root=str(root),
-        source=str(found),
+        packs=tuple(os.path.join(root, p) for p in strings("packs")),
+        root=root,
+        source=found,
     )
 
 

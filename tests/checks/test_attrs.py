@@ -8,7 +8,7 @@ from memory_tree import fails, findings, passes, tree
 G = {"@attrs": {
     "encoding-type": "dataframe", "encoding-version": "0.2.0", "ordered": True, "n": 3, "x": 1.5,
     "names": ["a", "b"], "ints": [1, 2, 3], "json_obj": '{"a": 1}', "json_list": "[1]", "not_json": "{oops",
-    "_index": "idx", "column-order": ["a", "b"], "bad_version": "not.a.version!",
+    "_index": "idx", "column-order": ["a", "b"], "bad_version": "not.a.version!", "pre_version": "0.2.0rc1", "padded_version": "0.2.0.",
 }, "idx": [1, 2], "a": [1, 2], "b": {"@attrs": {}}}
 
 
@@ -38,6 +38,8 @@ CASES = [
     pytest.param("attr_one_of", {"key": "missing", "values": ["array"]}, 1, id="attr_one_of-fails-absent"),
     pytest.param("attr_version", {"key": "encoding-version"}, 0, id="attr_version-passes-version"),
     pytest.param("attr_version", {"key": "bad_version"}, 1, id="attr_version-fails-not-a-version"),
+    pytest.param("attr_version", {"key": "pre_version"}, 0, id="attr_version-passes-pre-release-through-packaging"),
+    pytest.param("attr_version", {"key": "padded_version"}, 1, id="attr_version-fails-trailing-dot"),
     pytest.param("attr_version", {"key": "n"}, 0, id="attr_version-passes-non-string-left-to-attr_type"),
     pytest.param("attr_json", {"key": "json_obj"}, 0, id="attr_json-passes-object"),
     pytest.param("attr_json", {"key": "json_list"}, 1, id="attr_json-fails-array-not-object"),

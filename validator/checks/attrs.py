@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
-
-from packaging.version import InvalidVersion, Version
 
 from validator.checks.registry import Options, check
 from validator.checks.schemas import KEY, NAMES
@@ -114,6 +113,9 @@ def attr_one_of(node: Node, options: Options, scope: Scope) -> Iterator[Finding]
         )
 
 
+_PLAIN_RELEASE = re.compile(r"[0-9]+(?:\.[0-9]+)*")
+
+
 @check(options={"properties": {"key": KEY}, "required": ["key"]})
 def attr_version(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The attribute `key`, when present and a string, parses as a version (PEP 440, as `packaging` reads it).
@@ -121,8 +123,10 @@ def attr_version(node: Node, options: Options, scope: Scope) -> Iterator[Finding
     Not applicable when: the attribute is absent or not a string (attr_present / attr_type report that).
     """
     value = node.attrs.get(options["key"])
-    if not isinstance(value, str):
-        return
+    if not isinstance(value, str) or _PLAIN_RELEASE.fullmatch(value):
+        return  # `0.1.0`, the usual case, is a version without asking packaging (whose import costs a small run)
+    from packaging.version import InvalidVersion, Version
+
     try:
         Version(value)
     except InvalidVersion:

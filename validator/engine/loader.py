@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from validator.checks import registry
@@ -19,19 +19,22 @@ from validator.engine.model import CheckStep, Pack, Rule, Writer
 from validator.errors import PackError
 from validator.report.model import Level
 
-SCHEMA_FILE = Path(__file__).with_name("pack.schema.json")
+# os.path rather than pathlib throughout: pathlib's import is a visible part of a small run's start-up.
+SCHEMA_FILE = os.path.join(os.path.dirname(__file__), "pack.schema.json")
 
 
-def builtin_rules_dir() -> Path:
+def builtin_rules_dir() -> str:
     """The packs shipped with the tool: inside the wheel, or the repository's `rules/` in a checkout."""
-    installed = Path(__file__).resolve().parents[1] / "_rules"
-    return installed if installed.is_dir() else Path(__file__).resolve().parents[2] / "rules"
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    installed = os.path.join(package, "_rules")
+    return installed if os.path.isdir(installed) else os.path.join(os.path.dirname(package), "rules")
 
 
 @lru_cache(maxsize=1)
 def pack_schema() -> dict[str, Any]:
     """The pack meta-schema, with the selector and reference grammars filled in."""
-    schema = json.loads(SCHEMA_FILE.read_text())
+    with open(SCHEMA_FILE, encoding="utf-8") as fh:
+        schema = json.load(fh)
     selector = copy.deepcopy(SELECTOR_SCHEMA)
     schema["$defs"]["selector"] = selector
     schema["$defs"]["ref"] = REF
@@ -95,10 +98,11 @@ def _validate(doc: Any, file: str) -> None:
                 raise PackError(f"{file}: {rule['id']}: {field}: {message}")
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: str) -> dict[str, Any]:
     """The pack document, validated: from the cache when this exact text was validated before."""
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as fh:
+            raw = fh.read()
     except OSError as exc:
         raise PackError(f"{path}: cannot read ({exc.strerror})") from None
     cached = pack_cache.load(raw)
@@ -115,7 +119,7 @@ def _read(path: Path) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise PackError(f"{path}: not valid YAML{where} ({getattr(exc, 'problem', exc)})") from None
-    _validate(doc, str(path))
+    _validate(doc, path)
     pack_cache.store(raw, doc)
     return doc
 
@@ -140,9 +144,9 @@ def _rule(raw: Mapping[str, Any], pack: str, file: str, level_override: str | No
     )
 
 
-def load_pack(path: str | Path, _seen: tuple[str, ...] = ()) -> Pack:
+def load_pack(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> Pack:
     """A pack from a YAML file. `extends: NAME` (a built-in pack) or a path inherits that pack's rules."""
-    path = Path(path)
+    path = os.fspath(path)
     doc = _read(path)
     spec = doc["spec"]
     base: Pack | None = None
@@ -150,8 +154,8 @@ def load_pack(path: str | Path, _seen: tuple[str, ...] = ()) -> Pack:
         target = doc["extends"]
         if target in _seen:
             raise PackError(f"{path}: extends {target!r} in a cycle")
-        base_path = _builtin_path(target) if not target.endswith((".yaml", ".yml")) else (path.parent / target)
-        base = load_pack(base_path, _seen + (str(path),))
+        base_path = _builtin_path(target) if not target.endswith((".yaml", ".yml")) else os.path.join(os.path.dirname(path), target)
+        base = load_pack(base_path, _seen + (path,))
     overrides = doc.get("overrides", {})
     rules: list[Rule] = []
     if base is not None:
@@ -159,7 +163,7 @@ def load_pack(path: str | Path, _seen: tuple[str, ...] = ()) -> Pack:
             lvl = overrides.get(r.id, {}).get("level")
             rules.append(r if not lvl else dataclasses.replace(r, level=Level(lvl)))
     for raw in doc.get("rules") or []:
-        rules.append(_rule(raw, spec["name"], str(path), overrides.get(raw["id"], {}).get("level")))
+        rules.append(_rule(raw, spec["name"], path, overrides.get(raw["id"], {}).get("level")))
     known = {r.id for r in rules}
     unknown = sorted(set(overrides) - known)
     if unknown:
@@ -175,7 +179,7 @@ def load_pack(path: str | Path, _seen: tuple[str, ...] = ()) -> Pack:
         title=spec["title"],
         version=spec["version"],
         spec_source=spec["source"],
-        path=str(path),
+        path=path,
         rules=tuple(rules),
         scope=inherit("scope"),
         shapes=inherit("shapes"),
@@ -185,15 +189,21 @@ def load_pack(path: str | Path, _seen: tuple[str, ...] = ()) -> Pack:
     )
 
 
-def _builtin_path(name: str) -> Path:
+def _builtin_path(name: str) -> str:
     for pack in builtin_pack_files():
-        if pack.parent.name == name or pack.stem == name:
+        if os.path.basename(os.path.dirname(pack)) == name or os.path.splitext(os.path.basename(pack))[0] == name:
             return pack
     raise PackError(f"no built-in pack named {name!r}")
 
 
-def builtin_pack_files() -> list[Path]:
-    return sorted(builtin_rules_dir().glob("*/*.yaml"))
+def builtin_pack_files() -> list[str]:
+    """The shipped pack files (`rules/<pack>/<file>.yaml`), sorted."""
+    root = builtin_rules_dir()
+    found = []
+    for folder in os.listdir(root):
+        if os.path.isdir(os.path.join(root, folder)):
+            found += [os.path.join(root, folder, f) for f in os.listdir(os.path.join(root, folder)) if f.endswith(".yaml")]
+    return sorted(found)
 
 
 @lru_cache(maxsize=1)

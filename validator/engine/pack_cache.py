@@ -16,21 +16,20 @@ import json
 import os
 import zlib
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-SCHEMA_FILE = Path(__file__).with_name("pack.schema.json")
+SCHEMA_FILE = os.path.join(os.path.dirname(__file__), "pack.schema.json")
 
 
-def cache_dir() -> Path | None:
+def cache_dir() -> str | None:
     """Where validated packs are kept, or None when caching is off."""
     if os.environ.get("SPEC_VALIDATE_NO_CACHE"):
         return None
     explicit = os.environ.get("SPEC_VALIDATE_CACHE_DIR")
     if explicit:
-        return Path(explicit)
+        return explicit
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "spec-validate"
+    return os.path.join(base, "spec-validate")
 
 
 @lru_cache(maxsize=1)
@@ -39,10 +38,15 @@ def _validation_fingerprint() -> str:
     selector grammar and every built-in primitive's options (read as files, so no module is imported)."""
     from validator import __version__
 
-    package = Path(__file__).resolve().parents[1]
-    sources = [SCHEMA_FILE, package / "engine" / "applies_to.py", package / "engine" / "loader.py",
-               *sorted((package / "checks").glob("*.py"))]
-    parts = [__version__] + [f"{s.name}:{s.stat().st_size}:{zlib.crc32(s.read_bytes()):08x}" for s in sources]
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    checks = os.path.join(package, "checks")
+    sources = [SCHEMA_FILE, os.path.join(package, "engine", "applies_to.py"), os.path.join(package, "engine", "loader.py"),
+               *sorted(os.path.join(checks, f) for f in os.listdir(checks) if f.endswith(".py"))]
+    parts = [__version__]
+    for source in sources:
+        with open(source, "rb") as fh:
+            content = fh.read()
+        parts.append(f"{os.path.basename(source)}:{len(content)}:{zlib.crc32(content):08x}")
     return ";".join(parts)
 
 
@@ -75,14 +79,14 @@ def _used(doc: dict[str, Any]) -> set[str]:
     return {name for rule in doc.get("rules") or [] for step in rule.get("check") or [] for name in step}
 
 
-def _entry(raw: bytes) -> Path | None:
+def _entry(raw: bytes) -> str | None:
     folder = cache_dir()
     if folder is None:
         return None
     # crc32 names the entry; the entry itself holds the full fingerprint and pack text, compared exactly on load,
     # so two packs (or two tool versions) that collide on the name only overwrite each other.
     name = f"{zlib.crc32(_validation_fingerprint().encode()):08x}-{zlib.crc32(raw):08x}-{len(raw)}"
-    return folder / "packs" / f"{name}.json"
+    return os.path.join(folder, "packs", f"{name}.json")
 
 
 def load(raw: bytes) -> dict[str, Any] | None:
@@ -91,7 +95,8 @@ def load(raw: bytes) -> dict[str, Any] | None:
     if entry is None:
         return None
     try:
-        cached = json.loads(entry.read_bytes())
+        with open(entry, "rb") as fh:
+            cached = json.loads(fh.read())
     except (OSError, ValueError):
         return None
     if not isinstance(cached, dict) or not isinstance(cached.get("doc"), dict) or not isinstance(cached.get("plugins"), dict):
@@ -124,9 +129,9 @@ def store(raw: bytes, doc: dict[str, Any]) -> None:
 
     tmp = None
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(entry), exist_ok=True)
         # Written beside the entry and renamed into place, so a concurrent reader never sees half a file.
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(entry), prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, entry)

@@ -196,7 +196,23 @@ def iter_results(
     (default: serial), for all the facts its rules asked for; then the waiting rules finish.
     `deep` (the CLI's --deep) is set on every Scope: rules that decode stored chunks run only then.
     """
-    rules, evaluations, waiting = _run_metadata_steps(tree, packs, selection, deep)
+    yield from evaluate(tree, packs, selection, max_findings=max_findings, block_elements=block_elements, scanner=scanner,
+                        progress=progress, deep=deep)[0]
+
+
+def evaluate(
+    tree: Tree,
+    packs: Sequence[Pack],
+    selection: Selection = Selection(),
+    *,
+    max_findings: int = MAX_FINDINGS,
+    block_elements: int = DEFAULT_BLOCK_ELEMENTS,
+    scanner: Scanner | None = None,
+    progress: Progress | None = None,
+    deep: bool = False,
+) -> tuple[list[ClauseResult], list[list[Scope]]]:
+    """What `iter_results` yields, as a list, and the scopes each pack applies at (aligned with `packs`)."""
+    rules, evaluations, waiting, scopes = _run_metadata_steps(tree, packs, selection, deep)
     scans = _plan_scans(waiting, block_elements)
     if progress is not None:
         progress.start(sum(s.elements for s in scans))
@@ -209,21 +225,25 @@ def iter_results(
             ev.outcome = Outcome(Status.ERROR, reason=str(got))
             continue
         _advance(ev, got)
-
-    for rule in rules:
-        yield aggregate(rule, evaluations[rule.id], max_findings)
+    return [aggregate(rule, evaluations[rule.id], max_findings) for rule in rules], scopes
 
 
-def _run_metadata_steps(tree: Tree, packs: Sequence[Pack], selection: Selection,
-                        deep: bool = False) -> tuple[list[Rule], dict[str, list[Evaluation]], list[Evaluation]]:
-    """Select nodes for every chosen rule and run steps up to the first that needs array facts."""
+def _run_metadata_steps(
+    tree: Tree, packs: Sequence[Pack], selection: Selection, deep: bool = False,
+) -> tuple[list[Rule], dict[str, list[Evaluation]], list[Evaluation], list[list[Scope]]]:
+    """Select nodes for every chosen rule and run steps up to the first that needs array facts.
+
+    Also returns each pack's scopes (aligned with `packs`): finding them walks the tree, so it is done once.
+    """
     evaluations: dict[str, list[Evaluation]] = {}
     rules: list[Rule] = []
+    scopes_by_pack: list[list[Scope]] = []
     for pack in packs:
         scopes = [replace(s, deep=deep) for s in find_scopes(tree, pack)]
-        chosen = [r for r in pack.rules if selection.redirected(pack.redirects).includes(r.id)]
+        scopes_by_pack.append(scopes)
         if not scopes:
             continue
+        chosen = [r for r in pack.rules if selection.redirected(pack.redirects).includes(r.id)]
         nodes = [(scope, NodeIndex(scope, list(subtree(scope.root)))) for scope in scopes]
         for rule in chosen:
             rules.append(rule)
@@ -239,7 +259,7 @@ def _run_metadata_steps(tree: Tree, packs: Sequence[Pack], selection: Selection,
             _advance(ev, None)
             if ev.outcome is None:
                 waiting.append(ev)
-    return rules, evaluations, waiting
+    return rules, evaluations, waiting, scopes_by_pack
 
 
 def scan_plan(store: Tree | str, packs: Sequence[Pack] | None = None, selection: Selection = Selection(),
@@ -258,7 +278,7 @@ def scan_plan(store: Tree | str, packs: Sequence[Pack] | None = None, selection:
         from validator.engine.loader import builtin_packs
 
         packs = builtin_packs()
-    _, _, waiting = _run_metadata_steps(store, packs, selection)
+    waiting = _run_metadata_steps(store, packs, selection)[2]
     out = []
     for scan in _plan_scans(waiting, block_elements):
         out.append((scan.node.path, "edges" if scan.requests and all(r.edges_only for r in scan.requests) else "full"))

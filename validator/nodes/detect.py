@@ -23,7 +23,7 @@ def open_store(path: str) -> Tree:
         InputError: the path is missing, unreadable, or not a store this tool reads. Messages about a URL
             name it without user, password or query string.
     """
-    from validator.nodes.remote import is_url  # the module is light: fsspec is imported only for a URL
+    from validator.nodes.urls import is_url
 
     if is_url(path):
         from validator.nodes.remote import open_url

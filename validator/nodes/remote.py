@@ -11,10 +11,10 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from validator.errors import InputError
 from validator.nodes.base import Tree
 from validator.nodes.keyvalue import KeyValueStore
+from validator.nodes.urls import URL_SCHEME, is_url
 
 # fsspec, s3fs, aiohttp and zarr are imported inside functions only: a local run never loads them.
 
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
 HTTP_PROTOCOLS = ("http", "https")
 # Names of Zarr metadata documents: the keys a reader probes for at every node, most of them absent.
@@ -27,19 +27,12 @@ HDF5_MAX_BLOCKS = 16
 _HDF5_SIGNATURE_OFFSETS = (0, 512, 1024, 2048, 4096, 8192)
 
 
-def is_url(path: str) -> bool:
-    """True when `path` is a URL (`scheme://...`) rather than a local path."""
-    match = _SCHEME.match(str(path))
-    # A one-letter scheme is a Windows drive (`C://data`), not a protocol.
-    return match is not None and len(match.group(1)) > 1
-
-
 def redact_url(url: str) -> str:
     """`url` without its user name, password, query string and fragment (signed-URL tokens live there)."""
     try:
         parts = urlsplit(url)
     except ValueError:  # an unparseable URL (a bad IPv6 literal): keep only the scheme
-        match = _SCHEME.match(url)
+        match = URL_SCHEME.match(url)
         return f"{match.group(1)}://..." if match else "..."
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
@@ -344,7 +337,7 @@ def _safe_key(key: str, http: bool) -> bool:
 
 
 def _protocol(url: str) -> str:
-    match = _SCHEME.match(url)
+    match = URL_SCHEME.match(url)
     return match.group(1).lower() if match else "file"
 
 
