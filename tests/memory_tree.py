@@ -124,7 +124,7 @@ def pack(rules=(), *, shapes=None, dimensions=None, scope=None, formats=(), name
     from validator.engine.model import Pack
 
     return Pack(name=name, title="Test pack", version="0.0.1", spec_source="test.md", path="<memory>", rules=tuple(rules),
-                scope=scope or {}, shapes=shapes or {}, dimensions=dimensions or {}, formats=tuple(formats))
+                scope=scope or {}, shapes=shapes or {}, dimensions=dimensions or {}, redirects={}, formats=tuple(formats))
 
 
 ANNDATA_SHAPES = {"csr_matrix": {"attr": "shape"}, "dataframe": {"child_from_attr": "_index"}, "categorical": {"child": "codes"}}

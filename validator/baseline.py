@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from validator.errors import InputError
 from validator.report.model import ClauseResult, Finding, Level, Report, Status
@@ -33,8 +33,7 @@ def fingerprint(rule_id: str, file: str, node_path: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-@dataclass(frozen=True)
-class Located:
+class Located(NamedTuple):
     """One failing thing in a report: a finding of a failed clause, a clause that errored, or an unreadable key."""
 
     rule_id: str
@@ -65,8 +64,7 @@ def located(report: Report) -> Iterator[Located]:
                 yield Located(r.rule.id, r.rule.level, file, f.path, fp, r, f, f.message)
 
 
-@dataclass(frozen=True)
-class Baseline:
+class Baseline(NamedTuple):
     """Fingerprints of known findings (`--baseline FILE`)."""
 
     fingerprints: frozenset[str] = frozenset()

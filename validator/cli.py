@@ -301,7 +301,8 @@ def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, kno
         from validator.report.markdown import render as render_markdown
 
         return render_markdown(reports, fail_on, known)
-    from validator.report.text import render as render_text, use_colour
+    from validator.report.text import render as render_text
+    from validator.report.text import use_colour
 
     colour = not args.output and use_colour(sys.stdout)
     text = render_text(reports, fail_on, colour=colour, verbose=args.verbose)

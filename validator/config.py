@@ -6,7 +6,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from validator.errors import InputError
 
@@ -15,15 +15,14 @@ KEYS = ("select", "ignore", "extend-select", "fail-on", "per-path-ignores", "pac
 FAIL_ON = ("must", "should", "may")
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     """The settings of one pyproject.toml (paths in `packs` already made absolute)."""
 
     select: tuple[str, ...] | None = None  # None: not set
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
     fail_on: str | None = None
-    per_path_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    per_path_ignores: Mapping[str, tuple[str, ...]] | None = None  # glob -> rule prefixes; None: not set
     packs: tuple[str, ...] = ()
     root: str = ""  # the directory holding the pyproject.toml; per-path globs are relative to it
     source: str = ""
@@ -117,8 +116,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     )
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """What one run uses, after the CLI flags have been laid over the config."""
 
     select: tuple[str, ...]
@@ -161,7 +159,7 @@ def merge(
         extend_select=config.extend_select + tuple(extend_select),
         fail_on=(fail_on or config.fail_on or "must").lower(),
         packs=config.packs + tuple(packs),
-        per_path_ignores=dict(config.per_path_ignores),
+        per_path_ignores=dict(config.per_path_ignores or {}),
         root=config.root,
     )
 

@@ -118,3 +118,11 @@ def test_load_pack_fails_missing_file(tmp_path):
 
 def test_builtin_packs_passes_load():
     assert builtin_packs() and all(p.rules for p in builtin_packs())
+
+
+def test_packs_survive_pickling():
+    # Packs and rules cross process boundaries (worker processes, Dask tasks built by users): plain records.
+    import pickle
+
+    for pack in builtin_packs():
+        assert pickle.loads(pickle.dumps(pack)) == pack

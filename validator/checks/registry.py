@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from validator.kernels.facts import FactRequest
 from validator.report.model import Finding
@@ -13,15 +12,14 @@ Options = Mapping[str, Any]
 RequestFn = Callable[..., Mapping[str, FactRequest]]
 
 
-@dataclass(frozen=True)
-class Primitive:
+class Primitive(NamedTuple):
     name: str
     function: Callable[..., Iterator[Finding]]
     options_schema: Mapping[str, Any]
     kind: str | None  # the node kind the primitive applies to; others are not applicable
     dtype_kinds: str | None  # numpy dtype kinds it applies to, e.g. "iu"
     facts: RequestFn | None  # which array facts it needs, computed in the array's single pass
-    doc: str = field(default="")
+    doc: str = ""
 
     @property
     def summary(self) -> str:
@@ -61,7 +59,18 @@ def _load() -> None:
         return
     _loaded = True
     # Importing the modules runs their @check decorators.
-    from validator.checks import arrays, attrs, cxg, h5seurat, hdmf_zarr, shapes, storage, structure, zarr_chunks, zarr_metadata  # noqa: F401
+    from validator.checks import (  # noqa: F401
+        arrays,
+        attrs,
+        cxg,
+        h5seurat,
+        hdmf_zarr,
+        shapes,
+        storage,
+        structure,
+        zarr_chunks,
+        zarr_metadata,
+    )
 
     BUILTIN.update({name: p for name, p in _REGISTRY.items() if p.function.__module__.startswith("validator.checks.")})
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from validator.engine.model import Pack
 from validator.nodes.base import Node, normalize_path
@@ -15,8 +14,7 @@ class NotApplicable(Exception):
     """Raised while resolving a reference that does not exist; the clause is not applicable to this node."""
 
 
-@dataclass
-class Scope:
+class Scope(NamedTuple):
     """One place a pack is applied: the scope root, and the pack's definitions of shapes and dimensions.
 
     Absolute paths in rules (`/obs`) are relative to the scope root, so an AnnData group inside

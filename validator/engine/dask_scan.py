@@ -27,10 +27,25 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from validator.engine.scan import ArrayScan, Facts, Partials, Progress, _sequential, default_workers, fold, summarize
+from validator.engine.scan import (
+    ArrayScan,
+    Facts,
+    Partials,
+    Progress,
+    _sequential,
+    default_workers,
+    fold,
+    summarize,
+)
 from validator.errors import InputError, SpecValidateError
 from validator.kernels.facts import FactRequest
-from validator.nodes.base import DEFAULT_BLOCK_ELEMENTS, NodeError, RowRange, Tree, row_elements
+from validator.nodes.base import (
+    DEFAULT_BLOCK_ELEMENTS,
+    NodeError,
+    RowRange,
+    Tree,
+    row_elements,
+)
 
 if TYPE_CHECKING:
     from distributed import Client

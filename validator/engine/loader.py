@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import os
 import re
@@ -161,7 +160,7 @@ def load_pack(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> Pack
     if base is not None:
         for r in base.rules:
             lvl = overrides.get(r.id, {}).get("level")
-            rules.append(r if not lvl else dataclasses.replace(r, level=Level(lvl)))
+            rules.append(r if not lvl else r._replace(level=Level(lvl)))
     for raw in doc.get("rules") or []:
         rules.append(_rule(raw, spec["name"], path, overrides.get(raw["id"], {}).get("level")))
     known = {r.id for r in rules}

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from validator.report.model import Level
 
 
-@dataclass(frozen=True)
-class Writer:
+class Writer(NamedTuple):
     """A real writer whose files depart from the clause: the report shows the note on failure."""
 
     name: str
@@ -18,14 +16,12 @@ class Writer:
     note: str
 
 
-@dataclass(frozen=True)
-class CheckStep:
+class CheckStep(NamedTuple):
     primitive: str
     options: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     id: str
     level: Level  # the level in force (after a user pack's overrides)
     spec_level: Level  # the level the spec states
@@ -46,17 +42,17 @@ class Rule:
         return self.basis == "derived"
 
 
-@dataclass(frozen=True)
-class Pack:
+class Pack(NamedTuple):
+    """A loaded rule pack. The mappings have no defaults: a shared default would be one object for every pack."""
+
     name: str
     title: str
     version: str
     spec_source: str  # the spec file the clauses are quoted from
     path: str  # the YAML file
     rules: tuple[Rule, ...]
-    scope: Mapping[str, Any] = field(default_factory=dict)
-    shapes: Mapping[str, Any] = field(default_factory=dict)
-    dimensions: Mapping[str, Any] = field(default_factory=dict)
-    formats: tuple[str, ...] = ()
-    redirects: Mapping[str, str] = field(default_factory=dict)
-    known_values: Mapping[str, Any] = field(default_factory=dict)
+    scope: Mapping[str, Any]  # where the pack applies (`roots`, `fallback` selectors); empty: at the root
+    shapes: Mapping[str, Any]  # encoding-type -> how to find the logical shape of such a group
+    dimensions: Mapping[str, Any]  # named dimensions (n_obs, n_vars) and where their lengths come from
+    redirects: Mapping[str, str]  # renamed rule id -> its id now
+    formats: tuple[str, ...] = ()  # tree formats the pack applies to (globs); empty: any

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 def prefix_matches(prefix: str, rule_id: str) -> bool:
@@ -12,8 +12,7 @@ def prefix_matches(prefix: str, rule_id: str) -> bool:
     return len(want) <= len(have) and have[: len(want)] == want
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(NamedTuple):
     select: tuple[str, ...] = ()  # empty: every rule
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from validator.checks import registry
@@ -21,26 +20,33 @@ from validator.report.model import ClauseResult, Finding, Status
 MAX_FINDINGS = 20
 
 
-@dataclass
 class Outcome:
     """The verdict of one rule on one node."""
 
-    status: Status
-    findings: list[Finding] = field(default_factory=list)
-    reason: str | None = None
+    __slots__ = ("status", "findings", "reason")
+
+    def __init__(self, status: Status, findings: list[Finding] | None = None, reason: str | None = None) -> None:
+        self.status = status
+        self.findings = findings if findings is not None else []
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Outcome({self.status.value}, {len(self.findings)} findings, reason={self.reason!r})"
 
 
-@dataclass
 class Evaluation:
     """One rule on one node, possibly waiting at step `step` for facts about arrays."""
 
-    rule: Rule
-    node: Node
-    scope: Scope
-    step: int = 0
-    requests: dict[int, Mapping[str, FactRequest] | NotApplicable] = field(default_factory=dict)
-    arrays: dict[int, Node] = field(default_factory=dict)
-    outcome: Outcome | None = None
+    # A plain class, not a dataclass: one is made per (rule, node) and the dataclass machinery costs start-up.
+    __slots__ = ("rule", "node", "scope", "step", "requests", "outcome")
+
+    def __init__(self, rule: Rule, node: Node, scope: Scope) -> None:
+        self.rule = rule
+        self.node = node
+        self.scope = scope
+        self.step = 0
+        self.requests: dict[int, Mapping[str, FactRequest] | NotApplicable] = {}
+        self.outcome: Outcome | None = None
 
 
 def find_scopes(tree: Tree, pack: Pack) -> list[Scope]:
@@ -239,7 +245,7 @@ def _run_metadata_steps(
     rules: list[Rule] = []
     scopes_by_pack: list[list[Scope]] = []
     for pack in packs:
-        scopes = [replace(s, deep=deep) for s in find_scopes(tree, pack)]
+        scopes = [s._replace(deep=deep) for s in find_scopes(tree, pack)]
         scopes_by_pack.append(scopes)
         if not scopes:
             continue

@@ -11,19 +11,24 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from validator.kernels import KERNELS
 from validator.kernels.facts import FactRequest
-from validator.nodes.base import DEFAULT_BLOCK_ELEMENTS, Block, Node, NodeError, RowRange, row_elements
+from validator.nodes.base import (
+    DEFAULT_BLOCK_ELEMENTS,
+    Block,
+    Node,
+    NodeError,
+    RowRange,
+    row_elements,
+)
 
 Partials = dict[FactRequest, Any]
 Facts = dict[FactRequest, Any]
 
 
-@dataclass(frozen=True)
-class ArrayScan:
+class ArrayScan(NamedTuple):
     """What to compute over one array, and which of its blocks to read (None: in sequence via `blocks()`)."""
 
     node: Node

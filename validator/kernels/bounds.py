@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from validator.nodes.base import Block
 
 
-@dataclass(frozen=True)
-class Offender:
+class Offender(NamedTuple):
     index: int
     value: Any
 
 
-@dataclass(frozen=True)
-class BoundsPartial:
+class BoundsPartial(NamedTuple):
     minimum: Any
     maximum: Any
     count: int  # elements outside [low, high]

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class FactRequest:
+class FactRequest(NamedTuple):
     """A request for one kernel's result on one array; equal requests are computed once.
 
     `edges_only` kernels need only the first and last blocks, so an array that only they

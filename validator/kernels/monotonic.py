@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from validator.nodes.base import Block
 
 
-@dataclass(frozen=True)
-class Decrease:
+class Decrease(NamedTuple):
     index: int  # flat index of the element that is smaller than the one before it
     previous: Any
     value: Any
 
 
-@dataclass(frozen=True)
-class MonotonicPartial:
+class MonotonicPartial(NamedTuple):
     start: int
     first: Any
     last: Any

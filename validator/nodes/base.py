@@ -5,8 +5,7 @@ from __future__ import annotations
 import posixpath
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -17,8 +16,7 @@ NodeKind = Literal["group", "array", "link"]
 DEFAULT_BLOCK_ELEMENTS = 1 << 22
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):
     """A chunk-aligned run of rows of an array, flattened in C order.
 
     `start` is the flat (C-order) index of the first element of `values` in the whole array.
@@ -28,8 +26,7 @@ class Block:
     values: np.ndarray
 
 
-@dataclass(frozen=True)
-class StringStorage:
+class StringStorage(NamedTuple):
     """How strings are stored, as the spec talks about them."""
 
     length: Literal["variable", "fixed"]
@@ -37,8 +34,7 @@ class StringStorage:
     container_dtype: str  # the stored dtype as written ("|O", "<U16", "vlen str", "|S10")
 
 
-@dataclass
-class Storage:
+class Storage(NamedTuple):
     """Container-level facts about an array, whatever the backend."""
 
     format: str  # "hdf5", "zarr-v2", "zarr-v3", "tiledb"
@@ -48,7 +44,7 @@ class Storage:
     fill_value: Any = None
     layout: str | None = None  # hdf5: "contiguous", "chunked", "compact"
     metadata_key: str | None = None  # zarr: the key of the stored metadata document
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] | None = None  # backend-specific facts (TileDB: sparse, dims, attrs)
 
 
 class NodeError(Exception):

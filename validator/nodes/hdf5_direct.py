@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import h5py
 import numpy as np
@@ -25,8 +25,7 @@ DEFLATE, SHUFFLE = 1, 2
 DECODABLE_FILTERS = {DEFLATE, SHUFFLE}
 
 
-@dataclass(frozen=True)
-class ChunkTable:
+class ChunkTable(NamedTuple):
     """Where each stored chunk of a 1-D chunked dataset lies, in chunk order."""
 
     chunk_len: int
@@ -36,8 +35,7 @@ class ChunkTable:
     filters: tuple[int, ...]  # filter ids of the pipeline, in the order they were applied when writing
 
 
-@dataclass(frozen=True)
-class DirectPlan:
+class DirectPlan(NamedTuple):
     """How to read a dataset's bytes without HDF5: a contiguous offset, or a chunk table."""
 
     dtype: np.dtype

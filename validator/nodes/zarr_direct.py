@@ -18,8 +18,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -47,8 +46,7 @@ ZSTD_MAGIC = 0xFD2FB528
 CRC32C_BYTES = 4
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """One decoding step, in decode order: `name` as the metadata writes it; `codec` for the generic steps."""
 
     name: str
@@ -73,8 +71,7 @@ class Step:
             raise NodeError(f"{where} does not decode with {self.name} ({type(exc).__name__}: {exc})") from None
 
 
-@dataclass(frozen=True)
-class DirectPlan:
+class DirectPlan(NamedTuple):
     """How to read a 1-D array's chunks without zarr-python."""
 
     dtype: np.dtype  # as stored (byte order included)
