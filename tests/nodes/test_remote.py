@@ -20,7 +20,8 @@ import pytest
 from validator import validate
 from validator.cli import main, store_root, store_roots
 from validator.errors import InputError
-from validator.nodes.remote import is_url, redact_url, scrub
+from validator.nodes.remote import redact_url, scrub
+from validator.nodes.urls import is_url
 
 pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")

@@ -23,7 +23,7 @@ MAX_FINDINGS = 20
 class Outcome:
     """The verdict of one rule on one node."""
 
-    __slots__ = ("status", "findings", "reason")
+    __slots__ = ("findings", "reason", "status")
 
     def __init__(self, status: Status, findings: list[Finding] | None = None, reason: str | None = None) -> None:
         self.status = status
@@ -38,7 +38,7 @@ class Evaluation:
     """One rule on one node, possibly waiting at step `step` for facts about arrays."""
 
     # A plain class, not a dataclass: one is made per (rule, node) and the dataclass machinery costs start-up.
-    __slots__ = ("rule", "node", "scope", "step", "requests", "outcome")
+    __slots__ = ("node", "outcome", "requests", "rule", "scope", "step")
 
     def __init__(self, rule: Rule, node: Node, scope: Scope) -> None:
         self.rule = rule

@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from validator.errors import InputError
 from validator.nodes.base import Tree
 from validator.nodes.keyvalue import KeyValueStore
-from validator.nodes.urls import URL_SCHEME, is_url
+from validator.nodes.urls import URL_SCHEME
 
 # fsspec, s3fs, aiohttp and zarr are imported inside functions only: a local run never loads them.
 
