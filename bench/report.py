@@ -106,12 +106,14 @@ def machine_block(doc: dict) -> str:
     commit = (m.get("git_commit") or "unknown")[:12] + (" (with uncommitted changes)" if m.get("git_dirty") else "")
     load = lambda xs: ", ".join(f"{x:.2f}" for x in xs) if xs else "?"  # noqa: E731
     cfg = doc.get("config", {})
+    startup = f", start-up commands timed {cfg['startup_rounds']} times in each" if cfg.get("startup_rounds") else ""
     return "\n".join([
         f"- CPU: {m.get('cpu')}; {m.get('cores')} cores ({m.get('usable_cores')} usable); {m.get('memory_gib')} GiB RAM",
         f"- OS: {m.get('os')}; Python {m.get('python')}",
         "- " + ", ".join(f"{name} {ver}" for name, ver in v.items() if ver),
         f"- spec-validate commit {commit}",
-        f"- run {doc.get('started')} to {doc.get('finished')}; {cfg.get('reps')} timed repetitions after {cfg.get('warmup')} warm-up round(s); "
+        f"- run {doc.get('started')} to {doc.get('finished')}; {cfg.get('reps')} timed repetitions after {cfg.get('warmup')} warm-up round(s)"
+        f"{startup}; "
         f"load average {load(m.get('load_average_start'))} at the start, {load(m.get('load_average_end'))} at the end",
     ])
 

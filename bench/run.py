@@ -205,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--formats", type=generate.comma_list, help=f"comma-separated formats (default: {','.join(generate.FORMATS)})")
     parser.add_argument("--reps", type=int, default=5, help="timed repetitions of every tool (default: %(default)s)")
     parser.add_argument("--warmup", type=int, default=1, help="unrecorded rounds first (default: %(default)s)")
+    parser.add_argument("--startup-rounds", type=int, default=4,
+                        help="start-up commands are timed this many times per repetition (default: %(default)s)")
     parser.add_argument("--skip-anndata", action="store_true", help="do not time anndata's full read")
     parser.add_argument("--jobs", type=int, help="passed to spec-validate as --jobs N")
     parser.add_argument("--no-docs", action="store_true", help="do not regenerate docs/performance.md and docs/performance.png")
@@ -232,11 +234,13 @@ def main(argv: list[str] | None = None) -> int:
     for rep in range(total):
         warm = rep < args.warmup
         print(f"{'warm-up' if warm else 'repetition'} {rep + 1 - (0 if warm else args.warmup)}/{args.warmup if warm else args.reps}", flush=True)
-        batches = [("startup", None, startup_commands())]
+        # Start-up runs take a tenth of a second and vary by a few hundredths: several rounds per repetition,
+        # so their medians rest on more samples than a file's.
+        batches = [("startup", None, startup_commands())] * args.startup_rounds
         batches += [("file", case, tool_commands(case, plans[case]["arrays"], args.jobs, args.skip_anndata)) for case in chosen]
-        for group, case, commands in batches:
+        for round_, (group, case, commands) in enumerate(batches):
             names = list(commands)
-            shift = rep % len(names)
+            shift = (rep + round_) % len(names)
             for tool in names[shift:] + names[:shift]:
                 result = launcher.measure(commands[tool], TOOL_ENV.get(tool))
                 result.update({"group": group, "tool": tool, "rep": rep, "warmup": warm, "cmd": commands[tool],
@@ -263,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         "started": started.isoformat(timespec="seconds"),
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": info,
-        "config": {"reps": args.reps, "warmup": args.warmup, "jobs": args.jobs, "skip_anndata": args.skip_anndata,
+        "config": {"reps": args.reps, "startup_rounds": args.startup_rounds, "warmup": args.warmup, "jobs": args.jobs, "skip_anndata": args.skip_anndata,
                    "sizes": sorted({c.size for c in chosen}, key=generate.SIZES.get), "formats": sorted({c.format for c in chosen}),
                    "block_elements": floor.DEFAULT_BLOCK_ELEMENTS, "peak_rss_unit": "MB = 10^6 bytes (ru_maxrss KiB x 1024 / 10^6)"},
         "files": {c.path.name: {"format": c.format, "size": c.size, "stored_values": c.nnz, "bytes_on_disk": generate.du(c.path),
