@@ -101,6 +101,32 @@ def test_dask_scanner_gives_the_serial_report_on_the_corpus(client, case):
     assert validate(path, scanner=DaskScanner(client)).to_json() == validate(path, jobs=1).to_json()
 
 
+@pytest.mark.parametrize("case", ["zarr-v2/categorical-code-too-large.zarr", "zarr-v2/valid-every-element.zarr"])
+def test_dask_workers_read_a_store_behind_a_url_and_give_the_local_report(client, case):
+    # The workers open the URL themselves (the client sends no array data): served on loopback, which the
+    # LocalCluster's worker processes reach as the client does.
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    folder, name = case.split("/")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(CASES / folder)))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        remote = validate(f"http://127.0.0.1:{server.server_address[1]}/{name}", scanner=DaskScanner(client, block_elements=64))
+    finally:
+        server.shutdown()
+        thread.join()
+    local = validate(CASES / case, jobs=1)
+    assert remote.to_json()["results"] == local.to_json()["results"]
+    assert remote.failures == local.failures
+
+
 def test_dask_scanner_finds_the_serial_first_decrease_in_a_late_block_on_both_workers(client, tmp_path):
     path = write_long_csr(tmp_path / "long.h5ad")
     opened = client.run(stores_opened)
