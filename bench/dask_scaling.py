@@ -1,6 +1,7 @@
 """Time one validation serially, on threads and on a Dask LocalCluster of 1 and 2 worker processes (on demand, not in tests).
 
-Run as `python bench/dask_scaling.py [--file F.h5ad ...] [--repeat 3]`. Without --file it uses the anndata-written
+Run as `python bench/dask_scaling.py [--file F.h5ad ...] [--repeat 3] [--threads 2,4] [--workers 1,2]`
+(thread and worker counts default to the powers of two up to the number of cores). Without --file it uses the anndata-written
 5e7-value files of bench/generate.py when they are there, else writes bench/data/dask-scaling-5e7.h5ad with h5py
 (a CSR X of 5e7 stored values: int64 indptr, int32 indices, float32 data, gzip level 1, 2**20-element chunks).
 Every configuration is timed `--repeat` times after one warm-up run (the file then sits in the page cache);
@@ -119,7 +120,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--file", action="append", type=Path, help="the store(s) to validate")
     parser.add_argument("--repeat", type=int, default=5)
+    doubling = ",".join(str(2 ** i) for i in range(max(1, (os.cpu_count() or 1).bit_length())) if 2 ** i <= (os.cpu_count() or 1))
+    parser.add_argument("--threads", default=doubling, help="thread counts to time (--jobs N), comma-separated (default: %(default)s)")
+    parser.add_argument("--workers", default=doubling,
+                        help="LocalCluster worker processes (1 thread each) to time, comma-separated; 0 for none (default: %(default)s)")
     args = parser.parse_args()
+    thread_counts = [int(n) for n in args.threads.split(",") if int(n) > 1]
+    worker_counts = [int(n) for n in args.workers.split(",") if int(n) > 0]
     files = args.file or [DATA / n for n in ANNDATA_FILES if (DATA / n).exists()] or [generate(DATA / "dask-scaling-5e7.h5ad")]
 
     from distributed import Client, LocalCluster
@@ -136,9 +143,10 @@ def main() -> None:
         reference = validate(path, jobs=1).to_json()
         serial = timed(lambda: validate(path, jobs=1), args.repeat)
         rows = [("serial (jobs=1)", serial, peak_rss_mib())]
-        rows.append(("threads (jobs=2)", timed(lambda: validate(path, jobs=2), args.repeat), peak_rss_mib()))
+        for threads in thread_counts:
+            rows.append((f"threads (jobs={threads})", timed(lambda: validate(path, jobs=threads), args.repeat), peak_rss_mib()))
         # The Dask rows count the workers' CPU too: the client's alone would hide the scan.
-        for workers in (1, 2):
+        for workers in worker_counts:
             t0 = time.perf_counter()
             with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                               silence_logs=logging.CRITICAL) as cluster, Client(cluster, set_as_default=False) as client:
