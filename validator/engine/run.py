@@ -185,25 +185,12 @@ def compute_facts(node: Node, requests: set[FactRequest], block_elements: int = 
     return result
 
 
-def iter_results(
-    tree: Tree,
-    packs: Sequence[Pack],
-    selection: Selection = Selection(),
-    *,
-    max_findings: int = MAX_FINDINGS,
-    block_elements: int = DEFAULT_BLOCK_ELEMENTS,
-    scanner: Scanner | None = None,
-    progress: Progress | None = None,
-    deep: bool = False,
-) -> Iterator[ClauseResult]:
+def iter_results(tree: Tree, packs: Sequence[Pack], selection: Selection = Selection(), **options: Any) -> Iterator[ClauseResult]:
     """One ClauseResult per selected rule of every pack that applies to the tree, in pack order.
 
-    Metadata steps run first; then every array some rule needs values of is scanned once, by `scanner`
-    (default: serial), for all the facts its rules asked for; then the waiting rules finish.
-    `deep` (the CLI's --deep) is set on every Scope: rules that decode stored chunks run only then.
+    `options` are `evaluate`'s (max_findings, block_elements, scanner, progress, deep).
     """
-    yield from evaluate(tree, packs, selection, max_findings=max_findings, block_elements=block_elements, scanner=scanner,
-                        progress=progress, deep=deep)[0]
+    yield from evaluate(tree, packs, selection, **options)[0]
 
 
 def evaluate(
@@ -217,7 +204,13 @@ def evaluate(
     progress: Progress | None = None,
     deep: bool = False,
 ) -> tuple[list[ClauseResult], list[list[Scope]]]:
-    """What `iter_results` yields, as a list, and the scopes each pack applies at (aligned with `packs`)."""
+    """One ClauseResult per selected rule of every pack that applies, and the scopes each pack applies at
+    (aligned with `packs`).
+
+    Metadata steps run first; then every array some rule needs values of is scanned once, by `scanner`
+    (default: serial), for all the facts its rules asked for; then the waiting rules finish.
+    `deep` (the CLI's --deep) is set on every Scope: rules that decode stored chunks run only then.
+    """
     rules, evaluations, waiting, scopes = _run_metadata_steps(tree, packs, selection, deep)
     scans = _plan_scans(waiting, block_elements)
     if progress is not None:
