@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -38,12 +39,21 @@ def _join(prefix: str, name: str) -> str:
     return f"{prefix}/{name}" if prefix else name
 
 
+# Opening a key's file: never through a symlink (those take the checked path), and never blocking on a FIFO.
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_OPEN_FLAGS = os.O_RDONLY | _NO_FOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
 class DirectoryStore(KeyValueStore):
     def __init__(self, root: str) -> None:
         self.location = root
         self._root = os.path.realpath(root)
+        # Directory prefix -> its real path, checked to lie inside the store (None: it does not). Resolving
+        # every key's full path cost more than reading a small chunk; a directory is resolved once.
+        self._folders: dict[str, str | None] = {"": self._root}
 
-    def _inside(self, key: str) -> str | None:
+    def resolve(self, key: str) -> str | None:
+        """The file system path of `key`, symlinks resolved; None when the key is malformed or leads outside the store."""
         if any(part in ("", ".", "..") for part in key.split("/")) or "\\" in key:
             return None
         full = os.path.realpath(os.path.join(self._root, *key.split("/")))
@@ -52,8 +62,36 @@ class DirectoryStore(KeyValueStore):
             return None
         return full
 
+    def _folder(self, prefix: str) -> str | None:
+        try:
+            return self._folders[prefix]
+        except KeyError:
+            folder = self._folders[prefix] = self.resolve(prefix)
+            return folder
+
     def get(self, key: str) -> bytes | None:
-        full = self._inside(key)
+        prefix, _, name = key.rpartition("/")
+        folder = self._folder(prefix) if _NO_FOLLOW and name not in ("", ".", "..") and "\\" not in name else None
+        if folder is None:
+            return self._get_resolved(key)
+        try:
+            fd = os.open(os.path.join(folder, name), _OPEN_FLAGS)
+        except OSError:
+            # Absent or unreadable; or a symlink (ELOOP, or "not a directory" for one to a directory):
+            # the full check decides whether it stays inside the store.
+            return self._get_resolved(key) if os.path.islink(os.path.join(folder, name)) else None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None  # a directory or a device: not a key's value
+            with open(fd, "rb", closefd=False) as fh:
+                return fh.read()
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def _get_resolved(self, key: str) -> bytes | None:
+        full = self.resolve(key)
         if full is None or not os.path.isfile(full):
             return None
         try:
@@ -63,7 +101,7 @@ class DirectoryStore(KeyValueStore):
             return None
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        full = self._root if not prefix else self._inside(prefix)
+        full = self._root if not prefix else self.resolve(prefix)
         if full is None or not os.path.isdir(full):
             return [], []
         keys, dirs = [], []
@@ -72,7 +110,7 @@ class DirectoryStore(KeyValueStore):
         except OSError:
             return [], []
         for entry in entries:
-            if self._inside(_join(prefix, entry.name)) is None:
+            if self.resolve(_join(prefix, entry.name)) is None:
                 continue
             if entry.is_dir():
                 dirs.append(entry.name)

@@ -379,7 +379,7 @@ def _confined_local_store(local_store: type, kv: DirectoryStore) -> Any:
 
     class ConfinedLocalStore(local_store):  # type: ignore[misc, valid-type]
         def _check(self, key: str) -> None:
-            if kv._inside(key) is None:
+            if kv.resolve(key) is None:
                 raise OutsideStoreError(f"key {key!r} leads outside the store; not read")
 
         async def get(self, key: str, prototype: Any = None, byte_range: Any = None) -> Any:

@@ -311,7 +311,7 @@ def _get(kv: KeyValueStore, key: str, path: str) -> bytes | None:
         return raw
     # `get` answers None for keys it would not read, too: those must not pass for unstored chunks.
     if isinstance(kv, DirectoryStore):
-        full = kv._inside(key)
+        full = kv.resolve(key)
         if full is None:
             raise NodeError(f"{path}: chunk {key} leads outside the store; not read")
         if os.path.lexists(full):

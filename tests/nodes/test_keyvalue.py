@@ -1,0 +1,60 @@
+"""DirectoryStore: keys read inside the store only, whatever symlinks, FIFOs or odd keys it holds."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from validator.nodes.keyvalue import DirectoryStore
+
+
+@pytest.fixture
+def store(tmp_path):
+    root = tmp_path / "s.zarr"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "0").write_bytes(b"chunk")
+    (root / ".zgroup").write_bytes(b"{}")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_bytes(b"secret")
+    return root, outside
+
+
+def test_reads_keys_at_every_depth(store):
+    root, _ = store
+    kv = DirectoryStore(str(root))
+    assert kv.get(".zgroup") == b"{}"
+    assert kv.get("a/b/0") == b"chunk"
+    assert kv.get("a/b/1") is None
+
+
+@pytest.mark.parametrize("key", ["", "a//b/0", "a/./b/0", "a/../a/b/0", "a/b/0/", "a\\b\\0", ".."])
+def test_malformed_keys_read_nothing(store, key):
+    assert DirectoryStore(str(store[0])).get(key) is None
+
+
+def test_a_symlinked_key_is_read_only_when_it_stays_inside(store):
+    root, outside = store
+    os.symlink(root / "a" / "b" / "0", root / "a" / "b" / "alias")
+    os.symlink(outside / "secret", root / "a" / "b" / "escape")
+    kv = DirectoryStore(str(root))
+    assert kv.get("a/b/alias") == b"chunk"
+    assert kv.get("a/b/escape") is None
+    assert kv.resolve("a/b/escape") is None
+
+
+def test_a_symlinked_directory_leading_outside_hides_its_keys(store):
+    root, outside = store
+    os.symlink(outside, root / "a" / "out")
+    kv = DirectoryStore(str(root))
+    assert kv.get("a/out/secret") is None
+    assert kv.list_dir("a") == ([], ["b"])
+
+
+def test_a_directory_or_fifo_under_a_key_is_no_value_and_never_blocks(store):
+    root, _ = store
+    os.mkfifo(root / "a" / "b" / "fifo")
+    kv = DirectoryStore(str(root))
+    assert kv.get("a/b/fifo") is None  # opened without blocking, then refused as not a regular file
+    assert kv.get("a/b") is None
