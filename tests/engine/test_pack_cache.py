@@ -102,11 +102,14 @@ def test_pack_cache_fails_plugin_primitive_with_new_options_invalidates(cache, m
     assert pack_cache.load(raw) is None
 
 
-def test_pack_cache_passes_warm_run_imports_neither_yaml_nor_jsonschema(cache):
+def test_pack_cache_passes_warm_run_imports_neither_yaml_nor_jsonschema(cache, tmp_path):
+    # A user's pack: the first run parses and validates it, the next reads the cached entry.
     corpus = Path(__file__).resolve().parents[2] / "conformance-corpus" / "anndata" / "h5ad" / "valid-every-element.h5ad"
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(PACK)
     code = (
         "import sys, validator\n"
-        f"validator.validate({str(corpus)!r}, jobs=1)\n"
+        f"validator.validate({str(corpus)!r}, jobs=1, extra_packs=[{str(mine)!r}])\n"
         "print(sorted(m for m in ('yaml', 'jsonschema', 'importlib.metadata', 'validator.checks.zarr_metadata') if m in sys.modules))\n"
     )
     env = {**os.environ, "SPEC_VALIDATE_CACHE_DIR": str(cache)}
@@ -114,3 +117,45 @@ def test_pack_cache_passes_warm_run_imports_neither_yaml_nor_jsonschema(cache):
     warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert "yaml" in cold and "jsonschema" in cold
     assert warm.strip() == "[]"
+
+
+def _generator():
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("generate_pack_cache", root / "scripts" / "generate_pack_cache.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_shipped_entries_of_the_builtin_packs_are_current(monkeypatch):
+    monkeypatch.setenv("SPEC_VALIDATE_NO_CACHE", "1")
+    generator = _generator()
+    assert generator.stale() == [], f"validator/engine/validated_packs is out of date; regenerate it with `{generator.COMMAND}`"
+
+
+def test_a_first_run_loads_the_builtin_packs_from_the_shipped_entries(tmp_path):
+    # A fresh CI runner: an empty cache. No YAML is parsed, no schema validation runs, nothing is written.
+    code = ("import json, sys; from validator.engine.loader import builtin_packs; n = len(builtin_packs()); "
+            "print(json.dumps([n, 'yaml' in sys.modules, 'jsonschema' in sys.modules]))")
+    env = {**os.environ, "SPEC_VALIDATE_CACHE_DIR": str(tmp_path / "empty")}
+    env.pop("SPEC_VALIDATE_NO_CACHE", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    count, yaml_loaded, jsonschema_loaded = json.loads(out.stdout)
+    assert count == len(list((Path(pack_cache.SHIPPED_DIR)).glob("*.json"))) and not yaml_loaded and not jsonschema_loaded
+    assert entries(tmp_path / "empty") == []
+
+
+def test_a_stale_shipped_entry_is_ignored_and_the_pack_validated(cache, tmp_path, monkeypatch):
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    path = tmp_path / "mine.yaml"
+    path.write_text(PACK)
+    raw = path.read_bytes()
+    doc = json.loads(pack_cache.entry_text(raw, loader.parse_and_validate(raw, str(path))))
+    doc["doc"]["rules"][0]["level"] = "MAY"  # an entry for the same name whose text no longer matches
+    doc["text"] = doc["text"].replace("MUST", "MAY")
+    (shipped / pack_cache.entry_name(raw)).write_text(json.dumps(doc))
+    monkeypatch.setattr(pack_cache, "SHIPPED_DIR", str(shipped))
+    assert loader.load_pack(path).rules[0].level.value == "MUST"

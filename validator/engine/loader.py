@@ -107,6 +107,13 @@ def _read(path: str) -> dict[str, Any]:
     cached = pack_cache.load(raw)
     if cached is not None:
         return cached
+    doc = parse_and_validate(raw, path)
+    pack_cache.store(raw, doc)
+    return doc
+
+
+def parse_and_validate(raw: bytes, path: str) -> dict[str, Any]:
+    """The pack text parsed as YAML and validated against the pack schema and the primitives' options."""
     import yaml  # only on a cache miss: parsing YAML is most of the cost of loading a pack
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: the same safe subset, faster
@@ -119,7 +126,6 @@ def _read(path: str) -> dict[str, Any]:
         where = f" at line {mark.line + 1}" if mark else ""
         raise PackError(f"{path}: not valid YAML{where} ({getattr(exc, 'problem', exc)})") from None
     _validate(doc, path)
-    pack_cache.store(raw, doc)
     return doc
 
 

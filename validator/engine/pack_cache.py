@@ -8,6 +8,11 @@ rewritten, and a cache directory that cannot be written is simply not used.
 
 Location: `$SPEC_VALIDATE_CACHE_DIR`, else `$XDG_CACHE_HOME/spec-validate`, else `~/.cache/spec-validate`.
 `SPEC_VALIDATE_NO_CACHE=1` turns it off.
+
+The built-in packs' entries also ship with the tool (`validated_packs/`, written by
+`scripts/generate_pack_cache.py`; a test fails when they are stale), so that a first run, on a fresh CI
+runner or in each process of a `--jobs` run, parses no YAML either. They are read exactly as the user's
+entries are, fingerprint and text compared, so a stale one is ignored, never trusted.
 """
 
 from __future__ import annotations
@@ -79,14 +84,19 @@ def _used(doc: dict[str, Any]) -> set[str]:
     return {name for rule in doc.get("rules") or [] for step in rule.get("check") or [] for name in step}
 
 
-def _entry(raw: bytes) -> str | None:
-    folder = cache_dir()
-    if folder is None:
-        return None
+SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "validated_packs")
+
+
+def entry_name(raw: bytes) -> str:
+    """The file name of the entry for this pack text under this tool (and these primitives)."""
     # crc32 names the entry; the entry itself holds the full fingerprint and pack text, compared exactly on load,
     # so two packs (or two tool versions) that collide on the name only overwrite each other.
-    name = f"{zlib.crc32(_validation_fingerprint().encode()):08x}-{zlib.crc32(raw):08x}-{len(raw)}"
-    return os.path.join(folder, "packs", f"{name}.json")
+    return f"{zlib.crc32(_validation_fingerprint().encode()):08x}-{zlib.crc32(raw):08x}-{len(raw)}.json"
+
+
+def _entry(raw: bytes) -> str | None:
+    folder = cache_dir()
+    return None if folder is None else os.path.join(folder, "packs", entry_name(raw))
 
 
 def load(raw: bytes) -> dict[str, Any] | None:
@@ -94,6 +104,10 @@ def load(raw: bytes) -> dict[str, Any] | None:
     entry = _entry(raw)
     if entry is None:
         return None
+    return _read_entry(entry, raw) or _read_entry(os.path.join(SHIPPED_DIR, entry_name(raw)), raw)
+
+
+def _read_entry(entry: str, raw: bytes) -> dict[str, Any] | None:
     try:
         with open(entry, "rb") as fh:
             cached = json.loads(fh.read())
@@ -113,18 +127,24 @@ def load(raw: bytes) -> dict[str, Any] | None:
     return cached["doc"]
 
 
-def store(raw: bytes, doc: dict[str, Any]) -> None:
-    """Keep the validated document for next time; any failure to write just leaves it uncached."""
-    entry = _entry(raw)
-    if entry is None:
-        return
+def entry_text(raw: bytes, doc: dict[str, Any]) -> str | None:
+    """The entry for a validated pack, as JSON text; None when the document does not survive JSON unchanged."""
     try:
         text = json.dumps({"fingerprint": _validation_fingerprint(), "text": raw.decode("utf-8", "replace"), "doc": doc,
                            "plugins": _plugin_primitives(doc), "modules": _modules(doc)})
     except (TypeError, ValueError):
-        return  # YAML dates, sets or binary: not JSON, so not cached
+        return None  # YAML dates, sets or binary: not JSON, so not cached
     if json.loads(text)["doc"] != doc:
-        return  # non-string keys (or NaN) would come back different: validate such a pack every time
+        return None  # non-string keys (or NaN) would come back different: validate such a pack every time
+    return text
+
+
+def store(raw: bytes, doc: dict[str, Any]) -> None:
+    """Keep the validated document for next time; any failure to write just leaves it uncached."""
+    entry = _entry(raw)
+    text = entry_text(raw, doc) if entry is not None else None
+    if entry is None or text is None:
+        return
     import tempfile  # only when writing an entry
 
     tmp = None
