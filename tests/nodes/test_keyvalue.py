@@ -58,3 +58,13 @@ def test_a_directory_or_fifo_under_a_key_is_no_value_and_never_blocks(store):
     kv = DirectoryStore(str(root))
     assert kv.get("a/b/fifo") is None  # opened without blocking, then refused as not a regular file
     assert kv.get("a/b") is None
+
+
+def test_listing_keeps_symlinks_that_stay_inside_and_drops_names_that_are_no_keys(store):
+    root, outside = store
+    os.symlink(root / "a" / "b" / "0", root / "a" / "b" / "alias")
+    os.symlink(outside / "secret", root / "a" / "b" / "escape")
+    (root / "a" / "b" / "odd\\name").write_bytes(b"x")
+    kv = DirectoryStore(str(root))
+    assert kv.list_dir("a/b") == (["0", "alias"], [])
+    assert kv.list_keys("") == [".zgroup", "a/b/0", "a/b/alias"]

@@ -101,7 +101,7 @@ class DirectoryStore(KeyValueStore):
             return None
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        full = self._root if not prefix else self.resolve(prefix)
+        full = self._folder(prefix)
         if full is None or not os.path.isdir(full):
             return [], []
         keys, dirs = [], []
@@ -110,7 +110,9 @@ class DirectoryStore(KeyValueStore):
         except OSError:
             return [], []
         for entry in entries:
-            if self.resolve(_join(prefix, entry.name)) is None:
+            # Inside a directory that lies in the store only a symlink can lead out; a name with a backslash
+            # is no key (resolve refuses it).
+            if "\\" in entry.name or (entry.is_symlink() and self.resolve(_join(prefix, entry.name)) is None):
                 continue
             if entry.is_dir():
                 dirs.append(entry.name)
