@@ -217,6 +217,15 @@ def reference_dataset_pickle(path: Path) -> None:
 
 
 @with_valid
+def reference_dataset_external_source(path: Path) -> None:
+    """The second element of /general/electrodes/group (JSON codec) references a node of "../other.nwb.zarr": not followed, reported."""
+    ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
+    shutil.rmtree(path / "general/electrodes/group")
+    other = {**ref, "source": "../other.nwb.zarr", "path": "/general/devices/elsewhere", "source_object_id": "f00d-other"}
+    object_array(path, "general/electrodes/group", [ref, other], GROUP_COLUMN)
+
+
+@with_valid
 def link_external_source(path: Path) -> None:
     """The second zarr_link entry of /acquisition/ts_link has source "../other.nwb.zarr": not followed, reported."""
     doc = read_json(path / "acquisition/ts_link/.zattrs")

@@ -272,12 +272,30 @@ def test_dataset_references_valid_passes_or_fails(tmp_path, elements, chunks, pr
     assert [list(f.index) for f in got.findings] == indices
 
 
+DATASET_SOURCES = [
+    pytest.param([ref("/general"), ref("/general", source="")], 2, [], id="this-store"),
+    pytest.param([ref("/general"), ref("/x", source="../other.zarr"), ref("/y", source="/abs/b.zarr")], 2, [[1], [2]],
+                 id="one-finding-per-element-in-chunk-order"),
+    pytest.param([{"path": "/x"}, "text", ref("/x", source="../o.zarr")], 3, [[2]], id="malformed-left-to-dataset-elements"),
+]
+
+
+@pytest.mark.parametrize("elements,chunks,indices", DATASET_SOURCES)
+def test_dataset_references_in_store_passes_or_fails(tmp_path, elements, chunks, indices):
+    write_reference_dataset(tmp_path / "r.zarr", elements, chunks)
+    got = results(tmp_path / "r.zarr")["hdmf-zarr.reference.dataset-source-in-store"]
+    assert got.status is (Status.FAILED if indices else Status.PASSED)
+    assert [list(f.index) for f in got.findings] == indices
+    assert all("not followed" in f.message for f in got.findings)
+
+
 def test_dataset_references_valid_passes_not_applicable_for_pickle(tmp_path):
     marker = tmp_path / "unpickled"
     payload = pickle.dumps(np.array([Boom(str(marker))], dtype=object), protocol=5)
     write_store(tmp_path / "p.zarr", spec_chunk=b"", pickle_chunk=payload)
-    got = results(tmp_path / "p.zarr")["hdmf-zarr.reference.dataset-elements"]
-    assert got.status is Status.NOT_APPLICABLE and "not read" in got.reason
+    got = results(tmp_path / "p.zarr")
+    for rule_id in ("hdmf-zarr.reference.dataset-elements", "hdmf-zarr.reference.dataset-source-in-store"):
+        assert got[rule_id].status is Status.NOT_APPLICABLE and "not read" in got[rule_id].reason
     assert not marker.exists()
 
 

@@ -17,6 +17,8 @@ from validator.report.model import Finding
 
 # Sources that name the store itself; any other source is another store, which is never opened.
 SELF_SOURCES = (".", "", "./")
+# Findings per dataset from the element-by-element reference primitives: the first ones locate the problem.
+MAX_ELEMENT_FINDINGS = 20
 # Codecs that decode an object array without running code (pickle is never decoded: see the node backend).
 TEXT_CODECS = {"vlen-utf8", "vlen-bytes", "json2", "json"}
 
@@ -360,6 +362,52 @@ def dataset_references_valid(node: Node, options: Options, scope: Scope) -> Iter
     Not applicable when: the array is not "|O" stored with a JSON codec and safe compressors, or its shape
     or chunks are unusable.
     """
+    reported = 0
+    for at, element, error in _reference_elements(node):
+        problem = None
+        if error is not None:
+            yield error
+            reported += 1
+        elif not isinstance(element, dict):
+            problem = f"is {_short(element)}, expected a reference object"
+        else:
+            missing = [k for k in options["required"] if not isinstance(element.get(k), str)]
+            if missing:
+                problem = f"has no string {', '.join(missing)}"
+            elif element["source"] in SELF_SOURCES and _target(node, element["path"]) is None:
+                problem = f"points at {element['path']!r}, which is not a node in this store"
+        if problem:
+            yield Finding(f"element {list(at)} {problem}", index=at, details={"element": _short(element)})
+            reported += 1
+        if reported >= MAX_ELEMENT_FINDINGS:
+            return
+
+
+@check(kind="array")
+def dataset_references_in_store(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every reference object stored as an element of the dataset has source "." (this store).
+
+    An element naming another store is reported, one finding per element, as not followed: the other store
+    is never opened and its target never checked. Elements that are no reference object or have no string
+    source and path, and chunks that cannot be decoded, are dataset_references_valid's to report.
+    Not applicable when: as for dataset_references_valid (the data is read the same way).
+    """
+    reported = 0
+    for at, element, error in _reference_elements(node):
+        if error is not None or not isinstance(element, dict):
+            continue
+        source, path = element.get("source"), element.get("path")
+        if isinstance(source, str) and isinstance(path, str) and source not in SELF_SOURCES:
+            yield Finding(f"element {list(at)} names another store {source!r} (path {path!r}): not followed, its target "
+                          "is not checked", index=at, details={"source": source, "target": path})
+            reported += 1
+            if reported >= MAX_ELEMENT_FINDINGS:
+                return
+
+
+def _reference_elements(node: Node) -> Iterator[tuple[tuple[int, ...], Any, Finding | None]]:
+    """(index, element, None) for each element of a JSON-coded object array, in chunk order, and (chunk index,
+    None, finding) for a chunk that cannot be decoded. Raises NotApplicable for an array not read this way."""
     meta = getattr(node, "metadata", None)
     codecs = set(_codec_ids(node))
     if not isinstance(meta, dict) or meta.get("dtype") != "|O" or not codecs & {"json2", "json"} or not codecs <= SAFE_CHUNK_CODECS:
@@ -373,33 +421,17 @@ def dataset_references_valid(node: Node, options: Options, scope: Scope) -> Iter
     names = [k.rsplit("/", 1)[-1] if sep == "." else k for k in keys]
     if sep == "/":
         names = [k[len(node.prefix) + 1:] if node.prefix else k for k in nested]
-    reported = 0
     for name in sorted(names):
         parts = name.split(sep)
         if name.startswith(".") or len(parts) != len(shape) or not all(p.isdigit() for p in parts):
             continue  # metadata documents, and keys the zarr pack's chunk-keys rule reports
         index = [int(p) for p in parts]
         try:
-            block = _decode_chunk(node, node.tree.kv.get(node.key(name)))
-            block = block.reshape(chunks)
+            block = _decode_chunk(node, node.tree.kv.get(node.key(name))).reshape(chunks)
         except Exception as exc:  # a corrupt chunk is this store's problem, not the validator's
-            yield Finding(f"chunk {name!r} cannot be decoded ({type(exc).__name__}: {exc})", details={"chunk": name})
-            reported += 1
+            yield tuple(index), None, Finding(f"chunk {name!r} cannot be decoded ({type(exc).__name__}: {exc})",
+                                              details={"chunk": name})
             continue
         inside = tuple(slice(0, max(0, min(c, n - i * c))) for i, c, n in zip(index, chunks, shape))
         for offset, element in np.ndenumerate(block[inside]):
-            at = tuple(i * c + o for i, c, o in zip(index, chunks, offset))
-            problem = None
-            if not isinstance(element, dict):
-                problem = f"is {_short(element)}, expected a reference object"
-            else:
-                missing = [k for k in options["required"] if not isinstance(element.get(k), str)]
-                if missing:
-                    problem = f"has no string {', '.join(missing)}"
-                elif element["source"] in SELF_SOURCES and _target(node, element["path"]) is None:
-                    problem = f"points at {element['path']!r}, which is not a node in this store"
-            if problem:
-                yield Finding(f"element {list(at)} {problem}", index=at, details={"element": _short(element)})
-                reported += 1
-                if reported >= 20:
-                    return
+            yield tuple(i * c + o for i, c, o in zip(index, chunks, offset)), element, None
