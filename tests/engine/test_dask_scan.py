@@ -101,30 +101,51 @@ def test_dask_scanner_gives_the_serial_report_on_the_corpus(client, case):
     assert validate(path, scanner=DaskScanner(client)).to_json() == validate(path, jobs=1).to_json()
 
 
+class _TokenHandler:
+    """A static file server on loopback that answers only requests carrying ?token=s3cret (a signed URL)."""
+
+    @staticmethod
+    def serve(directory):
+        import functools
+        import threading
+        from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import parse_qs, urlsplit
+
+        class Handler(SimpleHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                if parse_qs(urlsplit(self.path).query).get("token") != ["s3cret"]:
+                    self.send_error(403)
+                    return
+                super().do_GET()
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        thread.start()
+        return server, thread
+
+
 @pytest.mark.parametrize("case", ["zarr-v2/categorical-code-too-large.zarr", "zarr-v2/valid-every-element.zarr"])
-def test_dask_workers_read_a_store_behind_a_url_and_give_the_local_report(client, case):
-    # The workers open the URL themselves (the client sends no array data): served on loopback, which the
-    # LocalCluster's worker processes reach as the client does.
-    import functools
-    import threading
-    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-
-    class Quiet(SimpleHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
+def test_dask_workers_read_a_signed_url_and_give_the_local_report(client, case):
+    # The workers open the URL themselves (the client sends no array data), with its query string: a signed
+    # URL works on the cluster as it does locally. Served on loopback, which the LocalCluster's workers reach.
     folder, name = case.split("/")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(CASES / folder)))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
+    server, thread = _TokenHandler.serve(CASES / folder)
+    base = f"http://127.0.0.1:{server.server_address[1]}/{name}"
     try:
-        remote = validate(f"http://127.0.0.1:{server.server_address[1]}/{name}", scanner=DaskScanner(client, block_elements=64))
+        remote = validate(f"{base}?token=s3cret", scanner=DaskScanner(client, block_elements=64))
+        with pytest.raises(InputError):
+            validate(base, scanner=DaskScanner(client, block_elements=64))  # no token: refused, as the server says
     finally:
         server.shutdown()
         thread.join()
     local = validate(CASES / case, jobs=1)
     assert remote.to_json()["results"] == local.to_json()["results"]
     assert remote.failures == local.failures
+    assert "s3cret" not in json.dumps(remote.to_json()) and "s3cret" not in remote.source
+    assert all("s3cret" not in s for sources in client.run(cached_sources).values() for s in sources)
 
 
 def test_dask_scanner_finds_the_serial_first_decrease_in_a_late_block_on_both_workers(client, tmp_path):

@@ -8,8 +8,10 @@ worker read which block.
 
 The source must be something every worker can open: a path on a file system the workers share, mounted at
 the same place (relative paths are made absolute on the client), or a URL the workers can reach. A URL
-reaches the workers as the tree's `source`, which has its credentials removed: workers authenticate from
-their own environment. See docs/scaling.md.
+reaches the workers as it was given (the tree's `locator`), so a signed URL's query string opens the store
+there too; it travels in task arguments only and is never part of a message, report or log line of ours
+(`source` is the URL without user, password and query). Other credentials come from each worker's own
+environment. See docs/scaling.md.
 
 dask and distributed are imported only here, and only when a Dask scanner or `--dask` is used.
 """
@@ -107,8 +109,9 @@ class _TreeCache:
         return len(mine)
 
     def sources(self) -> list[str]:
+        """The sources of the open trees, as reports name them (without credentials)."""
         with self._lock:
-            return [k[0] for k in self._trees]
+            return [entry[0].source for entry in self._trees.values()]
 
     def _close_unused(self) -> None:
         # Called with the lock held.
@@ -135,7 +138,7 @@ def scan_block(source: str, node_path: str, rows: RowRange | None, requests: Seq
     with _TREES.tree(source, token) as tree:
         node = tree.get(node_path)
         if node is None:
-            raise NodeError(f"{node_path}: not found in {source} on the Dask worker")
+            raise NodeError(f"{node_path}: not found in {tree.source} on the Dask worker")
         scan = ArrayScan(node, tuple(requests), None if rows is None else (tuple(rows),))
         if rows is None:
             return list(_sequential(scan, block_elements, None))
@@ -214,7 +217,7 @@ class DaskScanner:
             tasks.extend(_Task(i, j, rows, (rows[1] - rows[0]) * per_row) for j, rows in enumerate(scan.rows))
         if not tasks:  # nothing to read (no arrays, or only empty ones): no round trip to the cluster
             return {scan.node.path: fold(scan.requests, ()) for scan in scans}
-        sources = [worker_source(scan.node.tree.source) for scan in scans]
+        sources = [worker_source(scan.node.tree.locator or scan.node.tree.source) for scan in scans]
         partials: list[dict[int, list[Partials | None]]] = [{} for _ in scans]
         failed: dict[int, tuple[int, NodeError]] = {}  # scan -> (block, error): the first failing block wins
         cap = self.in_flight or max(8, IN_FLIGHT_PER_THREAD * sum(self.client.nthreads().values()))

@@ -208,8 +208,11 @@ def row_slices(shape: tuple[int, ...], chunks: tuple[int, ...] | None, max_eleme
 class Tree(ABC):
     """An opened store: its root node, path lookup, and the facts about the container."""
 
-    source: str
+    source: str  # the store as messages and reports name it (a URL without user, password or query string)
     format: str  # "hdf5", "zarr-v2", "zarr-v3", "tiledb"
+    # What opens the store again in another process (a Dask worker), when `source` would not: the URL as
+    # given, signed query string included. Never shown in a message or report.
+    locator: str | None = None
 
     @property
     @abstractmethod

@@ -415,7 +415,9 @@ def open_url(url: str) -> Tree:
         raise InputError(f"{shown}: CXG (TileDB) stores are read from local paths only; copy the store to a local directory")
     fs, path = _filesystem(url)
     try:
-        return _open(fs, path, url, shown)
+        tree = _open(fs, path, url, shown)
+        tree.locator = url
+        return tree
     except InputError:
         raise
     except Exception as exc:
