@@ -101,6 +101,32 @@ def exploding_primitive():
     yield "explodes_for_test"
     registry._REGISTRY.pop("explodes_for_test", None)
 
+@pytest.fixture
+def partly_checkable_primitive():
+    from validator.engine.context import NotChecked
+
+    @registry.check(kind="array")
+    def checks_all_but_indices_for_test(node, options, scope):
+        """Holds on every array but `indices`, which it cannot read."""
+        if node.name == "indices":
+            raise NotChecked(f"{node.path}: not decoded (test)")
+        return iter(())
+
+    yield "checks_all_but_indices_for_test"
+    registry._REGISTRY.pop("checks_all_but_indices_for_test", None)
+
+
+def test_iter_results_passes_but_names_the_nodes_it_could_not_check(partly_checkable_primitive):
+    rules = [rule("t.x.partly", {"kind": "array"}, (partly_checkable_primitive, {})),
+             rule("t.x.plain-na", {"kind": "array", "name": "indices"}, ("first_value_equals", {"equals": {"node": "../gone"}}))]
+    results = run(tree(csr()), rules)
+    partly = results["t.x.partly"]
+    assert partly.status is Status.PASSED and partly.nodes_checked == 3  # indptr, data, other
+    assert partly.unchecked == (("/X/indices", "/X/indices: not decoded (test)"),)
+    # A plain NotApplicable (here: a reference to a node that does not exist) stays out of `unchecked`.
+    assert results["t.x.plain-na"].status is Status.NOT_APPLICABLE and results["t.x.plain-na"].unchecked == ()
+
+
 def test_iter_results_error_when_primitive_raises(exploding_primitive):
     rules = [rule("t.x.explodes", {"kind": "group"}, (exploding_primitive, {})), RULES[-1]]
     results = run(tree(csr()), rules)

@@ -47,3 +47,13 @@ def test_render_passes_schema_with_store_problems(tmp_path, valid_zarr):
     doc = json.loads(render([validator.validate(str(store))], validator.__version__))
     check(doc)
     assert doc["reports"][0]["problems"][0]["key"] == ".zattrs"
+
+
+def test_render_passes_schema_and_names_nodes_deep_could_not_decode(valid_zarr):
+    # Under --deep, object (string) arrays are not decoded: the chunk rules pass on the numeric arrays and
+    # name the string arrays as not checked, in the JSON as in the text.
+    report = validator.validate(valid_zarr, deep=True)
+    doc = json.loads(render([report], validator.__version__))
+    check(doc)
+    partly = [r for r in doc["reports"][0]["results"] if r["status"] == "passed" and r.get("unchecked")]
+    assert partly and all(u["path"].startswith("/") and "not decoded" in u["reason"] for r in partly for u in r["unchecked"])

@@ -80,3 +80,15 @@ def test_render_passes_conforms_when_only_should_fails_at_must():
     text = render([report(values=(0, 1, 2))], Level.MUST)
     assert "conforms at --fail-on must" in text
     assert "does not conform at --fail-on should" in render([report(values=(0, 1, 2))], Level.SHOULD)
+
+
+def test_render_names_nodes_a_passing_clause_could_not_check():
+    from validator.report.model import ClauseResult, Status
+
+    base = report()
+    partly = ClauseResult(RULES[2], Status.PASSED, (), 2, None, 0,
+                          tuple((f"/x{i}", f"/x{i}: not decoded (codec off the allow-list)") for i in range(5)))
+    text = render([Report(base.source, base.format, base.packs, base.tool_version, (partly,))], Level.MUST)
+    assert "PASSED, NOT ALL CHECKED MUST t.root.group" in text
+    assert "    not checked: /x0: not decoded (codec off the allow-list)" in text  # the path is not said twice
+    assert "... and 2 more not checked" in text

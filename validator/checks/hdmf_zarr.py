@@ -11,7 +11,7 @@ import numpy as np
 
 from validator.checks.registry import Options, check
 from validator.checks.schemas import KEY, NAMES
-from validator.engine.context import NotApplicable, Scope
+from validator.engine.context import NotApplicable, NotChecked, Scope
 from validator.nodes.base import Node
 from validator.report.model import Finding
 
@@ -360,7 +360,7 @@ def dataset_references_valid(node: Node, options: Options, scope: Scope) -> Iter
     compressors; a pickle-coded array is never decoded. Elements of absent chunks (the fill value) and the
     padding of edge chunks are not elements of the dataset and are skipped. Memory: one chunk.
     Not applicable when: the array is not "|O" stored with a JSON codec and safe compressors, or its shape
-    or chunks are unusable.
+    or chunks are unusable; such an array is listed as not checked.
     """
     reported = 0
     for at, element, error in _reference_elements(node):
@@ -411,10 +411,10 @@ def _reference_elements(node: Node) -> Iterator[tuple[tuple[int, ...], Any, Find
     meta = getattr(node, "metadata", None)
     codecs = set(_codec_ids(node))
     if not isinstance(meta, dict) or meta.get("dtype") != "|O" or not codecs & {"json2", "json"} or not codecs <= SAFE_CHUNK_CODECS:
-        raise NotApplicable(f"{node.path} is not an object array stored with a JSON codec; its data is not read")
+        raise NotChecked(f"{node.path} is not an object array stored with a JSON codec; its data is not read")
     shape, chunks = node.shape, node.chunks
     if shape is None or chunks is None or len(chunks) != len(shape) or not shape:
-        raise NotApplicable(f"{node.path} has no usable shape and chunks")
+        raise NotChecked(f"{node.path} has no usable shape and chunks")
     sep = meta.get("dimension_separator") or "."
     keys, _ = node.tree.kv.list_dir(node.prefix)
     nested = node.tree.kv.list_keys(node.prefix) if sep == "/" else []

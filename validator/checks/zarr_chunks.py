@@ -13,7 +13,7 @@ import numpy as np
 
 from validator.checks.registry import Options, check
 from validator.checks.zarr_metadata import chunk_grid, stored_chunk_keys
-from validator.engine.context import NotApplicable, Scope
+from validator.engine.context import NotApplicable, NotChecked, Scope
 from validator.nodes.base import Node
 from validator.report.model import Finding
 
@@ -45,18 +45,18 @@ def _codecs(node: Node) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
         raise NotApplicable(f"{node.path} has no readable metadata document")
     compressor, filters = meta.get("compressor"), meta.get("filters") or []
     if not isinstance(filters, list) or not (compressor is None or isinstance(compressor, dict)):
-        raise NotApplicable(f"{node.path}: compressor or filters are unusable; not decoded")
+        raise NotChecked(f"{node.path}: compressor or filters are unusable; not decoded")
     named = [(f"filters[{i}]", f) for i, f in enumerate(filters)]
     if compressor is not None:
         named.insert(0, ("compressor", compressor))
     for where, config in named:
         codec_id = config.get("id") if isinstance(config, dict) else None
         if codec_id not in DECODABLE:
-            raise NotApplicable(f"{node.path}: not decoded: {where} codec {codec_id!r} is not on the allow-list "
+            raise NotChecked(f"{node.path}: not decoded: {where} codec {codec_id!r} is not on the allow-list "
                                 f"({', '.join(sorted(DECODABLE))})")
         for key in DTYPE_KEYS:
             if key in config and not _numeric(config[key]):
-                raise NotApplicable(f"{node.path}: not decoded: {where} has {key} {config[key]!r}, not a numeric dtype")
+                raise NotChecked(f"{node.path}: not decoded: {where} has {key} {config[key]!r}, not a numeric dtype")
     return compressor, filters
 
 
@@ -168,14 +168,15 @@ def chunks_decode_to_chunk_size(node: Node, options: Options, scope: Scope) -> I
     stopped. At most 20 failing chunks are named, then a count.
     Not applicable when: --deep is not given; the array is an object ("O") array or uses a codec off the
     allow-list (not decoded); or its dtype, shape, chunks or codecs are unusable (other rules report them).
+    The arrays not decoded, or whose dtype or codecs are unusable, are listed as not checked.
     """
     if not getattr(scope, "deep", False):
         raise NotApplicable("needs --deep")
     dtype = node.dtype
     if dtype is None:
-        raise NotApplicable(f"{node.path} has an unusable dtype")
+        raise NotChecked(f"{node.path} has an unusable dtype")
     if dtype.hasobject:
-        raise NotApplicable(f"{node.path}: not decoded: an object (\"O\") array is decoded only by an object codec, which is never run")
+        raise NotChecked(f"{node.path}: not decoded: an object (\"O\") array is decoded only by an object codec, which is never run")
     grid, sep = chunk_grid(node)
     compressor, filters = _codecs(node)
     import numcodecs  # only with --deep, and only for the allow-listed ids checked above

@@ -14,6 +14,12 @@ class NotApplicable(Exception):
     """Raised while resolving a reference that does not exist; the clause is not applicable to this node."""
 
 
+class NotChecked(NotApplicable):
+    """The node is one the clause is about, but it cannot be checked safely (a codec off the allow-list, an
+    object array, metadata too broken to read its data by). Unlike a plain NotApplicable, the report names
+    such nodes even when the clause passes on the others: a node that was skipped is never silent."""
+
+
 class Scope(NamedTuple):
     """One place a pack is applied: the scope root, and the pack's definitions of shapes and dimensions.
 

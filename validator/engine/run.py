@@ -8,7 +8,7 @@ from typing import Any
 
 from validator.checks import registry
 from validator.engine.applies_to import matches
-from validator.engine.context import NotApplicable, Scope
+from validator.engine.context import NotApplicable, NotChecked, Scope
 from validator.engine.model import Pack, Rule
 from validator.engine.rule_selection import Selection
 from validator.engine.scan import ArrayScan, Progress, Scanner, SerialScanner, plan
@@ -23,12 +23,14 @@ MAX_FINDINGS = 20
 class Outcome:
     """The verdict of one rule on one node."""
 
-    __slots__ = ("findings", "reason", "status")
+    __slots__ = ("findings", "reason", "status", "unchecked")
 
-    def __init__(self, status: Status, findings: list[Finding] | None = None, reason: str | None = None) -> None:
+    def __init__(self, status: Status, findings: list[Finding] | None = None, reason: str | None = None,
+                 unchecked: bool = False) -> None:
         self.status = status
         self.findings = findings if findings is not None else []
         self.reason = reason
+        self.unchecked = unchecked  # not applicable because the node could not be checked (NotChecked)
 
     def __repr__(self) -> str:
         return f"Outcome({self.status.value}, {len(self.findings)} findings, reason={self.reason!r})"
@@ -199,7 +201,7 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
                     raise wanted
                 findings = list(primitive.function(node, step.options, scope, {k: facts[r] for k, r in wanted.items()}))
         except NotApplicable as exc:
-            ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=str(exc))
+            ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=str(exc), unchecked=isinstance(exc, NotChecked))
             return
         except NodeError as exc:
             ev.outcome = Outcome(Status.ERROR, reason=str(exc))
@@ -367,7 +369,8 @@ def aggregate(rule: Rule, evaluations: list[Evaluation], max_findings: int = MAX
         status = Status.NOT_APPLICABLE
         reasons = sorted({o.reason for _, o in outcomes if o.reason})
         reason = reasons[0] if reasons else "no node in the store is selected by this rule"
-    return ClauseResult(rule, status, tuple(findings[:max_findings]), checked, reason, len(findings))
+    unchecked = tuple((node.path, o.reason or "") for node, o in outcomes if o.unchecked)
+    return ClauseResult(rule, status, tuple(findings[:max_findings]), checked, reason, len(findings), unchecked[:max_findings])
 
 
 def _stamp(rule: Rule, node: Node, finding: Finding) -> Finding:

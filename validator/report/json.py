@@ -36,6 +36,8 @@ def result_to_json(r: ClauseResult) -> dict[str, Any]:
     }
     if r.reason:
         out["reason"] = r.reason
+    if r.unchecked:
+        out["unchecked"] = [{"path": path, "reason": reason} for path, reason in r.unchecked]
     if rule.rationale:
         out["rationale"] = rule.rationale
     if r.status is Status.FAILED and rule.writers:

@@ -49,6 +49,8 @@ class ClauseResult:
     nodes_checked: int = 0
     reason: str | None = None  # why not applicable, or the error, in one line
     finding_count: int = 0  # all findings, including those beyond the cap kept in `findings`
+    # (node path, reason) for selected nodes that could not be checked (NotChecked), whatever the status
+    unchecked: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,11 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from validator.report.model import Level, Report, Status
+from validator.report.model import ClauseResult, Level, Report, Status
 
 COLOURS = {"MUST": "\033[31m", "SHOULD": "\033[33m", "MAY": "\033[36m", "ok": "\033[32m", "dim": "\033[2m", "bold": "\033[1m"}
 RESET = "\033[0m"
+UNCHECKED_SHOWN = 3  # nodes listed per clause that could not be checked; the rest are counted
 
 
 def use_colour(stream: TextIO) -> bool:
@@ -42,6 +43,12 @@ def render(reports: Sequence[Report], fail_on: Level, colour: bool = False, verb
                 lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
             for w in r.rule.writers:
                 lines.append(f"    note: {w.name} {w.versions}: {w.note}")
+            lines.extend(_unchecked_lines(r))
+        # A clause that passed on some nodes but could not check others says so, verbose or not.
+        for r in report.results:
+            if r.status is Status.PASSED and r.unchecked:
+                lines.append(f"  {paint('SHOULD', 'PASSED, NOT ALL CHECKED')} {r.rule.level.value} {r.rule.id}")
+                lines.extend(_unchecked_lines(r))
         if verbose:
             for r in report.results:
                 if r.status in (Status.PASSED, Status.NOT_APPLICABLE):
@@ -61,3 +68,12 @@ def render(reports: Sequence[Report], fail_on: Level, colour: bool = False, verb
 
 def write(text: str, stream: TextIO = sys.stdout) -> None:
     stream.write(text)
+
+
+def _unchecked_lines(r: ClauseResult) -> list[str]:
+    """The nodes a clause could not check, the first few of them."""
+    shown = [f"    not checked: {reason if reason.startswith(path) else f'{path}: {reason}'}"
+             for path, reason in r.unchecked[:UNCHECKED_SHOWN]]
+    if len(r.unchecked) > UNCHECKED_SHOWN:
+        shown.append(f"    ... and {len(r.unchecked) - UNCHECKED_SHOWN} more not checked")
+    return shown
