@@ -319,7 +319,7 @@ def scalar_json_parses(node: Node, options: Options, scope: Scope) -> Iterator[F
     meta = getattr(node, "metadata", None)
     if not isinstance(meta, dict) or not _is_scalar(node) or meta.get("dtype") != "|O" \
             or not codecs & TEXT_CODECS or not codecs <= SAFE_CHUNK_CODECS:
-        raise NotApplicable(f"{node.path} is not a scalar string stored with safe codecs; its data is not read")
+        raise NotChecked(f"{node.path} is not a scalar string stored with safe codecs; its data is not read")
     try:
         value = _scalar_value(node)
     except Exception as exc:  # a corrupt chunk is this store's problem, not the validator's

@@ -42,7 +42,7 @@ def _codecs(node: Node) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """The array's compressor and filters, each a codec configuration on the allow-list; else NotApplicable."""
     meta = getattr(node, "metadata", None)
     if not isinstance(meta, dict):
-        raise NotApplicable(f"{node.path} has no readable metadata document")
+        raise NotChecked(f"{node.path} has no readable metadata document")
     compressor, filters = meta.get("compressor"), meta.get("filters") or []
     if not isinstance(filters, list) or not (compressor is None or isinstance(compressor, dict)):
         raise NotChecked(f"{node.path}: compressor or filters are unusable; not decoded")
