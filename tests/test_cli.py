@@ -223,3 +223,19 @@ def test_console_exits_with_the_code_of_main(request, fixture, expected):
     done = run_subprocess(path, "--format", "json")
     assert done.returncode == expected, done.stderr
     assert json.loads(done.stdout) == json.loads(validator_json(path))
+
+
+def test_help_is_laid_out_as_argparse_would_at_the_terminal_width(monkeypatch):
+    # The parser finds the width itself (argparse would import shutil for it on every run): the same layout.
+    import argparse
+
+    from validator.cli import build_parser
+
+    texts = []
+    for columns in ("50", "120"):
+        monkeypatch.setenv("COLUMNS", columns)
+        stock = build_parser()
+        stock.formatter_class = argparse.HelpFormatter
+        texts.append(build_parser().format_help())
+        assert texts[-1] == stock.format_help()
+    assert texts[0] != texts[1]  # the width is followed
