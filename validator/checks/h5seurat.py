@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -129,6 +129,17 @@ def _wanted(options: Options) -> str:
     return " ".join(x for x in (options["length"] + "-length", options.get("charset")) if x)
 
 
+def _stored_as_findings(items: Iterable[tuple[str, StringStorage | None]], options: Options, what: str,
+                        detail: str) -> Iterator[Finding]:
+    """A finding for each named string store (an attribute, a compound member) not stored as `options` say;
+    stores that hold no strings (None) are not judged."""
+    for name, info in items:
+        problems = _storage_problems(info, options) if info is not None else []
+        if problems:
+            yield Finding(f"{what} {name!r} stores strings as {info.container_dtype} ({', '.join(problems)}), "
+                          f"expected {_wanted(options)}", details={detail: name, "stored": info.container_dtype})
+
+
 @check(options={"properties": {**STRING_OPTIONS, "keys": NAMES}, "required": ["length"]})
 def attr_strings_stored_as(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every string attribute of the node (those in `keys`, if given) stores `length` strings in `charset`, when given.
@@ -136,14 +147,8 @@ def attr_strings_stored_as(node: Node, options: Options, scope: Scope) -> Iterat
     The storage comes from the backend (`Node.attr_storage`); attributes that hold no strings are not judged.
     Not applicable when: the backend does not record how attributes store strings (nothing is reported).
     """
-    for key in options.get("keys") or list(node.attrs):
-        info = node.attr_storage(key)
-        if info is None:
-            continue
-        problems = _storage_problems(info, options)
-        if problems:
-            yield Finding(f"attribute {key!r} stores strings as {info.container_dtype} ({', '.join(problems)}), "
-                          f"expected {_wanted(options)}", details={"key": key, "stored": info.container_dtype})
+    keys = options.get("keys") or list(node.attrs)
+    yield from _stored_as_findings(((key, node.attr_storage(key)) for key in keys), options, "attribute", "key")
 
 
 def member_string_storage(dtype: np.dtype) -> StringStorage | None:
@@ -184,14 +189,8 @@ def compound_strings_stored_as(node: Node, options: Options, scope: Scope) -> It
     Members are read from the array's dtype (see `member_string_storage`); nested compounds are searched too.
     Not applicable when: the array is not compound (strings_stored_as judges plain string arrays).
     """
-    for name, member in _members(node.dtype):
-        info = member_string_storage(member)
-        if info is None:
-            continue
-        problems = _storage_problems(info, options)
-        if problems:
-            yield Finding(f"member {name!r} stores strings as {info.container_dtype} ({', '.join(problems)}), "
-                          f"expected {_wanted(options)}", details={"member": name, "stored": info.container_dtype})
+    members = ((name, member_string_storage(member)) for name, member in _members(node.dtype))
+    yield from _stored_as_findings(members, options, "member", "member")
 
 
 def _string_values(value) -> list[str]:

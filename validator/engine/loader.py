@@ -19,7 +19,7 @@ from validator.errors import PackError
 from validator.report.model import Level
 
 # os.path rather than pathlib throughout: pathlib's import is a visible part of a small run's start-up.
-SCHEMA_FILE = os.path.join(os.path.dirname(__file__), "pack.schema.json")
+SCHEMA_FILE = pack_cache.SCHEMA_FILE  # one file, named once: the cache fingerprints what the loader validates against
 
 
 def builtin_rules_dir() -> str:

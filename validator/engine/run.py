@@ -294,7 +294,8 @@ def _run_metadata_steps(
         scopes_by_pack.append(scopes)
         if not scopes:
             continue
-        chosen = [r for r in pack.rules if selection.redirected(pack.redirects).includes(r.id)]
+        selected = selection.redirected(pack.redirects)
+        chosen = [r for r in pack.rules if selected.includes(r.id)]
         nodes = [(scope, NodeIndex(scope, list(subtree(scope.root)))) for scope in scopes]
         for rule in chosen:
             rules.append(rule)
