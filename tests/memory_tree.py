@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from validator.kernels.block import Block
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
-    Block,
     Node,
     NodeError,
     RowRange,
@@ -132,7 +132,7 @@ ANNDATA_DIMENSIONS = {"n_obs": {"node": "/obs", "length": True}, "n_var": {"node
 
 
 def scope(t: MemoryTree, **kwargs):
-    from validator.engine.context import Scope
+    from validator.primitive_api import Scope
 
     kwargs.setdefault("shapes", ANNDATA_SHAPES)
     kwargs.setdefault("dimensions", ANNDATA_DIMENSIONS)

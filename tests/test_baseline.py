@@ -8,7 +8,7 @@ from pathlib import Path
 import h5py
 import pytest
 
-from validator import baseline as bl
+from validator.report import baseline as bl
 from validator.cli import main
 from validator.errors import InputError
 

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from validator.engine.model import Pack
 from validator.engine.rule_selection import Selection
 from validator.report.model import ClauseResult, Finding, Level, Report, Status
+from validator.version import __version__
 
 if TYPE_CHECKING:
     from validator.engine.scan import Progress, Scanner
 
-__version__ = "0.1.0"
 __all__ = ["ClauseResult", "Finding", "Level", "Report", "Selection", "Status", "__version__", "assert_conforms", "validate"]
 
 
@@ -77,28 +77,21 @@ def _shown(source: str) -> str:
 def _metadata_keys(tree, results) -> dict[str, str]:
     """Node path -> metadata document key, for the nodes of failing findings (SARIF points at these keys)."""
     keys: dict[str, str] = {}
-    if not hasattr(tree, "zarr_format"):
-        return keys
     paths = {f.path for r in results if r.status is Status.FAILED for f in r.findings if f.path}
     for path in sorted(paths):
         node = tree.get(path)
-        if node is None:
+        key = node.metadata_key if node is not None else None
+        if key is None:
             continue
-        storage = node.storage
-        if storage is not None and storage.metadata_key:
-            keys[path] = storage.metadata_key
-            continue
-        prefix = path.strip("/")
-        names = ("zarr.json",) if tree.zarr_format == 3 else (".zattrs", ".zgroup")
-        for name in names:
-            key = f"{prefix}/{name}" if prefix else name
+        if node.kind == "group" and key.endswith(".zgroup"):
+            # A group's clauses are about its attributes: point at .zattrs when one is stored.
             try:
-                present = tree.kv.get(key) is not None
-            except Exception:  # a key we cannot read is not one to point at
-                present = False
-            if present:
-                keys[path] = key
-                break
+                attrs = node.read_document(".zattrs") is not None
+            except Exception:  # noqa: BLE001 (a key we cannot read is not one to point at)
+                attrs = False
+            if attrs:
+                key = key[: -len(".zgroup")] + ".zattrs"
+        keys[path] = key
     return keys
 
 

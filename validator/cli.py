@@ -249,7 +249,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             with TerminalProgress(_label(job[0]), quiet=args.quiet) as bar:
                 reports.append(validate_one(*job, progress=bar))
 
-    from validator import baseline as bl
+    from validator.report import baseline as bl
 
     fail_on = Level(settings.fail_on.upper())
     if args.write_baseline:
@@ -315,7 +315,7 @@ def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, kno
 
 def _json_with_baseline(reports: list[Report], known) -> str:
     """The JSON report, each report carrying which of its failures are new and which are in the baseline."""
-    from validator import baseline as bl
+    from validator.report import baseline as bl
     from validator.report.json import report_to_json
 
     docs = []
@@ -331,7 +331,7 @@ def _json_with_baseline(reports: list[Report], known) -> str:
 
 def _baseline_text(reports: list[Report], fail_on: Level, known) -> str:
     """After the text report: each failing finding marked `baseline` (known) or `new`."""
-    from validator import baseline as bl
+    from validator.report import baseline as bl
 
     lines = ["Baseline:"]
     for report in reports:
@@ -345,7 +345,7 @@ def _baseline_text(reports: list[Report], fail_on: Level, known) -> str:
 
 def _summary_table(reports: list[Report], fail_on: Level, known) -> str:
     """The table after several inputs: one row per input, failures per level and the verdict."""
-    from validator import baseline as bl
+    from validator.report import baseline as bl
 
     header = ("file", "format", "MUST", "SHOULD", "MAY", "result")
     rows = []

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from memory_tree import Arr, fails, findings, passes, tree
 
-from validator.engine.context import NotApplicable
+from validator.primitive_api import NotApplicable
 
 
 def node(values, chunks=(3,), **siblings):

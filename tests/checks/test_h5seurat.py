@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from memory_tree import Arr, fails, findings, passes, tree
 
-from validator.engine.context import NotApplicable
+from validator.primitive_api import NotApplicable
 from validator.nodes.base import Storage, StringStorage
 
 VLEN = Storage("hdf5", StringStorage("variable", "utf-8", "variable-length utf-8 string"))

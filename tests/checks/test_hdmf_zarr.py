@@ -11,7 +11,7 @@ import pytest
 from memory_tree import findings, tree
 
 import validator
-from validator.engine.context import NotApplicable
+from validator.primitive_api import NotApplicable
 from validator.report.model import Status
 
 ROOT_ID = "6baecfc5"

@@ -14,7 +14,7 @@ from memory_tree import pack
 
 import validator
 from validator.checks import registry
-from validator.engine.context import NotApplicable, Scope
+from validator.primitive_api import NotApplicable, Scope
 from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.zarr import ZarrTree
 from validator.report.model import Status

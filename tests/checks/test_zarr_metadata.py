@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from memory_tree import findings
 
-from validator.engine.context import NotApplicable
+from validator.primitive_api import NotApplicable
 from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.zarr import ZarrTree
 

@@ -61,7 +61,7 @@ def test_matches(path, selector, expected):
 
 
 def test_matches_passes_paths_relative_to_scope_root():
-    from validator.engine.context import Scope
+    from validator.primitive_api import Scope
     from memory_tree import pack
 
     t = tree({"mod": {"rna": {"X": np.arange(2)}}})

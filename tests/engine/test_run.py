@@ -103,7 +103,7 @@ def exploding_primitive():
 
 @pytest.fixture
 def partly_checkable_primitive():
-    from validator.engine.context import NotChecked
+    from validator.primitive_api import NotChecked
 
     @registry.check(kind="array")
     def checks_all_but_indices_for_test(node, options, scope):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from validator.nodes.base import Block
+from validator.kernels.block import Block
 
 CHUNK = 13
 

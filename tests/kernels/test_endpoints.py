@@ -8,7 +8,7 @@ from splitting import CHUNK, FOLDS, split
 
 from validator.kernels import endpoints
 from validator.kernels.blocks import reduce_serial
-from validator.nodes.base import Block
+from validator.kernels.block import Block
 
 SIZES = [pytest.param(1, id="size-1"), pytest.param(7, id="size-7"), pytest.param(CHUNK, id="chunk"), pytest.param(None, id="whole")]
 

@@ -1,5 +1,1 @@
-"""Check primitives: small registered functions that rules compose."""
-
-from validator.checks.registry import all_primitives, check, get
-
-__all__ = ["all_primitives", "check", "get"]
+"""Check primitives: small registered functions that rules compose (see `registry` to look them up)."""

@@ -7,12 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from validator.checks.registry import Options, check
+from validator.primitive_api import Finding, Options, Scope, check
 from validator.checks.schemas import REF
-from validator.engine.context import Scope
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node
-from validator.report.model import Finding
 
 LIMIT = {"max_examples": {"type": "integer", "minimum": 1, "maximum": 1000}}
 

@@ -7,11 +7,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from validator.checks.registry import Options, check
+from validator.primitive_api import Finding, Options, Scope, check
 from validator.checks.schemas import KEY, NAMES
-from validator.engine.context import Scope
 from validator.nodes.base import Node
-from validator.report.model import Finding
 
 TYPES = ["string", "boolean", "integer", "number", "array", "object", "string-array", "integer-array"]
 

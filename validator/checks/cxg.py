@@ -9,12 +9,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from validator.checks.registry import Options, check
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.checks.schemas import KEY, NAMES, PATH
-from validator.engine.context import NotApplicable, Scope
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node
-from validator.report.model import Finding
 
 # semver.org 2.0.0, the suggested regular expression.
 SEMVER = re.compile(

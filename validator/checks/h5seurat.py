@@ -7,12 +7,10 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from validator.checks.registry import Options, check
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.checks.schemas import KEY, NAMES, PATH, REF
 from validator.checks.storage import string_storage
-from validator.engine.context import NotApplicable, Scope
 from validator.nodes.base import Node, StringStorage
-from validator.report.model import Finding
 
 STRING_OPTIONS = {"length": {"enum": ["variable", "fixed"]}, "charset": {"enum": ["utf-8", "ascii", "utf-32"]}}
 

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import json
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from validator.checks.registry import Options, check
 from validator.checks.schemas import KEY, NAMES
-from validator.engine.context import NotApplicable, NotChecked, Scope
+from validator.kernels.references import SELF_SOURCES
 from validator.nodes.base import Node
-from validator.report.model import Finding
+from validator.primitive_api import Finding, NotApplicable, NotChecked, Options, Scope, check
 
-# Sources that name the store itself; any other source is another store, which is never opened.
-SELF_SOURCES = (".", "", "./")
 # Findings per dataset from the element-by-element reference primitives: the first ones locate the problem.
 MAX_ELEMENT_FINDINGS = 20
 # Codecs that decode an object array without running code (pickle is never decoded: see the node backend).
@@ -32,7 +29,7 @@ def _short(value: Any, limit: int = 80) -> str:
 
 
 def _codec_ids(node: Node) -> list[str]:
-    meta = getattr(node, "metadata", None) or {}
+    meta = node.metadata or {}
     ids: list[str] = []
     filters = meta.get("filters")
     for f in filters if isinstance(filters, list) else []:
@@ -281,7 +278,7 @@ def scalar_string_storage(node: Node, options: Options, scope: Scope) -> Iterato
     A scalar is 0-d, or (hdmf-zarr's way) a one-element 1-d array whose zarr_dtype attribute is "scalar".
     Reads only the raw `.zarray` and `.zattrs`.
     """
-    meta = getattr(node, "metadata", None) or {}
+    meta = node.metadata or {}
     codecs = _codec_ids(node)
     if not _is_scalar(node):
         yield Finding(f"has shape {_short(meta.get('shape'))}, expected a scalar (shape [], or [1] with zarr_dtype \"scalar\")",
@@ -299,7 +296,7 @@ def _scalar_value(node: Node) -> Any:
     """The one element of a scalar string array, decoded from its raw chunk through safe codecs only."""
     meta = node.metadata
     sep = meta.get("dimension_separator") or "."
-    raw = node.tree.kv.get(node.key(sep.join("0" for _ in meta.get("shape") or [0])))
+    raw = node.read_key(sep.join("0" for _ in meta.get("shape") or [0]))
     if raw is None:
         return meta.get("fill_value")
     value = _decode_chunk(node, raw)
@@ -316,7 +313,7 @@ def scalar_json_parses(node: Node, options: Options, scope: Scope) -> Iterator[F
     Not applicable when: the array is not a scalar "|O" string array stored only with such codecs.
     """
     codecs = set(_codec_ids(node))
-    meta = getattr(node, "metadata", None)
+    meta = node.metadata
     if not isinstance(meta, dict) or not _is_scalar(node) or meta.get("dtype") != "|O" \
             or not codecs & TEXT_CODECS or not codecs <= SAFE_CHUNK_CODECS:
         raise NotChecked(f"{node.path} is not a scalar string stored with safe codecs; its data is not read")
@@ -408,7 +405,7 @@ def dataset_references_in_store(node: Node, options: Options, scope: Scope) -> I
 def _reference_elements(node: Node) -> Iterator[tuple[tuple[int, ...], Any, Finding | None]]:
     """(index, element, None) for each element of a JSON-coded object array, in chunk order, and (chunk index,
     None, finding) for a chunk that cannot be decoded. Raises NotApplicable for an array not read this way."""
-    meta = getattr(node, "metadata", None)
+    meta = node.metadata
     codecs = set(_codec_ids(node))
     if not isinstance(meta, dict) or meta.get("dtype") != "|O" or not codecs & {"json2", "json"} or not codecs <= SAFE_CHUNK_CODECS:
         raise NotChecked(f"{node.path} is not an object array stored with a JSON codec; its data is not read")
@@ -416,18 +413,14 @@ def _reference_elements(node: Node) -> Iterator[tuple[tuple[int, ...], Any, Find
     if shape is None or chunks is None or len(chunks) != len(shape) or not shape:
         raise NotChecked(f"{node.path} has no usable shape and chunks")
     sep = meta.get("dimension_separator") or "."
-    keys, _ = node.tree.kv.list_dir(node.prefix)
-    nested = node.tree.kv.list_keys(node.prefix) if sep == "/" else []
-    names = [k.rsplit("/", 1)[-1] if sep == "." else k for k in keys]
-    if sep == "/":
-        names = [k[len(node.prefix) + 1:] if node.prefix else k for k in nested]
+    names = [k for k in node.stored_keys() or () if sep == "/" or "/" not in k]
     for name in sorted(names):
         parts = name.split(sep)
         if name.startswith(".") or len(parts) != len(shape) or not all(p.isdigit() for p in parts):
             continue  # metadata documents, and keys the zarr pack's chunk-keys rule reports
         index = [int(p) for p in parts]
         try:
-            block = _decode_chunk(node, node.tree.kv.get(node.key(name))).reshape(chunks)
+            block = _decode_chunk(node, node.read_key(name)).reshape(chunks)
         except Exception as exc:  # a corrupt chunk is this store's problem, not the validator's
             yield tuple(index), None, Finding(f"chunk {name!r} cannot be decoded ({type(exc).__name__}: {exc})",
                                               details={"chunk": name})

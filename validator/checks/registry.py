@@ -1,53 +1,16 @@
-"""The registry of check primitives: `@check` records a function under its own name and returns it unchanged."""
+"""Looking up check primitives by name: the built-in modules are imported on demand, plugins only when needed.
+
+Primitives register themselves with `validator.primitive_api.check` when their module is imported; this
+module imports those modules (and never the other way round), so the registry has no import circle.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Mapping
 
-from validator.kernels.facts import FactRequest
-from validator.report.model import Finding
+from validator.primitive_api import Options, Primitive, REGISTRY as _REGISTRY, check
 
-Options = Mapping[str, Any]
-RequestFn = Callable[..., Mapping[str, FactRequest]]
-
-
-class Primitive(NamedTuple):
-    name: str
-    function: Callable[..., Iterator[Finding]]
-    options_schema: Mapping[str, Any]
-    kind: str | None  # the node kind the primitive applies to; others are not applicable
-    dtype_kinds: str | None  # numpy dtype kinds it applies to, e.g. "iu"
-    facts: RequestFn | None  # which array facts it needs, computed in the array's single pass
-    doc: str = ""
-
-    @property
-    def summary(self) -> str:
-        return self.doc.strip().splitlines()[0] if self.doc.strip() else ""
-
-
-_REGISTRY: dict[str, Primitive] = {}
-
-
-def check(
-    *,
-    options: Mapping[str, Any] | None = None,
-    kind: str | None = None,
-    dtype_kinds: str | None = None,
-    facts: RequestFn | None = None,
-) -> Callable[[Callable[..., Iterator[Finding]]], Callable[..., Iterator[Finding]]]:
-    """Register a primitive under the function's name with its options schema and preconditions."""
-
-    def register(function: Callable[..., Iterator[Finding]]) -> Callable[..., Iterator[Finding]]:
-        name = function.__name__
-        if name in _REGISTRY:
-            raise RuntimeError(f"check primitive {name!r} is registered twice")
-        schema = {"type": "object", "additionalProperties": False, "properties": {}, **(options or {})}
-        _REGISTRY[name] = Primitive(name, function, schema, kind, dtype_kinds, facts, function.__doc__ or "")
-        return function
-
-    return register
-
+__all__ = ["Options", "Primitive", "all_primitives", "builtin_primitives", "check", "get", "hint"]
 
 _loaded = False
 _plugins_loaded = False

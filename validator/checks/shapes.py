@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from validator.checks.registry import Options, check
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.checks.schemas import PATH, REF
-from validator.engine.context import NotApplicable, Scope
 from validator.nodes.base import Node
-from validator.report.model import Finding
 
 
 def _shape(node: Node, scope: Scope) -> tuple[int, ...]:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from validator.checks.registry import Options, check
-from validator.engine.context import NotApplicable, Scope
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.nodes.base import Node
-from validator.report.model import Finding
 
 
 @check(

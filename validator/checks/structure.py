@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from validator.checks.registry import Options, check
+from validator.primitive_api import Finding, Options, Scope, check
 from validator.checks.schemas import NAMES
-from validator.engine.context import Scope
 from validator.nodes.base import Node
-from validator.report.model import Finding
 
 KINDS = {"enum": ["group", "array"]}
 DTYPE_KIND_NAMES = {"b": "boolean", "i": "signed integer", "u": "unsigned integer", "f": "floating point",
@@ -20,7 +18,7 @@ DTYPE_KIND_NAMES = {"b": "boolean", "i": "signed integer", "u": "unsigned intege
 def node_kind(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The node is a `kind` (group or array)."""
     if node.kind != options["kind"]:
-        what = f"a {node.kind}" if node.kind != "link" else f"a link that is not followed ({getattr(node, 'link_kind', '')})"
+        what = f"a {node.kind}" if node.kind != "link" else f"a link that is not followed ({node.link_kind or 'of an unknown kind'})"
         yield Finding(f"is {what}, expected a {options['kind']}", details={"kind": node.kind})
 
 

@@ -11,11 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from validator.checks.registry import Options, check
 from validator.checks.zarr_metadata import chunk_grid, stored_chunk_keys
-from validator.engine.context import NotApplicable, NotChecked, Scope
-from validator.nodes.base import Node
-from validator.report.model import Finding
+from validator.nodes.base import Node, NodeError
+from validator.primitive_api import Finding, NotApplicable, NotChecked, Options, Scope, check
 
 # Codecs whose decoding runs no code from the store and builds no Python objects: compressors, byte and
 # numeric filters, checksums. Anything else (pickle, json2, msgpack2, vlen-*, categorize, third-party
@@ -40,7 +38,7 @@ class ChunkError(Exception):
 
 def _codecs(node: Node) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """The array's compressor and filters, each a codec configuration on the allow-list; else NotApplicable."""
-    meta = getattr(node, "metadata", None)
+    meta = node.metadata
     if not isinstance(meta, dict):
         raise NotChecked(f"{node.path} has no readable metadata document")
     compressor, filters = meta.get("compressor"), meta.get("filters") or []
@@ -188,14 +186,16 @@ def chunks_decode_to_chunk_size(node: Node, options: Options, scope: Scope) -> I
         yield Finding(f"its codec configuration cannot be used ({type(exc).__name__}: {exc}); no chunk decodes",
                       details={"key": None, "error": str(exc)})
         return
-    expected = math.prod(node.metadata["chunks"]) * dtype.itemsize  # type: ignore[attr-defined]
+    expected = math.prod(node.metadata["chunks"]) * dtype.itemsize
     limit = WIDEST * expected + SLACK
-    kv = node.tree.kv  # type: ignore[attr-defined]
     bad = 0
-    for key, rel, valid in stored_chunk_keys(node, grid, sep):
+    for _key, rel, valid in stored_chunk_keys(node, grid, sep):
         if not valid:
             continue
-        raw = kv.get(key)
+        try:
+            raw = node.read_key(rel)
+        except NodeError:
+            raw = None
         if raw is None:  # listed but unreadable (a symlink out of the store): not a chunk this tool reads
             continue
         try:

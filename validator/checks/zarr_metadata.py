@@ -10,10 +10,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from validator.checks.registry import Options, check
-from validator.engine.context import NotApplicable, Scope
-from validator.nodes.base import Node
-from validator.report.model import Finding
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
+from validator.nodes.base import Node, NodeError
 
 # numpy typestr: byte order, kind letter, item size, and for datetime/timedelta a unit in brackets.
 # "O" is a NumPy array-protocol kind (Python objects) that zarr writers use with an object codec.
@@ -24,7 +22,7 @@ FLOAT_SPECIALS = ("NaN", "Infinity", "-Infinity")
 
 
 def _metadata(node: Node) -> dict[str, Any]:
-    meta = getattr(node, "metadata", None)
+    meta = node.metadata
     if not isinstance(meta, dict):
         raise NotApplicable(f"{node.path} has no readable metadata document")
     return meta
@@ -58,9 +56,9 @@ def metadata_keys_present(node: Node, options: Options, scope: Scope) -> Iterato
     Fails once, without naming keys, when the document is missing or is not a JSON object.
     Not applicable when: the node is an implicit group (group_document_present reports it).
     """
-    if getattr(node, "implicit", False):
+    if node.implicit:
         raise NotApplicable(f"{node.path} is an implicit group with no metadata document")
-    meta = getattr(node, "metadata", None)
+    meta = node.metadata
     if not isinstance(meta, dict):
         yield Finding("metadata document is missing or not a JSON object, expected an object", details={"key": None})
         return
@@ -359,11 +357,11 @@ def group_document_present(node: Node, options: Options, scope: Scope) -> Iterat
     A directory with no `.zgroup` that leads to a `.zarray` (below: array) or a `.zgroup` (below: group)
     is an implicit ancestor and fails.
     """
-    if not getattr(node, "implicit", False):
+    if not node.implicit:
         return
     prefix = node.path.strip("/")
     document = ".zarray" if options["below"] == "array" else ".zgroup"
-    under = [k for k in node.tree.kv.list_keys(prefix) if k.rsplit("/", 1)[-1] == document]  # type: ignore[attr-defined]
+    under = [f"{prefix}/{k}" if prefix else k for k in node.stored_keys() or () if k.rsplit("/", 1)[-1] == document]
     if under:
         key = f"{prefix}/.zgroup" if prefix else ".zgroup"
         yield Finding(f"no {key} is stored, expected a group document at every ancestor of {under[0]} "
@@ -387,8 +385,8 @@ def chunk_grid(node: Node) -> tuple[list[int], str]:
 def stored_chunk_keys(node: Node, grid: list[int], sep: str) -> Iterator[tuple[str, str, bool]]:
     """(store key, key relative to the array, is a chunk key inside the grid) for every key beside the metadata."""
     prefix = node.path.strip("/")
-    for key in node.tree.kv.list_keys(prefix):  # type: ignore[attr-defined]
-        rel = key[len(prefix) + 1:] if prefix else key
+    for rel in node.stored_keys() or ():
+        key = f"{prefix}/{rel}" if prefix else rel
         if rel in (".zarray", ".zattrs"):
             continue
         parts = rel.split(sep) if sep == "/" or "/" not in rel else None
@@ -433,16 +431,13 @@ def _stored_documents(node: Node) -> dict[str, Any]:
 
     A document that is not JSON is kept as the sentinel string "<not JSON>", so it differs from any copy.
     """
-    prefix = node.path.strip("/")
-    kv = node.tree.kv  # type: ignore[attr-defined]
     out: dict[str, Any] = {}
-    for key in kv.list_keys(prefix):
-        if key.rsplit("/", 1)[-1] not in (".zarray", ".zgroup", ".zattrs"):
+    for rel in node.stored_keys() or ():
+        if rel.rsplit("/", 1)[-1] not in (".zarray", ".zgroup", ".zattrs"):
             continue
-        rel = key[len(prefix) + 1:] if prefix else key
         try:
-            out[rel] = json.loads(kv.get(key).decode("utf-8"))
-        except (AttributeError, UnicodeDecodeError, ValueError):
+            out[rel] = json.loads(node.read_key(rel).decode("utf-8"))
+        except (AttributeError, UnicodeDecodeError, ValueError, NodeError):
             out[rel] = "<not JSON>"
     return out
 
@@ -540,7 +535,10 @@ def _stored_object(node: Node, name: str) -> tuple[str, Any, str | None] | None:
     """
     prefix = node.path.strip("/")
     key = f"{prefix}/{name}" if prefix else name
-    raw = node.tree.kv.get(key)  # type: ignore[attr-defined]
+    try:
+        raw = node.read_document(name)
+    except NodeError as exc:
+        return key, None, f"{key} cannot be read ({exc})"
     if raw is None:
         return None
     try:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from validator.engine.context import Scope
+from validator.primitive_api import Scope
 from validator.nodes.base import Node
 
 SELECTOR_KEYS = (

@@ -142,7 +142,7 @@ def scan_block(source: str, node_path: str, rows: RowRange | None, requests: Seq
         scan = ArrayScan(node, tuple(requests), None if rows is None else (tuple(rows),))
         if rows is None:
             return list(_sequential(scan, block_elements, None))
-        return [summarize(node.read_block(tuple(rows)), scan.requests)]
+        return [summarize(node.read_block(tuple(rows)), scan.requests, node.path)]
 
 
 def forget_trees(token: str) -> int:

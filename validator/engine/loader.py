@@ -16,7 +16,7 @@ from validator.engine import pack_cache
 from validator.engine.applies_to import SELECTOR_SCHEMA
 from validator.engine.model import CheckStep, Pack, Rule, Writer
 from validator.errors import PackError
-from validator.report.model import Level
+from validator.primitive_api import Level
 
 # os.path rather than pathlib throughout: pathlib's import is a visible part of a small run's start-up.
 SCHEMA_FILE = pack_cache.SCHEMA_FILE  # one file, named once: the cache fingerprints what the loader validates against

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from validator.report.model import Level
+from validator.primitive_api import Level
 
 
 class Writer(NamedTuple):

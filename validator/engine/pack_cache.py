@@ -41,7 +41,7 @@ def cache_dir() -> str | None:
 def _validation_fingerprint() -> str:
     """What a pack is validated against: the tool version, the pack schema, and the sources that define the
     selector grammar and every built-in primitive's options (read as files, so no module is imported)."""
-    from validator import __version__
+    from validator.version import __version__
 
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     checks = os.path.join(package, "checks")

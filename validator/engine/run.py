@@ -8,13 +8,13 @@ from typing import Any
 
 from validator.checks import registry
 from validator.engine.applies_to import matches
-from validator.engine.context import NotApplicable, NotChecked, Scope
+from validator.primitive_api import NotApplicable, NotChecked, Scope
 from validator.engine.model import Pack, Rule
 from validator.engine.rule_selection import Selection
-from validator.engine.scan import ArrayScan, Progress, Scanner, SerialScanner, plan
+from validator.engine.scan import ArrayScan, Damaged, Progress, Scanner, SerialScanner, plan
 from validator.engine.template import render
 from validator.kernels.facts import FactRequest
-from validator.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, NodeError, Tree
+from validator.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, NodeError, NotDecoded, Tree
 from validator.report.model import ClauseResult, Finding, Status
 
 MAX_FINDINGS = 20
@@ -199,6 +199,10 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
                 wanted = ev.requests[i]
                 if isinstance(wanted, NotApplicable):
                     raise wanted
+                damaged = next((facts[r] for r in wanted.values() if isinstance(facts.get(r), Damaged)), None)
+                if damaged is not None:
+                    ev.outcome = Outcome(Status.ERROR, reason=damaged.message)
+                    return
                 findings = list(primitive.function(node, step.options, scope, {k: facts[r] for k, r in wanted.items()}))
         except NotApplicable as exc:
             ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=str(exc), unchecked=isinstance(exc, NotChecked))
@@ -272,6 +276,9 @@ def evaluate(
         progress.finish()
     for ev in waiting:
         got = facts.get(ev.node.path, {})
+        if isinstance(got, NotDecoded):  # a codec off the allow-list: the node is one the clause is about
+            ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=str(got), unchecked=True)
+            continue
         if isinstance(got, NodeError):
             ev.outcome = Outcome(Status.ERROR, reason=str(got))
             continue

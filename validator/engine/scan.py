@@ -15,9 +15,9 @@ from typing import Any, NamedTuple, Protocol
 
 from validator.kernels import KERNELS
 from validator.kernels.facts import FactRequest
+from validator.kernels.block import Block
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
-    Block,
     Node,
     NodeError,
     RowRange,
@@ -64,34 +64,62 @@ def plan(node: Node, requests: Iterable[FactRequest], block_elements: int = DEFA
     return ArrayScan(node, wanted, None if rows is None else tuple(rows))
 
 
-def summarize(block: Block, requests: Sequence[FactRequest]) -> Partials | None:
-    """The map step: every kernel's partial result for one block (None for an empty block)."""
-    if not block.values.size:
+class Damaged(NamedTuple):
+    """A value kernel's result where a block it needed did not decode: the first problem, in one line."""
+
+    message: str
+
+
+def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> Partials | None:
+    """The map step: every kernel's partial result for one block (None for an empty block).
+
+    A block some of whose chunks did not decode still feeds the kernels that read the chunk records
+    (`READS_CHUNKS`); every other kernel gets `Damaged` instead, since those values are not the array's.
+    """
+    if not block.values.size and not block.chunks:
         return None
-    return {r: KERNELS[r.kernel].summarize(block, **dict(r.params)) for r in requests}
+    problem = block.problem()
+    out: Partials = {}
+    for r in requests:
+        kernel = KERNELS[r.kernel]
+        if getattr(kernel, "READS_CHUNKS", False):
+            out[r] = kernel.summarize(block, **dict(r.params))
+        elif problem is not None:
+            out[r] = Damaged(f"{path}: {problem}" if path else problem)
+        elif block.values.size:
+            out[r] = kernel.summarize(block, **dict(r.params))
+    return out
 
 
 def fold(requests: Sequence[FactRequest], partials: Iterable[Partials | None]) -> Facts:
-    """The combine step, left to right in block order; None for a request no block contributed to."""
+    """The combine step, left to right in block order; None for a request no block contributed to.
+
+    The first `Damaged` partial of a request is its result: values after a chunk that did not decode are
+    not worth combining.
+    """
     facts: Facts = {r: None for r in requests}
     for partial in partials:
         if partial is None:
             continue
         for r in requests:
-            kernel, params = KERNELS[r.kernel], dict(r.params)
-            facts[r] = partial[r] if facts[r] is None else kernel.combine(facts[r], partial[r], **params)
+            if r not in partial or isinstance(facts[r], Damaged):
+                continue
+            if facts[r] is None or isinstance(partial[r], Damaged):
+                facts[r] = partial[r]
+            else:
+                facts[r] = KERNELS[r.kernel].combine(facts[r], partial[r], **dict(r.params))
     return facts
 
 
 def read_and_summarize(node: Node, rows: RowRange, requests: Sequence[FactRequest]) -> Partials | None:
     """One task: read one block and summarise it."""
-    return summarize(node.read_block(rows), requests)
+    return summarize(node.read_block(rows), requests, node.path)
 
 
 def _sequential(scan: ArrayScan, block_elements: int, progress: Progress | None) -> Iterator[Partials | None]:
     blocks = scan.node.blocks(block_elements) if scan.rows is None else (scan.node.read_block(r) for r in scan.rows)
     for block in blocks:
-        yield summarize(block, scan.requests)
+        yield summarize(block, scan.requests, scan.node.path)
         if progress is not None:
             progress.advance(block.values.size)
 

@@ -7,7 +7,7 @@ from concurrent.futures import Executor
 from functools import reduce
 from typing import Any, Protocol
 
-from validator.nodes.base import Block
+from validator.kernels.block import Block
 
 
 class Kernel(Protocol):

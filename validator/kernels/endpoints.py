@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from validator.nodes.base import Block
+from validator.kernels.block import Block
 
 
 class Endpoints(NamedTuple):

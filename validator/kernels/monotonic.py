@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from validator.nodes.base import Block
+from validator.kernels.block import Block
 
 
 class Decrease(NamedTuple):

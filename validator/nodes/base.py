@@ -9,21 +9,13 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from validator.kernels.block import Block
+
 NodeKind = Literal["group", "array", "link"]
 
 # A block holds at most about this many elements unless a single storage chunk is larger:
 # big enough to amortise per-call overhead, small enough to keep memory flat.
 DEFAULT_BLOCK_ELEMENTS = 1 << 22
-
-
-class Block(NamedTuple):
-    """A chunk-aligned run of rows of an array, flattened in C order.
-
-    `start` is the flat (C-order) index of the first element of `values` in the whole array.
-    """
-
-    start: int
-    values: np.ndarray
 
 
 class StringStorage(NamedTuple):
@@ -49,6 +41,11 @@ class Storage(NamedTuple):
 
 class NodeError(Exception):
     """A node could not be read; the message names the path and the reason."""
+
+
+class NotDecoded(NodeError):
+    """An array whose data is deliberately not decoded (a codec off the allow-list, pickle above all): the
+    clauses about its values are not checked, which the report says, rather than in error."""
 
 
 class Node(ABC):
@@ -102,6 +99,54 @@ class Node(ABC):
     def children(self) -> dict[str, Node]:
         """Direct children by name, in sorted order. Empty for arrays."""
         return {}
+
+    # --- Raw storage: the documents and keys a key/value backend (Zarr) stores, as stored. Clauses about
+    # the stored documents themselves (`.zarray` fields, chunk keys, consolidated metadata) read these;
+    # backends without such documents (HDF5, TileDB) keep the defaults: no document, no keys.
+
+    link_kind: str | None = None  # for a link the tree reports but does not enter: "external", "soft", "cycle", ...
+
+    @property
+    def metadata(self) -> Mapping[str, Any] | None:
+        """The node's own stored metadata document as written (Zarr `.zarray`, `.zgroup`, `zarr.json`), parsed.
+
+        None when the backend stores no such document, or it is missing, not JSON or not a JSON object (the
+        tree reports the last two as problems).
+        """
+        return None
+
+    @property
+    def implicit(self) -> bool:
+        """True for a group that exists only because nodes lie below it: no group document is stored for it."""
+        return False
+
+    @property
+    def metadata_key(self) -> str | None:
+        """The store key of the node's own metadata document (`X/indptr/.zarray`), or None when there is none."""
+        return None
+
+    def stored_keys(self) -> list[str] | None:
+        """Every key stored below this node, recursively, relative to it, sorted; None for backends without keys.
+
+        Keys that would lead out of the store (symlinks, `..`) are never listed.
+        """
+        return None
+
+    def read_document(self, name: str) -> bytes | None:
+        """The raw bytes of the metadata document `name` stored at this node (`.zattrs`, `.zmetadata`), or None.
+
+        None when no such document is stored (or the backend has none). Raises NodeError when it is stored
+        but cannot be read.
+        """
+        return None
+
+    def read_key(self, key: str) -> bytes | None:
+        """The raw bytes stored at `key` (relative to this node, from `stored_keys`), or None when not stored.
+
+        Raises NodeError when the key is stored but cannot be read. Array data is read by the engine's scan
+        (`read_block`), never by a check: this is for documents beside the node's own.
+        """
+        return None
 
     @property
     def parent(self) -> Node | None:

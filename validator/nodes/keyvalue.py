@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from validator.errors import InputError
+from validator.nodes.base import NodeError
 
 
 class KeyValueStore(ABC):
@@ -22,6 +23,22 @@ class KeyValueStore(ABC):
     @abstractmethod
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """(keys, sub-prefixes) directly below `prefix` ("" for the root), sorted."""
+
+    def read(self, key: str, where: str = "") -> bytes | None:
+        """The stored bytes of `key`; None only when it is not stored. A key that is stored but cannot be read
+        (no permission, a symlink out of the store, a damaged zip entry) raises NodeError: absent and
+        unreadable are different findings."""
+        try:
+            raw = self.get(key)
+        except Exception as exc:  # noqa: BLE001 (a remote store's failure; its message carries no credentials)
+            raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
+        if raw is None and self.stored(key):
+            raise NodeError(f"{where or key}: {key} is stored but cannot be read")
+        return raw
+
+    def stored(self, key: str) -> bool:
+        """True when something is stored under `key` (readable or not). Backends that cannot tell say False."""
+        return False
 
     def list_keys(self, prefix: str) -> list[str]:
         """Every key below `prefix`, recursively, relative to the store root."""
@@ -90,6 +107,11 @@ class DirectoryStore(KeyValueStore):
         finally:
             os.close(fd)
 
+    def stored(self, key: str) -> bool:
+        if any(part in ("", ".", "..") for part in key.split("/")) or "\\" in key:
+            return False
+        return os.path.lexists(os.path.join(self._root, *key.split("/")))
+
     def _get_resolved(self, key: str) -> bytes | None:
         full = self.resolve(key)
         if full is None or not os.path.isfile(full):
@@ -146,6 +168,9 @@ class ZipStore(KeyValueStore):
             return self._zip.read(info)
         except Exception:
             return None
+
+    def stored(self, key: str) -> bool:
+        return key in self._entries
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         base = f"{prefix}/" if prefix else ""

@@ -119,8 +119,35 @@ class ZarrNode(Node):
         self.tree = tree
         self.path = path
         self.kind = kind  # type: ignore[assignment]
-        self.metadata = metadata  # the stored .zarray / zarr.json document as written
-        self.implicit = implicit  # a directory with no group document (v2 writers such as tensorstore)
+        self._document = metadata  # the stored .zarray / .zgroup / zarr.json document as written
+        self._implicit = implicit  # a directory with no group document (v2 writers such as tensorstore)
+
+    @property
+    def metadata(self) -> dict[str, Any] | None:
+        return self._document
+
+    @property
+    def implicit(self) -> bool:
+        return self._implicit
+
+    @property
+    def metadata_key(self) -> str | None:
+        if self._implicit:
+            return None
+        if self.tree.zarr_format == 3:
+            return self.key(V3_DOCUMENT)
+        return self.key(".zarray" if self.kind == "array" else ".zgroup")
+
+    def stored_keys(self) -> list[str]:
+        prefix = self.prefix
+        cut = len(prefix) + 1 if prefix else 0
+        return sorted(k[cut:] for k in self.tree.kv.list_keys(prefix))
+
+    def read_document(self, name: str) -> bytes | None:
+        return self.read_key(name)
+
+    def read_key(self, key: str) -> bytes | None:
+        return self.tree.kv.read(self.key(key), self.path)
 
     @property
     def prefix(self) -> str:

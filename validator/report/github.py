@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from validator.baseline import Baseline, located
+from validator.report.baseline import Baseline, located
 from validator.report.model import Level, Report
 
 COMMAND = {Level.MUST: "error", Level.SHOULD: "warning", Level.MAY: "notice"}

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from validator.report.model import ClauseResult, Finding, Report, Status
+from validator.primitive_api import Finding, Status
+
+if TYPE_CHECKING:
+    from validator.report.model import ClauseResult, Report
 
 
 def finding_to_json(f: Finding) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from validator.baseline import Baseline, artifact_uri, located
+from validator.report.baseline import Baseline, artifact_uri, located
 from validator.report.model import Report, Status
 
 

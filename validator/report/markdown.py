@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from validator.baseline import Baseline, artifact_uri, fails, located
+from validator.report.baseline import Baseline, artifact_uri, fails, located
 from validator.report.model import Level, Report
 
 

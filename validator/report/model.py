@@ -1,42 +1,19 @@
-"""The results of a validation run: levels, statuses, findings, per-clause results and the report."""
+"""The results of a validation run: per-clause results and the report (levels, statuses and findings are the
+primitive API's, re-exported here)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import TYPE_CHECKING, Any
+
+from validator.primitive_api import Finding, Level, Status
+
+__all__ = ["ClauseResult", "Finding", "Level", "PackInfo", "Problem", "Report", "Status"]
 
 if TYPE_CHECKING:
     from validator.engine.model import Rule
-
-
-class Level(str, Enum):
-    MUST = "MUST"
-    SHOULD = "SHOULD"
-    MAY = "MAY"
-
-    @property
-    def rank(self) -> int:
-        return {"MUST": 3, "SHOULD": 2, "MAY": 1}[self.value]
-
-
-class Status(str, Enum):
-    PASSED = "passed"
-    FAILED = "failed"
-    NOT_APPLICABLE = "not_applicable"
-    ERROR = "error"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One thing a primitive found wrong. The engine fills in `path` when the primitive leaves it empty."""
-
-    message: str
-    path: str = ""
-    index: tuple[int, ...] | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

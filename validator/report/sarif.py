@@ -7,10 +7,13 @@ import os
 from pathlib import PurePosixPath
 from urllib.parse import quote
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from validator.baseline import Baseline, artifact_uri, located
-from validator.report.model import Level, Report
+from validator.report.baseline import Baseline, artifact_uri, located
+from validator.primitive_api import Level
+
+if TYPE_CHECKING:
+    from validator.report.model import Report
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 # Where the project lives; helpUri adds docs/rules/<id>.md. Override with SPEC_VALIDATE_DOCS_URI.

@@ -1,13 +1,50 @@
-"""What a primitive may ask beyond its own node: other nodes, named dimensions, logical shapes."""
+"""What a check primitive sees and yields: the `@check` decorator, levels, findings, scopes, not-applicable.
+
+The one module every layer may import: primitives (`validator/checks/`), the engine, the reports and the
+nodes' users all meet here, so the layers read top-down with no circle (faces -> engine -> checks and
+kernels -> nodes, with reports below the engine).
+"""
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from validator.engine.model import Pack
+from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node, normalize_path
+
+if TYPE_CHECKING:
+    from validator.engine.model import Pack
+
+
+class Level(str, Enum):
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    MAY = "MAY"
+
+    @property
+    def rank(self) -> int:
+        return {"MUST": 3, "SHOULD": 2, "MAY": 1}[self.value]
+
+
+class Status(str, Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_APPLICABLE = "not_applicable"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a primitive found wrong. The engine fills in `path` when the primitive leaves it empty."""
+
+    message: str
+    path: str = ""
+    index: tuple[int, ...] | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
 
 
 class NotApplicable(Exception):
@@ -113,3 +150,45 @@ class Scope(NamedTuple):
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+# ---------------------------------------------------------------- registration
+Options = Mapping[str, Any]
+RequestFn = Callable[..., Mapping[str, FactRequest]]
+
+
+class Primitive(NamedTuple):
+    name: str
+    function: Callable[..., Iterator[Finding]]
+    options_schema: Mapping[str, Any]
+    kind: str | None  # the node kind the primitive applies to; others are not applicable
+    dtype_kinds: str | None  # numpy dtype kinds it applies to, e.g. "iu"
+    facts: RequestFn | None  # which array facts it needs, computed in the array's single pass
+    doc: str = ""
+
+    @property
+    def summary(self) -> str:
+        return self.doc.strip().splitlines()[0] if self.doc.strip() else ""
+
+
+REGISTRY: dict[str, Primitive] = {}
+
+
+def check(
+    *,
+    options: Mapping[str, Any] | None = None,
+    kind: str | None = None,
+    dtype_kinds: str | None = None,
+    facts: RequestFn | None = None,
+) -> Callable[[Callable[..., Iterator[Finding]]], Callable[..., Iterator[Finding]]]:
+    """Register a primitive under the function's name with its options schema and preconditions."""
+
+    def register(function: Callable[..., Iterator[Finding]]) -> Callable[..., Iterator[Finding]]:
+        name = function.__name__
+        if name in REGISTRY:
+            raise RuntimeError(f"check primitive {name!r} is registered twice")
+        schema = {"type": "object", "additionalProperties": False, "properties": {}, **(options or {})}
+        REGISTRY[name] = Primitive(name, function, schema, kind, dtype_kinds, facts, function.__doc__ or "")
+        return function
+
+    return register

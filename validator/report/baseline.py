@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from validator.errors import InputError
-from validator.report.model import ClauseResult, Finding, Level, Report, Status
+from validator.primitive_api import Finding, Level, Status
+
+if TYPE_CHECKING:
+    from validator.report.model import ClauseResult, Report
 
 BASELINE_VERSION = 1
 

@@ -1,0 +1,56 @@
+"""reference_elements: the same answer at every block size and grouping as a plain loop over the elements."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from splitting import FOLDS, block_sizes, split
+
+from validator.kernels import references
+
+
+def _elements() -> np.ndarray:
+    out = []
+    for i in range(40):
+        if i % 7 == 0:
+            out.append({"source": ".", "path": "/a"})
+        elif i % 7 == 1:
+            out.append({"source": "other.zarr", "path": "/b"})
+        elif i % 7 == 2:
+            out.append({"path": "/c"})
+        elif i % 7 == 3:
+            out.append(None)
+        else:
+            out.append({"source": ".", "path": f"/t{i % 5}"})
+    return np.array(out + [None], dtype=object)[:-1]
+
+
+def reference(a: np.ndarray, limit: int, max_targets: int):
+    malformed, foreign, targets = [], [], {}
+    for i, v in enumerate(a):
+        if not isinstance(v, dict) or not all(isinstance(v.get(k), str) for k in ("source", "path")):
+            malformed.append(i)
+        elif v["source"] != ".":
+            foreign.append(i)
+        elif v["path"] not in targets and len(targets) < max_targets:
+            targets[v["path"]] = i
+    return len(malformed), malformed[:limit], len(foreign), foreign[:limit], list(targets.items())
+
+
+@pytest.mark.parametrize("fold", FOLDS)
+@pytest.mark.parametrize("size", block_sizes(40))
+def test_reference_elements_passes_same_answer_at_every_block_size_and_grouping(size, fold):
+    a = _elements()
+    got = fold(references, split(a, size), limit=3, max_targets=4)
+    m, mf, f, ff, targets = reference(a, 3, 4)
+    assert (got.malformed, [e.index for e in got.malformed_found]) == (m, mf)
+    assert (got.foreign, [e.index for e in got.foreign_found]) == (f, ff)
+    assert list(got.targets) == targets
+    assert (got.targets_dropped > 0) is True  # six distinct in-store paths, four remembered
+
+
+def test_reference_elements_passes_words_for_each_kind():
+    a = np.array([{"source": "x.zarr", "path": "/p"}, 3, {"source": 1, "path": "/q"}], dtype=object)
+    got = references.summarize(split(a, 3)[0])
+    assert [e.problem for e in got.malformed_found] == ["is 3, expected a reference object", "has no string source"]
+    assert (got.foreign_found[0].source, got.foreign_found[0].path) == ("x.zarr", "/p")
