@@ -273,7 +273,7 @@ def two_clauses_fail(tmp_path) -> Path:
 
 
 def _text_failed(out: str, rid: str) -> int:
-    return len(re.findall(rf"^  FAILED .*\b{re.escape(rid)}$", out, flags=re.M))
+    return len(re.findall(rf"^  FAILED .*\b{re.escape(rid)}$", out, flags=re.MULTILINE))
 
 
 def _json_results(out: str, rid: str) -> int:
@@ -317,6 +317,7 @@ def test_main_extending_pack_sets_the_exit_code_by_its_levels(capsys, lab_policy
 
 def test_main_extending_pack_json_keeps_spec_level_and_names_the_pack(capsys, lab_policy, two_clauses_fail):
     code, out, _ = cli(capsys, "--pack", lab_policy, "--format", "json", two_clauses_fail)
+    assert code == 1
     doc = json.loads(out)
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
     (report,) = doc["reports"]
@@ -331,6 +332,7 @@ def test_main_extending_pack_json_keeps_spec_level_and_names_the_pack(capsys, la
 
 def test_main_extending_pack_sarif_has_no_duplicate_rules_or_fingerprints(capsys, lab_policy, two_clauses_fail):
     code, out, _ = cli(capsys, "--pack", lab_policy, "--format", "sarif", two_clauses_fail)
+    assert code == 1
     run = json.loads(out)["runs"][0]
     rule_ids = [d["id"] for d in run["tool"]["driver"]["rules"]]
     prints = [r["partialFingerprints"]["specValidate/v1"] for r in run["results"]]
