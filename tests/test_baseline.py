@@ -10,9 +10,11 @@ import pytest
 
 from validator.report import baseline as bl
 from validator.cli import main
+from validator.engine.loader import builtin_packs
 from validator.errors import InputError
 
 from corpus_paths import VALID_H5AD
+from docs_examples import extends_example
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 
@@ -73,6 +75,32 @@ def test_baseline_fingerprint_is_stable_and_ignores_values():
     assert a == bl.fingerprint("anndata.x.y", "data/a.h5ad", "/X/indptr")
     assert a != bl.fingerprint("anndata.x.y", "data/b.h5ad", "/X/indptr")
     assert a != bl.fingerprint("anndata.x.z", "data/a.h5ad", "/X/indptr")
+
+
+
+def test_baseline_fingerprint_of_a_builtin_rule_is_the_one_earlier_versions_wrote():
+    # sha256 of (rule id, file, node path), as written before packs were part of a result's key.
+    assert bl.fingerprint("anndata.x.y", "data/a.h5ad", "/X/indptr") == "3cf1f617d53ae3c07cb91c7cb4b7165a"
+
+
+def test_baseline_fingerprint_names_the_pack_only_for_rules_a_user_pack_defines():
+    builtin = builtin_packs()[0].rules[0]
+    assert bl.fingerprint_pack(builtin) is None
+    assert bl.fingerprint_pack(builtin._replace(pack="lab-policy")) is None  # inherited by a pack extending anndata
+    own = builtin._replace(pack="lab", builtin=False)
+    assert bl.fingerprint_pack(own) == "lab"
+    prints = {bl.fingerprint(own.id, "a.h5ad", "/", pack) for pack in (None, "lab", "other-lab")}
+    assert len(prints) == 3
+
+
+def test_baseline_written_without_a_user_pack_matches_with_one_extending_anndata(broken_h5ad_here, capsys):
+    Path("lab-policy.yaml").write_text(extends_example(), encoding="utf-8")
+    main(["--write-baseline", "baseline.json", broken_h5ad_here])
+    capsys.readouterr()
+    assert main(["--baseline", "baseline.json", "--pack", "lab-policy.yaml", broken_h5ad_here]) == 0
+    out = capsys.readouterr().out
+    assert "  baseline MUST   anndata.dataframe.index-attr broken.h5ad /obs" in out
+    assert "0 new failure(s)" in out
 
 
 def test_baseline_missing_file_is_exit_2(broken_h5ad_here, capsys):

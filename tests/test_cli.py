@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import h5py
 import jsonschema
 import pytest
 
@@ -16,6 +19,9 @@ import validator
 from validator.checks import registry
 from validator.cli import main
 from validator.engine.loader import builtin_packs
+
+from corpus_paths import CASES
+from docs_examples import extends_example
 
 SCHEMA = json.loads((Path(validator.__file__).parent / "report" / "report.schema.json").read_text())
 RULES = [r for p in builtin_packs() for r in p.rules]
@@ -239,3 +245,133 @@ def test_help_is_laid_out_as_argparse_would_at_the_terminal_width(monkeypatch):
         texts.append(build_parser().format_help())
         assert texts[-1] == stock.format_help()
     assert texts[0] != texts[1]  # the width is followed
+
+
+# ---------------------------------------------------------------- a user pack that extends a built-in pack replaces it
+
+OVERRIDDEN = "anndata.dataframe.chunks-shared"  # SHOULD in the spec; the docs' example pack makes it MUST
+UNCHANGED = "anndata.dataframe.index-attr"  # MUST, inherited as it is
+CHUNKS_NOT_SHARED = CASES / "h5ad" / "dataframe-chunks-not-shared.h5ad"  # fails OVERRIDDEN only (manifest)
+
+
+@pytest.fixture
+def lab_policy(tmp_path) -> Path:
+    """The `extends: anndata` example of docs/packs.md, as a user would save it."""
+    path = tmp_path / "lab-policy.yaml"
+    path.write_text(extends_example(), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def two_clauses_fail(tmp_path) -> Path:
+    """The corpus case, also without /var's `_index`: it fails OVERRIDDEN and UNCHANGED, one finding each."""
+    path = tmp_path / "two-clauses.h5ad"
+    shutil.copy(CHUNKS_NOT_SHARED, path)
+    with h5py.File(path, "a") as f:
+        del f["var"].attrs["_index"]
+    return path
+
+
+def _text_failed(out: str, rid: str) -> int:
+    return len(re.findall(rf"^  FAILED .*\b{re.escape(rid)}$", out, flags=re.MULTILINE))
+
+
+def _json_results(out: str, rid: str) -> int:
+    return sum(r["id"] == rid for report in json.loads(out)["reports"] for r in report["results"])
+
+
+def _sarif_results(out: str, rid: str) -> int:
+    return sum(r["ruleId"] == rid for r in json.loads(out)["runs"][0]["results"])
+
+
+def _github_annotations(out: str, rid: str) -> int:
+    return sum(f",title=MUST {rid}::" in line for line in out.splitlines())
+
+
+def _junit_testcases(out: str, rid: str) -> int:
+    return sum(case.get("name") == rid for case in ET.fromstring(out).iter("testcase"))
+
+
+def _markdown_rows(out: str, rid: str) -> int:
+    return sum(line.startswith("|") and f"| `{rid}` |" in line for line in out.splitlines())
+
+
+@pytest.mark.parametrize("fmt,count", [
+    pytest.param("text", _text_failed, id="text"),
+    pytest.param("json", _json_results, id="json"),
+    pytest.param("sarif", _sarif_results, id="sarif"),
+    pytest.param("github", _github_annotations, id="github"),
+    pytest.param("junit", _junit_testcases, id="junit"),
+    pytest.param("markdown", _markdown_rows, id="markdown"),
+])
+def test_main_extending_pack_reports_each_clause_once(capsys, lab_policy, two_clauses_fail, fmt, count):
+    code, out, err = cli(capsys, "--pack", lab_policy, "--format", fmt, two_clauses_fail)
+    assert (code, err) == (1, "")
+    assert (count(out, OVERRIDDEN), count(out, UNCHANGED)) == (1, 1)
+
+
+def test_main_extending_pack_sets_the_exit_code_by_its_levels(capsys, lab_policy):
+    assert cli(capsys, CHUNKS_NOT_SHARED)[0] == 0  # a SHOULD failure, at --fail-on must
+    assert cli(capsys, "--pack", lab_policy, CHUNKS_NOT_SHARED)[0] == 1  # the pack makes the clause MUST
+
+
+def test_main_extending_pack_json_keeps_spec_level_and_names_the_pack(capsys, lab_policy, two_clauses_fail):
+    code, out, _ = cli(capsys, "--pack", lab_policy, "--format", "json", two_clauses_fail)
+    assert code == 1
+    doc = json.loads(out)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    (report,) = doc["reports"]
+    assert [p["name"] for p in report["packs"]] == ["lab-policy"]
+    ids = [r["id"] for r in report["results"]]
+    assert len(ids) == len(set(ids)) == len(builtin_packs()[0].rules)
+    got = {r["id"]: r for r in report["results"]}
+    assert {k: got[OVERRIDDEN][k] for k in ("status", "level", "spec_level", "pack")} == {
+        "status": "failed", "level": "MUST", "spec_level": "SHOULD", "pack": "lab-policy"}
+    assert {k: got[UNCHANGED][k] for k in ("level", "spec_level", "pack")} == {"level": "MUST", "spec_level": "MUST", "pack": "lab-policy"}
+
+
+def test_main_extending_pack_sarif_has_no_duplicate_rules_or_fingerprints(capsys, lab_policy, two_clauses_fail):
+    code, out, _ = cli(capsys, "--pack", lab_policy, "--format", "sarif", two_clauses_fail)
+    assert code == 1
+    run = json.loads(out)["runs"][0]
+    rule_ids = [d["id"] for d in run["tool"]["driver"]["rules"]]
+    prints = [r["partialFingerprints"]["specValidate/v1"] for r in run["results"]]
+    assert len(rule_ids) == len(set(rule_ids)) and len(prints) == len(set(prints)) == 2
+    descriptor = run["tool"]["driver"]["rules"][rule_ids.index(OVERRIDDEN)]
+    assert descriptor["defaultConfiguration"]["level"] == "error"
+    assert (descriptor["properties"]["rfc2119_level"], descriptor["properties"]["spec_level"]) == ("MUST", "SHOULD")
+    for result in run["results"]:
+        assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
+
+
+def test_main_extending_pack_text_shows_both_levels(capsys, lab_policy):
+    _, out, _ = cli(capsys, "--pack", lab_policy, CHUNKS_NOT_SHARED)
+    assert f"  FAILED MUST (spec: SHOULD) {OVERRIDDEN}\n" in out
+    assert "(hdf5; lab-policy 1)" in out
+
+
+def test_main_extending_pack_list_rules_and_explain_show_the_rules_as_they_run(capsys, lab_policy):
+    code, out, _ = cli(capsys, "--pack", lab_policy, "--list-rules", "--format", "json")
+    doc = json.loads(out)
+    anndata_ids = [r.id for r in builtin_packs()[0].rules]
+    assert code == 0 and sorted(d["id"] for d in doc) == sorted(r.id for r in RULES)  # each rule once
+    assert {d["pack"] for d in doc if d["id"] in anndata_ids} == {"lab-policy"}
+    (listed,) = [d for d in doc if d["id"] == OVERRIDDEN]
+    assert (listed["level"], listed["spec_level"]) == ("MUST", "SHOULD")
+    code, out, _ = cli(capsys, "--pack", lab_policy, "--explain", OVERRIDDEN)
+    assert code == 0 and out.startswith(f"# {OVERRIDDEN} (MUST)\n")
+    assert "the spec says SHOULD" in out and "Pack: lab-policy." in out
+
+
+def test_main_fails_two_packs_extending_one_base_exits_2(capsys, lab_policy, tmp_path):
+    other = tmp_path / "other.yaml"
+    other.write_text(extends_example().replace("name: lab-policy", "name: other-lab"), encoding="utf-8")
+    code, _, err = cli(capsys, "--pack", lab_policy, "--pack", other, CHUNKS_NOT_SHARED)
+    assert code == 2 and err.count("\n") == 1
+    assert "both lab-policy (" in err and ") and other-lab extend anndata; use one of them" in err
+
+
+def test_main_passes_one_pack_in_config_and_on_the_command_line_runs_once(capsys, lab_policy):
+    Path("pyproject.toml").write_text(f'[tool.spec-validate]\npacks = ["{lab_policy.as_posix()}"]\n', encoding="utf-8")
+    code, out, _ = cli(capsys, "--pack", lab_policy, "--format", "json", CHUNKS_NOT_SHARED)
+    assert code == 1 and _json_results(out, OVERRIDDEN) == 1

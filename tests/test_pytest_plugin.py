@@ -12,8 +12,9 @@ import validator
 
 pytest_plugins = ["pytester"]
 
-from corpus_paths import VALID_H5AD
+from corpus_paths import CASES, VALID_H5AD
 from corpus_paths import FAILING_ZARR as ZARR
+from docs_examples import extends_example
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 
@@ -101,3 +102,16 @@ def test_plugin_fail_on_option(pytester):
     pytester.makeini("[pytest]\nspec_validate_files = data/good.h5ad\n")
     result = pytester.runpytest("--spec-validate", "--spec-validate-fail-on", "may")
     result.assert_outcomes(passed=1)
+
+
+def test_plugin_packs_option_replaces_the_pack_it_extends(pytester):
+    # The docs' example pack makes the SHOULD clause chunks-shared MUST: the file fails, and the clause once.
+    (pytester.path / "data").mkdir()
+    shutil.copy(CASES / "h5ad" / "dataframe-chunks-not-shared.h5ad", pytester.path / "data/chunks.h5ad")
+    (pytester.path / "lab-policy.yaml").write_text(extends_example(), encoding="utf-8")
+    pytester.makeini("[pytest]\nspec_validate_files = data/*.h5ad\n")
+    pytester.runpytest("--spec-validate").assert_outcomes(passed=1)
+    pytester.makeini("[pytest]\nspec_validate_files = data/*.h5ad\nspec_validate_packs = lab-policy.yaml\n")
+    result = pytester.runpytest("--spec-validate")
+    result.assert_outcomes(failed=1)
+    assert result.stdout.str().count("FAILED MUST anndata.dataframe.chunks-shared") == 1

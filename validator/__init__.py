@@ -36,7 +36,8 @@ def validate(
         path: an HDF5 file or a Zarr store (directory or zip).
         select, ignore, extend_select: rule ids or dotted prefixes (`anndata.csr_matrix`).
         packs: the packs to use instead of the built-in ones.
-        extra_packs: paths of further YAML packs to load and use as well.
+        extra_packs: paths of further YAML packs to load and use as well; one that extends a pack in use
+            (`extends: anndata`) replaces it, so each clause is reported once.
         jobs: threads for the array scans (default: the cores available; 1 scans in this thread).
         scanner: runs the array scans instead (for example a Dask scanner); `jobs` is then unused.
         progress: told the elements to scan and the elements scanned (a progress bar).
@@ -47,15 +48,16 @@ def validate(
         The Report: one ClauseResult per selected rule of each pack that applies.
 
     Raises:
-        InputError: the store cannot be opened. PackError: a pack is invalid.
+        InputError: the store cannot be opened. PackError: a pack is invalid, two packs extend the same pack,
+            or two packs define one rule id.
     """
-    from validator.engine.loader import builtin_packs, load_pack
+    from validator.engine.loader import builtin_packs, load_pack, packs_to_run
     from validator.engine.run import evaluate
     from validator.engine.scan import make_scanner
     from validator.nodes.detect import open_store
     from validator.report.model import PackInfo, Problem
 
-    chosen = list(builtin_packs() if packs is None else packs) + [load_pack(p) for p in extra_packs]
+    chosen = packs_to_run(builtin_packs() if packs is None else packs, [load_pack(p) for p in extra_packs])
     selection = Selection(tuple(select), tuple(extend_select), tuple(ignore))
     with open_store(os.fspath(path)) as tree:
         results, scopes_by_pack = evaluate(tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress, deep=deep)
@@ -110,7 +112,7 @@ def assert_conforms(
         path: the store to validate.
         fail_on: "must", "should" or "may" (or a Level): the lowest level whose failure fails.
         select, ignore, extend_select: rule ids or dotted prefixes, as on the command line.
-        extra_packs: further YAML packs.
+        extra_packs: further YAML packs (one that extends a pack in use replaces it, as in `validate`).
         deep: also decode every stored chunk (as --deep).
 
     Returns:

@@ -172,9 +172,10 @@ def _emit(text: str, output: str | None) -> None:
 
 
 def _packs(extra: Sequence[str]):
-    from validator.engine.loader import builtin_packs, load_pack
+    """The built-in packs with the pack files given: one that extends a built-in pack replaces it."""
+    from validator.engine.loader import builtin_packs, load_pack, packs_to_run
 
-    return list(builtin_packs()) + [load_pack(p) for p in extra]
+    return packs_to_run(builtin_packs(), [load_pack(p) for p in extra])
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -194,7 +195,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.list_rules:
         if args.format == "json":
-            doc = [{"id": r.id, "level": r.level.value, "basis": r.basis, "pack": r.pack, "section": r.section, "clause": r.clause} for r in rules]
+            doc = [{"id": r.id, "level": r.level.value, "spec_level": r.spec_level.value, "basis": r.basis, "pack": r.pack,
+                    "section": r.section, "clause": r.clause} for r in rules]
             _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", args.output)
         else:
             width = max((len(r.id) for r in rules), default=0)

@@ -41,6 +41,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("spec_validate_files", type="linelist", default=["*.h5ad", "*.zarr"],
                   help="globs of data files (and .zarr/.cxg store directories) that --spec-validate collects")
     parser.addini("spec_validate_fail_on", default="must", help="must, should or may (default: must)")
+    parser.addini("spec_validate_packs", type="linelist", default=[],
+                  help="YAML rule packs (paths from the rootdir) to use as well; one that extends a built-in pack replaces it")
 
 
 def _matches(config: pytest.Config, path: Path) -> bool:
@@ -87,9 +89,12 @@ class DataFileItem(pytest.Item):
         value = self.config.getoption("spec_validate_fail_on", default=None) or self.config.getini("spec_validate_fail_on")
         return Level(str(value).upper())
 
+    def _packs(self) -> list[Path]:
+        return [self.config.rootpath / p for p in self.config.getini("spec_validate_packs")]
+
     def runtest(self) -> None:
         fail_on = self._fail_on()
-        report = validate(self.path)
+        report = validate(self.path, extra_packs=self._packs())  # validate() drops a base pack a user pack extends
         self.user_properties.append(("spec_validate_results", len(report.results)))
         if report.fails_at(fail_on):
             raise SpecValidateFailure(describe_failures(report, fail_on))

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from validator.engine.loader import builtin_packs, load_pack
+from validator.engine.loader import builtin_packs, load_pack, packs_to_run
 from validator.errors import PackError
 from validator.report.model import Level
 
@@ -126,3 +126,70 @@ def test_packs_survive_pickling():
 
     for pack in builtin_packs():
         assert pickle.loads(pickle.dumps(pack)) == pack
+
+
+# ---------------------------------------------------------------- packs_to_run: a pack that extends another replaces it
+
+def extending(tmp_path, name, extends, rules="rules: []\n", overrides=""):
+    text = f'spec: {{name: {name}, title: {name}, version: "1", source: x.md}}\nextends: {extends}\n{overrides}{rules}'
+    return load_pack(write(tmp_path, text, f"{name}.yaml"))
+
+
+def test_load_pack_passes_rules_of_an_extending_pack_carry_its_name(tmp_path):
+    some = next(r for r in builtin_packs()[0].rules if r.level is Level.SHOULD)
+    pack = extending(tmp_path, "mine", "anndata", overrides=f"overrides:\n  {some.id}: {{level: MUST}}\n")
+    got = {r.id: r for r in pack.rules}[some.id]
+    assert (got.pack, got.level, got.spec_level, got.builtin) == ("mine", Level.MUST, Level.SHOULD, True)
+    assert {r.pack for r in pack.rules} == {"mine"} and pack.bases == ("anndata",)
+
+
+def test_load_pack_passes_rules_of_a_user_pack_are_not_builtin(tmp_path):
+    (rule,) = load_pack(write(tmp_path, HEADER + "rules:\n" + RULE)).rules
+    assert not rule.builtin
+    assert all(r.builtin for p in builtin_packs() for r in p.rules)
+
+
+def test_packs_to_run_passes_builtins_unchanged_without_extra_packs():
+    assert packs_to_run(builtin_packs(), []) == list(builtin_packs())
+
+
+def test_packs_to_run_passes_extending_pack_replaces_its_builtin_base(tmp_path):
+    mine = extending(tmp_path, "mine", "anndata")
+    names = [p.name for p in packs_to_run(builtin_packs(), [mine])]
+    assert names == [p.name for p in builtin_packs() if p.name != "anndata"] + ["mine"]
+
+
+def test_packs_to_run_passes_chain_replaces_every_pack_it_extends(tmp_path):
+    middle = extending(tmp_path, "middle", "anndata")
+    top = extending(tmp_path, "top", "middle.yaml")
+    assert top.bases == ("middle", "anndata") and {r.pack for r in top.rules} == {"top"}
+    # Given together (configuration and --pack), the chain's top carries every rule once.
+    names = [p.name for p in packs_to_run(builtin_packs(), [middle, top])]
+    assert "anndata" not in names and "middle" not in names and names[-1] == "top"
+
+
+def test_packs_to_run_passes_pack_extending_nothing_runs_beside_builtins(tmp_path):
+    own = load_pack(write(tmp_path, HEADER + "rules:\n" + RULE))
+    assert packs_to_run(builtin_packs(), [own]) == [*builtin_packs(), own]
+
+
+def test_packs_to_run_passes_one_file_given_twice_runs_once(tmp_path):
+    mine = extending(tmp_path, "mine", "anndata")
+    again = load_pack(tmp_path / "mine.yaml")
+    builtin_file = load_pack(builtin_packs()[0].path)
+    run = packs_to_run(builtin_packs(), [mine, again, builtin_file])
+    assert [p.name for p in run].count("mine") == 1 and "anndata" not in [p.name for p in run]
+
+
+def test_packs_to_run_fails_two_packs_extending_one_base(tmp_path):
+    a = extending(tmp_path, "lab-a", "anndata")
+    b = extending(tmp_path, "lab-b", "anndata")
+    with pytest.raises(PackError, match=r"lab-b.yaml: both lab-a \(.*lab-a.yaml\) and lab-b extend anndata; use one of them"):
+        packs_to_run(builtin_packs(), [a, b])
+
+
+def test_packs_to_run_fails_rule_id_of_another_pack_redefined(tmp_path):
+    some = builtin_packs()[0].rules[0]
+    own = load_pack(write(tmp_path, HEADER + "rules:\n" + RULE.replace("demo.group.thing", some.id)))
+    with pytest.raises(PackError, match=f"pack.yaml: {some.id}: rule id also defined in .*extend it and use overrides"):
+        packs_to_run(builtin_packs(), [own])

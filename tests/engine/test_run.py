@@ -219,6 +219,20 @@ def test_aggregate_passes_caps_findings_and_counts_all():
     (r,) = iter_results(t, [pack(rules)], max_findings=4)
     assert len(r.findings) == 4 and r.finding_count == 30
 
+def test_iter_results_keeps_one_id_of_two_packs_apart():
+    # Keyed by id alone, the second pack's evaluations overwrote the first's and both results showed them.
+    t = tree(csr(indptr=(0, 3, 2, 5)))
+    strict = rule("t.csr.indptr-monotonic", INDPTR, ("non_decreasing", {}))._replace(pack="a")
+    elsewhere = rule("t.csr.indptr-monotonic", {"name": "no-such-node"}, ("non_decreasing", {}))._replace(pack="b")
+    results = iter_results(t, [pack([strict], name="a"), pack([elsewhere], name="b")])
+    assert [(r.rule.key, r.status) for r in results] == [
+        (("a", "t.csr.indptr-monotonic"), Status.FAILED), (("b", "t.csr.indptr-monotonic"), Status.NOT_APPLICABLE)]
+
+def test_iter_results_reports_a_pack_given_twice_once():
+    t = tree(csr(indptr=(0, 3, 2, 5)))
+    results = list(iter_results(t, [pack(RULES), pack(RULES)]))
+    assert sorted(r.rule.id for r in results) == sorted(r.id for r in RULES)
+
 
 SELECTION_CASES = ["anndata/h5ad/valid-every-element.h5ad", "anndata/zarr-v2/valid-every-element.zarr",
                    "anndata/zarr-v3/valid-every-element.zarr", "h5seurat/valid-every-element.h5Seurat",

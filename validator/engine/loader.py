@@ -6,7 +6,7 @@ import copy
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -129,7 +129,7 @@ def parse_and_validate(raw: bytes, path: str) -> dict[str, Any]:
     return doc
 
 
-def _rule(raw: Mapping[str, Any], pack: str, file: str, level_override: str | None) -> Rule:
+def _rule(raw: Mapping[str, Any], pack: str, file: str, level_override: str | None, builtin: bool) -> Rule:
     spec_level = Level(raw["level"])
     return Rule(
         id=raw["id"],
@@ -146,6 +146,7 @@ def _rule(raw: Mapping[str, Any], pack: str, file: str, level_override: str | No
         rationale=" ".join(raw["rationale"].split()) if raw.get("rationale") else None,
         writers=tuple(Writer(w["name"], w["versions"], " ".join(w["note"].split())) for w in raw.get("writers", [])),
         source_file=file,
+        builtin=builtin,
     )
 
 
@@ -166,9 +167,12 @@ def load_pack(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> Pack
     if base is not None:
         for r in base.rules:
             lvl = overrides.get(r.id, {}).get("level")
-            rules.append(r if not lvl else r._replace(level=Level(lvl)))
+            # The rule now runs as part of this pack (which replaces its base in a run, `packs_to_run`), so its
+            # results carry this pack's name; `spec_level` keeps the spec's word.
+            rules.append(r._replace(pack=spec["name"], level=Level(lvl) if lvl else r.level))
+    builtin = _is_builtin_file(path)
     for raw in doc.get("rules") or []:
-        rules.append(_rule(raw, spec["name"], path, overrides.get(raw["id"], {}).get("level")))
+        rules.append(_rule(raw, spec["name"], path, overrides.get(raw["id"], {}).get("level"), builtin))
     known = {r.id for r in rules}
     unknown = sorted(set(overrides) - known)
     if unknown:
@@ -191,7 +195,63 @@ def load_pack(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> Pack
         dimensions=inherit("dimensions"),
         formats=tuple(doc.get("formats", base.formats if base else ())),
         redirects={**(base.redirects if base else {}), **doc.get("redirects", {})},
+        bases=(base.name, *base.bases) if base else (),
     )
+
+
+def packs_to_run(base: Sequence[Pack], extra: Sequence[Pack]) -> list[Pack]:
+    """The packs a run uses: `base` (the built-in packs, or the caller's instead) and the user's `extra` packs.
+
+    A pack that another pack of the run extends, directly or through a chain, is left out: the extending pack
+    carries its rules, with its overrides, so each clause is checked and reported once. Any other extra pack
+    runs beside the base packs. A pack file given twice (in the configuration and with --pack) runs once.
+    The CLI (runs, --list-rules, --explain), `validate`, `assert_conforms` and the pytest plugin all use this.
+
+    Raises:
+        PackError: two packs of the run extend the same pack (whose overrides would hold is not for us to
+            guess), or two packs define the same rule id (an id names one clause in --select, --explain,
+            SARIF and baselines).
+    """
+    if not extra:
+        return list(base)
+    files = {os.path.realpath(p.path) for p in base if p.path}
+    added: list[Pack] = []
+    for pack in extra:
+        if pack.path:  # a pack built in memory has no file to compare
+            file = os.path.realpath(pack.path)
+            if file in files:
+                continue
+            files.add(file)
+        added.append(pack)
+    run = [p for p in (*base, *added) if not any(p.name in q.bases for q in added if q is not p)]
+    _check_one_extension_per_base(run)
+    _check_rule_ids_unique(run)
+    return run
+
+
+def _check_one_extension_per_base(packs: Sequence[Pack]) -> None:
+    extended_by: dict[str, Pack] = {}
+    for pack in packs:
+        for name in pack.bases:
+            other = extended_by.setdefault(name, pack)
+            if other is not pack:
+                raise PackError(f"{pack.path}: both {other.name} ({other.path}) and {pack.name} extend {name}; "
+                                f"use one of them, or let one extend the other")
+
+
+def _check_rule_ids_unique(packs: Sequence[Pack]) -> None:
+    defined_in: dict[str, Pack] = {}
+    for pack in packs:
+        for rule in pack.rules:
+            other = defined_in.setdefault(rule.id, pack)
+            if other is not pack:
+                raise PackError(f"{pack.path}: {rule.id}: rule id also defined in {other.path} "
+                                f"(to change a rule of {other.name}, extend it and use overrides)")
+
+
+def _is_builtin_file(path: str) -> bool:
+    """Whether `path` is one of the packs shipped with the tool (`<rules dir>/<pack>/<file>.yaml`)."""
+    return os.path.dirname(os.path.dirname(os.path.realpath(path))) == os.path.realpath(builtin_rules_dir())
 
 
 def _builtin_path(name: str) -> str:

@@ -36,10 +36,17 @@ class Rule(NamedTuple):
     rationale: str | None = None
     writers: tuple[Writer, ...] = ()
     source_file: str = ""
+    builtin: bool = False  # defined in a pack shipped with the tool (still so when a user pack extends that pack)
 
     @property
     def derived(self) -> bool:
         return self.basis == "derived"
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(pack name, rule id): what results are keyed by (evaluations, SARIF rules[]), so that two packs handed
+        to the engine with one rule id each keep their own results rather than sharing one."""
+        return (self.pack, self.id)
 
 
 class Pack(NamedTuple):
@@ -56,3 +63,4 @@ class Pack(NamedTuple):
     dimensions: Mapping[str, Any]  # named dimensions (n_obs, n_vars) and where their lengths come from
     redirects: Mapping[str, str]  # renamed rule id -> its id now
     formats: tuple[str, ...] = ()  # tree formats the pack applies to (globs); empty: any
+    bases: tuple[str, ...] = ()  # names of the packs it extends, nearest first (`extends:`, through a chain)

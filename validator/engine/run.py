@@ -283,17 +283,19 @@ def evaluate(
             ev.outcome = Outcome(Status.ERROR, reason=str(got))
             continue
         _advance(ev, got)
-    return [aggregate(rule, evaluations[rule.id], max_findings) for rule in rules], scopes
+    return [aggregate(rule, evaluations[rule.key], max_findings) for rule in rules], scopes
 
 
 def _run_metadata_steps(
     tree: Tree, packs: Sequence[Pack], selection: Selection, deep: bool = False,
-) -> tuple[list[Rule], dict[str, list[Evaluation]], list[Evaluation], list[list[Scope]]]:
+) -> tuple[list[Rule], dict[tuple[str, str], list[Evaluation]], list[Evaluation], list[list[Scope]]]:
     """Select nodes for every chosen rule and run steps up to the first that needs array facts.
 
     Also returns each pack's scopes (aligned with `packs`): finding them walks the tree, so it is done once.
+    Evaluations are keyed by (pack, rule id): keyed by the id alone, two packs' rules of one id would share
+    (and overwrite) one list of evaluations.
     """
-    evaluations: dict[str, list[Evaluation]] = {}
+    evaluations: dict[tuple[str, str], list[Evaluation]] = {}
     rules: list[Rule] = []
     scopes_by_pack: list[list[Scope]] = []
     for pack in packs:
@@ -305,8 +307,10 @@ def _run_metadata_steps(
         chosen = [r for r in pack.rules if selected.includes(r.id)]
         nodes = [(scope, NodeIndex(scope, list(subtree(scope.root)))) for scope in scopes]
         for rule in chosen:
+            if rule.key in evaluations:  # one pack given twice: its clauses are still checked and reported once
+                continue
             rules.append(rule)
-            evaluations[rule.id] = [
+            evaluations[rule.key] = [
                 Evaluation(rule, node, scope)
                 for scope, index in nodes
                 for node in index.candidates(rule.applies_to)

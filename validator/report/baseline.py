@@ -13,6 +13,9 @@ from validator.primitive_api import Finding, Level, Status
 if TYPE_CHECKING:
     from validator.report.model import ClauseResult, Report
 
+if TYPE_CHECKING:
+    from validator.engine.model import Rule
+
 BASELINE_VERSION = 1
 
 
@@ -28,12 +31,24 @@ def artifact_uri(source: str) -> str:
     return rel.replace(os.sep, "/")
 
 
-def fingerprint(rule_id: str, file: str, node_path: str) -> str:
-    """A stable hash of (rule id, file, node path): the same finding gets the same print in every run."""
-    text = "\x1f".join((rule_id, file, node_path))
+def fingerprint(rule_id: str, file: str, node_path: str, pack: str | None = None) -> str:
+    """A stable hash of (pack, rule id, file, node path): the same finding gets the same print in every run.
+
+    `pack` is None for a rule defined in a built-in pack (see `fingerprint_pack`): the hash is then the one
+    of (rule id, file, node path) that baselines were written with before packs were part of the key.
+    """
+    parts = (rule_id, file, node_path) if pack is None else (pack, rule_id, file, node_path)
+    text = "\x1f".join(parts)
     import hashlib  # only when fingerprints are wanted (SARIF, JSON, baselines), not on every run
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def fingerprint_pack(rule: Rule) -> str | None:
+    """The pack part of a rule's fingerprints: None for a rule defined in a built-in pack, whose ids are unique
+    among the built-ins, so existing baselines keep matching (also when a user pack extends that pack and now
+    carries the rule); the name of the user pack that carries it otherwise."""
+    return None if rule.builtin else rule.pack
 
 
 class Located(NamedTuple):
@@ -47,6 +62,7 @@ class Located(NamedTuple):
     result: ClauseResult | None
     finding: Finding | None
     message: str
+    pack: str = ""  # the pack whose rule failed (none for an unreadable key): with rule_id, the rule's key
 
 
 def located(report: Report) -> Iterator[Located]:
@@ -55,16 +71,18 @@ def located(report: Report) -> Iterator[Located]:
     for problem in report.problems:
         yield Located("unreadable", Level.MUST, file, problem.key, fingerprint("unreadable", file, problem.key), None, None, problem.message)
     for r in report.results:
+        pack = fingerprint_pack(r.rule)
         if r.status is Status.ERROR:
-            yield Located(r.rule.id, r.rule.level, file, "", fingerprint(r.rule.id, file, ""), r, None, f"error: {r.reason}")
+            yield Located(r.rule.id, r.rule.level, file, "", fingerprint(r.rule.id, file, "", pack), r, None, f"error: {r.reason}",
+                          r.rule.pack)
         elif r.status is Status.FAILED:
             seen: set[str] = set()
             for f in r.findings or (Finding("failed", path="/"),):
-                fp = fingerprint(r.rule.id, file, f.path)
+                fp = fingerprint(r.rule.id, file, f.path, pack)
                 if fp in seen:  # two findings on one node (two bad indices): one fingerprint, one baseline entry
                     continue
                 seen.add(fp)
-                yield Located(r.rule.id, r.rule.level, file, f.path, fp, r, f, f.message)
+                yield Located(r.rule.id, r.rule.level, file, f.path, fp, r, f, f.message, r.rule.pack)
 
 
 class Baseline(NamedTuple):

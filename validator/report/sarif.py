@@ -67,11 +67,12 @@ def _unreadable_descriptor() -> dict[str, Any]:
 def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline | None = None) -> dict[str, Any]:
     """The SARIF log for every report of one invocation (one run)."""
     descriptors: list[dict[str, Any]] = []
-    index: dict[str, int] = {}
+    # (pack, rule id) -> position in rules[]: one descriptor per rule of each pack, however many inputs report it
+    index: dict[tuple[str, str], int] = {}
     for report in reports:
         for r in report.results:
-            if r.rule.id not in index:
-                index[r.rule.id] = len(descriptors)
+            if r.rule.key not in index:
+                index[r.rule.key] = len(descriptors)
                 descriptors.append(rule_descriptor(r.rule))
     results: list[dict[str, Any]] = []
     artifacts: list[dict[str, Any]] = []
@@ -79,8 +80,9 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
         root = _uri(artifact_uri(report.source))
         artifacts.append({"location": {"uri": root}, "properties": {"format": report.format}})
         for item in located(report):
-            if item.rule_id not in index:
-                index[item.rule_id] = len(descriptors)
+            key = (item.pack, item.rule_id)
+            if key not in index:
+                index[key] = len(descriptors)
                 descriptors.append(_unreadable_descriptor())
             uri = root
             if item.result is None:  # an unreadable key: point at it
@@ -90,7 +92,7 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
             message = _message(item)
             result: dict[str, Any] = {
                 "ruleId": item.rule_id,
-                "ruleIndex": index[item.rule_id],
+                "ruleIndex": index[key],
                 "level": SARIF_LEVEL[item.level],
                 "message": {"text": message},
                 "locations": [

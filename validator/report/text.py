@@ -31,6 +31,8 @@ def render(reports: Sequence[Report], fail_on: Level, colour: bool = False, verb
         shown.sort(key=lambda r: (-r.rule.level.rank, r.rule.id))
         for r in shown:
             level = r.rule.level.value + (" (derived)" if r.rule.derived else "")
+            if r.rule.spec_level is not r.rule.level:  # a pack's override: the spec's own word is shown too
+                level += f" (spec: {r.rule.spec_level.value})"
             status = "FAILED" if r.status is Status.FAILED else "ERROR"
             lines.append(f"  {paint(r.rule.level.value, f'{status} {level}')} {r.rule.id}")
             lines.append(paint("dim", f"    {r.rule.section}: \u201c{r.rule.clause}\u201d"))
