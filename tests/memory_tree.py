@@ -1,7 +1,8 @@
 """A tiny in-memory Node/Tree for testing primitives and the engine without files.
 
 Build one from a nested dict: a dict is a group, a numpy array is an array, and the key
-"@attrs" on either holds attributes. Every block read is recorded per array, so tests can prove
+"@attrs" on either holds attributes ("@metadata" on a group, `Arr(metadata=...)` on an array, a stored
+metadata document as a key/value backend gives it). Every block read is recorded per array, so tests can prove
 what the engine read.
 """
 
@@ -30,11 +31,12 @@ class Arr:
     """An array spec with attributes, chunks and storage facts."""
 
     def __init__(self, values: Any, attrs: Mapping[str, Any] | None = None, chunks: tuple[int, ...] | None = None,
-                 storage: Storage | None = None) -> None:
+                 storage: Storage | None = None, metadata: Mapping[str, Any] | None = None) -> None:
         self.values = np.asarray(values)
         self.attrs = dict(attrs or {})
         self.chunks = chunks
         self.storage = storage
+        self.metadata = metadata  # a stored metadata document, as a key/value backend gives it
 
 
 class MemoryNode(Node):
@@ -44,12 +46,14 @@ class MemoryNode(Node):
         if isinstance(spec, dict):
             self.kind = "group"
             self._attrs = dict(spec.get("@attrs", {}))
-            self._spec = {k: v for k, v in spec.items() if k != "@attrs"}
+            self._metadata = spec.get("@metadata")
+            self._spec = {k: v for k, v in spec.items() if k not in ("@attrs", "@metadata")}
             self._array = None
         else:
             arr = spec if isinstance(spec, Arr) else Arr(spec)
             self.kind = "array"
             self._attrs = arr.attrs
+            self._metadata = arr.metadata
             self._array = arr
             self._spec = {}
         self._children: dict[str, Node] | None = None
@@ -57,6 +61,10 @@ class MemoryNode(Node):
     @property
     def attrs(self) -> Mapping[str, Any]:
         return self._attrs
+
+    @property
+    def metadata(self):
+        return self._metadata
 
     @property
     def shape(self):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from memory_tree import fails, findings, passes, tree
 
+from validator.primitive_api import NotApplicable
+
 G = {"@attrs": {
     "encoding-type": "dataframe", "encoding-version": "0.2.0", "ordered": True, "n": 3, "x": 1.5,
     "names": ["a", "b"], "ints": [1, 2, 3], "json_obj": '{"a": 1}', "json_list": "[1]", "not_json": "{oops",
@@ -24,7 +26,6 @@ CASES = [
     pytest.param("attr_type", {"key": "n", "type": "boolean"}, 1, id="attr_type-fails-integer-not-boolean"),
     pytest.param("attr_type", {"key": "ordered", "type": "integer"}, 1, id="attr_type-fails-bool-is-not-integer"),
     pytest.param("attr_type", {"key": "n", "type": "number"}, 0, id="attr_type-passes-integer-is-number"),
-    pytest.param("attr_type", {"key": "missing", "type": "string"}, 0, id="attr_type-passes-absent-left-to-attr_present"),
     pytest.param("attr_type", {"key": "names", "type": "string-array", "length": 2}, 0, id="attr_type-passes-string-array-length"),
     pytest.param("attr_type", {"key": "names", "type": "string-array", "length": 3}, 1, id="attr_type-fails-wrong-length"),
     pytest.param("attr_type", {"key": "ints", "type": "integer-array", "minimum": 2}, 1, id="attr_type-fails-below-minimum"),
@@ -40,7 +41,6 @@ CASES = [
     pytest.param("attr_version", {"key": "bad_version"}, 1, id="attr_version-fails-not-a-version"),
     pytest.param("attr_version", {"key": "pre_version"}, 0, id="attr_version-passes-pre-release-through-packaging"),
     pytest.param("attr_version", {"key": "padded_version"}, 1, id="attr_version-fails-trailing-dot"),
-    pytest.param("attr_version", {"key": "n"}, 0, id="attr_version-passes-non-string-left-to-attr_type"),
     pytest.param("attr_json", {"key": "json_obj"}, 0, id="attr_json-passes-object"),
     pytest.param("attr_json", {"key": "json_list"}, 1, id="attr_json-fails-array-not-object"),
     pytest.param("attr_json", {"key": "json_list", "type": "array"}, 0, id="attr_json-passes-array-when-asked"),
@@ -51,8 +51,30 @@ CASES = [
     pytest.param("attr_lists_children", {"key": "column-order", "except_named_by": ["_index"]}, 0, id="attr_lists_children-passes-all-listed"),
     pytest.param("attr_lists_children", {"key": "column-order"}, 1, id="attr_lists_children-fails-index-unlisted"),
     pytest.param("attr_lists_children", {"key": "names", "except_named_by": ["_index"]}, 0, id="attr_lists_children-passes-same-names"),
-    pytest.param("attr_lists_children", {"key": "ints"}, 0, id="attr_lists_children-passes-not-string-array"),
 ]
+
+
+# Where the attribute a primitive judges is absent or of no usable type, the clause is not applicable (its
+# presence and type are attr_present's and attr_type's to report): never a silent pass.
+NOT_APPLICABLE = [
+    pytest.param("attr_type", {"key": "missing", "type": "string"}, "no attribute 'missing'", id="attr_type-absent-left-to-attr_present"),
+    pytest.param("attr_version", {"key": "missing"}, "no string attribute 'missing'", id="attr_version-absent"),
+    pytest.param("attr_version", {"key": "n"}, "no string attribute 'n'", id="attr_version-non-string-left-to-attr_type"),
+    pytest.param("attr_json", {"key": "missing"}, "no string attribute 'missing'", id="attr_json-absent"),
+    pytest.param("attr_json", {"key": "names"}, "no string attribute 'names'", id="attr_json-non-string"),
+    pytest.param("attr_names_child", {"key": "missing"}, "no string attribute 'missing'", id="attr_names_child-absent"),
+    pytest.param("attr_names_child", {"key": "n"}, "no string attribute 'n'", id="attr_names_child-non-string"),
+    pytest.param("attr_lists_children", {"key": "missing"}, "no string-array attribute 'missing'", id="attr_lists_children-absent"),
+    pytest.param("attr_lists_children", {"key": "ints"}, "no string-array attribute 'ints'", id="attr_lists_children-not-string-array"),
+    pytest.param("attr_lists_children", {"key": "column-order", "except_named_by": ["_index", "missing"]},
+                 "no string attribute 'missing'", id="attr_lists_children-except_named_by-absent"),
+]
+
+
+@pytest.mark.parametrize(("primitive", "options", "reason"), NOT_APPLICABLE)
+def test_attr_primitive_is_not_applicable(primitive, options, reason):
+    with pytest.raises(NotApplicable, match=reason):
+        findings(primitive, node(), options)
 
 
 @passes("primitive,options,expected", CASES)

@@ -28,7 +28,6 @@ TILEDB_DOMAIN = [
     pytest.param(tdb(np.zeros(3), dims=(("d0", "<u8", 0),)), 1, id="uint64"),
     pytest.param(tdb(np.zeros(3), dims=(("d0", "<i8", 0),)), 1, id="int64"),
     pytest.param(tdb(np.zeros(3), dims=(("d0", "<u4", 1),)), 1, id="starts-at-one"),
-    pytest.param(Arr(np.zeros(3)), 0, id="not-tiledb"),
 ]
 
 
@@ -42,6 +41,16 @@ def test_tiledb_domain_fails(spec, expected):
     assert len(findings("tiledb_domain", tree({"a": spec}).get("/a"), {"dtype": "uint32", "zero_based": True})) == expected
 
 
+@pytest.mark.parametrize("spec", [
+    pytest.param(Arr(np.zeros(3)), id="not-tiledb"),
+    pytest.param(Arr(np.zeros(3), storage=Storage(format="tiledb", extra={"attribute_of": "/Xr", "attrs": []})),
+                 id="no-dimensions-in-the-facts"),
+])
+def test_tiledb_domain_passes_not_applicable(spec):
+    with pytest.raises(NotApplicable):
+        findings("tiledb_domain", tree({"a": spec}).get("/a"), {"dtype": "uint32", "zero_based": True})
+
+
 ABSENT_UNLESS_SPARSE = [
     pytest.param({}, 0, id="no-X"),
     pytest.param({"X": tdb(np.zeros(3), sparse=True)}, 0, id="sparse-X"),
@@ -53,6 +62,12 @@ ABSENT_UNLESS_SPARSE = [
 def test_absent_unless_sparse(siblings, expected):
     t = tree({"X_col_shift": tdb(np.zeros(3)), **siblings})
     assert len(findings("absent_unless_sparse", t.get("/X_col_shift"), {"other": "../X"})) == expected
+
+
+def test_absent_unless_sparse_passes_not_applicable_beside_an_array_without_tiledb_facts():
+    t = tree({"X_col_shift": tdb(np.zeros(3)), "X": np.zeros(3)})
+    with pytest.raises(NotApplicable, match="whether it is sparse is unknown"):
+        findings("absent_unless_sparse", t.get("/X_col_shift"), {"other": "../X"})
 
 
 @pytest.mark.parametrize("children,expected", [
@@ -99,6 +114,12 @@ def test_attr_semver_fails(value, expected):
     assert len(findings("attr_semver", tree({"m": Arr(np.zeros(1), attrs={"cxg_version": value})}).get("/m"), {"key": "cxg_version"})) == expected
 
 
+@pytest.mark.parametrize("attrs", [pytest.param({}, id="absent"), pytest.param({"cxg_version": 3}, id="not-a-string")])
+def test_attr_semver_passes_not_applicable(attrs):
+    with pytest.raises(NotApplicable, match="no string attribute 'cxg_version'"):
+        findings("attr_semver", tree({"m": Arr(np.zeros(1), attrs=attrs)}).get("/m"), {"key": "cxg_version"})
+
+
 KNOWN = {"0.1": "the first version", "0.2.0": "converted from Corpora schema files"}
 
 
@@ -109,12 +130,22 @@ KNOWN = {"0.1": "the first version", "0.2.0": "converted from Corpora schema fil
     pytest.param("0.1", "cxg_version is '0.1': CXG 0.1, the first version; this pack checks 0.3.0", id="0.1-not-semver-but-known"),
     pytest.param("0.4.0", "cxg_version is '0.4.0', a version the spec's version history does not list; this pack checks 0.3.0",
                  id="unknown-semver"),
-    pytest.param("v0.3.0", None, id="not-a-version-left-to-attr_semver"),
 ])
 def test_cxg_version_is(value, message):
     node = tree({"m": Arr(np.zeros(1), attrs={"cxg_version": value})}).get("/m")
     found = findings("cxg_version_is", node, {"key": "cxg_version", "version": "0.3.0", "known": KNOWN})
     assert [f.message for f in found] == ([message] if message else [])
+
+
+@pytest.mark.parametrize("attrs", [
+    pytest.param({"cxg_version": "v0.3.0"}, id="not-a-version-left-to-attr_semver"),
+    pytest.param({"cxg_version": 3}, id="not-a-string"),
+    pytest.param({}, id="absent"),
+])
+def test_cxg_version_is_passes_not_applicable(attrs):
+    node = tree({"m": Arr(np.zeros(1), attrs=attrs)}).get("/m")
+    with pytest.raises(NotApplicable):
+        findings("cxg_version_is", node, {"key": "cxg_version", "version": "0.3.0", "known": KNOWN})
 
 
 def test_cxg_version_is_fails_names_found_version_and_meaning():
@@ -128,12 +159,22 @@ def test_cxg_version_is_fails_names_found_version_and_meaning():
     pytest.param({"index": "barcode"}, 1, id="unknown-attribute"),
     pytest.param({"name_0": {"type": "string"}}, 1, id="no-index"),
     pytest.param({"index": 3}, 1, id="index-not-string"),
-    pytest.param("not json", 0, id="not-json-left-to-attr_json"),
 ])
 def test_schema_index_names_attribute(schema, expected):
-    meta = {"cxg_schema": schema if isinstance(schema, str) else json.dumps(schema)}
+    meta = {"cxg_schema": json.dumps(schema)}
     node = tree({"obs": tdb(np.zeros(3), attrs=["name_0", "cell_type"], meta=meta)}).get("/obs")
     assert len(findings("schema_index_names_attribute", node, {"key": "cxg_schema"})) == expected
+
+
+@pytest.mark.parametrize("spec", [
+    pytest.param(tdb(np.zeros(3), meta={"cxg_schema": "not json"}), id="not-json-left-to-attr_json"),
+    pytest.param(tdb(np.zeros(3), meta={"cxg_schema": "[1]"}), id="not-an-object"),
+    pytest.param(tdb(np.zeros(3)), id="absent"),
+    pytest.param(Arr(np.zeros(3), attrs={"cxg_schema": json.dumps({"index": "name_0"})}), id="not-tiledb"),
+])
+def test_schema_index_names_attribute_passes_not_applicable(spec):
+    with pytest.raises(NotApplicable):
+        findings("schema_index_names_attribute", tree({"obs": spec}).get("/obs"), {"key": "cxg_schema"})
 
 
 TILEDB_ATTRIBUTES = [
@@ -207,7 +248,6 @@ def metadata(**attrs):
 JSON_FIELD = [
     pytest.param({"about": "https://example.org/x"}, "http-url", 0, id="https-url"),
     pytest.param({"about": "http://example.org"}, "http-url", 0, id="http-url"),
-    pytest.param({"title": "x"}, "http-url", 0, id="field-absent"),
     pytest.param({"about": None}, "http-url", 1, id="null"),
     pytest.param({"about": "example.org"}, "http-url", 1, id="no-scheme"),
     pytest.param({"about": "ftp://example.org"}, "http-url", 1, id="ftp"),
@@ -230,7 +270,7 @@ def test_attr_json_field_fails(value, type, expected):
 
 
 @pytest.mark.parametrize("text", [pytest.param("not json", id="not-json"), pytest.param("[1]", id="not-object"),
-                                  pytest.param(None, id="absent")])
+                                  pytest.param(None, id="absent"), pytest.param('{"title": "x"}', id="field-absent")])
 def test_attr_json_field_passes_not_applicable(text):
     node = metadata(**({"cxg_properties": text} if text is not None else {}))
     with pytest.raises(NotApplicable):

@@ -64,7 +64,6 @@ ATTR_NAMES = [
     pytest.param("active.assay", 0, id="list-of-one"),
     pytest.param("single", 0, id="plain-string"),
     pytest.param("many", 1, id="one-missing-of-two"),
-    pytest.param("absent", 0, id="absent-attribute"),
 ]
 
 
@@ -82,6 +81,11 @@ def test_attr_values_name_children_fails(key, expected):
 def test_attr_values_name_children_passes_not_applicable_without_target():
     with pytest.raises(NotApplicable):
         findings("attr_values_name_children", seurat().get("/red"), {"key": "single", "of": "/nowhere"})
+
+
+def test_attr_values_name_children_passes_not_applicable_without_the_attribute():
+    with pytest.raises(NotApplicable, match="no strings in attribute 'absent'"):
+        findings("attr_values_name_children", seurat().get("/red"), {"key": "absent", "of": "/assays"})
 
 
 STRINGS = [
@@ -112,7 +116,6 @@ ATTR_STRINGS = [
     pytest.param("single", {"count": 1}, 0, id="scalar-is-one"),
     pytest.param("active.assay", {"count": 1}, 0, id="one-element-list"),
     pytest.param("many", {}, 0, id="one-or-more"),
-    pytest.param("absent", {"count": 1}, 0, id="absent"),
     pytest.param("many", {"count": 1}, 1, id="two-for-one"),
     pytest.param("number", {}, 1, id="not-strings"),
 ]
@@ -128,6 +131,11 @@ def test_attr_strings_passes(key, options, expected):
 def test_attr_strings_fails(key, options, expected):
     node = tree({"g": {"@attrs": {"single": "x", "active.assay": ["RNA"], "many": ["a", "b"], "number": 3}}}).get("/g")
     assert len(findings("attr_strings", node, {"key": key, **options})) == expected
+
+
+def test_attr_strings_passes_not_applicable_when_absent():
+    with pytest.raises(NotApplicable, match="no attribute 'absent'"):
+        findings("attr_strings", tree({"g": {}}).get("/g"), {"key": "absent", "count": 1})
 
 
 # ------------------------------------------------------------------ attribute and compound-member string storage
@@ -166,9 +174,14 @@ def test_attr_strings_stored_as_fails(storages, options, expected):
     assert all(f.details["key"] in storages for f in found)
 
 
-def test_attr_strings_stored_as_passes_backend_without_attribute_storage():
-    node = tree({"g": {"@attrs": {"key": "x"}}}).get("/g")  # Node.attr_storage's default: None
-    assert findings("attr_strings_stored_as", node, {"length": "variable", "charset": "utf-8"}) == []
+@pytest.mark.parametrize(("node", "options"), [
+    pytest.param(lambda: tree({"g": {"@attrs": {"key": "x"}}}).get("/g"), {}, id="backend-without-attribute-storage"),
+    pytest.param(lambda: with_attr_storage({"dims": None}), {}, id="no-string-attribute"),
+    pytest.param(lambda: with_attr_storage({"key": ATTR_FIXED}), {"keys": ["s3class"]}, id="keys-absent"),
+])
+def test_attr_strings_stored_as_passes_not_applicable(node, options):
+    with pytest.raises(NotApplicable, match="no string attribute whose storage is known"):
+        findings("attr_strings_stored_as", node(), {"length": "variable", "charset": "utf-8", **options})
 
 
 VLEN_STR = np.dtype("O", metadata={"vlen": str})
@@ -183,7 +196,6 @@ def compound(*members):
 
 COMPOUND = [
     pytest.param(compound(VLEN_STR, "f8", "i4"), 0, id="vlen-utf8-and-numbers"),
-    pytest.param(compound("f8"), 0, id="no-strings"),
     pytest.param(compound(VLEN_STR, VLEN_BYTES), 1, id="vlen-ascii"),
     pytest.param(compound(FIXED_ASCII, "f8"), 1, id="fixed-ascii"),
     pytest.param(compound("S4"), 1, id="fixed-unspecified-charset"),
@@ -207,6 +219,12 @@ def test_compound_strings_stored_as_fails_names_nested_member():
     (f,) = findings("compound_strings_stored_as", tree({"df": compound(np.dtype([("inner", FIXED_ASCII)]))}).get("/df"),
                     {"length": "variable", "charset": "utf-8"})
     assert f.details["member"] == "m0.inner" and "fixed[4] ascii" in f.message
+
+
+def test_compound_strings_stored_as_passes_not_applicable_without_string_members():
+    with pytest.raises(NotApplicable, match="no string member"):
+        findings("compound_strings_stored_as", tree({"df": compound("f8", np.dtype("O"))}).get("/df"),
+                 {"length": "variable", "charset": "utf-8"})
 
 
 def test_compound_strings_stored_as_passes_precondition_is_compound():
@@ -244,7 +262,6 @@ def dataframes():
 NAME_COLUMNS = [
     pytest.param("/md", "logicals", 0, id="group-entry"),
     pytest.param("/mf", "logicals", 0, id="compound-member"),
-    pytest.param("/md", "numbers", 0, id="no-strings"),
     pytest.param("/md", "bad", 1, id="group-unknown-entry"),
     pytest.param("/mf", "bad", 1, id="compound-unknown-member"),
 ]
@@ -266,6 +283,12 @@ def test_attr_values_name_columns_passes_not_applicable_for_plain_dataset():
         findings("attr_values_name_columns", dataframes().get("/plain"), {"key": "logicals"})
 
 
+@pytest.mark.parametrize("key", [pytest.param("numbers", id="no-strings"), pytest.param("absent", id="absent")])
+def test_attr_values_name_columns_passes_not_applicable_without_names(key):
+    with pytest.raises(NotApplicable, match=f"no strings in attribute {key!r}"):
+        findings("attr_values_name_columns", dataframes().get("/md"), {"key": key})
+
+
 def test_listed_in_parent_attr_passes_listed_column():
     assert findings("listed_in_parent_attr", dataframes().get("/md/is_doublet"), {"key": "logicals"}) == []
 
@@ -281,7 +304,6 @@ ATTR_MATCH = [
     pytest.param("Signac:ChromatinAssay", 0, id="package-class"),
     pytest.param(["SeuratObject:JackStrawData"], 0, id="one-element-list"),
     pytest.param("Assay", 0, id="seurat-class-alone"),
-    pytest.param(3, 0, id="not-a-string-left-to-attr_strings"),
     pytest.param("SeuratObject::JackStrawData", 1, id="double-colon"),
     pytest.param("Signac: ChromatinAssay", 1, id="space"),
     pytest.param(["a:b", "c:d:e"], 1, id="one-of-two"),
@@ -298,3 +320,9 @@ def test_attr_strings_match_passes(value, expected):
 def test_attr_strings_match_fails(value, expected):
     node = tree({"g": {"@attrs": {"s4class": value}}}).get("/g")
     assert len(findings("attr_strings_match", node, {"key": "s4class", "pattern": S4_FORM})) == expected
+
+
+@pytest.mark.parametrize("attrs", [pytest.param({"s4class": 3}, id="not-a-string-left-to-attr_strings"), pytest.param({}, id="absent")])
+def test_attr_strings_match_passes_not_applicable_without_strings(attrs):
+    with pytest.raises(NotApplicable, match="no strings in attribute 's4class'"):
+        findings("attr_strings_match", tree({"g": {"@attrs": attrs}}).get("/g"), {"key": "s4class", "pattern": S4_FORM})

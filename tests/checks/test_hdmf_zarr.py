@@ -8,7 +8,7 @@ import pickle
 
 import numpy as np
 import pytest
-from memory_tree import findings, tree
+from memory_tree import Arr, findings, tree
 
 import validator
 from validator.primitive_api import NotApplicable
@@ -107,7 +107,6 @@ TARGETS = [
     pytest.param("/acquisition/ts/data", ".", 0, id="absolute-array"),
     pytest.param("../acquisition/ts", ".", 0, id="relative-group"),
     pytest.param("/acquisition/nothing", ".", 1, id="missing"),
-    pytest.param("/nothing/at/all", "../other.nwb.zarr", 0, id="external-store-not-opened"),
 ]
 
 
@@ -115,6 +114,19 @@ TARGETS = [
 def test_reference_targets_exist_passes_or_fails_links(path, source, expected):
     t = nwb(linker={"@attrs": {"zarr_link": [{"name": "l", "source": source, "path": path}]}})
     assert len(findings("reference_targets_exist", t.get("/linker"), {"of": "zarr_link"})) == expected
+
+
+def test_reference_targets_exist_passes_not_applicable_when_every_link_names_another_store():
+    # The other store is never opened, so nothing is resolved: not a pass (references_in_store reports the link).
+    t = nwb(linker={"@attrs": {"zarr_link": [{"name": "l", "source": "../other.nwb.zarr", "path": "/nothing/at/all"}]}})
+    with pytest.raises(NotApplicable, match="no link or reference into this store"):
+        findings("reference_targets_exist", t.get("/linker"), {"of": "zarr_link"})
+
+
+def test_reference_targets_exist_fails_the_local_link_beside_an_external_one():
+    links = [{"name": "far", "source": "../other.nwb.zarr", "path": "/nothing"}, {"name": "near", "source": ".", "path": "/gone"}]
+    (f,) = findings("reference_targets_exist", nwb(linker={"@attrs": {"zarr_link": links}}).get("/linker"), {"of": "zarr_link"})
+    assert f.details == {"target": "/gone", "source": "."}
 
 
 # ------------------------------------------------------------------------------------------ attribute references
@@ -225,6 +237,44 @@ def test_codec_absent_fails_pickle_and_nothing_is_unpickled(tmp_path):
     assert got["hdmf-zarr.specifications.scalar-string"].status is Status.FAILED  # pickle is no string codec
     assert not [r for r in got.values() if r.status is Status.ERROR]
     assert not marker.exists()
+
+
+def with_metadata(metadata):
+    """A string array carrying `metadata` as its stored .zarray document, as the Zarr backend gives it."""
+    return tree({"a": Arr(np.array("x", dtype=object), metadata=metadata)}).get("/a")
+
+
+@pytest.mark.parametrize(("metadata", "expected"), [
+    pytest.param({"compressor": None, "filters": None}, 0, id="no-codec"),
+    pytest.param({"compressor": {"id": "zlib"}, "filters": [{"id": "vlen-utf8"}]}, 0, id="other-codecs"),
+    pytest.param({"compressor": None, "filters": [{"id": "pickle"}]}, 1, id="pickle-filter"),
+    pytest.param({"compressor": {"id": "pickle"}}, 1, id="pickle-compressor-without-filters"),
+])
+def test_codec_absent_passes_or_fails(metadata, expected):
+    assert len(findings("codec_absent", with_metadata(metadata), {"id": "pickle"})) == expected
+
+
+@pytest.mark.parametrize(("metadata", "reason"), [
+    pytest.param(None, "no readable metadata document", id="no-document"),
+    pytest.param({"dtype": "|O"}, "neither 'filters' nor 'compressor'", id="no-codec-fields"),
+])
+def test_codec_absent_passes_not_applicable(metadata, reason):
+    with pytest.raises(NotApplicable, match=reason):
+        findings("codec_absent", with_metadata(metadata), {"id": "pickle"})
+
+
+@pytest.mark.parametrize(("metadata", "reason"), [
+    pytest.param(None, "no readable metadata document", id="no-document"),
+    pytest.param({"shape": [], "filters": [{"id": "vlen-utf8"}]}, "no 'dtype'", id="no-dtype"),
+    pytest.param({"dtype": "|O", "filters": [{"id": "vlen-utf8"}]}, "no 'shape'", id="no-shape"),
+])
+def test_scalar_string_storage_passes_not_applicable(metadata, reason):
+    with pytest.raises(NotApplicable, match=reason):
+        findings("scalar_string_storage", with_metadata(metadata), {})
+
+
+def test_scalar_string_storage_passes_vlen_utf8_scalar():
+    assert findings("scalar_string_storage", with_metadata({"shape": [], "dtype": "|O", "filters": [{"id": "vlen-utf8"}]}), {}) == []
 
 
 def test_scalar_json_parses_fails_corrupt_chunk(tmp_path):

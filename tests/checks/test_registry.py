@@ -1,12 +1,27 @@
-"""The primitive registry: every primitive documented, option schemas closed, registration returns the function."""
+"""The primitive registry: every primitive documented, option schemas closed, registration returns the function,
+and no primitive passes silently on a node lacking what it reads."""
 
 from __future__ import annotations
 
+import fnmatch
+import json
+from typing import Any
+
 import jsonschema
+import numpy as np
 import pytest
+from memory_tree import tree
 
 from validator.checks import registry
 from validator.checks.registry import all_primitives, check
+from validator.primitive_api import NotApplicable, Scope
+from validator.engine.loader import builtin_packs
+from validator.engine.model import CheckStep, Pack, Rule
+from validator.engine.run import Evaluation, Outcome, _advance, compute_facts
+from validator.nodes.base import Node, Tree
+from validator.nodes.keyvalue import KeyValueStore
+from validator.nodes.zarr import ZarrTree
+from validator.report.model import Level, Status
 
 PRIMITIVES = sorted(all_primitives())
 
@@ -46,3 +61,155 @@ def test_check_passes_returns_function_unchanged():
 def test_check_fails_registering_a_name_twice():
     with pytest.raises(RuntimeError, match="registered twice"):
         check()(all_primitives()["attr_present"].function)
+
+
+# ------------------------------------------------------------------------------------------ not applicable is raised
+# A primitive that yields nothing is recorded as passed. So where it cannot judge its clause (the attribute,
+# metadata field, child, referenced node, shape or length it reads is absent or unusable) it must raise
+# NotApplicable (NotChecked), or yield a finding where absence is itself the violation: a silent return would
+# be a false pass. Each built-in primitive runs, with the options of its first use in the built-in packs,
+# on nodes that lack what primitives read, through the engine's own `_advance` (so `kind` and `dtype_kinds`
+# are honoured as in a run), in trees of each format its packs apply to.
+
+# Being rewritten by another change; their not-applicable cases are that change's to settle.
+REWRITTEN = {"chunks_decode_to_chunk_size", "scalar_json_parses", "dataset_references_valid", "dataset_references_in_store"}
+
+
+class DictStore(KeyValueStore):
+    """Keys to bytes, in memory; JSON documents given as Python values."""
+
+    def __init__(self, items: dict[str, Any]) -> None:
+        self.location = "memory"
+        self.items = {k: v if isinstance(v, bytes) else json.dumps(v).encode() for k, v in items.items()}
+
+    def get(self, key: str) -> bytes | None:
+        return self.items.get(key)
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        start = f"{prefix}/" if prefix else ""
+        keys, dirs = set(), set()
+        for k in self.items:
+            if k.startswith(start):
+                rest = k[len(start):]
+                (dirs if "/" in rest else keys).add(rest.split("/", 1)[0])
+        return sorted(keys), sorted(dirs)
+
+
+# Values that break every value clause of the packs (a decrease, a negative number), so that a pass on them can
+# only come from a primitive that read nothing.
+BAD_VALUES = np.array([2, -1, 5])
+
+
+def lacking_tree(fmt: str) -> Tree:
+    """Nodes lacking what primitives read, in a tree of format `fmt` (the root itself is not one of them).
+
+    No Zarr node has a complete metadata document (with one, a metadata primitive lacks nothing it reads);
+    arrays with values, a 0-d one among them, are in the memory trees.
+    """
+    if fmt == "zarr-v2":
+        return ZarrTree(DictStore({
+            ".zgroup": {"zarr_format": 2},
+            "g/.zgroup": {"zarr_format": 2},  # an empty group: no attributes, no children
+            "x/.zarray": b"not JSON",  # an array whose metadata document cannot be read
+            "e/.zarray": {},  # an array whose metadata document has no fields
+            "i/j/.zarray": {},  # i: an implicit group (no metadata document) above an array
+        }), 2)
+    if fmt == "zarr-v3":
+        return ZarrTree(DictStore({
+            "zarr.json": {"zarr_format": 3, "node_type": "group"},
+            "g/zarr.json": {"zarr_format": 3, "node_type": "group"},
+            "x/zarr.json": b"not JSON",  # a node whose metadata document cannot be read
+            "e/zarr.json": {"zarr_format": 3, "node_type": "array"},  # an array with no shape, data type or codecs
+        }), 3)
+    return tree({
+        "g": {},  # an empty group: no attributes, no children
+        "a": BAD_VALUES,  # an array with no attributes
+        "s": np.array(-1),  # a 0-d array
+        "c": np.zeros(2, dtype=[("x", "<i4")]),  # a compound array with no string members
+    }, format=fmt)
+
+
+LACKING = {fmt: sorted(n.path for n in lacking_tree(fmt).walk() if n.path != "/")
+           for fmt in ("hdf5", "tiledb", "zarr-v2", "zarr-v3")}
+
+
+def _first_uses() -> dict[str, tuple[Pack, CheckStep]]:
+    first: dict[str, tuple[Pack, CheckStep]] = {}
+    for p in builtin_packs():
+        for rule in p.rules:
+            for step in rule.check:
+                first.setdefault(step.primitive, (p, step))
+    return first
+
+
+def _formats() -> dict[str, set[str]]:
+    """The lacking trees' formats each primitive runs on: those of every pack using it (any, for a pack with none)."""
+    formats: dict[str, set[str]] = {}
+    for p in builtin_packs():
+        mine = {f for f in LACKING if not p.formats or any(fnmatch.fnmatchcase(f, g) for g in p.formats)}
+        for rule in p.rules:
+            for step in rule.check:
+                formats.setdefault(step.primitive, set()).update(mine)
+    return formats
+
+
+FIRST_USE = _first_uses()
+FORMATS = _formats()
+LACKING_CASES = [(name, fmt, path) for name in sorted(registry.builtin_primitives()) if name not in REWRITTEN
+                 for fmt in sorted(FORMATS.get(name, ())) for path in LACKING[fmt]]
+
+# Passes that are right, each with its reason: absence is the passing condition the docstring's first line
+# states, or the node lacks nothing the primitive reads. Nodes are "format:path"; "*" is every lacking node.
+RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
+    # Absence is the passing condition.
+    "reserved_attr_absent": ("*", "passes when the node carries no attribute `key`: reserved for the root"),
+    "attrs_document_object": ("*", "passes when `.zattrs` is absent or a JSON object: absent attributes are empty"),
+    "absent_unless_sparse": ("*", "passes when the node at `other` is absent or a sparse TileDB array"),
+    "metadata_keys_allowed": ("*", "passes when the document has no key outside `keys`: one with fewer keys has none"),
+    # The node lacks nothing the primitive reads.
+    "node_kind": ("*", "reads only the node's kind, which every node has"),
+    "ndim": ("*", "reads only the array's shape, which the memory arrays have"),
+    "dtype_kind": ("*", "reads only the array's dtype, which the memory arrays have"),
+    "group_document_present": ({"zarr-v2:/g"}, "/g is an explicit group (its .zgroup is stored): the passing condition"),
+    "metadata_equals": ({"zarr-v2:/g"}, "/g's .zgroup holds zarr_format 2, the value of the first use"),
+}
+
+
+def rightful_pass(name: str, fmt: str, path: str) -> bool:
+    nodes = RIGHTFUL_PASSES.get(name, (set(), ""))[0]
+    return nodes == "*" or f"{fmt}:{path}" in nodes
+
+
+def outcome(name: str, node: Node) -> Outcome:
+    """The verdict of a one-step rule running primitive `name` on `node`, as a run reaches it (facts included)."""
+    p, step = FIRST_USE[name]
+    rule = Rule(f"test.{name}", Level.MUST, Level.MUST, "", "", "", {}, (step,), p.name)
+    ev = Evaluation(rule, node, Scope(p, node.tree.root))
+    _advance(ev, None)
+    if ev.outcome is None:  # waiting for array facts: compute them as the engine's scan would
+        wanted = {r for w in ev.requests.values() if not isinstance(w, NotApplicable) for r in w.values()}
+        _advance(ev, compute_facts(node, wanted, 7) if wanted else {})
+    assert ev.outcome is not None
+    return ev.outcome
+
+
+def test_every_builtin_primitive_runs_on_lacking_nodes():
+    assert REWRITTEN <= set(registry.builtin_primitives())
+    assert {name for name, _, _ in LACKING_CASES} | REWRITTEN == set(registry.builtin_primitives())
+
+
+@pytest.mark.parametrize(("name", "fmt", "path"), LACKING_CASES, ids=[f"{n}-{f}:{p}" for n, f, p in LACKING_CASES])
+def test_primitive_never_passes_on_a_node_lacking_its_input(name, fmt, path):
+    got = outcome(name, lacking_tree(fmt).get(path))
+    if got.status is Status.PASSED and rightful_pass(name, fmt, path):
+        return
+    assert got.status in (Status.NOT_APPLICABLE, Status.FAILED), (
+        f"{name} on {fmt}:{path} is {got.status.value} ({got.reason}): where it cannot judge, it must raise "
+        "NotApplicable (or yield a finding where absence is the violation)")
+
+
+@pytest.mark.parametrize("name", sorted(RIGHTFUL_PASSES))
+def test_rightful_pass_still_passes_somewhere(name):
+    # An entry on which the primitive no longer passes is stale: it would excuse a future silent pass.
+    cases = [(fmt, path) for n, fmt, path in LACKING_CASES if n == name and rightful_pass(name, fmt, path)]
+    assert any(outcome(name, lacking_tree(fmt).get(path)).status is Status.PASSED for fmt, path in cases)

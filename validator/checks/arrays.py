@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from validator.primitive_api import Finding, Options, Scope, check
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.checks.schemas import REF
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node
@@ -22,7 +22,14 @@ def position(node: Node, flat: int) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(flat, node.shape))
 
 
+def _ordered(node: Node) -> None:
+    """Raise NotApplicable for an array with no axis to order its elements along (0-d, or no readable shape)."""
+    if not node.shape:
+        raise NotApplicable(f"{node.path} is 0-d or has no readable shape, so its elements have no order")
+
+
 def _decreases(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    _ordered(node)
     return {"decreases": FactRequest("find_decreases", (("limit", options.get("max_examples", 5)),))}
 
 
@@ -32,6 +39,7 @@ def non_decreasing(node: Node, options: Options, scope: Scope, facts: Mapping[st
 
     Memory: one block at a time; the whole array is scanned once, shared with every other rule on it.
     Reports the first `max_examples` (default 5) decreasing positions and how many there are in all.
+    Not applicable when: the array is 0-d or its shape is unknown.
     """
     result = facts["decreases"]
     if result is None or not result.count:
@@ -42,6 +50,7 @@ def non_decreasing(node: Node, options: Options, scope: Scope, facts: Mapping[st
 
 
 def _endpoints(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    _ordered(node)
     scope.value(node, options["equals"])  # resolve now: a missing referent makes the clause not applicable
     return {"ends": FactRequest("first_last", edges_only=True)}
 
@@ -51,6 +60,7 @@ def first_value_equals(node: Node, options: Options, scope: Scope, facts: Mappin
     """The array is not empty and its first element equals `equals`.
 
     Reads only the first block.
+    Not applicable when: the array is 0-d or its shape is unknown, or `equals` refers to something missing.
     """
     expected = scope.value(node, options["equals"])
     ends = facts["ends"]
@@ -65,6 +75,7 @@ def last_value_equals(node: Node, options: Options, scope: Scope, facts: Mapping
     """The array is not empty and its last element equals `equals` (a number or a reference such as another array's length).
 
     Reads only the last block.
+    Not applicable when: the array is 0-d or its shape is unknown, or `equals` refers to something missing.
     """
     expected = scope.value(node, options["equals"])
     ends = facts["ends"]

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from validator.primitive_api import Finding, Options, Scope, check
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.checks.schemas import KEY, NAMES
 from validator.nodes.base import Node
 
@@ -68,7 +68,7 @@ def attr_type(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """
     key = options["key"]
     if key not in node.attrs:
-        return
+        raise NotApplicable(f"{node.path} has no attribute {key!r}")
     value = node.attrs[key]
     if not is_type(value, options["type"]):
         yield Finding(
@@ -121,7 +121,9 @@ def attr_version(node: Node, options: Options, scope: Scope) -> Iterator[Finding
     Not applicable when: the attribute is absent or not a string (attr_present / attr_type report that).
     """
     value = node.attrs.get(options["key"])
-    if not isinstance(value, str) or _PLAIN_RELEASE.fullmatch(value):
+    if not isinstance(value, str):
+        raise NotApplicable(f"{node.path} has no string attribute {options['key']!r}")
+    if _PLAIN_RELEASE.fullmatch(value):
         return  # `0.1.0`, the usual case, is a version without asking packaging (whose import costs a small run)
     from packaging.version import InvalidVersion, Version
 
@@ -139,7 +141,7 @@ def attr_json(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """
     value = node.attrs.get(options["key"])
     if not isinstance(value, str):
-        return
+        raise NotApplicable(f"{node.path} has no string attribute {options['key']!r}")
     try:
         parsed = json.loads(value)
     except json.JSONDecodeError as exc:
@@ -158,7 +160,7 @@ def attr_names_child(node: Node, options: Options, scope: Scope) -> Iterator[Fin
     """
     name = node.attrs.get(options["key"])
     if not isinstance(name, str):
-        return
+        raise NotApplicable(f"{node.path} has no string attribute {options['key']!r}")
     child = node.child(name)
     if child is None:
         yield Finding(f"attribute {options['key']!r} names {name!r}, but there is no such child", details={"child": name})
@@ -175,10 +177,11 @@ def attr_lists_children(node: Node, options: Options, scope: Scope) -> Iterator[
     """
     listed = node.attrs.get(options["key"])
     if not is_type(listed, "string-array"):
-        return
+        raise NotApplicable(f"{node.path} has no string-array attribute {options['key']!r}")
     excluded = {node.attrs.get(k) for k in options.get("except_named_by", [])}
-    if not all(isinstance(name, str) for name in excluded):
-        return
+    unnamed = [k for k in options.get("except_named_by", []) if not isinstance(node.attrs.get(k), str)]
+    if unnamed:
+        raise NotApplicable(f"{node.path} has no string attribute {unnamed[0]!r}, so which entry it sets apart is unknown")
     children = [n for n in node.children() if n not in excluded]
     missing = [n for n in listed if node.child(n) is None]
     unlisted = [n for n in children if n not in listed]

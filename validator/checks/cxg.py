@@ -34,13 +34,15 @@ def _tiledb_facts(node: Node) -> dict | None:
 def tiledb_domain(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every dimension of the TileDB array has dtype `dtype` and (with `zero_based`) a domain starting at 0.
 
-    Not applicable when: the array is not a TileDB array (no schema facts).
+    Not applicable when: the array is not a TileDB array (no schema facts) or its facts record no dimensions.
     """
     facts = _tiledb_facts(node)
     if facts is None:
-        return
+        raise NotApplicable(f"{node.path} is not a TileDB array (no schema facts)")
+    if not facts.get("dims"):
+        raise NotApplicable(f"{node.path} has no TileDB dimensions in its schema facts")
     want = np.dtype(options["dtype"])
-    for dim in facts.get("dims", []):
+    for dim in facts["dims"]:
         if np.dtype(dim["dtype"]) != want:
             yield Finding(f"dimension {dim['name']!r} has domain type {np.dtype(dim['dtype']).name}, expected {want.name}",
                           details={"dimension": dim["name"], "dtype": np.dtype(dim["dtype"]).name})
@@ -51,12 +53,17 @@ def tiledb_domain(node: Node, options: Options, scope: Scope) -> Iterator[Findin
 
 @check(options={"properties": {"other": PATH}, "required": ["other"]})
 def absent_unless_sparse(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """The node at `other` is absent or a sparse TileDB array (so this node may exist beside it)."""
+    """The node at `other` is absent or a sparse TileDB array (so this node may exist beside it).
+
+    Not applicable when: `other` is an array that is not a TileDB array (no schema facts say whether it is sparse).
+    """
     other = node.resolve(options["other"])
     if other is None or other.kind != "array":
         return
     facts = _tiledb_facts(other)
-    if facts is not None and not facts.get("sparse"):
+    if facts is None:
+        raise NotApplicable(f"{other.path} is not a TileDB array (no schema facts), so whether it is sparse is unknown")
+    if not facts.get("sparse"):
         yield Finding(f"exists although {other.path} is a dense array", details={"other": other.path})
 
 
@@ -98,7 +105,9 @@ def attr_semver(node: Node, options: Options, scope: Scope) -> Iterator[Finding]
     Not applicable when: the attribute is absent or not a string.
     """
     value = node.attrs.get(options["key"])
-    if isinstance(value, str) and not SEMVER.match(value):
+    if not isinstance(value, str):
+        raise NotApplicable(f"{node.path} has no string attribute {options['key']!r}")
+    if not SEMVER.match(value):
         note = " (the short form CXG 0.1 wrote)" if value in OLDER_CXG_VERSIONS else ""
         yield Finding(f"attribute {options['key']!r} is {value!r}, which is not a semantic version 2.0 version{note}",
                       details={"value": value})
@@ -116,7 +125,9 @@ def cxg_version_is(node: Node, options: Options, scope: Scope) -> Iterator[Findi
     version (attr_semver reports that).
     """
     value = node.attrs.get(options["key"])
-    if not isinstance(value, str) or value == options["version"]:
+    if not isinstance(value, str):
+        raise NotApplicable(f"{node.path} has no string attribute {options['key']!r}")
+    if value == options["version"]:
         return
     known = options.get("known") or {}
     if value in known:
@@ -125,6 +136,8 @@ def cxg_version_is(node: Node, options: Options, scope: Scope) -> Iterator[Findi
     elif SEMVER.match(value):
         yield Finding(f"{options['key']} is {value!r}, a version the spec's version history does not list; "
                       f"this pack checks {options['version']}", details={"value": value, "expected": options["version"]})
+    else:
+        raise NotApplicable(f"{node.path} attribute {options['key']!r} is {value!r}, neither a known nor a semantic version")
 
 
 def _schema_facts(node: Node) -> dict:
@@ -213,11 +226,14 @@ JSON_FIELD_WORDS = {"string": "a string", "http-url": "a string holding an absol
 def attr_json_field(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """When the JSON object in attribute `key` has the name `field`, its value is a `type` (string; http-url: an absolute http or https URL).
 
-    Not applicable when: the attribute is absent or not a JSON object (attr_json reports that).
+    Not applicable when: the attribute is absent or not a JSON object (attr_json reports that), or the object
+    has no name `field`.
     """
     parsed = _json_object(node, options["key"])
     field = options["field"]
-    if field in parsed and not JSON_FIELD_TYPES[options["type"]](parsed[field]):
+    if field not in parsed:
+        raise NotApplicable(f"{node.path} attribute {options['key']!r} has no {field!r}")
+    if not JSON_FIELD_TYPES[options["type"]](parsed[field]):
         value = json.dumps(parsed[field])
         yield Finding(f"{options['key']} {field!r} is {value[:80]}, expected {JSON_FIELD_WORDS[options['type']]}",
                       details={"field": field, "value": parsed[field] if isinstance(parsed[field], (str, int, float, bool)) else value})
@@ -270,19 +286,11 @@ def schema_columns_name_attributes(node: Node, options: Options, scope: Scope) -
 def schema_index_names_attribute(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The JSON object in attribute `key` has a string `index` naming one of the array's TileDB attributes.
 
-    Not applicable when: the attribute is absent or not a JSON object (attr_json reports that).
+    Not applicable when: the attribute is absent or not a JSON object (attr_json reports that), or the array is
+    not a TileDB array (its attributes are unknown).
     """
-    value = node.attrs.get(options["key"])
-    if not isinstance(value, str):
-        return
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError:
-        return
-    if not isinstance(parsed, dict):
-        return
-    facts = _tiledb_facts(node) or {}
-    names = [a["name"] for a in facts.get("attrs", [])]
+    parsed = _json_object(node, options["key"])
+    names = [a["name"] for a in _schema_facts(node).get("attrs", [])]
     index = parsed.get("index")
     if index is None:
         yield Finding(f"{options['key']} has no 'index'")

@@ -68,7 +68,7 @@ def attr_values_name_children(node: Node, options: Options, scope: Scope) -> Ite
     names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
     names = [n for n in names if isinstance(n, str)]
     if not names:
-        return
+        raise NotApplicable(f"{node.path} has no strings in attribute {options['key']!r}")
     target = scope.node(node, options["of"])
     if target is None:
         raise NotApplicable(f"no node at {options['of']}")
@@ -104,7 +104,7 @@ def attr_strings(node: Node, options: Options, scope: Scope) -> Iterator[Finding
     """
     key = options["key"]
     if key not in node.attrs:
-        return
+        raise NotApplicable(f"{node.path} has no attribute {key!r}")
     value = node.attrs[key]
     values = [value] if isinstance(value, str) else value if isinstance(value, list) else None
     if values is None or not values or not all(isinstance(v, str) for v in values):
@@ -143,10 +143,14 @@ def attr_strings_stored_as(node: Node, options: Options, scope: Scope) -> Iterat
     """Every string attribute of the node (those in `keys`, if given) stores `length` strings in `charset`, when given.
 
     The storage comes from the backend (`Node.attr_storage`); attributes that hold no strings are not judged.
-    Not applicable when: the backend does not record how attributes store strings (nothing is reported).
+    Not applicable when: no attribute (of `keys`) holds strings whose storage the backend records: the node has
+    none, or the backend does not record how attributes store strings.
     """
     keys = options.get("keys") or list(node.attrs)
-    yield from _stored_as_findings(((key, node.attr_storage(key)) for key in keys), options, "attribute", "key")
+    stores = [(key, info) for key, info in ((key, node.attr_storage(key)) for key in keys) if info is not None]
+    if not stores:
+        raise NotApplicable(f"{node.path} has no string attribute whose storage is known")
+    yield from _stored_as_findings(stores, options, "attribute", "key")
 
 
 def member_string_storage(dtype: np.dtype) -> StringStorage | None:
@@ -185,9 +189,13 @@ def compound_strings_stored_as(node: Node, options: Options, scope: Scope) -> It
     """Every string member of the compound array stores `length` strings in `charset`, when given.
 
     Members are read from the array's dtype (see `member_string_storage`); nested compounds are searched too.
-    Not applicable when: the array is not compound (strings_stored_as judges plain string arrays).
+    Not applicable when: the array is not compound (strings_stored_as judges plain string arrays), or has no
+    string member.
     """
-    members = ((name, member_string_storage(member)) for name, member in _members(node.dtype))
+    members = [(name, info) for name, info in ((name, member_string_storage(member)) for name, member in _members(node.dtype))
+               if info is not None]
+    if not members:
+        raise NotApplicable(f"{node.path} has no string member")
     yield from _stored_as_findings(members, options, "member", "member")
 
 
@@ -204,6 +212,8 @@ def attr_values_name_columns(node: Node, options: Options, scope: Scope) -> Iter
     a dataset that is not compound (its columns are unknown; a data frame dataset rule reports that).
     """
     names = _string_values(node.attrs.get(options["key"]))
+    if not names:
+        raise NotApplicable(f"{node.path} has no strings in attribute {options['key']!r}")
     if node.kind == "group":
         columns, where = set(node.children()), "entries"
     elif node.dtype is not None and node.dtype.names:
@@ -238,7 +248,10 @@ def attr_strings_match(node: Node, options: Options, scope: Scope) -> Iterator[F
     Not applicable when: the attribute is absent or holds no strings (attr_present / attr_strings report that).
     """
     pattern = re.compile(options["pattern"])
-    for value in _string_values(node.attrs.get(options["key"])):
+    values = _string_values(node.attrs.get(options["key"]))
+    if not values:
+        raise NotApplicable(f"{node.path} has no strings in attribute {options['key']!r}")
+    for value in values:
         if not pattern.fullmatch(value):
             yield Finding(f"attribute {options['key']!r} is {value!r}, which does not match {options['pattern']}",
                           details={"key": options["key"], "value": value})

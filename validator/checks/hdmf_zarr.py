@@ -147,14 +147,16 @@ def reference_targets_exist(node: Node, options: Options, scope: Scope) -> Itera
 
     A source other than "." (or empty) is another store: it is never opened, and its targets are not checked
     here (references_in_store reports each such link as not followed).
-    Not applicable when: the node has no well-formed link or reference with a string source and path.
+    Not applicable when: the node has no well-formed link or reference with a string source and path, or
+    every one of them names another store (none is resolved here).
     """
     items = _link_items(node, options["of"])
     if not items:
         raise NotApplicable(f"{node.path} has no link or reference to resolve")
-    for where, ref in items:
-        if ref["source"] not in SELF_SOURCES:
-            continue
+    local = [(where, ref) for where, ref in items if ref["source"] in SELF_SOURCES]
+    if not local:
+        raise NotApplicable(f"{node.path} has no link or reference into this store; those into other stores are not followed")
+    for where, ref in local:
         target = _target(node, ref["path"])
         if target is None:
             yield Finding(f"{where} points at {ref['path']!r}, which is not a node in this store",
@@ -260,7 +262,14 @@ def codec_absent(node: Node, options: Options, scope: Scope) -> Iterator[Finding
     """No filter and no compressor of the array's stored metadata has codec id `id`.
 
     Reads only the raw `.zarray`; the data is never decoded.
+    Not applicable when: the array has no readable metadata document, or it has neither `filters` nor
+    `compressor` (its codecs are unknown; the zarr pack reports the missing fields).
     """
+    meta = node.metadata
+    if not isinstance(meta, dict):
+        raise NotApplicable(f"{node.path} has no readable metadata document")
+    if "filters" not in meta and "compressor" not in meta:
+        raise NotApplicable(f"{node.path} metadata has neither 'filters' nor 'compressor'")
     if options["id"] in _codec_ids(node):
         yield Finding(f"is stored with the {options['id']!r} codec (filters/compressor in .zarray); its data is never decoded",
                       details={"codec": options["id"]})
@@ -277,8 +286,15 @@ def scalar_string_storage(node: Node, options: Options, scope: Scope) -> Iterato
 
     A scalar is 0-d, or (hdmf-zarr's way) a one-element 1-d array whose zarr_dtype attribute is "scalar".
     Reads only the raw `.zarray` and `.zattrs`.
+    Not applicable when: the array has no readable metadata document, or it has no shape or dtype (the zarr
+    pack reports those).
     """
-    meta = node.metadata or {}
+    meta = node.metadata
+    if not isinstance(meta, dict):
+        raise NotApplicable(f"{node.path} has no readable metadata document")
+    absent = [k for k in ("shape", "dtype") if k not in meta]
+    if absent:
+        raise NotApplicable(f"{node.path} metadata has no {absent[0]!r}")
     codecs = _codec_ids(node)
     if not _is_scalar(node):
         yield Finding(f"has shape {_short(meta.get('shape'))}, expected a scalar (shape [], or [1] with zarr_dtype \"scalar\")",

@@ -198,10 +198,13 @@ def dtype_encoding(node: Node, options: Options, scope: Scope) -> Iterator[Findi
 def dtype_byte_order(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every typestr in the dtype starts with a byte order: "<", ">" or "|".
 
-    Not applicable when: the dtype field is absent.
+    Not applicable when: the dtype field is absent or holds no typestr (dtype_encoding reports that).
     """
-    for where, part, problem in _walk_dtype(_field(node, "dtype")):
-        if not problem and isinstance(part, str) and part[:1] not in ("<", ">", "|"):
+    typestrs = [(where, part) for where, part, problem in _walk_dtype(_field(node, "dtype")) if not problem and isinstance(part, str)]
+    if not typestrs:
+        raise NotApplicable(f"{node.path} dtype holds no typestr")
+    for where, part in typestrs:
+        if part[:1] not in ("<", ">", "|"):
             yield Finding(f"{where} is {part!r}, expected it to start with '<', '>' or '|'", details={"value": part})
 
 
@@ -209,15 +212,18 @@ def dtype_byte_order(node: Node, options: Options, scope: Scope) -> Iterator[Fin
 def dtype_datetime_units(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every datetime64 ("M") or timedelta64 ("m") typestr in the dtype ends with a NumPy unit in brackets.
 
-    Not applicable when: the dtype field is absent.
+    Not applicable when: the dtype field is absent or holds no datetime64 or timedelta64 typestr.
     """
-    for where, part, problem in _walk_dtype(_field(node, "dtype")):
-        m = TYPESTR.match(part) if not problem and isinstance(part, str) else None
-        if m and m["kind"] in "mM":
-            unit = m["unit"]
-            base = re.sub(r"^\d+", "", unit or "")
-            if unit is None or base not in DATETIME_UNITS:
-                yield Finding(f"{where} is {part!r}, expected a unit in brackets such as '<M8[ns]'", details={"value": part})
+    matches = ((where, part, TYPESTR.match(part) if not problem and isinstance(part, str) else None)
+               for where, part, problem in _walk_dtype(_field(node, "dtype")))
+    times = [(where, part, m) for where, part, m in matches if m and m["kind"] in "mM"]
+    if not times:
+        raise NotApplicable(f"{node.path} dtype has no datetime64 or timedelta64 typestr")
+    for where, part, m in times:
+        unit = m["unit"]
+        base = re.sub(r"^\d+", "", unit or "")
+        if unit is None or base not in DATETIME_UNITS:
+            yield Finding(f"{where} is {part!r}, expected a unit in brackets such as '<M8[ns]'", details={"value": part})
 
 
 # ------------------------------------------------------------------------------------------ fill_value
