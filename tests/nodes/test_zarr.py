@@ -35,6 +35,7 @@ def write_hierarchy(path, zarr_format):
 
 class TestZarrV2Nodes(NodeContract):
     format = "zarr-v2"
+    documents = (".zgroup", ".zarray")
     vlen_storage = ("variable", "utf-8")
     fixed_storage = ("fixed", "utf-32")
 
@@ -44,6 +45,7 @@ class TestZarrV2Nodes(NodeContract):
 
 class TestZarrV3Nodes(NodeContract):
     format = "zarr-v3"
+    documents = ("zarr.json", "zarr.json")
     vlen_storage = ("variable", "utf-8")
     fixed_storage = ("fixed", "utf-32")
 
@@ -53,6 +55,7 @@ class TestZarrV3Nodes(NodeContract):
 
 class TestZarrZipNodes(NodeContract):
     format = "zarr-v2"
+    documents = (".zgroup", ".zarray")
     vlen_storage = ("variable", "utf-8")
     fixed_storage = ("fixed", "utf-32")
 
