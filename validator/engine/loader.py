@@ -22,11 +22,15 @@ from validator.report.model import Level
 SCHEMA_FILE = pack_cache.SCHEMA_FILE  # one file, named once: the cache fingerprints what the loader validates against
 
 
+def installed_rules_dir() -> str:
+    """Where an installed wheel holds the built-in packs (absent in a checkout)."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_rules")
+
+
 def builtin_rules_dir() -> str:
     """The packs shipped with the tool: inside the wheel, or the repository's `rules/` in a checkout."""
-    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    installed = os.path.join(package, "_rules")
-    return installed if os.path.isdir(installed) else os.path.join(os.path.dirname(package), "rules")
+    installed = installed_rules_dir()
+    return installed if os.path.isdir(installed) else os.path.join(os.path.dirname(os.path.dirname(installed)), "rules")
 
 
 @lru_cache(maxsize=1)
@@ -98,13 +102,16 @@ def _validate(doc: Any, file: str) -> None:
 
 
 def _read(path: str) -> dict[str, Any]:
-    """The pack document, validated: from the cache when this exact text was validated before."""
+    """The pack document, validated: as the wheel's build validated it, or from the user's cache when this exact
+    text was validated before, else now."""
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
     except OSError as exc:
         raise PackError(f"{path}: cannot read ({exc.strerror})") from None
-    cached = pack_cache.load(raw)
+    cached = pack_cache.load_built(path, raw) if path.startswith(installed_rules_dir() + os.sep) else None
+    if cached is None:
+        cached = pack_cache.load(raw)
     if cached is not None:
         return cached
     doc = parse_and_validate(raw, path)
