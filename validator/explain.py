@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from validator.checks import registry
-from validator.engine.applies_to import describe
+from validator.engine.selectors import describe
 from validator.engine.model import Rule
 
 

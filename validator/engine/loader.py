@@ -13,7 +13,7 @@ from typing import Any
 from validator.checks import registry
 from validator.checks.schemas import REF
 from validator.engine import pack_cache
-from validator.engine.applies_to import SELECTOR_SCHEMA
+from validator.engine.selectors import SELECTOR_SCHEMA
 from validator.engine.model import CheckStep, Pack, Rule, Writer
 from validator.errors import PackError
 from validator.report.model import Level
