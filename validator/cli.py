@@ -8,11 +8,16 @@ import gc
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from validator import __version__
 from validator.errors import SpecValidateError
 from validator.report.model import Level, Report
+
+if TYPE_CHECKING:
+    from validator.config import Settings
+    from validator.engine.model import Pack
 
 # Set by `console`: this process runs one validation and exits (see there); `main` called from Python leaves the
 # garbage collector alone.
@@ -171,7 +176,7 @@ def _emit(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-def _packs(extra: Sequence[str]):
+def _packs(extra: Sequence[str]) -> list[Pack]:
     from validator.engine.loader import builtin_packs, load_pack
 
     return list(builtin_packs()) + [load_pack(p) for p in extra]
@@ -181,27 +186,45 @@ def run(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     packs = _packs(args.pack)
-    rules = [r for pack in packs for r in pack.rules]
     if args.explain:
-        from validator.explain import explain
-
-        redirects = {k: v for pack in packs for k, v in pack.redirects.items()}
-        wanted = redirects.get(args.explain, args.explain)
-        match = [r for r in rules if r.id == wanted]
-        if not match:
-            raise SpecValidateError(f"no rule {args.explain!r} (see --list-rules)")
-        _emit(explain(match[0]), args.output)
-        return 0
+        return _explain(args, packs)
     if args.list_rules:
-        if args.format == "json":
-            doc = [{"id": r.id, "level": r.level.value, "basis": r.basis, "pack": r.pack, "section": r.section, "clause": r.clause} for r in rules]
-            _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", args.output)
-        else:
-            width = max((len(r.id) for r in rules), default=0)
-            _emit("".join(f"{r.level.value:<6} {r.id:<{width}}  {'derived ' if r.derived else ''}{r.section}\n" for r in rules), args.output)
-        return 0
+        return _list_rules(args, packs)
     if not args.paths:
         parser.error("give at least one PATH (or --list-rules / --explain)")
+    settings = _settle(args, packs)
+    reports = _validate_all(args, settings, store_roots(args.paths))
+    return _finish(args, settings, reports)
+
+
+def _explain(args: argparse.Namespace, packs: list[Pack]) -> int:
+    """--explain: one rule's text, found by its id or by an id it was renamed from."""
+    from validator.explain import explain
+
+    redirects = {k: v for pack in packs for k, v in pack.redirects.items()}
+    wanted = redirects.get(args.explain, args.explain)
+    match = [r for pack in packs for r in pack.rules if r.id == wanted]
+    if not match:
+        raise SpecValidateError(f"no rule {args.explain!r} (see --list-rules)")
+    _emit(explain(match[0]), args.output)
+    return 0
+
+
+def _list_rules(args: argparse.Namespace, packs: list[Pack]) -> int:
+    """--list-rules: every rule, as JSON or one line each."""
+    rules = [r for pack in packs for r in pack.rules]
+    if args.format == "json":
+        doc = [{"id": r.id, "level": r.level.value, "basis": r.basis, "pack": r.pack, "section": r.section, "clause": r.clause} for r in rules]
+        _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", args.output)
+    else:
+        width = max((len(r.id) for r in rules), default=0)
+        _emit("".join(f"{r.level.value:<6} {r.id:<{width}}  {'derived ' if r.derived else ''}{r.section}\n" for r in rules), args.output)
+    return 0
+
+
+def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
+    """[tool.spec-validate] and the flags merged (flags win), with every selected or ignored id known to the packs
+    they name (`packs`, loaded from --pack, is reloaded when the configuration names others)."""
     from validator import config as cfg
     from validator.engine.rule_selection import unknown_prefixes
 
@@ -212,12 +235,15 @@ def run(argv: Sequence[str] | None = None) -> int:
     )
     if settings.packs != tuple(args.pack):
         packs = _packs(settings.packs)
-        rules = [r for pack in packs for r in pack.rules]
-    unknown = unknown_prefixes(settings.all_prefixes(), [r.id for r in rules] + [k for p in packs for k in p.redirects])
+    known = [r.id for pack in packs for r in pack.rules] + [k for pack in packs for k in pack.redirects]
+    unknown = unknown_prefixes(settings.all_prefixes(), known)
     if unknown:
         raise SpecValidateError(f"no rule matches {unknown[0]!r} (see --list-rules)")
+    return settings
 
-    paths = store_roots(args.paths)
+
+def _validate_all(args: argparse.Namespace, settings: Settings, paths: list[str]) -> list[Report]:
+    """A report per input, in input order: on a Dask cluster, in worker processes (several inputs), or here."""
     from validator.engine.scan import default_workers
 
     _startup_finished()
@@ -230,34 +256,61 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.dask:
         from validator.engine.dask_scan import validate_on_dask
 
-        reports = validate_on_dask(args.dask, jobs, validate_one)
-    elif processes > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        return validate_on_dask(args.dask, jobs, validate_one)
+    if processes > 1:
+        return _in_processes(jobs, validate_one, processes, args.quiet)
+    return _serially(jobs, validate_one, args.quiet)
 
-        from validator.progress import TerminalProgress
 
-        # spawn, not fork: TileDB and HDF5 hold threads and locks that a forked child would inherit half-taken.
-        with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool, \
-                TerminalProgress("validating", unit="files", quiet=args.quiet) as bar:
-            reports: list[Report] = _gather([pool.submit(validate_one, *job) for job in jobs], bar)  # in input order
-    else:
-        from validator.progress import TerminalProgress
+def _in_processes(jobs: list[tuple], validate_one: Callable[..., Report], processes: int, quiet: bool) -> list[Report]:
+    """Each input in a worker process, with one bar counting finished inputs."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
-        reports = []
-        for job in jobs:  # a bar per input, named for it, once its scan has lasted a second
-            with TerminalProgress(_label(job[0]), quiet=args.quiet) as bar:
-                reports.append(validate_one(*job, progress=bar))
+    from validator.progress import TerminalProgress
 
+    # spawn, not fork: TileDB and HDF5 hold threads and locks that a forked child would inherit half-taken.
+    with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool, \
+            TerminalProgress("validating", unit="files", quiet=quiet) as bar:
+        return _gather([pool.submit(validate_one, *job) for job in jobs], bar)  # in input order
+
+
+def _serially(jobs: list[tuple], validate_one: Callable[..., Report], quiet: bool) -> list[Report]:
+    """Each input in turn in this process."""
+    from validator.progress import TerminalProgress
+
+    reports = []
+    for job in jobs:  # a bar per input, named for it, once its scan has lasted a second
+        with TerminalProgress(_label(job[0]), quiet=quiet) as bar:
+            reports.append(validate_one(*job, progress=bar))
+    return reports
+
+
+def _finish(args: argparse.Namespace, settings: Settings, reports: list[Report]) -> int:
+    """The baseline written or read, the report emitted; the exit code."""
     from validator import baseline as bl
 
     fail_on = Level(settings.fail_on.upper())
     if args.write_baseline:
-        bl.write(args.write_baseline, reports)
-        count = sum(1 for r in reports for _ in bl.located(r))
-        print(f"spec-validate: wrote {count} finding(s) to baseline {args.write_baseline}", file=sys.stderr)
+        _write_baseline(args.write_baseline, reports)
     known = bl.load(args.baseline) if args.baseline else None
     _emit(_render(args, reports, fail_on, known), args.output)
+    return _exit_code(args, reports, fail_on, known)
+
+
+def _write_baseline(path: str, reports: list[Report]) -> None:
+    from validator import baseline as bl
+
+    bl.write(path, reports)
+    count = sum(1 for r in reports for _ in bl.located(r))
+    print(f"spec-validate: wrote {count} finding(s) to baseline {path}", file=sys.stderr)
+
+
+def _exit_code(args: argparse.Namespace, reports: list[Report], fail_on: Level, known) -> int:
+    """1 when a failure at or above --fail-on is not in the baseline; 0 otherwise, or with --exit-zero or
+    --write-baseline."""
+    from validator import baseline as bl
+
     if args.exit_zero or args.write_baseline:
         return 0
     return 1 if any(bl.fails(r, fail_on, known) for r in reports) else 0
