@@ -58,26 +58,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or store directories to validate")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    p.add_argument("--select", action="append", default=[], metavar="ID", help="only these rule ids or dotted prefixes (repeatable, or comma-separated)")
+    p.add_argument("--select", action="append", default=[], metavar="ID",
+                   help="only these rule ids or dotted prefixes (repeatable, or comma-separated)")
     p.add_argument("--extend-select", action="append", default=[], metavar="ID", help="add rules to the selection")
     p.add_argument("--ignore", action="append", default=[], metavar="ID", help="skip these rule ids or prefixes")
-    p.add_argument("--fail-on", choices=("must", "should", "may"), default=None, help="lowest level whose failure fails the run (default: must, or fail-on in [tool.spec-validate])")
+    p.add_argument("--fail-on", choices=("must", "should", "may"), default=None,
+                   help="lowest level whose failure fails the run (default: must, or fail-on in [tool.spec-validate])")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when clauses fail")
     p.add_argument("--pack", action="append", default=[], metavar="FILE", help="also use this YAML rule pack")
     p.add_argument("--list-rules", action="store_true", help="list every rule (with --format json: as JSON)")
     p.add_argument("--explain", metavar="RULE_ID", help="print a rule's clause, section, level and checks")
-    p.add_argument("--baseline", metavar="FILE", help="findings recorded in FILE are reported as baseline and do not fail the run")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="findings recorded in FILE are reported as baseline and do not fail the run")
     p.add_argument("--write-baseline", metavar="FILE", help="record every current failure in FILE (as fingerprints) and exit 0")
     p.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
-                   help="workers: array blocks are read and checked on N threads, and several inputs run in up to N processes (default: the cores available)")
+                   help="workers: array blocks are read and checked on N threads, and several inputs run in up to N processes "
+                        "(default: the cores available)")
     p.add_argument("--dask", metavar="ADDRESS",
-                   help="scan on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local worker processes; workers must reach the inputs at the same path or URL (--jobs is then unused; see docs/scaling.md)")
-    p.add_argument("--config", metavar="FILE", help="read [tool.spec-validate] from this pyproject.toml (default: the nearest from the cwd upwards)")
+                   help="scan on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local "
+                        "worker processes; workers must reach the inputs at the same path or URL (--jobs is then unused; "
+                        "see docs/scaling.md)")
+    p.add_argument("--config", metavar="FILE",
+                   help="read [tool.spec-validate] from this pyproject.toml (default: the nearest from the cwd upwards)")
     p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     p.add_argument("--verbose", "-v", action="store_true", help="text: also list passed and not-applicable clauses")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--deep", action="store_true",
-                   help="also read and decode every stored Zarr v2 chunk (allow-listed codecs only; never pickle or object codecs)")
+                   help="also read and decode every stored Zarr v2 chunk "
+                        "(allow-listed codecs only; never pickle or object codecs)")
     p.add_argument("--version", action="version", version=f"spec-validate {__version__}")
     return p
 
@@ -143,13 +151,14 @@ def store_roots(paths: Sequence[str]) -> list[str]:
     return list(seen.values())
 
 
-def _validate_one(path: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...], pack_files: tuple[str, ...],
-                  threads: int = 1, scanner=None, deep: bool = False, progress=None) -> Report:
-    """One input; runs in a worker process under --jobs (or a Dask task under --dask), so it takes pack file names, not Pack objects."""
+def _validate_one(path: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...],
+                  pack_files: tuple[str, ...], threads: int = 1, scanner=None, deep: bool = False, progress=None) -> Report:
+    """One input; runs in a worker process under --jobs (or a Dask task under --dask), so it takes pack file names,
+    not Pack objects."""
     from validator import validate
 
-    report = validate(path, select=select, ignore=ignore, extend_select=extend, packs=_packs(pack_files), jobs=threads, scanner=scanner,
-                      deep=deep, progress=progress)
+    report = validate(path, select=select, ignore=ignore, extend_select=extend, packs=_packs(pack_files), jobs=threads,
+                      scanner=scanner, deep=deep, progress=progress)
     if not report.packs:
         raise SpecValidateError(f"{report.source}: no rule pack applies (not an AnnData or Zarr store that spec-validate knows)")
     return report
@@ -214,11 +223,13 @@ def _list_rules(args: argparse.Namespace, packs: list[Pack]) -> int:
     """--list-rules: every rule, as JSON or one line each."""
     rules = [r for pack in packs for r in pack.rules]
     if args.format == "json":
-        doc = [{"id": r.id, "level": r.level.value, "basis": r.basis, "pack": r.pack, "section": r.section, "clause": r.clause} for r in rules]
+        doc = [{"id": r.id, "level": r.level.value, "basis": r.basis, "pack": r.pack, "section": r.section, "clause": r.clause}
+               for r in rules]
         _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", args.output)
     else:
         width = max((len(r.id) for r in rules), default=0)
-        _emit("".join(f"{r.level.value:<6} {r.id:<{width}}  {'derived ' if r.derived else ''}{r.section}\n" for r in rules), args.output)
+        lines = (f"{r.level.value:<6} {r.id:<{width}}  {'derived ' if r.derived else ''}{r.section}\n" for r in rules)
+        _emit("".join(lines), args.output)
     return 0
 
 
@@ -379,7 +390,8 @@ def _json_with_baseline(reports: list[Report], known) -> str:
             for i in bl.located(report)
         ]
         docs.append(doc)
-    return json.dumps({"tool": {"name": "spec-validate", "version": __version__}, "reports": docs}, indent=2, ensure_ascii=False) + "\n"
+    doc = {"tool": {"name": "spec-validate", "version": __version__}, "reports": docs}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def _baseline_text(reports: list[Report], fail_on: Level, known) -> str:
@@ -405,9 +417,14 @@ def _summary_table(reports: list[Report], fail_on: Level, known) -> str:
     for report in reports:
         s = report.summary()
         verdict = "does not conform" if bl.fails(report, fail_on, known) else "conforms"
-        rows.append((report.source, report.format, *(str(s[l]["failed"] + s[l]["error"]) for l in ("MUST", "SHOULD", "MAY")), verdict))
+        failed = (str(s[level]["failed"] + s[level]["error"]) for level in ("MUST", "SHOULD", "MAY"))
+        rows.append((report.source, report.format, *failed, verdict))
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
-    fmt = lambda row: "  ".join(cell.ljust(w) if i in (0, 1, 5) else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip()  # noqa: E731
+
+    def fmt(row: tuple[str, ...]) -> str:  # file, format and result left-aligned; the counts right-aligned
+        cells = (cell.ljust(w) if i in (0, 1, 5) else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
+        return "  ".join(cells).rstrip()
+
     failing = sum(1 for row in rows if row[5] != "conforms")
     lines = [f"Summary ({len(reports)} inputs; failed clauses per level):", fmt(header), *map(fmt, rows)]
     lines.append(f"{failing} of {len(reports)} do not conform at --fail-on {fail_on.value.lower()}.")
@@ -427,7 +444,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"spec-validate: error: {exc.filename or ''}: {exc.strerror or exc}".replace(": : ", ": "), file=sys.stderr)
         return 2
     except Exception as exc:  # a bug: still one line, and how to see more
-        print(f"spec-validate: internal error: {type(exc).__name__}: {exc} (set SPEC_VALIDATE_DEBUG=1 for a traceback)", file=sys.stderr)
+        print(f"spec-validate: internal error: {type(exc).__name__}: {exc} (set SPEC_VALIDATE_DEBUG=1 for a traceback)",
+              file=sys.stderr)
         if os.environ.get("SPEC_VALIDATE_DEBUG"):
             raise
         return 2

@@ -1,4 +1,5 @@
-"""Selectors (validator/engine/selectors.py): path globs, names, parent, any_of, not, encoding-version specifiers, storage_format."""
+"""Selectors (validator/engine/selectors.py): path globs, names, parent, any_of, not, encoding-version specifiers,
+storage_format."""
 
 from __future__ import annotations
 
@@ -61,8 +62,9 @@ def test_matches(path, selector, expected):
 
 
 def test_matches_passes_paths_relative_to_scope_root():
-    from validator.engine.context import Scope
     from memory_tree import pack
+
+    from validator.engine.context import Scope
 
     t = tree({"mod": {"rna": {"X": np.arange(2)}}})
     s = Scope(pack(), t.get("/mod/rna"))
@@ -74,7 +76,8 @@ def test_describe_passes_nested_selector_in_words():
     assert text == "kind array, whose parent is (encoding-type csr_matrix/csc_matrix)"
 
 
-VERSIONS = ["0.1.0", "0.1", "0.2.0", "0.10.0", "1", "1.0.0.0", "0.1.0rc1", "0.1.0.post1", "0.1.0+local", "0.1.0.dev3", "v0.1.0", "banana", ""]
+VERSIONS = ["0.1.0", "0.1", "0.2.0", "0.10.0", "1", "1.0.0.0", "0.1.0rc1", "0.1.0.post1", "0.1.0+local", "0.1.0.dev3", "v0.1.0",
+            "banana", ""]
 SPECIFIERS = ["==0.1.0", "==0.1", "!=0.1.0", ">=0.1.0", ">0.1.0", "<0.2", "<=0.2.0", ">=0.1.0,<0.3", " >= 0.1 , < 1 ",
               "==0.1.*", "~=0.1", "===0.1.0", ">=0.1.0rc1", "", "nonsense"]
 

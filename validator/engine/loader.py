@@ -13,8 +13,8 @@ from typing import Any
 from validator.checks import registry
 from validator.checks.schemas import REF
 from validator.engine import pack_cache
-from validator.engine.selectors import SELECTOR_SCHEMA
 from validator.engine.model import CheckStep, Pack, Rule, Writer
+from validator.engine.selectors import SELECTOR_SCHEMA
 from validator.errors import PackError
 from validator.report.model import Level
 
@@ -84,7 +84,7 @@ def _validate(doc: Any, file: str) -> None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if error is not None:
         raise PackError(f"{file}: {_where(doc, error.absolute_path)}: {_message(error)}")
-    for i, rule in enumerate(doc.get("rules") or []):
+    for rule in doc.get("rules") or []:
         for j, step in enumerate(rule["check"]):
             (name, options), = step.items()
             primitive = registry.get(name)
@@ -166,7 +166,8 @@ def load_pack(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> Pack
         target = doc["extends"]
         if target in _seen:
             raise PackError(f"{path}: extends {target!r} in a cycle")
-        base_path = _builtin_path(target) if not target.endswith((".yaml", ".yml")) else os.path.join(os.path.dirname(path), target)
+        is_file = target.endswith((".yaml", ".yml"))
+        base_path = os.path.join(os.path.dirname(path), target) if is_file else _builtin_path(target)
         base = load_pack(base_path, _seen + (path,))
     overrides = doc.get("overrides", {})
     rules: list[Rule] = []

@@ -283,10 +283,7 @@ def _conditions(selector: Mapping[str, Any]) -> tuple[tuple[Callable[[Any, Node,
 
 def matches(selector: Mapping[str, Any], node: Node, scope: Scope) -> bool:
     """True when every condition of `selector` holds for `node` (paths are relative to the scope root)."""
-    for holds, want in _conditions(selector):
-        if not holds(want, node, scope):
-            return False
-    return True
+    return all(holds(want, node, scope) for holds, want in _conditions(selector))
 
 
 def narrow(selector: Mapping[str, Any], index: NodeIndex) -> list[Node] | None:
