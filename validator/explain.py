@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from validator.checks import registry
-from validator.engine.applies_to import describe
 from validator.engine.model import Rule
+from validator.engine.selectors import describe
 
 
 def explain(rule: Rule) -> str:

@@ -1,4 +1,5 @@
-"""Selectors: path globs, names, parent, any_of, not, encoding-version specifiers, storage_format."""
+"""Selectors (validator/engine/selectors.py): path globs, names, parent, any_of, not, encoding-version specifiers,
+storage_format."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 from memory_tree import scope, tree
 
-from validator.engine.applies_to import describe, matches, path_matches
+from validator.engine.selectors import describe, matches, path_matches
 
 
 @pytest.mark.parametrize("path,pattern,expected", [
@@ -61,8 +62,9 @@ def test_matches(path, selector, expected):
 
 
 def test_matches_passes_paths_relative_to_scope_root():
-    from validator.primitive_api import Scope
     from memory_tree import pack
+
+    from validator.primitive_api import Scope
 
     t = tree({"mod": {"rna": {"X": np.arange(2)}}})
     s = Scope(pack(), t.get("/mod/rna"))
@@ -74,7 +76,8 @@ def test_describe_passes_nested_selector_in_words():
     assert text == "kind array, whose parent is (encoding-type csr_matrix/csc_matrix)"
 
 
-VERSIONS = ["0.1.0", "0.1", "0.2.0", "0.10.0", "1", "1.0.0.0", "0.1.0rc1", "0.1.0.post1", "0.1.0+local", "0.1.0.dev3", "v0.1.0", "banana", ""]
+VERSIONS = ["0.1.0", "0.1", "0.2.0", "0.10.0", "1", "1.0.0.0", "0.1.0rc1", "0.1.0.post1", "0.1.0+local", "0.1.0.dev3", "v0.1.0",
+            "banana", ""]
 SPECIFIERS = ["==0.1.0", "==0.1", "!=0.1.0", ">=0.1.0", ">0.1.0", "<0.2", "<=0.2.0", ">=0.1.0,<0.3", " >= 0.1 , < 1 ",
               "==0.1.*", "~=0.1", "===0.1.0", ">=0.1.0rc1", "", "nonsense"]
 
@@ -85,10 +88,18 @@ def test_version_in_passes_same_answer_as_packaging(value, spec):
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 
-    from validator.engine.applies_to import _version_in
+    from validator.engine.selectors import _version_in
 
     try:
         expected = Version(value) in SpecifierSet(spec)
     except (InvalidVersion, InvalidSpecifier):
         expected = False
     assert _version_in(value, spec) is expected
+
+
+def test_every_condition_has_a_schema_a_test_and_a_place_in_the_matching_order():
+    from validator.engine.selectors import _COST, _NARROWING, CONDITIONS, SELECTOR_SCHEMA
+
+    assert set(SELECTOR_SCHEMA["properties"]) == set(CONDITIONS) == set(_COST)
+    assert all(CONDITIONS[key].narrow is not None for key in _NARROWING)
+    assert {key for key, c in CONDITIONS.items() if c.narrow is not None} == set(_NARROWING)
