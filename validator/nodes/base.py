@@ -16,14 +16,29 @@ NodeKind = Literal["group", "array", "link"]
 DEFAULT_BLOCK_ELEMENTS = 1 << 22
 
 
+class ChunkRead(NamedTuple):
+    """One stored chunk a block was read from, and whether it decoded."""
+
+    key: str  # the chunk's key relative to the array ("0.1", "c/0/1"; HDF5: its grid index, "3" or "3.1")
+    problem: str | None  # None: it decoded to exactly one chunk; else one line naming the array path, key and reason
+
+
 class Block(NamedTuple):
     """A chunk-aligned run of rows of an array, flattened in C order.
 
-    `start` is the flat (C-order) index of the first element of `values` in the whole array.
+    `start` is the flat (C-order) index of the first element of `values` in the whole array. `chunks` lists
+    the stored chunks the block was read from, in chunk-grid order (chunks not stored, read as the fill value,
+    are not listed). A chunk that did not decode carries its problem, and its elements in `values` are the
+    fill value (or zeros, or None), not data: `problem()` says whether the values can be trusted.
     """
 
     start: int
     values: np.ndarray
+    chunks: tuple[ChunkRead, ...] = ()
+
+    def problem(self) -> str | None:
+        """The first chunk problem (one line naming the array path and the chunk's key), or None when every chunk decoded."""
+        return next((c.problem for c in self.chunks if c.problem is not None), None)
 
 
 class StringStorage(NamedTuple):
@@ -138,7 +153,7 @@ class Node(ABC):
         if ranges is None:
             raise NodeError(f"{self.path}: not an array")
         for rows in ranges:
-            yield self.read_block(rows)
+            yield _trusted(self.read_block(rows))
 
     def edge_blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> tuple[Block, Block] | None:
         """The first and the last block only (for facts such as the first and last value); None when empty."""
@@ -148,11 +163,19 @@ class Node(ABC):
         if ranges is None:
             found = [b for b in self.blocks(max_elements) if b.values.size]
             return (found[0], found[-1]) if found else None
-        first = self.read_block(ranges[0])
-        return (first, first) if len(ranges) == 1 else (first, self.read_block(ranges[-1]))
+        first = _trusted(self.read_block(ranges[0]))
+        return (first, first) if len(ranges) == 1 else (first, _trusted(self.read_block(ranges[-1])))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.kind} {self.path}>"
+
+
+def _trusted(block: Block) -> Block:
+    """`block`, when every chunk it was read from decoded; NodeError with the first problem otherwise."""
+    problem = block.problem()
+    if problem is not None:
+        raise NodeError(problem)
+    return block
 
 
 def normalize_path(path: str) -> str:
