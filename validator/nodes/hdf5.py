@@ -1,14 +1,23 @@
-"""HDF5 backend (h5py): files opened read-only; soft links reported, external links never followed."""
+"""HDF5 backend (h5py): files opened read-only; soft links reported, external links never followed.
+
+The tree is walked once through h5py's low-level API: a group's links are listed with their types, each child is
+opened once to learn its kind, its attribute names and (for a dataset) its shape, dtype and chunks, and only
+groups stay open. A dataset is opened again when its storage is described or its blocks are read: an open
+dataset holds about 13 KB of HDF5 library state, which over thousands of dataframe columns was most of the
+memory. Attribute values are read on first access, or at the walk for the names the run's rules read
+(`Tree.prefer_attributes`), without h5py's high-level wrappers (about half the cost per attribute).
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import Any, BinaryIO
 
 import h5py
 import numpy as np
+from h5py import h5a, h5d, h5g, h5l, h5o, h5p, h5t
 
 from validator.errors import InputError
 from validator.kernels.block import Block
@@ -51,32 +60,126 @@ def is_hdf5(path: str) -> bool:
     return False
 
 
-def _attrs(obj: h5py.HLObject) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _decoded(name: bytes) -> str | bytes:
+    # As h5py names links and attributes: UTF-8 where it decodes, else the bytes themselves.
     try:
-        names = list(obj.attrs.keys())
-    except Exception as exc:  # corrupt attribute table
-        return {"": Unreadable(str(exc))}
-    for key in names:
+        return name.decode("utf-8")
+    except UnicodeDecodeError:
+        return name
+
+
+def _attribute_names(oid: Any) -> list[bytes]:
+    """The object's attribute names, in the order h5py's `attrs` lists them (creation order where tracked)."""
+    names: list[bytes] = []
+    tracked = oid.get_create_plist().get_attr_creation_order() & h5p.CRT_ORDER_TRACKED
+    h5a.iterate(oid, names.append, index_type=h5py.h5.INDEX_CRT_ORDER if tracked else h5py.h5.INDEX_NAME)
+    return names
+
+
+# Memory types for variable-length strings by character set: the one type h5py would build for each.
+_VLEN_STRING = {h5t.CSET_UTF8: h5t.py_create(h5py.string_dtype("utf-8")),
+                h5t.CSET_ASCII: h5t.py_create(h5py.string_dtype("ascii"))}
+
+
+def _read_attribute(oid: Any, name: bytes) -> Any:
+    """The value of one attribute as plain JSON-like Python: what `plain(obj.attrs[name])` gives through h5py.
+
+    Variable-length strings, nearly every attribute of an AnnData file, are read directly; other types the way
+    h5py's `AttributeManager.__getitem__` reads them. Never raises: an unreadable value is `Unreadable`.
+    """
+    try:
+        attr = h5a.open(oid, name)
+        shape = attr.shape
+        if shape is None:
+            return None  # a null dataspace (h5py.Empty): the attribute exists but holds no value
+        tid = attr.get_type()
+        if isinstance(tid, h5t.TypeStringID) and tid.is_variable_str() and tid.get_cset() in _VLEN_STRING:
+            arr = np.empty(shape, dtype=object)
+            if arr.size:
+                attr.read(arr, mtype=_VLEN_STRING[tid.get_cset()])
+            values = [b.decode("utf-8", "surrogateescape") if isinstance(b, bytes) else b for b in arr.flat]
+            return values[0] if arr.ndim == 0 else values
+        return plain(_read_like_h5py(attr))
+    except Exception as exc:  # an attribute type h5py cannot map to numpy
+        return Unreadable(f"{type(exc).__name__}: {exc}")
+
+
+def _read_like_h5py(attr: Any) -> Any:
+    """h5py's own reading of an attribute of any type other than variable-length strings."""
+    dtype = attr.dtype
+    htype = h5t.py_create(dtype)
+    shape = attr.shape
+    if dtype.subdtype is not None:  # a top-level array type: numpy has none, so its dimensions join the shape
+        dtype, subshape = dtype.subdtype[0], dtype.subdtype[1]
+        shape = shape + subshape
+    arr = np.zeros(shape, dtype=dtype, order="C")
+    attr.read(arr, mtype=htype)
+    info = h5py.check_string_dtype(dtype)
+    if info is not None and info.length is None:
+        arr = np.array([b.decode("utf-8", "surrogateescape") for b in arr.flat], dtype=dtype).reshape(arr.shape)
+    return arr[()] if arr.ndim == 0 else arr
+
+
+class HDF5Attributes(Mapping):
+    """A node's attributes: names listed once, each value read on first access and kept."""
+
+    __slots__ = ("_names", "_node", "_values")
+
+    def __init__(self, node: HDF5Node, names: list[bytes]) -> None:
+        self._node = node
+        self._names = {_decoded(n): n for n in names}  # as h5py names them -> as stored
+        self._values: dict[Any, Any] = {}
+
+    def __getitem__(self, key: Any) -> Any:
         try:
-            value = obj.attrs[key]
-            # An attribute with a null dataspace exists but holds no value: JSON null is the nearest plain value.
-            out[key] = None if isinstance(value, h5py.Empty) else plain(value)
-        except Exception as exc:  # an attribute type h5py cannot map to numpy
-            out[key] = Unreadable(f"{type(exc).__name__}: {exc}")
-    return out
+            return self._values[key]
+        except KeyError:
+            stored = self._names[key]  # KeyError for a name the object does not have
+        value = self._values[key] = _read_attribute(self._node.object_id(), stored)
+        return value
+
+    def read(self, oid: Any, keys: frozenset[str]) -> None:
+        """Read the values of `keys` now, from the object `oid` already open."""
+        for key in keys.intersection(self._names):
+            if key not in self._values:
+                self._values[key] = _read_attribute(oid, self._names[key])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._names
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
-def _attr_string_storage(obj: h5py.HLObject, name: str) -> StringStorage | None:
-    # Read from the attribute's HDF5 type: the value `_attrs` returns is decoded and no longer says how it was stored.
+class _Broken(Mapping):
+    """The attributes of an object whose attribute table cannot be read: one entry saying why."""
+
+    def __init__(self, reason: str) -> None:
+        self._entry = {"": Unreadable(reason)}
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._entry[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._entry)
+
+    def __len__(self) -> int:
+        return 1
+
+
+def _attr_string_storage(oid: Any, name: bytes) -> StringStorage | None:
+    # Read from the attribute's HDF5 type: the value `attrs` returns is decoded and no longer says how it was stored.
     try:
-        tid = obj.attrs.get_id(name).get_type()
-    except Exception:  # absent, or an attribute table h5py cannot read (`_attrs` reports that)
+        tid = h5a.open(oid, name).get_type()
+    except Exception:  # an attribute table h5py cannot read (`attrs` reports that)
         return None
-    if not isinstance(tid, h5py.h5t.TypeStringID):
+    if not isinstance(tid, h5t.TypeStringID):
         return None
     variable = bool(tid.is_variable_str())
-    charset = "utf-8" if tid.get_cset() == h5py.h5t.CSET_UTF8 else "ascii"
+    charset = "utf-8" if tid.get_cset() == h5t.CSET_UTF8 else "ascii"
     stored = f"{'vlen' if variable else f'fixed[{tid.get_size()}]'} {charset} string"
     return StringStorage("variable" if variable else "fixed", charset, stored)
 
@@ -92,42 +195,65 @@ def _string_storage(dtype: np.dtype, stored: str) -> StringStorage | None:
 
 
 class HDF5Node(Node):
-    def __init__(self, tree: HDF5Tree, path: str, obj: h5py.HLObject, ancestors: frozenset[int]) -> None:
+    """A group or dataset. A group keeps its low-level id open (about 1 KB); a dataset keeps only its facts and is
+    opened again, through its parent group and link name, when its storage or data is read."""
+
+    def __init__(self, tree: HDF5Tree, path: str, oid: Any, ancestors: frozenset[int], address: int | None = None,
+                 parent_id: Any = None, link: bytes | None = None) -> None:
         self.tree = tree
         self.path = path
-        self._obj = obj
         self._ancestors = ancestors
-        self.kind = "group" if isinstance(obj, h5py.Group) else "array"
+        self._address = address  # the group's object address: a link back to an ancestor is a cycle
+        self._parent_id = parent_id  # the open parent group and the link name reopen a dataset
+        self._link = link
+        self.kind = "group" if isinstance(oid, h5g.GroupID) else "array"
+        self._gid = oid if self.kind == "group" else None
+        try:
+            self._attrs: Mapping[str, Any] = HDF5Attributes(self, _attribute_names(oid))
+        except Exception as exc:  # corrupt attribute table
+            self._attrs = _Broken(str(exc))
+        if tree.preferred_attributes and isinstance(self._attrs, HDF5Attributes):
+            self._attrs.read(oid, tree.preferred_attributes)
+        if self.kind == "array":
+            self._shape, self._dtype, self._chunks, self._layout = _dataset_facts(oid)
 
-    @cached_property
+    def object_id(self) -> Any:
+        """The low-level id of this group (kept open) or dataset (opened now)."""
+        if self._gid is not None:
+            return self._gid
+        return h5o.open(self._parent_id, self._link) if self._parent_id is not None else h5o.open(self.tree.file_id, self.path.encode())
+
+    def dataset(self) -> h5py.Dataset:
+        """The h5py dataset, opened for this call: nothing holds it after its caller is done."""
+        return h5py.Dataset(self.object_id())
+
+    @property
     def attrs(self) -> Mapping[str, Any]:
-        return _attrs(self._obj)
+        return self._attrs
 
     def attr_storage(self, name: str) -> StringStorage | None:
-        return _attr_string_storage(self._obj, name)
+        stored = self._attrs._names.get(name) if isinstance(self._attrs, HDF5Attributes) else None
+        return None if stored is None else _attr_string_storage(self.object_id(), stored)
 
     @property
     def shape(self) -> tuple[int, ...] | None:
         # A dataset with a null dataspace (h5py.Empty) has no shape at all: h5py reports None.
-        return tuple(self._obj.shape) if self.kind == "array" and self._obj.shape is not None else None
+        return self._shape if self.kind == "array" else None
 
     @property
     def dtype(self) -> np.dtype | None:
-        return self._obj.dtype if self.kind == "array" else None
+        return self._dtype if self.kind == "array" else None
 
     @property
     def chunks(self) -> tuple[int, ...] | None:
-        return tuple(self._obj.chunks) if self.kind == "array" and self._obj.chunks else None
+        return self._chunks if self.kind == "array" else None
 
     @cached_property
     def storage(self) -> Storage | None:
         if self.kind != "array":
             return None
-        ds: h5py.Dataset = self._obj
-        plist = ds.id.get_create_plist()
-        layout = {h5py.h5d.CONTIGUOUS: "contiguous", h5py.h5d.CHUNKED: "chunked", h5py.h5d.COMPACT: "compact"}.get(
-            plist.get_layout(), "other"
-        )
+        ds = self.dataset()
+        layout = {h5d.CONTIGUOUS: "contiguous", h5d.CHUNKED: "chunked", h5d.COMPACT: "compact"}.get(self._layout, "other")
         filters = tuple(str(f) for f in ds._filters) if layout == "chunked" else ()
         return Storage(
             format="hdf5",
@@ -142,38 +268,45 @@ class HDF5Node(Node):
     def _children(self) -> dict[str, Node]:
         if self.kind != "group":
             return {}
-        group: h5py.Group = self._obj
-        here = self._ancestors | {_object_key(group)}
+        gid = self._gid
+        links: list[tuple[bytes, int, int]] = []
+        gid.links.iterate(lambda name, info: links.append((name, info.type, info.u)), info=True)
+        here = self._ancestors | {self._address}
         out: dict[str, Node] = {}
-        for name in sorted(group.keys()):
-            path = f"{self.path.rstrip('/')}/{name}"
-            try:
-                link = group.get(name, getlink=True)
-            except Exception as exc:
-                out[name] = LinkNode(self.tree, path, "broken", str(exc))
-                continue
-            if isinstance(link, h5py.ExternalLink):
-                # Never follow: the target is outside the file being validated.
-                out[name] = LinkNode(self.tree, path, "external", f"{link.filename}:{link.path}")
-                continue
-            try:
-                obj = group[name]
-            except Exception as exc:  # dangling soft link, unreadable object header
-                kind = "soft" if isinstance(link, h5py.SoftLink) else "broken"
-                out[name] = LinkNode(self.tree, path, kind, getattr(link, "path", str(exc)))
-                continue
-            if not isinstance(obj, (h5py.Group, h5py.Dataset)):
-                out[name] = LinkNode(self.tree, path, "other", type(obj).__name__)
-                continue
-            if isinstance(obj, h5py.Group) and _object_key(obj) in here:
-                target = link.path if isinstance(link, h5py.SoftLink) else "an ancestor group"
-                out[name] = LinkNode(self.tree, path, "cycle", target)
-                continue
-            node = HDF5Node(self.tree, path, obj, here)
-            if isinstance(link, h5py.SoftLink):
-                node.soft_link = link.path
-            out[name] = node
+        for name, link_type, address in sorted(links, key=lambda link: _decoded(link[0])):
+            shown = _decoded(name)
+            out[shown] = self._child(gid, name, f"{self.path.rstrip('/')}/{shown}", link_type, address, here)
         return out
+
+    def _child(self, gid: Any, name: bytes, path: str, link_type: int, address: int, here: frozenset[int]) -> Node:
+        """The node one link of this group leads to: a group, a dataset, or a link the tree does not enter."""
+        target: str | None = None
+        try:
+            if link_type == h5l.TYPE_EXTERNAL:
+                # Never follow: the target is outside the file being validated.
+                filename, inner = gid.links.get_val(name)
+                return LinkNode(self.tree, path, "external", f"{_decoded(filename)}:{_decoded(inner)}")
+            if link_type == h5l.TYPE_SOFT:
+                target = str(_decoded(gid.links.get_val(name)))
+        except Exception as exc:
+            return LinkNode(self.tree, path, "broken", str(exc))
+        try:
+            oid = h5o.open(gid, name)
+        except Exception as exc:  # dangling soft link, unreadable object header
+            return LinkNode(self.tree, path, "soft" if target is not None else "broken", target or str(exc))
+        if isinstance(oid, h5g.GroupID):
+            if target is not None or link_type != h5l.TYPE_HARD:
+                address = h5o.get_info(oid).addr
+            if address in here:
+                return LinkNode(self.tree, path, "cycle", target if target is not None else "an ancestor group")
+            node = HDF5Node(self.tree, path, oid, here, address)
+        elif isinstance(oid, h5d.DatasetID):
+            node = HDF5Node(self.tree, path, oid, here, parent_id=gid, link=name)
+        else:
+            return LinkNode(self.tree, path, "other", "Datatype" if isinstance(oid, h5t.TypeID) else type(oid).__name__)
+        if target is not None:
+            node.soft_link = target
+        return node
 
     soft_link: str | None = None
 
@@ -183,19 +316,19 @@ class HDF5Node(Node):
     def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[RowRange] | None:
         if self.kind != "array":
             raise NodeError(f"{self.path}: not an array")
-        if self._obj.shape is None:
+        if self._shape is None:
             raise NodeError(f"{self.path}: a dataset with a null dataspace holds no data")
-        return block_row_ranges(self._obj.shape, self.chunks, max_elements)
+        return block_row_ranges(self._shape, self.chunks, max_elements)
 
     def read_block(self, rows: RowRange) -> Block:
         """One block, each stored chunk decoded (bounded) before HDF5 may decode it; problems in `Block.chunks`.
 
         Raises NotDecoded for a filter off the allow-list, NodeError for data stored outside the file.
         """
-        ds: h5py.Dataset = self._obj
-        if self.kind != "array" or ds.shape is None:
+        if self.kind != "array" or self._shape is None:
             raise NodeError(f"{self.path}: not an array with data (a null dataspace holds none)")
-        return hdf5_direct.read_block(ds, self.tree.raw_fd(), self.plan, rows)
+        plan = self.plan
+        return hdf5_direct.read_block(self.dataset(), self.tree.raw_fd(), plan, rows)
 
     @property
     def plan(self) -> hdf5_direct.DirectPlan:
@@ -203,7 +336,7 @@ class HDF5Node(Node):
         got = self.__dict__.get("_plan")
         if got is None:
             try:
-                got = hdf5_direct.plan(self._obj, self.tree.raw_size(), self.path)
+                got = hdf5_direct.plan(self.dataset(), self.tree.raw_size(), self.path)
             except NodeError as exc:
                 got = exc
             except Exception as exc:  # a dataset h5py cannot describe
@@ -214,16 +347,20 @@ class HDF5Node(Node):
         return got
 
 
+def _dataset_facts(oid: Any) -> tuple[tuple[int, ...] | None, np.dtype, tuple[int, ...] | None, int]:
+    """(shape, dtype, chunks, layout) of an open dataset, as h5py's Dataset reports them."""
+    shape = oid.shape
+    plist = oid.get_create_plist()
+    layout = plist.get_layout()
+    chunks = tuple(plist.get_chunk()) if layout == h5d.CHUNKED else None
+    return (tuple(shape) if shape is not None else None), oid.dtype, chunks, layout
+
+
 def _hdf5_type_name(ds: h5py.Dataset) -> str:
     info = h5py.check_string_dtype(ds.dtype)
     if info is not None:
         return f"{'vlen' if info.length is None else f'fixed[{info.length}]'} {info.encoding} string"
     return ds.dtype.str
-
-
-def _object_key(obj: h5py.HLObject) -> int:
-    # h5py hashes object ids by (file number, object address): equal for two links to one object.
-    return hash(obj.id)
 
 
 class LinkNode(Node):
@@ -254,12 +391,19 @@ class HDF5Tree(Tree):
         self.local_path: str | None = os.fspath(path) if local else None
         self.source = source if source is not None else str(path)
         self.format = "hdf5"
+        self.preferred_attributes: frozenset[str] = frozenset()
         self._fileobj = None if local else path
         try:
             self._file = h5py.File(path, "r", locking=False) if local else h5py.File(path, "r")
+            root = h5g.open(self._file.id, b"/")
+            address = h5o.get_info(root).addr
         except Exception as exc:
             raise InputError(f"{self.source}: cannot open as HDF5 ({_first_line(exc)})") from None
-        self._root = HDF5Node(self, "/", self._file["/"], frozenset())
+        self.file_id = self._file.id
+        self._root = HDF5Node(self, "/", root, frozenset(), address)
+
+    def prefer_attributes(self, names: frozenset[str]) -> None:
+        self.preferred_attributes = frozenset(names)
 
     @property
     def root(self) -> Node:
