@@ -37,6 +37,10 @@ class Outcome:
         return f"Outcome({self.status.value}, {len(self.findings)} findings, reason={self.reason!r})"
 
 
+# The outcome of every evaluation that passes: one object, not one per (rule, node).
+PASSED = Outcome(Status.PASSED)
+
+
 class Evaluation:
     """One rule on one node, possibly waiting at step `step` for facts about arrays."""
 
@@ -48,18 +52,64 @@ class Evaluation:
         self.node = node
         self.scope = scope
         self.step = 0
-        self.requests: dict[int, Mapping[str, FactRequest] | NotApplicable] = {}
+        # What each fact step needs, recorded when the rule first waits for array facts.
+        self.requests: dict[int, Mapping[str, FactRequest] | NotApplicable] | None = None
         self.outcome: Outcome | None = None
 
 
-def find_scopes(tree: Tree, pack: Pack) -> list[Scope]:
-    """Where the pack applies: each node its `scope.roots` selects, else the root if `scope.fallback` selects it."""
+class Tally:
+    """One rule's evaluations, compacted as they finish: those that passed are counted and those merely not
+    applicable leave only the first of their reasons; failures, errors, nodes not checked and evaluations still
+    waiting for array facts are kept, in tree order. A rule on 30,000 nodes then holds a few objects, not 30,000."""
+
+    __slots__ = ("kept", "passed", "reason")
+
+    def __init__(self, evaluations: Sequence[Evaluation] = ()) -> None:
+        self.kept: list[Evaluation] = []
+        self.passed = 0
+        self.reason: str | None = None  # the least not-applicable reason of those not kept
+        for ev in evaluations:
+            self.add(ev)
+
+    def add(self, ev: Evaluation) -> None:
+        outcome = ev.outcome
+        if outcome is None or outcome.findings or outcome.unchecked or outcome.status in (Status.FAILED, Status.ERROR):
+            self.kept.append(ev)
+        elif outcome.status is Status.PASSED:
+            self.passed += 1
+        elif outcome.reason and (self.reason is None or outcome.reason < self.reason):
+            self.reason = outcome.reason
+
+
+_PRIMITIVES: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
+
+
+def _primitives(rule: Rule) -> tuple[Any, ...]:
+    """The rule's primitives, step by step, looked up once per rule rather than once per node."""
+    cached = _PRIMITIVES.get(id(rule.check))
+    if cached is None or cached[0] is not rule.check:
+        # The steps are kept in the entry, so their id cannot be reused by another object meanwhile.
+        cached = (rule.check, tuple(registry.get(step.primitive) for step in rule.check))
+        _PRIMITIVES[id(rule.check)] = cached
+    return cached[1]
+
+
+def find_scopes(tree: Tree, pack: Pack, walked: list[Node] | None = None) -> list[Scope]:
+    """Where the pack applies: each node its `scope.roots` selects, else the root if `scope.fallback` selects it.
+
+    `walked`, when given, holds the tree's nodes in walk order, or is empty and is filled here: packs that
+    look for their roots share one walk.
+    """
     if pack.formats and not any(fnmatch.fnmatchcase(tree.format, f) for f in pack.formats):
         return []
     if not pack.scope:
         return [Scope(pack, tree.root)]
     roots = pack.scope.get("roots")
-    found = [Scope(pack, n) for n in tree.walk() if roots is not None and matches(roots, n, Scope(pack, n))]
+    if walked is None:
+        walked = []
+    if not walked:
+        walked.extend(tree.walk())
+    found = [Scope(pack, n) for n in walked if roots is not None and matches(roots, n, Scope(pack, n))]
     if not found and "fallback" in pack.scope and matches(pack.scope["fallback"], tree.root, Scope(pack, tree.root)):
         found = [Scope(pack, tree.root)]
     return found
@@ -76,9 +126,10 @@ def subtree(node: Node) -> Iterator[Node]:
 def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
     """Run steps from `ev.step` until the rule passes, fails, or waits for array facts."""
     node, scope = ev.node, ev.scope
+    primitives = _primitives(ev.rule)
     for i in range(ev.step, len(ev.rule.check)):
         step = ev.rule.check[i]
-        primitive = registry.get(step.primitive)
+        primitive = primitives[i]
         assert primitive is not None  # packs are validated against the registry at load time
         if primitive.kind and node.kind != primitive.kind:
             ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to {primitive.kind}s; {node.path} is a {node.kind}")
@@ -94,7 +145,7 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
                 _plan_facts(ev, i)
                 return
             else:
-                wanted = ev.requests[i]
+                wanted = ev.requests[i] if ev.requests is not None else NotApplicable(f"{step.primitive}: no facts planned")
                 if isinstance(wanted, NotApplicable):
                     raise wanted
                 damaged = next((facts[r] for r in wanted.values() if isinstance(facts.get(r), Damaged)), None)
@@ -114,12 +165,13 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
         if findings:
             ev.outcome = Outcome(Status.FAILED, findings)
             return
-    ev.outcome = Outcome(Status.PASSED)
+    ev.outcome = PASSED
 
 
 def _plan_facts(ev: Evaluation, first_fact_step: int) -> None:
     """Record what every remaining fact step needs, so the array is read once for all of them."""
     ev.step = first_fact_step
+    ev.requests = {}
     for i in range(first_fact_step, len(ev.rule.check)):
         step = ev.rule.check[i]
         primitive = registry.get(step.primitive)
@@ -186,41 +238,77 @@ def evaluate(
 
 def _run_metadata_steps(
     tree: Tree, packs: Sequence[Pack], selection: Selection, deep: bool = False,
-) -> tuple[list[Rule], dict[tuple[str, str], list[Evaluation]], list[Evaluation], list[list[Scope]]]:
+) -> tuple[list[Rule], dict[tuple[str, str], Tally], list[Evaluation], list[list[Scope]]]:
     """Select nodes for every chosen rule and run steps up to the first that needs array facts.
 
     Also returns each pack's scopes (aligned with `packs`): finding them walks the tree, so it is done once.
     Evaluations are keyed by (pack, rule id): keyed by the id alone, two packs' rules of one id would share
-    (and overwrite) one list of evaluations.
+    (and overwrite) one list of evaluations. Each rule's evaluations run as they are made and are compacted
+    into its Tally, so memory grows with the failures and the waiting evaluations, not with rules x nodes.
     """
-    evaluations: dict[tuple[str, str], list[Evaluation]] = {}
+    chosen_by_pack = [[r for r in pack.rules if selection.redirected(pack.redirects).includes(r.id)] for pack in packs]
+    tree.prefer_attributes(attribute_names(packs, chosen_by_pack))
+    walked: list[Node] = []  # the whole tree in walk order, walked once for every pack's scope roots
+    indexes: dict[int, tuple[Node, NodeIndex]] = {}  # scope root -> its nodes indexed, shared by packs
+    evaluations: dict[tuple[str, str], Tally] = {}
     rules: list[Rule] = []
     scopes_by_pack: list[list[Scope]] = []
-    for pack in packs:
-        scopes = [s._replace(deep=deep) for s in find_scopes(tree, pack)]
+    waiting: list[Evaluation] = []
+    for pack, chosen in zip(packs, chosen_by_pack):
+        scopes = [s._replace(deep=deep) for s in find_scopes(tree, pack, walked)]
         scopes_by_pack.append(scopes)
         if not scopes:
             continue
-        selected = selection.redirected(pack.redirects)
-        chosen = [r for r in pack.rules if selected.includes(r.id)]
-        nodes = [(scope, NodeIndex(scope, list(subtree(scope.root)))) for scope in scopes]
+        nodes = [(scope, _index(indexes, scope)) for scope in scopes]
         for rule in chosen:
             if rule.key in evaluations:  # one pack given twice: its clauses are still checked and reported once
                 continue
             rules.append(rule)
-            evaluations[rule.key] = [
-                Evaluation(rule, node, scope)
-                for scope, index in nodes
-                for node in index.candidates(rule.applies_to)
-                if matches(rule.applies_to, node, scope)
-            ]
-    waiting: list[Evaluation] = []
-    for evs in evaluations.values():
-        for ev in evs:
-            _advance(ev, None)
-            if ev.outcome is None:
-                waiting.append(ev)
+            tally = evaluations[rule.key] = Tally()
+            for scope, index in nodes:
+                for node in index.candidates(rule.applies_to):
+                    if matches(rule.applies_to, node, scope):
+                        ev = Evaluation(rule, node, scope)
+                        _advance(ev, None)
+                        tally.add(ev)
+                        if ev.outcome is None:
+                            waiting.append(ev)
     return rules, evaluations, waiting, scopes_by_pack
+
+
+def _index(indexes: dict[int, tuple[Node, NodeIndex]], scope: Scope) -> NodeIndex:
+    """The scope's nodes indexed, built once per scope root (packs applied at one root share it)."""
+    cached = indexes.get(id(scope.root))
+    if cached is None:
+        cached = indexes[id(scope.root)] = (scope.root, NodeIndex(scope, list(subtree(scope.root))))
+    return cached[1]
+
+
+def attribute_names(packs: Sequence[Pack], chosen: Sequence[Sequence[Rule]]) -> frozenset[str]:
+    """Every name the chosen rules and their packs' scopes, shapes and dimensions might read as an attribute.
+
+    A superset: every string in their selectors and options (attribute names are among them), so a backend
+    that reads attribute values one by one can read these at once and leave the rest unread until asked.
+    """
+    names: set[str] = {"encoding-type", "encoding-version"}  # the node index reads these everywhere
+    for pack, rules in zip(packs, chosen):
+        if rules:
+            _strings((pack.scope, pack.shapes, pack.dimensions), names)
+        for rule in rules:
+            _strings((rule.applies_to, [step.options for step in rule.check]), names)
+    return frozenset(names)
+
+
+def _strings(value: Any, into: set[str]) -> None:
+    if isinstance(value, str):
+        into.add(value)
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            _strings(k, into)
+            _strings(v, into)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _strings(v, into)
 
 
 def scan_plan(store: Tree | str, packs: Sequence[Pack] | None = None, selection: Selection = Selection(),
@@ -250,7 +338,7 @@ def _plan_scans(waiting: Sequence[Evaluation], block_elements: int) -> list[Arra
     """One scan per array, with the facts of every rule waiting on it; arrays in tree order."""
     by_array: dict[str, tuple[Node, set[FactRequest]]] = {}
     for ev in waiting:
-        for wanted in ev.requests.values():
+        for wanted in (ev.requests or {}).values():
             if isinstance(wanted, NotApplicable):
                 continue
             entry = by_array.setdefault(ev.node.path, (ev.node, set()))
@@ -258,26 +346,27 @@ def _plan_scans(waiting: Sequence[Evaluation], block_elements: int) -> list[Arra
     return [plan(by_array[path][0], by_array[path][1], block_elements) for path in sorted(by_array)]
 
 
-def aggregate(rule: Rule, evaluations: list[Evaluation], max_findings: int = MAX_FINDINGS) -> ClauseResult:
+def aggregate(rule: Rule, evaluations: Sequence[Evaluation] | Tally, max_findings: int = MAX_FINDINGS) -> ClauseResult:
     """One clause's verdict over all its nodes: failed > error > passed > not applicable."""
-    outcomes = [(ev.node, ev.outcome) for ev in evaluations if ev.outcome is not None]
+    tally = evaluations if isinstance(evaluations, Tally) else Tally(evaluations)
+    outcomes = [(ev.node, ev.outcome) for ev in tally.kept if ev.outcome is not None]
     statuses = {o.status for _, o in outcomes}
     findings: list[Finding] = []
     for node, outcome in outcomes:
         for f in outcome.findings:
             findings.append(_stamp(rule, node, f))
-    checked = sum(1 for _, o in outcomes if o.status in (Status.PASSED, Status.FAILED))
+    checked = tally.passed + sum(1 for _, o in outcomes if o.status in (Status.PASSED, Status.FAILED))
     reason = None
     if Status.FAILED in statuses:
         status = Status.FAILED
     elif Status.ERROR in statuses:
         status = Status.ERROR
         reason = "; ".join(sorted({o.reason or "" for _, o in outcomes if o.status is Status.ERROR}))[:500]
-    elif Status.PASSED in statuses:
+    elif Status.PASSED in statuses or tally.passed:
         status = Status.PASSED
     else:
         status = Status.NOT_APPLICABLE
-        reasons = sorted({o.reason for _, o in outcomes if o.reason})
+        reasons = sorted({o.reason for _, o in outcomes if o.reason} | ({tally.reason} if tally.reason else set()))
         reason = reasons[0] if reasons else "no node in the store is selected by this rule"
     unchecked = tuple((node.path, o.reason or "") for node, o in outcomes if o.unchecked)
     return ClauseResult(rule, status, tuple(findings[:max_findings]), checked, reason, len(findings), unchecked[:max_findings])

@@ -266,6 +266,7 @@ class Tree(ABC):
     # What opens the store again in another process (a Dask worker), when `source` would not: the URL as
     # given, signed query string included. Never shown in a message or report.
     locator: str | None = None
+    remote = False  # read over a network (a URL): the scan overlaps more block reads, to hide round trips
 
     @property
     @abstractmethod
@@ -281,6 +282,10 @@ class Tree(ABC):
             if node is None:
                 return None
         return node
+
+    def prefer_attributes(self, names: frozenset[str]) -> None:
+        """A hint: the attributes the run reads. A backend that reads attribute values one by one (HDF5) reads
+        these while it has the object open; any other is still read when asked for. Default: ignored."""
 
     def walk(self) -> Iterator[Node]:
         """Every node once, depth first, in sorted order; links are yielded but never entered."""
