@@ -25,6 +25,8 @@ from validator.nodes import zarr_direct
 
 V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
 V3_DOCUMENT = "zarr.json"
+# The stored metadata documents: small, read by the tree and by several rules, so each is read once.
+DOCUMENTS = frozenset((*V2_DOCUMENTS, ".zmetadata", V3_DOCUMENT))
 
 V3_DTYPES = {
     "bool": "|b1",
@@ -156,13 +158,13 @@ class ZarrNode(Node):
     def stored_keys(self) -> list[str]:
         prefix = self.prefix
         cut = len(prefix) + 1 if prefix else 0
-        return sorted(k[cut:] for k in self.tree.kv.list_keys(prefix))
+        return sorted(k[cut:] for k in self.tree.list_keys(prefix))
 
     def read_document(self, name: str) -> bytes | None:
         return self.read_key(name)
 
     def read_key(self, key: str) -> bytes | None:
-        return self.tree.kv.read(self.key(key), self.path)
+        return self.tree.read(self.key(key), self.path)
 
     @property
     def prefix(self) -> str:
@@ -176,7 +178,7 @@ class ZarrNode(Node):
         if self.tree.zarr_format == 3:
             attrs = (self.metadata or {}).get("attributes", {})
             return attrs if isinstance(attrs, dict) else {}
-        doc, problem = parse_json(self.tree.kv.get(self.key(".zattrs")), self.key(".zattrs"))
+        doc, problem = parse_json(self.tree.document(self.key(".zattrs")), self.key(".zattrs"))
         if problem:
             self.tree.note_problem(problem)
         elif doc is not None and not isinstance(doc, dict):
@@ -252,7 +254,7 @@ class ZarrNode(Node):
     def _children(self) -> dict[str, Node]:
         if self.kind != "group":
             return {}
-        _, dirs = self.tree.kv.list_dir(self.prefix)
+        _, dirs = self.tree.list_dir(self.prefix)
         out: dict[str, Node] = {}
         for name in dirs:
             child = self.tree.node_at(f"{self.path.rstrip('/')}/{name}")
@@ -315,9 +317,72 @@ class ZarrTree(Tree):
         self.format = f"zarr-v{zarr_format}"
         self.problems: list[MetadataProblem] = []
         self._nodes: dict[str, Node | None] = {}
+        # Each metadata document is read once, and each directory listed once, however many rules ask.
+        self._documents: dict[str, bytes | None] = {}
+        self._listings: dict[str, tuple[list[str], list[str]]] = {}
+        if kv.batched:
+            self._prefetch()
         root = self.node_at("/")
         # A store with no root document still has a root: report it as an implicit group.
         self._root = root if root is not None else ZarrNode(self, "/", "group", None, implicit=True)
+
+    def document(self, key: str) -> bytes | None:
+        """The stored bytes of the metadata document `key`, or None where it is absent or unreadable (`kv.get`)."""
+        try:
+            return self._documents[key]
+        except KeyError:
+            raw = self._documents[key] = self.kv.get(key)
+            return raw
+
+    def read(self, key: str, where: str) -> bytes | None:
+        """`kv.read` (NodeError for a key stored but unreadable), served from the documents already read."""
+        if key.rpartition("/")[2] not in DOCUMENTS:
+            return self.kv.read(key, where)
+        if key not in self._documents:
+            self._documents[key] = self.kv.read(key, where)
+        raw = self._documents[key]
+        if raw is None and self.kv.stored(key):
+            raise NodeError(f"{where or key}: {key} is stored but cannot be read")
+        return raw
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """`kv.list_dir`, each directory listed once."""
+        try:
+            return self._listings[prefix]
+        except KeyError:
+            listing = self._listings[prefix] = self.kv.list_dir(prefix)
+            return listing
+
+    def list_keys(self, prefix: str) -> list[str]:
+        """Every key below `prefix`, recursively, relative to the store root (from the listings already made)."""
+        keys, dirs = self.list_dir(prefix)
+        out = [f"{prefix}/{k}" if prefix else k for k in keys]
+        for d in dirs:
+            out.extend(self.list_keys(f"{prefix}/{d}" if prefix else d))
+        return out
+
+    def _prefetch(self) -> None:
+        """Read every directory listing and metadata document the walk will need, a level of the hierarchy per
+        round trip (listings together, then documents together), instead of one request at a time.
+
+        A directory holding an array document is not entered further: below it lie chunks. A store read from its
+        consolidated metadata answers the listings without a request, so its documents come in a few batches.
+        """
+        names = (V3_DOCUMENT,) if self.zarr_format == 3 else V2_DOCUMENTS
+        level = [""]
+        while level:
+            listings = self.kv.list_many([p for p in level if p not in self._listings])
+            self._listings.update(listings)
+            keys = [f"{p}/{n}" if p else n for p in level for n in self._listings[p][0] if n in names]
+            self._documents.update(self.kv.get_many([k for k in keys if k not in self._documents]))
+            level = [f"{p}/{d}" if p else d for p in level if not self._holds_array(p) for d in self._listings[p][1]]
+
+    def _holds_array(self, prefix: str) -> bool:
+        key = lambda name: f"{prefix}/{name}" if prefix else name  # noqa: E731
+        if self.zarr_format == 2:
+            return self._documents.get(key(".zarray")) is not None
+        doc = parse_json(self._documents.get(key(V3_DOCUMENT)), key(V3_DOCUMENT))[0]
+        return isinstance(doc, dict) and doc.get("node_type") == "array"
 
     def note_problem(self, problem: MetadataProblem) -> None:
         if all(p.key != problem.key for p in self.problems):
@@ -336,7 +401,7 @@ class ZarrTree(Tree):
         prefix = path.strip("/")
         key = lambda name: f"{prefix}/{name}" if prefix else name  # noqa: E731
         if self.zarr_format == 3:
-            doc, problem = parse_json(self.kv.get(key(V3_DOCUMENT)), key(V3_DOCUMENT))
+            doc, problem = parse_json(self.document(key(V3_DOCUMENT)), key(V3_DOCUMENT))
             if problem:
                 self.note_problem(problem)
                 return ZarrNode(self, path, "group", None)
@@ -347,7 +412,7 @@ class ZarrTree(Tree):
                 return ZarrNode(self, path, "group", None)
             kind = "array" if doc.get("node_type") == "array" else "group"
             return ZarrNode(self, path, kind, doc)
-        raw_array = self.kv.get(key(".zarray"))
+        raw_array = self.document(key(".zarray"))
         if raw_array is not None:
             doc, problem = parse_json(raw_array, key(".zarray"))
             if problem:
@@ -356,7 +421,7 @@ class ZarrTree(Tree):
                 self.note_problem(MetadataProblem(key(".zarray"), f"not a JSON object but {type(doc).__name__}"))
                 doc = None
             return ZarrNode(self, path, "array", doc)
-        raw_group = self.kv.get(key(".zgroup"))
+        raw_group = self.document(key(".zgroup"))
         if raw_group is not None:
             doc, problem = parse_json(raw_group, key(".zgroup"))
             if problem:
@@ -369,7 +434,7 @@ class ZarrTree(Tree):
     def _implicit(self, path: str, prefix: str) -> Node | None:
         # Only directories that lead to some node document are nodes; other directories are not ours.
         documents = (V3_DOCUMENT,) if self.zarr_format == 3 else V2_DOCUMENTS
-        if any(k.rsplit("/", 1)[-1] in documents for k in self.kv.list_keys(prefix)):
+        if any(k.rsplit("/", 1)[-1] in documents for k in self.list_keys(prefix)):
             return ZarrNode(self, path, "group", None, implicit=True)
         return None
 
