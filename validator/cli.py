@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="spec-validate",
         formatter_class=_HelpFormatter,
         description="Check scientific array stores (AnnData .h5ad/.zarr, Zarr) clause by clause against their format specs.",
+        epilog="spec-validate coverage [--spec NAME] [--format text|json|markdown]: which statements of each spec the "
+               "rules check, and why the others are not (spec-validate coverage --help).",
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or store directories to validate")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
@@ -178,7 +180,21 @@ def _packs(extra: Sequence[str]):
     return packs_to_run(builtin_packs(), [load_pack(p) for p in extra])
 
 
+def _subcommand(argv: Sequence[str] | None) -> int | None:
+    """`spec-validate coverage ...` is the one subcommand (validator/coverage.py); None for a validation run.
+    A store named `coverage` in the working directory is validated as `./coverage`."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["coverage"]:
+        from validator import coverage
+
+        return coverage.main(args[1:])
+    return None
+
+
 def run(argv: Sequence[str] | None = None) -> int:
+    code = _subcommand(argv)
+    if code is not None:
+        return code
     parser = build_parser()
     args = parser.parse_args(argv)
     packs = _packs(args.pack)
