@@ -444,3 +444,83 @@ def _reference_elements(node: Node) -> Iterator[tuple[tuple[int, ...], Any, Find
         inside = tuple(slice(0, max(0, min(c, n - i * c))) for i, c, n in zip(index, chunks, shape))
         for offset, element in np.ndenumerate(block[inside]):
             yield tuple(i * c + o for i, c, o in zip(index, chunks, offset)), element, None
+
+
+def _scalar_text(node: Node) -> str:
+    """The text of a cached specification: its one string, read through text codecs and plain compressors only.
+
+    Raises NotChecked where that cannot be done safely, and NotApplicable where the value is not UTF-8 text
+    (scalar_json_parses reports a bad value).
+    """
+    codecs = set(_codec_ids(node))
+    meta = node.metadata
+    if not isinstance(meta, dict) or not _is_scalar(node) or meta.get("dtype") != "|O" \
+            or not codecs & TEXT_CODECS or not codecs <= SAFE_CHUNK_CODECS:
+        raise NotChecked(f"{node.path} is not a scalar string stored with safe codecs; its data is not read")
+    try:
+        value = _scalar_value(node)
+    except Exception as exc:  # a corrupt chunk: scalar_json_parses reports it
+        raise NotApplicable(f"{node.path}: its chunk cannot be decoded ({type(exc).__name__})") from None
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise NotApplicable(f"{node.path} is not UTF-8") from None
+    if not isinstance(value, str):
+        raise NotApplicable(f"{node.path} holds no string")
+    return value
+
+
+SOURCE_EXTENSIONS = (".yaml", ".yml", ".json")
+
+
+@check(kind="array")
+def namespace_sources_present(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every source file the cached namespace lists ("schema": [{"source": ...}]) is stored beside it, named without its extension.
+
+    "nwb.ecephys.yaml" is stored as "nwb.ecephys"; a name without .yaml/.yml/.json is stored as it is. Entries that
+    include another namespace ({"namespace": ...}) name no file. Reads the namespace's one chunk as scalar_json_parses does.
+    Not applicable when: the array is not a scalar string stored with text codecs, or its text is not a JSON namespace
+    document with a "namespaces" list (hdmf-zarr.specifications.json reports text that is not JSON).
+    """
+    try:
+        doc = json.loads(_scalar_text(node))
+    except (json.JSONDecodeError, RecursionError):
+        raise NotApplicable(f"{node.path} is not JSON") from None
+    namespaces = doc.get("namespaces") if isinstance(doc, dict) else None
+    if not isinstance(namespaces, list):
+        raise NotApplicable(f"{node.path} is not a namespace document (no \"namespaces\" list)")
+    parent = node.parent
+    for i, ns in enumerate(namespaces):
+        for j, entry in enumerate((ns.get("schema") or []) if isinstance(ns, dict) else []):
+            source = entry.get("source") if isinstance(entry, dict) else None
+            if not isinstance(source, str):
+                continue
+            stored = next((source[: -len(ext)] for ext in SOURCE_EXTENSIONS if source.endswith(ext)), source)
+            child = parent.child(stored) if parent is not None else None
+            if child is None or child.kind != "array":
+                yield Finding(f"namespaces[{i}].schema[{j}] lists source {source!r}, but {stored!r} is not stored beside the "
+                              f"namespace", path=f"{parent.path.rstrip('/') if parent else ''}/{stored}",
+                              details={"source": source})
+
+
+# The storage type of each row of the dtype mappings table, as NumPy kinds: a kind and item size ("f4"), or a kind
+# alone ("O") for the variable-length rows, which zarr stores as objects.
+@check(options={"properties": {"storage": {"type": "object", "additionalProperties": {"type": "array", "items": {
+    "type": "string", "pattern": "^[biufcOSUV][0-9]*$"}, "minItems": 1}}}, "required": ["storage"]}, kind="array")
+def zarr_dtype_storage(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The Zarr dtype is the storage type `storage` gives for the dataset's zarr_dtype ("int32": "i4"; "text": "O").
+
+    Not applicable when: zarr_dtype is absent, compound, or not in `storage` (hdmf-zarr.zarr_dtype.mapped reports a
+    value the table does not list), or the dtype is unknown.
+    """
+    value = node.attrs.get("zarr_dtype")
+    allowed = options["storage"].get(value) if isinstance(value, str) else None
+    if allowed is None:
+        raise NotApplicable(f"{node.path} has no zarr_dtype with a storage type in the table")
+    dtype = node.dtype
+    if dtype is None:
+        raise NotApplicable(f"{node.path} has no readable dtype")
+    if dtype.kind not in allowed and f"{dtype.kind}{dtype.itemsize}" not in allowed:
+        yield Finding(f"zarr_dtype is {value!r}, stored as {dtype.str}; the table's storage type is {' or '.join(allowed)}",
+                      details={"zarr_dtype": value, "dtype": dtype.str})
