@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when clauses fail")
     p.add_argument("--pack", action="append", default=[], metavar="FILE", help="also use this YAML rule pack")
     p.add_argument("--list-rules", action="store_true", help="list every rule (with --format json: as JSON)")
-    p.add_argument("--explain", metavar="RULE_ID", help="print a rule's clause, section, level and checks")
+    p.add_argument("--explain", metavar="ID", help="print a rule's clause, section, level, checks and documentation page; a dotted prefix explains every rule it selects")
     p.add_argument("--baseline", metavar="FILE", help="findings recorded in FILE are reported as baseline and do not fail the run")
     p.add_argument("--write-baseline", metavar="FILE", help="record every current failure in FILE (as fingerprints) and exit 0")
     p.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
@@ -200,14 +200,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     packs = _packs(args.pack)
     rules = [r for pack in packs for r in pack.rules]
     if args.explain:
-        from validator.explain import explain
-
-        redirects = {k: v for pack in packs for k, v in pack.redirects.items()}
-        wanted = redirects.get(args.explain, args.explain)
-        match = [r for r in rules if r.id == wanted]
-        if not match:
-            raise SpecValidateError(f"no rule {args.explain!r} (see --list-rules)")
-        _emit(explain(match[0]), args.output)
+        _emit(_explain(args.explain, packs, rules), args.output)
         return 0
     if args.list_rules:
         if args.format == "json":
@@ -279,6 +272,20 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.exit_zero or args.write_baseline:
         return 0
     return 1 if any(bl.fails(r, fail_on, known) for r in reports) else 0
+
+
+def _explain(wanted: str, packs, rules) -> str:
+    """--explain ID: the rule, or every rule a dotted prefix selects (as --select reads it), each with its page."""
+    from validator.engine.rule_selection import prefix_matches
+    from validator.explain import explain
+    from validator.report.links import rule_page
+
+    redirects = {k: v for pack in packs for k, v in pack.redirects.items()}
+    wanted = redirects.get(wanted, wanted)
+    match = [r for r in rules if r.id == wanted] or [r for r in rules if prefix_matches(wanted, r.id)]
+    if not match:
+        raise SpecValidateError(f"no rule matches {wanted!r} (see --list-rules)")
+    return "\n".join(explain(r) + (f"\nDocumentation: {rule_page(r.id)}\n" if r.builtin else "") for r in match)
 
 
 def _gather(futures, progress) -> list[Report]:
