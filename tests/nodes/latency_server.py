@@ -64,8 +64,12 @@ class Counter:
 
     def snapshot(self) -> dict:
         with self._lock:
-            return {"counts": dict(self.counts), "total": sum(self.counts.values()), "peak": self.peak,
-                    "repeated": sum(1 for n in self.keys.values() if n > 1)}
+            return {
+                "counts": dict(self.counts),
+                "total": sum(self.counts.values()),
+                "peak": self.peak,
+                "repeated": sum(1 for n in self.keys.values() if n > 1),
+            }
 
 
 class Handler(SimpleHTTPRequestHandler):
@@ -149,11 +153,18 @@ class _Server(ThreadingHTTPServer):
 class LatencyServer:
     """The server, on 127.0.0.1 and a free port, for the length of a `with` block (or `lifetime` seconds)."""
 
-    def __init__(self, directory: str | os.PathLike[str], latency: float = 0.0, listings: bool = True,
-                 ranges: bool = True, lifetime: float = 600.0) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        latency: float = 0.0,
+        listings: bool = True,
+        ranges: bool = True,
+        lifetime: float = 600.0,
+    ) -> None:
         self.counter = Counter()
-        handler = type("BoundHandler", (Handler,), {"latency": latency, "listings": listings, "ranges": ranges,
-                                                    "counter": self.counter})
+        handler = type(
+            "BoundHandler", (Handler,), {"latency": latency, "listings": listings, "ranges": ranges, "counter": self.counter}
+        )
         self._server = _Server(("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"

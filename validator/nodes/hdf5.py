@@ -21,18 +21,18 @@ from h5py import h5a, h5d, h5g, h5l, h5o, h5p, h5t
 
 from validator.errors import InputError
 from validator.kernels.block import Block
+from validator.nodes import hdf5_direct
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
     NodeError,
+    RowRange,
     Storage,
     StringStorage,
     Tree,
-    RowRange,
     block_row_ranges,
     plain,
 )
-from validator.nodes import hdf5_direct
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
@@ -77,8 +77,10 @@ def _attribute_names(oid: Any) -> list[bytes]:
 
 
 # Memory types for variable-length strings by character set: the one type h5py would build for each.
-_VLEN_STRING = {h5t.CSET_UTF8: h5t.py_create(h5py.string_dtype("utf-8")),
-                h5t.CSET_ASCII: h5t.py_create(h5py.string_dtype("ascii"))}
+_VLEN_STRING = {
+    h5t.CSET_UTF8: h5t.py_create(h5py.string_dtype("utf-8")),
+    h5t.CSET_ASCII: h5t.py_create(h5py.string_dtype("ascii")),
+}
 
 
 def _read_attribute(oid: Any, name: bytes) -> Any:
@@ -198,8 +200,16 @@ class HDF5Node(Node):
     """A group or dataset. A group keeps its low-level id open (about 1 KB); a dataset keeps only its facts and is
     opened again, through its parent group and link name, when its storage or data is read."""
 
-    def __init__(self, tree: HDF5Tree, path: str, oid: Any, ancestors: frozenset[int], address: int | None = None,
-                 parent_id: Any = None, link: bytes | None = None) -> None:
+    def __init__(
+        self,
+        tree: HDF5Tree,
+        path: str,
+        oid: Any,
+        ancestors: frozenset[int],
+        address: int | None = None,
+        parent_id: Any = None,
+        link: bytes | None = None,
+    ) -> None:
         self.tree = tree
         self.path = path
         self._ancestors = ancestors
@@ -221,7 +231,11 @@ class HDF5Node(Node):
         """The low-level id of this group (kept open) or dataset (opened now)."""
         if self._gid is not None:
             return self._gid
-        return h5o.open(self._parent_id, self._link) if self._parent_id is not None else h5o.open(self.tree.file_id, self.path.encode())
+        return (
+            h5o.open(self._parent_id, self._link)
+            if self._parent_id is not None
+            else h5o.open(self.tree.file_id, self.path.encode())
+        )
 
     def dataset(self) -> h5py.Dataset:
         """The h5py dataset, opened for this call: nothing holds it after its caller is done."""

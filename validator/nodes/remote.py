@@ -80,8 +80,10 @@ def describe_error(exc: BaseException, url: str | None = None) -> str:
     elif isinstance(exc, PermissionError):
         reason = f"access denied ({first})" if first else "access denied"
     elif name == "NoCredentialsError":
-        reason = ("no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE; "
-                  "for a public bucket set FSSPEC_S3_ANON=true)")
+        reason = (
+            "no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE; "
+            "for a public bucket set FSSPEC_S3_ANON=true)"
+        )
     elif isinstance(status, int):
         reason = f"HTTP {status} {getattr(exc, 'message', '') or ''}".rstrip()
     elif isinstance(exc, TimeoutError) or name in ("TimeoutError", "ServerTimeoutError", "ConnectTimeoutError"):
@@ -210,8 +212,9 @@ class RemoteStore(KeyValueStore):
         if len(keys) < 2 or not self.batched:
             return {k: self._fetch(k, denied_is_absent) for k in keys}
         results = self._gather([self._fs._cat_file(self._path(k)) for k in keys])
-        return {k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else r
-                for k, r in zip(keys, results)}
+        return {
+            k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else r for k, r in zip(keys, results)
+        }
 
     def _gather(self, calls: list[Any]) -> list[Any]:
         """Run the file system's coroutines on its event loop, at most MAX_CONCURRENT_REQUESTS at a time; each
@@ -324,7 +327,7 @@ class RemoteStore(KeyValueStore):
         where = self._where(prefix)
         try:
             entries: Any = self._fs.ls(where, detail=True)
-        except Exception as exc:  # noqa: BLE001 (sorted out by _listing, as for a concurrent listing)
+        except Exception as exc:
             entries = exc
         return self._listing(prefix, where, entries)
 
@@ -357,7 +360,7 @@ class RemoteStore(KeyValueStore):
                 name = name.split("?", 1)[0].split("#", 1)[0]
             if not name.startswith(base):
                 continue  # a link elsewhere on the server
-            rest = name[len(base):]
+            rest = name[len(base) :]
             is_dir = rest.endswith("/") or entry.get("type") == "directory"
             rest = rest.rstrip("/")
             if self._http:
@@ -474,7 +477,9 @@ def _filesystem(url: str) -> tuple[Any, str]:
     try:
         return fsspec.core.url_to_fs(url, **_storage_options(url))
     except ImportError as exc:
-        raise InputError(f"{shown}: the {protocol}:// protocol needs a package that is not installed ({scrub(str(exc), url)})") from None
+        raise InputError(
+            f"{shown}: the {protocol}:// protocol needs a package that is not installed ({scrub(str(exc), url)})"
+        ) from None
     except ValueError as exc:
         if "Protocol not known" in str(exc):
             raise InputError(f"{shown}: unknown protocol {protocol!r} (fsspec has no file system for it)") from None
@@ -543,10 +548,11 @@ def _open_file(fs: Any, path: str, info: dict[str, Any], url: str, shown: str) -
         with fs.open(path, "rb", block_size=0) as fh:
             head = fh.read(8)
         if head == _hdf5_signature():
-            raise InputError(f"{shown}: the server gives no size for this HDF5 file; reading HDF5 needs its size and range requests")
+            raise InputError(
+                f"{shown}: the server gives no size for this HDF5 file; reading HDF5 needs its size and range requests"
+            )
         return None if http else _not_a_store(shown)
-    fh = fs.open(path, "rb", block_size=HDF5_BLOCK_SIZE, cache_type="blockcache",
-                 cache_options={"maxblocks": HDF5_MAX_BLOCKS})
+    fh = fs.open(path, "rb", block_size=HDF5_BLOCK_SIZE, cache_type="blockcache", cache_options={"maxblocks": HDF5_MAX_BLOCKS})
     try:
         if _signature_at(fh):
             from validator.nodes.hdf5 import HDF5Tree
