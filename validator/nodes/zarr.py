@@ -14,6 +14,7 @@ from validator.nodes.base import (
     Block,
     Node,
     NodeError,
+    NotDecoded,
     Storage,
     StringStorage,
     RowRange,
@@ -285,6 +286,16 @@ class ZarrNode(Node):
         if direct is not None:
             return Block(start, zarr_direct.read_rows(self.tree.kv, direct, start, stop, self.path))
         return Block(start * row_elements(self.shape), self._read(slice(start, stop)).reshape(-1))
+
+    def read_shard_indexes(self, rows: RowRange) -> Block:
+        from validator.nodes import zarr_v3
+
+        layout = zarr_v3.shard_layout(self.metadata or {}) if self.tree.zarr_format == 3 and self.kind == "array" else None
+        if layout is None or isinstance(layout, str) or self.shape is None:
+            raise NotDecoded(f"{self.path}: shard indexes not read ({layout or 'not a Zarr v3 array'})")
+        start, stop = rows
+        shards = zarr_v3.read_shard_indexes(self.tree.kv, self.prefix, layout, start, stop)
+        return Block(start * row_elements(self.shape), np.empty(0, dtype=np.uint8), shards=shards)
 
     @cached_property
     def _direct_plan(self) -> zarr_direct.DirectPlan | None:
