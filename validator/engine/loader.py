@@ -317,3 +317,15 @@ def write_built_entries(directory: str) -> list[str]:
             fh.write(pack_cache.built_entry_text(raw, parse_and_validate(raw, path)))
         written.append(relative)
     return written
+
+
+def warm_user_cache() -> None:
+    """Validate the built-in packs into the user's cache (run by `pip install -e .`); a cache that cannot be written,
+    or any other failure, just leaves it cold: the first run validates instead."""
+    import sys
+
+    try:
+        for path in builtin_pack_files():
+            load_pack(path)
+    except Exception as exc:  # noqa: BLE001 (an install never fails for a cache)
+        print(f"spec-validate: the pack cache was not warmed ({exc})", file=sys.stderr)

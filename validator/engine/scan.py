@@ -85,7 +85,7 @@ def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> 
         if getattr(kernel, "READS_CHUNKS", False):
             out[r] = kernel.summarize(block, **dict(r.params))
         elif problem is not None:
-            out[r] = Damaged(f"{path}: {problem}" if path else problem)
+            out[r] = Damaged(problem)
         elif block.values.size:
             out[r] = kernel.summarize(block, **dict(r.params))
     return out
