@@ -99,6 +99,9 @@ def valid_every_element(path: Path) -> None:
                                                     codecs=[BytesCodec(endian="little"), ZstdCodec(level=1)]),
                            chunks=(20,), compressors=None)
     st[:] = np.arange(40, dtype="float32")
+    wz = root.create_array("sharded_then_zstd", shape=(16,), dtype="int64", fill_value=0, chunks=(8,),
+                           serializer=ShardingCodec(chunk_shape=(4,)))  # zarr-python adds zstd over each whole shard
+    wz[:] = np.arange(16)
     n = root.create_group("données")  # a non-ASCII name, case-folded and NFKC-normalized
     n.create_array("u8", shape=(2,), dtype="uint8", fill_value=255)[:] = [1, 2]
     zarr.consolidate_metadata(str(path))
@@ -433,6 +436,48 @@ def sharding_index_big_endian(path: Path) -> None:
     x = root.create_array("x", shape=(8,), dtype="int32", fill_value=0, chunks=(4,),
                           serializer=ShardingCodec(chunk_shape=(2,), index_codecs=[BytesCodec(endian="big"), Crc32cCodec()]))
     x[:] = np.arange(8, dtype="int32")
+
+
+# ------------------------------------------------------------------------------------------ broken: chunks (--deep)
+@case
+def chunk_truncated_deep(path: Path) -> None:
+    """Chunk x/c/1 (zstd) cut to half its stored bytes: it does not decode (seen only with --deep)."""
+    small_store(path)
+    raw = (path / "x" / "c" / "1").read_bytes()
+    (path / "x" / "c" / "1").write_bytes(raw[: len(raw) // 2])
+
+
+@case
+def chunk_crc32c_mismatch_deep(path: Path) -> None:
+    """Chunk x/c/0 (bytes, crc32c) with one payload byte flipped: its checksum fails (seen only with --deep)."""
+    small_store(path, compressors=[Crc32cCodec()])
+    raw = bytearray((path / "x" / "c" / "0").read_bytes())
+    raw[0] ^= 0x01
+    (path / "x" / "c" / "0").write_bytes(bytes(raw))
+
+
+@case
+def chunk_gzip_not_gzip_format_deep(path: Path) -> None:
+    """Chunk x/c/0 of a gzip array stored as a zlib stream, not the Gzip file format (seen only with --deep)."""
+    import zlib
+
+    small_store(path, compressors=[GzipCodec(level=1)])
+    (path / "x" / "c" / "0").write_bytes(zlib.compress(np.arange(2, dtype="<i4").tobytes()))
+
+
+@case
+def shard_inner_chunk_corrupt_deep(path: Path) -> None:
+    """Inner chunk 1 of the first shard (zstd) overwritten with junk, its index intact (seen only with --deep)."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=3)
+    x = root.create_array("x", shape=(8,), chunks=(2,), shards=(4,), dtype="int32", fill_value=0,
+                          compressors=[ZstdCodec(level=1)])
+    x[:] = np.arange(8, dtype="int32")
+    shard = path / "x" / "c" / "0"
+    chunks, pairs = index_of(shard)
+    offset, nbytes = (int(v) for v in pairs[1])
+    junk = bytearray(chunks)
+    junk[offset:offset + nbytes] = b"\xff" * nbytes
+    write_index(shard, bytes(junk), pairs)
 
 
 def main() -> None:

@@ -76,7 +76,8 @@ def test_read_shard_indexes_passes_only_the_shards_of_the_rows(tmp_path):
     ([{"name": "bytes", "configuration": {"endian": "little"}}], "not sharding_indexed"),
     ([{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3], "index_codecs": [{"name": "bytes"}]}}], "endian"),
     ([{"name": "sharding_indexed", "configuration": {"chunk_shape": [3, 3]}}], "does not divide"),
-    ([{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3]}}, {"name": "zstd"}], "encode the whole shard"),
+    ([{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3], "index_codecs": [
+        {"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd"}]}}], "not bytes then crc32c"),
 ])
 def test_shard_layout_fails_with_the_reason_it_is_not_read(codecs, why):
     got = shard_layout({**META, "codecs": codecs})
@@ -91,3 +92,19 @@ def test_shard_index_scan_passes_without_decoding_a_value(tmp_path, monkeypatch)
         facts = compute_facts(node, {FactRequest("shard_index_problems", (("limit", 5),))})
     (result,) = facts.values()
     assert result.read == 3 and result.counts == {}
+
+
+def test_read_shard_indexes_passes_shards_under_a_whole_shard_codec(tmp_path):
+    # zarr-python's default: zstd over each whole shard, index included; the codec module undoes it first.
+    import zarr
+    from zarr.codecs import ShardingCodec
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = zarr.create_array(str(tmp_path / "a.zarr"), shape=(16,), chunks=(8,), dtype="int64", fill_value=0, zarr_format=3,
+                              serializer=ShardingCodec(chunk_shape=(4,)))
+        a[:] = np.arange(16)
+    with open_store(str(tmp_path / "a.zarr")) as tree:
+        assert shard_layout(tree.root.metadata).after == ("zstd",)
+        block = tree.root.read_shard_indexes((0, 16))
+    assert [s.key for s in block.shards] == ["c/0", "c/1"] and all(s.problem is None for s in block.shards)

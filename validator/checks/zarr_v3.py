@@ -1087,3 +1087,40 @@ def shard_indexes_valid(node: Node, options: Options, scope: Scope, facts: Mappi
     more = result.counts.get(options["check"], 0) - len(found)
     if more > 0:
         yield Finding(f"... and {more} more such problems in the array's shards", details={"more": more})
+
+
+# ------------------------------------------------------------------------------------------ chunk decoding (--deep)
+def _chunk_problems(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    if not scope.deep:
+        raise NotApplicable("needs --deep")
+    meta = _metadata(node)
+    if node.kind != "array" or array_shape(meta) is None or regular_chunk_shape(meta) is None or key_form(meta) is None:
+        raise NotApplicable(f"{node.path} has an unusable shape, chunk grid or chunk key encoding (other rules report them)")
+    if node.dtype is None:
+        raise NotChecked(f"{node.path}: data type {_short(meta.get('data_type'))} is not one this tool decodes")
+    return {"chunks": FactRequest("chunk_problems", (("limit", MAX_FINDINGS),))}
+
+
+@check(kind="array", facts=_chunk_problems)
+def chunks_decode(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every stored chunk decodes through the array's codecs, in reverse order, to exactly one chunk (a shard: each stored inner chunk to one inner chunk).
+
+    Runs only with --deep: the scan reads and decodes every stored chunk once, through the one bounded codec module
+    (validator/nodes/codecs.py: allow-listed codecs only, every step bounded by the size the metadata fixes,
+    checksums verified), and records each chunk that does not decode; in a shard, the first inner chunk that does
+    not decode names the shard. At most 20 chunks are named, then the exact count of the rest.
+    Memory: a few blocks, each chunk's decoding bounded by its declared size.
+    Not applicable when: --deep is not given, or the shape, grid or key encoding is unusable (other rules report
+    them); not checked when a codec or the data type is not one the codec module decodes.
+    """
+    result = facts["chunks"]
+    if result is None:  # no chunk is stored: every element is the fill value
+        return
+    prefix = f"{node.path}: "
+    for problem in result.found:
+        message = problem.problem.removeprefix(prefix)
+        yield Finding(message, details={"key": problem.key, "error": message})
+    if result.bad > len(result.found):
+        more = result.bad - len(result.found)
+        yield Finding(f"... and {more} more of {result.read} stored chunks do not decode to one chunk",
+                      details={"key": None, "more": more})

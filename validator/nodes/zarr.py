@@ -295,13 +295,15 @@ class ZarrNode(Node):
         return got
 
     def read_shard_indexes(self, rows: RowRange) -> Block:
-        from validator.nodes import zarr_v3
+        from validator.nodes import codecs, zarr_v3
 
         layout = zarr_v3.shard_layout(self.metadata or {}) if self.tree.zarr_format == 3 and self.kind == "array" else None
         if layout is None or isinstance(layout, str) or self.shape is None:
             raise NotDecoded(f"{self.path}: shard indexes not read ({layout or 'not a Zarr v3 array'})")
         start, stop = rows
-        shards = zarr_v3.read_shard_indexes(self.tree.kv, self.prefix, layout, start, stop)
+        # Codecs after sharding_indexed encode whole shards: undone by the codec module, as a data read would.
+        unwrap = (lambda raw, where: codecs.shard_bytes(self.plan.codec, raw, f"{self.path}: {where}")) if layout.after else None
+        shards = zarr_v3.read_shard_indexes(self.tree.kv, self.prefix, layout, start, stop, unwrap)
         return Block(start * row_elements(self.shape), np.empty(0, dtype=np.uint8), shards=shards)
 
 

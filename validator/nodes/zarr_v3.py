@@ -2,14 +2,14 @@
 shard indexes of `sharding_indexed` arrays, read from the store a few bytes per shard.
 
 Pure functions over the parsed document, shared by the primitives (`validator/checks/zarr_v3.py`) and the backend
-(`ZarrNode.read_shard_indexes`). Nothing here decodes chunk data: a shard index is read, its checksums verified and
-its (offset, nbytes) pairs handed to the `shard_index_problems` kernel as they are stored.
+(`ZarrNode.read_shard_indexes`). Nothing here decodes chunk data: a shard index is read, its checksums verified by the codec module
+(`validator/nodes/codecs.py`) and its (offset, nbytes) pairs handed to the `shard_index_problems` kernel as stored.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import product
 from typing import Any, NamedTuple
 
@@ -113,6 +113,7 @@ class ShardLayout(NamedTuple):
     at_start: bool  # index_location "start" (else "end")
     byte_order: str  # "<" or ">": the index's uint64 as the bytes codec writes it
     checksums: int  # crc32c codecs after the index's bytes codec
+    after: tuple[str, ...] = ()  # codecs after sharding_indexed, which encode the whole shard (index included)
 
     @property
     def index_bytes(self) -> int:
@@ -124,8 +125,9 @@ def shard_layout(meta: Mapping[str, Any]) -> ShardLayout | str:
     """The layout of a sharded array's shards, or why this tool does not read its shard indexes.
 
     Read: a regular grid, the default or v2 chunk key encoding, no storage transformers, codecs that are
-    transposes then `sharding_indexed` with nothing after it (a codec after it would encode the whole shard,
-    index included), and index codecs `bytes` (with an endian) then crc32c codecs.
+    transposes then `sharding_indexed` (codecs after it encode the whole shard, index included: `after` names
+    them, and the shard is then decoded whole before its index is read), and index codecs `bytes` (with an
+    endian) then crc32c codecs.
     """
     shape, chunks, keys = array_shape(meta), regular_chunk_shape(meta), key_form(meta)
     if shape is None or chunks is None or keys is None:
@@ -137,8 +139,6 @@ def shard_layout(meta: Mapping[str, Any]) -> ShardLayout | str:
     if "sharding_indexed" not in names:
         return "the array -> bytes codec is not sharding_indexed"
     at = names.index("sharding_indexed")
-    if at != len(names) - 1:
-        return f"codecs {names[at + 1:]} after sharding_indexed encode the whole shard"
     shard = list(chunks)
     for codec in codecs[:at]:
         order = configuration(codec).get("order")
@@ -162,7 +162,7 @@ def shard_layout(meta: Mapping[str, Any]) -> ShardLayout | str:
     if endian not in ("little", "big"):
         return f"the index's bytes codec has endian {endian!r}, not little or big"
     return ShardLayout(keys, tuple(chunks), tuple(s // c for s, c in zip(shard, inner)), location == "start",
-                       "<" if endian == "little" else ">", len(index_names) - 1)
+                       "<" if endian == "little" else ">", len(index_names) - 1, tuple(names[at + 1:]))
 
 
 def shard_cells(layout: ShardLayout, start: int, stop: int) -> list[tuple[int, ...]]:
@@ -175,37 +175,54 @@ def shard_cells(layout: ShardLayout, start: int, stop: int) -> list[tuple[int, .
     return [(i, *rest) for i in range(first, last) for rest in product(*(range(g) for g in grid[1:]))]
 
 
-def read_shard_index(kv: KeyValueStore, prefix: str, index: tuple[int, ...], layout: ShardLayout) -> ShardIndex | None:
-    """The index of the shard at grid `index` of the array stored below `prefix` (its pairs, checksums verified);
-    None when no shard is stored there. Reads only the index's bytes (and the shard's size)."""
+def read_shard_index(kv: KeyValueStore, prefix: str, index: tuple[int, ...], layout: ShardLayout,
+                     unwrap: Callable[[bytes, str], np.ndarray] | None = None) -> ShardIndex | None:
+    """The index of the shard at grid `index` of the array stored below `prefix` (its pairs, checksums verified by
+    the codec module); None when no shard is stored there.
+
+    Reads only the index's bytes and the shard's size, unless codecs follow sharding_indexed (`layout.after`):
+    the stored shard is then read whole and `unwrap` (the codec module, bounded) undoes those codecs first.
+    """
+    from validator.nodes import codecs  # with the first shard index read
+
     rel = layout.keys.key(index)
+    key = f"{prefix}/{rel}" if prefix else rel
     size = layout.index_bytes
-    part = kv.read_part(f"{prefix}/{rel}" if prefix else rel, 0 if layout.at_start else -size, size)
-    if part is None:
-        return None
-    data, total = part
+    where = f"shard {rel}"
+    if layout.after:
+        raw = kv.read(key)
+        if raw is None:
+            return None
+        try:
+            shard = unwrap(raw, where) if unwrap is not None else None
+        except codecs.ChunkError as exc:
+            return ShardIndex(rel, len(raw), None, f"does not decode through {list(layout.after)} ({exc})", 0, 0,
+                              layout.per_shard)
+        if shard is None:
+            raise codecs.NotDecoded(f"{where}: codecs {list(layout.after)} after sharding_indexed are not decoded")
+        total = int(shard.nbytes)
+        data = bytes(shard[:size] if layout.at_start else shard[max(0, total - size):])
+    else:
+        part = kv.read_part(key, 0 if layout.at_start else -size, size)
+        if part is None:
+            return None
+        data, total = part
     if total < size:
         return ShardIndex(rel, total, None, f"is {total} bytes, shorter than its {size}-byte index", 0, 0, layout.per_shard)
     begin, end = (size, total) if layout.at_start else (0, total - size)
-    payload = bytes(data)
-    for _ in range(layout.checksums):
-        payload, stored = payload[:-CRC32C_BYTES], int.from_bytes(payload[-CRC32C_BYTES:], "little")
-        computed = crc32c(payload)
-        if computed != stored:
-            return ShardIndex(rel, total, None, f"its index fails its crc32c check (stored {stored:#010x}, computed "
-                              f"{computed:#010x})", begin, end, layout.per_shard)
-    pairs = np.frombuffer(payload, dtype=f"{layout.byte_order}u8").astype(np.uint64).reshape(-1, 2)
+    payload = codecs.bytes_of(data)
+    try:
+        for i in range(layout.checksums, 0, -1):  # each crc32c covers what the ones before it wrote
+            exact = SHARD_PAIR_BYTES * math.prod(layout.per_shard) + CRC32C_BYTES * (i - 1)
+            payload = codecs.Step("crc32c", {"location": "end"}, exact, exact).decode(payload, "its index")
+    except codecs.ChunkError as exc:
+        return ShardIndex(rel, total, None, str(exc), begin, end, layout.per_shard)
+    pairs = payload.view(f"{layout.byte_order}u8").astype(np.uint64).reshape(-1, 2)
     return ShardIndex(rel, total, pairs, None, begin, end, layout.per_shard)
 
 
-def read_shard_indexes(kv: KeyValueStore, prefix: str, layout: ShardLayout, start: int, stop: int) -> tuple[ShardIndex, ...]:
+def read_shard_indexes(kv: KeyValueStore, prefix: str, layout: ShardLayout, start: int, stop: int,
+                       unwrap: Callable[[bytes, str], np.ndarray] | None = None) -> tuple[ShardIndex, ...]:
     """The indexes of the stored shards holding rows [start, stop) along axis 0, in grid (C) order."""
-    found = (read_shard_index(kv, prefix, cell, layout) for cell in shard_cells(layout, start, stop))
+    found = (read_shard_index(kv, prefix, cell, layout, unwrap) for cell in shard_cells(layout, start, stop))
     return tuple(s for s in found if s is not None)
-
-
-def crc32c(data: bytes) -> int:
-    """CRC-32C (Castagnoli) of `data`, as the crc32c codec appends it."""
-    import google_crc32c  # imported with the first shard index read (numcodecs' crc32c codec uses it too)
-
-    return int(google_crc32c.value(data))
