@@ -6,7 +6,7 @@ with the rules that check it (`covered`), or `status: not-checkable` / `deferred
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,7 @@ CATALOGUES = {REPO / "rules" / "zarr" / "catalogue-v3.yaml": "zarr-v3"}
 STATUSES = ("not-checkable", "deferred")
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalogue(path: Path) -> dict:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 

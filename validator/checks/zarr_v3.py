@@ -994,9 +994,8 @@ def node_name_pattern(node: Node, options: Options, scope: Scope) -> Iterator[Fi
     if node.path == "/":
         raise NotApplicable("the root node has no name")
     name = node.name
-    if "forbid" in options and re.search(options["forbid"], name):
-        yield Finding(f"is named {name!r}: {options['means']}", details={"name": name})
-    elif "require" in options and not re.search(options["require"], name):
+    forbidden = "forbid" in options and re.search(options["forbid"], name)
+    if forbidden or ("require" in options and not re.search(options["require"], name)):
         yield Finding(f"is named {name!r}: {options['means']}", details={"name": name})
 
 
