@@ -226,3 +226,23 @@ def read_shard_indexes(kv: KeyValueStore, prefix: str, layout: ShardLayout, star
     """The indexes of the stored shards holding rows [start, stop) along axis 0, in grid (C) order."""
     found = (read_shard_index(kv, prefix, cell, layout, unwrap) for cell in shard_cells(layout, start, stop))
     return tuple(s for s in found if s is not None)
+
+
+def shard_index_record(key: str, shard: np.ndarray, sharding: Any) -> ShardIndex:
+    """The index of a shard whose bytes (`shard`, uint8, codecs after sharding_indexed undone) were read to decode its
+    inner chunks, as the codec module's `Sharding` describes it: recorded with the block, so a --deep run checks the
+    index without reading the shard again."""
+    from validator.nodes import codecs
+
+    size, total = sharding.index_bytes, int(shard.nbytes)
+    if total < size:
+        return ShardIndex(key, total, None, f"is {total} bytes, shorter than its {size}-byte index", 0, 0, sharding.per_shard)
+    begin, end = (size, total) if sharding.at_start else (0, total - size)
+    data = shard[:size] if sharding.at_start else shard[total - size:]
+    try:
+        for step in sharding.index_steps:
+            data = step.decode(data, "its index")
+    except codecs.ChunkError as exc:
+        return ShardIndex(key, total, None, str(exc), begin, end, sharding.per_shard)
+    pairs = np.ascontiguousarray(data).view(sharding.index_dtype).astype(np.uint64).reshape(-1, 2)
+    return ShardIndex(key, total, pairs, None, begin, end, sharding.per_shard)
