@@ -53,8 +53,9 @@ print(total)
 def spawn(cmd: list[str]) -> dict:
     """Run `cmd`; its wall time and its own peak RSS (os.wait4 on a child of this stdlib-only process)."""
     t0 = time.perf_counter()
-    pid = os.posix_spawnp(cmd[0], cmd, {**os.environ, "PYTHONPATH": ROOT},
-                          file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
+    pid = os.posix_spawnp(
+        cmd[0], cmd, {**os.environ, "PYTHONPATH": ROOT}, file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]
+    )
     _, status, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
@@ -75,8 +76,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"writing {store} ...", file=sys.stderr)
         spawn([sys.executable, "-c", WRITE, store, str(n), str(SHARD), str(INNER)])
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(store) for f in fs)
-    runs = {"zarr-python": [sys.executable, "-c", READ_ZARR, store, str(SHARD)],
-            "spec-validate --deep": [sys.executable, "-m", "validator", store, "--deep", "--quiet", "--exit-zero"]}
+    runs = {
+        "zarr-python": [sys.executable, "-c", READ_ZARR, store, str(SHARD)],
+        "spec-validate --deep": [sys.executable, "-m", "validator", store, "--deep", "--quiet", "--exit-zero"],
+    }
     best: dict[str, dict] = {}
     for _ in range(args.reps):
         for name, cmd in runs.items():
@@ -84,8 +87,10 @@ def main(argv: list[str] | None = None) -> int:
             if name not in best or got["wall_s"] < best[name]["wall_s"]:
                 best[name] = got
     ratio = best["spec-validate --deep"]["wall_s"] / best["zarr-python"]["wall_s"]
-    print(f"sharded Zarr v3, {n:.1e} int32 values ({n * 4 / 2**20:.0f} MiB decoded, {size / 2**20:.0f} MiB stored), "
-          f"shards of {SHARD} values, inner chunks of {INNER} (zstd); {os.cpu_count()} cores; best of {args.reps}")
+    print(
+        f"sharded Zarr v3, {n:.1e} int32 values ({n * 4 / 2**20:.0f} MiB decoded, {size / 2**20:.0f} MiB stored), "
+        f"shards of {SHARD} values, inner chunks of {INNER} (zstd); {os.cpu_count()} cores; best of {args.reps}"
+    )
     for name, got in best.items():
         print(f"  {name:<22} {got['wall_s']:7.2f} s wall  {got['cpu_s']:7.2f} s cpu  {got['peak_rss_mib']:7.0f} MiB peak RSS")
     print(f"  ratio {ratio:.2f}x (target <= {TARGET}x): {'met' if ratio <= TARGET else 'NOT met'}")

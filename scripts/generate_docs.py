@@ -39,8 +39,11 @@ def pages() -> dict[str, str]:
 def stale(directory: Path = RULES_DIR) -> list[str]:
     """Pages that are missing, differ from what would be generated, or are left over from removed rules."""
     wanted = pages()
-    problems = [name for name, text in wanted.items()
-                if not (directory / name).is_file() or (directory / name).read_text(encoding="utf-8") != text]
+    problems = [
+        name
+        for name, text in wanted.items()
+        if not (directory / name).is_file() or (directory / name).read_text(encoding="utf-8") != text
+    ]
     extra = sorted(p.name for p in directory.glob("*.md") if p.name not in wanted) if directory.is_dir() else []
     return sorted(problems) + extra
 

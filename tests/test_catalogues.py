@@ -44,8 +44,11 @@ def needs_specs() -> None:
 def test_catalogue_passes_every_keyword_sentence_listed(path):
     needs_specs()
     folder = CATALOGUES[path]
-    wanted = {(f"{folder}/{f.name}", normalised(s.text))
-              for f in sorted((SPECS / folder).glob("*.rst")) for s in keyword_sentences(f.read_text(encoding="utf-8"))}
+    wanted = {
+        (f"{folder}/{f.name}", normalised(s.text))
+        for f in sorted((SPECS / folder).glob("*.rst"))
+        for s in keyword_sentences(f.read_text(encoding="utf-8"))
+    }
     listed = [(e["source"], normalised(e["text"])) for e in entries(path)]
     assert len(listed) == len(set(listed)), "a sentence is listed twice"
     assert sorted(wanted - set(listed)) == [], "keyword sentences missing from the catalogue"

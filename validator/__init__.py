@@ -60,11 +60,24 @@ def validate(
     chosen = packs_to_run(builtin_packs() if packs is None else packs, [load_pack(p) for p in extra_packs])
     selection = Selection(tuple(select), tuple(extend_select), tuple(ignore))
     with open_store(os.fspath(path)) as tree:
-        results, scopes_by_pack = evaluate(tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress, deep=deep)
-        infos = [PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
-                 for pack, scopes in zip(chosen, scopes_by_pack) if scopes]
+        results, scopes_by_pack = evaluate(
+            tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress, deep=deep
+        )
+        infos = [
+            PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
+            for pack, scopes in zip(chosen, scopes_by_pack)
+            if scopes
+        ]
         problems = tuple(Problem(p.key, p.message) for p in getattr(tree, "problems", ()))
-        return Report(_shown(os.fspath(path)), tree.format, tuple(infos), __version__, tuple(results), problems, _metadata_keys(tree, results))
+        return Report(
+            _shown(os.fspath(path)),
+            tree.format,
+            tuple(infos),
+            __version__,
+            tuple(results),
+            problems,
+            _metadata_keys(tree, results),
+        )
 
 
 def _shown(source: str) -> str:

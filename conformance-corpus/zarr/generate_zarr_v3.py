@@ -64,8 +64,7 @@ def valid_every_element(path: Path) -> None:
     sub = root.create_group("sub")
     sub.attrs["answer"] = 42
     deep = sub.create_group("deep")
-    a = root.create_array("int32_2d", shape=(5, 7), chunks=(2, 3), dtype="int32", fill_value=7,
-                          dimension_names=["row", "column"])
+    a = root.create_array("int32_2d", shape=(5, 7), chunks=(2, 3), dtype="int32", fill_value=7, dimension_names=["row", "column"])
     a[:] = np.arange(35, dtype="int32").reshape(5, 7)
     f = root.create_array("float64_nan_fill", shape=(10,), chunks=(4,), dtype="float64", fill_value=np.nan)
     f[:4] = np.linspace(0, 1, 4)  # chunks 1 and 2 stay absent: filled with NaN
@@ -81,26 +80,53 @@ def valid_every_element(path: Path) -> None:
     t[:] = np.array(["2020-01-01", "NaT", "2021-06-01"], dtype="M8[ns]")
     z = root.create_array("scalar", shape=(), dtype="float32", fill_value=0.5)
     z[()] = 1.25
-    g = root.create_array("gzip_crc32c_v2_keys", shape=(8,), chunks=(4,), dtype="uint16", fill_value=0,
-                          compressors=[GzipCodec(level=3), Crc32cCodec()],
-                          chunk_key_encoding={"name": "v2", "separator": "."})
+    g = root.create_array(
+        "gzip_crc32c_v2_keys",
+        shape=(8,),
+        chunks=(4,),
+        dtype="uint16",
+        fill_value=0,
+        compressors=[GzipCodec(level=3), Crc32cCodec()],
+        chunk_key_encoding={"name": "v2", "separator": "."},
+    )
     g[:] = np.arange(8, dtype="uint16")
-    d = root.create_array("dot_separated", shape=(4, 4), chunks=(2, 2), dtype="int16", fill_value=0,
-                          chunk_key_encoding={"name": "default", "separator": "."})
+    d = root.create_array(
+        "dot_separated",
+        shape=(4, 4),
+        chunks=(2, 2),
+        dtype="int16",
+        fill_value=0,
+        chunk_key_encoding={"name": "default", "separator": "."},
+    )
     d[:2, :] = 1
-    bl = root.create_array("blosc_transposed_big_endian", shape=(10, 3), chunks=(4, 3), dtype="int32", fill_value=0,
-                           filters=[TransposeCodec(order=(1, 0))], serializer=BytesCodec(endian="big"),
-                           compressors=[BloscCodec(cname="lz4", clevel=5, shuffle="shuffle", typesize=4, blocksize=0)])
+    bl = root.create_array(
+        "blosc_transposed_big_endian",
+        shape=(10, 3),
+        chunks=(4, 3),
+        dtype="int32",
+        fill_value=0,
+        filters=[TransposeCodec(order=(1, 0))],
+        serializer=BytesCodec(endian="big"),
+        compressors=[BloscCodec(cname="lz4", clevel=5, shuffle="shuffle", typesize=4, blocksize=0)],
+    )
     bl[:] = np.arange(30, dtype="int32").reshape(10, 3)
     sh = root.create_array("sharded", shape=(100, 20), chunks=(10, 10), shards=(50, 20), dtype="int32", fill_value=-1)
     sh[:60] = np.arange(1200, dtype="int32").reshape(60, 20)  # the second shard holds empty inner chunks
-    st = root.create_array("sharded_index_start", shape=(40,), dtype="float32", fill_value=0.0,
-                           serializer=ShardingCodec(chunk_shape=(5,), index_location="start",
-                                                    codecs=[BytesCodec(endian="little"), ZstdCodec(level=1)]),
-                           chunks=(20,), compressors=None)
+    st = root.create_array(
+        "sharded_index_start",
+        shape=(40,),
+        dtype="float32",
+        fill_value=0.0,
+        serializer=ShardingCodec(
+            chunk_shape=(5,), index_location="start", codecs=[BytesCodec(endian="little"), ZstdCodec(level=1)]
+        ),
+        chunks=(20,),
+        compressors=None,
+    )
     st[:] = np.arange(40, dtype="float32")
-    wz = root.create_array("sharded_then_zstd", shape=(16,), dtype="int64", fill_value=0, chunks=(8,),
-                           serializer=ShardingCodec(chunk_shape=(4,)))  # zarr-python adds zstd over each whole shard
+    wz = root.create_array(
+        "sharded_then_zstd", shape=(16,), dtype="int64", fill_value=0, chunks=(8,), serializer=ShardingCodec(chunk_shape=(4,))
+    )  # zarr-python adds zstd over each whole shard
     wz[:] = np.arange(16)
     n = root.create_group("données")  # a non-ASCII name, case-folded and NFKC-normalized
     n.create_array("u8", shape=(2,), dtype="uint8", fill_value=255)[:] = [1, 2]
@@ -114,18 +140,28 @@ def valid_hand_written(path: Path) -> None:
     "must_understand": false, short-hand extension names, and a chunk in the v2 chunk key encoding with "/"."""
     root = zarr.open_group(str(path), mode="w", zarr_format=3)
     root.create_array("x", shape=(4,), chunks=(2,), dtype="float32", fill_value=0.0, compressors=None)[:] = [1, 2, 3, 4]
-    edit(path / "x" / "zarr.json", lambda m: m.update(
-        fill_value="0x7fc00001",
-        codecs=[{"name": "bytes", "configuration": {"endian": "little"}, "must_understand": True}, "crc32c"],
-        extra_notes={"must_understand": False, "text": "ignorable by readers that do not know it"},
-    ))
+    edit(
+        path / "x" / "zarr.json",
+        lambda m: m.update(
+            fill_value="0x7fc00001",
+            codecs=[{"name": "bytes", "configuration": {"endian": "little"}, "must_understand": True}, "crc32c"],
+            extra_notes={"must_understand": False, "text": "ignorable by readers that do not know it"},
+        ),
+    )
     for i in range(2):  # re-encode the chunks with the crc32c the edited codecs add
         raw = (path / "x" / "c" / str(i)).read_bytes()
         (path / "x" / "c" / str(i)).write_bytes(raw + struct.pack("<I", google_crc32c.value(raw)))
-    raw = {"zarr_format": 3, "node_type": "array", "shape": [3], "data_type": "r16",
-           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [3]}},
-           "chunk_key_encoding": {"name": "v2", "configuration": {"separator": "/"}},
-           "fill_value": [0, 255], "codecs": [{"name": "bytes"}], "attributes": {}}
+    raw = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [3],
+        "data_type": "r16",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [3]}},
+        "chunk_key_encoding": {"name": "v2", "configuration": {"separator": "/"}},
+        "fill_value": [0, 255],
+        "codecs": [{"name": "bytes"}],
+        "attributes": {},
+    }
     write_json(path / "raw16" / "zarr.json", raw)
     (path / "raw16" / "0").write_bytes(bytes(range(6)))
 
@@ -178,76 +214,153 @@ BLOSC = {"compressors": [BloscCodec(cname="zstd", clevel=3, shuffle="shuffle", t
 SHARDED = {"chunks": (1,), "shards": (2,)}
 
 doc_case("array-missing-fill-value", popper("fill_value"), "x/zarr.json without the required fill_value")
-doc_case("array-zarr-format-string", setter("zarr_format", "3"), "zarr_format is the string \"3\"")
+doc_case("array-zarr-format-string", setter("zarr_format", "3"), 'zarr_format is the string "3"')
 doc_case("array-shape-negative", setter("shape", [-4]), "shape holds a negative length")
 doc_case("array-data-type-number", setter("data_type", 5), "data_type is a number, neither a name nor an object")
 doc_case("array-data-type-core-as-object", setter("data_type", {"name": "int32"}), "the core int32 written as an object")
-doc_case("array-data-type-raw-bits-12", lambda m: m.update(data_type="r12", fill_value=[0], codecs=[{"name": "bytes"}]),
-         "data_type r12: 12 bits, not a multiple of 8")
+doc_case(
+    "array-data-type-raw-bits-12",
+    lambda m: m.update(data_type="r12", fill_value=[0], codecs=[{"name": "bytes"}]),
+    "data_type r12: 12 bits, not a multiple of 8",
+)
 doc_case("array-chunk-grid-number", setter("chunk_grid", 7), "chunk_grid is a number")
-doc_case("chunk-grid-regular-short-hand", setter("chunk_grid", "regular"), "the regular grid as the short-hand name, without configuration")
-doc_case("chunk-grid-regular-no-chunk-shape", setter("chunk_grid", {"name": "regular", "configuration": {}}),
-         "the regular grid's configuration has no chunk_shape")
-doc_case("chunk-grid-chunk-shape-length", setter("chunk_grid", {"name": "regular", "configuration": {"chunk_shape": [2, 2]}}),
-         "two chunk lengths for a one-dimensional array")
-doc_case("chunk-grid-chunk-size-zero", setter("chunk_grid", {"name": "regular", "configuration": {"chunk_shape": [0]}}),
-         "a chunk length of zero")
+doc_case(
+    "chunk-grid-regular-short-hand",
+    setter("chunk_grid", "regular"),
+    "the regular grid as the short-hand name, without configuration",
+)
+doc_case(
+    "chunk-grid-regular-no-chunk-shape",
+    setter("chunk_grid", {"name": "regular", "configuration": {}}),
+    "the regular grid's configuration has no chunk_shape",
+)
+doc_case(
+    "chunk-grid-chunk-shape-length",
+    setter("chunk_grid", {"name": "regular", "configuration": {"chunk_shape": [2, 2]}}),
+    "two chunk lengths for a one-dimensional array",
+)
+doc_case(
+    "chunk-grid-chunk-size-zero",
+    setter("chunk_grid", {"name": "regular", "configuration": {"chunk_shape": [0]}}),
+    "a chunk length of zero",
+)
 doc_case("array-chunk-key-encoding-list", setter("chunk_key_encoding", []), "chunk_key_encoding is a JSON array")
-doc_case("chunk-key-encoding-default-separator-dash",
-         setter("chunk_key_encoding", {"name": "default", "configuration": {"separator": "-"}}), "default encoding with separator -")
-doc_case("chunk-key-encoding-v2-separator-colon", setter("chunk_key_encoding", {"name": "v2", "configuration": {"separator": ":"}}),
-         "v2 encoding with separator :", chunk_key_encoding={"name": "v2", "separator": "."})
+doc_case(
+    "chunk-key-encoding-default-separator-dash",
+    setter("chunk_key_encoding", {"name": "default", "configuration": {"separator": "-"}}),
+    "default encoding with separator -",
+)
+doc_case(
+    "chunk-key-encoding-v2-separator-colon",
+    setter("chunk_key_encoding", {"name": "v2", "configuration": {"separator": ":"}}),
+    "v2 encoding with separator :",
+    chunk_key_encoding={"name": "v2", "separator": "."},
+)
 doc_case("fill-value-bool-zero", setter("fill_value", 0), "a bool array with fill_value 0", dtype="bool", fill_value=False)
 doc_case("fill-value-integer-with-fraction", setter("fill_value", 1.5), "an int32 array with fill_value 1.5")
 doc_case("fill-value-integer-out-of-range", setter("fill_value", 300), "a uint8 array with fill_value 300", dtype="uint8")
-doc_case("fill-value-float-bare-nan", setter("fill_value", float("nan")), "float fill_value written as the bare NaN literal",
-         dtype="float64", fill_value=1.0)
-doc_case("fill-value-float-lowercase-nan", setter("fill_value", "nan"), "float fill_value \"nan\", not \"NaN\"",
-         dtype="float32", fill_value=1.0)
-doc_case("fill-value-float-hex-too-wide", setter("fill_value", "0x7ff8000000000000"), "a float32 fill_value of 8 hex bytes",
-         dtype="float32", fill_value=1.0)
-doc_case("fill-value-complex-one-part", setter("fill_value", [0.0]), "a complex64 fill_value with one part",
-         dtype="complex64", fill_value=0)
+doc_case(
+    "fill-value-float-bare-nan",
+    setter("fill_value", float("nan")),
+    "float fill_value written as the bare NaN literal",
+    dtype="float64",
+    fill_value=1.0,
+)
+doc_case(
+    "fill-value-float-lowercase-nan",
+    setter("fill_value", "nan"),
+    'float fill_value "nan", not "NaN"',
+    dtype="float32",
+    fill_value=1.0,
+)
+doc_case(
+    "fill-value-float-hex-too-wide",
+    setter("fill_value", "0x7ff8000000000000"),
+    "a float32 fill_value of 8 hex bytes",
+    dtype="float32",
+    fill_value=1.0,
+)
+doc_case(
+    "fill-value-complex-one-part",
+    setter("fill_value", [0.0]),
+    "a complex64 fill_value with one part",
+    dtype="complex64",
+    fill_value=0,
+)
 doc_case("array-codecs-not-a-list", setter("codecs", "bytes"), "codecs is a string, not a list")
 doc_case("codecs-empty", setter("codecs", []), "codecs is an empty list")
 doc_case("codecs-compressor-before-bytes", lambda m: m["codecs"].reverse(), "zstd before bytes: a bytes -> bytes codec first")
 doc_case("bytes-endian-missing", codec_setter(0, {"name": "bytes"}), "an int32 array whose bytes codec has no endian")
-doc_case("bytes-endian-uppercase", config_setter(0, "endian", "LITTLE"), "bytes codec endian \"LITTLE\"")
+doc_case("bytes-endian-uppercase", config_setter(0, "endian", "LITTLE"), 'bytes codec endian "LITTLE"')
 doc_case("gzip-level-ten", config_setter(1, "level", 10), "gzip level 10", compressors=[GzipCodec(level=5)])
-doc_case("blosc-cname-unknown", config_setter(1, "cname", "lzma"), "blosc cname \"lzma\"", **BLOSC)
+doc_case("blosc-cname-unknown", config_setter(1, "cname", "lzma"), 'blosc cname "lzma"', **BLOSC)
 doc_case("blosc-clevel-twelve", config_setter(1, "clevel", 12), "blosc clevel 12", **BLOSC)
-doc_case("blosc-shuffle-unknown", config_setter(1, "shuffle", "byteshuffle"), "blosc shuffle \"byteshuffle\"", **BLOSC)
+doc_case("blosc-shuffle-unknown", config_setter(1, "shuffle", "byteshuffle"), 'blosc shuffle "byteshuffle"', **BLOSC)
 doc_case("blosc-shuffle-missing", config_setter(1, "shuffle"), "blosc without the shuffle mode", **BLOSC)
-doc_case("blosc-typesize-missing", config_setter(1, "typesize"), "blosc with shuffle \"shuffle\" and no typesize", **BLOSC)
+doc_case("blosc-typesize-missing", config_setter(1, "typesize"), 'blosc with shuffle "shuffle" and no typesize', **BLOSC)
 doc_case("blosc-typesize-zero", config_setter(1, "typesize", 0), "blosc typesize 0", **BLOSC)
 doc_case("blosc-blocksize-negative", config_setter(1, "blocksize", -1), "blosc blocksize -1", **BLOSC)
 doc_case("attributes-not-an-object", setter("attributes", [1, 2]), "attributes is a JSON array")
 doc_case("storage-transformers-not-a-list", setter("storage_transformers", {}), "storage_transformers is an object")
 doc_case("dimension-names-wrong-length", setter("dimension_names", ["x", "y"]), "two dimension names for one dimension")
-doc_case("field-unknown", setter("chunk_memory_order", "C"), "a top-level field the spec does not define, not must_understand false")
-doc_case("extension-object-without-name",
-         setter("chunk_key_encoding", {"configuration": {"separator": "/"}}), "chunk_key_encoding object without \"name\"")
-doc_case("extension-name-uppercase", lambda m: m["codecs"][1].update(name="Zstd"), "a codec named \"Zstd\"")
-doc_case("extension-configuration-not-object", lambda m: m["codecs"][1].update(configuration=[1]),
-         "zstd configuration is a JSON array")
-doc_case("extension-must-understand-string", lambda m: m["codecs"][1].update(must_understand="no"),
-         "a codec with must_understand \"no\"")
-doc_case("extension-must-understand-false-key-encoding", lambda m: m["chunk_key_encoding"].update(must_understand=False),
-         "the chunk key encoding marked must_understand false")
-doc_case("sharding-chunk-shape-not-dividing", lambda m: m["codecs"][0]["configuration"].update(chunk_shape=[3]),
-         "inner chunk_shape [3] in shards of 2", **SHARDED)
-doc_case("sharding-codecs-missing", lambda m: m["codecs"][0]["configuration"].pop("codecs"),
-         "sharding configuration without codecs", **SHARDED)
-doc_case("sharding-index-codecs-missing", lambda m: m["codecs"][0]["configuration"].pop("index_codecs"),
-         "sharding configuration without index_codecs", **SHARDED)
-doc_case("sharding-index-codecs-gzip",
-         lambda m: m["codecs"][0]["configuration"].update(index_codecs=[{"name": "bytes", "configuration": {"endian": "little"}},
-                                                                         {"name": "gzip", "configuration": {"level": 1}}]),
-         "gzip among the shard index codecs", **SHARDED)
-doc_case("sharding-index-location-middle", lambda m: m["codecs"][0]["configuration"].update(index_location="middle"),
-         "index_location \"middle\"", **SHARDED)
-doc_case("sharding-configuration-write-order", lambda m: m["codecs"][0]["configuration"].update(write_order="morton"),
-         "a write strategy in the sharding configuration", **SHARDED)
+doc_case(
+    "field-unknown", setter("chunk_memory_order", "C"), "a top-level field the spec does not define, not must_understand false"
+)
+doc_case(
+    "extension-object-without-name",
+    setter("chunk_key_encoding", {"configuration": {"separator": "/"}}),
+    'chunk_key_encoding object without "name"',
+)
+doc_case("extension-name-uppercase", lambda m: m["codecs"][1].update(name="Zstd"), 'a codec named "Zstd"')
+doc_case(
+    "extension-configuration-not-object", lambda m: m["codecs"][1].update(configuration=[1]), "zstd configuration is a JSON array"
+)
+doc_case(
+    "extension-must-understand-string", lambda m: m["codecs"][1].update(must_understand="no"), 'a codec with must_understand "no"'
+)
+doc_case(
+    "extension-must-understand-false-key-encoding",
+    lambda m: m["chunk_key_encoding"].update(must_understand=False),
+    "the chunk key encoding marked must_understand false",
+)
+doc_case(
+    "sharding-chunk-shape-not-dividing",
+    lambda m: m["codecs"][0]["configuration"].update(chunk_shape=[3]),
+    "inner chunk_shape [3] in shards of 2",
+    **SHARDED,
+)
+doc_case(
+    "sharding-codecs-missing",
+    lambda m: m["codecs"][0]["configuration"].pop("codecs"),
+    "sharding configuration without codecs",
+    **SHARDED,
+)
+doc_case(
+    "sharding-index-codecs-missing",
+    lambda m: m["codecs"][0]["configuration"].pop("index_codecs"),
+    "sharding configuration without index_codecs",
+    **SHARDED,
+)
+doc_case(
+    "sharding-index-codecs-gzip",
+    lambda m: m["codecs"][0]["configuration"].update(
+        index_codecs=[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}]
+    ),
+    "gzip among the shard index codecs",
+    **SHARDED,
+)
+doc_case(
+    "sharding-index-location-middle",
+    lambda m: m["codecs"][0]["configuration"].update(index_location="middle"),
+    'index_location "middle"',
+    **SHARDED,
+)
+doc_case(
+    "sharding-configuration-write-order",
+    lambda m: m["codecs"][0]["configuration"].update(write_order="morton"),
+    "a write strategy in the sharding configuration",
+    **SHARDED,
+)
 
 
 @case
@@ -270,10 +383,19 @@ def dimension_names_repeated(path: Path) -> None:
 def fill_value_raw_wrong_length(path: Path) -> None:
     """A hand-written r16 array whose fill value holds 1 byte, not 2."""
     zarr.open_group(str(path), mode="w", zarr_format=3)
-    write_json(path / "x" / "zarr.json", {
-        "zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "r16",
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
-        "chunk_key_encoding": {"name": "default"}, "fill_value": [0], "codecs": [{"name": "bytes"}]})
+    write_json(
+        path / "x" / "zarr.json",
+        {
+            "zarr_format": 3,
+            "node_type": "array",
+            "shape": [2],
+            "data_type": "r16",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+            "chunk_key_encoding": {"name": "default"},
+            "fill_value": [0],
+            "codecs": [{"name": "bytes"}],
+        },
+    )
 
 
 @case
@@ -311,7 +433,7 @@ def group_doc_case(name: str, doc_json: dict, doc: str) -> None:
 
 group_doc_case("group-missing-node-type", {"zarr_format": 3}, "sub/zarr.json without node_type")
 group_doc_case("group-zarr-format-2", {"zarr_format": 2, "node_type": "group"}, "sub/zarr.json says zarr_format 2")
-group_doc_case("group-node-type-misspelt", {"zarr_format": 3, "node_type": "grop"}, "sub/zarr.json node_type \"grop\"")
+group_doc_case("group-node-type-misspelt", {"zarr_format": 3, "node_type": "grop"}, 'sub/zarr.json node_type "grop"')
 
 
 @case
@@ -357,10 +479,10 @@ def name_case(name: str, child: str, doc: str) -> None:
     CASES[name] = write
 
 
-name_case("node-name-periods", "...", "a group named \"...\"")
-name_case("node-name-reserved-prefix", "__meta", "a group named \"__meta\"")
-name_case("node-name-space", "my group", "a group named \"my group\" (a SHOULD)")
-name_case("node-name-not-case-folded", "Données", "a group named \"Données\", not case-folded (a SHOULD)")
+name_case("node-name-periods", "...", 'a group named "..."')
+name_case("node-name-reserved-prefix", "__meta", 'a group named "__meta"')
+name_case("node-name-space", "my group", 'a group named "my group" (a SHOULD)')
+name_case("node-name-not-case-folded", "Données", 'a group named "Données", not case-folded (a SHOULD)')
 
 
 @case
@@ -433,8 +555,14 @@ def shard_index_overlap(path: Path) -> None:
 def sharding_index_big_endian(path: Path) -> None:
     """A shard index written big-endian by zarr-python: conforming, but not the recommended index codecs (a SHOULD)."""
     root = zarr.open_group(str(path), mode="w", zarr_format=3)
-    x = root.create_array("x", shape=(8,), dtype="int32", fill_value=0, chunks=(4,),
-                          serializer=ShardingCodec(chunk_shape=(2,), index_codecs=[BytesCodec(endian="big"), Crc32cCodec()]))
+    x = root.create_array(
+        "x",
+        shape=(8,),
+        dtype="int32",
+        fill_value=0,
+        chunks=(4,),
+        serializer=ShardingCodec(chunk_shape=(2,), index_codecs=[BytesCodec(endian="big"), Crc32cCodec()]),
+    )
     x[:] = np.arange(8, dtype="int32")
 
 
@@ -469,14 +597,15 @@ def chunk_gzip_not_gzip_format_deep(path: Path) -> None:
 def shard_inner_chunk_corrupt_deep(path: Path) -> None:
     """Inner chunk 1 of the first shard (zstd) overwritten with junk, its index intact (seen only with --deep)."""
     root = zarr.open_group(str(path), mode="w", zarr_format=3)
-    x = root.create_array("x", shape=(8,), chunks=(2,), shards=(4,), dtype="int32", fill_value=0,
-                          compressors=[ZstdCodec(level=1)])
+    x = root.create_array(
+        "x", shape=(8,), chunks=(2,), shards=(4,), dtype="int32", fill_value=0, compressors=[ZstdCodec(level=1)]
+    )
     x[:] = np.arange(8, dtype="int32")
     shard = path / "x" / "c" / "0"
     chunks, pairs = index_of(shard)
     offset, nbytes = (int(v) for v in pairs[1])
     junk = bytearray(chunks)
-    junk[offset:offset + nbytes] = b"\xff" * nbytes
+    junk[offset : offset + nbytes] = b"\xff" * nbytes
     write_index(shard, bytes(junk), pairs)
 
 

@@ -27,7 +27,7 @@ SHARDS = [
 
 
 def blocks(per_block: int) -> list[Block]:
-    return [Block(i, np.zeros(1), shards=tuple(SHARDS[i:i + per_block])) for i in range(0, len(SHARDS), per_block)]
+    return [Block(i, np.zeros(1), shards=tuple(SHARDS[i : i + per_block])) for i in range(0, len(SHARDS), per_block)]
 
 
 @pytest.mark.parametrize("fold", FOLDS)
@@ -36,8 +36,12 @@ def test_shard_index_problems_passes_same_answer_at_every_block_size_and_groupin
     got = fold(shard_index, blocks(per_block), limit=1)
     assert got.read == 5
     assert got.counts == {"decodes": 1, "ranges": 2, "empty-pairs": 2, "no-overlap": 2}
-    assert [(p.check, p.key) for p in got.found] == [("decodes", "c/1"), ("empty-pairs", "c/2"), ("ranges", "c/2"),
-                                                      ("no-overlap", "c/3")]
+    assert [(p.check, p.key) for p in got.found] == [
+        ("decodes", "c/1"),
+        ("empty-pairs", "c/2"),
+        ("ranges", "c/2"),
+        ("no-overlap", "c/3"),
+    ]
 
 
 def test_shard_index_problems_passes_clean_shard():

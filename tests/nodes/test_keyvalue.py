@@ -86,8 +86,9 @@ def test_read_fails_on_a_key_stored_but_unreadable(tmp_path):
         DirectoryStore(str(store)).read(".zattrs")
 
 
-@pytest.mark.parametrize(("offset", "length", "expected"), [(0, 2, b"ch"), (-3, 3, b"unk"), (3, 10, b"nk"), (-10, 4, b"chun"),
-                                                          (9, 2, b"")])
+@pytest.mark.parametrize(
+    ("offset", "length", "expected"), [(0, 2, b"ch"), (-3, 3, b"unk"), (3, 10, b"nk"), (-10, 4, b"chun"), (9, 2, b"")]
+)
 def test_read_part_passes_same_bytes_as_a_whole_read_sliced(store, offset, length, expected):
     kv = DirectoryStore(str(store[0]))
     assert kv.read_part("a/b/0", offset, length) == (expected, 5)

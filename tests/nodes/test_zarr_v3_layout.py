@@ -13,16 +13,22 @@ from validator.nodes.detect import open_store
 from validator.nodes.keyvalue import DirectoryStore
 from validator.nodes.zarr_v3 import EMPTY_PAIR, KeyForm, key_form, read_shard_indexes, shard_layout
 
-META = {"shape": [10, 6], "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 3]}},
-        "chunk_key_encoding": {"name": "default"}}
+META = {
+    "shape": [10, 6],
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 3]}},
+    "chunk_key_encoding": {"name": "default"},
+}
 
 
-@pytest.mark.parametrize(("encoding", "index", "key"), [
-    ({"name": "default"}, (1, 0), "c/1/0"),
-    ({"name": "default", "configuration": {"separator": "."}}, (2, 1), "c.2.1"),
-    ({"name": "v2"}, (1, 1), "1.1"),
-    ({"name": "v2", "configuration": {"separator": "/"}}, (0, 1), "0/1"),
-])
+@pytest.mark.parametrize(
+    ("encoding", "index", "key"),
+    [
+        ({"name": "default"}, (1, 0), "c/1/0"),
+        ({"name": "default", "configuration": {"separator": "."}}, (2, 1), "c.2.1"),
+        ({"name": "v2"}, (1, 1), "1.1"),
+        ({"name": "v2", "configuration": {"separator": "/"}}, (0, 1), "0/1"),
+    ],
+)
 def test_key_form_passes_keys_as_the_encodings_form_them(encoding, index, key):
     form = key_form({**META, "chunk_key_encoding": encoding})
     assert form.key(index) == key and form.parse(key, 2) == index and form.grid == (3, 2)
@@ -43,9 +49,19 @@ def sharded(path, index_location="end", **kwargs):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = zarr.create_array(str(path), shape=(12, 6), chunks=(4, 6), dtype="int32", fill_value=0, zarr_format=3, compressors=None,
-                              serializer=ShardingCodec(chunk_shape=(2, 3), index_location=index_location,
-                                                       index_codecs=[BytesCodec(endian="little"), Crc32cCodec()]), **kwargs)
+        a = zarr.create_array(
+            str(path),
+            shape=(12, 6),
+            chunks=(4, 6),
+            dtype="int32",
+            fill_value=0,
+            zarr_format=3,
+            compressors=None,
+            serializer=ShardingCodec(
+                chunk_shape=(2, 3), index_location=index_location, index_codecs=[BytesCodec(endian="little"), Crc32cCodec()]
+            ),
+            **kwargs,
+        )
         a[:8] = np.arange(48, dtype="int32").reshape(8, 6)
         a[8:10, :3] = 1  # the last shard: one inner chunk stored, three empty
     return a
@@ -72,13 +88,26 @@ def test_read_shard_indexes_passes_only_the_shards_of_the_rows(tmp_path):
     assert [s.key for s in block.shards] == ["c/1/0"] and block.values.size == 0 and block.start == 24
 
 
-@pytest.mark.parametrize(("codecs", "why"), [
-    ([{"name": "bytes", "configuration": {"endian": "little"}}], "not sharding_indexed"),
-    ([{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3], "index_codecs": [{"name": "bytes"}]}}], "endian"),
-    ([{"name": "sharding_indexed", "configuration": {"chunk_shape": [3, 3]}}], "does not divide"),
-    ([{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3], "index_codecs": [
-        {"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd"}]}}], "not bytes then crc32c"),
-])
+@pytest.mark.parametrize(
+    ("codecs", "why"),
+    [
+        ([{"name": "bytes", "configuration": {"endian": "little"}}], "not sharding_indexed"),
+        ([{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3], "index_codecs": [{"name": "bytes"}]}}], "endian"),
+        ([{"name": "sharding_indexed", "configuration": {"chunk_shape": [3, 3]}}], "does not divide"),
+        (
+            [
+                {
+                    "name": "sharding_indexed",
+                    "configuration": {
+                        "chunk_shape": [2, 3],
+                        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd"}],
+                    },
+                }
+            ],
+            "not bytes then crc32c",
+        ),
+    ],
+)
 def test_shard_layout_fails_with_the_reason_it_is_not_read(codecs, why):
     got = shard_layout({**META, "codecs": codecs})
     assert isinstance(got, str) and why in got
@@ -101,8 +130,15 @@ def test_read_shard_indexes_passes_shards_under_a_whole_shard_codec(tmp_path):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = zarr.create_array(str(tmp_path / "a.zarr"), shape=(16,), chunks=(8,), dtype="int64", fill_value=0, zarr_format=3,
-                              serializer=ShardingCodec(chunk_shape=(4,)))
+        a = zarr.create_array(
+            str(tmp_path / "a.zarr"),
+            shape=(16,),
+            chunks=(8,),
+            dtype="int64",
+            fill_value=0,
+            zarr_format=3,
+            serializer=ShardingCodec(chunk_shape=(4,)),
+        )
         a[:] = np.arange(16)
     with open_store(str(tmp_path / "a.zarr")) as tree:
         assert shard_layout(tree.root.metadata).after == ("zstd",)

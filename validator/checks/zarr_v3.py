@@ -19,8 +19,20 @@ from validator.primitive_api import Finding, NotApplicable, NotChecked, Options,
 
 # The core data types (data-types.rst) and their sizes in bytes; `r<N>` (raw bits) is handled apart.
 CORE_DATA_TYPES = {
-    "bool": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8,
-    "float16": 2, "float32": 4, "float64": 8, "complex64": 8, "complex128": 16,
+    "bool": 1,
+    "int8": 1,
+    "int16": 2,
+    "int32": 4,
+    "int64": 8,
+    "uint8": 1,
+    "uint16": 2,
+    "uint32": 4,
+    "uint64": 8,
+    "float16": 2,
+    "float32": 4,
+    "float64": 8,
+    "complex64": 8,
+    "complex128": 16,
 }
 RAW_BITS = re.compile(r"^r(\d+)$")
 # "Registered names MUST start with one lower case letter a-z and then be followed by ..." (the spec's regex);
@@ -36,8 +48,14 @@ MAX_FINDINGS = 20
 ARRAY_TO_ARRAY, ARRAY_TO_BYTES, BYTES_TO_BYTES = "array -> array", "array -> bytes", "bytes -> bytes"
 CODEC_KINDS = {
     "transpose": ARRAY_TO_ARRAY,
-    "bytes": ARRAY_TO_BYTES, "sharding_indexed": ARRAY_TO_BYTES, "vlen-utf8": ARRAY_TO_BYTES, "vlen-bytes": ARRAY_TO_BYTES,
-    "gzip": BYTES_TO_BYTES, "blosc": BYTES_TO_BYTES, "crc32c": BYTES_TO_BYTES, "zstd": BYTES_TO_BYTES,
+    "bytes": ARRAY_TO_BYTES,
+    "sharding_indexed": ARRAY_TO_BYTES,
+    "vlen-utf8": ARRAY_TO_BYTES,
+    "vlen-bytes": ARRAY_TO_BYTES,
+    "gzip": BYTES_TO_BYTES,
+    "blosc": BYTES_TO_BYTES,
+    "crc32c": BYTES_TO_BYTES,
+    "zstd": BYTES_TO_BYTES,
 }
 # Codecs whose encoded size follows from their input's size alone (allowed as shard index codecs).
 FIXED_SIZE_CODECS = frozenset({"bytes", "transpose", "crc32c"})
@@ -116,8 +134,9 @@ class Chain(NamedTuple):
 def codec_chains(meta: Mapping[str, Any]) -> Iterator[Chain]:
     """The array's codec list, then the inner and index codec lists of each sharding codec, depth first."""
     shape = array_shape(meta)
-    yield from _chains(meta.get("codecs"), "codecs", meta.get("data_type"), None if shape is None else len(shape),
-                       regular_chunk_shape(meta))
+    yield from _chains(
+        meta.get("codecs"), "codecs", meta.get("data_type"), None if shape is None else len(shape), regular_chunk_shape(meta)
+    )
 
 
 def _chains(codecs: Any, where: str, data_type: Any, ndim: int | None, shape: tuple[int, ...] | None) -> Iterator[Chain]:
@@ -135,12 +154,22 @@ def _chains(codecs: Any, where: str, data_type: Any, ndim: int | None, shape: tu
             inner = config.get("chunk_shape")
             inner_ok = isinstance(inner, list) and all(is_int(c) and c > 0 for c in inner)
             per_shard = None
-            if inner_ok and current is not None and len(inner) == len(current) and all(s % c == 0 for s, c in zip(current, inner)):
+            if (
+                inner_ok
+                and current is not None
+                and len(inner) == len(current)
+                and all(s % c == 0 for s, c in zip(current, inner))
+            ):
                 per_shard = tuple(s // c for s, c in zip(current, inner))
             at = f"{where}[{i}].configuration"
             yield from _chains(config.get("codecs"), f"{at}.codecs", data_type, ndim, tuple(inner) if inner_ok else None)
-            yield from _chains(config.get("index_codecs"), f"{at}.index_codecs", "uint64", None if ndim is None else ndim + 1,
-                               None if per_shard is None else per_shard + (2,))
+            yield from _chains(
+                config.get("index_codecs"),
+                f"{at}.index_codecs",
+                "uint64",
+                None if ndim is None else ndim + 1,
+                None if per_shard is None else per_shard + (2,),
+            )
 
 
 def _is_permutation(order: Any, n: int) -> bool:
@@ -163,8 +192,12 @@ def _array_chains(node: Node) -> list[Chain]:
 
 def _named_codecs(node: Node, name: str) -> list[tuple[str, Any, Chain, int]]:
     """(where, stored codec, its chain, its position) for every codec called `name`; NotApplicable when none."""
-    found = [(f"{chain.where}[{i}]", codec, chain, i) for chain in _array_chains(node)
-             for i, codec in enumerate(chain.codecs) if extension(codec)[0] == name]
+    found = [
+        (f"{chain.where}[{i}]", codec, chain, i)
+        for chain in _array_chains(node)
+        for i, codec in enumerate(chain.codecs)
+        if extension(codec)[0] == name
+    ]
     if not found:
         raise NotApplicable(f"{node.path} has no {name} codec")
     return found
@@ -177,8 +210,9 @@ def _limited(findings: list[Finding], what: str) -> Iterator[Finding]:
 
 
 # ------------------------------------------------------------------------------------------ extension definitions
-@check(options={"properties": {"key": {"type": "string"}, "list": {"type": "boolean"}}, "required": ["key", "list"]},
-       kind="array")
+@check(
+    options={"properties": {"key": {"type": "string"}, "list": {"type": "boolean"}}, "required": ["key", "list"]}, kind="array"
+)
 def extension_definition(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The field `key` is an extension definition, a short-hand name (a string) or an object; with `list`, a JSON array of them.
 
@@ -195,8 +229,10 @@ def extension_definition(node: Node, options: Options, scope: Scope) -> Iterator
         items = [(key, value)]
     for where, item in items:
         if not isinstance(item, (str, Mapping)):
-            yield Finding(f"{where} is {_short(item)}, expected a name (string) or an object with a \"name\"",
-                          details={"where": where, "value": item})
+            yield Finding(
+                f'{where} is {_short(item)}, expected a name (string) or an object with a "name"',
+                details={"where": where, "value": item},
+            )
 
 
 @check(kind="array")
@@ -211,7 +247,7 @@ def extension_names_are_strings(node: Node, options: Options, scope: Scope) -> I
     for p in objects:
         name = p.value.get("name")
         if not isinstance(name, str):
-            got = "has no \"name\"" if "name" not in p.value else f"has name {_short(name)}"
+            got = 'has no "name"' if "name" not in p.value else f"has name {_short(name)}"
             yield Finding(f"{p.where} ({p.kind}) {got}, expected a string", details={"where": p.where, "value": name})
 
 
@@ -228,8 +264,11 @@ def extension_names_conform(node: Node, options: Options, scope: Scope) -> Itera
         raise NotApplicable(f"{node.path} has no extension name")
     for p, name in named:
         if not (REGISTERED_NAME.match(name) or URI_NAME.match(name)):
-            yield Finding(f"{p.where} ({p.kind}) is named {name!r}, expected a lower-case letter followed by lower-case "
-                          "letters, digits, '-', '_' or '.' (or a URI)", details={"where": p.where, "value": name})
+            yield Finding(
+                f"{p.where} ({p.kind}) is named {name!r}, expected a lower-case letter followed by lower-case "
+                "letters, digits, '-', '_' or '.' (or a URI)",
+                details={"where": p.where, "value": name},
+            )
 
 
 @check(kind="array")
@@ -244,8 +283,10 @@ def extension_configurations_are_objects(node: Node, options: Options, scope: Sc
     for p in configured:
         config = p.value["configuration"]
         if not isinstance(config, Mapping):
-            yield Finding(f"{p.where} ({p.kind}) has configuration {_short(config)}, expected a JSON object",
-                          details={"where": p.where, "value": config})
+            yield Finding(
+                f"{p.where} ({p.kind}) has configuration {_short(config)}, expected a JSON object",
+                details={"where": p.where, "value": config},
+            )
 
 
 @check(kind="array")
@@ -260,8 +301,10 @@ def extension_must_understand_boolean(node: Node, options: Options, scope: Scope
     for p in marked:
         value = p.value["must_understand"]
         if not isinstance(value, bool):
-            yield Finding(f"{p.where} ({p.kind}) has must_understand {_short(value)}, expected true or false",
-                          details={"where": p.where, "value": value})
+            yield Finding(
+                f"{p.where} ({p.kind}) has must_understand {_short(value)}, expected true or false",
+                details={"where": p.where, "value": value},
+            )
 
 
 @check(kind="array")
@@ -275,12 +318,24 @@ def extension_must_understand_allowed(node: Node, options: Options, scope: Scope
         raise NotApplicable(f"{node.path} writes no data type, chunk grid or chunk key encoding as an object")
     for p in objects:
         if p.value.get("must_understand") is False:
-            yield Finding(f"{p.where} ({p.kind}) sets must_understand false, which a {p.kind} may not",
-                          details={"where": p.where})
+            yield Finding(
+                f"{p.where} ({p.kind}) sets must_understand false, which a {p.kind} may not", details={"where": p.where}
+            )
 
 
-ARRAY_FIELDS = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs",
-                "attributes", "storage_transformers", "dimension_names")
+ARRAY_FIELDS = (
+    "zarr_format",
+    "node_type",
+    "shape",
+    "data_type",
+    "chunk_grid",
+    "chunk_key_encoding",
+    "fill_value",
+    "codecs",
+    "attributes",
+    "storage_transformers",
+    "dimension_names",
+)
 GROUP_FIELDS = ("zarr_format", "node_type", "attributes", "consolidated_metadata")
 
 
@@ -298,9 +353,11 @@ def metadata_fields_understood(node: Node, options: Options, scope: Scope) -> It
         if key in known:
             continue
         if not (isinstance(value, Mapping) and value.get("must_understand") is False):
-            yield Finding(f"has field {key!r}, which the spec does not define for a {node.kind} and which is not an object "
-                          "with \"must_understand\": false: a reader that does not know it must refuse the node",
-                          details={"key": key})
+            yield Finding(
+                f"has field {key!r}, which the spec does not define for a {node.kind} and which is not an object "
+                'with "must_understand": false: a reader that does not know it must refuse the node',
+                details={"key": key},
+            )
 
 
 # ------------------------------------------------------------------------------------------ data types and fill values
@@ -340,15 +397,15 @@ def raw_bits_multiple_of_8(node: Node, options: Options, scope: Scope) -> Iterat
 def _float_ok(value: Any, size: int) -> str | None:
     """Why `value` is not a permitted fill value for a float of `size` bytes; None when it is."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return f"{_short(value)} is not a number or one of \"NaN\", \"Infinity\", \"-Infinity\", \"0x...\""
+        return f'{_short(value)} is not a number or one of "NaN", "Infinity", "-Infinity", "0x..."'
     if isinstance(value, float) and not math.isfinite(value):
-        return f"is the bare literal {value!r}, which is not JSON: write the string \"{'NaN' if value != value else ('Infinity' if value > 0 else '-Infinity')}\""
+        return f'is the bare literal {value!r}, which is not JSON: write the string "{"NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")}"'
     if isinstance(value, str):
         if value in FLOAT_NAMES:
             return None
         m = HEX_FLOAT.match(value)
         if m is None:
-            return f"{value!r} is not \"NaN\", \"Infinity\", \"-Infinity\" or a hexadecimal byte representation \"0x...\""
+            return f'{value!r} is not "NaN", "Infinity", "-Infinity" or a hexadecimal byte representation "0x..."'
         if int(m[1], 16) >> (8 * size):
             return f"{value!r} does not fit in {size} bytes"
     return None
@@ -425,10 +482,12 @@ def regular_grid_object(node: Node, options: Options, scope: Scope) -> Iterator[
     """
     grid = _regular_grid(node)
     if not isinstance(grid, Mapping):
-        yield Finding(f"chunk_grid is the short-hand name {grid!r}, expected an object with \"name\" and \"configuration\"",
-                      details={"value": grid})
+        yield Finding(
+            f'chunk_grid is the short-hand name {grid!r}, expected an object with "name" and "configuration"',
+            details={"value": grid},
+        )
     elif "configuration" not in grid:
-        yield Finding("chunk_grid has no \"configuration\", expected one holding \"chunk_shape\"", details={"value": grid})
+        yield Finding('chunk_grid has no "configuration", expected one holding "chunk_shape"', details={"value": grid})
 
 
 @check(kind="array")
@@ -442,7 +501,7 @@ def regular_grid_configuration(node: Node, options: Options, scope: Scope) -> It
     if not isinstance(config, Mapping):
         raise NotApplicable(f"{node.path} regular chunk grid has no configuration object")
     if "chunk_shape" not in config:
-        yield Finding("chunk_grid.configuration has no \"chunk_shape\"", details={"value": dict(config)})
+        yield Finding('chunk_grid.configuration has no "chunk_shape"', details={"value": dict(config)})
 
 
 @check(kind="array")
@@ -459,8 +518,10 @@ def regular_grid_chunk_shape(node: Node, options: Options, scope: Scope) -> Iter
         return
     shape = _metadata(node).get("shape")
     if isinstance(shape, list) and len(shape) != len(chunks):
-        yield Finding(f"chunk_shape has {len(chunks)} lengths, expected {len(shape)} as shape has",
-                      details={"value": chunks, "expected": len(shape)})
+        yield Finding(
+            f"chunk_shape has {len(chunks)} lengths, expected {len(shape)} as shape has",
+            details={"value": chunks, "expected": len(shape)},
+        )
 
 
 @check(kind="array")
@@ -495,11 +556,14 @@ def chunk_key_separator(node: Node, options: Options, scope: Scope) -> Iterator[
         raise NotApplicable(f"{node.path} chunk_key_encoding.configuration is not an object")
     for key in config:
         if key != "separator":
-            yield Finding(f"chunk_key_encoding.configuration has member {key!r}, expected only \"separator\"",
-                          details={"value": key})
+            yield Finding(
+                f'chunk_key_encoding.configuration has member {key!r}, expected only "separator"', details={"value": key}
+            )
     if "separator" in config and config["separator"] not in ("/", "."):
-        yield Finding(f"chunk_key_encoding separator is {_short(config['separator'])}, expected \"/\" or \".\"",
-                      details={"value": config["separator"]})
+        yield Finding(
+            f'chunk_key_encoding separator is {_short(config["separator"])}, expected "/" or "."',
+            details={"value": config["separator"]},
+        )
 
 
 def _key_plan(node: Node) -> tuple[KeyForm, int, list[str]]:
@@ -526,8 +590,14 @@ def chunk_keys_encoded(node: Node, options: Options, scope: Scope) -> Iterator[F
     those); not checked when the array has storage transformers.
     """
     form, ndim, keys = _key_plan(node)
-    bad = [Finding(f"stores key {key!r}, which its chunk key encoding does not form (expected keys like "
-                   f"{form.example(ndim)!r})", details={"key": key}) for key in keys if form.parse(key, ndim) is None]
+    bad = [
+        Finding(
+            f"stores key {key!r}, which its chunk key encoding does not form (expected keys like {form.example(ndim)!r})",
+            details={"key": key},
+        )
+        for key in keys
+        if form.parse(key, ndim) is None
+    ]
     yield from _limited(bad, "keys that are no chunk key")
 
 
@@ -545,8 +615,12 @@ def chunk_keys_in_grid(node: Node, options: Options, scope: Scope) -> Iterator[F
     for key in keys:
         index = form.parse(key, ndim)
         if index is not None and any(i >= g for i, g in zip(index, form.grid)):
-            bad.append(Finding(f"stores chunk {key!r} at grid index {list(index)}, outside the grid {list(form.grid)}",
-                               details={"key": key, "index": list(index)}))
+            bad.append(
+                Finding(
+                    f"stores chunk {key!r} at grid index {list(index)}, outside the grid {list(form.grid)}",
+                    details={"key": key, "index": list(index)},
+                )
+            )
     yield from _limited(bad, "chunks outside the grid")
 
 
@@ -570,8 +644,10 @@ def codecs_contain_array_to_bytes(node: Node, options: Options, scope: Scope) ->
     if None in kinds:
         unknown = [extension(c)[0] for c, k in zip(codecs, kinds) if k is None]
         raise NotChecked(f"{node.path}: codecs {_short(unknown)} are extensions of unknown kind; no known array -> bytes codec")
-    yield Finding(f"codecs {_short([extension(c)[0] for c in codecs])} hold no array -> bytes codec",
-                  details={"value": [extension(c)[0] for c in codecs]})
+    yield Finding(
+        f"codecs {_short([extension(c)[0] for c in codecs])} hold no array -> bytes codec",
+        details={"value": [extension(c)[0] for c in codecs]},
+    )
 
 
 @check(kind="array")
@@ -595,14 +671,19 @@ def codec_chains_ordered(node: Node, options: Options, scope: Scope) -> Iterator
             continue
         names = [extension(c)[0] for c in chain.codecs]
         if len(middle) > 1:
-            yield Finding(f"{chain.where} {_short(names)} has {len(middle)} array -> bytes codecs, expected exactly one",
-                          details={"where": chain.where, "value": names})
+            yield Finding(
+                f"{chain.where} {_short(names)} has {len(middle)} array -> bytes codecs, expected exactly one",
+                details={"where": chain.where, "value": names},
+            )
             continue
-        before = [n for n, k in zip(names[:middle[0]], kinds) if k != ARRAY_TO_ARRAY]
-        after = [n for n, k in zip(names[middle[0] + 1:], kinds[middle[0] + 1:]) if k != BYTES_TO_BYTES]
+        before = [n for n, k in zip(names[: middle[0]], kinds) if k != ARRAY_TO_ARRAY]
+        after = [n for n, k in zip(names[middle[0] + 1 :], kinds[middle[0] + 1 :]) if k != BYTES_TO_BYTES]
         if before or after:
-            yield Finding(f"{chain.where} {_short(names)} is out of order: expected array -> array codecs, then "
-                          f"{names[middle[0]]}, then bytes -> bytes codecs", details={"where": chain.where, "value": names})
+            yield Finding(
+                f"{chain.where} {_short(names)} is out of order: expected array -> array codecs, then "
+                f"{names[middle[0]]}, then bytes -> bytes codecs",
+                details={"where": chain.where, "value": names},
+            )
     if not checked:
         raise NotChecked(f"{node.path}: codecs {_short(sorted(set(unknown)))} are extensions of unknown kind; order not checked")
 
@@ -612,8 +693,12 @@ CODEC_MEMBER_OPTIONS = {
         "codec": {"type": "string"},
         "member": {"type": "string"},
         "required": {"type": "boolean"},
-        "unless": {"type": "object", "additionalProperties": False, "required": ["member", "equals"],
-                   "properties": {"member": {"type": "string"}, "equals": {}}},
+        "unless": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["member", "equals"],
+            "properties": {"member": {"type": "string"}, "equals": {}},
+        },
         "type": {"enum": ["integer", "string"]},
         "minimum": {"type": "integer"},
         "maximum": {"type": "integer"},
@@ -639,15 +724,19 @@ def codec_member(node: Node, options: Options, scope: Scope) -> Iterator[Finding
         if member not in config:
             if options.get("required") and not exempt:
                 judged += 1
-                yield Finding(f"{where} ({name}) has no configuration member {member!r}, expected one",
-                              details={"where": where, "member": member, "value": None})
+                yield Finding(
+                    f"{where} ({name}) has no configuration member {member!r}, expected one",
+                    details={"where": where, "member": member, "value": None},
+                )
             continue
         judged += 1
         value = config[member]
         problem = _member_problem(value, options)
         if problem:
-            yield Finding(f"{where} ({name}) {member} is {_short(value)}, expected {problem}",
-                          details={"where": where, "member": member, "value": value})
+            yield Finding(
+                f"{where} ({name}) {member} is {_short(value)}, expected {problem}",
+                details={"where": where, "member": member, "value": value},
+            )
     if not judged:
         raise NotApplicable(f"{node.path}: no {name} codec sets {member!r}")
 
@@ -681,8 +770,10 @@ def bytes_endian_present(node: Node, options: Options, scope: Scope) -> Iterator
             continue
         judged += 1
         if "endian" not in _config(codec):
-            yield Finding(f"{where} (bytes) encodes {name} without \"endian\", expected \"little\" or \"big\"",
-                          details={"where": where, "data_type": name})
+            yield Finding(
+                f'{where} (bytes) encodes {name} without "endian", expected "little" or "big"',
+                details={"where": where, "data_type": name},
+            )
     if not judged:
         raise NotApplicable(f"{node.path}: no bytes codec encodes a multi-byte core data type")
 
@@ -701,11 +792,15 @@ def transpose_order_permutation(node: Node, options: Options, scope: Scope) -> I
         judged += 1
         order = _config(codec).get("order", ...)
         if order is ...:
-            yield Finding(f"{where} (transpose) has no \"order\", expected a permutation of 0..{chain.ndim - 1}",
-                          details={"where": where, "value": None})
+            yield Finding(
+                f'{where} (transpose) has no "order", expected a permutation of 0..{chain.ndim - 1}',
+                details={"where": where, "value": None},
+            )
         elif not _is_permutation(order, chain.ndim):
-            yield Finding(f"{where} (transpose) order is {_short(order)}, expected a permutation of 0..{chain.ndim - 1}",
-                          details={"where": where, "value": order})
+            yield Finding(
+                f"{where} (transpose) order is {_short(order)}, expected a permutation of 0..{chain.ndim - 1}",
+                details={"where": where, "value": order},
+            )
     if not judged:
         raise NotApplicable(f"{node.path}: no transpose codec of an array with a known number of dimensions")
 
@@ -737,22 +832,28 @@ def sharding_chunk_shape(node: Node, options: Options, scope: Scope) -> Iterator
         inner = _config(codec).get("chunk_shape", ...)
         if inner is ...:
             judged += 1
-            yield Finding(f"{where} (sharding_indexed) has no \"chunk_shape\"", details={"where": where, "value": None})
+            yield Finding(f'{where} (sharding_indexed) has no "chunk_shape"', details={"where": where, "value": None})
             continue
         if not (isinstance(inner, list) and all(is_int(c) and c > 0 for c in inner)):
             judged += 1
-            yield Finding(f"{where} chunk_shape is {_short(inner)}, expected an array of positive integers",
-                          details={"where": where, "value": inner})
+            yield Finding(
+                f"{where} chunk_shape is {_short(inner)}, expected an array of positive integers",
+                details={"where": where, "value": inner},
+            )
             continue
         if shard is None:
             continue
         judged += 1
         if len(inner) != len(shard):
-            yield Finding(f"{where} chunk_shape {inner} has {len(inner)} lengths, the shard shape {list(shard)} {len(shard)}",
-                          details={"where": where, "value": inner, "shard_shape": list(shard)})
+            yield Finding(
+                f"{where} chunk_shape {inner} has {len(inner)} lengths, the shard shape {list(shard)} {len(shard)}",
+                details={"where": where, "value": inner, "shard_shape": list(shard)},
+            )
         elif any(s % c for s, c in zip(shard, inner)):
-            yield Finding(f"{where} chunk_shape {inner} does not evenly divide the shard shape {list(shard)}",
-                          details={"where": where, "value": inner, "shard_shape": list(shard)})
+            yield Finding(
+                f"{where} chunk_shape {inner} does not evenly divide the shard shape {list(shard)}",
+                details={"where": where, "value": inner, "shard_shape": list(shard)},
+            )
     if not judged:
         raise NotApplicable(f"{node.path}: no sharding codec with a known shard shape")
 
@@ -770,13 +871,17 @@ def sharding_codec_list(node: Node, options: Options, scope: Scope) -> Iterator[
         codecs = _config(codec).get(member, ...)
         if codecs is ...:
             judged += 1
-            yield Finding(f"{where} (sharding_indexed) has no {member!r}, expected a list of codecs",
-                          details={"where": where, "value": None})
+            yield Finding(
+                f"{where} (sharding_indexed) has no {member!r}, expected a list of codecs",
+                details={"where": where, "value": None},
+            )
             continue
         if not isinstance(codecs, list) or not all(isinstance(c, (str, Mapping)) for c in codecs):
             judged += 1
-            yield Finding(f"{where} {member} is {_short(codecs)}, expected a JSON array of codecs (names or objects)",
-                          details={"where": where, "value": codecs})
+            yield Finding(
+                f"{where} {member} is {_short(codecs)}, expected a JSON array of codecs (names or objects)",
+                details={"where": where, "value": codecs},
+            )
             continue
         kinds = [_codec_kind(c) for c in codecs]
         count = kinds.count(ARRAY_TO_BYTES)
@@ -785,8 +890,10 @@ def sharding_codec_list(node: Node, options: Options, scope: Scope) -> Iterator[
         judged += 1
         if count != 1:
             names = [extension(c)[0] for c in codecs]
-            yield Finding(f"{where} {member} {_short(names)} has {count} array -> bytes codecs, expected exactly one",
-                          details={"where": where, "value": names})
+            yield Finding(
+                f"{where} {member} {_short(names)} has {count} array -> bytes codecs, expected exactly one",
+                details={"where": where, "value": names},
+            )
     if not judged:
         raise NotChecked(f"{node.path}: sharding {member} hold extension codecs of unknown kind")
 
@@ -804,13 +911,17 @@ def sharding_configuration_members(node: Node, options: Options, scope: Scope) -
     for where, codec, _, _ in _named_codecs(node, "sharding_indexed"):
         for key in _config(codec):
             if key not in SHARDING_MEMBERS:
-                yield Finding(f"{where} (sharding_indexed) configuration has member {key!r}, expected only "
-                              f"{', '.join(SHARDING_MEMBERS)}", details={"where": where, "member": key})
+                yield Finding(
+                    f"{where} (sharding_indexed) configuration has member {key!r}, expected only {', '.join(SHARDING_MEMBERS)}",
+                    details={"where": where, "member": key},
+                )
 
 
 def _index_codecs(node: Node) -> list[tuple[str, list[Any]]]:
-    found = [(f"{where}.configuration.index_codecs", _config(codec).get("index_codecs"))
-             for where, codec, _, _ in _named_codecs(node, "sharding_indexed")]
+    found = [
+        (f"{where}.configuration.index_codecs", _config(codec).get("index_codecs"))
+        for where, codec, _, _ in _named_codecs(node, "sharding_indexed")
+    ]
     found = [(w, c) for w, c in found if isinstance(c, list)]
     if not found:
         raise NotApplicable(f"{node.path}: no sharding codec has a list of index_codecs")
@@ -831,8 +942,10 @@ def sharding_index_codecs_fixed_size(node: Node, options: Options, scope: Scope)
         variable = [n for n in names if n in CODEC_KINDS and n not in FIXED_SIZE_CODECS]
         if variable:
             judged += 1
-            yield Finding(f"{where} {_short(names)} use {_short(variable)}, whose encoded size varies",
-                          details={"where": where, "value": names})
+            yield Finding(
+                f"{where} {_short(names)} use {_short(variable)}, whose encoded size varies",
+                details={"where": where, "value": names},
+            )
         elif all(n in FIXED_SIZE_CODECS for n in names):
             judged += 1
     if not judged:
@@ -849,8 +962,10 @@ def sharding_index_codecs_recommended(node: Node, options: Options, scope: Scope
         names = [extension(c)[0] for c in codecs]
         little = len(codecs) == 2 and _config(codecs[0]).get("endian") == "little"
         if names != ["bytes", "crc32c"] or not little:
-            yield Finding(f"{where} are {_short(codecs)}, recommended: bytes with endian \"little\", then crc32c",
-                          details={"where": where, "value": names})
+            yield Finding(
+                f'{where} are {_short(codecs)}, recommended: bytes with endian "little", then crc32c',
+                details={"where": where, "value": names},
+            )
 
 
 # ------------------------------------------------------------------------------------------ optional members
@@ -869,8 +984,10 @@ def dimension_names_valid(node: Node, options: Options, scope: Scope) -> Iterato
             yield Finding(f"dimension_names[{i}] is {_short(name)}, expected a string or null", details={"value": name})
     shape = _metadata(node).get("shape")
     if isinstance(shape, list) and len(shape) != len(names):
-        yield Finding(f"dimension_names has {len(names)} entries, expected {len(shape)} as shape has",
-                      details={"value": names, "expected": len(shape)})
+        yield Finding(
+            f"dimension_names has {len(names)} entries, expected {len(shape)} as shape has",
+            details={"value": names, "expected": len(shape)},
+        )
 
 
 @check(kind="array")
@@ -917,12 +1034,17 @@ def consolidated_marker(node: Node, options: Options, scope: Scope) -> Iterator[
     for key, want in expected.items():
         got = value.get(key, ...)
         if got is ... or type(got) is not type(want) or got != want:
-            yield Finding(f"consolidated_metadata.{key} is {'absent' if got is ... else _short(got)}, expected {_json(want)}",
-                          details={"field": key, "value": None if got is ... else got})
+            yield Finding(
+                f"consolidated_metadata.{key} is {'absent' if got is ... else _short(got)}, expected {_json(want)}",
+                details={"field": key, "value": None if got is ... else got},
+            )
     if not isinstance(value.get("metadata"), Mapping):
         got = value.get("metadata", ...)
-        yield Finding(f"consolidated_metadata.metadata is {'absent' if got is ... else _short(got)}, expected an object "
-                      "mapping node paths to their metadata documents", details={"field": "metadata", "value": None})
+        yield Finding(
+            f"consolidated_metadata.metadata is {'absent' if got is ... else _short(got)}, expected an object "
+            "mapping node paths to their metadata documents",
+            details={"field": "metadata", "value": None},
+        )
 
 
 def _stored_documents(node: Node) -> dict[str, Any]:
@@ -945,8 +1067,11 @@ def _without_marker(copy: Any, stored: Any) -> Any:
     zarr-python 3 writes an empty marker into the entry of every nested group; its reader rebuilds the nesting
     from the flat paths, so the marker misstates nothing.
     """
-    if isinstance(copy, Mapping) and "consolidated_metadata" in copy and not (isinstance(stored, Mapping)
-                                                                               and "consolidated_metadata" in stored):
+    if (
+        isinstance(copy, Mapping)
+        and "consolidated_metadata" in copy
+        and not (isinstance(stored, Mapping) and "consolidated_metadata" in stored)
+    ):
         return {k: v for k, v in copy.items() if k != "consolidated_metadata"}
     return copy
 
@@ -975,17 +1100,29 @@ def consolidated_entries_match(node: Node, options: Options, scope: Scope) -> It
         elif rel not in stored:
             message = f"consolidated_metadata has an entry {rel!r}, but no {rel}/zarr.json is stored"
         else:
-            fields = sorted(k for k in set(stored[rel]) | set(copies[rel])
-                            if _canonical(stored[rel].get(k)) != _canonical(copies[rel].get(k))) \
-                if isinstance(stored[rel], Mapping) and isinstance(copies[rel], Mapping) else []
-            message = f"consolidated_metadata entry {rel!r} differs from {rel}/zarr.json" + (f" in {', '.join(fields)}" if fields else "")
+            fields = (
+                sorted(
+                    k
+                    for k in set(stored[rel]) | set(copies[rel])
+                    if _canonical(stored[rel].get(k)) != _canonical(copies[rel].get(k))
+                )
+                if isinstance(stored[rel], Mapping) and isinstance(copies[rel], Mapping)
+                else []
+            )
+            message = f"consolidated_metadata entry {rel!r} differs from {rel}/zarr.json" + (
+                f" in {', '.join(fields)}" if fields else ""
+            )
         bad.append(Finding(message, details={"key": rel, "in_store": rel in stored, "in_consolidated": rel in copies}))
     yield from _limited(bad, "paths whose consolidated entry differs")
 
 
 # ------------------------------------------------------------------------------------------ hierarchy
-@check(options={"properties": {"forbid": {"type": "string"}, "require": {"type": "string"}, "means": {"type": "string"}},
-                "required": ["means"]})
+@check(
+    options={
+        "properties": {"forbid": {"type": "string"}, "require": {"type": "string"}, "means": {"type": "string"}},
+        "required": ["means"],
+    }
+)
 def node_name_pattern(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The node's name does not match the regular expression `forbid` and does match `require` (`means` says what they mean).
 
@@ -1010,8 +1147,9 @@ def node_name_nfkc(node: Node, options: Options, scope: Scope) -> Iterator[Findi
     name = node.name
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
     if folded != name:
-        yield Finding(f"is named {name!r}, which case-folded and NFKC-normalized is {folded!r}",
-                      details={"name": name, "expected": folded})
+        yield Finding(
+            f"is named {name!r}, which case-folded and NFKC-normalized is {folded!r}", details={"name": name, "expected": folded}
+        )
 
 
 @check(kind="group")
@@ -1023,8 +1161,10 @@ def group_metadata_stored(node: Node, options: Options, scope: Scope) -> Iterato
     prefix = node.path.strip("/")
     key = f"{prefix}/{METADATA_KEY}" if prefix else METADATA_KEY
     first = f"{prefix}/{below[0]}" if below and prefix else (below[0] if below else "?")
-    yield Finding(f"no {key} is stored, expected a group metadata document above {first} "
-                  f"({len(below)} zarr.json document(s) below)", details={"key": key, "below": first})
+    yield Finding(
+        f"no {key} is stored, expected a group metadata document above {first} ({len(below)} zarr.json document(s) below)",
+        details={"key": key, "below": first},
+    )
 
 
 @check(kind="group")
@@ -1042,8 +1182,9 @@ def v2_documents_absent(node: Node, options: Options, scope: Scope) -> Iterator[
             found = True  # stored, though unreadable
         if found:
             key = f"{prefix}/{name}" if prefix else name
-            yield Finding(f"stores the Zarr v2 document {key} beside its zarr.json: v2 readers see another hierarchy",
-                          details={"key": key})
+            yield Finding(
+                f"stores the Zarr v2 document {key} beside its zarr.json: v2 readers see another hierarchy", details={"key": key}
+            )
 
 
 # ------------------------------------------------------------------------------------------ shard indexes (a scan)
@@ -1063,8 +1204,7 @@ def _shard_facts(node: Node, options: Options, scope: Scope) -> Mapping[str, Fac
     return {"shards": FactRequest("shard_index_problems", (("limit", MAX_FINDINGS),))}
 
 
-@check(options={"properties": {"check": {"enum": list(SHARD_CHECKS)}}, "required": ["check"]}, kind="array",
-       facts=_shard_facts)
+@check(options={"properties": {"check": {"enum": list(SHARD_CHECKS)}}, "required": ["check"]}, kind="array", facts=_shard_facts)
 def shard_indexes_valid(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
     """Every stored shard's index, read from its start or end as index_location says, passes `check`.
 
@@ -1121,5 +1261,6 @@ def chunks_decode(node: Node, options: Options, scope: Scope, facts: Mapping[str
         yield Finding(message, details={"key": problem.key, "error": message})
     if result.bad > len(result.found):
         more = result.bad - len(result.found)
-        yield Finding(f"... and {more} more of {result.read} stored chunks do not decode to one chunk",
-                      details={"key": None, "more": more})
+        yield Finding(
+            f"... and {more} more of {result.read} stored chunks do not decode to one chunk", details={"key": None, "more": more}
+        )

@@ -55,25 +55,40 @@ def problems(shard: ShardIndex) -> tuple[dict[str, int], list[ShardProblem]]:
 
     offset, nbytes = shard.pairs[:, 0], shard.pairs[:, 1]
     empty_offset, empty_nbytes = offset == EMPTY, nbytes == EMPTY
-    note("empty-pairs", np.flatnonzero(empty_offset != empty_nbytes),
-         lambda i: f"inner chunk {list(_inner(shard, i))} has offset {int(offset[i])} and nbytes {int(nbytes[i])}: "
-                   "an empty inner chunk sets both to 2**64-1, a stored one neither")
+    note(
+        "empty-pairs",
+        np.flatnonzero(empty_offset != empty_nbytes),
+        lambda i: (
+            f"inner chunk {list(_inner(shard, i))} has offset {int(offset[i])} and nbytes {int(nbytes[i])}: "
+            "an empty inner chunk sets both to 2**64-1, a stored one neither"
+        ),
+    )
     stored = ~(empty_offset | empty_nbytes)
     start, stop = np.uint64(shard.data_start), np.uint64(shard.data_stop)
     # offset + nbytes may not fit in 64 bits: compared without adding them.
     outside = stored & ((offset < start) | (offset > stop) | (nbytes > stop - np.minimum(offset, stop)))
-    note("ranges", np.flatnonzero(outside),
-         lambda i: f"inner chunk {list(_inner(shard, i))} at bytes [{int(offset[i])}, {int(offset[i]) + int(nbytes[i])}) "
-                   f"lies outside the shard's chunk bytes [{shard.data_start}, {shard.data_stop})")
+    note(
+        "ranges",
+        np.flatnonzero(outside),
+        lambda i: (
+            f"inner chunk {list(_inner(shard, i))} at bytes [{int(offset[i])}, {int(offset[i]) + int(nbytes[i])}) "
+            f"lies outside the shard's chunk bytes [{shard.data_start}, {shard.data_stop})"
+        ),
+    )
     inside = np.flatnonzero(stored & ~outside & (nbytes > 0))
     if inside.size > 1:
         order = inside[np.argsort(offset[inside], kind="stable")]
         ends = offset[order] + nbytes[order]
         reach = np.maximum.accumulate(ends)
         overlapping = np.flatnonzero(offset[order][1:] < reach[:-1]) + 1
-        note("no-overlap", order[overlapping],
-             lambda i: f"inner chunk {list(_inner(shard, i))} at bytes [{int(offset[i])}, {int(offset[i]) + int(nbytes[i])}) "
-                       "overlaps another inner chunk's bytes")
+        note(
+            "no-overlap",
+            order[overlapping],
+            lambda i: (
+                f"inner chunk {list(_inner(shard, i))} at bytes [{int(offset[i])}, {int(offset[i]) + int(nbytes[i])}) "
+                "overlaps another inner chunk's bytes"
+            ),
+        )
     return counts, found
 
 

@@ -30,7 +30,7 @@ class KeyValueStore(ABC):
         unreadable are different findings."""
         try:
             raw = self.get(key)
-        except Exception as exc:  # noqa: BLE001 (a remote store's failure; its message carries no credentials)
+        except Exception as exc:
             raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
         if raw is None and self.stored(key):
             raise NodeError(f"{where or key}: {key} is stored but cannot be read")
@@ -49,7 +49,7 @@ class KeyValueStore(ABC):
             return None
         size = len(raw)
         start = max(0, size + offset) if offset < 0 else min(offset, size)
-        return bytes(raw[start:start + length]), size
+        return bytes(raw[start : start + length]), size
 
     def list_keys(self, prefix: str) -> list[str]:
         """Every key below `prefix`, recursively, relative to the store root."""

@@ -79,7 +79,7 @@ class KeyForm(NamedTuple):
             return () if key == self.scalar else None
         if not key.startswith(self.prefix):
             return None
-        parts = key[len(self.prefix):].split(self.separator)
+        parts = key[len(self.prefix) :].split(self.separator)
         if len(parts) != ndim or not all(p.isascii() and p.isdigit() and (p == "0" or not p.startswith("0")) for p in parts):
             return None
         return tuple(int(p) for p in parts)
@@ -142,14 +142,19 @@ def shard_layout(meta: Mapping[str, Any]) -> ShardLayout | str:
     shard = list(chunks)
     for codec in codecs[:at]:
         order = configuration(codec).get("order")
-        if extension(codec)[0] != "transpose" or not (isinstance(order, list) and sorted(order) == list(range(len(shard)))
-                                                      and all(is_int(o) for o in order)):
+        if extension(codec)[0] != "transpose" or not (
+            isinstance(order, list) and sorted(order) == list(range(len(shard))) and all(is_int(o) for o in order)
+        ):
             return f"codecs before sharding_indexed are not transposes: {names[:at]}"
         shard = [shard[o] for o in order]
     config = configuration(codecs[at])
     inner = config.get("chunk_shape")
-    if not (isinstance(inner, list) and len(inner) == len(shard) and all(is_int(c) and c > 0 for c in inner)
-            and all(s % c == 0 for s, c in zip(shard, inner))):
+    if not (
+        isinstance(inner, list)
+        and len(inner) == len(shard)
+        and all(is_int(c) and c > 0 for c in inner)
+        and all(s % c == 0 for s, c in zip(shard, inner))
+    ):
         return f"sharding chunk_shape {inner!r} does not divide the shard shape {shard}"
     location = config.get("index_location", "end")
     if location not in ("start", "end"):
@@ -161,8 +166,15 @@ def shard_layout(meta: Mapping[str, Any]) -> ShardLayout | str:
     endian = configuration(index[0]).get("endian")
     if endian not in ("little", "big"):
         return f"the index's bytes codec has endian {endian!r}, not little or big"
-    return ShardLayout(keys, tuple(chunks), tuple(s // c for s, c in zip(shard, inner)), location == "start",
-                       "<" if endian == "little" else ">", len(index_names) - 1, tuple(names[at + 1:]))
+    return ShardLayout(
+        keys,
+        tuple(chunks),
+        tuple(s // c for s, c in zip(shard, inner)),
+        location == "start",
+        "<" if endian == "little" else ">",
+        len(index_names) - 1,
+        tuple(names[at + 1 :]),
+    )
 
 
 def shard_cells(layout: ShardLayout, start: int, stop: int) -> list[tuple[int, ...]]:
@@ -175,8 +187,13 @@ def shard_cells(layout: ShardLayout, start: int, stop: int) -> list[tuple[int, .
     return [(i, *rest) for i in range(first, last) for rest in product(*(range(g) for g in grid[1:]))]
 
 
-def read_shard_index(kv: KeyValueStore, prefix: str, index: tuple[int, ...], layout: ShardLayout,
-                     unwrap: Callable[[bytes, str], np.ndarray] | None = None) -> ShardIndex | None:
+def read_shard_index(
+    kv: KeyValueStore,
+    prefix: str,
+    index: tuple[int, ...],
+    layout: ShardLayout,
+    unwrap: Callable[[bytes, str], np.ndarray] | None = None,
+) -> ShardIndex | None:
     """The index of the shard at grid `index` of the array stored below `prefix` (its pairs, checksums verified by
     the codec module); None when no shard is stored there.
 
@@ -196,12 +213,13 @@ def read_shard_index(kv: KeyValueStore, prefix: str, index: tuple[int, ...], lay
         try:
             shard = unwrap(raw, where) if unwrap is not None else None
         except codecs.ChunkError as exc:
-            return ShardIndex(rel, len(raw), None, f"does not decode through {list(layout.after)} ({exc})", 0, 0,
-                              layout.per_shard)
+            return ShardIndex(
+                rel, len(raw), None, f"does not decode through {list(layout.after)} ({exc})", 0, 0, layout.per_shard
+            )
         if shard is None:
             raise codecs.NotDecoded(f"{where}: codecs {list(layout.after)} after sharding_indexed are not decoded")
         total = int(shard.nbytes)
-        data = bytes(shard[:size] if layout.at_start else shard[max(0, total - size):])
+        data = bytes(shard[:size] if layout.at_start else shard[max(0, total - size) :])
     else:
         part = kv.read_part(key, 0 if layout.at_start else -size, size)
         if part is None:
@@ -221,8 +239,14 @@ def read_shard_index(kv: KeyValueStore, prefix: str, index: tuple[int, ...], lay
     return ShardIndex(rel, total, pairs, None, begin, end, layout.per_shard)
 
 
-def read_shard_indexes(kv: KeyValueStore, prefix: str, layout: ShardLayout, start: int, stop: int,
-                       unwrap: Callable[[bytes, str], np.ndarray] | None = None) -> tuple[ShardIndex, ...]:
+def read_shard_indexes(
+    kv: KeyValueStore,
+    prefix: str,
+    layout: ShardLayout,
+    start: int,
+    stop: int,
+    unwrap: Callable[[bytes, str], np.ndarray] | None = None,
+) -> tuple[ShardIndex, ...]:
     """The indexes of the stored shards holding rows [start, stop) along axis 0, in grid (C) order."""
     found = (read_shard_index(kv, prefix, cell, layout, unwrap) for cell in shard_cells(layout, start, stop))
     return tuple(s for s in found if s is not None)
@@ -238,7 +262,7 @@ def shard_index_record(key: str, shard: np.ndarray, sharding: Any) -> ShardIndex
     if total < size:
         return ShardIndex(key, total, None, f"is {total} bytes, shorter than its {size}-byte index", 0, 0, sharding.per_shard)
     begin, end = (size, total) if sharding.at_start else (0, total - size)
-    data = shard[:size] if sharding.at_start else shard[total - size:]
+    data = shard[:size] if sharding.at_start else shard[total - size :]
     try:
         for step in sharding.index_steps:
             data = step.decode(data, "its index")

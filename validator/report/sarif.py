@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import PurePosixPath
-from urllib.parse import quote
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
-from validator.report.baseline import Baseline, artifact_uri, located
 from validator.primitive_api import Level
+from validator.report.baseline import Baseline, artifact_uri, located
 
 if TYPE_CHECKING:
     from validator.report.model import Report
