@@ -13,7 +13,7 @@ Zarr metadata document, a range request, or any other key (a chunk); `peak` is t
 at once. The server stops when the `with` block ends, or by itself after `lifetime` seconds.
 
 Run as a script for the benchmark (another process, so the counting costs the client nothing):
-`python latency_server.py DIRECTORY [--latency 0.02] [--no-listings] [--lifetime 3600]` prints the port on its
+`python latency_server.py DIRECTORY [--latency 0.02] [--no-listings] [--no-ranges] [--lifetime 3600]` prints the port on its
 first line and serves until stdin closes or the lifetime ends; `GET /__counts__` answers the counts as JSON
 and `GET /__reset__` sets them to zero.
 """
@@ -149,6 +149,12 @@ class Handler(SimpleHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # clients open dozens of connections at once; socketserver's 5 would make them retry
 
+    def handle_error(self, request, client_address) -> None:
+        # A client that hangs up mid-answer (it read the first bytes of a file sent whole, and had enough) is
+        # no error of the server's; anything else is printed as socketserver prints it.
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
+
 
 class LatencyServer:
     """The server, on 127.0.0.1 and a free port, for the length of a `with` block (or `lifetime` seconds)."""
@@ -199,9 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("directory")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds slept before each answer")
     parser.add_argument("--no-listings", action="store_true", help="answer directory URLs with 403")
+    parser.add_argument("--no-ranges", action="store_true", help="ignore Range headers: send whole files")
     parser.add_argument("--lifetime", type=float, default=3600.0, help="stop after this many seconds")
     args = parser.parse_args(argv)
-    with LatencyServer(args.directory, args.latency, not args.no_listings, lifetime=args.lifetime) as server:
+    with LatencyServer(args.directory, args.latency, not args.no_listings, not args.no_ranges, args.lifetime) as server:
         print(server.url.rsplit(":", 1)[1], flush=True)
         sys.stdin.read()  # until the parent closes it (or exits)
     return 0

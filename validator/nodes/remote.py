@@ -21,6 +21,7 @@ HTTP_PROTOCOLS = ("http", "https")
 # Names of Zarr metadata documents: the keys a reader probes for at every node, most of them absent.
 METADATA_DOCUMENTS = frozenset({".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"})
 HDF5_EXTENSIONS = (".h5ad", ".h5mu", ".h5seurat", ".h5", ".hdf5", ".nwb")
+ZARR_EXTENSIONS = (".zarr",)
 # HDF5 over a URL is read in blocks kept in an LRU cache: HDF5 metadata reads are small and scattered, chunk
 # reads are large and in order; 4 MiB blocks serve both in few requests, and 16 of them bound the memory.
 HDF5_BLOCK_SIZE = 4 * 2**20
@@ -213,7 +214,8 @@ class RemoteStore(KeyValueStore):
             return {k: self._fetch(k, denied_is_absent) for k in keys}
         results = self._gather([self._fs._cat_file(self._path(k)) for k in keys])
         return {
-            k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else r for k, r in zip(keys, results)
+            k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else r
+            for k, r in zip(keys, results, strict=True)
         }
 
     def _gather(self, calls: list[Any]) -> list[Any]:
@@ -276,7 +278,7 @@ class RemoteStore(KeyValueStore):
         if len(todo) > 1 and self.batched and self._listing_mode() == "list":
             wheres = [self._where(p) for p in todo]
             results = self._gather([self._fs._ls(w, detail=True) for w in wheres])
-            for prefix, where, result in zip(todo, wheres, results):
+            for prefix, where, result in zip(todo, wheres, results, strict=True):
                 try:
                     found = self._listing(prefix, where, result)
                 except PermissionError as exc:
@@ -511,6 +513,13 @@ def open_url(url: str) -> Tree:
 
 
 def _open(fs: Any, path: str, url: str, shown: str) -> Tree:
+    # A URL ending in .zarr names a store's root: its documents are asked for at once, without first asking what
+    # the URL itself is (over HTTP a directory URL costs a HEAD, a redirect and a listing page: four requests).
+    tried_zarr = urlsplit(url).path.rstrip("/").lower().endswith(ZARR_EXTENSIONS)
+    if tried_zarr:
+        tree = _open_zarr(fs, path, url)
+        if tree is not None:
+            return tree
     info: dict[str, Any] | None = None
     missing: str | None = None  # why there is no file at the URL itself
     try:
@@ -528,6 +537,16 @@ def _open(fs: Any, path: str, url: str, shown: str) -> Tree:
         tree = _open_file(fs, path, info, url, shown)
         if tree is not None:
             return tree
+    tree = None if tried_zarr else _open_zarr(fs, path, url)
+    if tree is not None:
+        return tree
+    if missing:
+        raise InputError(f"{shown}: {missing}")
+    raise InputError(f"{shown}: not an HDF5 file or a Zarr store")
+
+
+def _open_zarr(fs: Any, path: str, url: str) -> Tree | None:
+    """The Zarr store at `path`, or None when no Zarr document answers there."""
     from validator.nodes.zarr import ZarrTree, detect_zarr_format
 
     kv = RemoteStore(fs, path, url)
@@ -535,9 +554,7 @@ def _open(fs: Any, path: str, url: str, shown: str) -> Tree:
     if zarr_format is not None:
         return ZarrTree(kv, zarr_format)
     kv.close()
-    if missing:
-        raise InputError(f"{shown}: {missing}")
-    raise InputError(f"{shown}: not an HDF5 file or a Zarr store")
+    return None
 
 
 def _open_file(fs: Any, path: str, info: dict[str, Any], url: str, shown: str) -> Tree | None:
@@ -554,6 +571,16 @@ def _open_file(fs: Any, path: str, info: dict[str, Any], url: str, shown: str) -
         return None if http else _not_a_store(shown)
     fh = fs.open(path, "rb", block_size=HDF5_BLOCK_SIZE, cache_type="blockcache", cache_options={"maxblocks": HDF5_MAX_BLOCKS})
     try:
+        if http and info["size"] > HDF5_BLOCK_SIZE and not _serves_ranges(fh):
+            fh.close()
+            with fs.open(path, "rb", block_size=0) as stream:  # streamed: only the first bytes are read
+                head = stream.read(8)
+            if head != _hdf5_signature() and not urlsplit(url).path.lower().endswith(HDF5_EXTENSIONS):
+                return None  # not HDF5 (a large directory page?): the Zarr reader decides
+            raise InputError(
+                f"{shown}: the server ignores range requests (it sends the whole file for every read); "
+                "reading HDF5 over HTTP needs them"
+            )
         if _signature_at(fh):
             from validator.nodes.hdf5 import HDF5Tree
 
@@ -567,6 +594,20 @@ def _open_file(fs: Any, path: str, info: dict[str, Any], url: str, shown: str) -
     if magic == b"PK\x03\x04":
         raise InputError(f"{shown}: a zip file; zipped Zarr stores are read from local paths only")
     return None if http else _not_a_store(shown)  # an HTTP server answers a directory URL with a page
+
+
+def _serves_ranges(fh: Any) -> bool:
+    """True when the HTTP server answers a range request with that range, asked for one byte at offset 1.
+
+    fsspec reads the first block of a file from any server (it stops reading a whole-file answer there), but
+    fails on the first block past it, deep inside the HDF5 library; so a file larger than one block is tried
+    first, with one request of one byte. A server ignoring the Range header is told apart before its body is read.
+    """
+    try:
+        fh._fetch_range(1, 2)
+    except ValueError:  # fsspec: "The HTTP server doesn't appear to support range requests"
+        return False
+    return True
 
 
 def _not_a_store(shown: str) -> Tree:
