@@ -44,7 +44,7 @@ def is_type(value: Any, expected: str) -> bool:
     return type_name(value) == expected
 
 
-@check(options={"properties": {"key": KEY}, "required": ["key"]})
+@check(options={"properties": {"key": KEY}, "required": ["key"]}, own_metadata_only=True)
 def attr_present(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The node has the attribute `key`."""
     if options["key"] not in node.attrs:
@@ -60,7 +60,8 @@ def attr_present(node: Node, options: Options, scope: Scope) -> Iterator[Finding
             "minimum": {"type": "number"},
         },
         "required": ["key", "type"],
-    }
+    },
+    own_metadata_only=True,
 )
 def attr_type(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The attribute `key`, when present, has JSON type `type` (and `length` items, each >= `minimum`, if given).
@@ -85,7 +86,7 @@ def attr_type(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
             yield Finding(f"attribute {key!r} has values below {options['minimum']}: {low[:5]}", details={"key": key})
 
 
-@check(options={"properties": {"key": KEY, "value": {}}, "required": ["key", "value"]})
+@check(options={"properties": {"key": KEY, "value": {}}, "required": ["key", "value"]}, own_metadata_only=True)
 def attr_equals(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The attribute `key` is present and equals `value` (same JSON type and value)."""
     key, expected = options["key"], options["value"]
@@ -99,7 +100,10 @@ def attr_equals(node: Node, options: Options, scope: Scope) -> Iterator[Finding]
         )
 
 
-@check(options={"properties": {"key": KEY, "values": {"type": "array", "minItems": 1}}, "required": ["key", "values"]})
+@check(
+    options={"properties": {"key": KEY, "values": {"type": "array", "minItems": 1}}, "required": ["key", "values"]},
+    own_metadata_only=True,
+)
 def attr_one_of(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The attribute `key` is present and is one of `values`."""
     key, allowed = options["key"], options["values"]
@@ -117,7 +121,7 @@ def attr_one_of(node: Node, options: Options, scope: Scope) -> Iterator[Finding]
 _PLAIN_RELEASE = re.compile(r"[0-9]+(?:\.[0-9]+)*")
 
 
-@check(options={"properties": {"key": KEY}, "required": ["key"]})
+@check(options={"properties": {"key": KEY}, "required": ["key"]}, own_metadata_only=True)
 def attr_version(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The attribute `key`, when present and a string, parses as a version (PEP 440, as `packaging` reads it).
 
@@ -136,7 +140,10 @@ def attr_version(node: Node, options: Options, scope: Scope) -> Iterator[Finding
         yield Finding(f"attribute {options['key']!r} is {value!r}, which is not a version", details={"value": value})
 
 
-@check(options={"properties": {"key": KEY, "type": {"enum": ["object", "array", "any"]}}, "required": ["key"]})
+@check(
+    options={"properties": {"key": KEY, "type": {"enum": ["object", "array", "any"]}}, "required": ["key"]},
+    own_metadata_only=True,
+)
 def attr_json(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The attribute `key`, when present and a string, holds JSON text (of type `type`, default object).
 

@@ -24,7 +24,7 @@ DTYPE_KIND_NAMES = {
 }
 
 
-@check(options={"properties": {"kind": KINDS}, "required": ["kind"]})
+@check(options={"properties": {"kind": KINDS}, "required": ["kind"]}, own_metadata_only=True)
 def node_kind(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The node is a `kind` (group or array)."""
     if node.kind != options["kind"]:
@@ -46,7 +46,11 @@ def child_present(node: Node, options: Options, scope: Scope) -> Iterator[Findin
             yield Finding(f"{name!r} is a {child.kind}, expected a {options['kind']}", path=path, details={"child": name})
 
 
-@check(options={"properties": {"equals": {"type": "integer", "minimum": 0}}, "required": ["equals"]}, kind="array")
+@check(
+    options={"properties": {"equals": {"type": "integer", "minimum": 0}}, "required": ["equals"]},
+    kind="array",
+    own_metadata_only=True,
+)
 def ndim(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The array has exactly `equals` dimensions."""
     if node.shape is None:
@@ -57,7 +61,11 @@ def ndim(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
         )
 
 
-@check(options={"properties": {"kinds": {"type": "string", "pattern": "^[biufcOSUVMm]+$"}}, "required": ["kinds"]}, kind="array")
+@check(
+    options={"properties": {"kinds": {"type": "string", "pattern": "^[biufcOSUVMm]+$"}}, "required": ["kinds"]},
+    kind="array",
+    own_metadata_only=True,
+)
 def dtype_kind(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The array's dtype is of one of the numpy kinds in `kinds` (b boolean, i/u integer, f float, c complex...)."""
     dtype = node.dtype

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -11,7 +12,7 @@ from validator.engine.model import Pack, Rule
 from validator.engine.node_index import NodeIndex
 from validator.engine.rule_selection import Selection
 from validator.engine.scan import ArrayScan, Damaged, Progress, Scanner, SerialScanner, plan
-from validator.engine.selectors import matches
+from validator.engine.selectors import decided_by_kind, matches
 from validator.engine.template import render
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, NodeError, NotDecoded, Tree
@@ -78,8 +79,13 @@ class Tally:
             self.kept.append(ev)
         elif outcome.status is Status.PASSED:
             self.passed += 1
-        elif outcome.reason and (self.reason is None or outcome.reason < self.reason):
-            self.reason = outcome.reason
+        elif outcome.reason:
+            self.not_applicable(outcome.reason)
+
+    def not_applicable(self, reason: str) -> None:
+        """Count one evaluation that is merely not applicable, for `reason`."""
+        if self.reason is None or reason < self.reason:
+            self.reason = reason
 
 
 _PRIMITIVES: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
@@ -93,6 +99,49 @@ def _primitives(rule: Rule) -> tuple[Any, ...]:
         cached = (rule.check, tuple(registry.get(step.primitive) for step in rule.check))
         _PRIMITIVES[id(rule.check)] = cached
     return cached[1]
+
+
+class Remembered:
+    """A rule's verdict on a node that depends only on the node's own metadata, for every node of its signature:
+    passed, or not applicable for a reason naming the node's path (kept as the text around it)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list[str] | None) -> None:
+        self.parts = parts  # None: passed
+
+    def replay(self, tally: Tally, nodes: Sequence[Node]) -> None:
+        """Count the verdict for each of `nodes`."""
+        if self.parts is None:
+            tally.passed += len(nodes)
+        else:
+            tally.not_applicable(min(node.path.join(self.parts) for node in nodes))
+
+
+_PASSED_AGAIN = Remembered(None)
+
+
+def _remembered(ev: Evaluation) -> Remembered | None:
+    """How `ev`'s verdict holds for any node of the same signature; None when it may not (a failure, an error,
+    a node not checked, or a reason that names the node other than by its whole path)."""
+    outcome = ev.outcome
+    if outcome is PASSED:
+        return _PASSED_AGAIN
+    if outcome is None or outcome.status is not Status.NOT_APPLICABLE or outcome.unchecked or not outcome.reason:
+        return None
+    path = ev.node.path
+    if path == "/":
+        return None
+    parts = outcome.reason.split(path)
+    rest = "".join(parts)
+    if ev.node.name in rest or path.strip("/") in rest:
+        return None
+    return Remembered(parts)
+
+
+def _own_metadata_only(rule: Rule) -> bool:
+    """True when every step of the rule depends only on the node's own metadata (see `Node.signature`)."""
+    return all(p is not None and p.own_metadata_only for p in _primitives(rule))
 
 
 def find_scopes(tree: Tree, pack: Pack, walked: list[Node] | None = None) -> list[Scope]:
@@ -259,11 +308,12 @@ def _run_metadata_steps(
     tree.prefer_attributes(attribute_names(packs, chosen_by_pack))
     walked: list[Node] = []  # the whole tree in walk order, walked once for every pack's scope roots
     indexes: dict[int, tuple[Node, NodeIndex]] = {}  # scope root -> its nodes indexed, shared by packs
+    selections: dict[tuple[int, str], _Selected] = {}  # (index, selector) -> the nodes it selects
     evaluations: dict[tuple[str, str], Tally] = {}
     rules: list[Rule] = []
     scopes_by_pack: list[list[Scope]] = []
     waiting: list[Evaluation] = []
-    for pack, chosen in zip(packs, chosen_by_pack):
+    for pack, chosen in zip(packs, chosen_by_pack, strict=True):
         scopes = [s._replace(deep=deep) for s in find_scopes(tree, pack, walked)]
         scopes_by_pack.append(scopes)
         if not scopes:
@@ -274,15 +324,85 @@ def _run_metadata_steps(
                 continue
             rules.append(rule)
             tally = evaluations[rule.key] = Tally()
+            by_signature = _own_metadata_only(rule)
             for scope, index in nodes:
-                for node in index.candidates(rule.applies_to):
-                    if matches(rule.applies_to, node, scope):
-                        ev = Evaluation(rule, node, scope)
-                        _advance(ev, None)
-                        tally.add(ev)
-                        if ev.outcome is None:
-                            waiting.append(ev)
+                selected = _selected(selections, index, scope, rule.applies_to)
+                if by_signature:
+                    _evaluate_by_signature(rule, scope, index, selected, tally, waiting)
+                    continue
+                for node in selected.nodes:
+                    ev = Evaluation(rule, node, scope)
+                    _advance(ev, None)
+                    tally.add(ev)
+                    if ev.outcome is None:
+                        waiting.append(ev)
     return rules, evaluations, waiting, scopes_by_pack
+
+
+class _Selected:
+    """The nodes a selector selects in one scope, in tree order; and, worked out when first asked, the same nodes
+    grouped by signature (nodes without one alone)."""
+
+    __slots__ = ("_groups", "nodes")
+
+    def __init__(self, nodes: list[Node]) -> None:
+        self.nodes = nodes
+        self._groups: list[list[Node]] | None = None
+
+    def groups(self) -> list[list[Node]]:
+        if self._groups is None:
+            by_signature: dict[Any, list[Node]] = {}
+            groups: list[list[Node]] = []
+            for node in self.nodes:
+                signature = node.signature
+                if signature is None:
+                    groups.append([node])
+                    continue
+                group = by_signature.get(signature)
+                if group is None:
+                    group = by_signature[signature] = []
+                    groups.append(group)
+                group.append(node)
+            self._groups = groups
+        return self._groups
+
+
+def _selected(
+    selections: dict[tuple[int, str], _Selected], index: NodeIndex, scope: Scope, selector: Mapping[str, Any]
+) -> _Selected:
+    """The nodes of the scope that `selector` selects; worked out once per selector and scope root (dozens of rules
+    share `kind: array`)."""
+    key = (id(index), json.dumps(selector, sort_keys=True, default=repr))
+    found = selections.get(key)
+    if found is None:
+        candidates = index.candidates(selector)
+        if not decided_by_kind(selector):
+            candidates = [n for n in candidates if matches(selector, n, scope)]
+        found = selections[key] = _Selected(candidates)
+    return found
+
+
+def _evaluate_by_signature(
+    rule: Rule, scope: Scope, index: NodeIndex, selected: _Selected, tally: Tally, waiting: list[Evaluation]
+) -> None:
+    """Run a rule that depends on nothing but a node's own metadata once per signature, and count its verdict for
+    every node of that signature; where the verdict may differ (a failure, an error), each node is checked."""
+    kept = len(tally.kept)
+    for group in selected.groups():
+        remembered = None
+        for i, node in enumerate(group):
+            if remembered is not None:
+                remembered.replay(tally, group[i:])
+                break
+            ev = Evaluation(rule, node, scope)
+            _advance(ev, None)
+            tally.add(ev)
+            if ev.outcome is None:
+                waiting.append(ev)
+            elif i == 0 and len(group) > 1:
+                remembered = _remembered(ev)
+    if len(tally.kept) - kept > 1:  # kept evaluations in tree order, as a node by node run keeps them
+        tally.kept[kept:] = sorted(tally.kept[kept:], key=lambda ev: index.position[id(ev.node)])
 
 
 def _index(indexes: dict[int, tuple[Node, NodeIndex]], scope: Scope) -> NodeIndex:
@@ -300,7 +420,7 @@ def attribute_names(packs: Sequence[Pack], chosen: Sequence[Sequence[Rule]]) -> 
     that reads attribute values one by one can read these at once and leave the rest unread until asked.
     """
     names: set[str] = {"encoding-type", "encoding-version"}  # the node index reads these everywhere
-    for pack, rules in zip(packs, chosen):
+    for pack, rules in zip(packs, chosen, strict=True):
         if rules:
             _strings((pack.scope, pack.shapes, pack.dimensions), names)
         for rule in rules:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -105,6 +105,17 @@ class Node(ABC):
     # backends without such documents (HDF5, TileDB) keep the defaults: no document, no keys.
 
     link_kind: str | None = None  # for a link the tree reports but does not enter: "external", "soft", "cycle", ...
+
+    @property
+    def signature(self) -> Hashable | None:
+        """What the node holds itself, as one hashable value; None where the backend cannot tell it cheaply.
+
+        Two nodes of one tree with equal signatures have the same kind, link kind, attributes, stored metadata
+        document, dtype, shape, chunks and storage, wherever they are: the engine checks the rules that depend
+        on nothing else (`own_metadata_only` primitives) once per signature. Thousands of dataframe columns
+        share a handful.
+        """
+        return None
 
     @property
     def metadata(self) -> Mapping[str, Any] | None:

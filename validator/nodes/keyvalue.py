@@ -177,22 +177,32 @@ class DirectoryStore(KeyValueStore):
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         full = self._folder(prefix)
-        if full is None or not os.path.isdir(full):
+        if full is None:
             return [], []
         keys, dirs = [], []
         try:
-            entries = sorted(os.scandir(full), key=lambda e: e.name)
+            with os.scandir(full) as scan:  # not a directory (or gone): nothing below it
+                entries = list(scan)
         except OSError:
             return [], []
         for entry in entries:
+            name = entry.name
             # Inside a directory that lies in the store only a symlink can lead out; a name with a backslash
             # is no key (resolve refuses it).
-            if "\\" in entry.name or (entry.is_symlink() and self.resolve(_join(prefix, entry.name)) is None):
+            if "\\" in name:
+                continue
+            link = entry.is_symlink()
+            if link and self.resolve(_join(prefix, name)) is None:
                 continue
             if entry.is_dir():
-                dirs.append(entry.name)
+                dirs.append(name)
+                if not link:
+                    # The folder's checked path, from this listing: no lstat when it is read or listed in turn.
+                    self._folders.setdefault(_join(prefix, name), os.path.join(full, name))
             elif entry.is_file():
-                keys.append(entry.name)
+                keys.append(name)
+        keys.sort()
+        dirs.sort()
         return keys, dirs
 
 

@@ -157,10 +157,22 @@ class ZarrNode(Node):
             return self.key(V3_DOCUMENT)
         return self.key(".zarray" if self.kind == "array" else ".zgroup")
 
+    @cached_property
+    def signature(self) -> tuple[str, bool, bytes | None, bytes | None]:
+        """(kind, implicit, the stored bytes of its document, and of its .zattrs for Zarr v2): everything the node's
+        metadata, attributes, dtype, shape, chunks and storage are read from."""
+        key = self.metadata_key
+        document = self.tree.document(key) if key is not None else None
+        attrs = self.tree.document(self.key(".zattrs")) if self.tree.zarr_format == 2 else None
+        return (self.kind, self._implicit, document, attrs)
+
     def stored_keys(self) -> list[str]:
-        prefix = self.prefix
-        cut = len(prefix) + 1 if prefix else 0
-        return sorted(k[cut:] for k in self.tree.list_keys(prefix))
+        keys = self.__dict__.get("_stored_keys")
+        if keys is None:  # listed once: several rules (chunk keys, consolidated metadata) read them
+            prefix = self.prefix
+            cut = len(prefix) + 1 if prefix else 0
+            keys = self.__dict__["_stored_keys"] = sorted(k[cut:] for k in self.tree.list_keys(prefix))
+        return list(keys)
 
     def read_document(self, name: str) -> bytes | None:
         return self.read_key(name)
