@@ -9,7 +9,7 @@ from urllib.parse import quote
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from validator.report.baseline import Baseline, artifact_uri, located
+from validator.report.baseline import INPUT_ERROR, Baseline, artifact_uri, located
 from validator.primitive_api import Level
 
 if TYPE_CHECKING:
@@ -25,6 +25,11 @@ def _docs_base() -> str:
     return os.environ.get("SPEC_VALIDATE_DOCS_URI", f"{INFORMATION_URI}/blob/main/docs/rules/").rstrip("/") + "/"
 
 
+def rule_uri(rule_id: str) -> str:
+    """The rule's documentation page (SARIF helpUri, the HTML report's links)."""
+    return f"{_docs_base()}{rule_id}.md"
+
+
 def rule_descriptor(rule: Any) -> dict[str, Any]:
     """The reportingDescriptor for one rule: clause, rationale, help from --explain, docs page, level."""
     from validator.explain import explain
@@ -37,7 +42,7 @@ def rule_descriptor(rule: Any) -> dict[str, Any]:
         "shortDescription": {"text": rule.clause},
         "fullDescription": {"text": full},
         "help": {"text": help_md, "markdown": help_md},
-        "helpUri": f"{_docs_base()}{rule.id}.md",
+        "helpUri": rule_uri(rule.id),
         "defaultConfiguration": {"level": SARIF_LEVEL[rule.level]},
         "properties": {
             "spec": rule.pack,
@@ -64,6 +69,19 @@ def _unreadable_descriptor() -> dict[str, Any]:
     }
 
 
+def _input_error_descriptor() -> dict[str, Any]:
+    text = "Every input can be opened as a store that spec-validate reads."
+    return {
+        "id": INPUT_ERROR,
+        "name": INPUT_ERROR,
+        "shortDescription": {"text": text},
+        "fullDescription": {"text": f"{text} An input that cannot be opened (missing, truncated, not a store) is not checked."},
+        "help": {"text": text},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"rfc2119_level": "MUST", "basis": "tool"},
+    }
+
+
 def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline | None = None) -> dict[str, Any]:
     """The SARIF log for every report of one invocation (one run)."""
     descriptors: list[dict[str, Any]] = []
@@ -77,15 +95,19 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
     results: list[dict[str, Any]] = []
     artifacts: list[dict[str, Any]] = []
     for report in reports:
+        if report.skipped is not None:  # found in a folder, not a store: nothing to locate
+            continue
         root = _uri(artifact_uri(report.source))
-        artifacts.append({"location": {"uri": root}, "properties": {"format": report.format}})
+        artifacts.append({"location": {"uri": root}, "properties": {"format": report.format or "unknown"}})
         for item in located(report):
             key = (item.pack, item.rule_id)
             if key not in index:
                 index[key] = len(descriptors)
-                descriptors.append(_unreadable_descriptor())
+                descriptors.append(_input_error_descriptor() if item.rule_id == INPUT_ERROR else _unreadable_descriptor())
             uri = root
-            if item.result is None:  # an unreadable key: point at it
+            if item.rule_id == INPUT_ERROR:
+                pass  # the input itself
+            elif item.result is None:  # an unreadable key: point at it
                 uri = f"{root}/{quote(item.path)}"
             elif item.path in report.metadata_keys:
                 uri = f"{root}/{quote(report.metadata_keys[item.path])}"
@@ -131,6 +153,8 @@ def _uri(path: str) -> str:
 
 def _message(item: Any) -> str:
     """`<node path>: <what was found>` plus the offending values the primitive recorded."""
+    if item.rule_id == INPUT_ERROR:
+        return f"cannot be opened: {item.message}"
     if item.result is None:
         return f"{item.path}: unreadable: {item.message}"
     text = f"{item.path or '/'}: {item.message}" if item.path else item.message
