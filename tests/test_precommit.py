@@ -131,21 +131,47 @@ def test_precommit_local_hook_passes_valid_and_fails_broken(tmp_path):
     assert "good.h5ad (hdf5" in both.stdout and "bad.zarr (zarr-v2" in both.stdout
 
 
-@needs_corpus
-@needs_pre_commit
-def test_precommit_try_repo_uses_the_published_hook(tmp_path):
-    # The hook as users get it (`language: python`): pre-commit builds a virtualenv from a copy of this
-    # repository. try-repo only sees committed files, so the copy is committed in tmp_path, never here.
-    src = tmp_path / "src"
+def published_copy(src: Path) -> Path:
+    """A copy of this repository as users fetch it, committed on `main` in `src` (never here): pre-commit only
+    sees committed files."""
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True)
     for rel in files.stdout.splitlines():
         if rel.startswith(("conformance-corpus/", "bench/")) or not (REPO / rel).is_file():
             continue
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / rel, src / rel)
-    subprocess.run(["git", "init", "-q", str(src)], check=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(src)], check=True)
     subprocess.run(["git", "add", "-A"], cwd=src, check=True)
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "copy"], cwd=src, check=True)
+    return src
+
+
+@needs_pre_commit
+def test_precommit_docs_rev_exists_and_autoupdate_pins_a_commit(tmp_path):
+    # The documented config named `rev: v0.1.0`, a tag that does not exist. The rev it names now must resolve in
+    # the repository as published, and `pre-commit autoupdate` (which the docs say to run) must pin a commit.
+    text = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, flags=re.DOTALL)]
+    (remote,) = [repo for b in blocks if isinstance(b, dict) for repo in b.get("repos", []) if repo.get("repo") != "local"]
+    src = published_copy(tmp_path / "src")
+    found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{remote['rev']}^{{commit}}"], cwd=src, capture_output=True, text=True)
+    assert found.returncode == 0, f"docs/ci.md: rev {remote['rev']!r} names nothing in the repository"
+    root = tmp_path / "project"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    config = root / ".pre-commit-config.yaml"
+    config.write_text(yaml.safe_dump({"repos": [{**remote, "repo": str(src)}]}))
+    done = pre_commit(root, tmp_path / "home", "autoupdate")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (pinned,) = yaml.safe_load(config.read_text())["repos"]
+    assert pinned["rev"] == found.stdout.strip()  # no tag yet: the latest commit of the default branch
+
+
+@needs_corpus
+@needs_pre_commit
+def test_precommit_try_repo_uses_the_published_hook(tmp_path):
+    # The hook as users get it (`language: python`): pre-commit builds a virtualenv from a copy of this
+    # repository. try-repo only sees committed files, so the copy is committed in tmp_path, never here.
+    src = published_copy(tmp_path / "src")
     root = tmp_path / "project"
     git_repo(root)
     home = tmp_path / "home"
