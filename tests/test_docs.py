@@ -59,5 +59,6 @@ def test_docs_install_commands_name_what_exists():
 
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     from_index = re.compile(r"""pip install\s+['"]?spec-validate(\[[^\]]*\])?(?!\s*@)['"]?(\s|$|`)""")  # not `name @ url`
-    found = [f"{page.name}: {m.group(0).strip()}" for page in pages for m in from_index.finditer(page.read_text(encoding="utf-8"))]
+    found = [f"{page.name}: {m.group(0).strip()}" for page in pages
+             for m in from_index.finditer(page.read_text(encoding="utf-8"))]
     assert not found, found

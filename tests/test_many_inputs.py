@@ -79,7 +79,6 @@ def _text_entry(out):
 
 def _json_entry(out):
     import jsonschema
-
     from test_cli import SCHEMA
 
     doc = json.loads(out)
@@ -91,7 +90,6 @@ def _json_entry(out):
 
 def _sarif_entry(out):
     import jsonschema
-
     from report.test_sarif import SCHEMA as SARIF
 
     doc = json.loads(out)

@@ -20,6 +20,8 @@ from corpus_paths import CASES, VALID_H5AD
 from corpus_paths import FAILING_ZARR as ZARR
 
 CORPUS = REPO / "conformance-corpus"
+SEURAT = CORPUS / "h5seurat" / "valid-every-element.h5Seurat"
+NWB_ZARR = CORPUS / "hdmf-zarr" / "zarr-v2" / "valid-every-element.zarr"
 PRE_COMMIT = shutil.which("pre-commit", path=os.path.dirname(sys.executable)) or shutil.which("pre-commit")
 SPEC_VALIDATE = shutil.which("spec-validate", path=os.path.dirname(sys.executable)) or shutil.which("spec-validate")
 
@@ -154,7 +156,8 @@ def test_precommit_docs_rev_exists_and_autoupdate_pins_a_commit(tmp_path):
     blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, flags=re.DOTALL)]
     (remote,) = [repo for b in blocks if isinstance(b, dict) for repo in b.get("repos", []) if repo.get("repo") != "local"]
     src = published_copy(tmp_path / "src")
-    found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{remote['rev']}^{{commit}}"], cwd=src, capture_output=True, text=True)
+    found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{remote['rev']}^{{commit}}"], cwd=src,
+                           capture_output=True, text=True)
     assert found.returncode == 0, f"docs/ci.md: rev {remote['rev']!r} names nothing in the repository"
     root = tmp_path / "project"
     subprocess.run(["git", "init", "-q", str(root)], check=True)
@@ -210,14 +213,13 @@ def _copy(source: Path, name: str):
 FORMATS = [
     pytest.param(_copy(VALID_H5AD, "cells.h5ad"), "cells.h5ad (hdf5", id="h5ad"),
     pytest.param(_copy(VALID_H5AD, "CELLS.H5AD"), "CELLS.H5AD (hdf5", id="h5ad-upper-case"),
-    pytest.param(_copy(CORPUS / "h5seurat" / "valid-every-element.h5Seurat", "pbmc.h5Seurat"), "pbmc.h5Seurat (hdf5", id="h5Seurat"),
-    pytest.param(_copy(CORPUS / "h5seurat" / "valid-every-element.h5Seurat", "pbmc.h5seurat"), "pbmc.h5seurat (hdf5", id="h5seurat"),
+    pytest.param(_copy(SEURAT, "pbmc.h5Seurat"), "pbmc.h5Seurat (hdf5", id="h5Seurat"),
+    pytest.param(_copy(SEURAT, "pbmc.h5seurat"), "pbmc.h5seurat (hdf5", id="h5seurat"),
     pytest.param(_copy(VALID_H5AD, "multi.h5mu"), "multi.h5mu (hdf5", id="h5mu"),
     pytest.param(_copy(CASES / "zarr-v2" / "valid-every-element.zarr", "cells.zarr"), "cells.zarr (zarr-v2", id="zarr"),
     pytest.param(_zarr_zip, "store.zarr.zip (zarr-v2", id="zarr.zip"),
     pytest.param(_copy(CORPUS / "cxg" / "cxg-0.3.0" / "valid-every-element.cxg", "atlas.cxg"), "atlas.cxg (tiledb", id="cxg"),
-    pytest.param(_copy(CORPUS / "hdmf-zarr" / "zarr-v2" / "valid-every-element.zarr", "session.nwb.zarr"), "session.nwb.zarr (zarr-v2",
-                 id="nwb.zarr"),
+    pytest.param(_copy(NWB_ZARR, "session.nwb.zarr"), "session.nwb.zarr (zarr-v2", id="nwb.zarr"),
 ]
 
 

@@ -137,7 +137,8 @@ def test_render_names_nodes_a_not_applicable_clause_could_not_check():
 
 
 def test_render_an_input_that_cannot_be_opened_is_one_line():
-    text = render([Report("notes.txt", "", (), "0", (), error="notes.txt: not an HDF5 file or a Zarr store"), report()], Level.MUST)
+    error = Report("notes.txt", "", (), "0", (), error="notes.txt: not an HDF5 file or a Zarr store")
+    text = render([error, report()], Level.MUST)
     assert text.splitlines()[0] == "notes.txt: error: not an HDF5 file or a Zarr store"
     row = next(line for line in text.splitlines() if line.startswith("notes.txt "))  # the summary table's row
     assert row.split() == ["notes.txt", "-", "-", "-", "-", "error"]

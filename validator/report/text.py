@@ -51,13 +51,15 @@ def _block(report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline
     """One input: its header, what failed, what could not be checked, the context above a node, the verdict."""
     if report.error is not None:
         return [paint("bold", report.name) + ": " + paint("MUST", "error") + f": {_without(report.source, report.error)}"]
-    packs = ", ".join(f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs)
+    packs = ", ".join(f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "")
+                      for p in report.packs)
     lines = [paint("bold", report.name) + f" ({report.format}; {packs or 'no pack applies'})"]
     states = _baseline_states(report, baseline)
     for problem in report.problems:
         mark = " [baseline]" if states.get((None, problem.key)) else ""
         lines.append(f"  {paint('MUST', 'UNREADABLE')} {problem.key}: {problem.message}{mark}")
-    shown = sorted((r for r in report.results if r.status in (Status.FAILED, Status.ERROR)), key=lambda r: (-r.rule.level.rank, r.rule.id))
+    failing = (r for r in report.results if r.status in (Status.FAILED, Status.ERROR))
+    shown = sorted(failing, key=lambda r: (-r.rule.level.rank, r.rule.id))
     for r in shown:
         lines.extend(_failed_clause(r, paint, states))
     # A clause that could not check some of its nodes says so, verbose or not, whether it passed or not.
