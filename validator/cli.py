@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="files, stores, paths inside stores, and folders to search for stores (.gitignore respected)")
     p.add_argument("--format", "--output-format", dest="format", type=str.lower, choices=FORMATS, default="text",
-                   help="output format (default: text); --output-format is the same option under ruff's name")
+                   metavar="FORMAT", help=f"output format: {', '.join(FORMATS)} (default: text); --output-format is the same "
+                                          "option under ruff's name")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--select", action="append", default=[], metavar="ID",
                    help="only these rule ids or dotted prefixes (repeatable, or comma-separated)")
