@@ -46,9 +46,9 @@ def test_precommit_manifest_declares_the_hook():
 
 
 def test_precommit_docs_local_hook_uses_the_shipped_pattern():
-    # docs/ci.md's `repo: local` example must see what the shipped hook sees (it was case-sensitive, and blind to
-    # .zarr.zip): the two patterns are one.
-    text = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+    # docs/pre-commit.md's `repo: local` example must see what the shipped hook sees (it was case-sensitive, and
+    # blind to .zarr.zip): the two patterns are one.
+    text = (REPO / "docs" / "pre-commit.md").read_text(encoding="utf-8")
     blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, flags=re.DOTALL)]
     local = [hook for b in blocks if isinstance(b, dict) for repo in b.get("repos", []) if repo.get("repo") == "local"
              for hook in repo["hooks"]]
@@ -152,13 +152,13 @@ def published_copy(src: Path) -> Path:
 def test_precommit_docs_rev_exists_and_autoupdate_pins_a_commit(tmp_path):
     # The documented config named `rev: v0.1.0`, a tag that does not exist. The rev it names now must resolve in
     # the repository as published, and `pre-commit autoupdate` (which the docs say to run) must pin a commit.
-    text = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "pre-commit.md").read_text(encoding="utf-8")
     blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, flags=re.DOTALL)]
     (remote,) = [repo for b in blocks if isinstance(b, dict) for repo in b.get("repos", []) if repo.get("repo") != "local"]
     src = published_copy(tmp_path / "src")
     found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{remote['rev']}^{{commit}}"], cwd=src,
                            capture_output=True, text=True)
-    assert found.returncode == 0, f"docs/ci.md: rev {remote['rev']!r} names nothing in the repository"
+    assert found.returncode == 0, f"docs/pre-commit.md: rev {remote['rev']!r} names nothing in the repository"
     root = tmp_path / "project"
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     config = root / ".pre-commit-config.yaml"

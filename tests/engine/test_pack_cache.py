@@ -169,3 +169,11 @@ def test_built_entries_are_read_only_inside_the_installed_rules(cache, tmp_path)
     entry["doc"]["rules"][0]["level"] = "MAY"
     (tmp_path / f"mine{pack_cache.BUILT_SUFFIX}").write_text(json.dumps(entry))
     assert loader.load_pack(path).rules[0].level.value == "MUST"
+
+
+def test_editable_install_warms_the_user_cache(cache):
+    """`pip install -e .` runs the build hook's editable branch: afterwards every built-in pack is a cache hit."""
+    loader.warm_user_cache()
+    for path in loader.builtin_pack_files():
+        with open(path, "rb") as fh:
+            assert pack_cache.load(fh.read()) is not None, path

@@ -13,6 +13,7 @@ from memory_tree import Arr, pack, tree
 from validator.engine.model import CheckStep, Rule
 from validator.engine.run import iter_results
 from validator.report.html import render
+from validator.report.links import rule_page
 from validator.report.model import Level, PackInfo, Report
 
 # The system's Chromium (apt-get install chromium), driven by Playwright through `executable_path`: Playwright's own
@@ -20,7 +21,7 @@ from validator.report.model import Level, PackInfo, Report
 CHROMIUM = os.environ.get("SPEC_VALIDATE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def _rule(rid, level, applies_to, step):
+def _rule(rid, level, applies_to, step, builtin=False):
     return Rule(
         id=rid,
         level=level,
@@ -31,11 +32,12 @@ def _rule(rid, level, applies_to, step):
         applies_to=applies_to,
         check=(CheckStep(*step),),
         pack="t",
+        builtin=builtin,
     )
 
 
 RULES = [
-    _rule("t.a.monotonic", Level.MUST, {"name": "a"}, ("non_decreasing", {})),
+    _rule("t.a.monotonic", Level.MUST, {"name": "a"}, ("non_decreasing", {}), builtin=True),
     _rule("t.root.flag", Level.SHOULD, {"root": True}, ("attr_present", {"key": "flag"})),
     _rule("t.root.group", Level.MUST, {"root": True}, ("node_kind", {"kind": "group"})),
 ]
@@ -64,7 +66,8 @@ def test_html_passes_failures_first_with_clause_path_values_and_rule_link():
     assert "The &lt;thing&gt; MUST hold." in text  # escaped
     assert "<code>/a[2]</code>: decreases at index 2: 2 -&gt; 1" in text
     assert "previous = 2; value = 1" in text  # the offending values
-    assert 'href="https://github.com/spec-validate/spec-validate/blob/main/docs/rules/t.a.monotonic.md"' in text
+    assert f'<a href="{rule_page("t.a.monotonic")}">t.a.monotonic</a>' in text  # a built-in rule: its page
+    assert "> t.root.group</h3>" in text  # a rule of the user's own pack has no page to link
 
 
 def test_html_passes_verdict_line_per_input_and_error_and_skipped_entries():

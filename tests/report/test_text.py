@@ -162,3 +162,15 @@ def test_render_context_is_shown_once_and_not_counted():
     i = lines.index("  Context: clauses failing on the ancestors of /a (not counted for /a):")
     assert lines[i + 1] == "    FAILED MUST t.root.group" and text.count("t.root.group") == 1
     assert "  conforms at --fail-on must." in text
+
+
+def test_render_passes_failed_builtin_rule_links_its_page(monkeypatch):
+    from corpus_paths import CASES
+
+    import validator
+
+    monkeypatch.setenv("SPEC_VALIDATE_DOCS_URI", "https://docs.example.org/sv")
+    failed = validator.validate(CASES / "h5ad" / "anndata-var-missing.h5ad")
+    text = render([failed], Level.MUST)
+    assert "    see https://docs.example.org/sv/rules/anndata.anndata.obs-var-present.html" in text.splitlines()
+    assert "see " not in render([report()], Level.MUST)  # rules of a user's own pack have no page

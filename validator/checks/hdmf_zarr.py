@@ -7,9 +7,8 @@ import posixpath
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import numpy as np
-
 from validator.checks.schemas import KEY, NAMES
+from validator.kernels.facts import FactRequest
 from validator.kernels.references import SELF_SOURCES
 from validator.nodes.base import Node
 from validator.primitive_api import Finding, NotApplicable, NotChecked, Options, Scope, check
@@ -304,143 +303,171 @@ def scalar_string_storage(node: Node, options: Options, scope: Scope) -> Iterato
                       details={"dtype": meta.get("dtype")})
 
 
-# Codecs a scalar's one chunk may pass through: text codecs and compressors that run no stored code.
+# Codecs an element of a JSON-coded dataset may pass through: text codecs and compressors that run no stored
+# code. The scan decodes them with the one codec module; anything else (pickle above all) is never decoded.
 SAFE_CHUNK_CODECS = TEXT_CODECS | {"zlib", "gzip", "bz2", "lzma", "blosc", "zstd", "lz4"}
 
 
-def _scalar_value(node: Node) -> Any:
-    """The one element of a scalar string array, decoded from its raw chunk through safe codecs only."""
-    meta = node.metadata
-    sep = meta.get("dimension_separator") or "."
-    raw = node.read_key(sep.join("0" for _ in meta.get("shape") or [0]))
-    if raw is None:
-        return meta.get("fill_value")
-    value = _decode_chunk(node, raw)
-    return value.reshape(-1)[0] if value.size else None
-
-
-@check(kind="array")
-def scalar_json_parses(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """The scalar's one string parses as JSON.
-
-    Reads the scalar's one chunk from the store and decodes it with its text codec (json2, vlen-utf8,
-    vlen-bytes) and a plain compressor; any other codec, pickle above all, is never run.
-    Memory: one chunk of one element.
-    Not applicable when: the array is not a scalar "|O" string array stored only with such codecs.
-    """
+def _scalar_json(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
     codecs = set(_codec_ids(node))
     meta = node.metadata
     if not isinstance(meta, dict) or not _is_scalar(node) or meta.get("dtype") != "|O" \
             or not codecs & TEXT_CODECS or not codecs <= SAFE_CHUNK_CODECS:
         raise NotChecked(f"{node.path} is not a scalar string stored with safe codecs; its data is not read")
-    try:
-        value = _scalar_value(node)
-    except Exception as exc:  # a corrupt chunk is this store's problem, not the validator's
-        yield Finding(f"its chunk cannot be decoded ({type(exc).__name__}: {exc})")
-        return
-    if isinstance(value, bytes):
-        try:
-            value = value.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            yield Finding(f"is not UTF-8 ({exc.reason} at byte {exc.start})")
-            return
-    if not isinstance(value, str):
-        yield Finding(f"holds {_short(repr(value))}, expected a JSON string")
-        return
-    try:
-        json.loads(value)
-    except json.JSONDecodeError as exc:
-        yield Finding(f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})", details={"value": value[:80]})
+    return {"invalid": FactRequest("invalid_json", (("limit", 1),))}
 
 
-def _decode_chunk(node: Node, raw: bytes) -> Any:
-    """A raw chunk through the array's compressor and filters (callers have checked each codec is safe)."""
-    import numcodecs
+@check(kind="array", facts=_scalar_json)
+def scalar_json_parses(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """The scalar's one string parses as JSON.
 
-    meta = node.metadata
-    comp = meta.get("compressor")
-    value: Any = numcodecs.get_codec(dict(comp)).decode(raw) if isinstance(comp, dict) else raw
-    for f in reversed(meta.get("filters") or []):
-        value = numcodecs.get_codec(dict(f)).decode(value)
-    return np.asarray(value, dtype=object)
-
-
-@check(options={"properties": {"required": NAMES}, "required": ["required"]}, kind="array")
-def dataset_references_valid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """Every element is a reference object with string `required` keys, and one with source "." names a node of the store.
-
-    Reads the array chunk by chunk from the store, decoding only through JSON/text codecs and plain
-    compressors; a pickle-coded array is never decoded. Elements of absent chunks (the fill value) and the
-    padding of edge chunks are not elements of the dataset and are skipped. Memory: one chunk.
-    Not applicable when: the array is not "|O" stored with a JSON codec and safe compressors, or its shape
-    or chunks are unusable; such an array is listed as not checked.
+    The engine's scan reads the scalar's one chunk and decodes it with its text codec (json2, vlen-utf8,
+    vlen-bytes) and a plain compressor; any other codec, pickle above all, is never run.
+    Memory: one chunk of one element.
+    Not applicable when: the array is not a scalar "|O" string array stored only with such codecs (it is
+    then listed as not checked).
     """
-    reported = 0
-    for at, element, error in _reference_elements(node):
-        problem = None
-        if error is not None:
-            yield error
-            reported += 1
-        elif not isinstance(element, dict):
-            problem = f"is {_short(element)}, expected a reference object"
-        else:
-            missing = [k for k in options["required"] if not isinstance(element.get(k), str)]
-            if missing:
-                problem = f"has no string {', '.join(missing)}"
-            elif element["source"] in SELF_SOURCES and _target(node, element["path"]) is None:
-                problem = f"points at {element['path']!r}, which is not a node in this store"
-        if problem:
-            yield Finding(f"element {list(at)} {problem}", index=at, details={"element": _short(element)})
-            reported += 1
-        if reported >= MAX_ELEMENT_FINDINGS:
-            return
+    result = facts["invalid"]
+    if result is None:
+        raise NotChecked(f"{node.path} holds no element to parse")
+    for bad in result.found:
+        yield Finding(bad.reason, details={"value": bad.preview})
 
 
-@check(kind="array")
-def dataset_references_in_store(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """Every reference object stored as an element of the dataset has source "." (this store).
-
-    An element naming another store is reported, one finding per element, as not followed: the other store
-    is never opened and its target never checked. Elements that are no reference object or have no string
-    source and path, and chunks that cannot be decoded, are dataset_references_valid's to report.
-    Not applicable when: as for dataset_references_valid (the data is read the same way).
-    """
-    reported = 0
-    for at, element, error in _reference_elements(node):
-        if error is not None or not isinstance(element, dict):
-            continue
-        source, path = element.get("source"), element.get("path")
-        if isinstance(source, str) and isinstance(path, str) and source not in SELF_SOURCES:
-            yield Finding(f"element {list(at)} names another store {source!r} (path {path!r}): not followed, its target "
-                          "is not checked", index=at, details={"source": source, "target": path})
-            reported += 1
-            if reported >= MAX_ELEMENT_FINDINGS:
-                return
-
-
-def _reference_elements(node: Node) -> Iterator[tuple[tuple[int, ...], Any, Finding | None]]:
-    """(index, element, None) for each element of a JSON-coded object array, in chunk order, and (chunk index,
-    None, finding) for a chunk that cannot be decoded. Raises NotApplicable for an array not read this way."""
+def _reference_elements(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
     meta = node.metadata
     codecs = set(_codec_ids(node))
     if not isinstance(meta, dict) or meta.get("dtype") != "|O" or not codecs & {"json2", "json"} or not codecs <= SAFE_CHUNK_CODECS:
         raise NotChecked(f"{node.path} is not an object array stored with a JSON codec; its data is not read")
-    shape, chunks = node.shape, node.chunks
-    if shape is None or chunks is None or len(chunks) != len(shape) or not shape:
-        raise NotChecked(f"{node.path} has no usable shape and chunks")
-    sep = meta.get("dimension_separator") or "."
-    names = [k for k in node.stored_keys() or () if sep == "/" or "/" not in k]
-    for name in sorted(names):
-        parts = name.split(sep)
-        if name.startswith(".") or len(parts) != len(shape) or not all(p.isdigit() for p in parts):
-            continue  # metadata documents, and keys the zarr pack's chunk-keys rule reports
-        index = [int(p) for p in parts]
-        try:
-            block = _decode_chunk(node, node.read_key(name)).reshape(chunks)
-        except Exception as exc:  # a corrupt chunk is this store's problem, not the validator's
-            yield tuple(index), None, Finding(f"chunk {name!r} cannot be decoded ({type(exc).__name__}: {exc})",
-                                              details={"chunk": name})
-            continue
-        inside = tuple(slice(0, max(0, min(c, n - i * c))) for i, c, n in zip(index, chunks, shape))
-        for offset, element in np.ndenumerate(block[inside]):
-            yield tuple(i * c + o for i, c, o in zip(index, chunks, offset)), element, None
+    required = tuple(options.get("required", ("source", "path")))
+    params = (("required", required), ("limit", MAX_ELEMENT_FINDINGS), ("max_targets", MAX_TARGETS))
+    return {"references": FactRequest("reference_elements", params)}
+
+
+# Distinct in-store paths remembered per dataset; past this the rest are counted and listed as not checked.
+MAX_TARGETS = 10_000
+
+
+@check(options={"properties": {"required": NAMES}, "required": ["required"]}, kind="array", facts=_reference_elements)
+def dataset_references_valid(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every element is a reference object with string `required` keys, and one with source "." names a node of the store.
+
+    The engine's scan reads the dataset once, decoding only through JSON/text codecs and plain compressors
+    (shared with dataset_references_in_store); a pickle-coded dataset is never decoded. Chunks that are not
+    stored read as the fill value, which is an element like any other. Each distinct path is looked up once.
+    Memory: a few blocks, and at most 10,000 distinct paths.
+    Not applicable when: the array is not "|O" stored with a JSON codec and safe compressors; such an array is
+    listed as not checked.
+    """
+    result = facts["references"]
+    if result is None:
+        raise NotChecked(f"{node.path} holds no element")
+    found = [(e.index, f"element [{e.index}] {e.problem}", e.text) for e in result.malformed_found]
+    missing = [(index, f"element [{index}] points at {path!r}, which is not a node in this store", path)
+               for path, index in result.targets if _target(node, path) is None]
+    for index, message, text in sorted(found + missing)[:MAX_ELEMENT_FINDINGS]:
+        yield Finding(message, index=_unravel(index, node.shape), details={"element": text})
+    total = result.malformed + len(missing)
+    if total > MAX_ELEMENT_FINDINGS:
+        yield Finding(f"... and {total - MAX_ELEMENT_FINDINGS} more elements are not valid references",
+                      details={"more": total - MAX_ELEMENT_FINDINGS})
+    if result.targets_dropped:
+        raise NotChecked(f"{node.path}: more than {MAX_TARGETS} distinct paths; only the first {MAX_TARGETS} were looked up")
+
+
+@check(kind="array", facts=_reference_elements)
+def dataset_references_in_store(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every reference object stored as an element of the dataset has source "." (this store).
+
+    An element naming another store is reported, one finding per element, as not followed: the other store
+    is never opened and its target never checked. Elements that are no reference object or have no string
+    source and path are dataset_references_valid's to report. The scan that reads them is shared with it.
+    Not applicable when: as for dataset_references_valid (the data is read the same way).
+    """
+    result = facts["references"]
+    if result is None:
+        raise NotChecked(f"{node.path} holds no element")
+    for e in result.foreign_found:
+        yield Finding(f"element [{e.index}] names another store {e.source!r} (path {e.path!r}): not followed, its target "
+                      "is not checked", index=_unravel(e.index, node.shape), details={"source": e.source, "target": e.path})
+    if result.foreign > len(result.foreign_found):
+        more = result.foreign - len(result.foreign_found)
+        yield Finding(f"... and {more} more elements name another store", details={"more": more})
+
+
+def _unravel(flat: int, shape: tuple[int, ...] | None) -> tuple[int, ...]:
+    """A flat C-order index as one index per dimension."""
+    if not shape:
+        return (flat,)
+    out = []
+    for n in reversed(shape):
+        flat, i = divmod(flat, n) if n else (flat, 0)
+        out.append(i)
+    return tuple(reversed(out))
+
+
+SOURCE_EXTENSIONS = (".yaml", ".yml", ".json")
+
+
+def _scalar_text(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    _scalar_json(node, options, scope)  # the same preconditions: a scalar string stored with safe codecs
+    return {"value": FactRequest("first_last", edges_only=True)}
+
+
+@check(kind="array", facts=_scalar_text)
+def namespace_sources_present(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every source file the cached namespace lists ("schema": [{"source": ...}]) is stored beside it, named without its extension.
+
+    "nwb.ecephys.yaml" is stored as "nwb.ecephys"; a name without .yaml/.yml/.json is stored as it is. Entries that
+    include another namespace ({"namespace": ...}) name no file. The namespace's one element is read by the
+    engine's scan (shared with scalar_json_parses), through text codecs and plain compressors only.
+    Not applicable when: the array is not a scalar string stored with text codecs, or its text is not a JSON namespace
+    document with a "namespaces" list (hdmf-zarr.specifications.json reports text that is not JSON).
+    """
+    ends = facts["value"]
+    value = ends.first if ends is not None else None
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if not isinstance(value, str):
+        raise NotApplicable(f"{node.path} holds no string")
+    try:
+        doc = json.loads(value)
+    except (json.JSONDecodeError, RecursionError):
+        raise NotApplicable(f"{node.path} is not JSON") from None
+    namespaces = doc.get("namespaces") if isinstance(doc, dict) else None
+    if not isinstance(namespaces, list):
+        raise NotApplicable(f"{node.path} is not a namespace document (no \"namespaces\" list)")
+    parent = node.parent
+    for i, ns in enumerate(namespaces):
+        for j, entry in enumerate((ns.get("schema") or []) if isinstance(ns, dict) else []):
+            source = entry.get("source") if isinstance(entry, dict) else None
+            if not isinstance(source, str):
+                continue
+            stored = next((source[: -len(ext)] for ext in SOURCE_EXTENSIONS if source.endswith(ext)), source)
+            child = parent.child(stored) if parent is not None else None
+            if child is None or child.kind != "array":
+                yield Finding(f"namespaces[{i}].schema[{j}] lists source {source!r}, but {stored!r} is not stored beside the "
+                              f"namespace", path=f"{parent.path.rstrip('/') if parent else ''}/{stored}",
+                              details={"source": source})
+
+
+# The storage type of each row of the dtype mappings table, as NumPy kinds: a kind and item size ("f4"), or a kind
+# alone ("O") for the variable-length rows, which zarr stores as objects.
+@check(options={"properties": {"storage": {"type": "object", "additionalProperties": {"type": "array", "items": {
+    "type": "string", "pattern": "^[biufcOSUV][0-9]*$"}, "minItems": 1}}}, "required": ["storage"]}, kind="array")
+def zarr_dtype_storage(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The Zarr dtype is the storage type `storage` gives for the dataset's zarr_dtype ("int32": "i4"; "text": "O").
+
+    Not applicable when: zarr_dtype is absent, compound, or not in `storage` (hdmf-zarr.zarr_dtype.mapped reports a
+    value the table does not list), or the dtype is unknown.
+    """
+    value = node.attrs.get("zarr_dtype")
+    allowed = options["storage"].get(value) if isinstance(value, str) else None
+    if allowed is None:
+        raise NotApplicable(f"{node.path} has no zarr_dtype with a storage type in the table")
+    dtype = node.dtype
+    if dtype is None:
+        raise NotApplicable(f"{node.path} has no readable dtype")
+    if dtype.kind not in allowed and f"{dtype.kind}{dtype.itemsize}" not in allowed:
+        yield Finding(f"zarr_dtype is {value!r}, stored as {dtype.str}; the table's storage type is {' or '.join(allowed)}",
+                      details={"zarr_dtype": value, "dtype": dtype.str})

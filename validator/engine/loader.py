@@ -269,13 +269,18 @@ def _builtin_path(name: str) -> str:
     raise PackError(f"no built-in pack named {name!r}")
 
 
+# Beside each pack: the spec's clause catalogue (validator/catalogue.py), which is not a pack.
+CATALOGUE_FILE = "catalogue.yaml"
+
+
 def builtin_pack_files() -> list[str]:
-    """The shipped pack files (`rules/<pack>/<file>.yaml`), sorted."""
+    """The shipped pack files (`rules/<pack>/<file>.yaml`, not the catalogue), sorted."""
     root = builtin_rules_dir()
     found = []
     for folder in os.listdir(root):
         if os.path.isdir(os.path.join(root, folder)):
-            found += [os.path.join(root, folder, f) for f in os.listdir(os.path.join(root, folder)) if f.endswith(".yaml")]
+            found += [os.path.join(root, folder, f) for f in os.listdir(os.path.join(root, folder))
+                      if f.endswith(".yaml") and f != CATALOGUE_FILE]
     return sorted(found)
 
 
@@ -310,3 +315,15 @@ def write_built_entries(directory: str) -> list[str]:
             fh.write(pack_cache.built_entry_text(raw, parse_and_validate(raw, path)))
         written.append(relative)
     return written
+
+
+def warm_user_cache() -> None:
+    """Validate the built-in packs into the user's cache (run by `pip install -e .`); a cache that cannot be written,
+    or any other failure, just leaves it cold: the first run validates instead."""
+    import sys
+
+    try:
+        for path in builtin_pack_files():
+            load_pack(path)
+    except Exception as exc:  # noqa: BLE001 (an install never fails for a cache)
+        print(f"spec-validate: the pack cache was not warmed ({exc})", file=sys.stderr)

@@ -9,8 +9,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from validator.report.baseline import Baseline, located
+from validator.report.links import rule_page
 from validator.report.model import ClauseResult, Finding, Level, Report, Status
-from validator.report.sarif import rule_uri
 from validator.report.verdict import CONFORMS, Verdict, sentence, verdict
 
 # The order a clause is shown in, within an input: what needs reading first comes first.
@@ -241,9 +241,11 @@ def _clause(r: ClauseResult, status: str, known: set[str]) -> str:
     shown_status = r.status.value if status == "context" else status
     attrs = f'data-level="{level}" data-status="{_e(shown_status)}"' if status != "context" else 'data-context="1"'
     label = STATUS_LABEL.get(shown_status, shown_status)
+    # Only the built-in rules have a page on the documentation site; a rule of the user's own pack has none.
+    name = f'<a href="{_e(rule_page(rule.id))}">{_e(rule.id)}</a>' if rule.builtin else _e(rule.id)
     out = [
         f'<article class="clause" {attrs}><h3><span class="badge s-{_e(shown_status)}">{_e(label)}</span> '
-        f'<span class="level l-{level}">{level}</span>{_e(tags)} <a href="{_e(rule_uri(rule.id))}">{_e(rule.id)}</a></h3>',
+        f'<span class="level l-{level}">{level}</span>{_e(tags)} {name}</h3>',
         f'<blockquote>{_e(rule.clause)}</blockquote><p class="section">{_e(rule.section)}</p>',
     ]
     if r.status is Status.ERROR:

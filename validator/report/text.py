@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from validator.report.baseline import Baseline, located, new_failures
+from validator.report.links import rule_page
 from validator.report.model import ClauseResult, Level, Report, Status
 from validator.report.verdict import CONFORMS, DOES_NOT_CONFORM, Verdict, sentence, verdict
 
@@ -103,6 +104,8 @@ def _failed_clause(r: ClauseResult, paint: Paint, states: dict[tuple[int | None,
         lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
     for w in r.rule.writers:
         lines.append(f"    note: {w.name} {w.versions}: {w.note}")
+    if r.rule.builtin:  # the rule's page: what it checks, examples that fail and pass, how to suppress it
+        lines.append(paint("dim", f"    see {rule_page(r.rule.id)}"))
     lines.extend(_unchecked_lines(r))
     return lines
 
