@@ -62,14 +62,18 @@ def test_docs_install_commands_name_what_exists():
     # from the git repository, which work today.
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     from_index = re.compile(r"""pip install\s+['"]?spec-validate(\[[^\]]*\])?(?!\s*@)['"]?(\s|$|`)""")  # not `name @ url`
-    found = [f"{page.name}: {m.group(0).strip()}" for page in pages
-             for m in from_index.finditer(page.read_text(encoding="utf-8"))]
+    found = [
+        f"{page.name}: {m.group(0).strip()}" for page in pages for m in from_index.finditer(page.read_text(encoding="utf-8"))
+    ]
     assert not found, found
 
 
 # ------------------------------------------------------------------------------------------------ examples are real
-EXAMPLE = re.compile(r"^(Fails|Passes): `conformance-corpus/([^`]+)`.*?\n\n```sh\nspec-validate conformance-corpus/\2 "
-                     r"--select (\S+)( --deep)?\n```", re.MULTILINE | re.DOTALL)
+EXAMPLE = re.compile(
+    r"^(Fails|Passes): `conformance-corpus/([^`]+)`.*?\n\n```sh\nspec-validate conformance-corpus/\2 "
+    r"--select (\S+)( --deep)?\n```",
+    re.MULTILINE | re.DOTALL,
+)
 
 
 def page_examples(rule_id: str) -> list[tuple[str, str, bool]]:

@@ -8,11 +8,10 @@ import shutil
 
 import h5py
 import pytest
+from corpus_paths import FAILING_ZARR as ZARR
+from corpus_paths import VALID_H5AD
 
 from validator.cli import main
-
-from corpus_paths import VALID_H5AD
-from corpus_paths import FAILING_ZARR as ZARR
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 
@@ -32,7 +31,7 @@ def inputs(tmp_path, monkeypatch) -> list[str]:
 def test_many_inputs_text_ends_with_a_summary_table(inputs, capsys):
     assert main(inputs) == 1
     out = capsys.readouterr().out
-    table = out[out.index("Summary (4 inputs"):].splitlines()
+    table = out[out.index("Summary (4 inputs") :].splitlines()
     assert table[1].split() == ["file", "format", "MUST", "SHOULD", "MAY", "result"]
     assert table[2].split() == ["valid.h5ad", "hdf5", "0", "0", "0", "conforms"]
     assert table[3].split() == ["broken.h5ad", "hdf5", "1", "0", "0", "does", "not", "conform"]
@@ -122,19 +121,22 @@ def _markdown_entry(out):
 
 
 def _html_entry(out):
-    assert '<h2>notes.txt</h2>' in out and "error: notes.txt: not an HDF5 file or a Zarr store" in out
+    assert "<h2>notes.txt</h2>" in out and "error: notes.txt: not an HDF5 file or a Zarr store" in out
     return [name for name in ("valid.h5ad", "broken.h5ad", "rich.zarr") if f"<h2>{name}</h2>" in out]
 
 
-@pytest.mark.parametrize("fmt,entry", [
-    pytest.param("text", _text_entry, id="text"),
-    pytest.param("json", _json_entry, id="json"),
-    pytest.param("sarif", _sarif_entry, id="sarif"),
-    pytest.param("github", _github_entry, id="github"),
-    pytest.param("junit", _junit_entry, id="junit"),
-    pytest.param("markdown", _markdown_entry, id="markdown"),
-    pytest.param("html", _html_entry, id="html"),
-])
+@pytest.mark.parametrize(
+    "fmt,entry",
+    [
+        pytest.param("text", _text_entry, id="text"),
+        pytest.param("json", _json_entry, id="json"),
+        pytest.param("sarif", _sarif_entry, id="sarif"),
+        pytest.param("github", _github_entry, id="github"),
+        pytest.param("junit", _junit_entry, id="junit"),
+        pytest.param("markdown", _markdown_entry, id="markdown"),
+        pytest.param("html", _html_entry, id="html"),
+    ],
+)
 def test_many_inputs_one_that_cannot_be_opened_is_one_error_entry_and_the_others_are_reported(inputs, capsys, fmt, entry):
     # Before, `spec-validate a.h5ad b.h5ad notes.txt` exited 2 with no report at all (the JSON output was empty).
     with open("notes.txt", "w") as fh:
@@ -149,4 +151,7 @@ def test_many_inputs_jobs_reports_the_input_that_cannot_be_opened_with_the_other
     assert main(["--jobs", "2", "--format", "json", "valid.h5ad", "missing.h5ad", "broken.h5ad"]) == 2
     doc = json.loads(capsys.readouterr().out)
     assert [(r["source"], r["verdict"]["outcome"]) for r in doc["reports"]] == [
-        ("valid.h5ad", "conforms"), ("missing.h5ad", "error"), ("broken.h5ad", "does not conform")]
+        ("valid.h5ad", "conforms"),
+        ("missing.h5ad", "error"),
+        ("broken.h5ad", "does not conform"),
+    ]

@@ -38,8 +38,20 @@ def test_precommit_manifest_declares_the_hook():
     h = hook()
     assert (h["id"], h["entry"], h["language"]) == ("spec-validate", "spec-validate", "python")
     files = re.compile(h["files"])
-    for path in ["a.h5ad", "d/b.h5seurat", "d/b.h5Seurat", "A.H5AD", "c.h5mu", "x.zarr/X/.zattrs", "x.zarr/.zgroup",
-                 "s.cxg/obs/.zarray", "n.nwb.zarr/acquisition/.zattrs", "z.zarr.zip", "Z.Zarr.Zip", "X.ZARR/.zgroup"]:
+    for path in [
+        "a.h5ad",
+        "d/b.h5seurat",
+        "d/b.h5Seurat",
+        "A.H5AD",
+        "c.h5mu",
+        "x.zarr/X/.zattrs",
+        "x.zarr/.zgroup",
+        "s.cxg/obs/.zarray",
+        "n.nwb.zarr/acquisition/.zattrs",
+        "z.zarr.zip",
+        "Z.Zarr.Zip",
+        "X.ZARR/.zgroup",
+    ]:
         assert files.search(path), path
     for path in ["a.h5ad.bak", "x.zarr.md", "notes.txt", "x.zarr", "x.zarr.zip.bak"]:
         assert not files.search(path), path
@@ -50,8 +62,14 @@ def test_precommit_docs_local_hook_uses_the_shipped_pattern():
     # blind to .zarr.zip): the two patterns are one.
     text = (REPO / "docs" / "pre-commit.md").read_text(encoding="utf-8")
     blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, flags=re.DOTALL)]
-    local = [hook for b in blocks if isinstance(b, dict) for repo in b.get("repos", []) if repo.get("repo") == "local"
-             for hook in repo["hooks"]]
+    local = [
+        hook
+        for b in blocks
+        if isinstance(b, dict)
+        for repo in b.get("repos", [])
+        if repo.get("repo") == "local"
+        for hook in repo["hooks"]
+    ]
     assert local and all(hook["files"] == hook_files() for hook in local)
 
 
@@ -118,9 +136,27 @@ def test_precommit_local_hook_passes_valid_and_fails_broken(tmp_path):
     root = tmp_path / "project"
     git_repo(root)
     h = hook()
-    (root / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [
-        {"id": h["id"], "name": h["name"], "entry": SPEC_VALIDATE, "language": "system", "files": h["files"], "require_serial": True}
-    ]}]}))
+    (root / ".pre-commit-config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "repos": [
+                    {
+                        "repo": "local",
+                        "hooks": [
+                            {
+                                "id": h["id"],
+                                "name": h["name"],
+                                "entry": SPEC_VALIDATE,
+                                "language": "system",
+                                "files": h["files"],
+                                "require_serial": True,
+                            }
+                        ],
+                    }
+                ]
+            }
+        )
+    )
     good = pre_commit(root, tmp_path / "home", "run", "spec-validate", "--files", "good.h5ad")
     assert good.returncode == 0, good.stdout + good.stderr
     assert "Passed" in good.stdout
@@ -156,8 +192,9 @@ def test_precommit_docs_rev_exists_and_autoupdate_pins_a_commit(tmp_path):
     blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, flags=re.DOTALL)]
     (remote,) = [repo for b in blocks if isinstance(b, dict) for repo in b.get("repos", []) if repo.get("repo") != "local"]
     src = published_copy(tmp_path / "src")
-    found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{remote['rev']}^{{commit}}"], cwd=src,
-                           capture_output=True, text=True)
+    found = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{remote['rev']}^{{commit}}"], cwd=src, capture_output=True, text=True
+    )
     assert found.returncode == 0, f"docs/pre-commit.md: rev {remote['rev']!r} names nothing in the repository"
     root = tmp_path / "project"
     subprocess.run(["git", "init", "-q", str(root)], check=True)
@@ -180,7 +217,11 @@ def test_precommit_try_repo_uses_the_published_hook(tmp_path):
     home = tmp_path / "home"
     good = pre_commit(root, home, "try-repo", str(src), "spec-validate", "--files", "good.h5ad")
     said = good.stdout + good.stderr
-    if good.returncode != 0 and "Installing environment" in said and ("An error has occurred" in said or "An unexpected error" in said):
+    if (
+        good.returncode != 0
+        and "Installing environment" in said
+        and ("An error has occurred" in said or "An unexpected error" in said)
+    ):
         pytest.skip("pre-commit could not build the hook environment (no package index reachable)")
     assert good.returncode == 0, good.stdout + good.stderr
     bad = pre_commit(root, home, "try-repo", str(src), "spec-validate", "--files", *bad_keys(root))
@@ -206,6 +247,7 @@ def _copy(source: Path, name: str):
         else:
             shutil.copy(source, root / name)
         return name
+
     return make
 
 
@@ -235,10 +277,28 @@ def test_precommit_hook_sees_every_format(tmp_path_factory, make, header):
     make(root)
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     h = hook()
-    (root / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [
-        {"id": h["id"], "name": h["name"], "entry": SPEC_VALIDATE, "language": "system", "files": h["files"],
-         "require_serial": True, "verbose": True}
-    ]}]}))
+    (root / ".pre-commit-config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "repos": [
+                    {
+                        "repo": "local",
+                        "hooks": [
+                            {
+                                "id": h["id"],
+                                "name": h["name"],
+                                "entry": SPEC_VALIDATE,
+                                "language": "system",
+                                "files": h["files"],
+                                "require_serial": True,
+                                "verbose": True,
+                            }
+                        ],
+                    }
+                ]
+            }
+        )
+    )
     done = pre_commit(root, tmp_path_factory.getbasetemp() / "pre-commit-home", "run", "--all-files")
     said = done.stdout + done.stderr
     assert "(no files to check)" not in said, said

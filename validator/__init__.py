@@ -56,7 +56,7 @@ def validate(
             or two packs define one rule id.
     """
     from validator.engine.loader import builtin_packs, load_pack, packs_to_run
-    from validator.engine.run import in_reach, evaluate
+    from validator.engine.run import evaluate, in_reach
     from validator.engine.scan import make_scanner
     from validator.nodes.detect import open_store
     from validator.report.model import PackInfo, Problem
@@ -67,13 +67,26 @@ def validate(
         if node != "/" and tree.get(node) is None:
             raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
         done = evaluate(tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress, deep=deep, within=node)
-        infos = [PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
-                 for pack, scopes in zip(chosen, done.scopes, strict=True) if scopes]
+        infos = [
+            PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
+            for pack, scopes in zip(chosen, done.scopes, strict=True)
+            if scopes
+        ]
         # A node run keeps the unreadable keys of the node, what lies below it and its ancestors, not its siblings'.
-        problems = tuple(Problem(p.key, p.message) for p in getattr(tree, "problems", ())
-                         if in_reach("/" + p.key.rpartition("/")[0], node))
-        return Report(_shown(os.fspath(path)), tree.format, tuple(infos), __version__, tuple(done.results), problems,
-                      _metadata_keys(tree, done.results), node, tuple(done.context))
+        problems = tuple(
+            Problem(p.key, p.message) for p in getattr(tree, "problems", ()) if in_reach("/" + p.key.rpartition("/")[0], node)
+        )
+        return Report(
+            _shown(os.fspath(path)),
+            tree.format,
+            tuple(infos),
+            __version__,
+            tuple(done.results),
+            problems,
+            _metadata_keys(tree, done.results),
+            node,
+            tuple(done.context),
+        )
 
 
 def _shown(source: str) -> str:

@@ -140,7 +140,10 @@ class Settings(NamedTuple):
             absolute = os.path.abspath(path)
             rel = os.path.relpath(absolute, self.root or os.getcwd()).replace(os.sep, "/")
             for glob, prefixes in self.per_path_ignores.items():
-                if any(fnmatch.fnmatchcase(candidate, glob) for candidate in (rel, rel.rstrip("/"), os.path.basename(rel.rstrip("/")))):
+                if any(
+                    fnmatch.fnmatchcase(candidate, glob)
+                    for candidate in (rel, rel.rstrip("/"), os.path.basename(rel.rstrip("/")))
+                ):
                     extra.extend(prefixes)
         return self.ignore + tuple(extra)
 
@@ -183,4 +186,3 @@ def merge(
         root=config.root,
         exclude=tuple(excludes),
     )
-

@@ -85,18 +85,38 @@ def spec_validate(pytestconfig: pytest.Config) -> SpecValidator:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("spec-validate")
-    group.addoption("--spec-validate", action="store_true", default=False,
-                    help="collect data files matching spec_validate_files as tests, one per file")
-    group.addoption("--spec-validate-fail-on", type=str.lower, choices=LEVELS, default=None,
-                    help="lowest level whose failure fails a data-file test, in any case (default: spec_validate_fail_on, "
-                         "else fail-on in [tool.spec-validate], else must)")
-    parser.addini("spec_validate_files", type="linelist", default=DEFAULT_FILES,
-                  help="globs of data files (and .zarr/.cxg store directories) that --spec-validate collects, matched "
-                       "case-insensitively (default: every format a pack reads)")
-    parser.addini("spec_validate_fail_on", default="",
-                  help="must, should or may, in any case (default: fail-on in [tool.spec-validate], else must)")
-    parser.addini("spec_validate_packs", type="linelist", default=[],
-                  help="YAML rule packs (paths from the rootdir) to use as well; one that extends a built-in pack replaces it")
+    group.addoption(
+        "--spec-validate",
+        action="store_true",
+        default=False,
+        help="collect data files matching spec_validate_files as tests, one per file",
+    )
+    group.addoption(
+        "--spec-validate-fail-on",
+        type=str.lower,
+        choices=LEVELS,
+        default=None,
+        help="lowest level whose failure fails a data-file test, in any case (default: spec_validate_fail_on, "
+        "else fail-on in [tool.spec-validate], else must)",
+    )
+    parser.addini(
+        "spec_validate_files",
+        type="linelist",
+        default=DEFAULT_FILES,
+        help="globs of data files (and .zarr/.cxg store directories) that --spec-validate collects, matched "
+        "case-insensitively (default: every format a pack reads)",
+    )
+    parser.addini(
+        "spec_validate_fail_on",
+        default="",
+        help="must, should or may, in any case (default: fail-on in [tool.spec-validate], else must)",
+    )
+    parser.addini(
+        "spec_validate_packs",
+        type="linelist",
+        default=[],
+        help="YAML rule packs (paths from the rootdir) to use as well; one that extends a built-in pack replaces it",
+    )
 
 
 def _matches(config: pytest.Config, path: Path) -> bool:

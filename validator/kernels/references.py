@@ -51,8 +51,9 @@ def _classify(value: Any, required: tuple[str, ...]) -> str | None:
     return f"has no string {', '.join(missing)}" if missing else None
 
 
-def summarize(block: Block, required: tuple[str, ...] = ("source", "path"), limit: int = 20,
-              max_targets: int = 10_000) -> ReferencesPartial:
+def summarize(
+    block: Block, required: tuple[str, ...] = ("source", "path"), limit: int = 20, max_targets: int = 10_000
+) -> ReferencesPartial:
     """Malformed, foreign and in-store references of one block."""
     malformed: list[Element] = []
     foreign: list[Element] = []
@@ -82,8 +83,13 @@ def summarize(block: Block, required: tuple[str, ...] = ("source", "path"), limi
     return ReferencesPartial(n_malformed, tuple(malformed), n_foreign, tuple(foreign), tuple(targets.items()), dropped)
 
 
-def combine(left: ReferencesPartial, right: ReferencesPartial, required: tuple[str, ...] = ("source", "path"),
-            limit: int = 20, max_targets: int = 10_000) -> ReferencesPartial:
+def combine(
+    left: ReferencesPartial,
+    right: ReferencesPartial,
+    required: tuple[str, ...] = ("source", "path"),
+    limit: int = 20,
+    max_targets: int = 10_000,
+) -> ReferencesPartial:
     """Both spans as one: the left span's elements come first, so first occurrences stay first."""
     targets = dict(left.targets)
     dropped = left.targets_dropped + right.targets_dropped
@@ -95,7 +101,10 @@ def combine(left: ReferencesPartial, right: ReferencesPartial, required: tuple[s
         else:
             dropped += 1
     return ReferencesPartial(
-        left.malformed + right.malformed, (left.malformed_found + right.malformed_found)[:limit],
-        left.foreign + right.foreign, (left.foreign_found + right.foreign_found)[:limit],
-        tuple(targets.items()), dropped,
+        left.malformed + right.malformed,
+        (left.malformed_found + right.malformed_found)[:limit],
+        left.foreign + right.foreign,
+        (left.foreign_found + right.foreign_found)[:limit],
+        tuple(targets.items()),
+        dropped,
     )

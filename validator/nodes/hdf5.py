@@ -12,18 +12,18 @@ import numpy as np
 
 from validator.errors import InputError
 from validator.kernels.block import Block
+from validator.nodes import hdf5_direct
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
     NodeError,
+    RowRange,
     Storage,
     StringStorage,
     Tree,
-    RowRange,
     block_row_ranges,
     plain,
 )
-from validator.nodes import hdf5_direct
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 

@@ -138,8 +138,10 @@ class TileDBArrayNode(Node):
     def _info(self) -> dict[str, Any]:
         with self._open() as array:
             schema = array.schema
-            dims = [{"name": d.name, "dtype": np.dtype(d.dtype).str, "domain": [plain(v) for v in d.domain],
-                     "tile": plain(d.tile)} for d in schema.domain]
+            dims = [
+                {"name": d.name, "dtype": np.dtype(d.dtype).str, "domain": [plain(v) for v in d.domain], "tile": plain(d.tile)}
+                for d in schema.domain
+            ]
             attrs = [{"name": a.name, "dtype": np.dtype(a.dtype).str} for a in schema]
             first = schema.attr(0) if schema.nattr else None
             string = None
@@ -147,9 +149,14 @@ class TileDBArrayNode(Node):
                 # TileDB stores var-sized strings as UTF-8 (or ASCII) bytes; fixed-size ones as cell_val_num bytes.
                 charset = "ascii" if np.dtype(first.dtype).kind == "S" else "utf-8"
                 string = StringStorage("variable" if first.isvar else "fixed", charset, np.dtype(first.dtype).str)
-            return {"string": string, "sparse": bool(schema.sparse), "dims": dims, "attrs": attrs,
-                    "dtype": np.dtype(schema.attr(0).dtype) if schema.nattr else None,
-                    "meta": _meta(array.meta)}
+            return {
+                "string": string,
+                "sparse": bool(schema.sparse),
+                "dims": dims,
+                "attrs": attrs,
+                "dtype": np.dtype(schema.attr(0).dtype) if schema.nattr else None,
+                "meta": _meta(array.meta),
+            }
 
     @property
     def attrs(self) -> Mapping[str, Any]:
@@ -175,7 +182,9 @@ class TileDBArrayNode(Node):
     @property
     def storage(self) -> Storage:
         info = self._info
-        return Storage(format="tiledb", string=info["string"], extra={"sparse": info["sparse"], "dims": info["dims"], "attrs": info["attrs"]})
+        return Storage(
+            format="tiledb", string=info["string"], extra={"sparse": info["sparse"], "dims": info["dims"], "attrs": info["attrs"]}
+        )
 
     def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
         """Tile-aligned row blocks of the first attribute (dense: C order; sparse: the cells stored in those rows)."""
@@ -192,7 +201,7 @@ class TileDBArrayNode(Node):
                 if info["sparse"]:
                     result = array.query(attrs=[attr], dims=[]).multi_index[lo:hi]
                 else:
-                    result = array.query(attrs=[attr])[lo:hi + 1]
+                    result = array.query(attrs=[attr])[lo : hi + 1]
                 # One attribute comes back as a bare ndarray, several as a mapping by name.
                 values = np.asarray(result[attr] if isinstance(result, Mapping) else result).reshape(-1)
                 yield Block(start, values)
@@ -220,8 +229,14 @@ class TileDBAttributeNode(TileDBArrayNode):
     @property
     def storage(self) -> Storage:
         info = self._info
-        return Storage(format="tiledb", extra={"sparse": info["sparse"], "attribute_of": self._array.path,
-                                               "attrs": [{"name": self.attribute, "dtype": info["dtype"].str}]})
+        return Storage(
+            format="tiledb",
+            extra={
+                "sparse": info["sparse"],
+                "attribute_of": self._array.path,
+                "attrs": [{"name": self.attribute, "dtype": info["dtype"].str}],
+            },
+        )
 
 
 class TileDBTree(Tree):

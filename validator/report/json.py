@@ -75,8 +75,12 @@ def report_to_json(report: Report, fail_on: Level = Level.MUST, baseline: Baseli
         from validator.report.baseline import located
 
         out["baseline"] = [
-            {"fingerprint": i.fingerprint, "rule": i.rule_id, "path": i.path,
-             "state": "baseline" if baseline.is_known(i) else "new"}
+            {
+                "fingerprint": i.fingerprint,
+                "rule": i.rule_id,
+                "path": i.path,
+                "state": "baseline" if baseline.is_known(i) else "new",
+            }
             for i in located(report)
         ]
     return out

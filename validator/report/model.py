@@ -93,9 +93,7 @@ class Report:
         could not be opened."""
         if self.problems or self.error is not None:
             return True
-        return any(
-            r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results
-        )
+        return any(r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results)
 
     def to_json(self) -> dict[str, Any]:
         from validator.report.json import report_to_json

@@ -25,8 +25,9 @@ def use_colour(stream: TextIO) -> bool:
     return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
 
 
-def render(reports: Sequence[Report], fail_on: Level, colour: bool = False, verbose: bool = False,
-           baseline: Baseline | None = None) -> str:
+def render(
+    reports: Sequence[Report], fail_on: Level, colour: bool = False, verbose: bool = False, baseline: Baseline | None = None
+) -> str:
     """A block per input, one line per file skipped in a folder, the baseline's states, and a summary table
     after several inputs."""
     paint: Paint = (lambda key, text: f"{COLOURS[key]}{text}{RESET}") if colour else (lambda key, text: text)
@@ -52,8 +53,9 @@ def _block(report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline
     """One input: its header, what failed, what could not be checked, the context above a node, the verdict."""
     if report.error is not None:
         return [paint("bold", report.name) + ": " + paint("MUST", "error") + f": {_without(report.source, report.error)}"]
-    packs = ", ".join(f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "")
-                      for p in report.packs)
+    packs = ", ".join(
+        f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs
+    )
     lines = [paint("bold", report.name) + f" ({report.format}; {packs or 'no pack applies'})"]
     states = _baseline_states(report, baseline)
     for problem in report.problems:
@@ -138,8 +140,10 @@ def write(text: str, stream: TextIO = sys.stdout) -> None:
 
 def _unchecked_lines(r: ClauseResult) -> list[str]:
     """The nodes a clause could not check, the first few of them."""
-    shown = [f"    not checked: {reason if reason.startswith(path) else f'{path}: {reason}'}"
-             for path, reason in r.unchecked[:UNCHECKED_SHOWN]]
+    shown = [
+        f"    not checked: {reason if reason.startswith(path) else f'{path}: {reason}'}"
+        for path, reason in r.unchecked[:UNCHECKED_SHOWN]
+    ]
     if len(r.unchecked) > UNCHECKED_SHOWN:
         shown.append(f"    ... and {len(r.unchecked) - UNCHECKED_SHOWN} more not checked")
     return shown
