@@ -16,8 +16,15 @@ SPECS = Path(__file__).resolve().parents[2] / "shared" / "specs"
 CATALOGUES = {c.name: c for c in builtin_catalogues()}
 
 
+# The Zarr v3 pack quotes many spec files (zarr-v3/*.rst); its keyword sentences are catalogued in
+# rules/zarr/catalogue-v3.yaml and checked by tests/test_catalogues.py until the catalogue format takes several
+# source files.
+SEPARATELY_CATALOGUED = {"zarr3": Path(__file__).resolve().parents[1] / "rules" / "zarr" / "catalogue-v3.yaml"}
+
+
 def test_catalogue_passes_every_builtin_pack_has_one():
-    assert set(CATALOGUES) == {p.name for p in builtin_packs()}
+    assert all(path.is_file() for path in SEPARATELY_CATALOGUED.values())
+    assert set(CATALOGUES) | set(SEPARATELY_CATALOGUED) == {p.name for p in builtin_packs()}
 
 
 @pytest.mark.parametrize("name", sorted(CATALOGUES))

@@ -585,3 +585,25 @@ def test_main_statistics_counts_findings_per_rule(capsys, broken_h5ad, two_claus
     code, out, _ = cli(capsys, "--statistics", "--format", "json", broken_h5ad, two_clauses_fail)
     got = {(r["rule"], r["count"], r["inputs"]) for r in json.loads(out)}
     assert ("anndata.dataframe.chunks-shared", 1, 1) in got and ("anndata.csr_matrix.indptr-monotonic", 1, 1) in got
+
+
+ZARR_V3 = CASES.parent / "zarr" / "zarr-v3"
+
+
+@pytest.mark.parametrize(
+    ("store", "expected"),
+    [
+        ("valid-every-element.zarr", 0),  # a plain Zarr v3 store, no AnnData: the zarr3 pack applies (no 'no rule pack' exit 2)
+        ("shard-index-checksum-wrong.zarr", 1),
+        ("root-v2-and-v3-metadata.zarr", 0),  # both formats at the root: a SHOULD finding, read as Zarr v3
+    ],
+)
+def test_main_exit_code_on_plain_zarr_v3(capsys, store, expected):
+    assert main([str(ZARR_V3 / store), "--format", "json"]) == expected
+    report = json.loads(capsys.readouterr().out)
+    assert [p["name"] for p in report["reports"][0]["packs"]] == ["zarr3"] and report["reports"][0]["format"] == "zarr-v3"
+
+
+def test_main_fails_root_v2_and_v3_metadata_at_should(capsys):
+    assert main([str(ZARR_V3 / "root-v2-and-v3-metadata.zarr"), "--fail-on", "should"]) == 1
+    assert "zarr3.node.one-format" in capsys.readouterr().out
