@@ -106,6 +106,11 @@ def test_plugin_fail_on_option(pytester):
     result.assert_outcomes(passed=1)
 
 
+def failure_section(result: pytest.RunResult) -> str:
+    """pytest's output up to its short summary, which repeats each message in full where CI is set."""
+    return result.stdout.str().split("short test summary info")[0]
+
+
 def test_plugin_packs_option_replaces_the_pack_it_extends(pytester):
     # The docs' example pack makes the SHOULD clause chunks-shared MUST: the file fails, and the clause once.
     (pytester.path / "data").mkdir()
@@ -116,9 +121,7 @@ def test_plugin_packs_option_replaces_the_pack_it_extends(pytester):
     pytester.makeini("[pytest]\nspec_validate_files = data/*.h5ad\nspec_validate_packs = lab-policy.yaml\n")
     result = pytester.runpytest("--spec-validate")
     result.assert_outcomes(failed=1)
-    # Only the failure section: pytest's short summary repeats the message in full where CI is set.
-    failures = result.stdout.str().split("short test summary info")[0]
-    assert failures.count("FAILED MUST anndata.dataframe.chunks-shared") == 1
+    assert failure_section(result).count("FAILED MUST anndata.dataframe.chunks-shared") == 1
 
 
 def test_plugin_reads_tool_spec_validate_as_the_cli_does(pytester):
@@ -166,7 +169,7 @@ def test_plugin_failure_shows_the_report_not_the_plugins_source(pytester):
     )
     result = pytester.runpytest()
     result.assert_outcomes(failed=2)
-    out = result.stdout.str()
+    out = failure_section(result)
     assert out.count("data/bad.h5ad does not conform (fail_on=must): 1 clause(s) failed") == 2
     for source in ("def assert_conforms", "__tracebackhide__", "report = validate(", "raise AssertionError(describe_failures"):
         assert source not in out, source
