@@ -195,7 +195,7 @@ def cli_page() -> str:
             help_of(coverage.build_parser()),
             "```",
             "",
-            "Exit codes: `0`; `1` when `--specs DIR` finds a catalogue that no longer matches its spec file or pack;",
+            "Exit codes: `0`; `1` when `--specs DIR` finds a catalogue that no longer matches its spec files or pack;",
             "`2` a usage error. The tables are on [Coverage](coverage.md).",
             "",
         ]
@@ -206,6 +206,9 @@ def coverage_page() -> str:
     from validator import coverage
     from validator.catalogue import builtin_catalogues
 
+    catalogues = builtin_catalogues()
+    zarr3 = next(c for c in catalogues if c.name == "zarr3")
+    declared = ", ".join(f'"{w}"' for w in zarr3.lower_case_keywords or ())
     intro = [
         "",
         "# Coverage",
@@ -214,9 +217,14 @@ def coverage_page() -> str:
         "checked from a stored file, and which are deferred, each with the reason. A statement is a sentence with an RFC",
         "2119 key word in any case (the h5Seurat and hdmf-zarr documents write them in lower case), or a requirement a",
         'spec states without one (tables of required keys and dtypes, "is stored as", JSON shapes), quoted verbatim.',
+        f"The Zarr v3 catalogue lists the keyword sentences of its {len(zarr3.sources)} files: upper-case key words, and the",
+        f"lower-case {declared}",
+        'which those files declare ("for readability, these words do not appear in all uppercase letters"); the rules',
+        "that follow from a definition instead are named above its table.",
         "",
-        "The catalogues are `rules/<spec>/catalogue.yaml`; `tests/test_catalogue.py` fails when a sentence with a key",
-        "word is in no statement, when a statement is not verbatim in its section, or when a rule is listed by none.",
+        "The catalogues are `rules/<folder>/catalogue*.yaml`, one per pack; `tests/test_catalogue.py` fails when a",
+        "sentence with a key word is in no statement, when a statement is not verbatim in its section, or when a rule is",
+        "listed by none.",
         "`spec-validate coverage` prints the same from an installed tool; add `--specs DIR` to check the catalogues against",
         "your copy of the spec files.",
         "",
@@ -229,7 +237,7 @@ def coverage_page() -> str:
         "## Summary",
         "",
     ]
-    body = coverage.render_markdown(builtin_catalogues(), every=True, link=lambda rid: f"rules/{rid}.md", heading="##")
+    body = coverage.render_markdown(catalogues, every=True, link=lambda rid: f"rules/{rid}.md", heading="##")
     return GENERATED + "\n".join(intro) + body.rstrip("\n") + "\n"
 
 
