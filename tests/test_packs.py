@@ -17,7 +17,7 @@ from validator.report.model import Status
 REPO = Path(__file__).resolve().parents[1]
 PACK_FILES = sorted(
     p for p in (REPO / "rules").glob("*/*.yaml") if not p.name.startswith("catalogue")
-)  # catalogues: test_catalogues.py
+)  # catalogues: test_catalogue.py
 SPECS = Path(__file__).resolve().parents[2] / "shared" / "specs"
 CORPUS = REPO / "conformance-corpus"
 

@@ -93,7 +93,7 @@ def test_failures_stay_in_tree_order_and_reasons_name_each_node(monkeypatch):
     p = pack(rules)
 
     def run_once():
-        out, _ = evaluate(SignedTree(spec), [p])
+        out = evaluate(SignedTree(spec), [p]).results
         return [(r.status, [(f.path, f.message) for f in r.findings], r.nodes_checked, r.reason, r.finding_count) for r in out]
 
     grouped = run_once()

@@ -279,9 +279,9 @@ def _builtin_path(name: str) -> str:
     raise PackError(f"no built-in pack named {name!r}")
 
 
-# Beside each pack: the spec's clause catalogue (validator/catalogue.py), which is not a pack.
-CATALOGUE_FILE = "catalogue.yaml"
-CATALOGUE_PREFIX = "catalogue"  # catalogue.yaml, and catalogue-v3.yaml beside a second pack in one folder
+# Beside the packs: their clause catalogues (validator/catalogue.py), which are no packs: catalogue.yaml, and
+# catalogue-3.yaml for the second pack of rules/zarr/ (each names its pack in spec.name).
+CATALOGUE_PREFIX = "catalogue"
 
 
 def builtin_pack_files() -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from validator.checks import registry
 from validator.engine.model import Pack, Rule
@@ -64,18 +64,25 @@ class Tally:
     applicable leave only the first of their reasons; failures, errors, nodes not checked and evaluations still
     waiting for array facts are kept, in tree order. A rule on 30,000 nodes then holds a few objects, not 30,000."""
 
-    __slots__ = ("kept", "passed", "reason")
+    __slots__ = ("keep_all", "kept", "passed", "reason")
 
-    def __init__(self, evaluations: Sequence[Evaluation] = ()) -> None:
+    def __init__(self, evaluations: Sequence[Evaluation] = (), keep_all: bool = False) -> None:
         self.kept: list[Evaluation] = []
         self.passed = 0
         self.reason: str | None = None  # the least not-applicable reason of those not kept
+        self.keep_all = keep_all  # keep every evaluation (a run within a node splits them by where they lie)
         for ev in evaluations:
             self.add(ev)
 
     def add(self, ev: Evaluation) -> None:
         outcome = ev.outcome
-        if outcome is None or outcome.findings or outcome.unchecked or outcome.status in (Status.FAILED, Status.ERROR):
+        if (
+            self.keep_all
+            or outcome is None
+            or outcome.findings
+            or outcome.unchecked
+            or outcome.status in (Status.FAILED, Status.ERROR)
+        ):
             self.kept.append(ev)
         elif outcome.status is Status.PASSED:
             self.passed += 1
@@ -214,7 +221,7 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
         except NodeError as exc:
             ev.outcome = Outcome(Status.ERROR, reason=str(exc))
             return
-        except Exception as exc:  # a primitive's bug or an unforeseen input: an error on this clause, never a crash
+        except Exception as exc:  # noqa: BLE001 -- a primitive's bug or an unforeseen input: an error on this clause, never a crash
             ev.outcome = Outcome(Status.ERROR, reason=f"{step.primitive}: {type(exc).__name__}: {exc}")
             return
         if findings:
@@ -246,6 +253,16 @@ def compute_facts(node: Node, requests: set[FactRequest], block_elements: int = 
     return result
 
 
+class Evaluated(NamedTuple):
+    """What `evaluate` found: a result per selected rule, each pack's scopes, and the context of a node run."""
+
+    results: list[ClauseResult]
+    scopes: list[list[Scope]]  # aligned with the packs given
+    # For a run `within` a node: the rules' failed or errored results on that node's ancestors, which the node's
+    # own verdict does not count (an ancestor's missing `.zgroup` is not a fault of the array asked about).
+    context: list[ClauseResult]
+
+
 def iter_results(tree: Tree, packs: Sequence[Pack], selection: Selection = Selection(), **options: Any) -> Iterator[ClauseResult]:
     """One ClauseResult per selected rule of every pack that applies to the tree, in pack order.
 
@@ -264,15 +281,18 @@ def evaluate(
     scanner: Scanner | None = None,
     progress: Progress | None = None,
     deep: bool = False,
-) -> tuple[list[ClauseResult], list[list[Scope]]]:
+    within: str = "/",
+) -> Evaluated:
     """One ClauseResult per selected rule of every pack that applies, and the scopes each pack applies at
     (aligned with `packs`).
 
     Metadata steps run first; then every array some rule needs values of is scanned once, by `scanner`
     (default: serial), for all the facts its rules asked for; then the waiting rules finish.
     `deep` (the CLI's --deep) is set on every Scope: rules that decode stored chunks run only then.
+    `within` (a node path) limits the run to that node, what lies below it, and its ancestors: the results are
+    about the first two, the ancestors' failures come back as `context`. Selectors still see the whole tree.
     """
-    rules, evaluations, waiting, scopes = _run_metadata_steps(tree, packs, selection, deep)
+    rules, evaluations, waiting, scopes = _run_metadata_steps(tree, packs, selection, deep, within)
     scans = _plan_scans(waiting, block_elements)
     if progress is not None:
         progress.start(sum(s.elements for s in scans))
@@ -288,7 +308,27 @@ def evaluate(
             ev.outcome = Outcome(Status.ERROR, reason=str(got))
             continue
         _advance(ev, got)
-    return [aggregate(rule, evaluations[rule.key], max_findings) for rule in rules], scopes
+    if within == "/":
+        return Evaluated([aggregate(rule, evaluations[rule.key], max_findings) for rule in rules], scopes, [])
+    results, context = [], []
+    for rule in rules:
+        kept = evaluations[rule.key].kept  # every evaluation: a run within a node does not compact them
+        inside = [ev for ev in kept if is_within(ev.node.path, within)]
+        results.append(aggregate(rule, inside, max_findings))
+        above = aggregate(rule, [ev for ev in kept if not is_within(ev.node.path, within)], max_findings)
+        if above.status in (Status.FAILED, Status.ERROR):
+            context.append(above)
+    return Evaluated(results, scopes, context)
+
+
+def is_within(path: str, node: str) -> bool:
+    """True when `path` is `node` or lies below it."""
+    return node == "/" or path == node or path.startswith(node + "/")
+
+
+def in_reach(path: str, node: str) -> bool:
+    """True when `path` is `node`, lies below it, or is one of its ancestors."""
+    return is_within(path, node) or is_within(node, path)
 
 
 def _run_metadata_steps(
@@ -296,8 +336,10 @@ def _run_metadata_steps(
     packs: Sequence[Pack],
     selection: Selection,
     deep: bool = False,
+    within: str = "/",
 ) -> tuple[list[Rule], dict[tuple[str, str], Tally], list[Evaluation], list[list[Scope]]]:
-    """Select nodes for every chosen rule and run steps up to the first that needs array facts.
+    """Select nodes for every chosen rule and run steps up to the first that needs array facts; with `within`,
+    only on that node, the nodes below it and its ancestors.
 
     Also returns each pack's scopes (aligned with `packs`): finding them walks the tree, so it is done once.
     Evaluations are keyed by (pack, rule id): keyed by the id alone, two packs' rules of one id would share
@@ -314,7 +356,7 @@ def _run_metadata_steps(
     scopes_by_pack: list[list[Scope]] = []
     waiting: list[Evaluation] = []
     for pack, chosen in zip(packs, chosen_by_pack, strict=True):
-        scopes = [s._replace(deep=deep) for s in find_scopes(tree, pack, walked)]
+        scopes = [s._replace(deep=deep) for s in find_scopes(tree, pack, walked) if in_reach(s.root.path, within)]
         scopes_by_pack.append(scopes)
         if not scopes:
             continue
@@ -323,10 +365,11 @@ def _run_metadata_steps(
             if rule.key in evaluations:  # one pack given twice: its clauses are still checked and reported once
                 continue
             rules.append(rule)
-            tally = evaluations[rule.key] = Tally()
-            by_signature = _own_metadata_only(rule)
+            # A run within a node keeps every evaluation: its results are split by where each node lies.
+            tally = evaluations[rule.key] = Tally(keep_all=within != "/")
+            by_signature = within == "/" and _own_metadata_only(rule)
             for scope, index in nodes:
-                selected = _selected(selections, index, scope, rule.applies_to)
+                selected = _selected(selections, index, scope, rule.applies_to, within)
                 if by_signature:
                     _evaluate_by_signature(rule, scope, index, selected, tally, waiting)
                     continue
@@ -368,14 +411,16 @@ class _Selected:
 
 
 def _selected(
-    selections: dict[tuple[int, str], _Selected], index: NodeIndex, scope: Scope, selector: Mapping[str, Any]
+    selections: dict[tuple[int, str], _Selected], index: NodeIndex, scope: Scope, selector: Mapping[str, Any], within: str
 ) -> _Selected:
-    """The nodes of the scope that `selector` selects; worked out once per selector and scope root (dozens of rules
-    share `kind: array`)."""
+    """The nodes of the scope that `selector` selects (in reach of `within`); worked out once per selector and
+    scope root (dozens of rules share `kind: array`)."""
     key = (id(index), json.dumps(selector, sort_keys=True, default=repr))
     found = selections.get(key)
     if found is None:
         candidates = index.candidates(selector)
+        if within != "/":
+            candidates = [n for n in candidates if in_reach(n.path, within)]
         if not decided_by_kind(selector):
             candidates = [n for n in candidates if matches(selector, n, scope)]
         found = selections[key] = _Selected(candidates)

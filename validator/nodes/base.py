@@ -299,7 +299,7 @@ class Tree(ABC):
                 return None
         return node
 
-    def prefer_attributes(self, names: frozenset[str]) -> None:
+    def prefer_attributes(self, names: frozenset[str]) -> None:  # noqa: B027 -- optional: a hint most trees ignore
         """A hint: the attributes the run reads. A backend that reads attribute values one by one (HDF5) reads
         these while it has the object open; any other is still read when asked for. Default: ignored."""
 
@@ -311,8 +311,8 @@ class Tree(ABC):
             yield node
             stack.extend(reversed(list(node.children().values())))
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 -- optional: a tree holding nothing open inherits this
+        """Release what the tree holds open (files, connections); nothing by default."""
 
     def __enter__(self) -> Tree:
         return self

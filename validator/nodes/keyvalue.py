@@ -71,8 +71,8 @@ class KeyValueStore(ABC):
             out.extend(self.list_keys(_join(prefix, d)))
         return out
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 -- optional: a store holding nothing open inherits this
+        """Release what the store holds open; nothing by default."""
 
 
 def _join(prefix: str, name: str) -> str:

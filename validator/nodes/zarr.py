@@ -192,7 +192,14 @@ class ZarrNode(Node):
         if self.tree.zarr_format == 3:
             attrs = (self.metadata or {}).get("attributes", {})
             return attrs if isinstance(attrs, dict) else {}
-        doc, problem = parse_json(self.tree.document(self.key(".zattrs")), self.key(".zattrs"))
+        try:
+            raw = self.tree.read(self.key(".zattrs"), self.path)
+        except NodeError as exc:
+            # Stored but unreadable (a symlink out of the store, a directory in its place): the attributes are
+            # unknown, not absent. Reported once as a problem; each clause that reads them is an error.
+            self.tree.note_problem(MetadataProblem(self.key(".zattrs"), f"cannot be read ({exc})"))
+            raise
+        doc, problem = parse_json(raw, self.key(".zattrs"))
         if problem:
             self.tree.note_problem(problem)
         elif doc is not None and not isinstance(doc, dict):
