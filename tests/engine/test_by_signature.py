@@ -17,11 +17,12 @@ from validator.engine.run import evaluate
 from validator.report.model import Level, Status
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
-# Every Zarr store of the corpus: the backend whose nodes have signatures.
-ZARR_STORES = sorted(
+# Every Zarr store and HDF5 file of the corpus: the backends whose nodes have signatures.
+STORES = sorted(
     str(p.relative_to(CORPUS))
-    for p in CORPUS.rglob("*.zarr")
-    if p.is_dir() and not any(parent.suffix == ".zarr" for parent in p.relative_to(CORPUS).parents)
+    for p in CORPUS.rglob("*")
+    if (p.is_dir() and p.suffix == ".zarr" and not any(parent.suffix == ".zarr" for parent in p.relative_to(CORPUS).parents))
+    or (p.is_file() and p.suffix.lower() in (".h5ad", ".h5seurat", ".h5", ".nwb"))
 )
 
 
@@ -34,15 +35,17 @@ def results(path: str) -> list:
     return [(r.rule.key, r.status, r.findings, r.nodes_checked, r.reason, r.finding_count, r.unchecked) for r in report.results]
 
 
-@pytest.mark.parametrize("store", ZARR_STORES)
+@pytest.mark.parametrize("store", STORES)
 def test_by_signature_gives_the_node_by_node_results(store, monkeypatch):
     grouped = results(str(CORPUS / store))
     node_by_node(monkeypatch)
     assert grouped == results(str(CORPUS / store))
 
 
-def test_the_corpus_has_zarr_stores_of_both_versions():
-    assert any("zarr-v2" in s for s in ZARR_STORES) and any("zarr-v3" in s for s in ZARR_STORES)
+def test_the_corpus_has_stores_of_each_backend_with_signatures():
+    assert (
+        any("zarr-v2" in s for s in STORES) and any("zarr-v3" in s for s in STORES) and any(s.endswith(".h5ad") for s in STORES)
+    )
 
 
 class SignedNode(MemoryNode):

@@ -29,7 +29,6 @@ import sys
 import threading
 import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 DOCUMENTS = frozenset({".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"})
 KINDS = ("listing", "document", "range", "other")
@@ -121,12 +120,14 @@ class Handler(SimpleHTTPRequestHandler):
         match = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
         if match is None or not self.ranges or not os.path.isfile(path):
             return super().do_GET()
-        data = Path(path).read_bytes()
-        start = int(match[1])
-        stop = min(int(match[2]) + 1 if match[2] else len(data), len(data))
-        body = data[start:stop]
+        with open(path, "rb") as fh:  # only the range: a range of a large file costs what it holds
+            size = os.fstat(fh.fileno()).st_size
+            start = int(match[1])
+            stop = min(int(match[2]) + 1 if match[2] else size, size)
+            fh.seek(start)
+            body = fh.read(max(0, stop - start))
         self.send_response(206)
-        self.send_header("Content-Range", f"bytes {start}-{start + len(body) - 1}/{len(data)}")
+        self.send_header("Content-Range", f"bytes {start}-{start + len(body) - 1}/{size}")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)

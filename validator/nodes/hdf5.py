@@ -226,7 +226,17 @@ class HDF5Node(Node):
         if tree.preferred_attributes and isinstance(self._attrs, HDF5Attributes):
             self._attrs.read(oid, tree.preferred_attributes)
         if self.kind == "array":
-            self._shape, self._dtype, self._chunks, self._layout = _dataset_facts(oid)
+            self._shape, self._dtype, self._chunks, self._layout, self._stored_as = _dataset_facts(oid)
+
+    @cached_property
+    def signature(self) -> tuple[Any, ...]:
+        """(kind, attribute names and values, and for a dataset its HDF5 type, shape and creation properties: layout,
+        chunks, filters, fill value): what its attributes, dtype, shape, chunks and storage are read from."""
+        attrs = self._attrs
+        values = tuple((name, _frozen(attrs[name])) for name in attrs)
+        if self.kind == "array":
+            return (self.kind, values, self._shape, self._stored_as)
+        return (self.kind, values)
 
     def object_id(self) -> Any:
         """The low-level id of this group (kept open) or dataset (opened now)."""
@@ -362,13 +372,40 @@ class HDF5Node(Node):
         return got
 
 
-def _dataset_facts(oid: Any) -> tuple[tuple[int, ...] | None, np.dtype, tuple[int, ...] | None, int]:
-    """(shape, dtype, chunks, layout) of an open dataset, as h5py's Dataset reports them."""
+def _dataset_facts(oid: Any) -> tuple[tuple[int, ...] | None, np.dtype, tuple[int, ...] | None, int, tuple[Any, ...]]:
+    """(shape, dtype, chunks, layout) of an open dataset, as h5py's Dataset reports them, and how it is stored: its
+    HDF5 type (encoded), layout, chunks, filters and fill value, everything its `storage` is described from."""
     shape = oid.shape
     plist = oid.get_create_plist()
     layout = plist.get_layout()
     chunks = tuple(plist.get_chunk()) if layout == h5d.CHUNKED else None
-    return (tuple(shape) if shape is not None else None), oid.dtype, chunks, layout
+    dtype = oid.dtype
+    try:
+        filters = tuple(plist.get_filter(i) for i in range(plist.get_nfilters()))
+        fill = None
+        if dtype.kind not in "OV":  # the fill value `storage` reports; none for strings and compound types
+            value = np.zeros((), dtype=dtype)
+            plist.get_fill_value(value)
+            fill = value.tobytes()
+        stored_as: tuple[Any, ...] = (oid.get_type().encode(), layout, chunks, filters, fill)
+    except Exception as exc:  # a type or filter h5py cannot describe: the node is alike no other
+        stored_as = (object(), str(exc))
+    return (tuple(shape) if shape is not None else None), dtype, chunks, layout, stored_as
+
+
+def _frozen(value: Any) -> Any:
+    """An attribute value as a hashable key that tells apart what compares equal across types (1, 1.0, True)."""
+    if isinstance(value, list):
+        return ("list", tuple(_frozen(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, Unreadable):
+        return ("unreadable", value.reason)
+    try:
+        hash(value)
+    except TypeError:  # a value plain() left as it was (a compound record): alike only itself
+        return ("other", id(value))
+    return (type(value).__name__, value)
 
 
 def _hdf5_type_name(ds: h5py.Dataset) -> str:

@@ -395,20 +395,29 @@ class ZarrTree(Tree):
         return out
 
     def _prefetch(self) -> None:
-        """Read every directory listing and metadata document the walk will need, a level of the hierarchy per
+        """Read every directory listing and metadata document the run will need, a level of the hierarchy per
         round trip (listings together, then documents together), instead of one request at a time.
 
-        A directory holding an array document is not entered further: below it lie chunks. A store read from its
-        consolidated metadata answers the listings without a request, so its documents come in a few batches.
+        Below an array lie chunks: its folders are listed (the chunk key rules read what is stored there) but no
+        document is asked for. A store read from its consolidated metadata answers the listings without a
+        request, so its documents come in a few batches.
         """
         names = (V3_DOCUMENT,) if self.zarr_format == 3 else V2_DOCUMENTS
         level = [""]
+        chunk_folders: set[str] = set()  # folders at or below an array
         while level:
-            listings = self.kv.list_many([p for p in level if p not in self._listings])
-            self._listings.update(listings)
-            keys = [f"{p}/{n}" if p else n for p in level for n in self._listings[p][0] if n in names]
+            self._listings.update(self.kv.list_many([p for p in level if p not in self._listings]))
+            keys = [_join(p, n) for p in level if p not in chunk_folders for n in self._listings[p][0] if n in names]
             self._documents.update(self.kv.get_many([k for k in keys if k not in self._documents]))
-            level = [f"{p}/{d}" if p else d for p in level if not self._holds_array(p) for d in self._listings[p][1]]
+            below = []
+            for prefix in level:
+                if prefix not in chunk_folders and self._holds_array(prefix):
+                    chunk_folders.add(prefix)
+                for name in self._listings[prefix][1]:
+                    below.append(_join(prefix, name))
+                    if prefix in chunk_folders:
+                        chunk_folders.add(below[-1])
+            level = below
 
     def _holds_array(self, prefix: str) -> bool:
         key = lambda name: f"{prefix}/{name}" if prefix else name  # noqa: E731
@@ -473,6 +482,10 @@ class ZarrTree(Tree):
 
     def close(self) -> None:
         self.kv.close()
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}/{name}" if prefix else name
 
 
 def open_zarr(path: str) -> ZarrTree:
