@@ -173,8 +173,10 @@ class Primitive(NamedTuple):
     doc: str = ""
     # True when its verdict depends only on what the node holds itself (`Node.signature`: kind, attributes,
     # stored document, dtype, shape, chunks, storage) and on its options, not on where the node is (path, name,
-    # parent, children, stored keys, scope); its messages may name the node's path. The engine then checks
-    # nodes of one signature once (thousands of dataframe columns share a handful).
+    # parent, children, stored keys, scope); its messages may name the node's path. With `facts`: which facts it
+    # asks for, or that it does not apply, depends on no more than that and on `scope.deep` (its verdict on the
+    # facts is the array's own). The engine then checks nodes of one signature once, for every verdict known
+    # before a scan (thousands of dataframe columns share a handful of signatures).
     own_metadata_only: bool = False
 
     @property
@@ -195,7 +197,7 @@ def check(
 ) -> Callable[[Callable[..., Iterator[Finding]]], Callable[..., Iterator[Finding]]]:
     """Register a primitive under the function's name with its options schema and preconditions.
 
-    `own_metadata_only`: the verdict depends only on the node's own metadata (see `Primitive`); never with `facts`.
+    `own_metadata_only`: the verdict depends only on the node's own metadata (see `Primitive`).
     """
 
     def register(function: Callable[..., Iterator[Finding]]) -> Callable[..., Iterator[Finding]]:
@@ -203,8 +205,6 @@ def check(
         if name in REGISTRY:
             raise RuntimeError(f"check primitive {name!r} is registered twice")
         schema = {"type": "object", "additionalProperties": False, "properties": {}, **(options or {})}
-        if own_metadata_only and facts is not None:
-            raise RuntimeError(f"check primitive {name!r}: a primitive reading array facts depends on more than metadata")
         REGISTRY[name] = Primitive(name, function, schema, kind, dtype_kinds, facts, function.__doc__ or "", own_metadata_only)
         return function
 

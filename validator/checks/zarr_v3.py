@@ -1216,7 +1216,12 @@ def _shard_facts(node: Node, options: Options, scope: Scope) -> Mapping[str, Fac
     return {"shards": FactRequest("shard_index_problems", (("limit", MAX_FINDINGS),))}
 
 
-@check(options={"properties": {"check": {"enum": list(SHARD_CHECKS)}}, "required": ["check"]}, kind="array", facts=_shard_facts)
+@check(
+    options={"properties": {"check": {"enum": list(SHARD_CHECKS)}}, "required": ["check"]},
+    kind="array",
+    facts=_shard_facts,
+    own_metadata_only=True,
+)
 def shard_indexes_valid(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
     """Every stored shard's index, read from its start or end as index_location says, passes `check`.
 
@@ -1252,7 +1257,7 @@ def _chunk_problems(node: Node, options: Options, scope: Scope) -> Mapping[str, 
     return {"chunks": FactRequest("chunk_problems", (("limit", MAX_FINDINGS),))}
 
 
-@check(kind="array", facts=_chunk_problems)
+@check(kind="array", facts=_chunk_problems, own_metadata_only=True)
 def chunks_decode(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
     """Every stored chunk decodes through the array's codecs, in reverse order, to exactly one chunk (a shard: each stored inner chunk to one inner chunk).
 

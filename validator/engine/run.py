@@ -231,7 +231,11 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
 
 
 def _plan_facts(ev: Evaluation, first_fact_step: int) -> None:
-    """Record what every remaining fact step needs, so the array is read once for all of them."""
+    """Record what every remaining fact step needs, so the array is read once for all of them.
+
+    Raises the first fact step's NotApplicable: the rule is then not applicable whatever the array holds, and
+    waits for no scan.
+    """
     ev.step = first_fact_step
     ev.requests = {}
     for i in range(first_fact_step, len(ev.rule.check)):
@@ -242,6 +246,8 @@ def _plan_facts(ev: Evaluation, first_fact_step: int) -> None:
         try:
             ev.requests[i] = dict(primitive.facts(ev.node, step.options, ev.scope))
         except NotApplicable as exc:
+            if i == first_fact_step:
+                raise
             ev.requests[i] = exc
 
 
