@@ -540,8 +540,8 @@ def _stored_documents(node: Node) -> dict[str, Any]:
         if rel.rsplit("/", 1)[-1] not in (".zarray", ".zgroup", ".zattrs"):
             continue
         try:
-            out[rel] = json.loads(node.read_key(rel).decode("utf-8"))
-        except (AttributeError, UnicodeDecodeError, ValueError, NodeError):
+            out[rel] = node.read_json(rel) if node.read_key(rel) is not None else "<not JSON>"  # parsed once by the tree
+        except (UnicodeDecodeError, ValueError, NodeError):
             out[rel] = "<not JSON>"
     return out
 
@@ -670,7 +670,7 @@ def _stored_object(node: Node, name: str) -> tuple[str, Any, str | None] | None:
     if raw is None:
         return None
     try:
-        doc = json.loads(raw.decode("utf-8"))
+        doc = node.read_json(name)  # parsed once by the tree, for every rule
     except (UnicodeDecodeError, ValueError) as exc:
         return key, None, f"{key} is not JSON ({exc}), expected a JSON object"
     if not isinstance(doc, dict):

@@ -3,7 +3,6 @@ chunk key encodings, codec chains and their configurations, sharding, node names
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
@@ -1066,8 +1065,8 @@ def _stored_documents(node: Node) -> dict[str, Any]:
         if rel == METADATA_KEY or rel.rsplit("/", 1)[-1] != METADATA_KEY:
             continue
         try:
-            raw = node.read_key(rel)
-            out[rel[: -len(METADATA_KEY) - 1]] = json.loads(raw.decode("utf-8")) if raw is not None else "<not JSON>"
+            stored = node.read_key(rel) is not None
+            out[rel[: -len(METADATA_KEY) - 1]] = node.read_json(rel) if stored else "<not JSON>"  # parsed once by the tree
         except (UnicodeDecodeError, ValueError, NodeError):
             out[rel[: -len(METADATA_KEY) - 1]] = "<not JSON>"
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import posixpath
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Mapping
@@ -150,6 +151,15 @@ class Node(ABC):
         but cannot be read.
         """
         return None
+
+    def read_json(self, key: str) -> Any:
+        """The document stored at `key` (relative to this node) parsed as JSON; None when not stored.
+
+        Raises NodeError as `read_key` does, and UnicodeDecodeError or json.JSONDecodeError when the bytes are not
+        JSON. A backend may keep the parsed document for every reader (Zarr parses each once): never modify it.
+        """
+        raw = self.read_key(key)
+        return None if raw is None else json.loads(raw.decode("utf-8"))
 
     def read_key(self, key: str) -> bytes | None:
         """The raw bytes stored at `key` (relative to this node, from `stored_keys`), or None when not stored.

@@ -68,10 +68,23 @@ def parse_json(raw: bytes | None, key: str) -> tuple[Any, MetadataProblem | None
     try:
         # The stored JSON may carry NaN/Infinity (zarr v2 fill values); Python's parser accepts them.
         return json.loads(raw.decode("utf-8")), None
-    except UnicodeDecodeError as exc:
-        return None, MetadataProblem(key, f"not UTF-8 ({exc.reason} at byte {exc.start})")
-    except json.JSONDecodeError as exc:
-        return None, MetadataProblem(key, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})")
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return None, _problem(key, exc)
+
+
+def _problem(key: str, exc: UnicodeDecodeError | json.JSONDecodeError) -> MetadataProblem:
+    if isinstance(exc, UnicodeDecodeError):
+        return MetadataProblem(key, f"not UTF-8 ({exc.reason} at byte {exc.start})")
+    return MetadataProblem(key, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})")
+
+
+class _NotJSON:
+    """A stored document that does not parse, and why (the error is raised again each time it is asked for)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: UnicodeDecodeError | json.JSONDecodeError) -> None:
+        self.error = error
 
 
 def _tupled(fields: Any) -> Any:
@@ -180,6 +193,9 @@ class ZarrNode(Node):
     def read_key(self, key: str) -> bytes | None:
         return self.tree.read(self.key(key), self.path)
 
+    def read_json(self, key: str) -> Any:
+        return self.tree.read_json(self.key(key), self.path)
+
     @property
     def prefix(self) -> str:
         return self.path.strip("/")
@@ -199,7 +215,7 @@ class ZarrNode(Node):
             # unknown, not absent. Reported once as a problem; each clause that reads them is an error.
             self.tree.note_problem(MetadataProblem(self.key(".zattrs"), f"cannot be read ({exc})"))
             raise
-        doc, problem = parse_json(raw, self.key(".zattrs"))
+        doc, problem = self.tree.parse(self.key(".zattrs"), raw)
         if problem:
             self.tree.note_problem(problem)
         elif doc is not None and not isinstance(doc, dict):
@@ -350,8 +366,9 @@ class ZarrTree(Tree):
         self.format = f"zarr-v{zarr_format}"
         self.problems: list[MetadataProblem] = []
         self._nodes: dict[str, Node | None] = {}
-        # Each metadata document is read once, and each directory listed once, however many rules ask.
+        # Each metadata document is read once, parsed once, and each directory listed once, however many rules ask.
         self._documents: dict[str, bytes | None] = {}
+        self._parsed: dict[str, Any] = {}  # key -> the parsed document, or _NotJSON
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         if kv.batched:
             self._prefetch()
@@ -377,6 +394,37 @@ class ZarrTree(Tree):
         if raw is None and self.kv.stored(key):
             raise NodeError(f"{where or key}: {key} is stored but cannot be read")
         return raw
+
+    def parse(self, key: str, raw: bytes | None) -> tuple[Any, MetadataProblem | None]:
+        """`parse_json` of the document `key` whose stored bytes are `raw`, parsed once for every reader."""
+        got = self._parsed.get(key, _NotJSON) if raw is not None else None
+        if got is _NotJSON:
+            try:
+                got = json.loads(raw.decode("utf-8"))  # type: ignore[union-attr]
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                got = _NotJSON(exc)
+            if key.rpartition("/")[2] in DOCUMENTS:
+                self._parsed[key] = got
+        if isinstance(got, _NotJSON):
+            return None, _problem(key, got.error)
+        return got, None
+
+    def read_json(self, key: str, where: str) -> Any:
+        """The stored document `key` parsed (`read`, then `json.loads`), a metadata document once for every reader:
+        None when not stored; raises NodeError when it cannot be read, UnicodeDecodeError or JSONDecodeError when
+        it is not JSON. The value is shared: never modify it."""
+        raw = self.read(key, where)
+        if raw is None:
+            return None
+        got = self._parsed.get(key, _NotJSON)
+        if got is _NotJSON:
+            self.parse(key, raw)
+            got = self._parsed.get(key, _NotJSON)
+            if got is _NotJSON:  # not a metadata document: not kept
+                return json.loads(raw.decode("utf-8"))
+        if isinstance(got, _NotJSON):
+            raise got.error
+        return got
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """`kv.list_dir`, each directory listed once."""
@@ -423,7 +471,7 @@ class ZarrTree(Tree):
         key = lambda name: f"{prefix}/{name}" if prefix else name  # noqa: E731
         if self.zarr_format == 2:
             return self._documents.get(key(".zarray")) is not None
-        doc = parse_json(self._documents.get(key(V3_DOCUMENT)), key(V3_DOCUMENT))[0]
+        doc = self.parse(key(V3_DOCUMENT), self._documents.get(key(V3_DOCUMENT)))[0]
         return isinstance(doc, dict) and doc.get("node_type") == "array"
 
     def note_problem(self, problem: MetadataProblem) -> None:
@@ -443,7 +491,7 @@ class ZarrTree(Tree):
         prefix = path.strip("/")
         key = lambda name: f"{prefix}/{name}" if prefix else name  # noqa: E731
         if self.zarr_format == 3:
-            doc, problem = parse_json(self.document(key(V3_DOCUMENT)), key(V3_DOCUMENT))
+            doc, problem = self.parse(key(V3_DOCUMENT), self.document(key(V3_DOCUMENT)))
             if problem:
                 self.note_problem(problem)
                 return ZarrNode(self, path, "group", None)
@@ -456,7 +504,7 @@ class ZarrTree(Tree):
             return ZarrNode(self, path, kind, doc)
         raw_array = self.document(key(".zarray"))
         if raw_array is not None:
-            doc, problem = parse_json(raw_array, key(".zarray"))
+            doc, problem = self.parse(key(".zarray"), raw_array)
             if problem:
                 self.note_problem(problem)
             elif not isinstance(doc, dict):
@@ -465,7 +513,7 @@ class ZarrTree(Tree):
             return ZarrNode(self, path, "array", doc)
         raw_group = self.document(key(".zgroup"))
         if raw_group is not None:
-            doc, problem = parse_json(raw_group, key(".zgroup"))
+            doc, problem = self.parse(key(".zgroup"), raw_group)
             if problem:
                 self.note_problem(problem)
             elif not isinstance(doc, dict):
