@@ -369,6 +369,9 @@ class ZarrTree(Tree):
         # Each metadata document is read once, parsed once, and each directory listed once, however many rules ask.
         self._documents: dict[str, bytes | None] = {}
         self._parsed: dict[str, Any] = {}  # key -> the parsed document, or _NotJSON
+        # Equal documents (the columns of one type in a wide dataframe) are kept once, bytes and parsed value.
+        self._alike: dict[bytes, bytes] = {}
+        self._parsed_alike: dict[bytes, Any] = {}
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         if kv.batched:
             self._prefetch()
@@ -381,15 +384,18 @@ class ZarrTree(Tree):
         try:
             return self._documents[key]
         except KeyError:
-            raw = self._documents[key] = self.kv.get(key)
+            raw = self._documents[key] = self._shared(self.kv.get(key))
             return raw
+
+    def _shared(self, raw: bytes | None) -> bytes | None:
+        return raw if raw is None else self._alike.setdefault(raw, raw)
 
     def read(self, key: str, where: str) -> bytes | None:
         """`kv.read` (NodeError for a key stored but unreadable), served from the documents already read."""
         if key.rpartition("/")[2] not in DOCUMENTS:
             return self.kv.read(key, where)
         if key not in self._documents:
-            self._documents[key] = self.kv.read(key, where)
+            self._documents[key] = self._shared(self.kv.read(key, where))
         raw = self._documents[key]
         if raw is None and self.kv.stored(key):
             raise NodeError(f"{where or key}: {key} is stored but cannot be read")
@@ -399,11 +405,16 @@ class ZarrTree(Tree):
         """`parse_json` of the document `key` whose stored bytes are `raw`, parsed once for every reader."""
         got = self._parsed.get(key, _NotJSON) if raw is not None else None
         if got is _NotJSON:
-            try:
-                got = json.loads(raw.decode("utf-8"))  # type: ignore[union-attr]
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                got = _NotJSON(exc)
-            if key.rpartition("/")[2] in DOCUMENTS:
+            document = key.rpartition("/")[2] in DOCUMENTS
+            got = self._parsed_alike.get(raw, _NotJSON) if document else _NotJSON  # type: ignore[arg-type]
+            if got is _NotJSON:
+                try:
+                    got = json.loads(raw.decode("utf-8"))  # type: ignore[union-attr]
+                except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                    got = _NotJSON(exc)
+                if document:
+                    self._parsed_alike[raw] = got  # type: ignore[index]
+            if document:
                 self._parsed[key] = got
         if isinstance(got, _NotJSON):
             return None, _problem(key, got.error)
@@ -456,7 +467,8 @@ class ZarrTree(Tree):
         while level:
             self._listings.update(self.kv.list_many([p for p in level if p not in self._listings]))
             keys = [_join(p, n) for p in level if p not in chunk_folders for n in self._listings[p][0] if n in names]
-            self._documents.update(self.kv.get_many([k for k in keys if k not in self._documents]))
+            fetched = self.kv.get_many([k for k in keys if k not in self._documents])
+            self._documents.update((k, self._shared(v)) for k, v in fetched.items())
             below = []
             for prefix in level:
                 if prefix not in chunk_folders and self._holds_array(prefix):
