@@ -69,10 +69,11 @@ def _decoded(name: bytes) -> str | bytes:
         return name
 
 
-def _attribute_names(oid: Any) -> list[bytes]:
-    """The object's attribute names, in the order h5py's `attrs` lists them (creation order where tracked)."""
+def _attribute_names(oid: Any, plist: Any) -> list[bytes]:
+    """The object's attribute names, in the order h5py's `attrs` lists them (creation order where tracked); `plist`
+    is its creation property list."""
     names: list[bytes] = []
-    tracked = oid.get_create_plist().get_attr_creation_order() & h5p.CRT_ORDER_TRACKED
+    tracked = plist.get_attr_creation_order() & h5p.CRT_ORDER_TRACKED
     h5a.iterate(oid, names.append, index_type=h5py.h5.INDEX_CRT_ORDER if tracked else h5py.h5.INDEX_NAME)
     return names
 
@@ -219,14 +220,16 @@ class HDF5Node(Node):
         self._link = link
         self.kind = "group" if isinstance(oid, h5g.GroupID) else "array"
         self._gid = oid if self.kind == "group" else None
+        plist = None
         try:
-            self._attrs: Mapping[str, Any] = HDF5Attributes(self, _attribute_names(oid))
+            plist = oid.get_create_plist()
+            self._attrs: Mapping[str, Any] = HDF5Attributes(self, _attribute_names(oid, plist))
         except Exception as exc:  # corrupt attribute table
             self._attrs = _Broken(str(exc))
         if tree.preferred_attributes and isinstance(self._attrs, HDF5Attributes):
             self._attrs.read(oid, tree.preferred_attributes)
         if self.kind == "array":
-            self._shape, self._dtype, self._chunks, self._layout, self._stored_as = _dataset_facts(oid)
+            self._shape, self._dtype, self._chunks, self._layout, self._stored_as = _dataset_facts(oid, plist)
 
     @cached_property
     def signature(self) -> tuple[Any, ...]:
@@ -372,22 +375,27 @@ class HDF5Node(Node):
         return got
 
 
-def _dataset_facts(oid: Any) -> tuple[tuple[int, ...] | None, np.dtype, tuple[int, ...] | None, int, tuple[Any, ...]]:
+def _dataset_facts(
+    oid: Any, plist: Any = None
+) -> tuple[tuple[int, ...] | None, np.dtype, tuple[int, ...] | None, int, tuple[Any, ...]]:
     """(shape, dtype, chunks, layout) of an open dataset, as h5py's Dataset reports them, and how it is stored: its
-    HDF5 type (encoded), layout, chunks, filters and fill value, everything its `storage` is described from."""
+    dtype and what h5py records of its HDF5 type, layout, chunks, filters and fill value, everything its `storage`
+    is described from. `plist`: its creation property list, when already at hand."""
     shape = oid.shape
-    plist = oid.get_create_plist()
+    plist = plist if plist is not None else oid.get_create_plist()
     layout = plist.get_layout()
     chunks = tuple(plist.get_chunk()) if layout == h5d.CHUNKED else None
     dtype = oid.dtype
     try:
         filters = tuple(plist.get_filter(i) for i in range(plist.get_nfilters()))
-        fill = None
-        if dtype.kind not in "OV":  # the fill value `storage` reports; none for strings and compound types
+        fill: Any = plist.fill_value_defined()  # the library's default (zero) needs no reading
+        if dtype.kind not in "OV" and fill == h5d.FILL_VALUE_USER_DEFINED:  # `storage` reports none for strings, records
             value = np.zeros((), dtype=dtype)
             plist.get_fill_value(value)
             fill = value.tobytes()
-        stored_as: tuple[Any, ...] = (oid.get_type().encode(), layout, chunks, filters, fill)
+        # The dtype with what h5py records of the HDF5 type beside it (string encoding and length, enum members).
+        kind = (dtype, None if dtype.metadata is None else repr(sorted(dtype.metadata.items())))
+        stored_as: tuple[Any, ...] = (kind, layout, chunks, filters, fill)
     except Exception as exc:  # a type or filter h5py cannot describe: the node is alike no other
         stored_as = (object(), str(exc))
     return (tuple(shape) if shape is not None else None), dtype, chunks, layout, stored_as
