@@ -347,7 +347,7 @@ def test_main_extending_pack_sarif_has_no_duplicate_rules_or_fingerprints(capsys
 def test_main_extending_pack_text_shows_both_levels(capsys, lab_policy):
     _, out, _ = cli(capsys, "--pack", lab_policy, CHUNKS_NOT_SHARED)
     assert f"  FAILED MUST (spec: SHOULD) {OVERRIDDEN}\n" in out
-    assert "(hdf5; lab-policy 1)" in out
+    assert "(hdf5; lab-policy 1; era: anndata >= 0.8" in out
 
 
 def test_main_extending_pack_list_rules_and_explain_show_the_rules_as_they_run(capsys, lab_policy):

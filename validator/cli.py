@@ -73,8 +73,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--deep", action="store_true",
                    help="also read and decode every stored Zarr v2 chunk (allow-listed codecs only; never pickle or object codecs)")
+    _add_all_clauses(p)
     p.add_argument("--version", action="version", version=f"spec-validate {__version__}")
     return p
+
+
+def _add_all_clauses(p: argparse.ArgumentParser) -> None:
+    """--all-clauses: a legacy file (an era before the spec, such as an .h5ad of anndata < 0.8) gets one verdict,
+    `<pack>.legacy`, counted as a MUST failure; with this flag every clause is checked as well."""
+    p.add_argument("--all-clauses", action="store_true",
+                   help="also check every clause of a legacy file (one written before the spec, e.g. by anndata < 0.8), "
+                        "which otherwise gets one verdict, <pack>.legacy (a MUST failure; --ignore it to accept such files)")
 
 
 def _positive_int(text: str) -> int:
@@ -139,12 +148,12 @@ def store_roots(paths: Sequence[str]) -> list[str]:
 
 
 def _validate_one(path: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...], pack_files: tuple[str, ...],
-                  threads: int = 1, scanner=None, deep: bool = False, progress=None) -> Report:
+                  threads: int = 1, scanner=None, deep: bool = False, progress=None, all_clauses: bool = False) -> Report:
     """One input; runs in a worker process under --jobs (or a Dask task under --dask), so it takes pack file names, not Pack objects."""
     from validator import validate
 
     report = validate(path, select=select, ignore=ignore, extend_select=extend, packs=_packs(pack_files), jobs=threads, scanner=scanner,
-                      deep=deep, progress=progress)
+                      deep=deep, progress=progress, all_clauses=all_clauses)
     if not report.packs:
         raise SpecValidateError(f"{report.source}: no rule pack applies (not an AnnData or Zarr store that spec-validate knows)")
     return report
@@ -189,8 +198,14 @@ def run(argv: Sequence[str] | None = None) -> int:
         redirects = {k: v for pack in packs for k, v in pack.redirects.items()}
         wanted = redirects.get(args.explain, args.explain)
         match = [r for r in rules if r.id == wanted]
-        if not match:
+        legacy = [p for p in packs if p.legacy is not None and p.legacy_id == wanted]
+        if not match and not legacy:
             raise SpecValidateError(f"no rule {args.explain!r} (see --list-rules)")
+        if legacy:
+            from validator.explain import explain_legacy
+
+            _emit(explain_legacy(legacy[0]), args.output)
+            return 0
         _emit(explain(match[0]), args.output)
         return 0
     if args.list_rules:
@@ -215,7 +230,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     if settings.packs != tuple(args.pack):
         packs = _packs(settings.packs)
         rules = [r for pack in packs for r in pack.rules]
-    unknown = unknown_prefixes(settings.all_prefixes(), [r.id for r in rules] + [k for p in packs for k in p.redirects])
+    unknown = unknown_prefixes(settings.all_prefixes(), [r.id for r in rules] + [k for p in packs for k in p.redirects]
+                               + [p.legacy_id for p in packs if p.legacy is not None])
     if unknown:
         raise SpecValidateError(f"no rule matches {unknown[0]!r} (see --list-rules)")
 
@@ -228,7 +244,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     # Several inputs: one process each, up to N at once, sharing the N workers as scan threads.
     threads = max(1, workers // max(1, processes))
     jobs = [(p, settings.select, settings.ignore_for(p), settings.extend_select, settings.packs, threads) for p in paths]
-    validate_one = functools.partial(_validate_one, deep=args.deep)  # a partial of a module function still pickles
+    validate_one = functools.partial(_validate_one, deep=args.deep, all_clauses=args.all_clauses)  # a partial of a module function still pickles
     if args.dask:
         from validator.engine.dask_scan import validate_on_dask
 
@@ -354,6 +370,8 @@ def _summary_table(reports: list[Report], fail_on: Level, known) -> str:
     for report in reports:
         s = report.summary()
         verdict = "does not conform" if bl.fails(report, fail_on, known) else "conforms"
+        if report.legacy and verdict != "conforms":
+            verdict += " (legacy)"
         rows.append((report.source, report.format, *(str(s[l]["failed"] + s[l]["error"]) for l in ("MUST", "SHOULD", "MAY")), verdict))
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
     fmt = lambda row: "  ".join(cell.ljust(w) if i in (0, 1, 5) else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip()  # noqa: E731

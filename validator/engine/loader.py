@@ -14,7 +14,7 @@ from validator.checks import registry
 from validator.checks.schemas import REF
 from validator.engine import pack_cache
 from validator.engine.applies_to import SELECTOR_SCHEMA
-from validator.engine.model import CheckStep, Pack, Rule, Writer
+from validator.engine.model import CheckStep, Legacy, Pack, Rule, SpecNote, Writer
 from validator.errors import PackError
 from validator.primitive_api import Level
 
@@ -147,6 +147,7 @@ def _rule(raw: Mapping[str, Any], pack: str, file: str, level_override: str | No
         writers=tuple(Writer(w["name"], w["versions"], " ".join(w["note"].split())) for w in raw.get("writers", [])),
         source_file=file,
         builtin=builtin,
+        notice=raw.get("notice"),
     )
 
 
@@ -196,7 +197,17 @@ def load_pack(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> Pack
         formats=tuple(doc.get("formats", base.formats if base else ())),
         redirects={**(base.redirects if base else {}), **doc.get("redirects", {})},
         bases=(base.name, *base.bases) if base else (),
+        legacy=_legacy(doc["legacy"]) if "legacy" in doc else (base.legacy if base else None),
+        notes=tuple(_note(n) for n in doc["notes"]) if "notes" in doc else (base.notes if base else ()),
     )
+
+
+def _legacy(raw: Mapping[str, Any]) -> Legacy:
+    return Legacy(" ".join(raw["clause"].split()), raw["section"], {k: " ".join(v.split()) for k, v in raw["eras"].items()})
+
+
+def _note(raw: Mapping[str, Any]) -> SpecNote:
+    return SpecNote(raw["id"], raw["title"], tuple(raw["rules"]), " ".join(raw["text"].split()))
 
 
 def packs_to_run(base: Sequence[Pack], extra: Sequence[Pack]) -> list[Pack]:

@@ -11,7 +11,7 @@ from validator.errors import InputError
 from validator.primitive_api import Finding, Level, Status
 
 if TYPE_CHECKING:
-    from validator.report.model import ClauseResult, Report
+    from validator.report.model import ClauseResult, LegacyVerdict, Report
 
 if TYPE_CHECKING:
     from validator.engine.model import Rule
@@ -52,7 +52,8 @@ def fingerprint_pack(rule: Rule) -> str | None:
 
 
 class Located(NamedTuple):
-    """One failing thing in a report: a finding of a failed clause, a clause that errored, or an unreadable key."""
+    """One failing thing in a report: a finding of a failed clause, a clause that errored, an unreadable key, or a
+    legacy verdict (a scope of an era before its spec)."""
 
     rule_id: str
     level: Level
@@ -63,6 +64,7 @@ class Located(NamedTuple):
     finding: Finding | None
     message: str
     pack: str = ""  # the pack whose rule failed (none for an unreadable key): with rule_id, the rule's key
+    legacy: LegacyVerdict | None = None  # set for a legacy verdict (rule_id is then `<pack>.legacy`)
 
 
 def located(report: Report) -> Iterator[Located]:
@@ -70,6 +72,9 @@ def located(report: Report) -> Iterator[Located]:
     file = artifact_uri(report.source)
     for problem in report.problems:
         yield Located("unreadable", Level.MUST, file, problem.key, fingerprint("unreadable", file, problem.key), None, None, problem.message)
+    for v in report.legacy:
+        yield Located(v.id, v.level, file, v.path, fingerprint(v.id, file, v.path), None, None, f"legacy: {v.era}: {v.message}",
+                      v.pack, v)
     for r in report.results:
         pack = fingerprint_pack(r.rule)
         if r.status is Status.ERROR:

@@ -17,12 +17,26 @@ def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
         suite = ET.SubElement(suites, "testsuite", name=file)
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         items = list(located(report))
+        if report.provenance is not None and (report.provenance.eras or report.provenance.writers):
+            props = ET.SubElement(suite, "properties")
+            for era in report.provenance.eras:
+                ET.SubElement(props, "property", name=f"era {era.path}", value=era.label)
+            for w in report.provenance.writers:
+                ET.SubElement(props, "property", name=f"writer ({w.role})", value=w.label)
+        for item in items:
+            v = item.legacy
+            if v is None:
+                continue
+            case = ET.SubElement(suite, "testcase", name=v.id, classname=v.pack, file=file)
+            counts["tests"] += 1
+            _failure_or_known(case, "failure", f"MUST: legacy: {v.era}", f"{v.section}: \u201c{v.clause}\u201d\n{item.message}",
+                              [item], baseline, counts, "MUST")
         if report.problems:
             case = ET.SubElement(suite, "testcase", name="unreadable", classname=file, file=file)
             counts["tests"] += 1
             text = "\n".join(f"{p.key}: {p.message}" for p in report.problems)
             _failure_or_known(case, "error", "parts of the store cannot be read", text,
-                              [i for i in items if i.result is None], baseline, counts)
+                              [i for i in items if i.result is None and i.legacy is None], baseline, counts)
         for r in report.results:
             rule = r.rule
             counts["tests"] += 1
@@ -33,7 +47,7 @@ def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
                 body = "\n".join(f"{f.path}: {f.message}" for f in r.findings)
                 if r.finding_count > len(r.findings):
                     body += f"\n... and {r.finding_count - len(r.findings)} more"
-                for w in rule.writers:
+                for w in r.writer_notes:
                     body += f"\nnote: {w.name} {w.versions}: {w.note}"
                 first = r.findings[0].message if r.findings else "failed"
                 _failure_or_known(case, "failure", f"{rule.level.value}: {first}", f"{header}\n{body}", mine, baseline, counts, rule.level.value)
@@ -42,6 +56,8 @@ def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
             elif r.status is Status.NOT_APPLICABLE:
                 ET.SubElement(case, "skipped", message=r.reason or "not applicable")
                 counts["skipped"] += 1
+            elif r.status is Status.NOTICE:  # reported, never a failure
+                ET.SubElement(case, "system-out").text = f"NOTICE ({rule.notice})\n" + "\n".join(f"{f.path}: {f.message}" for f in r.findings)
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value

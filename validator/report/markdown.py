@@ -19,6 +19,8 @@ def render(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None 
     for report in reports:
         s = report.summary()
         verdict = "\u274c does not conform" if fails(report, fail_on, baseline) else "\u2705 conforms"
+        if report.legacy:
+            verdict += " (legacy)"
         passed = sum(s[lvl]["passed"] for lvl in s)
         na = sum(s[lvl]["not_applicable"] for lvl in s)
         lines.append(
@@ -27,6 +29,14 @@ def render(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None 
             f"{s['MAY']['failed'] + s['MAY']['error']} | {passed} | {na} |"
         )
     lines.append("")
+    for report in reports:
+        about = report.provenance.describe() if report.provenance is not None else ""
+        if about:
+            lines.append(f"- `{_cell(artifact_uri(report.source))}`: {about}")
+        for v in report.legacy:
+            lines.append(f"- `{_cell(artifact_uri(report.source))}`: **legacy** ({v.id} at `{v.path}`): {v.message}")
+    if any(r.provenance is not None and r.provenance.describe() or r.legacy for r in reports):
+        lines.append("")
     lines.append(f"Fails on: {fail_on.value} and stricter.")
     failing = [(report, item) for report in reports for item in located(report)]
     if failing:
@@ -34,5 +44,6 @@ def render(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None 
         for report, item in failing:
             known = baseline is not None and baseline.is_known(item)
             rule = f"`{item.rule_id}`" + (" (baseline)" if known else "")
-            lines.append(f"| `{_cell(item.file)}` | {item.level.value} | {rule} | `{_cell(item.path or '/')}` | {_cell(item.message)} |")
+            message = item.message + "".join(f" (note: {w.name} {w.versions}: {w.note})" for w in (item.finding.writers if item.finding else ()))
+            lines.append(f"| `{_cell(item.file)}` | {item.level.value} | {rule} | `{_cell(item.path or '/')}` | {_cell(message)} |")
     return "\n".join(lines) + "\n"

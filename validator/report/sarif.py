@@ -64,6 +64,42 @@ def _unreadable_descriptor() -> dict[str, Any]:
     }
 
 
+def _legacy_descriptor(v: Any) -> dict[str, Any]:
+    text = f"The store follows the spec this pack checks, not an era before it. {v.section}: \u201c{v.clause}\u201d"
+    return {
+        "id": v.id,
+        "name": v.id,
+        "shortDescription": {"text": v.clause},
+        "fullDescription": {"text": text},
+        "help": {"text": text},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"spec": v.pack, "section": v.section, "rfc2119_level": "MUST", "basis": "legacy"},
+    }
+
+
+def _notice_results(report: Report, root: str, index: dict, descriptors: list) -> list[dict[str, Any]]:
+    """Findings of `notice:` rules (the pickle codec): informational results, never failures."""
+    from validator.primitive_api import Status
+
+    out = []
+    for r in report.results:
+        if r.status is not Status.NOTICE:
+            continue
+        for f in r.findings:
+            uri = f"{root}/{quote(report.metadata_keys[f.path])}" if f.path in report.metadata_keys else root
+            out.append({
+                "ruleId": r.rule.id,
+                "ruleIndex": index[r.rule.key],
+                "kind": "informational",
+                "level": "note",
+                "message": {"text": f"{f.path or '/'}: {f.message}"},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": 1}},
+                               "logicalLocations": [{"fullyQualifiedName": f.path or "/", "kind": "object"}]}],
+                "properties": {"notice": r.rule.notice},
+            })
+    return out
+
+
 def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline | None = None) -> dict[str, Any]:
     """The SARIF log for every report of one invocation (one run)."""
     descriptors: list[dict[str, Any]] = []
@@ -76,16 +112,22 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
                 descriptors.append(rule_descriptor(r.rule))
     results: list[dict[str, Any]] = []
     artifacts: list[dict[str, Any]] = []
+    provenance: list[dict[str, Any]] = []
     for report in reports:
         root = _uri(artifact_uri(report.source))
-        artifacts.append({"location": {"uri": root}, "properties": {"format": report.format}})
+        about = report.provenance.to_json() if report.provenance is not None else {"eras": [], "writers": []}
+        artifacts.append({"location": {"uri": root}, "properties": {"format": report.format, **about}})
+        provenance.append({"artifact": root, "summary": report.provenance.describe() if report.provenance is not None else "",
+                           **about, "legacy": [v.id for v in report.legacy]})
         for item in located(report):
             key = (item.pack, item.rule_id)
             if key not in index:
                 index[key] = len(descriptors)
-                descriptors.append(_unreadable_descriptor())
+                descriptors.append(_legacy_descriptor(item.legacy) if item.legacy is not None else _unreadable_descriptor())
             uri = root
-            if item.result is None:  # an unreadable key: point at it
+            if item.legacy is not None:
+                uri = root
+            elif item.result is None:  # an unreadable key: point at it
                 uri = f"{root}/{quote(item.path)}"
             elif item.path in report.metadata_keys:
                 uri = f"{root}/{quote(report.metadata_keys[item.path])}"
@@ -105,7 +147,10 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
             }
             if baseline is not None:
                 result["baselineState"] = "unchanged" if baseline.is_known(item) else "new"
+            if item.finding is not None and item.finding.writers:
+                result["properties"] = {"writers": [{"name": w.name, "versions": w.versions, "note": w.note} for w in item.finding.writers]}
             results.append(result)
+        results.extend(_notice_results(report, root, index, descriptors))
     run = {
         "tool": {
             "driver": {
@@ -119,6 +164,8 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
         "artifacts": artifacts,
         "results": results,
         "columnKind": "unicodeCodePoints",
+        # Per input: the eras its layout shows and its likely writers (the report header of the other formats).
+        "properties": {"provenance": provenance},
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
@@ -131,6 +178,8 @@ def _uri(path: str) -> str:
 
 def _message(item: Any) -> str:
     """`<node path>: <what was found>` plus the offending values the primitive recorded."""
+    if item.legacy is not None:
+        return f"{item.path}: {item.message}"
     if item.result is None:
         return f"{item.path}: unreadable: {item.message}"
     text = f"{item.path or '/'}: {item.message}" if item.path else item.message
@@ -144,6 +193,8 @@ def _message(item: Any) -> str:
     r = item.result
     if r is not None and r.finding_count > len(r.findings) and f is r.findings[-1]:
         text += f"; and {r.finding_count - len(r.findings)} more"
+    for w in f.writers if f is not None else ():
+        text += f" (note: {w.name} {w.versions}: {w.note})"
     return text
 
 

@@ -24,17 +24,26 @@ def render(reports: Sequence[Report], fail_on: Level, colour: bool = False, verb
     lines: list[str] = []
     for report in reports:
         packs = ", ".join(f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs)
-        lines.append(paint("bold", f"{report.source}") + f" ({report.format}; {packs or 'no pack applies'})")
+        about = report.provenance.describe() if report.provenance is not None else ""
+        lines.append(paint("bold", f"{report.source}") + f" ({report.format}; {packs or 'no pack applies'}{'; ' + about if about else ''})")
         for problem in report.problems:
             lines.append(f"  {paint('MUST', 'UNREADABLE')} {problem.key}: {problem.message}")
+        for v in report.legacy:
+            where = f" at {v.path}" if v.path != "/" else ""
+            more = "" if v.clauses_checked else " (--all-clauses checks every clause)"
+            lines.append(f"  {paint('MUST', 'LEGACY')} {v.id}{where}: {v.era}: {v.message}{more}")
         shown = [r for r in report.results if r.status in (Status.FAILED, Status.ERROR)]
         shown.sort(key=lambda r: (-r.rule.level.rank, r.rule.id))
-        for r in shown:
+        notices = [r for r in report.results if r.status is Status.NOTICE]
+        for r in shown + notices:
             level = r.rule.level.value + (" (derived)" if r.rule.derived else "")
             if r.rule.spec_level is not r.rule.level:  # a pack's override: the spec's own word is shown too
                 level += f" (spec: {r.rule.spec_level.value})"
-            status = "FAILED" if r.status is Status.FAILED else "ERROR"
-            lines.append(f"  {paint(r.rule.level.value, f'{status} {level}')} {r.rule.id}")
+            if r.status is Status.NOTICE:
+                lines.append(f"  {paint('MAY', f'NOTICE ({r.rule.notice})')} {r.rule.id}")
+            else:
+                status = "FAILED" if r.status is Status.FAILED else "ERROR"
+                lines.append(f"  {paint(r.rule.level.value, f'{status} {level}')} {r.rule.id}")
             lines.append(paint("dim", f"    {r.rule.section}: \u201c{r.rule.clause}\u201d"))
             if r.status is Status.ERROR:
                 lines.append(f"    error: {r.reason}")
@@ -43,7 +52,7 @@ def render(reports: Sequence[Report], fail_on: Level, colour: bool = False, verb
                 lines.append(f"    {where}: {f.message}")
             if r.finding_count > len(r.findings):
                 lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
-            for w in r.rule.writers:
+            for w in r.writer_notes:
                 lines.append(f"    note: {w.name} {w.versions}: {w.note}")
             lines.extend(_unchecked_lines(r))
         # A clause that passed on some nodes but could not check others says so, verbose or not.
@@ -61,9 +70,11 @@ def render(reports: Sequence[Report], fail_on: Level, colour: bool = False, verb
         for lvl in ("MUST", "SHOULD", "MAY"):
             c = summary[lvl]
             if sum(c.values()):
-                parts.append(f"{lvl}: {c['failed']} failed, {c['passed']} passed, {c['not_applicable']} n/a" + (f", {c['error']} error" if c["error"] else ""))
+                parts.append(f"{lvl}: {c['failed']} failed, {c['passed']} passed, {c['not_applicable']} n/a" + (f", {c['error']} error" if c["error"] else "")
+                             + (f", {c['notice']} notice" if c.get("notice") else ""))
         verdict = paint("MUST", "does not conform") if report.fails_at(fail_on) else paint("ok", "conforms")
-        lines.append(f"  {verdict} at --fail-on {fail_on.value.lower()}. " + "; ".join(parts))
+        legacy = f" (legacy: {', '.join(v.id for v in report.legacy)}; --ignore it to accept such files)" if report.legacy else ""
+        lines.append(f"  {verdict} at --fail-on {fail_on.value.lower()}{legacy}. " + "; ".join(parts))
         lines.append("")
     return "\n".join(lines)
 
