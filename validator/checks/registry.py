@@ -23,6 +23,7 @@ def _load() -> None:
     _loaded = True
     # Importing the modules runs their @check decorators.
     from validator.checks import (  # noqa: F401
+        anndata,
         arrays,
         attrs,
         cxg,

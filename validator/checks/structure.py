@@ -34,13 +34,25 @@ def child_present(node: Node, options: Options, scope: Scope) -> Iterator[Findin
             yield Finding(f"{name!r} is a {child.kind}, expected a {options['kind']}", path=path, details={"child": name})
 
 
-@check(options={"properties": {"equals": {"type": "integer", "minimum": 0}}, "required": ["equals"]}, kind="array")
+@check(options={"properties": {"equals": {"type": "integer", "minimum": 0}, "min": {"type": "integer", "minimum": 0}},
+                "oneOf": [{"required": ["equals"]}, {"required": ["min"]}]}, kind="array")
 def ndim(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """The array has exactly `equals` dimensions."""
+    """The array has exactly `equals` dimensions (or at least `min`)."""
     if node.shape is None:
         yield Finding("has no readable shape")
-    elif len(node.shape) != options["equals"]:
+    elif "equals" in options and len(node.shape) != options["equals"]:
         yield Finding(f"has {len(node.shape)} dimensions {node.shape}, expected {options['equals']}", details={"shape": list(node.shape)})
+    elif "min" in options and len(node.shape) < options["min"]:
+        yield Finding(f"has {len(node.shape)} dimensions {node.shape}, expected at least {options['min']}", details={"shape": list(node.shape)})
+
+
+@check(options={"properties": {"path": {"type": "string", "pattern": "^/"}}, "required": ["path"]})
+def under_path(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The node lies below `path` (relative to the scope root: `/uns` for an AnnData group's uns)."""
+    where = scope.relative_path(node)
+    base = options["path"].rstrip("/")
+    if not where.startswith(base + "/"):
+        yield Finding(f"lies at {where}, outside {base}", details={"path": where})
 
 
 @check(options={"properties": {"kinds": {"type": "string", "pattern": "^[biufcOSUVMm]+$"}}, "required": ["kinds"]}, kind="array")
