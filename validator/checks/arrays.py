@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
+from validator.primitive_api import Finding, NotApplicable, Omitted, Options, Scope, check
 from validator.checks.schemas import REF
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node
@@ -47,6 +47,7 @@ def non_decreasing(node: Node, options: Options, scope: Scope, facts: Mapping[st
     for d in result.found:
         yield Finding(f"decreases at index {d.index}: {d.previous} -> {d.value} ({result.count} decrease(s) in all)",
                       index=position(node, d.index), details={"previous": d.previous, "value": d.value, "count": result.count})
+    yield Omitted(result.count - len(result.found))
 
 
 def _endpoints(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
@@ -108,3 +109,4 @@ def values_in_range(node: Node, options: Options, scope: Scope, facts: Mapping[s
     for o in result.found:
         yield Finding(f"element {o.value} at index {o.index} is outside {bounds} ({result.count} in all; min {result.minimum}, max {result.maximum})",
                       index=position(node, o.index), details={"value": o.value, "count": result.count, "min": result.minimum, "max": result.maximum})
+    yield Omitted(result.count - len(result.found))

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
+from validator.primitive_api import Finding, NotApplicable, Omitted, Options, Scope, check
 from validator.checks.schemas import KEY, NAMES, PATH
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node
@@ -339,3 +339,4 @@ def codes_within_categories(node: Node, options: Options, scope: Scope, facts) -
         yield Finding(f"code {o.value} at index {o.index} is outside the {n} categories [0, {n - 1}] "
                       f"({result.count} in all; min {result.minimum}, max {result.maximum})",
                       index=(o.index,), details={"value": o.value, "count": result.count})
+    yield Omitted(result.count - len(result.found))

@@ -14,8 +14,6 @@ from validator.kernels.references import SELF_SOURCES
 from validator.nodes.base import Node
 from validator.primitive_api import Finding, NotApplicable, NotChecked, Options, Scope, check
 
-# Findings per dataset from the element-by-element reference primitives: the first ones locate the problem.
-MAX_ELEMENT_FINDINGS = 20
 # Codecs that decode an object array without running code (pickle is never decoded: see the node backend).
 TEXT_CODECS = {"vlen-utf8", "vlen-bytes", "json2", "json"}
 
@@ -375,12 +373,10 @@ def dataset_references_valid(node: Node, options: Options, scope: Scope) -> Iter
     Not applicable when: the array is not "|O" stored with a JSON codec and safe compressors, or its shape
     or chunks are unusable; such an array is listed as not checked.
     """
-    reported = 0
     for at, element, error in _reference_elements(node):
         problem = None
         if error is not None:
             yield error
-            reported += 1
         elif not isinstance(element, dict):
             problem = f"is {_short(element)}, expected a reference object"
         else:
@@ -391,9 +387,6 @@ def dataset_references_valid(node: Node, options: Options, scope: Scope) -> Iter
                 problem = f"points at {element['path']!r}, which is not a node in this store"
         if problem:
             yield Finding(f"element {list(at)} {problem}", index=at, details={"element": _short(element)})
-            reported += 1
-        if reported >= MAX_ELEMENT_FINDINGS:
-            return
 
 
 @check(kind="array")
@@ -405,7 +398,6 @@ def dataset_references_in_store(node: Node, options: Options, scope: Scope) -> I
     source and path, and chunks that cannot be decoded, are dataset_references_valid's to report.
     Not applicable when: as for dataset_references_valid (the data is read the same way).
     """
-    reported = 0
     for at, element, error in _reference_elements(node):
         if error is not None or not isinstance(element, dict):
             continue
@@ -413,9 +405,6 @@ def dataset_references_in_store(node: Node, options: Options, scope: Scope) -> I
         if isinstance(source, str) and isinstance(path, str) and source not in SELF_SOURCES:
             yield Finding(f"element {list(at)} names another store {source!r} (path {path!r}): not followed, its target "
                           "is not checked", index=at, details={"source": source, "target": path})
-            reported += 1
-            if reported >= MAX_ELEMENT_FINDINGS:
-                return
 
 
 def _reference_elements(node: Node) -> Iterator[tuple[tuple[int, ...], Any, Finding | None]]:

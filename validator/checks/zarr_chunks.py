@@ -29,7 +29,6 @@ NUMERIC_KINDS = "biufcmM"
 # complex128) and checksums; anything larger is not decompressed (a decompression bomb is not held in memory).
 WIDEST = 16
 SLACK = 1024
-MAX_CHUNK_FINDINGS = 20
 
 
 class ChunkError(Exception):
@@ -163,7 +162,7 @@ def chunks_decode_to_chunk_size(node: Node, options: Options, scope: Scope) -> I
     lzma; filters delta, shuffle, bitround, fixedscaleoffset, quantize, astype, adler32, crc32, fletcher32);
     pickle and every object codec are never run. Keys outside the chunk grid are left to chunk_keys_valid.
     Memory: one stored chunk and its decoded bytes; a compressor whose output would exceed 16 chunks is
-    stopped. At most 20 failing chunks are named, then a count.
+    stopped. Every failing chunk is a finding (the report lists the first and counts them all).
     Not applicable when: --deep is not given; the array is an object ("O") array or uses a codec off the
     allow-list (not decoded); or its dtype, shape, chunks or codecs are unusable (other rules report them).
     The arrays not decoded, or whose dtype or codecs are unusable, are listed as not checked.
@@ -188,7 +187,6 @@ def chunks_decode_to_chunk_size(node: Node, options: Options, scope: Scope) -> I
         return
     expected = math.prod(node.metadata["chunks"]) * dtype.itemsize
     limit = WIDEST * expected + SLACK
-    bad = 0
     for _key, rel, valid in stored_chunk_keys(node, grid, sep):
         if not valid:
             continue
@@ -203,10 +201,5 @@ def chunks_decode_to_chunk_size(node: Node, options: Options, scope: Scope) -> I
             problem = None if size == expected else f"decodes to {size} bytes, expected {expected}"
         except ChunkError as exc:
             problem = f"does not decode ({exc})"
-        if problem:
-            bad += 1
-            if bad <= MAX_CHUNK_FINDINGS:
-                yield Finding(f"chunk {rel!r} {problem}", details={"key": rel, "error": problem})
-    if bad > MAX_CHUNK_FINDINGS:
-        yield Finding(f"... and {bad - MAX_CHUNK_FINDINGS} more chunks do not decode to {expected} bytes",
-                      details={"key": None, "more": bad - MAX_CHUNK_FINDINGS})
+        if problem:  # every bad chunk is a finding: the engine keeps the first ones and counts them all
+            yield Finding(f"chunk {rel!r} {problem}", details={"key": rel, "error": problem})

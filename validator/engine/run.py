@@ -229,15 +229,22 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None,
     ev.outcome = Outcome(Status.PASSED)
 
 
+# Findings kept per (rule, node); those beyond are counted, not kept (a store with a million stray keys).
+KEEP_PER_NODE = 1000
+
+
 def _collect(output: Iterable[Finding | Omitted]) -> tuple[list[Finding], int]:
-    """A primitive's findings, and the count of those it said it left out (`Omitted`)."""
+    """A primitive's findings (the first KEEP_PER_NODE), and the count of the others: those it said it left out
+    (`Omitted`) and those beyond the ones kept."""
     findings: list[Finding] = []
     omitted = 0
     for item in output:
         if isinstance(item, Omitted):
             omitted += max(0, int(item.count))
-        else:
+        elif len(findings) < KEEP_PER_NODE:
             findings.append(item)
+        else:
+            omitted += 1
     return findings, omitted
 
 

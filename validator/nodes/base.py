@@ -132,6 +132,11 @@ class Node(ABC):
         """
         return None
 
+    def stored_raw_keys(self) -> list[str] | None:
+        """At the store root: every key as the store holds it, unnormalised (`a//b`, `\\`, `..`, a leading `/`,
+        non-ASCII names kept), including keys the tree does not read. None elsewhere and for backends without keys."""
+        return None
+
     def read_document(self, name: str) -> bytes | None:
         """The raw bytes of the metadata document `name` stored at this node (`.zattrs`, `.zmetadata`), or None.
 
