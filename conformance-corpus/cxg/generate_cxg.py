@@ -62,7 +62,8 @@ def build(path: Path, *, sparse: bool = False, omit: tuple[str, ...] = (), x_dty
     """A CXG as the spec describes it; the keyword arguments each change one thing.
 
     `xr` / `xc` change one half of the sparse pair: `n` (domain length), `other` (name of the index attribute),
-    `dtype` (of the values), `index_shift` (added to the first index), `dense` (a dense array).
+    `dtype` (of the values), `index_shift` (added to the first index), `dense` (a dense array), `value_shift`
+    (added to the first value), `drop_last` (the last cell left out).
     """
     if path.exists():
         shutil.rmtree(path)
@@ -96,9 +97,12 @@ def build(path: Path, *, sparse: bool = False, omit: tuple[str, ...] = (), x_dty
             for name, (dim, n, other, coords, index, change) in halves.items():
                 if name in omit:
                     continue
-                values = counts[rows, cols][order] if name == "Xc" else counts[rows, cols]
+                values = (counts[rows, cols][order] if name == "Xc" else counts[rows, cols]).copy()
+                values[0] += change.get("value_shift", 0)
                 index = index.copy()
                 index[0] += change.get("index_shift", 0)
+                if change.get("drop_last"):
+                    values, coords, index = values[:-1], coords[:-1], index[:-1]
                 _sparse(path / name, _dim(dim, change.get("n", n)), change.get("other", other),
                         values.astype(change.get("dtype", "float32")), coords.astype(np.uint32), index,
                         dense=change.get("dense", False))
@@ -172,6 +176,9 @@ CASES: dict[str, dict[str, Any]] = {
     "X-col-shift-shape-wrong": {"sparse": True, "col_shift_n": N_VAR + 1},
     "X-col-shift-float64": {"sparse": True, "col_shift_dtype": "float64"},
     "X-col-shift-attribute-named": {"sparse": True, "col_shift_attr": "shift"},
+    "valid-properties-null": {"group_meta": {"cxg_properties": json.dumps({"title": None, "about": None})}},
+    "Xr-Xc-different-values": {"sparse": True, "xc": {"value_shift": 0.25}},
+    "Xr-Xc-different-count": {"sparse": True, "xc": {"drop_last": True}},
 }
 
 
@@ -183,13 +190,18 @@ def root_is_array(path: Path) -> None:
            {"": np.zeros((N_OBS, N_VAR), "float32")})
 
 
-def main() -> None:
+def main(wanted: list[str]) -> None:
     OUT.mkdir(exist_ok=True)
-    root_is_array(OUT / "root-is-array.cxg")
+    if not wanted:
+        root_is_array(OUT / "root-is-array.cxg")
     for name, kwargs in CASES.items():
+        if wanted and name not in wanted:
+            continue
         build(OUT / f"{name}.cxg", **kwargs)
         print(f"wrote {OUT.name}/{name}.cxg")
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])

@@ -50,8 +50,8 @@ class KeyValueStore(ABC):
 
     def raw_keys(self) -> list[str] | None:
         """Every key as the store holds it, unnormalised (backslashes, empty or dot segments, non-ASCII names kept),
-        including those `list_dir` leaves out; None when the backend cannot tell."""
-        return None
+        including those `list_dir` leaves out. Here: the keys `list_dir` finds (backends that see more override it)."""
+        return sorted(self.list_keys(""))
 
     def close(self) -> None:
         pass
