@@ -39,15 +39,30 @@ def _codec_ids(node: Node) -> list[str]:
     return ids
 
 
+# zarr_dtype values that mark object references (the dtype mappings table: "ref", "reference", "object"; "region").
+REFERENCE_DTYPES = ("object", "ref", "reference", "region")
+
+
 def _target(node: Node, path: str) -> Node | None:
-    """The node at an hdmf-zarr path: absolute paths from the store root, relative ones from `node`."""
-    base = "/" if path.startswith("/") else node.path
-    target = posixpath.normpath(posixpath.join(base, path))
+    """The node at an hdmf-zarr path, which names it from the store root whether or not it starts with "/":
+    hdmf-zarr opens the source store's root group and looks the path up there (ZarrIO.resolve_ref)."""
+    target = posixpath.normpath(posixpath.join("/", path))
     if target.startswith("//"):
         target = target[1:]
-    if target.startswith(".."):
-        return None
     return node.tree.get(target)
+
+
+def _is_reference(value: Any) -> bool:
+    """A reference object as hdmf-zarr writes one (ZarrReference): a dict with a source and a path."""
+    return isinstance(value, dict) and "source" in value and "path" in value
+
+
+def _reference_fields(zarr_dtype: Any) -> list[tuple[int, str]]:
+    """(position, name) of each field of a compound zarr_dtype ([{name, dtype}]) whose dtype marks references."""
+    if not isinstance(zarr_dtype, list):
+        return []
+    return [(i, f.get("name", str(i))) for i, f in enumerate(zarr_dtype)
+            if isinstance(f, dict) and f.get("dtype") in REFERENCE_DTYPES]
 
 
 def _references(node: Node) -> Iterator[tuple[str, Any]]:
@@ -407,6 +422,97 @@ def dataset_references_in_store(node: Node, options: Options, scope: Scope) -> I
                           "is not checked", index=at, details={"source": source, "target": path})
 
 
+@check(options={"properties": {"required": NAMES}, "required": ["required"]}, kind="array")
+def compound_references_valid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """In a compound dataset whose zarr_dtype marks reference fields, each element's reference fields are reference objects with string `required` keys, and one with source "." names a node of the store.
+
+    hdmf-zarr stores such a dataset as an object array (dtype "|O") of rows, one value per field in zarr_dtype
+    order, with ZarrReference dicts in the reference fields. Read as dataset_references_valid reads (JSON codecs
+    and plain compressors only; pickle is never decoded). A dataset stored with another dtype cannot hold
+    reference objects and fails. Memory: one chunk.
+    Not applicable when: zarr_dtype marks no reference field; the array is not JSON-coded (listed as not checked).
+    """
+    fields = _reference_fields(node.attrs.get("zarr_dtype"))
+    if not fields:
+        raise NotApplicable(f"{node.path} zarr_dtype marks no reference field")
+    meta = node.metadata if isinstance(node.metadata, dict) else {}
+    if meta.get("dtype") != "|O":
+        yield Finding(f"zarr_dtype marks reference fields ({', '.join(n for _, n in fields)}), but the stored dtype is "
+                      f"{_short(meta.get('dtype'))}, which cannot hold reference objects", details={"dtype": meta.get("dtype")})
+        return
+    width = len(node.attrs["zarr_dtype"])
+    for at, element, error in _reference_elements(node):
+        if error is not None:
+            yield error
+            continue
+        row = list(element.values()) if isinstance(element, dict) else element
+        if not isinstance(row, (list, tuple)) or len(row) != width:
+            yield Finding(f"element {list(at)} is {_short(element)}, expected a row of {width} fields", index=at,
+                          details={"element": _short(element)})
+            continue
+        for i, name in fields:
+            ref = row[i]
+            missing = [k for k in options["required"] if not (isinstance(ref, dict) and isinstance(ref.get(k), str))]
+            if missing:
+                yield Finding(f"element {list(at)} field {name!r} is {_short(ref)}, expected a reference object with "
+                              f"{', '.join(missing)}", index=at, details={"field": name})
+            elif ref["source"] in SELF_SOURCES and _target(node, ref["path"]) is None:
+                yield Finding(f"element {list(at)} field {name!r} points at {ref['path']!r}, which is not a node in this store",
+                              index=at, details={"field": name, "target": ref["path"]})
+
+
+@check(kind="array")
+def dataset_references_marked(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """A dataset holds reference objects exactly when its zarr_dtype marks references, and one that does is stored as objects ("|O").
+
+    zarr_dtype "object", "ref", "reference" or "region" (or a compound zarr_dtype with such a field) on a dataset
+    whose stored dtype is not "|O" contradicts it: such a dtype cannot hold reference objects. An object array
+    stored with a JSON codec whose zarr_dtype marks no references (or that has none) is read element by element,
+    and each element that is a reference object ({source, path}, alone or in a row) is a reference a reader
+    will not resolve. Pickle is never decoded. Memory: one chunk.
+    Not applicable when: the metadata has no dtype; an object array is not JSON-coded (listed as not checked).
+    """
+    zarr_dtype = node.attrs.get("zarr_dtype")
+    meta = node.metadata
+    if not isinstance(meta, dict) or "dtype" not in meta:
+        raise NotApplicable(f"{node.path} has no readable dtype in its metadata document")
+    marked = zarr_dtype in REFERENCE_DTYPES if isinstance(zarr_dtype, str) else bool(_reference_fields(zarr_dtype))
+    if marked:
+        if meta.get("dtype") != "|O":
+            yield Finding(f"zarr_dtype {_short(zarr_dtype)} marks references, but the stored dtype is {_short(meta.get('dtype'))}, "
+                          "which cannot hold reference objects", details={"dtype": meta.get("dtype"), "zarr_dtype": _short(zarr_dtype)})
+        return
+    if meta.get("dtype") != "|O":
+        return  # a dtype that cannot hold reference objects holds none
+    for at, element, error in _reference_elements(node):
+        if error is not None:
+            continue  # a chunk that does not decode is dataset_references_valid's (or the zarr pack's) to report
+        values = element if isinstance(element, (list, tuple)) else [element]
+        if any(_is_reference(v) for v in values):
+            said = f"zarr_dtype is {_short(zarr_dtype)}" if zarr_dtype is not None else "there is no zarr_dtype"
+            yield Finding(f"element {list(at)} holds a reference object ({_short(element)}), but {said}: a reader does not "
+                          "resolve it", index=at, details={"zarr_dtype": _short(zarr_dtype)})
+
+
+@check()
+def attr_references_marked(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every attribute holding a reference object ({source, path}) stores it as {"zarr_dtype": ..., "value": reference}.
+
+    A bare reference object in an attribute is a dict a reader returns as it is, not the object it names.
+    `zarr_link` (links, which the link rules judge) is not looked at. A node with no reference object in its
+    attributes passes (nothing is unmarked).
+    """
+    for key, value in node.attrs.items():
+        if key == "zarr_link":  # links, not references: the link rules judge them
+            continue
+        if _is_reference(value) and "zarr_dtype" not in value:
+            yield Finding(f"attribute {key!r} holds a reference object ({_short(value)}) without zarr_dtype: a reader does not "
+                          "resolve it", details={"key": key})
+        elif isinstance(value, list) and any(_is_reference(v) for v in value):
+            yield Finding(f"attribute {key!r} holds reference objects in a list ({_short(value)}) without zarr_dtype",
+                          details={"key": key})
+
+
 def _reference_elements(node: Node) -> Iterator[tuple[tuple[int, ...], Any, Finding | None]]:
     """(index, element, None) for each element of a JSON-coded object array, in chunk order, and (chunk index,
     None, finding) for a chunk that cannot be decoded. Raises NotApplicable for an array not read this way."""
@@ -433,3 +539,43 @@ def _reference_elements(node: Node) -> Iterator[tuple[tuple[int, ...], Any, Find
         inside = tuple(slice(0, max(0, min(c, n - i * c))) for i, c, n in zip(index, chunks, shape))
         for offset, element in np.ndenumerate(block[inside]):
             yield tuple(i * c + o for i, c, o in zip(index, chunks, offset)), element, None
+
+
+SPEC_EXTENSIONS = (".yaml", ".yml", ".json")
+
+
+@check(kind="group")
+def spec_sources_present(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every schema source the cached namespace lists (`namespaces[].schema[].source`) is a dataset of this version group, named without its extension.
+
+    The `namespace` dataset is read as scalar_json_parses reads it (its one chunk, through a text codec only).
+    Schema entries that name another namespace (`namespace:` instead of `source:`) are not files of this group.
+    Not applicable when: the group has no `namespace` dataset, or it cannot be read safely or is not JSON
+    (other rules report those).
+    """
+    namespace = node.child("namespace")
+    if namespace is None or namespace.kind != "array":
+        raise NotApplicable(f"{node.path} has no namespace dataset")
+    codecs = set(_codec_ids(namespace))
+    meta = namespace.metadata
+    if not isinstance(meta, dict) or meta.get("dtype") != "|O" or not codecs & TEXT_CODECS or not codecs <= SAFE_CHUNK_CODECS:
+        raise NotChecked(f"{namespace.path} is not a string stored with safe codecs; its data is not read")
+    try:
+        value = _scalar_value(namespace)
+        value = value.decode("utf-8") if isinstance(value, bytes) else value
+        doc = json.loads(value) if isinstance(value, str) else None
+    except Exception:  # noqa: BLE001 (an unreadable namespace is scalar_json_parses's to report)
+        doc = None
+    spaces = doc.get("namespaces") if isinstance(doc, dict) else None
+    if not isinstance(spaces, list):
+        raise NotApplicable(f"{namespace.path} holds no JSON namespace list")
+    for space in spaces:
+        for entry in (space.get("schema") or []) if isinstance(space, dict) else []:
+            source = entry.get("source") if isinstance(entry, dict) else None
+            if not isinstance(source, str):
+                continue
+            name = next((source[: -len(e)] for e in SPEC_EXTENSIONS if source.endswith(e)), source)
+            child = node.child(name)
+            if child is None or child.kind != "array":
+                yield Finding(f"the namespace lists the source {source!r}, but {node.path}/{name} is {'missing' if child is None else 'a group'}",
+                              path=f"{node.path.rstrip('/')}/{name}", details={"source": source})

@@ -46,6 +46,15 @@ def ndim(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
         yield Finding(f"has {len(node.shape)} dimensions {node.shape}, expected at least {options['min']}", details={"shape": list(node.shape)})
 
 
+@check(options={"properties": {"kind": KINDS}, "required": ["kind"]}, kind="group")
+def children_are(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every child of the group is a `kind` (group or array); one finding per child that is not."""
+    for name, child in node.children().items():
+        if child.kind != options["kind"]:
+            yield Finding(f"holds {name!r}, a {child.kind}, expected only {options['kind']}s", path=child.path,
+                          details={"child": name, "kind": child.kind})
+
+
 @check(options={"properties": {"path": {"type": "string", "pattern": "^/"}}, "required": ["path"]})
 def under_path(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The node lies below `path` (relative to the scope root: `/uns` for an AnnData group's uns)."""
