@@ -1,6 +1,6 @@
 """Array kernels: numpy only, each a summarize (per block) + associative combine pair."""
 
-from validator.kernels import bounds, chunk_decoding, digest, endpoints, json_text, monotonic, references
+from validator.kernels import bounds, chunk_decoding, digest, duplicates, endpoints, json_text, monotonic, references
 
 KERNELS = {
     "find_decreases": monotonic,
@@ -10,4 +10,5 @@ KERNELS = {
     "invalid_json": json_text,
     "reference_elements": references,
     "cell_digest": digest,
+    "find_duplicates": duplicates,
 }

@@ -71,6 +71,12 @@ class Node(ABC):
         """
         return None
 
+    def attr_type_class(self, name: str) -> str | None:
+        """The type class the container stores attribute `name` with ("integer", "float", "string", "enum",
+        "compound", ...), which the plain value no longer says (h5py reads an enum as its integers, or a
+        two-member FALSE/TRUE enum as booleans). None when absent, or the backend does not record it."""
+        return None
+
     @property
     def shape(self) -> tuple[int, ...] | None:
         return None
