@@ -573,6 +573,12 @@ def _(f):
     f["misc"].create_dataset("refs", data=[f["cell.names"].ref, f["meta.data"].ref], dtype=h5py.ref_dtype)
 
 
+@case("valid-sparse-without-dims", [], "/assays/RNA/data and counts without the optional dims: checked against cells and features.")
+def _(f):
+    for name in ("data", "counts"):
+        del f[f"assays/RNA/{name}"].attrs["dims"]
+
+
 # ------------------------------------------------------------------ structure the spec states
 @case("assay-is-dataset", ["h5seurat.assay.group"], "/assays/ADT is a dataset, not a group.")
 def _(f):
