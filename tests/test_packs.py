@@ -140,3 +140,15 @@ def test_broken_pack_raises_pack_error_naming_file_rule_and_field(tmp_path, chan
     assert str(path) in message
     assert "demo.thing.encoding" in message
     assert re.search(re.escape(field), message), message
+
+
+DERIVED_RULES = [r for _, r in RULES if r.derived and not r.notice]
+
+
+@pytest.mark.parametrize("rule", DERIVED_RULES, ids=[r.id for r in DERIVED_RULES])
+def test_derived_rule_rationale_says_why_its_level(rule):
+    # docs/packs.md, "The level of a derived rule": MUST only where a conforming reader cannot read the data
+    # correctly otherwise, SHOULD where the departure is harmless to the reference reader; the rationale says which.
+    expected = {"MUST": "a conforming reader cannot read the data correctly otherwise",
+                "SHOULD": "the departure is harmless to the reference reader"}[rule.spec_level.value]
+    assert f"Level {rule.spec_level.value} (derived-rule policy): {expected}" in (rule.rationale or "")
