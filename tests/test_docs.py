@@ -50,3 +50,9 @@ def test_docs_passes_page_starts_with_explain_heading():
 
     rule = builtin_packs()[0].rules[0]
     assert f"\n# {rule.id} ({rule.level.value}" in PAGES[f"{rule.id}.md"]
+
+
+def test_docs_passes_spec_notes_are_current():
+    path = ROOT / "docs" / "spec-notes.md"
+    assert path.is_file(), f"docs/spec-notes.md is missing. {FIX}"
+    assert path.read_text(encoding="utf-8") == generate_docs.spec_notes(), f"docs/spec-notes.md is stale. {FIX}"
