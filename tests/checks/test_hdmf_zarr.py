@@ -230,7 +230,7 @@ def test_codec_absent_fails_pickle_and_nothing_is_unpickled(tmp_path):
     write_store(tmp_path / "p.zarr", spec_filters=[{"id": "pickle", "protocol": 5}], spec_chunk=payload, pickle_chunk=payload)
     got = results(tmp_path / "p.zarr")
     assert not marker.exists()
-    assert got["hdmf-zarr.dataset.pickle-codec"].status is Status.FAILED
+    assert got["hdmf-zarr.dataset.pickle-codec"].status is Status.NOTICE  # the spec's default: a notice, not a failure
     assert {f.path for f in got["hdmf-zarr.dataset.pickle-codec"].findings} == {
         "/general/electrodes/group", "/specifications/core/2.7.0/namespace"}
     assert got["hdmf-zarr.specifications.json"].status is Status.NOT_APPLICABLE

@@ -164,10 +164,11 @@ def test_chunks_decode_to_chunk_size_skips_keys_outside_the_grid():
     assert run(array_store(meta, {**full_chunks(meta), "7": b"x", "notes.txt": b"x"})) == []
 
 
-def test_chunks_decode_to_chunk_size_caps_findings_and_counts_the_rest():
+def test_chunks_decode_to_chunk_size_yields_a_finding_per_bad_chunk():
+    # No cap inside the primitive: the engine keeps the first findings and counts them all (exact counts).
     meta = zarray(shape=(60,), chunks=(2,))
     got = run(array_store(meta, {str(i): b"short" for i in range(30)}))
-    assert len(got) == 21 and got[-1].details["more"] == 10
+    assert len(got) == 30 and {f.details["key"] for f in got} == {str(i) for i in range(30)}
 
 
 def test_chunks_decode_to_chunk_size_fails_once_on_a_codec_configuration_that_cannot_be_built():

@@ -270,21 +270,24 @@ def test_metadata_keys_allowed_fails_extra_group_key():
     assert "'attrs'" in f.message
 
 
-@pytest.mark.parametrize(("changes", "keys", "expected"), [
-    pytest.param({}, ["0.0", "1.1", "0.1"], 0, id="dot-keys"),
-    pytest.param({"dimension_separator": "/"}, ["0/0", "1/1"], 0, id="slash-keys"),
-    pytest.param({}, ["0/0"], 1, id="slash-keys-without-separator"),
-    pytest.param({}, ["2.0"], 1, id="outside-grid"),
-    pytest.param({}, ["0"], 1, id="too-few-indices"),
-    pytest.param({}, ["00.1"], 1, id="leading-zero"),
-    pytest.param({}, ["notes.txt"], 1, id="stray-file"),
-    pytest.param({"shape": [], "chunks": []}, ["0"], 0, id="scalar"),
-    pytest.param({"shape": [], "chunks": []}, ["0.0"], 1, id="scalar-wrong-key"),
+# (changes, keys, findings of chunk_keys_valid (MUST: the other separator), findings of only_chunk_keys (SHOULD))
+@pytest.mark.parametrize(("changes", "keys", "other_separator", "other"), [
+    pytest.param({}, ["0.0", "1.1", "0.1"], 0, 0, id="dot-keys"),
+    pytest.param({"dimension_separator": "/"}, ["0/0", "1/1"], 0, 0, id="slash-keys"),
+    pytest.param({}, ["0/0"], 1, 0, id="slash-keys-without-separator"),
+    pytest.param({"dimension_separator": "/"}, ["1.0"], 1, 0, id="dot-keys-with-slash-separator"),
+    pytest.param({}, ["2.0"], 0, 1, id="outside-grid"),
+    pytest.param({}, ["0"], 0, 1, id="too-few-indices"),
+    pytest.param({}, ["00.1"], 0, 1, id="leading-zero"),
+    pytest.param({}, ["notes.txt", ".DS_Store", ".nczarray", ".zarray~"], 0, 4, id="stray-files"),
+    pytest.param({"shape": [], "chunks": []}, ["0"], 0, 0, id="scalar"),
+    pytest.param({"shape": [], "chunks": []}, ["0.0"], 0, 1, id="scalar-wrong-key"),
 ])
-def test_chunk_keys_valid(changes, keys, expected):
+def test_chunk_keys_valid_and_only_chunk_keys(changes, keys, other_separator, other):
     meta = {**ZARRAY, **changes}
     tree = store(meta, {**{f"a/{k}": b"\0" for k in keys}, "a/.zattrs": {}})
-    assert len(run("chunk_keys_valid", tree.get("/a"))) == expected
+    assert len(run("chunk_keys_valid", tree.get("/a"))) == other_separator
+    assert len(run("only_chunk_keys", tree.get("/a"))) == other
 
 
 def test_chunk_keys_valid_is_not_applicable_with_unusable_chunks():
@@ -343,11 +346,12 @@ def test_consolidated_metadata_matches_fails_once_on_a_document_that_is_not_an_o
     assert "JSON list" in f.message
 
 
-def test_consolidated_metadata_matches_caps_findings_and_counts_the_rest():
+def test_consolidated_metadata_matches_yields_a_finding_per_differing_key():
+    # No cap inside the primitive: the engine keeps the first findings and counts them all (exact counts).
     items = {".zgroup": {"zarr_format": 2}, ".zmetadata": {"zarr_consolidated_format": 1, "metadata": {".zgroup": {"zarr_format": 2}}}}
     items.update({f"g{i:02d}/.zgroup": {"zarr_format": 2} for i in range(25)})
     got = run("consolidated_metadata_matches", ZarrTree(DictStore(items), 2).root)
-    assert len(got) == 21 and got[-1].details["more"] == 5
+    assert len(got) == 25 and all(f.details["key"].endswith("/.zgroup") for f in got)
 
 
 def test_consolidated_metadata_matches_is_not_applicable_without_zmetadata():

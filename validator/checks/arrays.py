@@ -47,7 +47,8 @@ def non_decreasing(node: Node, options: Options, scope: Scope, facts: Mapping[st
     for d in result.found:
         yield Finding(f"decreases at index {d.index}: {d.previous} -> {d.value} ({result.count} decrease(s) in all)",
                       index=position(node, d.index), details={"previous": d.previous, "value": d.value, "count": result.count})
-    yield Omitted(result.count - len(result.found))
+    if result.count > len(result.found):
+        yield Omitted(result.count - len(result.found))
 
 
 def _endpoints(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
@@ -113,7 +114,8 @@ def values_in_range(node: Node, options: Options, scope: Scope, facts: Mapping[s
     for o in result.found:
         yield Finding(f"element {o.value} at index {o.index} is outside {bounds} ({result.count} in all; min {result.minimum}, max {result.maximum})",
                       index=position(node, o.index), details={"value": o.value, "count": result.count, "min": result.minimum, "max": result.maximum})
-    yield Omitted(result.count - len(result.found))
+    if result.count > len(result.found):
+        yield Omitted(result.count - len(result.found))
 
 
 def _duplicates(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
@@ -137,4 +139,5 @@ def values_unique(node: Node, options: Options, scope: Scope, facts: Mapping[str
     for d in result.found:
         yield Finding(f"element {d.value!r} at index {d.index} repeats the one at index {d.first} ({result.count} repeat(s) in all)",
                       index=position(node, d.index), details={"value": d.value, "first": d.first, "count": result.count})
-    yield Omitted(result.count - len(result.found))
+    if result.count > len(result.found):
+        yield Omitted(result.count - len(result.found))

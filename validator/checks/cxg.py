@@ -343,7 +343,8 @@ def codes_within_categories(node: Node, options: Options, scope: Scope, facts) -
         yield Finding(f"code {o.value} at index {o.index} is outside the {n} categories [0, {n - 1}] "
                       f"({result.count} in all; min {result.minimum}, max {result.maximum})",
                       index=(o.index,), details={"value": o.value, "count": result.count})
-    yield Omitted(result.count - len(result.found))
+    if result.count > len(result.found):
+        yield Omitted(result.count - len(result.found))
 
 
 def _cells(node: Node | None) -> Node | None:

@@ -313,4 +313,5 @@ def compound_logicals_encoded(node: Node, options: Options, scope: Scope, facts)
         for o in result.found:
             yield Finding(f"member {name!r} holds {o.value} at index {o.index}, expected 0 (FALSE), 1 (TRUE) or 2 (NA) "
                           f"({result.count} in all)", index=(o.index,), details={"member": name, "value": o.value})
-        yield Omitted(result.count - len(result.found))
+        if result.count > len(result.found):
+            yield Omitted(result.count - len(result.found))

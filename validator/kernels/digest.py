@@ -47,14 +47,16 @@ def _bits(column: np.ndarray) -> np.ndarray:
 
 
 def summarize(block: Block, fields: tuple[str, ...] = ()) -> Digest:
-    """The number of records of one block and the two sums of their hashes (a record is its `fields`, in order)."""
+    """The number of records of one block and the two sums of their hashes (a record is its `fields`, in order;
+    with no fields, the element itself)."""
     a = block.values
+    columns = [np.asarray(a[name]).reshape(-1) for name in fields] if fields else [a.reshape(-1)]
     sums = []
     with np.errstate(over="ignore"):
         for seed in _SEEDS:
             h = np.full(a.shape[0], seed, dtype=np.uint64)
-            for name in fields:
-                h = _mix(h ^ _bits(np.asarray(a[name]).reshape(-1)))
+            for column in columns:
+                h = _mix(h ^ _bits(column))
             sums.append(int(h.sum(dtype=np.uint64)))
     return Digest(int(a.shape[0]), (sums[0], sums[1]))
 
