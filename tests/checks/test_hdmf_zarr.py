@@ -438,3 +438,57 @@ def test_typed_rules_on_an_hdmf_zarr_store(tmp_path):
     assert {f.path for f in got["hdmf-zarr.group.object_id-present"].findings} == {"/", "/general/electrodes"}
     assert got["hdmf-zarr.group.neurodata_type-string"].status is Status.PASSED
     assert got["hdmf-zarr.dataset.namespace-present"].status is Status.NOT_APPLICABLE
+
+
+# ------------------------------------------------------------------------------------------ paths, marking references
+def test_reference_targets_exist_resolves_relative_paths_from_the_root():
+    # hdmf-zarr looks a reference's path up in the source store's root group, leading "/" or not.
+    t = nwb(acquisition={"ts": {"data": np.arange(3), "@attrs": {"namespace": "core"}},
+                         "ts_link": {"@attrs": {"zarr_link": [{"name": "data", "source": ".", "path": "acquisition/ts/data"}]}}})
+    assert findings("reference_targets_exist", t.get("/acquisition/ts_link"), {"of": "zarr_link"}) == []
+
+
+def test_attr_references_marked_fails_a_bare_reference_and_passes_links_and_wrapped_ones():
+    t = nwb(e={"@attrs": {"table": ref("/general/devices/probe"),
+                          "wrapped": {"zarr_dtype": "object", "value": ref("/general/devices/probe")},
+                          "zarr_link": [{"name": "x", **ref("/general")}]}})
+    (f,) = findings("attr_references_marked", t.get("/e"))
+    assert f.details == {"key": "table"}
+
+
+def test_dataset_references_marked_fails_a_reference_dtype_on_a_numeric_dataset():
+    t = tree({"d": Arr(np.arange(3), attrs={"zarr_dtype": "reference"}, metadata={"dtype": "<i8"})})
+    (f,) = findings("dataset_references_marked", t.get("/d"))
+    assert "cannot hold reference objects" in f.message
+
+
+def test_dataset_references_marked_passes_a_numeric_dataset_without_zarr_dtype():
+    t = tree({"d": Arr(np.arange(3), metadata={"dtype": "<i8"})})
+    assert findings("dataset_references_marked", t.get("/d")) == []
+
+
+def test_compound_references_valid_fails_a_numeric_compound_with_a_reference_field():
+    zarr_dtype = [{"name": "start", "dtype": "int32"}, {"name": "ts", "dtype": "object"}]
+    t = tree({"d": Arr(np.zeros(2, dtype=[("start", "i4"), ("ts", "i8")]), attrs={"zarr_dtype": zarr_dtype},
+                       metadata={"dtype": [["start", "<i4"], ["ts", "<i8"]]})})
+    (f,) = findings("compound_references_valid", t.get("/d"), {"required": ["source", "path"]})
+    assert "reference fields (ts)" in f.message
+
+
+def test_compound_references_valid_is_not_applicable_without_a_reference_field():
+    t = tree({"d": Arr(np.arange(2), attrs={"zarr_dtype": [{"name": "a", "dtype": "int32"}]}, metadata={"dtype": "<i4"})})
+    with pytest.raises(NotApplicable):
+        findings("compound_references_valid", t.get("/d"), {"required": ["source", "path"]})
+
+
+def test_spec_sources_present_fails_a_listed_source_without_its_dataset(tmp_path):
+    import numcodecs
+
+    namespace = {"namespaces": [{"name": "core", "version": "2.7.0", "schema": [
+        {"source": "nwb.base.yaml"}, {"namespace": "hdmf-common"}, {"source": "nwb.misc.yaml"}]}]}
+    write_store(tmp_path / "s.zarr", spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk(json.dumps(namespace)))
+    base = tmp_path / "s.zarr/specifications/core/2.7.0/nwb.base"
+    base.mkdir()
+    (base / ".zarray").write_text((tmp_path / "s.zarr/specifications/core/2.7.0/namespace/.zarray").read_text())
+    got = results(tmp_path / "s.zarr")["hdmf-zarr.specifications.sources"]
+    assert got.status is Status.FAILED and [f.path for f in got.findings] == ["/specifications/core/2.7.0/nwb.misc"]
