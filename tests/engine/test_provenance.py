@@ -104,3 +104,13 @@ def test_detect_names_seuratdisk_on_a_converted_h5ad():
 ])
 def test_fits_shows_a_note_unless_the_store_shows_another_writer(writers, name, versions, fits):
     assert Provenance((), writers).fits(name, versions) is fits
+
+
+def test_detect_falls_back_on_zarr_python_3s_consolidated_marker():
+    marker = {"kind": "inline", "must_understand": False, "metadata": {}}
+    zmetadata = {"zarr_consolidated_format": 1, "metadata": {"g/.zgroup": {"zarr_format": 2, "consolidated_metadata": marker}}}
+    items = {".zgroup": '{"zarr_format": 2}', "g/.zgroup": '{"zarr_format": 2}', ".zmetadata": json.dumps(zmetadata),
+             "g/x/.zarray": json.dumps({"zarr_format": 2, **{k: ZARRAY[k] for k in ("shape", "chunks", "dtype")},
+                                        "compressor": None, "fill_value": 0, "order": "C", "filters": None})}
+    (w,) = detect(ZarrTree(TextStore(items), 2)).writers
+    assert (w.name, w.versions) == ("zarr-python", ">=3") and "consolidated_metadata" in w.evidence

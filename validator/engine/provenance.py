@@ -374,8 +374,11 @@ def _zarr_writer(tree: Tree) -> Iterator[WriterMark]:
         if raw is not None and b"_nczarr" in raw:
             yield WriterMark("netcdf-c", "", "zarr", f"{name} holds netcdf-c's _nczarr_ keys")
             return
+    marker = _zarr3_marker(root)
     array = _first_array(root)
     if array is None:
+        if marker:
+            yield WriterMark("zarr-python", ">=3", "zarr", marker)
         return
     raw = array.read_document(".zarray")
     if raw is None:
@@ -403,6 +406,23 @@ def _zarr_writer(tree: Tree) -> Iterator[WriterMark]:
         yield WriterMark("zarr.js", "", "zarr", f"{where} is compact JSON in zarr.js's key order")
     elif len(lines) == 1 and keys == sorted(keys) and "dimension_separator" in keys:
         yield WriterMark("tensorstore", "", "zarr", f"{where} is compact JSON with sorted keys, as tensorstore writes it")
+    elif marker:
+        yield WriterMark("zarr-python", ">=3", "zarr", marker)
+
+
+def _zarr3_marker(root: Node) -> str | None:
+    """zarr-python 3 (zarr_format=2) marks nested groups in `.zmetadata` with a "consolidated_metadata" entry."""
+    raw = root.read_document(".zmetadata")
+    if raw is None or b'"consolidated_metadata"' not in raw:
+        return None
+    try:
+        entries = json.loads(raw).get("metadata", {})
+    except (ValueError, AttributeError):
+        return None
+    for key, doc in entries.items() if isinstance(entries, dict) else ():
+        if key.endswith(".zgroup") and isinstance(doc, dict) and "consolidated_metadata" in doc:
+            return f".zmetadata entry {key} carries zarr-python 3's consolidated_metadata marker"
+    return None
 
 
 def _first_array(root: Node, limit: int = 200) -> Node | None:

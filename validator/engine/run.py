@@ -460,7 +460,7 @@ def aggregate(rule: Rule, evaluations: list[Evaluation], max_findings: int = MAX
         reasons = sorted({o.reason for _, o in outcomes if o.reason})
         reason = reasons[0] if reasons else "no node in the store is selected by this rule"
     unchecked = tuple((node.path, o.reason or "") for node, o in outcomes if o.unchecked)
-    return ClauseResult(rule, status, tuple(findings), checked, reason, total, unchecked[:max_findings])
+    return ClauseResult(rule, status, tuple(findings), checked, reason, total, unchecked[:max_findings], len(unchecked))
 
 
 def _stamp(rule: Rule, node: Node, finding: Finding, writers: tuple[Writer, ...] = ()) -> Finding:

@@ -47,6 +47,7 @@ def result_to_json(r: ClauseResult) -> dict[str, Any]:
         out["reason"] = r.reason
     if r.unchecked:
         out["unchecked"] = [{"path": path, "reason": reason} for path, reason in r.unchecked]
+        out["unchecked_count"] = max(r.unchecked_count, len(r.unchecked))
     if rule.rationale:
         out["rationale"] = rule.rationale
     notes = r.writer_notes  # only notes that fit the store: never a writer the store shows it was not written by

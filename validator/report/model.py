@@ -27,8 +27,10 @@ class ClauseResult:
     nodes_checked: int = 0
     reason: str | None = None  # why not applicable, or the error, in one line
     finding_count: int = 0  # all findings, including those beyond the cap kept in `findings`
-    # (node path, reason) for selected nodes that could not be checked (NotChecked), whatever the status
+    # (node path, reason) for selected nodes that could not be checked (NotChecked), whatever the status; the first
+    # ones, as for findings: `unchecked_count` counts them all
     unchecked: tuple[tuple[str, str], ...] = ()
+    unchecked_count: int = 0
 
     @property
     def writer_notes(self) -> list[Any]:

@@ -87,6 +87,7 @@ def _unchecked_lines(r: ClauseResult) -> list[str]:
     """The nodes a clause could not check, the first few of them."""
     shown = [f"    not checked: {reason if reason.startswith(path) else f'{path}: {reason}'}"
              for path, reason in r.unchecked[:UNCHECKED_SHOWN]]
-    if len(r.unchecked) > UNCHECKED_SHOWN:
-        shown.append(f"    ... and {len(r.unchecked) - UNCHECKED_SHOWN} more not checked")
+    total = max(r.unchecked_count, len(r.unchecked))
+    if total > UNCHECKED_SHOWN:
+        shown.append(f"    ... and {total - UNCHECKED_SHOWN} more not checked")
     return shown
