@@ -863,6 +863,14 @@ def string_scalar_encoded_as_string_array(f):
 
 @h5_edit()
 def scalar_outside_uns(f):
+    """A string scalar (encoding-type string) stored at /note, beside obs and var rather than inside uns."""
+    d = f.create_dataset("note", data="kept outside uns", dtype=h5py.string_dtype())
+    d.attrs["encoding-type"] = "string"
+    d.attrs["encoding-version"] = "0.2.0"
+
+
+@h5_edit()
+def scalar_numeric_outside_uns(f):
     """A numeric scalar /threshold beside obs and var, outside uns (a SHOULD)."""
     ds = f.create_dataset("threshold", data=np.float64(0.5))
     ds.attrs["encoding-type"] = "numeric-scalar"

@@ -215,6 +215,13 @@ PUBLIC_WRITERS: dict[str, set[str]] = {
 # Items that are not stores this tool opens, with the start of the InputError message expected.
 PUBLIC_INPUT_ERRORS: dict[str, str] = {}
 
+# Items whose arrays are stored with a codec off the allow-list (validator.nodes.codecs): the rules that need their
+# values are errors whose reason names the codec; every other verdict stands.
+PUBLIC_NOT_DECODED: dict[str, str] = {
+    # anndata 0.7.8 wrote every chunked dataset with h5py's lzf filter, which is never run (HDF5 would decode it).
+    "anndata-h5ad/anndata-0.7.8_archive_adata.h5ad": "not decoded: HDF5 filter lzf (id 32000) is not on the allow-list",
+}
+
 
 def public_items() -> list[str]:
     if not PUBLIC.is_dir():
@@ -248,13 +255,17 @@ def test_public_item_verdict(item):
         return
     before = fingerprint(path) if os.access(path, os.R_OK) and path.is_file() else None
     report = validator.validate(path)
-    assert {r.rule.id: r.reason for r in report.results if r.status is Status.ERROR} == {}
+    errors = {r.rule.id: r.reason for r in report.results if r.status is Status.ERROR}
+    assert errors == {}
     if item in PUBLIC_LEGACY:
         assert [v.era_id for v in report.legacy] == [PUBLIC_LEGACY[item]]
         assert failed_ids(report, Level.MUST) == set()
         report = validator.validate(path, all_clauses=True)
     else:
         assert report.legacy == ()
+    if item in PUBLIC_NOT_DECODED:  # never decoded, and named as not checked by the clauses about its values
+        reasons = [reason for r in report.results for _, reason in r.unchecked]
+        assert reasons and all(PUBLIC_NOT_DECODED[item] in reason for reason in reasons), reasons
     assert failed_ids(report, Level.MUST) == PUBLIC_VERDICTS[item]
     # Every MUST failure left is a known departure of the writer: its writers note is on the findings.
     for r in report.results:

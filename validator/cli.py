@@ -8,11 +8,16 @@ import gc
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from validator import __version__
 from validator.errors import SpecValidateError
 from validator.report.model import Level, Report
+
+if TYPE_CHECKING:
+    from validator.config import Settings
+    from validator.engine.model import Pack
 
 # Set by `console`: this process runs one validation and exits (see there); `main` called from Python leaves the
 # garbage collector alone.
@@ -49,30 +54,39 @@ def build_parser() -> argparse.ArgumentParser:
         prog="spec-validate",
         formatter_class=_HelpFormatter,
         description="Check scientific array stores (AnnData .h5ad/.zarr, Zarr) clause by clause against their format specs.",
+        epilog="spec-validate coverage [--spec NAME] [--format text|json|markdown]: which statements of each spec the "
+               "rules check, and why the others are not (spec-validate coverage --help).",
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or store directories to validate")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    p.add_argument("--select", action="append", default=[], metavar="ID", help="only these rule ids or dotted prefixes (repeatable, or comma-separated)")
+    p.add_argument("--select", action="append", default=[], metavar="ID",
+                   help="only these rule ids or dotted prefixes (repeatable, or comma-separated)")
     p.add_argument("--extend-select", action="append", default=[], metavar="ID", help="add rules to the selection")
     p.add_argument("--ignore", action="append", default=[], metavar="ID", help="skip these rule ids or prefixes")
-    p.add_argument("--fail-on", choices=("must", "should", "may"), default=None, help="lowest level whose failure fails the run (default: must, or fail-on in [tool.spec-validate])")
+    p.add_argument("--fail-on", choices=("must", "should", "may"), default=None,
+                   help="lowest level whose failure fails the run (default: must, or fail-on in [tool.spec-validate])")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when clauses fail")
     p.add_argument("--pack", action="append", default=[], metavar="FILE", help="also use this YAML rule pack")
     p.add_argument("--list-rules", action="store_true", help="list every rule (with --format json: as JSON)")
-    p.add_argument("--explain", metavar="RULE_ID", help="print a rule's clause, section, level and checks")
+    p.add_argument("--explain", metavar="ID", help="print a rule's clause, section, level, checks and documentation page; a dotted prefix explains every rule it selects")
     p.add_argument("--baseline", metavar="FILE", help="findings recorded in FILE are reported as baseline and do not fail the run")
     p.add_argument("--write-baseline", metavar="FILE", help="record every current failure in FILE (as fingerprints) and exit 0")
     p.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
-                   help="workers: array blocks are read and checked on N threads, and several inputs run in up to N processes (default: the cores available)")
+                   help="workers: array blocks are read and checked on N threads, and several inputs run in up to N processes "
+                        "(default: the cores available)")
     p.add_argument("--dask", metavar="ADDRESS",
-                   help="scan on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local worker processes; workers must reach the inputs at the same path or URL (--jobs is then unused; see docs/scaling.md)")
-    p.add_argument("--config", metavar="FILE", help="read [tool.spec-validate] from this pyproject.toml (default: the nearest from the cwd upwards)")
+                   help="scan on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local "
+                        "worker processes; workers must reach the inputs at the same path or URL (--jobs is then unused; "
+                        "see docs/scaling.md)")
+    p.add_argument("--config", metavar="FILE",
+                   help="read [tool.spec-validate] from this pyproject.toml (default: the nearest from the cwd upwards)")
     p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     p.add_argument("--verbose", "-v", action="store_true", help="text: also list passed and not-applicable clauses")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--deep", action="store_true",
-                   help="also read and decode every stored Zarr v2 chunk (allow-listed codecs only; never pickle or object codecs)")
+                   help="also read and decode every stored Zarr v2 chunk "
+                        "(allow-listed codecs only; never pickle or object codecs)")
     _add_all_clauses(p)
     p.add_argument("--version", action="version", version=f"spec-validate {__version__}")
     return p
@@ -147,13 +161,15 @@ def store_roots(paths: Sequence[str]) -> list[str]:
     return list(seen.values())
 
 
-def _validate_one(path: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...], pack_files: tuple[str, ...],
-                  threads: int = 1, scanner=None, deep: bool = False, progress=None, all_clauses: bool = False) -> Report:
-    """One input; runs in a worker process under --jobs (or a Dask task under --dask), so it takes pack file names, not Pack objects."""
+def _validate_one(path: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...],
+                  pack_files: tuple[str, ...], threads: int = 1, scanner=None, deep: bool = False, progress=None,
+                  all_clauses: bool = False) -> Report:
+    """One input; runs in a worker process under --jobs (or a Dask task under --dask), so it takes pack file names,
+    not Pack objects."""
     from validator import validate
 
-    report = validate(path, select=select, ignore=ignore, extend_select=extend, packs=_packs(pack_files), jobs=threads, scanner=scanner,
-                      deep=deep, progress=progress, all_clauses=all_clauses)
+    report = validate(path, select=select, ignore=ignore, extend_select=extend, packs=_packs(pack_files), jobs=threads,
+                      scanner=scanner, deep=deep, progress=progress, all_clauses=all_clauses)
     if not report.packs:
         raise SpecValidateError(f"{report.source}: no rule pack applies (not an AnnData or Zarr store that spec-validate knows)")
     return report
@@ -180,45 +196,82 @@ def _emit(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-def _packs(extra: Sequence[str]):
+def _packs(extra: Sequence[str]) -> list[Pack]:
     """The built-in packs with the pack files given: one that extends a built-in pack replaces it."""
     from validator.engine.loader import builtin_packs, load_pack, packs_to_run
 
     return packs_to_run(builtin_packs(), [load_pack(p) for p in extra])
 
 
+def _subcommand(argv: Sequence[str] | None) -> int | None:
+    """`spec-validate coverage ...` is the one subcommand (validator/coverage.py); None for a validation run.
+    A store named `coverage` in the working directory is validated as `./coverage`."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["coverage"]:
+        from validator import coverage
+
+        return coverage.main(args[1:])
+    return None
+
+
 def run(argv: Sequence[str] | None = None) -> int:
+    code = _subcommand(argv)
+    if code is not None:
+        return code
     parser = build_parser()
     args = parser.parse_args(argv)
     packs = _packs(args.pack)
-    rules = [r for pack in packs for r in pack.rules]
     if args.explain:
-        from validator.explain import explain
-
-        redirects = {k: v for pack in packs for k, v in pack.redirects.items()}
-        wanted = redirects.get(args.explain, args.explain)
-        match = [r for r in rules if r.id == wanted]
-        legacy = [p for p in packs if p.legacy is not None and p.legacy_id == wanted]
-        if not match and not legacy:
-            raise SpecValidateError(f"no rule {args.explain!r} (see --list-rules)")
-        if legacy:
-            from validator.explain import explain_legacy
-
-            _emit(explain_legacy(legacy[0]), args.output)
-            return 0
-        _emit(explain(match[0]), args.output)
-        return 0
+        return _explain(args, packs)
     if args.list_rules:
-        if args.format == "json":
-            doc = [{"id": r.id, "level": r.level.value, "spec_level": r.spec_level.value, "basis": r.basis, "pack": r.pack,
-                    "section": r.section, "clause": r.clause} for r in rules]
-            _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", args.output)
-        else:
-            width = max((len(r.id) for r in rules), default=0)
-            _emit("".join(f"{r.level.value:<6} {r.id:<{width}}  {'derived ' if r.derived else ''}{r.section}\n" for r in rules), args.output)
-        return 0
+        return _list_rules(args, packs)
     if not args.paths:
         parser.error("give at least one PATH (or --list-rules / --explain)")
+    settings = _settle(args, packs)
+    reports = _validate_all(args, settings, store_roots(args.paths))
+    return _finish(args, settings, reports)
+
+
+def _explain(args: argparse.Namespace, packs: list[Pack]) -> int:
+    """--explain ID: the rule, or every rule a dotted prefix selects (as --select reads it), each with its page."""
+    from validator.engine.rule_selection import prefix_matches
+    from validator.explain import explain, explain_legacy
+    from validator.report.links import rule_page
+
+    rules = [r for pack in packs for r in pack.rules]
+    legacies = [pack for pack in packs if pack.legacy is not None]
+    redirects = {k: v for pack in packs for k, v in pack.redirects.items()}
+    wanted = redirects.get(args.explain, args.explain)
+    match = [r for r in rules if r.id == wanted]
+    legacy = [pack for pack in legacies if pack.legacy_id == wanted]
+    if not match and not legacy:  # a dotted prefix: every rule it selects, and the legacy verdicts it names
+        match = [r for r in rules if prefix_matches(wanted, r.id)]
+        legacy = [pack for pack in legacies if prefix_matches(wanted, pack.legacy_id)]
+    if not match and not legacy:
+        raise SpecValidateError(f"no rule matches {wanted!r} (see --list-rules)")
+    pages = [explain_legacy(pack) for pack in legacy]
+    pages += [explain(r) + (f"\nDocumentation: {rule_page(r.id)}\n" if r.builtin else "") for r in match]
+    _emit("\n".join(pages), args.output)
+    return 0
+
+
+def _list_rules(args: argparse.Namespace, packs: list[Pack]) -> int:
+    """--list-rules: every rule, as JSON or one line each."""
+    rules = [r for pack in packs for r in pack.rules]
+    if args.format == "json":
+        doc = [{"id": r.id, "level": r.level.value, "spec_level": r.spec_level.value, "basis": r.basis, "pack": r.pack,
+                "section": r.section, "clause": r.clause} for r in rules]
+        _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", args.output)
+    else:
+        width = max((len(r.id) for r in rules), default=0)
+        lines = (f"{r.level.value:<6} {r.id:<{width}}  {'derived ' if r.derived else ''}{r.section}\n" for r in rules)
+        _emit("".join(lines), args.output)
+    return 0
+
+
+def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
+    """[tool.spec-validate] and the flags merged (flags win), with every selected or ignored id known to the packs
+    they name (`packs`, loaded from --pack, is reloaded when the configuration names others)."""
     from validator import config as cfg
     from validator.engine.rule_selection import unknown_prefixes
 
@@ -229,13 +282,16 @@ def run(argv: Sequence[str] | None = None) -> int:
     )
     if settings.packs != tuple(args.pack):
         packs = _packs(settings.packs)
-        rules = [r for pack in packs for r in pack.rules]
-    unknown = unknown_prefixes(settings.all_prefixes(), [r.id for r in rules] + [k for p in packs for k in p.redirects]
-                               + [p.legacy_id for p in packs if p.legacy is not None])
+    known = [r.id for pack in packs for r in pack.rules] + [k for pack in packs for k in pack.redirects]
+    known += [pack.legacy_id for pack in packs if pack.legacy is not None]  # a legacy verdict is selected like a rule
+    unknown = unknown_prefixes(settings.all_prefixes(), known)
     if unknown:
         raise SpecValidateError(f"no rule matches {unknown[0]!r} (see --list-rules)")
+    return settings
 
-    paths = store_roots(args.paths)
+
+def _validate_all(args: argparse.Namespace, settings: Settings, paths: list[str]) -> list[Report]:
+    """A report per input, in input order: on a Dask cluster, in worker processes (several inputs), or here."""
     from validator.engine.scan import default_workers
 
     _startup_finished()
@@ -248,34 +304,61 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.dask:
         from validator.engine.dask_scan import validate_on_dask
 
-        reports = validate_on_dask(args.dask, jobs, validate_one)
-    elif processes > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        return validate_on_dask(args.dask, jobs, validate_one)
+    if processes > 1:
+        return _in_processes(jobs, validate_one, processes, args.quiet)
+    return _serially(jobs, validate_one, args.quiet)
 
-        from validator.progress import TerminalProgress
 
-        # spawn, not fork: TileDB and HDF5 hold threads and locks that a forked child would inherit half-taken.
-        with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool, \
-                TerminalProgress("validating", unit="files", quiet=args.quiet) as bar:
-            reports: list[Report] = _gather([pool.submit(validate_one, *job) for job in jobs], bar)  # in input order
-    else:
-        from validator.progress import TerminalProgress
+def _in_processes(jobs: list[tuple], validate_one: Callable[..., Report], processes: int, quiet: bool) -> list[Report]:
+    """Each input in a worker process, with one bar counting finished inputs."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
-        reports = []
-        for job in jobs:  # a bar per input, named for it, once its scan has lasted a second
-            with TerminalProgress(_label(job[0]), quiet=args.quiet) as bar:
-                reports.append(validate_one(*job, progress=bar))
+    from validator.progress import TerminalProgress
 
+    # spawn, not fork: TileDB and HDF5 hold threads and locks that a forked child would inherit half-taken.
+    with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool, \
+            TerminalProgress("validating", unit="files", quiet=quiet) as bar:
+        return _gather([pool.submit(validate_one, *job) for job in jobs], bar)  # in input order
+
+
+def _serially(jobs: list[tuple], validate_one: Callable[..., Report], quiet: bool) -> list[Report]:
+    """Each input in turn in this process."""
+    from validator.progress import TerminalProgress
+
+    reports = []
+    for job in jobs:  # a bar per input, named for it, once its scan has lasted a second
+        with TerminalProgress(_label(job[0]), quiet=quiet) as bar:
+            reports.append(validate_one(*job, progress=bar))
+    return reports
+
+
+def _finish(args: argparse.Namespace, settings: Settings, reports: list[Report]) -> int:
+    """The baseline written or read, the report emitted; the exit code."""
     from validator.report import baseline as bl
 
     fail_on = Level(settings.fail_on.upper())
     if args.write_baseline:
-        bl.write(args.write_baseline, reports)
-        count = sum(1 for r in reports for _ in bl.located(r))
-        print(f"spec-validate: wrote {count} finding(s) to baseline {args.write_baseline}", file=sys.stderr)
+        _write_baseline(args.write_baseline, reports)
     known = bl.load(args.baseline) if args.baseline else None
     _emit(_render(args, reports, fail_on, known), args.output)
+    return _exit_code(args, reports, fail_on, known)
+
+
+def _write_baseline(path: str, reports: list[Report]) -> None:
+    from validator.report import baseline as bl
+
+    bl.write(path, reports)
+    count = sum(1 for r in reports for _ in bl.located(r))
+    print(f"spec-validate: wrote {count} finding(s) to baseline {path}", file=sys.stderr)
+
+
+def _exit_code(args: argparse.Namespace, reports: list[Report], fail_on: Level, known) -> int:
+    """1 when a failure at or above --fail-on is not in the baseline; 0 otherwise, or with --exit-zero or
+    --write-baseline."""
+    from validator.report import baseline as bl
+
     if args.exit_zero or args.write_baseline:
         return 0
     return 1 if any(bl.fails(r, fail_on, known) for r in reports) else 0
@@ -344,7 +427,8 @@ def _json_with_baseline(reports: list[Report], known) -> str:
             for i in bl.located(report)
         ]
         docs.append(doc)
-    return json.dumps({"tool": {"name": "spec-validate", "version": __version__}, "reports": docs}, indent=2, ensure_ascii=False) + "\n"
+    doc = {"tool": {"name": "spec-validate", "version": __version__}, "reports": docs}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def _baseline_text(reports: list[Report], fail_on: Level, known) -> str:
@@ -372,9 +456,14 @@ def _summary_table(reports: list[Report], fail_on: Level, known) -> str:
         verdict = "does not conform" if bl.fails(report, fail_on, known) else "conforms"
         if report.legacy and verdict != "conforms":
             verdict += " (legacy)"
-        rows.append((report.source, report.format, *(str(s[l]["failed"] + s[l]["error"]) for l in ("MUST", "SHOULD", "MAY")), verdict))
+        failed = (str(s[level]["failed"] + s[level]["error"]) for level in ("MUST", "SHOULD", "MAY"))
+        rows.append((report.source, report.format, *failed, verdict))
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
-    fmt = lambda row: "  ".join(cell.ljust(w) if i in (0, 1, 5) else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip()  # noqa: E731
+
+    def fmt(row: tuple[str, ...]) -> str:  # file, format and result left-aligned; the counts right-aligned
+        cells = (cell.ljust(w) if i in (0, 1, 5) else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
+        return "  ".join(cells).rstrip()
+
     failing = sum(1 for row in rows if row[5] != "conforms")
     lines = [f"Summary ({len(reports)} inputs; failed clauses per level):", fmt(header), *map(fmt, rows)]
     lines.append(f"{failing} of {len(reports)} do not conform at --fail-on {fail_on.value.lower()}.")
@@ -394,7 +483,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"spec-validate: error: {exc.filename or ''}: {exc.strerror or exc}".replace(": : ", ": "), file=sys.stderr)
         return 2
     except Exception as exc:  # a bug: still one line, and how to see more
-        print(f"spec-validate: internal error: {type(exc).__name__}: {exc} (set SPEC_VALIDATE_DEBUG=1 for a traceback)", file=sys.stderr)
+        print(f"spec-validate: internal error: {type(exc).__name__}: {exc} (set SPEC_VALIDATE_DEBUG=1 for a traceback)",
+              file=sys.stderr)
         if os.environ.get("SPEC_VALIDATE_DEBUG"):
             raise
         return 2

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from validator.checks import registry
-from validator.engine.applies_to import describe
 from validator.engine.model import Rule
+from validator.engine.selectors import describe
 
 
 def notes_for(rule: Rule) -> list:
@@ -33,6 +33,8 @@ def explain(rule: Rule, notes=None) -> str:
         options = json.dumps(dict(step.options), sort_keys=True) if step.options else ""
         summary = primitive.summary if primitive else "(unknown primitive)"
         lines.append(f"- `{step.primitive}` {options}".rstrip() + f": {summary}")
+    if rule.message:
+        lines += ["", f"Message on failure: `{rule.message}` ({{path}} is the node, {{detail}} what the step found)."]
     for w in rule.writers:
         lines += ["", f"Known writer departure: {w.name} {w.versions}: {w.note}"]
     for note in notes_for(rule) if notes is None else notes:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import pickle
 import shutil
+import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -398,7 +399,19 @@ def specifications_version_missing(path: Path) -> None:
 
 
 @with_valid
+def zarr_dtype_storage_mismatch(path: Path) -> None:
+    """/acquisition/ts/timestamps (float64, "<f8") says zarr_dtype "float32" (a SHOULD: the table's single precision)."""
+    set_attrs(path, "acquisition/ts/timestamps", zarr_dtype="float32")
+
+
+@with_valid
 def specifications_source_missing(path: Path) -> None:
+    """The cached core namespace lists source nwb.base, but /specifications/core/2.7.0/nwb.base is not stored."""
+    shutil.rmtree(path / "specifications/core/2.7.0/nwb.base")
+
+
+@with_valid
+def specifications_source_with_extension_missing(path: Path) -> None:
     """The cached namespace lists the sources nwb.base and nwb.misc.yaml; /specifications/core/2.7.0 has no nwb.misc."""
     a = zarr.open_array(str(path / "specifications/core/2.7.0/namespace"), mode="r+", zarr_format=2)
     namespace = json.loads(json.dumps(NAMESPACE))
@@ -420,10 +433,11 @@ def root_namespace_and_specloc_missing(path: Path) -> None:
     drop_attr(path, "", "namespace")
 
 
-def main(wanted: list[str]) -> None:
+def main(names: list[str]) -> None:
+    """Write every case, or only the cases named."""
     OUT.mkdir(exist_ok=True)
     for name, write in CASES.items():
-        if wanted and name not in wanted:
+        if names and name not in names:
             continue
         path = OUT / f"{name}.zarr"
         shutil.rmtree(path, ignore_errors=True)
@@ -432,6 +446,4 @@ def main(wanted: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    import sys
-
     main(sys.argv[1:])

@@ -282,7 +282,7 @@ def test_scalar_json_parses_fails_corrupt_chunk(tmp_path):
 
     write_store(tmp_path / "s.zarr", spec_filters=[numcodecs.JSON().get_config()], spec_chunk=b"\xff not json at all")
     got = results(tmp_path / "s.zarr")["hdmf-zarr.specifications.json"]
-    assert got.status is Status.FAILED and "cannot be decoded" in got.findings[0].message
+    assert got.status is Status.FAILED and "does not decode" in got.findings[0].message
 
 
 def write_reference_dataset(path, elements, chunks, present=None):
@@ -307,7 +307,9 @@ def write_reference_dataset(path, elements, chunks, present=None):
 
 DATASET_REFS = [
     pytest.param([ref("/general/electrodes")] * 5, 2, None, [], id="padded-edge-chunk"),
-    pytest.param([ref("/general/electrodes")] * 4, 2, {0}, [], id="absent-chunk-skipped"),
+    # A chunk that is not stored reads as the fill value (here 0), which is an element like any other: no
+    # reference. (hdmf-zarr stores every chunk; the old reader skipped unstored ones without a word.)
+    pytest.param([ref("/general/electrodes")] * 4, 2, {0}, [[2], [3]], id="absent-chunk-is-the-fill-value"),
     pytest.param([ref("/")] * 2 + [ref("/gone")], 2, None, [[2]], id="missing-target-in-edge-chunk"),
     pytest.param([ref("/general"), {"path": "/general"}, "text"], 3, None, [[1], [2]], id="no-source-and-not-a-dict"),
     pytest.param([ref("/nowhere", source="../other.zarr")], 1, None, [], id="other-store-not-opened"),
@@ -481,14 +483,61 @@ def test_compound_references_valid_is_not_applicable_without_a_reference_field()
         findings("compound_references_valid", t.get("/d"), {"required": ["source", "path"]})
 
 
-def test_spec_sources_present_fails_a_listed_source_without_its_dataset(tmp_path):
+# ------------------------------------------------------------------------------------------ cached namespace sources
+def write_namespace(path, schema, siblings=()):
     import numcodecs
 
-    namespace = {"namespaces": [{"name": "core", "version": "2.7.0", "schema": [
-        {"source": "nwb.base.yaml"}, {"namespace": "hdmf-common"}, {"source": "nwb.misc.yaml"}]}]}
-    write_store(tmp_path / "s.zarr", spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk(json.dumps(namespace)))
-    base = tmp_path / "s.zarr/specifications/core/2.7.0/nwb.base"
-    base.mkdir()
-    (base / ".zarray").write_text((tmp_path / "s.zarr/specifications/core/2.7.0/namespace/.zarray").read_text())
+    namespace = json.dumps({"namespaces": [{"name": "core", "version": "2.7.0", "schema": schema}]})
+    write_store(path, spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk(namespace))
+    for name in siblings:
+        os.makedirs(path / "specifications/core/2.7.0" / name)
+        (path / "specifications/core/2.7.0" / name / ".zarray").write_text(json.dumps(
+            {"zarr_format": 2, "shape": [], "chunks": [], "dtype": "|O", "compressor": None, "fill_value": 0,
+             "order": "C", "filters": [numcodecs.JSON().get_config()]}))
+
+
+@pytest.mark.parametrize(("schema", "siblings", "missing"), [
+    pytest.param([{"source": "nwb.base"}], ["nwb.base"], [], id="stored-as-named"),
+    pytest.param([{"source": "nwb.ecephys.yaml"}], ["nwb.ecephys"], [], id="extension-dropped"),
+    pytest.param([{"namespace": "hdmf-common"}], [], [], id="included-namespace-names-no-file"),
+    pytest.param([{"source": "nwb.base.yaml"}, {"source": "nwb.misc"}], ["nwb.base"], ["/specifications/core/2.7.0/nwb.misc"],
+                 id="one-missing"),
+    pytest.param([{"source": "nwb.base.yaml"}], ["nwb.base.yaml"], ["/specifications/core/2.7.0/nwb.base"],
+                 id="stored-with-extension"),
+])
+def test_namespace_sources_present_passes_or_fails(tmp_path, schema, siblings, missing):
+    write_namespace(tmp_path / "s.zarr", schema, siblings)
     got = results(tmp_path / "s.zarr")["hdmf-zarr.specifications.sources"]
-    assert got.status is Status.FAILED and [f.path for f in got.findings] == ["/specifications/core/2.7.0/nwb.misc"]
+    assert got.status is (Status.FAILED if missing else Status.PASSED)
+    assert [f.path for f in got.findings] == missing
+
+
+def test_namespace_sources_present_passes_not_applicable_when_not_a_namespace_document(tmp_path):
+    import numcodecs
+
+    write_store(tmp_path / "s.zarr", spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk('{"groups": []}'))
+    assert results(tmp_path / "s.zarr")["hdmf-zarr.specifications.sources"].status is Status.NOT_APPLICABLE
+
+
+# ------------------------------------------------------------------------------------------ storage type of zarr_dtype
+STORAGE = {"storage": {"int32": ["i4"], "float": ["f4"], "text": ["O"], "bool": ["b1"]}}
+
+
+@pytest.mark.parametrize(("zarr_dtype", "values", "expected"), [
+    pytest.param("int32", np.arange(3, dtype="<i4"), 0, id="int32-i4"),
+    pytest.param("bool", np.array([True]), 0, id="bool-b1"),
+    pytest.param("text", np.array(["a"], dtype=object), 0, id="text-object"),
+    pytest.param("float", np.zeros(2, dtype="<f8"), 1, id="float-stored-as-f8"),
+    pytest.param("int32", np.arange(3, dtype="<i8"), 1, id="int32-stored-as-i8"),
+    pytest.param("text", np.array(["a"]), 1, id="text-fixed-length-unicode"),
+])
+def test_zarr_dtype_storage_passes_or_fails(zarr_dtype, values, expected):
+    node = tree({"d": Arr(values, attrs={"zarr_dtype": zarr_dtype})}).get("/d")
+    assert len(findings("zarr_dtype_storage", node, STORAGE)) == expected
+
+
+@pytest.mark.parametrize("attrs", [{}, {"zarr_dtype": "scalar"}, {"zarr_dtype": [{"name": "x", "dtype": "int32"}]}])
+def test_zarr_dtype_storage_passes_not_applicable(attrs):
+    node = tree({"d": Arr(np.arange(2), attrs=attrs)}).get("/d")
+    with pytest.raises(NotApplicable):
+        findings("zarr_dtype_storage", node, STORAGE)

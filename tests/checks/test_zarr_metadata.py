@@ -374,15 +374,18 @@ def test_consolidated_metadata_matches_passes_zarr_python_3_nested_group_marker(
 
 
 # ------------------------------------------------------------------------------------------ dtypes NumPy has, fill value ranges
-@pytest.mark.parametrize(("dtype", "expected"), [
-    pytest.param("<f3", 1, id="f3"), pytest.param("<i3", 1, id="i3"), pytest.param("|b2", 1, id="b2"),
-    pytest.param("<c12", 1, id="c12"), pytest.param("<f2", 0, id="f2"), pytest.param("|u1", 0, id="u1"),
-    pytest.param("|O", 0, id="object"), pytest.param("<U7", 0, id="unicode-any-size"),
-    pytest.param([["a", "<i4"], ["a", "<f8"]], 1, id="duplicate-field"),
-    pytest.param([["a", "<i4"], ["b", [["a", "<f8"], ["a", "<f8"]]]], 1, id="duplicate-nested-field"),
+@pytest.mark.parametrize(("dtype", "encoding", "size"), [
+    pytest.param("<f3", 0, 1, id="f3"), pytest.param("<i3", 0, 1, id="i3"), pytest.param("|b2", 0, 1, id="b2"),
+    pytest.param("<c12", 0, 1, id="c12"), pytest.param("<f2", 0, 0, id="f2"), pytest.param("|u1", 0, 0, id="u1"),
+    pytest.param("|O", 0, NA, id="object"), pytest.param("<U7", 0, NA, id="unicode-any-size"),
+    pytest.param([["a", "<i4"], ["a", "<f8"]], 1, 0, id="duplicate-field"),
+    pytest.param([["a", "<i4"], ["b", [["a", "<f8"], ["a", "<f8"]]]], 1, 0, id="duplicate-nested-field"),
 ])
-def test_dtype_encoding_sizes_and_field_names(dtype, expected):
-    assert count("dtype_encoding", array(dtype=dtype, fill_value=None)) == expected
+def test_dtype_encoding_field_names_and_dtype_item_size_sizes(dtype, encoding, size):
+    # A byte count the kind lacks is dtype_item_size's (zarr.dtype.item-size), reported once; field names are dtype_encoding's.
+    node = array(dtype=dtype, fill_value=None)
+    assert count("dtype_encoding", node) == encoding
+    assert count("dtype_item_size", node) == size
 
 
 @pytest.mark.parametrize(("dtype", "fill", "expected"), [
@@ -440,3 +443,33 @@ def test_keys_normalized_and_keys_ascii(raw, normalized, ascii):
 def test_keys_primitives_are_not_applicable_below_the_root():
     with pytest.raises(NotApplicable):
         run("keys_normalized", array())
+
+
+@pytest.mark.parametrize(("dtype", "relevant", "size"), [
+    pytest.param("<i4", 0, 0, id="little-endian-int"),
+    pytest.param(">f8", 0, 0, id="big-endian-float"),
+    pytest.param("|u1", NA, 0, id="one-byte-orderless"),
+    pytest.param("|b1", NA, 0, id="boolean-orderless"),
+    pytest.param("|S12", NA, NA, id="bytes-any-size"),
+    pytest.param("|O", NA, NA, id="object"),
+    pytest.param("<U5", 0, NA, id="unicode-ordered"),
+    pytest.param("|U5", 1, NA, id="unicode-pipe"),
+    pytest.param("|i4", 1, 0, id="int-pipe"),
+    pytest.param("|f8", 1, 0, id="float-pipe"),
+    pytest.param("<f3", 0, 1, id="three-byte-float"),
+    pytest.param("|b2", NA, 1, id="two-byte-boolean"),
+    pytest.param("<c4", 0, 1, id="four-byte-complex"),
+    pytest.param("<M4[s]", 0, 1, id="four-byte-datetime"),
+    pytest.param("<f2", 0, 0, id="half"),
+    pytest.param([["x", "|i8"], ["y", "<i3"]], 1, 1, id="structured-fields"),
+    pytest.param("<f", NA, NA, id="no-size"),
+])
+def test_dtype_byte_order_relevant_and_item_size(dtype, relevant, size):
+    node = array(dtype=dtype, fill_value=None)
+    assert count("dtype_byte_order_relevant", node) == relevant
+    assert count("dtype_item_size", node) == size
+
+
+def test_dtype_item_size_fails_naming_kind_and_sizes():
+    (finding,) = run("dtype_item_size", array(dtype="<f3", fill_value=None))
+    assert finding.message == "dtype is '<f3': kind 'f' has no 3-byte type, expected 2, 4, 8, 16"

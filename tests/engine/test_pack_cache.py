@@ -110,7 +110,8 @@ def test_pack_cache_passes_warm_run_imports_neither_yaml_nor_jsonschema(cache, t
     code = (
         "import sys, validator\n"
         f"validator.validate({str(corpus)!r}, jobs=1, extra_packs=[{str(mine)!r}])\n"
-        "print(sorted(m for m in ('yaml', 'jsonschema', 'importlib.metadata', 'validator.checks.zarr_metadata') if m in sys.modules))\n"
+        "heavy = ('yaml', 'jsonschema', 'importlib.metadata', 'validator.checks.zarr_metadata')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     env = {**os.environ, "SPEC_VALIDATE_CACHE_DIR": str(cache)}
     cold = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
@@ -119,43 +120,60 @@ def test_pack_cache_passes_warm_run_imports_neither_yaml_nor_jsonschema(cache, t
     assert warm.strip() == "[]"
 
 
-def _generator():
-    import importlib.util
-
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("generate_pack_cache", root / "scripts" / "generate_pack_cache.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_shipped_entries_of_the_builtin_packs_are_current(monkeypatch):
-    monkeypatch.setenv("SPEC_VALIDATE_NO_CACHE", "1")
-    generator = _generator()
-    assert generator.stale() == [], f"validator/engine/validated_packs is out of date; regenerate it with `{generator.COMMAND}`"
+def _installed_copy(root: Path) -> Path:
+    """The built-in packs laid out as in an installed wheel (`validator/_rules/`), with the build's entries beside them."""
+    rules = Path(loader.builtin_rules_dir())
+    for pack in loader.builtin_pack_files():
+        target = root / Path(pack).relative_to(rules)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(Path(pack).read_bytes())
+    written = loader.write_built_entries(str(root))
+    assert len(written) == len(loader.builtin_pack_files())
+    return root
 
 
-def test_a_first_run_loads_the_builtin_packs_from_the_shipped_entries(tmp_path):
-    # A fresh CI runner: an empty cache. No YAML is parsed, no schema validation runs, nothing is written.
-    code = ("import json, sys; from validator.engine.loader import builtin_packs; n = len(builtin_packs()); "
-            "print(json.dumps([n, 'yaml' in sys.modules, 'jsonschema' in sys.modules]))")
-    env = {**os.environ, "SPEC_VALIDATE_CACHE_DIR": str(tmp_path / "empty")}
-    env.pop("SPEC_VALIDATE_NO_CACHE", None)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    count, yaml_loaded, jsonschema_loaded = json.loads(out.stdout)
-    assert count == len(list((Path(pack_cache.SHIPPED_DIR)).glob("*.json"))) and not yaml_loaded and not jsonschema_loaded
-    assert entries(tmp_path / "empty") == []
+def _summary(pack):
+    return [(r.id, r.level, r.check, r.applies_to) for r in pack.rules]
 
 
-def test_a_stale_shipped_entry_is_ignored_and_the_pack_validated(cache, tmp_path, monkeypatch):
-    shipped = tmp_path / "shipped"
-    shipped.mkdir()
+def test_built_entries_load_an_installed_builtin_pack_without_validating_it(cache, tmp_path, monkeypatch):
+    installed = _installed_copy(tmp_path / "_rules")
+    original = Path(loader.builtin_rules_dir()) / "anndata" / "anndata-0.1.0.yaml"
+    expected = _summary(loader.load_pack(original))
+    monkeypatch.setattr(loader, "installed_rules_dir", lambda: str(installed))
+    monkeypatch.setattr(loader, "parse_and_validate", lambda raw, path: pytest.fail(f"{path} was validated again"))
+    monkeypatch.setattr(pack_cache, "cache_dir", lambda: str(tmp_path / "unused"))
+    assert _summary(loader.load_pack(installed / "anndata" / "anndata-0.1.0.yaml")) == expected
+    assert not (tmp_path / "unused").exists()
+
+
+def test_built_entry_of_other_text_is_ignored_and_the_pack_validated(cache, tmp_path, monkeypatch):
+    # An installed pack edited after the build: its entry no longer matches, so the edit is validated and used.
+    installed = _installed_copy(tmp_path / "_rules")
+    pack = installed / "zarr" / "zarr-2.yaml"
+    pack.write_text(pack.read_text().replace("level: SHOULD", "level: MAY", 1))
+    monkeypatch.setattr(loader, "installed_rules_dir", lambda: str(installed))
+    levels = {r.level.value for r in loader.load_pack(pack).rules}
+    assert "MAY" in levels
+    pack.write_text(pack.read_text().replace("level: MAY", "level: BOGUS", 1))
+    with pytest.raises(PackError, match="BOGUS"):
+        loader.load_pack(pack)
+
+
+def test_built_entries_are_read_only_inside_the_installed_rules(cache, tmp_path):
+    # A pack elsewhere (a user's, or a checkout's) is never taken from an entry beside it.
     path = tmp_path / "mine.yaml"
     path.write_text(PACK)
     raw = path.read_bytes()
-    doc = json.loads(pack_cache.entry_text(raw, loader.parse_and_validate(raw, str(path))))
-    doc["doc"]["rules"][0]["level"] = "MAY"  # an entry for the same name whose text no longer matches
-    doc["text"] = doc["text"].replace("MUST", "MAY")
-    (shipped / pack_cache.entry_name(raw)).write_text(json.dumps(doc))
-    monkeypatch.setattr(pack_cache, "SHIPPED_DIR", str(shipped))
+    entry = json.loads(pack_cache.built_entry_text(raw, loader.parse_and_validate(raw, str(path))))
+    entry["doc"]["rules"][0]["level"] = "MAY"
+    (tmp_path / f"mine{pack_cache.BUILT_SUFFIX}").write_text(json.dumps(entry))
     assert loader.load_pack(path).rules[0].level.value == "MUST"
+
+
+def test_editable_install_warms_the_user_cache(cache):
+    """`pip install -e .` runs the build hook's editable branch: afterwards every built-in pack is a cache hit."""
+    loader.warm_user_cache()
+    for path in loader.builtin_pack_files():
+        with open(path, "rb") as fh:
+            assert pack_cache.load(fh.read()) is not None, path

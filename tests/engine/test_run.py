@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from memory_tree import Arr, pack, scope, tree
+from memory_tree import Arr, pack, tree
 
 from validator.checks import registry
 from validator.engine.model import CheckStep, Rule
@@ -232,55 +232,6 @@ def test_iter_results_reports_a_pack_given_twice_once():
     t = tree(csr(indptr=(0, 3, 2, 5)))
     results = list(iter_results(t, [pack(RULES), pack(RULES)]))
     assert sorted(r.rule.id for r in results) == sorted(r.id for r in RULES)
-
-
-SELECTION_CASES = ["anndata/h5ad/valid-every-element.h5ad", "anndata/zarr-v2/valid-every-element.zarr",
-                   "anndata/zarr-v3/valid-every-element.zarr", "h5seurat/valid-every-element.h5Seurat",
-                   "hdmf-zarr/zarr-v2/valid-every-element.zarr", "zarr/zarr-v2/valid-every-element.zarr",
-                   "cxg/cxg-0.3.0/valid-sparse-X.cxg"]
-
-
-@pytest.mark.parametrize("case", SELECTION_CASES)
-def test_node_index_never_drops_a_node_a_rule_selects(case):
-    # The index only narrows which nodes are matched: every rule must select exactly what matching every node
-    # of the scope would select, in the same order.
-    from corpus_paths import CASES
-
-    from validator.engine.applies_to import matches
-    from validator.engine.loader import builtin_packs
-    from validator.engine.run import NodeIndex, find_scopes, subtree
-    from validator.nodes.detect import open_store
-
-    with open_store(str(CASES.parent / case)) as store:
-        checked = 0
-        for pack in builtin_packs():
-            for scope in find_scopes(store, pack):
-                members = list(subtree(scope.root))
-                index = NodeIndex(scope, members)
-                for r in pack.rules:
-                    everything = [n.path for n in members if matches(r.applies_to, n, scope)]
-                    narrowed = [n.path for n in index.candidates(r.applies_to) if matches(r.applies_to, n, scope)]
-                    assert narrowed == everything, r.id
-                    checked += 1
-        assert checked > 10
-
-
-@pytest.mark.parametrize("selector,expected", [
-    pytest.param({"root": True}, ["/"], id="root"),
-    pytest.param({"path": "/a/*"}, ["/a/b", "/a/c"], id="glob-prefix"),
-    pytest.param({"path": ["/a/**", "/d"]}, ["/a/b", "/a/c", "/d"], id="glob-and-literal"),
-    pytest.param({"any_of": [{"root": True}, {"name": "d"}]}, ["/", "/d"], id="any-of-bounded"),
-    pytest.param({"any_of": [{"root": True}, {"kind": "array"}]}, None, id="any-of-unbounded"),
-    pytest.param({"path": "/**"}, None, id="glob-without-prefix"),
-])
-def test_node_index_narrows_by_root_globs_and_bounded_alternatives(selector, expected):
-    from validator.engine.run import NodeIndex, subtree
-
-    t = tree({"a": {"b": Arr(np.arange(3)), "c": Arr(np.arange(3))}, "d": Arr(np.arange(2))})
-    s = scope(t)
-    members = list(subtree(t.root))
-    got = NodeIndex(s, members)._narrow(selector)
-    assert (None if got is None else [n.path for n in got]) == expected
 
 
 # ------------------------------------------------------------------------------------------ exact counts, notices, skipped scopes, notes

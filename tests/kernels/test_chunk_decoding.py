@@ -11,7 +11,7 @@ from validator.kernels.block import Block, ChunkRead
 
 
 def _blocks(per_block: int) -> list[Block]:
-    reads = [ChunkRead(str(i), None if i % 3 else f"does not decode ({i})") for i in range(30)]
+    reads = [ChunkRead(str(i), None if i % 3 else f"/x: chunk {i} does not decode") for i in range(30)]
     return [Block(i, np.zeros(1), tuple(reads[i:i + per_block])) for i in range(0, 30, per_block)]
 
 
@@ -23,7 +23,7 @@ def test_chunk_problems_passes_same_answer_at_every_block_size_and_grouping(per_
     assert [p.key for p in got.found] == ["0", "3", "6", "9"]
 
 
-def test_block_problem_passes_names_the_first_bad_chunk_and_counts_the_rest():
+def test_block_problem_passes_gives_the_first_bad_chunk():
     block = _blocks(30)[0]
-    assert block.problem() == "chunk 0 does not decode (0) (and 9 more chunks of this block)"
+    assert block.problem() == "/x: chunk 0 does not decode"
     assert Block(0, np.zeros(1), (ChunkRead("1"),)).problem() is None

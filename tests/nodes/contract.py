@@ -33,6 +33,9 @@ class NodeContract:
     format: str
     vlen_storage: tuple[str, str | None]
     fixed_storage: tuple[str, str | None]
+    # The raw-storage view: the document names of a key/value backend (group, array), or None for a backend
+    # that stores no such documents (HDF5, TileDB), whose nodes then say so with None and no keys.
+    documents: tuple[str, str] | None = None
 
     def build(self, directory) -> str:
         raise NotImplementedError
@@ -146,3 +149,37 @@ class NodeContract:
     def test_blocks_passes_vlen_strings_read(self, store: Tree):
         values = np.concatenate([b.values for b in store.get("/a/s_vlen").blocks()])
         assert [v.decode() if isinstance(v, bytes) else str(v) for v in values] == VLEN
+
+    # --- the raw-storage view (Node.metadata, metadata_key, stored_keys, read_document, read_key)
+
+    def test_raw_passes_metadata_key_names_the_stored_document(self, store: Tree):
+        keys = [store.get(p).metadata_key for p in ("/", "/a", "/a/x")]
+        if self.documents is None:
+            assert keys == [None, None, None]
+        else:
+            group, array = self.documents
+            assert keys == [group, f"a/{group}", f"a/x/{array}"]
+
+    def test_raw_passes_metadata_is_the_parsed_document(self, store: Tree):
+        node = store.get("/a/x")
+        if self.documents is None:
+            assert node.metadata is None and store.root.metadata is None
+            return
+        assert isinstance(node.metadata, dict) and node.metadata["shape"] == [50]
+        assert json.loads(node.read_key(self.documents[1])) == node.metadata
+
+    def test_raw_passes_stored_keys_are_relative_and_sorted(self, store: Tree):
+        keys = store.get("/a").stored_keys()
+        if self.documents is None:
+            assert keys is None and store.get("/a").read_document(".zattrs") is None
+            return
+        assert keys == sorted(keys) and f"x/{self.documents[1]}" in keys
+        assert not any(k.startswith("/") or k.startswith("a/") for k in keys)
+        chunk = next(k for k in store.get("/a/x").stored_keys() if k != self.documents[1] and not k.endswith(".zattrs"))
+        assert store.get("/a/x").read_key(chunk)  # a chunk's stored bytes, as written
+
+    def test_raw_passes_absent_document_is_none(self, store: Tree):
+        assert store.get("/a/x").read_document(".no-such-document") is None
+
+    def test_raw_passes_not_implicit(self, store: Tree):
+        assert not any(n.implicit for n in store.walk())

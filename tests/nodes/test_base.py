@@ -5,7 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from validator.nodes.base import normalize_path, plain, row_slices, rows_per_block
+from validator.kernels.block import Block, ChunkRead
+from validator.nodes.base import (
+    DEFAULT_BLOCK_ELEMENTS,
+    Node,
+    NodeError,
+    normalize_path,
+    plain,
+    row_slices,
+    rows_per_block,
+)
 
 
 @pytest.mark.parametrize("path,expected", [
@@ -54,3 +63,61 @@ def test_row_slices_passes_cover_rows_once_chunk_aligned(shape, chunks, max_elem
 def test_plain_passes(value, expected):
     got = plain(value)
     assert got == expected and type(got) is type(expected)
+
+
+# --- blocks carry the chunks they were read from ------------------------------------------------------------
+
+
+class BlocksNode(Node):
+    """An array whose blocks are given: 10 rows, blocks of 5."""
+
+    kind = "array"
+    path = "/x"
+
+    def __init__(self, blocks):
+        self._blocks = blocks
+
+    @property
+    def attrs(self):
+        return {}
+
+    @property
+    def shape(self):
+        return (10,)
+
+    def block_rows(self, max_elements=DEFAULT_BLOCK_ELEMENTS):
+        return [(0, 5), (5, 10)]
+
+    def read_block(self, rows):
+        return self._blocks[rows[0] // 5]
+
+
+GOOD = Block(0, np.arange(5), (ChunkRead("0", None),))
+BAD = Block(5, np.zeros(5), (ChunkRead("1", None), ChunkRead("2", "/x: chunk 2 decodes to more than 40 bytes, expected 40"),
+                             ChunkRead("3", "/x: chunk 3 is truncated")))
+
+
+def test_block_passes_chunks_default_to_none_read():
+    block = Block(0, np.arange(3))
+    assert block.chunks == () and block.problem() is None
+
+
+def test_block_passes_problem_is_the_first_chunk_problem():
+    assert GOOD.problem() is None
+    assert BAD.problem() == "/x: chunk 2 decodes to more than 40 bytes, expected 40"
+
+
+def test_blocks_fails_block_with_a_chunk_problem_raises_it():
+    node = BlocksNode([GOOD, BAD])
+    assert node.read_block((5, 10)) is BAD  # read_block reports; it does not raise
+    with pytest.raises(NodeError, match="^/x: chunk 2 decodes to more than 40 bytes, expected 40$"):
+        list(node.blocks())
+    with pytest.raises(NodeError, match="chunk 2"):
+        node.edge_blocks()
+
+
+def test_blocks_passes_blocks_without_problems():
+    node = BlocksNode([GOOD, Block(5, np.arange(5, 10), (ChunkRead("1", None),))])
+    assert [b.start for b in node.blocks()] == [0, 5]
+    first, last = node.edge_blocks()
+    assert first is GOOD and last.start == 5

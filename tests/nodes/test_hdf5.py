@@ -153,3 +153,51 @@ def test_hdf5_passes_attr_storage_none_without_strings(string_attrs, name):
 
 def test_hdf5_passes_attr_storage_on_dataset(string_attrs):
     assert string_attrs.get("/g/d").attr_storage("s3class").length == "variable"
+
+
+# --- data: bounded decoding before HDF5's own filters ---------------------------------------------------------
+
+
+def test_hdf5_passes_block_lists_the_chunks_it_read(tmp_path):
+    path = write_hierarchy(tmp_path / "store.h5")
+    with open_store(path) as tree:
+        block = tree.get("/a/m").read_block((0, 6))
+        assert [c.key for c in block.chunks] == ["0.0", "1.0"] and block.problem() is None
+        np.testing.assert_array_equal(block.values, M.reshape(-1))
+        assert tree.get("/a/s_fixed").read_block((0, 3)).chunks == ()  # contiguous: no chunks
+
+
+def test_hdf5_fails_lzf_dataset_not_decoded(tmp_path):
+    from validator.nodes.codecs import NotDecoded
+
+    path = tmp_path / "lzf.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.arange(100), chunks=(10,), compression="lzf")
+    with open_store(str(path)) as tree:
+        with pytest.raises(NotDecoded, match="/x: not decoded: HDF5 filter lzf"):
+            list(tree.get("/x").blocks())
+
+
+def test_hdf5_fails_corrupt_chunk_raised_by_edge_blocks(tmp_path):
+    path = tmp_path / "c.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.arange(100), chunks=(10,), compression="gzip")
+        f["x"].id.write_direct_chunk((90,), b"not deflate")
+    with open_store(str(path)) as tree:
+        node = tree.get("/x")
+        assert node.read_block((0, 100)).problem().startswith("/x: chunk 9 does not decode with zlib")
+        with pytest.raises(NodeError, match="/x: chunk 9 does not decode with zlib"):
+            node.edge_blocks(10)
+
+
+def test_hdf5_passes_compact_dataset(tmp_path):
+    path = tmp_path / "compact.h5"
+    with h5py.File(path, "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        h5py.h5d.create(f.id, b"c", h5py.h5t.STD_I32LE, h5py.h5s.create_simple((5,)), dcpl=dcpl)
+        f["c"][:] = np.arange(5)
+    with open_store(str(path)) as tree:
+        node = tree.get("/c")
+        assert node.storage.layout == "compact"
+        assert np.concatenate([b.values for b in node.blocks(2)]).tolist() == list(range(5))

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from validator.nodes.base import NodeError
 from validator.nodes.keyvalue import DirectoryStore
 
 
@@ -68,3 +69,18 @@ def test_listing_keeps_symlinks_that_stay_inside_and_drops_names_that_are_no_key
     kv = DirectoryStore(str(root))
     assert kv.list_dir("a/b") == (["0", "alias"], [])
     assert kv.list_keys("") == [".zgroup", "a/b/0", "a/b/alias"]
+
+
+def test_read_passes_absent_key_is_none(tmp_path):
+    (tmp_path / "s").mkdir()
+    assert DirectoryStore(str(tmp_path / "s")).read("nothing/.zattrs") is None
+
+
+def test_read_fails_on_a_key_stored_but_unreadable(tmp_path):
+    """A document that is there but cannot be read is not "absent": read raises, naming the key."""
+    (tmp_path / "outside.json").write_text("{}")
+    store = tmp_path / "s"
+    store.mkdir()
+    (store / ".zattrs").symlink_to(tmp_path / "outside.json")  # leads out of the store: never read
+    with pytest.raises(NodeError, match=r"\.zattrs is stored but cannot be read"):
+        DirectoryStore(str(store)).read(".zattrs")

@@ -35,6 +35,7 @@ def write_hierarchy(path, zarr_format):
 
 class TestZarrV2Nodes(NodeContract):
     format = "zarr-v2"
+    documents = (".zgroup", ".zarray")
     vlen_storage = ("variable", "utf-8")
     fixed_storage = ("fixed", "utf-32")
 
@@ -44,6 +45,7 @@ class TestZarrV2Nodes(NodeContract):
 
 class TestZarrV3Nodes(NodeContract):
     format = "zarr-v3"
+    documents = ("zarr.json", "zarr.json")
     vlen_storage = ("variable", "utf-8")
     fixed_storage = ("fixed", "utf-32")
 
@@ -53,6 +55,7 @@ class TestZarrV3Nodes(NodeContract):
 
 class TestZarrZipNodes(NodeContract):
     format = "zarr-v2"
+    documents = (".zgroup", ".zarray")
     vlen_storage = ("variable", "utf-8")
     fixed_storage = ("fixed", "utf-32")
 
@@ -199,7 +202,9 @@ def test_zarr_fails_pickle_never_loaded_by_whole_store_cli(tmp_path):
     assert not marker.exists()
     results = {r["id"]: r for r in json.loads(proc.stdout)["reports"][0]["results"]}
     monotonic = results["anndata.csr_matrix.indptr-monotonic"]
-    assert monotonic["status"] == "error" and "pickle" in monotonic["reason"]
+    # Never decoded, and said so: the clause is not applicable to it and the array is listed as not checked.
+    assert monotonic["status"] == "not_applicable" and "pickle" in monotonic["reason"]
+    assert [u["path"] for u in monotonic["unchecked"]] == ["/X/indptr"]
 
 
 def test_zarr_passes_zip_store_reads_values(tmp_path):
@@ -257,3 +262,53 @@ def test_zarr_v3_fails_broken_metadata_reported_as_problem(tmp_path, key, conten
             _ = (node.attrs, node.shape, node.dtype, node.chunks, node.storage)
         assert "/a" in [n.path for n in tree.walk()]
         assert any(str(p).startswith(expected) for p in tree.problems), tree.problems
+
+
+# --- data: chunk by chunk through the codec module, never zarr-python --------------------------------------
+
+
+@pytest.mark.parametrize("zarr_format,keys", [pytest.param(2, ["0.0", "1.0"], id="v2"),
+                                              pytest.param(3, ["c/0/0", "c/1/0"], id="v3")])
+def test_zarr_passes_block_lists_the_chunks_it_read(tmp_path, zarr_format, keys):
+    store = write_hierarchy(tmp_path / "s.zarr", zarr_format)
+    with open_store(store) as tree:
+        block = tree.get("/a/m").read_block((0, 6))
+    assert [c.key for c in block.chunks] == keys and block.problem() is None
+    np.testing.assert_array_equal(block.values, M.reshape(-1))
+
+
+@pytest.mark.parametrize("zarr_format,key", [pytest.param(2, "a/m/1.0", id="v2"), pytest.param(3, "a/m/c/1/0", id="v3")])
+def test_zarr_fails_corrupt_chunk_reported_on_the_block_raised_by_blocks(tmp_path, zarr_format, key):
+    store = write_hierarchy(tmp_path / "s.zarr", zarr_format)
+    full = os.path.join(store, *key.split("/"))
+    with open(full, "r+b") as fh:
+        fh.truncate(5)
+    rel = key.split("/", 2)[2]
+    with open_store(store) as tree:
+        node = tree.get("/a/m")
+        block = node.read_block((0, 6))
+        assert [(c.key, c.problem is not None) for c in block.chunks if c.key == rel] == [(rel, True)]
+        assert block.problem().startswith(f"/a/m: chunk {rel} ")
+        values = block.values.reshape(6, 4)
+        assert (values[4:, :] == 0).all()  # the fill value where the chunk could not be decoded
+        np.testing.assert_array_equal(values[:4], M[:4])
+        with pytest.raises(NodeError, match=f"/a/m: chunk {rel} "):
+            list(node.blocks())
+        with pytest.raises(NodeError, match=f"/a/m: chunk {rel} "):
+            node.edge_blocks()
+
+
+def test_zarr_fails_pickle_is_not_decoded(tmp_path):
+    from validator.nodes.codecs import NotDecoded
+
+    write_pickle_array(tmp_path / "p.zarr", tmp_path / "PWNED")
+    with open_store(str(tmp_path / "p.zarr")) as tree:
+        with pytest.raises(NotDecoded, match="/obj: not decoded: codec 'pickle' is not on the allow-list"):
+            tree.get("/obj").read_block((0, 1))
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_zarr_passes_tree_has_no_zarr_python_store(tmp_path):
+    store = write_hierarchy(tmp_path / "s.zarr", 2)
+    with open_store(store) as tree:
+        assert not hasattr(tree, "zarr_store")

@@ -7,13 +7,16 @@ import posixpath
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import numpy as np
-
 from validator.checks.schemas import KEY, NAMES
+from validator.kernels.facts import FactRequest
+from validator.kernels.reference_objects import is_reference
 from validator.kernels.references import SELF_SOURCES
 from validator.nodes.base import Node
-from validator.primitive_api import Finding, NotApplicable, NotChecked, Options, Scope, check
+from validator.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Options, Scope, check
 
+# Findings listed per dataset by the element-by-element reference primitives: the first ones locate the problem,
+# and the rest are counted (`Omitted`), so the report gives the exact number.
+MAX_ELEMENT_FINDINGS = 20
 # Codecs that decode an object array without running code (pickle is never decoded: see the node backend).
 TEXT_CODECS = {"vlen-utf8", "vlen-bytes", "json2", "json"}
 
@@ -50,11 +53,6 @@ def _target(node: Node, path: str) -> Node | None:
     if target.startswith("//"):
         target = target[1:]
     return node.tree.get(target)
-
-
-def _is_reference(value: Any) -> bool:
-    """A reference object as hdmf-zarr writes one (ZarrReference): a dict with a source and a path."""
-    return isinstance(value, dict) and "source" in value and "path" in value
 
 
 def _reference_fields(zarr_dtype: Any) -> list[tuple[int, str]]:
@@ -317,181 +315,192 @@ def scalar_string_storage(node: Node, options: Options, scope: Scope) -> Iterato
                       details={"dtype": meta.get("dtype")})
 
 
-# Codecs a scalar's one chunk may pass through: text codecs and compressors that run no stored code.
+# Codecs an element of a JSON-coded dataset may pass through: text codecs and compressors that run no stored
+# code. The scan decodes them with the one codec module; anything else (pickle above all) is never decoded.
 SAFE_CHUNK_CODECS = TEXT_CODECS | {"zlib", "gzip", "bz2", "lzma", "blosc", "zstd", "lz4"}
 
 
-def _scalar_value(node: Node) -> Any:
-    """The one element of a scalar string array, decoded from its raw chunk through safe codecs only."""
-    meta = node.metadata
-    sep = meta.get("dimension_separator") or "."
-    raw = node.read_key(sep.join("0" for _ in meta.get("shape") or [0]))
-    if raw is None:
-        return meta.get("fill_value")
-    value = _decode_chunk(node, raw)
-    return value.reshape(-1)[0] if value.size else None
-
-
-@check(kind="array")
-def scalar_json_parses(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """The scalar's one string parses as JSON.
-
-    Reads the scalar's one chunk from the store and decodes it with its text codec (json2, vlen-utf8,
-    vlen-bytes) and a plain compressor; any other codec, pickle above all, is never run.
-    Memory: one chunk of one element.
-    Not applicable when: the array is not a scalar "|O" string array stored only with such codecs.
-    """
+def _scalar_json(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
     codecs = set(_codec_ids(node))
     meta = node.metadata
     if not isinstance(meta, dict) or not _is_scalar(node) or meta.get("dtype") != "|O" \
             or not codecs & TEXT_CODECS or not codecs <= SAFE_CHUNK_CODECS:
         raise NotChecked(f"{node.path} is not a scalar string stored with safe codecs; its data is not read")
-    try:
-        value = _scalar_value(node)
-    except Exception as exc:  # a corrupt chunk is this store's problem, not the validator's
-        yield Finding(f"its chunk cannot be decoded ({type(exc).__name__}: {exc})")
-        return
-    if isinstance(value, bytes):
-        try:
-            value = value.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            yield Finding(f"is not UTF-8 ({exc.reason} at byte {exc.start})")
-            return
-    if not isinstance(value, str):
-        yield Finding(f"holds {_short(repr(value))}, expected a JSON string")
-        return
-    try:
-        json.loads(value)
-    except json.JSONDecodeError as exc:
-        yield Finding(f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})", details={"value": value[:80]})
+    return {"invalid": FactRequest("invalid_json", (("limit", 1),))}
 
 
-def _decode_chunk(node: Node, raw: bytes) -> Any:
-    """A raw chunk through the array's compressor and filters (callers have checked each codec is safe)."""
-    import numcodecs
+@check(kind="array", facts=_scalar_json)
+def scalar_json_parses(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """The scalar's one string parses as JSON.
 
-    meta = node.metadata
-    comp = meta.get("compressor")
-    value: Any = numcodecs.get_codec(dict(comp)).decode(raw) if isinstance(comp, dict) else raw
-    for f in reversed(meta.get("filters") or []):
-        value = numcodecs.get_codec(dict(f)).decode(value)
-    return np.asarray(value, dtype=object)
+    The engine's scan reads the scalar's one chunk and decodes it with its text codec (json2, vlen-utf8,
+    vlen-bytes) and a plain compressor; any other codec, pickle above all, is never run.
+    Memory: one chunk of one element.
+    Not applicable when: the array is not a scalar "|O" string array stored only with such codecs (it is
+    then listed as not checked).
+    """
+    result = facts["invalid"]
+    if result is None:
+        raise NotChecked(f"{node.path} holds no element to parse")
+    for bad in result.found:
+        yield Finding(bad.reason, details={"value": bad.preview})
 
 
-@check(options={"properties": {"required": NAMES}, "required": ["required"]}, kind="array")
-def dataset_references_valid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+def _reference_elements(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    _json_coded(node)
+    required = tuple(options.get("required", ("source", "path")))
+    params = (("required", required), ("limit", MAX_ELEMENT_FINDINGS), ("max_targets", MAX_TARGETS))
+    return {"references": FactRequest("reference_elements", params)}
+
+
+# Distinct in-store paths remembered per dataset; past this the rest are counted and listed as not checked.
+MAX_TARGETS = 10_000
+
+
+@check(options={"properties": {"required": NAMES}, "required": ["required"]}, kind="array", facts=_reference_elements)
+def dataset_references_valid(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
     """Every element is a reference object with string `required` keys, and one with source "." names a node of the store.
 
-    Reads the array chunk by chunk from the store, decoding only through JSON/text codecs and plain
-    compressors; a pickle-coded array is never decoded. Elements of absent chunks (the fill value) and the
-    padding of edge chunks are not elements of the dataset and are skipped. Memory: one chunk.
-    Not applicable when: the array is not "|O" stored with a JSON codec and safe compressors, or its shape
-    or chunks are unusable; such an array is listed as not checked.
+    The engine's scan reads the dataset once, decoding only through JSON/text codecs and plain compressors
+    (shared with dataset_references_in_store); a pickle-coded dataset is never decoded. Chunks that are not
+    stored read as the fill value, which is an element like any other. Each distinct path is looked up once.
+    Memory: a few blocks, and at most 10,000 distinct paths.
+    Not applicable when: the array is not "|O" stored with a JSON codec and safe compressors; such an array is
+    listed as not checked.
     """
-    for at, element, error in _reference_elements(node):
-        problem = None
-        if error is not None:
-            yield error
-        elif not isinstance(element, dict):
-            problem = f"is {_short(element)}, expected a reference object"
-        else:
-            missing = [k for k in options["required"] if not isinstance(element.get(k), str)]
-            if missing:
-                problem = f"has no string {', '.join(missing)}"
-            elif element["source"] in SELF_SOURCES and _target(node, element["path"]) is None:
-                problem = f"points at {element['path']!r}, which is not a node in this store"
-        if problem:
-            yield Finding(f"element {list(at)} {problem}", index=at, details={"element": _short(element)})
+    result = facts["references"]
+    if result is None:
+        raise NotChecked(f"{node.path} holds no element")
+    found = [(e.index, f"element [{e.index}] {e.problem}", e.text) for e in result.malformed_found]
+    missing = [(index, f"element [{index}] points at {path!r}, which is not a node in this store", path)
+               for path, index in result.targets if _target(node, path) is None]
+    for index, message, text in sorted(found + missing)[:MAX_ELEMENT_FINDINGS]:
+        yield Finding(message, index=_unravel(index, node.shape), details={"element": text})
+    total = result.malformed + len(missing)
+    if total > MAX_ELEMENT_FINDINGS:
+        yield Omitted(total - MAX_ELEMENT_FINDINGS)
+    if result.targets_dropped:
+        raise NotChecked(f"{node.path}: more than {MAX_TARGETS} distinct paths; only the first {MAX_TARGETS} were looked up")
 
 
-@check(kind="array")
-def dataset_references_in_store(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+@check(kind="array", facts=_reference_elements)
+def dataset_references_in_store(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
     """Every reference object stored as an element of the dataset has source "." (this store).
 
     An element naming another store is reported, one finding per element, as not followed: the other store
     is never opened and its target never checked. Elements that are no reference object or have no string
-    source and path, and chunks that cannot be decoded, are dataset_references_valid's to report.
+    source and path are dataset_references_valid's to report. The scan that reads them is shared with it.
     Not applicable when: as for dataset_references_valid (the data is read the same way).
     """
-    for at, element, error in _reference_elements(node):
-        if error is not None or not isinstance(element, dict):
-            continue
-        source, path = element.get("source"), element.get("path")
-        if isinstance(source, str) and isinstance(path, str) and source not in SELF_SOURCES:
-            yield Finding(f"element {list(at)} names another store {source!r} (path {path!r}): not followed, its target "
-                          "is not checked", index=at, details={"source": source, "target": path})
+    result = facts["references"]
+    if result is None:
+        raise NotChecked(f"{node.path} holds no element")
+    for e in result.foreign_found:
+        yield Finding(f"element [{e.index}] names another store {e.source!r} (path {e.path!r}): not followed, its target "
+                      "is not checked", index=_unravel(e.index, node.shape), details={"source": e.source, "target": e.path})
+    if result.foreign > len(result.foreign_found):
+        yield Omitted(result.foreign - len(result.foreign_found))
 
 
-@check(options={"properties": {"required": NAMES}, "required": ["required"]}, kind="array")
-def compound_references_valid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """In a compound dataset whose zarr_dtype marks reference fields, each element's reference fields are reference objects with string `required` keys, and one with source "." names a node of the store.
+def _json_coded(node: Node) -> None:
+    """Raises NotChecked unless the array is "|O" stored with a JSON codec and safe compressors (how it is read)."""
+    meta = node.metadata
+    codecs = set(_codec_ids(node))
+    if not isinstance(meta, dict) or meta.get("dtype") != "|O" or not codecs & {"json2", "json"} or not codecs <= SAFE_CHUNK_CODECS:
+        raise NotChecked(f"{node.path} is not an object array stored with a JSON codec; its data is not read")
 
-    hdmf-zarr stores such a dataset as an object array (dtype "|O") of rows, one value per field in zarr_dtype
-    order, with ZarrReference dicts in the reference fields. Read as dataset_references_valid reads (JSON codecs
-    and plain compressors only; pickle is never decoded). A dataset stored with another dtype cannot hold
-    reference objects and fails. Memory: one chunk.
-    Not applicable when: zarr_dtype marks no reference field; the array is not JSON-coded (listed as not checked).
-    """
+
+def _stored_dtype(node: Node) -> Any:
+    return node.metadata.get("dtype") if isinstance(node.metadata, dict) else None
+
+
+def _compound_references(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
     fields = _reference_fields(node.attrs.get("zarr_dtype"))
     if not fields:
         raise NotApplicable(f"{node.path} zarr_dtype marks no reference field")
-    meta = node.metadata if isinstance(node.metadata, dict) else {}
-    if meta.get("dtype") != "|O":
+    if _stored_dtype(node) != "|O":
+        return {}  # the stored dtype alone fails the clause: nothing to read
+    _json_coded(node)
+    params = (("required", tuple(options["required"])), ("limit", MAX_ELEMENT_FINDINGS), ("max_targets", MAX_TARGETS),
+              ("fields", tuple(fields)), ("width", len(node.attrs["zarr_dtype"])))
+    return {"references": FactRequest("reference_elements", params)}
+
+
+@check(options={"properties": {"required": NAMES}, "required": ["required"]}, kind="array", facts=_compound_references)
+def compound_references_valid(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """In a compound dataset whose zarr_dtype marks reference fields, each element's reference fields are reference objects with string `required` keys, and one with source "." names a node of the store.
+
+    hdmf-zarr stores such a dataset as an object array (dtype "|O") of rows, one value per field in zarr_dtype
+    order, with ZarrReference dicts in the reference fields. The engine's scan reads the rows once, as for
+    dataset_references_valid (JSON codecs and plain compressors only; pickle is never decoded), and each distinct
+    path is looked up once. A dataset stored with another dtype cannot hold reference objects and fails from its
+    metadata alone. Memory: a few blocks, and at most 10,000 distinct paths.
+    Not applicable when: zarr_dtype marks no reference field; the array is not JSON-coded (listed as not checked).
+    """
+    fields = _reference_fields(node.attrs.get("zarr_dtype"))
+    if "references" not in facts:
+        dtype = _stored_dtype(node)
         yield Finding(f"zarr_dtype marks reference fields ({', '.join(n for _, n in fields)}), but the stored dtype is "
-                      f"{_short(meta.get('dtype'))}, which cannot hold reference objects", details={"dtype": meta.get("dtype")})
+                      f"{_short(dtype)}, which cannot hold reference objects", details={"dtype": dtype})
         return
-    width = len(node.attrs["zarr_dtype"])
-    for at, element, error in _reference_elements(node):
-        if error is not None:
-            yield error
-            continue
-        row = list(element.values()) if isinstance(element, dict) else element
-        if not isinstance(row, (list, tuple)) or len(row) != width:
-            yield Finding(f"element {list(at)} is {_short(element)}, expected a row of {width} fields", index=at,
-                          details={"element": _short(element)})
-            continue
-        for i, name in fields:
-            ref = row[i]
-            missing = [k for k in options["required"] if not (isinstance(ref, dict) and isinstance(ref.get(k), str))]
-            if missing:
-                yield Finding(f"element {list(at)} field {name!r} is {_short(ref)}, expected a reference object with "
-                              f"{', '.join(missing)}", index=at, details={"field": name})
-            elif ref["source"] in SELF_SOURCES and _target(node, ref["path"]) is None:
-                yield Finding(f"element {list(at)} field {name!r} points at {ref['path']!r}, which is not a node in this store",
-                              index=at, details={"field": name, "target": ref["path"]})
+    result = facts["references"]
+    if result is None:
+        raise NotChecked(f"{node.path} holds no element")
+    found = [(e.index, f"element [{e.index}] {e.problem}", {"element": e.text}) for e in result.malformed_found]
+    fields_of = result.target_fields or (None,) * len(result.targets)
+    missing = [(index, f"element [{index}] field {field!r} points at {path!r}, which is not a node in this store",
+                {"field": field, "target": path})
+               for (path, index), field in zip(result.targets, fields_of, strict=True) if _target(node, path) is None]
+    for index, message, details in sorted(found + missing, key=lambda item: (item[0], item[1]))[:MAX_ELEMENT_FINDINGS]:
+        yield Finding(message, index=_unravel(index, node.shape), details=details)
+    total = result.malformed + len(missing)
+    if total > MAX_ELEMENT_FINDINGS:
+        yield Omitted(total - MAX_ELEMENT_FINDINGS)
+    if result.targets_dropped:
+        raise NotChecked(f"{node.path}: more than {MAX_TARGETS} distinct paths; only the first {MAX_TARGETS} were looked up")
 
 
-@check(kind="array")
-def dataset_references_marked(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+def _marks_references(zarr_dtype: Any) -> bool:
+    return zarr_dtype in REFERENCE_DTYPES if isinstance(zarr_dtype, str) else bool(_reference_fields(zarr_dtype))
+
+
+def _unmarked_objects(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    dtype = _stored_dtype(node)
+    if dtype is None:
+        raise NotApplicable(f"{node.path} has no readable dtype in its metadata document")
+    if _marks_references(node.attrs.get("zarr_dtype")) or dtype != "|O":
+        return {}  # judged from the metadata alone: a marked dataset's dtype, or a dtype that holds no reference object
+    _json_coded(node)
+    return {"holders": FactRequest("reference_objects", (("limit", MAX_ELEMENT_FINDINGS),))}
+
+
+@check(kind="array", facts=_unmarked_objects)
+def dataset_references_marked(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
     """A dataset holds reference objects exactly when its zarr_dtype marks references, and one that does is stored as objects ("|O").
 
     zarr_dtype "object", "ref", "reference" or "region" (or a compound zarr_dtype with such a field) on a dataset
     whose stored dtype is not "|O" contradicts it: such a dtype cannot hold reference objects. An object array
-    stored with a JSON codec whose zarr_dtype marks no references (or that has none) is read element by element,
+    stored with a JSON codec whose zarr_dtype marks no references (or that has none) is read by the engine's scan,
     and each element that is a reference object ({source, path}, alone or in a row) is a reference a reader
-    will not resolve. Pickle is never decoded. Memory: one chunk.
+    will not resolve. Pickle is never decoded. Memory: a few blocks.
     Not applicable when: the metadata has no dtype; an object array is not JSON-coded (listed as not checked).
     """
     zarr_dtype = node.attrs.get("zarr_dtype")
-    meta = node.metadata
-    if not isinstance(meta, dict) or "dtype" not in meta:
-        raise NotApplicable(f"{node.path} has no readable dtype in its metadata document")
-    marked = zarr_dtype in REFERENCE_DTYPES if isinstance(zarr_dtype, str) else bool(_reference_fields(zarr_dtype))
-    if marked:
-        if meta.get("dtype") != "|O":
-            yield Finding(f"zarr_dtype {_short(zarr_dtype)} marks references, but the stored dtype is {_short(meta.get('dtype'))}, "
-                          "which cannot hold reference objects", details={"dtype": meta.get("dtype"), "zarr_dtype": _short(zarr_dtype)})
+    dtype = _stored_dtype(node)
+    if _marks_references(zarr_dtype):
+        if dtype != "|O":
+            yield Finding(f"zarr_dtype {_short(zarr_dtype)} marks references, but the stored dtype is {_short(dtype)}, "
+                          "which cannot hold reference objects", details={"dtype": dtype, "zarr_dtype": _short(zarr_dtype)})
         return
-    if meta.get("dtype") != "|O":
-        return  # a dtype that cannot hold reference objects holds none
-    for at, element, error in _reference_elements(node):
-        if error is not None:
-            continue  # a chunk that does not decode is dataset_references_valid's (or the zarr pack's) to report
-        values = element if isinstance(element, (list, tuple)) else [element]
-        if any(_is_reference(v) for v in values):
-            said = f"zarr_dtype is {_short(zarr_dtype)}" if zarr_dtype is not None else "there is no zarr_dtype"
-            yield Finding(f"element {list(at)} holds a reference object ({_short(element)}), but {said}: a reader does not "
-                          "resolve it", index=at, details={"zarr_dtype": _short(zarr_dtype)})
+    result = facts.get("holders")
+    if result is None:  # a dtype that cannot hold reference objects holds none; or no element is stored
+        return
+    said = f"zarr_dtype is {_short(zarr_dtype)}" if zarr_dtype is not None else "there is no zarr_dtype"
+    for holder in result.found:
+        yield Finding(f"element [{holder.index}] holds a reference object ({holder.text}), but {said}: a reader does not "
+                      "resolve it", index=_unravel(holder.index, node.shape), details={"zarr_dtype": _short(zarr_dtype)})
+    if result.count > len(result.found):
+        yield Omitted(result.count - len(result.found))
 
 
 @check()
@@ -505,77 +514,87 @@ def attr_references_marked(node: Node, options: Options, scope: Scope) -> Iterat
     for key, value in node.attrs.items():
         if key == "zarr_link":  # links, not references: the link rules judge them
             continue
-        if _is_reference(value) and "zarr_dtype" not in value:
+        if is_reference(value) and "zarr_dtype" not in value:
             yield Finding(f"attribute {key!r} holds a reference object ({_short(value)}) without zarr_dtype: a reader does not "
                           "resolve it", details={"key": key})
-        elif isinstance(value, list) and any(_is_reference(v) for v in value):
+        elif isinstance(value, list) and any(is_reference(v) for v in value):
             yield Finding(f"attribute {key!r} holds reference objects in a list ({_short(value)}) without zarr_dtype",
                           details={"key": key})
 
 
-def _reference_elements(node: Node) -> Iterator[tuple[tuple[int, ...], Any, Finding | None]]:
-    """(index, element, None) for each element of a JSON-coded object array, in chunk order, and (chunk index,
-    None, finding) for a chunk that cannot be decoded. Raises NotApplicable for an array not read this way."""
-    meta = node.metadata
-    codecs = set(_codec_ids(node))
-    if not isinstance(meta, dict) or meta.get("dtype") != "|O" or not codecs & {"json2", "json"} or not codecs <= SAFE_CHUNK_CODECS:
-        raise NotChecked(f"{node.path} is not an object array stored with a JSON codec; its data is not read")
-    shape, chunks = node.shape, node.chunks
-    if shape is None or chunks is None or len(chunks) != len(shape) or not shape:
-        raise NotChecked(f"{node.path} has no usable shape and chunks")
-    sep = meta.get("dimension_separator") or "."
-    names = [k for k in node.stored_keys() or () if sep == "/" or "/" not in k]
-    for name in sorted(names):
-        parts = name.split(sep)
-        if name.startswith(".") or len(parts) != len(shape) or not all(p.isdigit() for p in parts):
-            continue  # metadata documents, and keys the zarr pack's chunk-keys rule reports
-        index = [int(p) for p in parts]
-        try:
-            block = _decode_chunk(node, node.read_key(name)).reshape(chunks)
-        except Exception as exc:  # a corrupt chunk is this store's problem, not the validator's
-            yield tuple(index), None, Finding(f"chunk {name!r} cannot be decoded ({type(exc).__name__}: {exc})",
-                                              details={"chunk": name})
-            continue
-        inside = tuple(slice(0, max(0, min(c, n - i * c))) for i, c, n in zip(index, chunks, shape))
-        for offset, element in np.ndenumerate(block[inside]):
-            yield tuple(i * c + o for i, c, o in zip(index, chunks, offset)), element, None
+def _unravel(flat: int, shape: tuple[int, ...] | None) -> tuple[int, ...]:
+    """A flat C-order index as one index per dimension."""
+    if not shape:
+        return (flat,)
+    out = []
+    for n in reversed(shape):
+        flat, i = divmod(flat, n) if n else (flat, 0)
+        out.append(i)
+    return tuple(reversed(out))
 
 
-SPEC_EXTENSIONS = (".yaml", ".yml", ".json")
+SOURCE_EXTENSIONS = (".yaml", ".yml", ".json")
 
 
-@check(kind="group")
-def spec_sources_present(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """Every schema source the cached namespace lists (`namespaces[].schema[].source`) is a dataset of this version group, named without its extension.
+def _scalar_text(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    _scalar_json(node, options, scope)  # the same preconditions: a scalar string stored with safe codecs
+    return {"value": FactRequest("first_last", edges_only=True)}
 
-    The `namespace` dataset is read as scalar_json_parses reads it (its one chunk, through a text codec only).
-    Schema entries that name another namespace (`namespace:` instead of `source:`) are not files of this group.
-    Not applicable when: the group has no `namespace` dataset, or it cannot be read safely or is not JSON
-    (other rules report those).
+
+@check(kind="array", facts=_scalar_text)
+def namespace_sources_present(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every source file the cached namespace lists ("schema": [{"source": ...}]) is stored beside it, named without its extension.
+
+    "nwb.ecephys.yaml" is stored as "nwb.ecephys"; a name without .yaml/.yml/.json is stored as it is. Entries that
+    include another namespace ({"namespace": ...}) name no file. The namespace's one element is read by the
+    engine's scan (shared with scalar_json_parses), through text codecs and plain compressors only.
+    Not applicable when: the array is not a scalar string stored with text codecs, or its text is not a JSON namespace
+    document with a "namespaces" list (hdmf-zarr.specifications.json reports text that is not JSON).
     """
-    namespace = node.child("namespace")
-    if namespace is None or namespace.kind != "array":
-        raise NotApplicable(f"{node.path} has no namespace dataset")
-    codecs = set(_codec_ids(namespace))
-    meta = namespace.metadata
-    if not isinstance(meta, dict) or meta.get("dtype") != "|O" or not codecs & TEXT_CODECS or not codecs <= SAFE_CHUNK_CODECS:
-        raise NotChecked(f"{namespace.path} is not a string stored with safe codecs; its data is not read")
+    ends = facts["value"]
+    value = ends.first if ends is not None else None
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if not isinstance(value, str):
+        raise NotApplicable(f"{node.path} holds no string")
     try:
-        value = _scalar_value(namespace)
-        value = value.decode("utf-8") if isinstance(value, bytes) else value
-        doc = json.loads(value) if isinstance(value, str) else None
-    except Exception:  # noqa: BLE001 (an unreadable namespace is scalar_json_parses's to report)
-        doc = None
-    spaces = doc.get("namespaces") if isinstance(doc, dict) else None
-    if not isinstance(spaces, list):
-        raise NotApplicable(f"{namespace.path} holds no JSON namespace list")
-    for space in spaces:
-        for entry in (space.get("schema") or []) if isinstance(space, dict) else []:
+        doc = json.loads(value)
+    except (json.JSONDecodeError, RecursionError):
+        raise NotApplicable(f"{node.path} is not JSON") from None
+    namespaces = doc.get("namespaces") if isinstance(doc, dict) else None
+    if not isinstance(namespaces, list):
+        raise NotApplicable(f"{node.path} is not a namespace document (no \"namespaces\" list)")
+    parent = node.parent
+    for i, ns in enumerate(namespaces):
+        for j, entry in enumerate((ns.get("schema") or []) if isinstance(ns, dict) else []):
             source = entry.get("source") if isinstance(entry, dict) else None
             if not isinstance(source, str):
                 continue
-            name = next((source[: -len(e)] for e in SPEC_EXTENSIONS if source.endswith(e)), source)
-            child = node.child(name)
+            stored = next((source[: -len(ext)] for ext in SOURCE_EXTENSIONS if source.endswith(ext)), source)
+            child = parent.child(stored) if parent is not None else None
             if child is None or child.kind != "array":
-                yield Finding(f"the namespace lists the source {source!r}, but {node.path}/{name} is {'missing' if child is None else 'a group'}",
-                              path=f"{node.path.rstrip('/')}/{name}", details={"source": source})
+                yield Finding(f"namespaces[{i}].schema[{j}] lists source {source!r}, but {stored!r} is not stored beside the "
+                              f"namespace", path=f"{parent.path.rstrip('/') if parent else ''}/{stored}",
+                              details={"source": source})
+
+
+# The storage type of each row of the dtype mappings table, as NumPy kinds: a kind and item size ("f4"), or a kind
+# alone ("O") for the variable-length rows, which zarr stores as objects.
+@check(options={"properties": {"storage": {"type": "object", "additionalProperties": {"type": "array", "items": {
+    "type": "string", "pattern": "^[biufcOSUV][0-9]*$"}, "minItems": 1}}}, "required": ["storage"]}, kind="array")
+def zarr_dtype_storage(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The Zarr dtype is the storage type `storage` gives for the dataset's zarr_dtype ("int32": "i4"; "text": "O").
+
+    Not applicable when: zarr_dtype is absent, compound, or not in `storage` (hdmf-zarr.zarr_dtype.mapped reports a
+    value the table does not list), or the dtype is unknown.
+    """
+    value = node.attrs.get("zarr_dtype")
+    allowed = options["storage"].get(value) if isinstance(value, str) else None
+    if allowed is None:
+        raise NotApplicable(f"{node.path} has no zarr_dtype with a storage type in the table")
+    dtype = node.dtype
+    if dtype is None:
+        raise NotApplicable(f"{node.path} has no readable dtype")
+    if dtype.kind not in allowed and f"{dtype.kind}{dtype.itemsize}" not in allowed:
+        yield Finding(f"zarr_dtype is {value!r}, stored as {dtype.str}; the table's storage type is {' or '.join(allowed)}",
+                      details={"zarr_dtype": value, "dtype": dtype.str})

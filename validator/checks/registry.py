@@ -23,9 +23,9 @@ def _load() -> None:
     _loaded = True
     # Importing the modules runs their @check decorators.
     from validator.checks import (  # noqa: F401
-        anndata,
         arrays,
         attrs,
+        awkward,
         cxg,
         h5seurat,
         hdmf_zarr,

@@ -156,10 +156,6 @@ def metadata_codec(node: Node, options: Options, scope: Scope) -> Iterator[Findi
 
 
 # ------------------------------------------------------------------------------------------ dtype
-# The item sizes NumPy has a type for, per kind letter (S, U and V take any size; O has none or the pointer's 8).
-KIND_SIZES = {"b": {1}, "i": {1, 2, 4, 8}, "u": {1, 2, 4, 8}, "f": {2, 4, 8, 16}, "c": {8, 16, 32}, "m": {8}, "M": {8}, "O": {8}}
-
-
 def _walk_dtype(spec: Any, where: str = "dtype") -> Iterator[tuple[str, Any, str | None]]:
     """(location, part, problem) for every simple typestr in a dtype; problem is set for structural errors."""
     if isinstance(spec, str):
@@ -185,9 +181,9 @@ def _walk_dtype(spec: Any, where: str = "dtype") -> Iterator[tuple[str, Any, str
 def dtype_encoding(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The dtype is a typestr with a known kind letter and a byte size, or a list of [name, type(, shape)] fields.
 
-    "|O" (objects, item size implied) is NumPy's own typestr for object arrays. The size is one NumPy has for
-    the kind (no "<f3", "<i3" or "|b2"), and no field name repeats within a structured type. Byte order and
-    datetime units are left to dtype_byte_order and dtype_datetime_units.
+    "|O" (objects, item size implied) is NumPy's own typestr for object arrays. No field name repeats within a
+    structured type. Byte order, a byte count the kind has (no "<f3", "<i3" or "|b2") and datetime units are left to
+    dtype_byte_order, dtype_item_size and dtype_datetime_units.
     Not applicable when: the dtype field is absent.
     """
     for where, part, problem in _walk_dtype(_field(node, "dtype")):
@@ -199,10 +195,6 @@ def dtype_encoding(node: Node, options: Options, scope: Scope) -> Iterator[Findi
             yield Finding(f"{where} is {part!r}, expected a typestr such as '<f8' with a kind among {KINDS!r}", details={"value": part})
         elif (not m["size"] and m["kind"] != "O") or (m["size"] == "0" and m["kind"] not in "SUV"):
             yield Finding(f"{where} is {part!r}, expected a byte size after the kind letter", details={"value": part})
-        elif m["size"] and m["kind"] in KIND_SIZES and int(m["size"]) not in KIND_SIZES[m["kind"]]:
-            sizes = ", ".join(map(str, sorted(KIND_SIZES[m["kind"]])))
-            yield Finding(f"{where} is {part!r}: there is no {m['size']}-byte type of kind {m['kind']!r} (sizes {sizes})",
-                          details={"value": part})
         elif m["unit"] is not None and m["kind"] not in "mM":
             yield Finding(f"{where} is {part!r}, expected a unit only on datetime or timedelta types", details={"value": part})
 
@@ -219,6 +211,58 @@ def dtype_byte_order(node: Node, options: Options, scope: Scope) -> Iterator[Fin
     for where, part in typestrs:
         if part[:1] not in ("<", ">", "|"):
             yield Finding(f"{where} is {part!r}, expected it to start with '<', '>' or '|'", details={"value": part})
+
+
+# Kinds whose byte order is irrelevant whatever their size: booleans, byte strings, void and objects.
+ORDERLESS_KINDS = "bSVO"
+
+
+def _typestrs(node: Node) -> list[tuple[str, str, re.Match]]:
+    """(location, typestr, match) for every well-formed simple typestr of the dtype (dtype_encoding reports the rest)."""
+    out = []
+    for where, part, problem in _walk_dtype(_field(node, "dtype")):
+        m = TYPESTR.match(part) if not problem and isinstance(part, str) else None
+        if m and m["kind"] in KINDS:
+            out.append((where, part, m))
+    return out
+
+
+@check(kind="array")
+def dtype_byte_order_relevant(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every typestr whose byte order matters says "<" or ">": "|" (not relevant) only on one-byte numbers, booleans, byte strings, void and objects.
+
+    A number of more than one byte, and unicode (four bytes a character), has a byte order a reader must know.
+    Not applicable when: the dtype holds no typestr whose byte order matters.
+    """
+    relevant = [(where, part, m) for where, part, m in _typestrs(node)
+                if m["kind"] not in ORDERLESS_KINDS and (m["kind"] == "U" or (m["size"] or "0") not in ("0", "1"))]
+    if not relevant:
+        raise NotApplicable(f"{node.path} dtype has no typestr whose byte order matters")
+    for where, part, m in relevant:
+        if m["order"] == "|":
+            yield Finding(f"{where} is {part!r}: '|' says the byte order is not relevant, but a {m['kind']}{m['size']} "
+                          f"has one; expected '<' or '>'", details={"value": part})
+
+
+# The byte counts NumPy defines for each kind of fixed size (the strings S, U and void V take any count).
+ITEM_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8, 16), "c": (8, 16, 32), "m": (8,), "M": (8,)}
+
+
+@check(kind="array")
+def dtype_item_size(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every typestr's byte count is one its kind has: b 1; i and u 1, 2, 4 or 8; f 2, 4, 8 or 16; c 8, 16 or 32; m and M 8.
+
+    Byte strings (S), unicode (U) and void (V) take any count; a missing count is dtype_encoding's to report.
+    Not applicable when: the dtype holds no typestr of a kind with fixed sizes and a count.
+    """
+    sized = [(where, part, m) for where, part, m in _typestrs(node) if m["kind"] in ITEM_SIZES and m["size"]]
+    if not sized:
+        raise NotApplicable(f"{node.path} dtype has no typestr of a fixed-size kind with a byte count")
+    for where, part, m in sized:
+        if int(m["size"]) not in ITEM_SIZES[m["kind"]]:
+            sizes = ", ".join(map(str, ITEM_SIZES[m["kind"]]))
+            yield Finding(f"{where} is {part!r}: kind {m['kind']!r} has no {m['size']}-byte type, expected {sizes}",
+                          details={"value": part})
 
 
 @check(kind="array")

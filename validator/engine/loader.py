@@ -13,8 +13,8 @@ from typing import Any
 from validator.checks import registry
 from validator.checks.schemas import REF
 from validator.engine import pack_cache
-from validator.engine.applies_to import SELECTOR_SCHEMA
 from validator.engine.model import CheckStep, Legacy, Pack, Rule, SpecNote, Writer
+from validator.engine.selectors import SELECTOR_SCHEMA
 from validator.errors import PackError
 from validator.primitive_api import Level
 
@@ -22,11 +22,15 @@ from validator.primitive_api import Level
 SCHEMA_FILE = pack_cache.SCHEMA_FILE  # one file, named once: the cache fingerprints what the loader validates against
 
 
+def installed_rules_dir() -> str:
+    """Where an installed wheel holds the built-in packs (absent in a checkout)."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_rules")
+
+
 def builtin_rules_dir() -> str:
     """The packs shipped with the tool: inside the wheel, or the repository's `rules/` in a checkout."""
-    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    installed = os.path.join(package, "_rules")
-    return installed if os.path.isdir(installed) else os.path.join(os.path.dirname(package), "rules")
+    installed = installed_rules_dir()
+    return installed if os.path.isdir(installed) else os.path.join(os.path.dirname(os.path.dirname(installed)), "rules")
 
 
 @lru_cache(maxsize=1)
@@ -80,7 +84,7 @@ def _validate(doc: Any, file: str) -> None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if error is not None:
         raise PackError(f"{file}: {_where(doc, error.absolute_path)}: {_message(error)}")
-    for i, rule in enumerate(doc.get("rules") or []):
+    for rule in doc.get("rules") or []:
         for j, step in enumerate(rule["check"]):
             (name, options), = step.items()
             primitive = registry.get(name)
@@ -98,13 +102,16 @@ def _validate(doc: Any, file: str) -> None:
 
 
 def _read(path: str) -> dict[str, Any]:
-    """The pack document, validated: from the cache when this exact text was validated before."""
+    """The pack document, validated: as the wheel's build validated it, or from the user's cache when this exact
+    text was validated before, else now."""
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
     except OSError as exc:
         raise PackError(f"{path}: cannot read ({exc.strerror})") from None
-    cached = pack_cache.load(raw)
+    cached = pack_cache.load_built(path, raw) if path.startswith(installed_rules_dir() + os.sep) else None
+    if cached is None:
+        cached = pack_cache.load(raw)
     if cached is not None:
         return cached
     doc = parse_and_validate(raw, path)
@@ -161,7 +168,8 @@ def load_pack(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> Pack
         target = doc["extends"]
         if target in _seen:
             raise PackError(f"{path}: extends {target!r} in a cycle")
-        base_path = _builtin_path(target) if not target.endswith((".yaml", ".yml")) else os.path.join(os.path.dirname(path), target)
+        is_file = target.endswith((".yaml", ".yml"))
+        base_path = os.path.join(os.path.dirname(path), target) if is_file else _builtin_path(target)
         base = load_pack(base_path, _seen + (path,))
     overrides = doc.get("overrides", {})
     rules: list[Rule] = []
@@ -272,13 +280,18 @@ def _builtin_path(name: str) -> str:
     raise PackError(f"no built-in pack named {name!r}")
 
 
+# Beside each pack: the spec's clause catalogue (validator/catalogue.py), which is not a pack.
+CATALOGUE_FILE = "catalogue.yaml"
+
+
 def builtin_pack_files() -> list[str]:
-    """The shipped pack files (`rules/<pack>/<file>.yaml`), sorted."""
+    """The shipped pack files (`rules/<pack>/<file>.yaml`, not the catalogue), sorted."""
     root = builtin_rules_dir()
     found = []
     for folder in os.listdir(root):
         if os.path.isdir(os.path.join(root, folder)):
-            found += [os.path.join(root, folder, f) for f in os.listdir(os.path.join(root, folder)) if f.endswith(".yaml")]
+            found += [os.path.join(root, folder, f) for f in os.listdir(os.path.join(root, folder))
+                      if f.endswith(".yaml") and f != CATALOGUE_FILE]
     return sorted(found)
 
 
@@ -293,3 +306,35 @@ def builtin_packs() -> tuple[Pack, ...]:
                 raise PackError(f"{pack.path}: {rule.id}: rule id also defined in {ids[rule.id]}")
             ids[rule.id] = pack.path
     return packs
+
+
+def write_built_entries(directory: str) -> list[str]:
+    """Validate every built-in pack and write its wheel entry under `directory` (`<folder>/<name>.validated.json`,
+    as beside the pack in `validator/_rules/`); the paths written, relative to `directory`.
+
+    Run by the build hook (`hatch_build.py`). An invalid pack raises PackError, which fails the build.
+    """
+    rules = builtin_rules_dir()
+    written = []
+    for path in builtin_pack_files():
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        relative = os.path.splitext(os.path.relpath(path, rules))[0] + pack_cache.BUILT_SUFFIX
+        target = os.path.join(directory, relative)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w", encoding="utf-8") as fh:
+            fh.write(pack_cache.built_entry_text(raw, parse_and_validate(raw, path)))
+        written.append(relative)
+    return written
+
+
+def warm_user_cache() -> None:
+    """Validate the built-in packs into the user's cache (run by `pip install -e .`); a cache that cannot be written,
+    or any other failure, just leaves it cold: the first run validates instead."""
+    import sys
+
+    try:
+        for path in builtin_pack_files():
+            load_pack(path)
+    except Exception as exc:  # noqa: BLE001 (an install never fails for a cache)
+        print(f"spec-validate: the pack cache was not warmed ({exc})", file=sys.stderr)

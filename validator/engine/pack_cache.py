@@ -1,22 +1,26 @@
-"""A cache of validated pack documents, as JSON, for the pack's exact text and everything it was validated against.
+"""Validated pack documents as JSON: the user's cache, and the built-in packs validated when the wheel was built.
 
 Parsing YAML and validating against the pack schema cost more than the rest of a run on a small file
-(about 0.3 s against 0.1 s). A pack whose bytes, tool version, pack schema and primitive option schemas
-are unchanged validates the same, so the validated document is stored once and read back with
-`json.loads`. The cache holds plain JSON, never code; a damaged or unreadable entry is ignored and
-rewritten, and a cache directory that cannot be written is simply not used.
+(about 0.15 s against 0.05 s), so a validated document is kept as JSON and read back with `json.loads`.
+Both kinds of entry hold plain JSON, never code, and the exact pack text they were made from, compared on
+every load; a damaged or unreadable entry is ignored.
 
-Location: `$SPEC_VALIDATE_CACHE_DIR`, else `$XDG_CACHE_HOME/spec-validate`, else `~/.cache/spec-validate`.
-`SPEC_VALIDATE_NO_CACHE=1` turns it off.
-
-The built-in packs' entries also ship with the tool (`validated_packs/`, written by
-`scripts/generate_pack_cache.py`; a test fails when they are stale), so that a first run, on a fresh CI
-runner or in each process of a `--jobs` run, parses no YAML either. They are read exactly as the user's
-entries are, fingerprint and text compared, so a stale one is ignored, never trusted.
+- **The user's cache**, for any pack (built-in in a checkout, or the user's own): one entry per pack text,
+  valid for one *fingerprint* of what a pack is validated against (tool version, pack schema, the
+  selector grammar, the loader and the primitives' sources; plugin primitives by their options schema).
+  Keyed on every primitive source rather than on those the pack uses: which module defines a primitive
+  is known only once it is imported, and an over-eager miss costs one validation. A cache directory that
+  cannot be written is simply not used. Location: `$SPEC_VALIDATE_CACHE_DIR`, else
+  `$XDG_CACHE_HOME/spec-validate`, else `~/.cache/spec-validate`; `SPEC_VALIDATE_NO_CACHE=1` turns it off.
+- **The wheel's entries** (`<pack>.validated.json` beside each built-in pack in `validator/_rules/`),
+  written by the build hook (`hatch_build.py`) from the packs, schema and primitives of that same build,
+  so a first run of an installed tool parses no YAML. Never committed: a checkout (or an editable
+  install), whose sources change under it, has none and uses the user's cache.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import zlib
@@ -24,6 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 SCHEMA_FILE = os.path.join(os.path.dirname(__file__), "pack.schema.json")
+BUILT_SUFFIX = ".validated.json"
 
 
 def cache_dir() -> str | None:
@@ -45,7 +50,7 @@ def _validation_fingerprint() -> str:
 
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     checks = os.path.join(package, "checks")
-    sources = [SCHEMA_FILE, os.path.join(package, "engine", "applies_to.py"), os.path.join(package, "engine", "loader.py"),
+    sources = [SCHEMA_FILE, os.path.join(package, "engine", "selectors.py"), os.path.join(package, "engine", "loader.py"),
                *sorted(os.path.join(checks, f) for f in os.listdir(checks) if f.endswith(".py"))]
     parts = [__version__]
     for source in sources:
@@ -84,41 +89,51 @@ def _used(doc: dict[str, Any]) -> set[str]:
     return {name for rule in doc.get("rules") or [] for step in rule.get("check") or [] for name in step}
 
 
-SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "validated_packs")
-
-
-def entry_name(raw: bytes) -> str:
-    """The file name of the entry for this pack text under this tool (and these primitives)."""
-    # crc32 names the entry; the entry itself holds the full fingerprint and pack text, compared exactly on load,
-    # so two packs (or two tool versions) that collide on the name only overwrite each other.
-    return f"{zlib.crc32(_validation_fingerprint().encode()):08x}-{zlib.crc32(raw):08x}-{len(raw)}.json"
-
-
 def _entry(raw: bytes) -> str | None:
     folder = cache_dir()
-    return None if folder is None else os.path.join(folder, "packs", entry_name(raw))
+    if folder is None:
+        return None
+    # crc32 names the entry; the entry itself holds the full fingerprint and pack text, compared exactly on load,
+    # so two packs (or two tool versions) that collide on the name only overwrite each other.
+    name = f"{zlib.crc32(_validation_fingerprint().encode()):08x}-{zlib.crc32(raw):08x}-{len(raw)}.json"
+    return os.path.join(folder, "packs", name)
 
 
 def load(raw: bytes) -> dict[str, Any] | None:
-    """The validated document for this pack text, or None when it is not cached (or the entry is unusable)."""
+    """The validated document for this pack text from the user's cache, or None (not cached, or unusable)."""
     entry = _entry(raw)
-    if entry is None:
+    cached = None if entry is None else _read_entry(entry, raw)
+    if cached is None:
         return None
-    return _read_entry(entry, raw) or _read_entry(os.path.join(SHIPPED_DIR, entry_name(raw)), raw)
+    if cached.get("fingerprint") != _validation_fingerprint() or not isinstance(cached.get("plugins"), dict):
+        return None
+    if any(_schema_digest(name) != digest for name, digest in cached["plugins"].items()):
+        return None  # a plugin primitive changed its options: validate again
+    return _accept(cached)
+
+
+def load_built(path: str, raw: bytes) -> dict[str, Any] | None:
+    """The validated document the wheel's build wrote beside the built-in pack at `path`, when `raw` is the text
+    it was made from; None when there is none (a checkout) or it does not match (an edited installed pack)."""
+    cached = _read_entry(os.path.splitext(path)[0] + BUILT_SUFFIX, raw)
+    return None if cached is None else _accept(cached)
 
 
 def _read_entry(entry: str, raw: bytes) -> dict[str, Any] | None:
+    """The entry's JSON when it is well formed and made from exactly this pack text."""
     try:
         with open(entry, "rb") as fh:
             cached = json.loads(fh.read())
     except (OSError, ValueError):
         return None
-    if not isinstance(cached, dict) or not isinstance(cached.get("doc"), dict) or not isinstance(cached.get("plugins"), dict):
+    if not isinstance(cached, dict) or not isinstance(cached.get("doc"), dict):
         return None
-    if cached.get("fingerprint") != _validation_fingerprint() or cached.get("text") != raw.decode("utf-8", "replace"):
+    if cached.get("text") != raw.decode("utf-8", "replace"):
         return None
-    if any(_schema_digest(name) != digest for name, digest in cached["plugins"].items()):
-        return None  # a plugin primitive changed its options: validate again
+    return cached
+
+
+def _accept(cached: dict[str, Any]) -> dict[str, Any]:
     modules = cached.get("modules")
     if isinstance(modules, dict):
         from validator.checks import registry
@@ -127,11 +142,10 @@ def _read_entry(entry: str, raw: bytes) -> dict[str, Any] | None:
     return cached["doc"]
 
 
-def entry_text(raw: bytes, doc: dict[str, Any]) -> str | None:
-    """The entry for a validated pack, as JSON text; None when the document does not survive JSON unchanged."""
+def _entry_text(raw: bytes, doc: dict[str, Any], **extra: Any) -> str | None:
+    """An entry as JSON text; None when the document does not survive JSON unchanged."""
     try:
-        text = json.dumps({"fingerprint": _validation_fingerprint(), "text": raw.decode("utf-8", "replace"), "doc": doc,
-                           "plugins": _plugin_primitives(doc), "modules": _modules(doc)})
+        text = json.dumps({**extra, "text": raw.decode("utf-8", "replace"), "doc": doc, "modules": _modules(doc)})
     except (TypeError, ValueError):
         return None  # YAML dates, sets or binary: not JSON, so not cached
     if json.loads(text)["doc"] != doc:
@@ -139,10 +153,18 @@ def entry_text(raw: bytes, doc: dict[str, Any]) -> str | None:
     return text
 
 
+def built_entry_text(raw: bytes, doc: dict[str, Any]) -> str:
+    """The wheel's entry for a built-in pack, validated by the build (`hatch_build.py`) as `doc`."""
+    text = _entry_text(raw, doc)
+    if text is None:
+        raise ValueError("the validated pack does not survive JSON unchanged")
+    return text
+
+
 def store(raw: bytes, doc: dict[str, Any]) -> None:
     """Keep the validated document for next time; any failure to write just leaves it uncached."""
     entry = _entry(raw)
-    text = entry_text(raw, doc) if entry is not None else None
+    text = _entry_text(raw, doc, fingerprint=_validation_fingerprint(), plugins=_plugin_primitives(doc)) if entry else None
     if entry is None or text is None:
         return
     import tempfile  # only when writing an entry
@@ -157,7 +179,5 @@ def store(raw: bytes, doc: dict[str, Any]) -> None:
         os.replace(tmp, entry)
     except OSError:
         if tmp is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass

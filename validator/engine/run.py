@@ -7,11 +7,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from validator.checks import registry
-from validator.engine.applies_to import matches
 from validator.primitive_api import NotApplicable, NotChecked, Omitted, Scope
 from validator.engine.model import Pack, Rule, Writer
+from validator.engine.node_index import NodeIndex
 from validator.engine.rule_selection import Selection
 from validator.engine.scan import ArrayScan, Damaged, Progress, Scanner, SerialScanner, plan
+from validator.engine.selectors import matches
 from validator.engine.template import render
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, NodeError, NotDecoded, Tree
@@ -71,109 +72,6 @@ def subtree(node: Node) -> Iterator[Node]:
         current = stack.pop()
         yield current
         stack.extend(reversed(list(current.children().values())))
-
-
-class NodeIndex:
-    """A scope's nodes in tree order, indexed by name, encoding-type and path to narrow each selector's candidates."""
-
-    def __init__(self, scope: Scope, members: list[Node]) -> None:
-        self.members = members
-        self.root = scope.root
-        self.position = {id(n): i for i, n in enumerate(members)}
-        self.by_name: dict[str, list[Node]] = {}
-        self.by_encoding: dict[Any, list[Node]] = {}
-        self.by_path: dict[str, Node] = {}
-        self.by_parent: dict[str, list[Node]] = {}
-        self.by_parent_encoding: dict[Any, list[Node]] = {}
-        for node in members:
-            self.by_name.setdefault(node.name, []).append(node)
-            encoding = node.attrs.get("encoding-type")
-            if isinstance(encoding, str):
-                self.by_encoding.setdefault(encoding, []).append(node)
-            relative = scope.relative_path(node)
-            self.by_path[relative] = node
-            if node is not scope.root:
-                self.by_parent.setdefault(relative.rsplit("/", 1)[0] or "/", []).append(node)
-                parent_encoding = node.parent.attrs.get("encoding-type") if node.parent is not None else None
-                if isinstance(parent_encoding, str):
-                    self.by_parent_encoding.setdefault(parent_encoding, []).append(node)
-
-    def candidates(self, selector: Mapping[str, Any]) -> list[Node]:
-        """A superset of the nodes `selector` can match, in tree order (matching still decides)."""
-        narrowed = self._narrow(selector)
-        return self.members if narrowed is None else narrowed
-
-    def _narrow(self, selector: Mapping[str, Any]) -> list[Node] | None:
-        """The candidates of one condition of `selector` that has an index; None when none has.
-
-        A selector is a conjunction, so any one condition bounds it; `any_of` is bounded by the union of its
-        alternatives when each of them is bounded. A large store (thousands of dataframe columns) would
-        otherwise match every rule without a literal name or path against every node.
-        """
-        names = _literals(selector.get("name"))
-        if names is not None:
-            return self._in_order([n for k in names for n in self.by_name.get(k, [])])
-        paths = selector.get("path")
-        if paths is not None:
-            literal = _literals(paths)
-            if literal is not None:
-                return self._in_order([self.by_path[p] for p in literal if p in self.by_path])
-            prefixes = _glob_prefixes(paths)
-            if prefixes is not None:
-                return [n for p, n in self.by_path.items() if p.startswith(prefixes)]
-        encodings = selector.get("encoding-type")
-        if encodings is not None:
-            keys = encodings if isinstance(encodings, list) else [encodings]
-            return self._in_order([n for k in keys for n in self.by_encoding.get(k, [])])
-        parent = selector.get("parent")
-        if isinstance(parent, Mapping):
-            parents = _literals(parent.get("path"))
-            if parents is not None:
-                return self._in_order([n for p in parents for n in self.by_parent.get(p, [])])
-            encodings = parent.get("encoding-type")
-            if encodings is not None:
-                keys = encodings if isinstance(encodings, list) else [encodings]
-                return self._in_order([n for k in keys for n in self.by_parent_encoding.get(k, [])])
-        if selector.get("root") is True:
-            return [self.root]
-        alternatives = selector.get("any_of")
-        if isinstance(alternatives, list) and alternatives:
-            bounds = [self._narrow(a) if isinstance(a, Mapping) else None for a in alternatives]
-            if all(b is not None for b in bounds):
-                return self._in_order([n for b in bounds for n in b])  # type: ignore[union-attr]
-        return None
-
-    def _in_order(self, nodes: list[Node]) -> list[Node]:
-        unique = {id(n): n for n in nodes}
-        return sorted(unique.values(), key=lambda n: self.position[id(n)]) if len(unique) > 1 else list(unique.values())
-
-
-def _literals(value: Any) -> list[str] | None:
-    """The condition's values when none is a pattern (a glob or a `*` path segment), else None."""
-    if value is None:
-        return None
-    values = value if isinstance(value, list) else [value]
-    if not all(isinstance(v, str) and not any(ch in v for ch in "*?[") for v in values):
-        return None
-    return values
-
-
-def _glob_prefixes(value: Any) -> tuple[str, ...] | None:
-    """For path patterns: each one's leading segments before the first `*`, as a `/`-ended prefix of every path
-    it can match; None when one of them has no such prefix (`/**`) or is no string."""
-    prefixes = []
-    for pattern in value if isinstance(value, list) else [value]:
-        if not isinstance(pattern, str):
-            return None
-        if "*" not in pattern:
-            prefixes.append(pattern)  # a literal path: every path it matches starts with it
-            continue
-        head = pattern.split("*", 1)[0]
-        prefix = head[: head.rfind("/") + 1]
-        if prefix in ("", "/"):
-            return None
-        prefixes.append(prefix)
-    return tuple(prefixes)
 
 
 def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None,

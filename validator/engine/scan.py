@@ -85,7 +85,7 @@ def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> 
         if getattr(kernel, "READS_CHUNKS", False):
             out[r] = kernel.summarize(block, **dict(r.params))
         elif problem is not None:
-            out[r] = Damaged(f"{path}: {problem}" if path else problem)
+            out[r] = Damaged(problem)
         elif block.values.size:
             out[r] = kernel.summarize(block, **dict(r.params))
     return out
@@ -113,13 +113,24 @@ def fold(requests: Sequence[FactRequest], partials: Iterable[Partials | None]) -
 
 def read_and_summarize(node: Node, rows: RowRange, requests: Sequence[FactRequest]) -> Partials | None:
     """One task: read one block and summarise it."""
-    return summarize(node.read_block(rows), requests, node.path)
+    return _summarize_guarded(node.read_block(rows), requests, node.path)
+
+
+def _summarize_guarded(block: Block, requests: Sequence[FactRequest], path: str) -> Partials | None:
+    """`summarize`, with a kernel's own failure (a bug, or values no kernel expected) turned into a NodeError on
+    this array: its clauses are in error, and the rest of the run goes on."""
+    try:
+        return summarize(block, requests, path)
+    except NodeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (one array's error, never the run's)
+        raise NodeError(f"{path}: a kernel failed on these values ({type(exc).__name__}: {exc})") from None
 
 
 def _sequential(scan: ArrayScan, block_elements: int, progress: Progress | None) -> Iterator[Partials | None]:
     blocks = scan.node.blocks(block_elements) if scan.rows is None else (scan.node.read_block(r) for r in scan.rows)
     for block in blocks:
-        yield summarize(block, scan.requests, scan.node.path)
+        yield _summarize_guarded(block, scan.requests, scan.node.path)
         if progress is not None:
             progress.advance(block.values.size)
 

@@ -8,18 +8,19 @@ import numpy as np
 
 
 class ChunkRead(NamedTuple):
-    """One stored chunk read for a block: its key (relative to the array) and why it did not decode, if it did not."""
+    """One stored chunk a block was read from, and whether it decoded."""
 
-    key: str
-    problem: str | None = None  # None: it decoded to exactly one chunk's bytes (or elements)
+    key: str  # the chunk's key relative to the array ("0.1", "c/0/1"; HDF5: its grid index, "3" or "3.1")
+    problem: str | None = None  # None: it decoded to exactly one chunk; else one line naming the array path, key and reason
 
 
 class Block(NamedTuple):
     """A chunk-aligned run of rows of an array, flattened in C order.
 
     `start` is the flat (C-order) index of the first element of `values` in the whole array. `chunks` lists
-    the stored chunks read for the block, in key order (backends that read chunks themselves fill it in);
-    a chunk that did not decode is listed with its problem, and its elements in `values` are not its own.
+    the stored chunks the block was read from, in chunk-grid order (chunks not stored, read as the fill value,
+    are not listed). A chunk that did not decode carries its problem, and its elements in `values` are the
+    fill value (or zeros, or None), not data: `problem()` says whether the values can be trusted.
     """
 
     start: int
@@ -27,9 +28,5 @@ class Block(NamedTuple):
     chunks: tuple[ChunkRead, ...] = ()
 
     def problem(self) -> str | None:
-        """The first chunk of this block that did not decode, in one line; None when every chunk did."""
-        bad = [c for c in self.chunks if c.problem is not None]
-        if not bad:
-            return None
-        more = f" (and {len(bad) - 1} more chunks of this block)" if len(bad) > 1 else ""
-        return f"chunk {bad[0].key} {bad[0].problem}{more}"
+        """The first chunk problem (one line naming the array path and the chunk's key), or None when every chunk decoded."""
+        return next((c.problem for c in self.chunks if c.problem is not None), None)

@@ -9,6 +9,9 @@ import numpy as np
 
 from validator.kernels.block import Block
 
+# A chunk that does not decode holds no JSON text: this kernel reads the chunk records too (see summarize).
+READS_CHUNKS = True
+
 class InvalidJson(NamedTuple):
     index: int
     reason: str
@@ -39,7 +42,15 @@ def _reason(value: Any) -> str | None:
 
 
 def summarize(block: Block, limit: int = 20) -> JsonPartial:
-    """The elements of one block that are no JSON text."""
+    """The elements of one block that are no JSON text.
+
+    A block with a chunk that did not decode counts each such chunk once, with its problem as the reason
+    and the block's first index, and judges none of its values (those of the bad chunk are not data).
+    """
+    bad_chunks = [c for c in block.chunks if c.problem is not None]
+    if bad_chunks:
+        found = [InvalidJson(block.start, f"does not decode ({c.problem})", "") for c in bad_chunks]
+        return JsonPartial(len(bad_chunks), tuple(found[:limit]))
     count, found = 0, []
     for offset, value in enumerate(block.values.reshape(-1)):
         reason = _reason(value.item() if isinstance(value, np.generic) else value)

@@ -194,7 +194,7 @@ class Node(ABC):
         if ranges is None:
             raise NodeError(f"{self.path}: not an array")
         for rows in ranges:
-            yield self.read_block(rows)
+            yield _trusted(self.read_block(rows))
 
     def edge_blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> tuple[Block, Block] | None:
         """The first and the last block only (for facts such as the first and last value); None when empty."""
@@ -204,11 +204,19 @@ class Node(ABC):
         if ranges is None:
             found = [b for b in self.blocks(max_elements) if b.values.size]
             return (found[0], found[-1]) if found else None
-        first = self.read_block(ranges[0])
-        return (first, first) if len(ranges) == 1 else (first, self.read_block(ranges[-1]))
+        first = _trusted(self.read_block(ranges[0]))
+        return (first, first) if len(ranges) == 1 else (first, _trusted(self.read_block(ranges[-1])))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.kind} {self.path}>"
+
+
+def _trusted(block: Block) -> Block:
+    """`block`, when every chunk it was read from decoded; NodeError with the first problem otherwise."""
+    problem = block.problem()
+    if problem is not None:
+        raise NodeError(problem)
+    return block
 
 
 def normalize_path(path: str) -> str:

@@ -11,9 +11,9 @@ import h5py
 import numpy as np
 
 from validator.errors import InputError
+from validator.kernels.block import Block
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
-    Block,
     Node,
     NodeError,
     Storage,
@@ -22,7 +22,6 @@ from validator.nodes.base import (
     RowRange,
     block_row_ranges,
     plain,
-    row_elements,
 )
 from validator.nodes import hdf5_direct
 
@@ -204,29 +203,30 @@ class HDF5Node(Node):
         return block_row_ranges(self._obj.shape, self.chunks, max_elements)
 
     def read_block(self, rows: RowRange) -> Block:
+        """One block, each stored chunk decoded (bounded) before HDF5 may decode it; problems in `Block.chunks`.
+
+        Raises NotDecoded for a filter off the allow-list, NodeError for data stored outside the file.
+        """
         ds: h5py.Dataset = self._obj
         if self.kind != "array" or ds.shape is None:
             raise NodeError(f"{self.path}: not an array with data (a null dataspace holds none)")
-        start, stop = rows
-        direct = self._direct_plan
-        if direct is not None:
-            fd = self.tree.raw_fd()
-            if fd is not None:
-                return Block(start, hdf5_direct.read_rows(fd, direct, start, stop, self.path))
-        values = _read(ds, slice(start, stop), self.path)
-        return Block(start * row_elements(ds.shape), values.reshape(-1))
+        return hdf5_direct.read_block(ds, self.tree.raw_fd(), self.plan, rows)
 
-    @cached_property
-    def _direct_plan(self) -> hdf5_direct.DirectPlan | None:
-        size = self.tree.raw_size()
-        return None if size is None else hdf5_direct.plan(self._obj, size)
-
-
-def _read(ds: h5py.Dataset, sl: slice, path: str) -> np.ndarray:
-    try:
-        return np.asarray(ds[()] if ds.ndim == 0 else ds[sl])
-    except Exception as exc:
-        raise NodeError(f"{path}: cannot read data ({type(exc).__name__}: {exc})") from None
+    @property
+    def plan(self) -> hdf5_direct.DirectPlan:
+        """How this dataset's blocks are read; NotDecoded or NodeError when they are not."""
+        got = self.__dict__.get("_plan")
+        if got is None:
+            try:
+                got = hdf5_direct.plan(self._obj, self.tree.raw_size(), self.path)
+            except NodeError as exc:
+                got = exc
+            except Exception as exc:  # a dataset h5py cannot describe
+                got = NodeError(f"{self.path}: cannot read data ({type(exc).__name__}: {exc})")
+            self.__dict__["_plan"] = got  # the refusal too: it is the same for every block
+        if isinstance(got, NodeError):
+            raise type(got)(str(got))
+        return got
 
 
 def _hdf5_type_name(ds: h5py.Dataset) -> str:

@@ -1,125 +1,290 @@
-"""Read 1-D numeric HDF5 datasets straight from the file: stored chunks by offset, decoded here.
+"""Read HDF5 datasets' stored bytes: contiguous data by offset, chunks by the chunk index; bytes decode in `codecs`.
 
-h5py serialises every call on one lock and runs HDF5's filters under it, so threads cannot overlap reads
-through it. For the layouts that dominate real files (contiguous, or chunked with no filter, deflate and/or
-shuffle), the byte offsets HDF5 records are enough: `os.preadv` reads into the block's own buffer and
-zlib inflates with the GIL released, so blocks are read and decoded in parallel and with no copy through
-HDF5's type conversion. Anything else (other filters, external or virtual storage, unallocated chunks,
-N-D datasets) returns no plan and the caller reads through h5py.
+HDF5's own filters inflate without bound (its deflate filter grows its buffer until the stream ends), so no
+filtered chunk is ever decoded by HDF5 before it has been decoded here, bounded to the chunk's size. Chunks of
+fixed-size datasets whose stored bytes are their values (numeric, fixed `S`, compounds of those: the file type
+equals the type h5py reads into) are decoded here only, into the block: read with `os.pread` from a local file
+(GIL released, so scan threads overlap), or with `read_direct_chunk` through h5py otherwise. For the rest
+(variable-length strings and objects, enums, types HDF5 converts), each stored chunk is first decoded here and
+checked to be exactly chunk elements x the on-disk element size, then h5py reads that chunk's elements.
 
-Only offsets HDF5 reports for this dataset are read, each checked to lie inside the file, read-only.
+Filters other than deflate, shuffle and fletcher32 (lzf, szip, scaleoffset, plugins) are never run:
+`NotDecoded`. External storage and virtual datasets lie outside the file and are never read. Only offsets
+HDF5 reports for this dataset are read, each checked to lie inside the file, read-only.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
 import os
-import zlib
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import h5py
 import numpy as np
 
+from validator.nodes import codecs
+from validator.kernels.block import Block, ChunkRead
 from validator.nodes.base import NodeError
+from validator.nodes.codecs import ChunkCodec, ChunkError, NotDecoded
 
-DEFLATE, SHUFFLE = 1, 2
-DECODABLE_FILTERS = {DEFLATE, SHUFFLE}
+DEFLATE, SHUFFLE, FLETCHER32 = 1, 2, 3
+DECODABLE_FILTERS = {DEFLATE: "deflate", SHUFFLE: "shuffle", FLETCHER32: "fletcher32"}
+OTHER_FILTERS = {4: "szip", 5: "nbit", 6: "scaleoffset", 307: "bzip2", 32000: "lzf", 32001: "blosc", 32004: "lz4",
+                 32008: "bitshuffle", 32013: "zfp", 32015: "zstd", 32017: "sz", 32026: "blosc2"}
 
 
 class ChunkTable(NamedTuple):
-    """Where each stored chunk of a 1-D chunked dataset lies, in chunk order."""
+    """Where each stored chunk lies, found by its linear (C-order) index in the chunk grid."""
 
-    chunk_len: int
-    offsets: np.ndarray  # byte offset of chunk i in the file
+    linear: np.ndarray  # sorted linear grid index of every stored chunk (only stored ones: never the whole grid)
+    offsets: np.ndarray  # byte offset in the file
     sizes: np.ndarray  # stored (filtered) size in bytes
     masks: np.ndarray  # HDF5 filter mask: bit j set = filter j of the pipeline skipped for this chunk
-    filters: tuple[int, ...]  # filter ids of the pipeline, in the order they were applied when writing
+
+    def find(self, linear: int) -> int | None:
+        """The position of the chunk with linear grid index `linear` in the table, or None when it is not stored."""
+        at = int(np.searchsorted(self.linear, linear))
+        return at if at < len(self.linear) and int(self.linear[at]) == linear else None
 
 
 class DirectPlan(NamedTuple):
-    """How to read a dataset's bytes without HDF5: a contiguous offset, or a chunk table."""
+    """How to read a dataset's blocks."""
 
-    dtype: np.dtype
-    length: int
-    contiguous_offset: int | None
-    chunks: ChunkTable | None
+    path: str
+    shape: tuple[int, ...]
+    dtype: np.dtype  # as h5py reads it
+    layout: str  # "contiguous", "chunked", or "h5py" (compact and 0-d datasets: small, never filtered)
+    direct: bool  # the stored bytes are the values (else h5py reads them, after the chunk check)
+    element_size: int  # bytes per element on disk
+    fill: Any  # the value of unallocated elements; stands in for a chunk that does not decode (None for objects)
+    contiguous_offset: int | None  # contiguous: where the data starts; None: never allocated (all fill)
+    chunk_shape: tuple[int, ...] | None
+    filters: tuple[int, ...]  # the pipeline's filter ids, in the order they were applied when writing
+    table: ChunkTable | None
 
 
-def plan(ds: h5py.Dataset, file_size: int) -> DirectPlan | None:
-    """A plan for reading `ds` directly, or None when it must be read through h5py."""
+def plan(ds: h5py.Dataset, file_size: int | None, path: str) -> DirectPlan:
+    """How to read `ds`; `file_size` is None when the file is not local (no `pread`).
+
+    Raises NodeError for data stored outside the file, NotDecoded for a filter off the allow-list.
+    """
+    dcpl = ds.id.get_create_plist()
+    if dcpl.get_external_count() > 0 or getattr(ds, "is_virtual", False):
+        raise NodeError(f"{path}: its data is stored outside the file (external storage / virtual dataset); not read")
+    shape = tuple(int(n) for n in ds.shape)
+    dtype = ds.dtype
+    ftype = ds.id.get_type()
+    element_size = disk_size(ftype, int(ds.file.id.get_create_plist().get_sizes()[0]))
+    direct = _values_are_bytes(dtype, ftype)
+    fill = None if dtype.hasobject else _fill(ds, dtype)
+    layout = dcpl.get_layout()
+    if layout == h5py.h5d.CHUNKED:
+        filters = tuple(int(dcpl.get_filter(i)[0]) for i in range(dcpl.get_nfilters()))
+        for f in filters:
+            if f not in DECODABLE_FILTERS:
+                name = OTHER_FILTERS.get(f, "a plugin filter")
+                raise NotDecoded(f"{path}: not decoded: HDF5 filter {name} (id {f}) is not on the allow-list "
+                                 f"({', '.join(DECODABLE_FILTERS.values())})")
+        chunk_shape = tuple(int(c) for c in ds.chunks)
+        table = _chunk_table(ds, chunk_shape, file_size, path)
+        return DirectPlan(path, shape, dtype, "chunked", direct, element_size, fill, None, chunk_shape, filters, table)
+    if layout == h5py.h5d.CONTIGUOUS and shape:
+        offset = ds.id.get_offset()
+        nbytes = math.prod(shape) * element_size
+        if offset is not None and file_size is not None and offset + nbytes > file_size:
+            raise NodeError(f"{path}: the file ends inside this dataset's data (truncated file)")
+        return DirectPlan(path, shape, dtype, "contiguous", direct, element_size, fill,
+                          None if offset is None else int(offset), None, (), None)
+    return DirectPlan(path, shape, dtype, "h5py", direct, element_size, fill, None, None, (), None)
+
+
+def disk_size(tid: Any, sizeof_addr: int) -> int:
+    """Bytes one element of type `tid` takes in the file (a dataset's type reports its size in memory).
+
+    A variable-length string or sequence is stored as its length (4 bytes) and a global heap ID (an address and
+    a 4-byte index); compound and array types grow by what their variable-length members grow.
+    """
+    size = int(tid.get_size())
+    if isinstance(tid, h5py.h5t.TypeVlenID) or (isinstance(tid, h5py.h5t.TypeStringID) and tid.is_variable_str()):
+        return 4 + sizeof_addr + 4
+    if isinstance(tid, h5py.h5t.TypeCompoundID):
+        return size + sum(disk_size(t, sizeof_addr) - int(t.get_size())
+                          for t in (tid.get_member_type(i) for i in range(tid.get_nmembers())))
+    if isinstance(tid, h5py.h5t.TypeArrayID):
+        inner = tid.get_super()
+        return size + math.prod(tid.get_array_dims()) * (disk_size(inner, sizeof_addr) - int(inner.get_size()))
+    return size
+
+
+def _values_are_bytes(dtype: np.dtype, ftype: Any) -> bool:
+    """True when h5py reads the stored bytes unchanged: no conversion between the file type and numpy's."""
+    if dtype.hasobject or ftype.get_size() != dtype.itemsize:
+        return False
     try:
-        if ds.ndim != 1 or ds.dtype.kind not in "biuf" or ds.dtype.fields is not None or ds.dtype.subdtype is not None:
-            return None
-        dcpl = ds.id.get_create_plist()
-        if dcpl.get_external_count() or getattr(ds, "is_virtual", False):
-            return None
-        layout = dcpl.get_layout()
-        length = int(ds.shape[0])
-        if layout == h5py.h5d.CONTIGUOUS:
-            if dcpl.get_nfilters():
-                return None
-            offset = ds.id.get_offset()
-            if offset is None or offset + length * ds.dtype.itemsize > file_size:
-                return None
-            return DirectPlan(ds.dtype, length, int(offset), None)
-        if layout == h5py.h5d.CHUNKED:
-            filters = tuple(dcpl.get_filter(i)[0] for i in range(dcpl.get_nfilters()))
-            if not set(filters) <= DECODABLE_FILTERS:
-                return None
-            table = _chunk_table(ds, filters, file_size)
-            return None if table is None else DirectPlan(ds.dtype, length, None, table)
-    except Exception:  # an unusual dataset h5py cannot describe: the h5py path reports what is wrong with it
-        return None
-    return None
+        memory = h5py.h5t.py_create(dtype)
+        if ftype.equal(memory):
+            return True
+        # An enum is stored as its base integer, which is what h5py reads it as.
+        return isinstance(ftype, h5py.h5t.TypeEnumID) and ftype.get_super().equal(memory)
+    except Exception:  # a type h5py cannot map back: let h5py convert it
+        return False
 
 
-def _chunk_table(ds: h5py.Dataset, filters: tuple[int, ...], file_size: int) -> ChunkTable | None:
-    chunk_len = int(ds.chunks[0])
-    count = -(-int(ds.shape[0]) // chunk_len)
-    offsets = np.full(count, -1, dtype=np.int64)
-    sizes = np.zeros(count, dtype=np.int64)
-    masks = np.zeros(count, dtype=np.int64)
+def _fill(ds: h5py.Dataset, dtype: np.dtype) -> Any:
+    try:
+        value = ds.fillvalue
+        return np.asarray(value, dtype=dtype)[()]
+    except Exception:  # no usable fill value: HDF5 reads zeros
+        return np.zeros((), dtype=dtype)[()]
 
-    def record(info: h5py.h5d.StoreInfo) -> None:
-        i = info.chunk_offset[0] // chunk_len
-        if 0 <= i < count:
-            offsets[i], sizes[i], masks[i] = info.byte_offset, info.size, info.filter_mask
+
+def _chunk_table(ds: h5py.Dataset, chunk_shape: tuple[int, ...], file_size: int | None, path: str) -> ChunkTable:
+    grid = tuple(-(-int(n) // c) for n, c in zip(ds.shape, chunk_shape))
+    if math.prod(grid) >= 2**62:
+        raise NotDecoded(f"{path}: not decoded: a chunk grid of {grid} chunks is too large to index")
+    found: list[tuple[int, int, int, int]] = []
+
+    def record(info: Any) -> None:
+        index = tuple(o // c for o, c in zip(info.chunk_offset, chunk_shape))
+        if all(0 <= i < g for i, g in zip(index, grid)):
+            found.append((_linear(index, grid), int(info.byte_offset), int(info.size), int(info.filter_mask)))
 
     if hasattr(ds.id, "chunk_iter"):
         ds.id.chunk_iter(record)
     else:
         for j in range(ds.id.get_num_chunks()):
             record(ds.id.get_chunk_info(j))
-    # An unallocated chunk reads as the fill value; h5py knows it, so such datasets take the h5py path.
-    if count and (offsets.min() < 0 or int((offsets + sizes).max()) > file_size):
-        return None
-    return ChunkTable(chunk_len, offsets, sizes, masks, filters)
+    found.sort()
+    table = np.array(found, dtype=np.int64).reshape(-1, 4)
+    if file_size is not None and len(table) and int((table[:, 1] + table[:, 2]).max()) > file_size:
+        raise NodeError(f"{path}: a chunk lies past the end of the file (truncated file)")
+    return ChunkTable(table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy(), table[:, 3].copy())
 
 
-def read_rows(fd: int, plan: DirectPlan, start: int, stop: int, path: str) -> np.ndarray:
-    """Elements [start, stop) of the dataset, read and decoded outside HDF5."""
-    itemsize = plan.dtype.itemsize
-    out = np.empty(stop - start, dtype=plan.dtype)
-    view = memoryview(out).cast("B")
-    if plan.contiguous_offset is not None:
-        _pread_into(fd, view, plan.contiguous_offset + start * itemsize, path)
-        return out
-    table = plan.chunks
-    assert table is not None
-    first, last = start // table.chunk_len, (stop - 1) // table.chunk_len
-    for i in range(first, last + 1):
-        lo = max(start, i * table.chunk_len)
-        hi = min(stop, (i + 1) * table.chunk_len)
-        target = view[(lo - start) * itemsize:(hi - start) * itemsize]
-        skip = (lo - i * table.chunk_len) * itemsize
-        active = tuple(f for j, f in enumerate(table.filters) if not table.masks[i] >> j & 1)
-        if not active:
-            if table.sizes[i] != table.chunk_len * itemsize:
-                raise NodeError(f"{path}: chunk {i} stores {table.sizes[i]} bytes, expected {table.chunk_len * itemsize}")
-            _pread_into(fd, target, int(table.offsets[i]) + skip, path)
+def _linear(index: tuple[int, ...], grid: tuple[int, ...]) -> int:
+    out = 0
+    for i, g in zip(index, grid):
+        out = out * g + i
+    return out
+
+
+# --- reading ------------------------------------------------------------------------------------------------
+
+
+def read_block(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, rows: tuple[int, int]) -> Block:
+    """Rows [start, stop) of the dataset, flattened in C order, with every stored chunk read for them.
+
+    `fd` is a read-only descriptor of the local file (None: chunks are read through h5py). A chunk that does
+    not decode is listed with its problem, its elements the fill value (None for object datasets).
+    """
+    shape = plan.shape
+    if plan.layout == "h5py" or not shape:
+        values = _h5py(ds, () if not shape else (slice(rows[0], rows[1]),), plan.path)
+        return Block(rows[0] * _row_elements(shape) if shape else 0, values.reshape(-1))
+    start, stop = max(0, rows[0]), min(rows[1], shape[0])
+    flat_start = start * _row_elements(shape)
+    if plan.layout == "contiguous":
+        return Block(flat_start, _contiguous(ds, fd, plan, start, stop).reshape(-1))
+    out = np.empty((max(0, stop - start),) + shape[1:], dtype=plan.dtype)
+    if not out.size:
+        return Block(flat_start, out.reshape(-1))
+    chunks = plan.chunk_shape
+    assert chunks is not None and plan.table is not None
+    grid = tuple(-(-n // c) for n, c in zip(shape, chunks))
+    axes = [range(start // chunks[0], (stop - 1) // chunks[0] + 1)] + [range(g) for g in grid[1:]]
+    reads: list[ChunkRead] = []
+    for index in itertools.product(*axes):
+        lo = [i * c for i, c in zip(index, chunks)]
+        hi = [min(l + c, n) for l, c, n in zip(lo, chunks, shape)]
+        lo[0], hi[0] = max(lo[0], start), min(hi[0], stop)
+        region = tuple(slice(l, h) for l, h in zip(lo, hi))
+        target = out[(slice(lo[0] - start, hi[0] - start),) + region[1:]]
+        inside = tuple(slice(l - i * c, h - i * c) for l, h, i, c in zip(lo, hi, index, chunks))
+        at = plan.table.find(_linear(index, grid))
+        if at is None:  # never written: the fill value, which h5py knows for the types it converts
+            target[...] = plan.fill if plan.direct else _h5py(ds, region, plan.path)
             continue
-        raw = os.pread(fd, int(table.sizes[i]), int(table.offsets[i]))
-        decoded = _decode(raw, active, itemsize, table.chunk_len, path, i)
-        target[:] = decoded[skip:skip + len(target)]
+        key = ".".join(str(i) for i in index)
+        problem = _read_chunk(ds, fd, plan, at, index, key, target, inside, region)
+        reads.append(ChunkRead(key, problem))
+    return Block(flat_start, out.reshape(-1), tuple(reads))
+
+
+def _row_elements(shape: tuple[int, ...]) -> int:
+    return math.prod(shape[1:]) if len(shape) > 1 else 1
+
+
+def _read_chunk(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, at: int, index: tuple[int, ...], key: str,
+                target: np.ndarray, inside: tuple[slice, ...], region: tuple[slice, ...]) -> str | None:
+    """Fill `target` from one stored chunk; its problem, or None when it decoded to exactly one chunk."""
+    table = plan.table
+    assert table is not None and plan.chunk_shape is not None
+    where = f"{plan.path}: chunk {key}"
+    active = tuple(f for j, f in enumerate(plan.filters) if not int(table.masks[at]) >> j & 1)
+    codec = _codec(active, plan.dtype, plan.chunk_shape, plan.element_size)
+    size, offset = int(table.sizes[at]), int(table.offsets[at])
+    try:
+        if size > codec.stored_limit:
+            raise ChunkError(f"{where} stores {size} bytes, more than its filters make of {codec.nbytes} "
+                             f"({codec.stored_limit} at most)")
+        if not active and size != codec.nbytes:
+            raise ChunkError(f"{where} stores {size} bytes, expected {codec.nbytes}")
+        whole = plan.direct and target.shape == codec.shape and target.flags.c_contiguous
+        if whole and not active and fd is not None:
+            _pread_into(fd, memoryview(target.reshape(-1).view(np.uint8)), offset, plan.path)
+            return None
+        raw = _raw_chunk(ds, fd, offset, size, index, plan)
+        if whole:
+            codecs.decode_chunk(codec, raw, where, target.reshape(-1).view(np.uint8))
+        elif plan.direct:
+            target[...] = codecs.decode_chunk(codec, raw, where)[inside]
+        else:
+            codecs.decode_chunk(codec, raw, where)  # the check: exactly one chunk, bounded; h5py decodes it again
+            target[...] = _h5py(ds, region, plan.path)
+    except ChunkError as exc:
+        target[...] = plan.fill
+        return str(exc)
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _codec(filters: tuple[int, ...], dtype: np.dtype, chunk_shape: tuple[int, ...], element_size: int) -> ChunkCodec:
+    """The decoding of one chunk with the filters `filters` active (the same for most chunks of a dataset)."""
+    return codecs.hdf5_codec(filters, dtype, chunk_shape, element_size, "an HDF5 chunk")
+
+
+def _raw_chunk(ds: h5py.Dataset, fd: int | None, offset: int, size: int, index: tuple[int, ...],
+               plan: DirectPlan) -> bytes:
+    """A chunk's stored bytes, as HDF5's chunk index places them."""
+    if fd is not None:
+        raw = os.pread(fd, size, offset)
+        if len(raw) != size:
+            raise NodeError(f"{plan.path}: the file ends inside this dataset's data (truncated file)")
+        return raw
+    assert plan.chunk_shape is not None
+    try:
+        _, raw = ds.id.read_direct_chunk(tuple(i * c for i, c in zip(index, plan.chunk_shape)))
+    except Exception as exc:
+        raise NodeError(f"{plan.path}: cannot read chunk {'.'.join(map(str, index))} ({type(exc).__name__}: {exc})") from None
+    return raw
+
+
+def _contiguous(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, start: int, stop: int) -> np.ndarray:
+    """Rows [start, stop) of a contiguous dataset: by offset when the bytes are the values, else through h5py."""
+    out = np.empty((max(0, stop - start),) + plan.shape[1:], dtype=plan.dtype)
+    if not out.size:
+        return out
+    if plan.contiguous_offset is None:  # never written
+        if plan.direct:
+            out[...] = plan.fill
+            return out
+        return _h5py(ds, (slice(start, stop),), plan.path)
+    if not plan.direct or fd is None:  # no filters on contiguous data: h5py reads what is stored, bounded
+        return _h5py(ds, (slice(start, stop),), plan.path)
+    row = _row_elements(plan.shape) * plan.element_size
+    _pread_into(fd, memoryview(out.reshape(-1).view(np.uint8)), plan.contiguous_offset + start * row, plan.path)
     return out
 
 
@@ -132,24 +297,8 @@ def _pread_into(fd: int, target: memoryview, offset: int, path: str) -> None:
         done += n
 
 
-def _decode(raw: bytes, filters: tuple[int, ...], itemsize: int, chunk_len: int, path: str, index: int) -> bytes:
-    """Undo the pipeline: filters were applied in order when writing, so they are undone in reverse."""
-    data = raw
-    for f in reversed(filters):
-        if f == DEFLATE:
-            try:
-                data = zlib.decompress(data)
-            except zlib.error as exc:
-                raise NodeError(f"{path}: chunk {index} does not inflate ({exc})") from None
-        elif f == SHUFFLE and itemsize > 1:
-            data = _unshuffle(data, itemsize)
-    if len(data) != chunk_len * itemsize:
-        raise NodeError(f"{path}: chunk {index} decodes to {len(data)} bytes, expected {chunk_len * itemsize}")
-    return data
-
-
-def _unshuffle(data: bytes, itemsize: int) -> bytes:
-    """HDF5's shuffle stores byte 0 of every element, then byte 1, ...; a trailing remainder is left as is."""
-    n = len(data) // itemsize
-    body = np.frombuffer(data, dtype=np.uint8, count=n * itemsize).reshape(itemsize, n).T.tobytes()
-    return body + data[n * itemsize:]
+def _h5py(ds: h5py.Dataset, region: tuple[slice, ...], path: str) -> np.ndarray:
+    try:
+        return np.asarray(ds[region] if region else ds[()])
+    except Exception as exc:
+        raise NodeError(f"{path}: cannot read data ({type(exc).__name__}: {exc})") from None

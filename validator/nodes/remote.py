@@ -13,7 +13,7 @@ from validator.nodes.base import Tree
 from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.urls import URL_SCHEME
 
-# fsspec, s3fs, aiohttp and zarr are imported inside functions only: a local run never loads them.
+# fsspec, s3fs and aiohttp are imported inside functions only: a local run never loads them.
 
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
 HTTP_PROTOCOLS = ("http", "https")
@@ -126,7 +126,6 @@ class RemoteStore(KeyValueStore):
         self._index: list[str] = []  # keys named by consolidated metadata, in "consolidated" mode
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         self._documents: dict[str, bytes | None] = {}
-        self._zarr_store: Any = None
 
     # --- keys ---------------------------------------------------------------------------------------------
 
@@ -144,7 +143,7 @@ class RemoteStore(KeyValueStore):
         parent, _, name = key.rpartition("/")
         if name not in METADATA_DOCUMENTS:
             return self._fetch(key)
-        # Metadata documents are small and read many times (tree, checks, zarr-python): one request each.
+        # Metadata documents are small and read many times (tree, checks): one request each.
         if key in self._documents:
             return self._documents[key]
         if self._listing_mode() == "blind":
@@ -158,12 +157,6 @@ class RemoteStore(KeyValueStore):
             raw = self._documents.get(key)
         self._documents[key] = raw
         return raw
-
-    def cached_document(self, key: str) -> tuple[bool, bytes | None]:
-        """(True, bytes or None) when the metadata document `key` was read already; (False, None) otherwise."""
-        if key in self._documents:
-            return True, self._documents[key]
-        return False, None
 
     def _fetch(self, key: str, denied_is_absent: bool = False) -> bytes | None:
         try:
@@ -300,19 +293,6 @@ class RemoteStore(KeyValueStore):
                 keys.update(f"{p.strip('/')}/zarr.json" for p in consolidated["metadata"] if isinstance(p, str) and p.strip("/"))
         return sorted(k for k in keys if _safe_key(k, self._http))
 
-    # --- data through zarr-python -------------------------------------------------------------------------
-
-    def zarr_store(self) -> Any:
-        """A read-only zarr-python FsspecStore on the same URL, whose errors carry no credentials."""
-        if self._zarr_store is None:
-            self._zarr_store = _scrubbing_fsspec_store(self._root_url(), self._url, self)
-        return self._zarr_store
-
-    def _root_url(self) -> str:
-        if self._http:
-            return self._root
-        return f"{_protocol(self._url)}://{self._fs._strip_protocol(self._root)}"
-
     def close(self) -> None:
         self._listings.clear()
         self._documents.clear()
@@ -339,37 +319,6 @@ def _safe_key(key: str, http: bool) -> bool:
 def _protocol(url: str) -> str:
     match = URL_SCHEME.match(url)
     return match.group(1).lower() if match else "file"
-
-
-def _scrubbing_fsspec_store(root_url: str, url: str, kv: RemoteStore) -> Any:
-    """zarr's FsspecStore (read-only) whose exceptions are re-raised with credentials removed from the message.
-
-    Metadata documents the tree has read already are served from `kv`, not fetched again.
-    """
-    from zarr.core.buffer import default_buffer_prototype
-    from zarr.storage import FsspecStore
-
-    class RemoteReadError(OSError):
-        """A failed read of a remote chunk; the message is scrubbed."""
-
-    class ScrubbingFsspecStore(FsspecStore):  # type: ignore[misc, valid-type]
-        async def get(self, key: str, prototype: Any = None, byte_range: Any = None) -> Any:
-            if byte_range is None:
-                known, raw = kv.cached_document(key)
-                if known:
-                    return None if raw is None else (prototype or default_buffer_prototype()).buffer.from_bytes(raw)
-            try:
-                return await super().get(key, prototype, byte_range)
-            except Exception as exc:
-                raise RemoteReadError(f"{redact_url(root_url)}/{key}: {describe_error(exc, url)}") from None
-
-        async def get_partial_values(self, prototype: Any, key_ranges: Any) -> Any:
-            try:
-                return await super().get_partial_values(prototype, key_ranges)
-            except Exception as exc:
-                raise RemoteReadError(f"{redact_url(root_url)}: {describe_error(exc, url)}") from None
-
-    return ScrubbingFsspecStore.from_url(root_url, storage_options=_storage_options(url), read_only=True)
 
 
 def _storage_options(url: str) -> dict[str, Any]:

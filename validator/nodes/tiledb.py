@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from validator.errors import InputError
+from validator.kernels.block import Block
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
-    Block,
     Node,
     NodeError,
     Storage,

@@ -1,4 +1,4 @@
-"""Zarr backend: metadata read raw from `.zarray`/`.zgroup`/`.zattrs`/`zarr.json`; data through zarr-python."""
+"""Zarr backend: metadata read raw from `.zarray`/`.zgroup`/`.zattrs`/`zarr.json`; data chunk by chunk (zarr_direct)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from validator.kernels.block import Block
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
-    Block,
     Node,
     NodeError,
     Storage,
@@ -19,17 +19,12 @@ from validator.nodes.base import (
     RowRange,
     Tree,
     block_row_ranges,
-    row_elements,
 )
 from validator.nodes.keyvalue import DirectoryStore, KeyValueStore, ZipStore
 from validator.nodes import zarr_direct
 
 V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
 V3_DOCUMENT = "zarr.json"
-
-# Object arrays are decoded only through codecs that cannot run code; pickle is never decoded.
-SAFE_OBJECT_CODECS = {"vlen-utf8", "vlen-bytes", "vlen-array", "json2", "json", "msgpack2", "string", "bytes"}
-UNSAFE_CODECS = {"pickle"}
 
 V3_DTYPES = {
     "bool": "|b1",
@@ -95,10 +90,7 @@ def numpy_dtype_v2(spec: Any) -> np.dtype | None:
 def numpy_dtype_v3(data_type: Any, codecs: list[Any]) -> np.dtype | None:
     name = data_type if isinstance(data_type, str) else data_type.get("name") if isinstance(data_type, dict) else None
     config = data_type.get("configuration", {}) if isinstance(data_type, dict) else {}
-    endian = "<"
-    for codec in codecs:
-        if isinstance(codec, dict) and codec.get("name") == "bytes":
-            endian = {"little": "<", "big": ">"}.get((codec.get("configuration") or {}).get("endian"), "<")
+    endian = _v3_endian(codecs)
     try:
         if name in V3_DTYPES:
             typestr = V3_DTYPES[name]
@@ -106,12 +98,35 @@ def numpy_dtype_v3(data_type: Any, codecs: list[Any]) -> np.dtype | None:
         if name == "fixed_length_utf32" and isinstance(config, dict):
             return np.dtype(f"{endian}U{int(config['length_bytes']) // 4}")
         if name in ("numpy.datetime64", "numpy.timedelta64") and isinstance(config, dict):
-            return np.dtype(f"{endian}{'M' if 'datetime' in name else 'm'}8[{config.get('unit', 'ns')}]")
+            scale = config.get("scale_factor", 1)
+            unit = f"{scale if scale != 1 else ''}{config.get('unit', 'ns')}"
+            return np.dtype(f"{endian}{'M' if 'datetime' in name else 'm'}8[{unit}]")
         if isinstance(name, str) and name.startswith("r") and name[1:].isdigit():
             return np.dtype(f"V{int(name[1:]) // 8}")
-    except (KeyError, TypeError, ValueError):
+        if name == "raw_bytes" and isinstance(config, dict):
+            return np.dtype(f"V{int(config['length_bytes'])}")
+        if name == "null_terminated_bytes" and isinstance(config, dict):
+            return np.dtype(f"S{int(config['length_bytes'])}")
+        if name == "structured" and isinstance(config, dict) and isinstance(config.get("fields"), list):
+            fields = [(f[0], numpy_dtype_v3(f[1], codecs)) for f in config["fields"]]
+            if all(isinstance(n, str) and d is not None and not d.hasobject for n, d in fields):
+                return np.dtype(fields)
+    except (KeyError, TypeError, ValueError, IndexError):
         return None
     return None
+
+
+def _v3_endian(codecs: list[Any]) -> str:
+    """"<" or ">" as the `bytes` codec says (inside a sharding codec too); "<" when it says nothing."""
+    for codec in codecs:
+        if not isinstance(codec, dict):
+            continue
+        config = codec.get("configuration") or {}
+        if codec.get("name") == "bytes" and isinstance(config, dict):
+            return {"little": "<", "big": ">"}.get(config.get("endian"), "<")
+        if codec.get("name") == "sharding_indexed" and isinstance(config, dict) and isinstance(config.get("codecs"), list):
+            return _v3_endian(config["codecs"])
+    return "<"
 
 
 class ZarrNode(Node):
@@ -251,50 +266,34 @@ class ZarrNode(Node):
     def children(self) -> dict[str, Node]:
         return self._children
 
-    @cached_property
-    def _array(self) -> Any:
-        if self.kind != "array" or self.shape is None or self.dtype is None:
-            raise NodeError(f"{self.path}: array metadata is unusable, data cannot be read")
-        codecs = set(self.storage.codecs if self.storage else ())
-        if codecs & UNSAFE_CODECS:
-            raise NodeError(f"{self.path}: stored with the pickle codec; spec-validate never unpickles data")
-        if self.dtype.kind == "O" and not codecs & SAFE_OBJECT_CODECS:
-            raise NodeError(f"{self.path}: object array without a known safe codec ({sorted(codecs)}); not decoded")
-        import zarr  # imported only when a check needs array values
-
-        try:
-            return zarr.open_array(store=self.tree.zarr_store(), path=self.prefix, mode="r", zarr_format=self.tree.zarr_format)
-        except Exception as exc:
-            raise NodeError(f"{self.path}: zarr cannot open the array ({type(exc).__name__}: {exc})") from None
-
-    def _read(self, sl: slice) -> np.ndarray:
-        try:
-            return np.asarray(self._array[()] if not self.shape else self._array[sl])
-        except NodeError:
-            raise
-        except Exception as exc:
-            raise NodeError(f"{self.path}: cannot read data ({type(exc).__name__}: {exc})") from None
-
     def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[RowRange] | None:
         if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not a readable array")
         return block_row_ranges(self.shape, self.chunks, max_elements)
 
     def read_block(self, rows: RowRange) -> Block:
-        if self.kind != "array" or self.shape is None:
-            raise NodeError(f"{self.path}: not a readable array")
-        start, stop = rows
-        direct = self._direct_plan
-        if direct is not None:
-            return Block(start, zarr_direct.read_rows(self.tree.kv, direct, start, stop, self.path))
-        return Block(start * row_elements(self.shape), self._read(slice(start, stop)).reshape(-1))
+        """One block, each stored chunk decoded through `codecs`; chunks that do not decode are listed in `Block.chunks`.
 
-    @cached_property
-    def _direct_plan(self) -> zarr_direct.DirectPlan | None:
-        """How to read this array's chunks with numcodecs through `tree.kv` (1-D numeric); None: through zarr-python."""
-        if self.kind != "array" or not self.metadata:
-            return None
-        return zarr_direct.plan(self.metadata, self.tree.zarr_format, self.prefix, self.dtype)
+        Raises NotDecoded for an array whose codecs or layout are not read, NodeError for unusable metadata or a
+        chunk outside the store or unreadable.
+        """
+        if self.kind != "array" or self.shape is None or not self.metadata:
+            raise NodeError(f"{self.path}: array metadata is unusable, data cannot be read")
+        return zarr_direct.read_block(self.tree.kv, self.plan, rows)
+
+    @property
+    def plan(self) -> zarr_direct.ArrayPlan:
+        """Where this array's chunks lie and how they decode; NotDecoded (or NodeError) when they are not read."""
+        got = self.__dict__.get("_plan")
+        if got is None:
+            try:
+                got = zarr_direct.plan(self.metadata or {}, self.tree.zarr_format, self.prefix, self.dtype, self.path)
+            except NodeError as exc:
+                got = exc
+            self.__dict__["_plan"] = got  # the refusal too: it is the same for every block
+        if isinstance(got, NodeError):
+            raise type(got)(str(got))
+        return got
 
 
 def _string_storage(dtype: np.dtype | None, codecs: tuple[str, ...], written: str) -> StringStorage | None:
@@ -322,7 +321,6 @@ class ZarrTree(Tree):
         root = self.node_at("/")
         # A store with no root document still has a root: report it as an implicit group.
         self._root = root if root is not None else ZarrNode(self, "/", "group", None, implicit=True)
-        self._zarr_store: Any = None
 
     def note_problem(self, problem: MetadataProblem) -> None:
         if all(p.key != problem.key for p in self.problems):
@@ -378,51 +376,8 @@ class ZarrTree(Tree):
             return ZarrNode(self, path, "group", None, implicit=True)
         return None
 
-    def zarr_store(self) -> Any:
-        """The zarr-python store for data reads, read-only: local, zip, or fsspec for a store behind a URL."""
-        if self._zarr_store is None:
-            from zarr.storage import LocalStore
-            from zarr.storage import ZipStore as ZarrZipStore
-
-            remote = getattr(self.kv, "zarr_store", None)  # a RemoteStore brings its own FsspecStore
-            if remote is not None:
-                self._zarr_store = remote()
-            elif isinstance(self.kv, ZipStore):
-                self._zarr_store = ZarrZipStore(self.kv.location, mode="r", read_only=True)
-            else:
-                self._zarr_store = _confined_local_store(LocalStore, self.kv)
-        return self._zarr_store
-
     def close(self) -> None:
         self.kv.close()
-
-
-class OutsideStoreError(Exception):
-    """A key whose file, after symlinks, lies outside the store."""
-
-
-def _confined_local_store(local_store: type, kv: DirectoryStore) -> Any:
-    """zarr's LocalStore, refusing any key that `kv` would not read (a chunk symlinked out of the store).
-
-    zarr-python follows symlinks; our raw metadata reads do not, and data reads must not either.
-    """
-
-    class ConfinedLocalStore(local_store):  # type: ignore[misc, valid-type]
-        def _check(self, key: str) -> None:
-            if kv.resolve(key) is None:
-                raise OutsideStoreError(f"key {key!r} leads outside the store; not read")
-
-        async def get(self, key: str, prototype: Any = None, byte_range: Any = None) -> Any:
-            self._check(key)
-            return await super().get(key, prototype, byte_range)
-
-        async def get_partial_values(self, prototype: Any, key_ranges: Any) -> Any:
-            key_ranges = list(key_ranges)
-            for key, _ in key_ranges:
-                self._check(key)
-            return await super().get_partial_values(prototype, key_ranges)
-
-    return ConfinedLocalStore(kv.location, read_only=True)
 
 
 def open_zarr(path: str) -> ZarrTree:

@@ -1,20 +1,24 @@
-"""Read 1-D numeric Zarr arrays chunk by chunk through the store's keys, decoded here with numcodecs.
+"""Read Zarr v2/v3 arrays chunk by chunk through the store's keys: the chunk layout; bytes decode in `codecs`.
 
-zarr-python runs every read on its own event loop: each call pays for the round trip, and reads from several
-scan threads queue behind one another there. For the arrays that dominate real stores (1-D, fixed-size numeric
-dtypes, a few well-known codecs), the metadata is enough: chunk i is fetched with `kv.get` and decoded by
-numcodecs, whose blosc, zstd, lz4 and zlib decoders release the GIL, so scan threads decode in parallel, each
-whole chunk straight into the block's own buffer where the codec can. Anything else (N-D arrays, strings and
-objects, sharding, codecs off the allow-list, a fill value we cannot read, metadata zarr-python might read
-differently) returns no plan and the caller reads through zarr-python.
+Every array is read here, never through zarr-python: its metadata says where each chunk lies (chunk grid and
+key encoding, shards and their index) and how it decodes (`codecs.v2_codec`/`v3_codec`, allow-listed and
+bounded). A block is a run of rows along axis 0 covering whole chunks along axis 0 and every chunk along the
+other axes; each stored chunk is fetched once with `kv.get`, decoded, and put in its place in the block (edge
+chunks are stored full-size and cut). A chunk that is not stored is the fill value, allocated only as the
+block's own elements. Blosc, zstd, lz4 and zlib release the GIL, so scan threads decode in parallel, a whole
+chunk straight into the block's buffer where its layout allows.
 
-No codec that can build objects (pickle, json, msgpack, vlen-*, categorize) is ever constructed here. A chunk
-is checked against the size the metadata implies before a byte of it is used: a truncated or oversized chunk
-is a NodeError naming its key, never garbage values.
+A chunk that does not decode (corrupt, truncated, of the wrong size, a decompression bomb) does not stop the
+block: it is listed with its problem in `Block.chunks`, its elements are the fill value. An array whose codecs
+or layout this module does not read raises `NotDecoded`; a chunk key that leads outside the store, or a chunk
+that exists but cannot be read, raises NodeError.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import itertools
 import math
 import os
 from collections.abc import Mapping
@@ -22,446 +26,324 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from validator.nodes import codecs
+from validator.kernels.block import Block, ChunkRead
 from validator.nodes.base import NodeError
+from validator.nodes.codecs import ChunkCodec, ChunkError, NotDecoded
 from validator.nodes.keyvalue import DirectoryStore, KeyValueStore, ZipStore
 
-# numcodecs is imported inside the functions that need it: a run that reads no array values never loads it.
-
-DTYPE_KINDS = "biuf"
-# Fixed-size numeric codecs only. Anything else (pickle, json, msgpack, vlen-*, categorize, astype, quantize, ...)
-# is not constructed here at all: such arrays go through zarr-python and its own refusals.
-V2_CODECS = frozenset({"blosc", "zstd", "lz4", "gzip", "zlib", "bz2", "lzma", "shuffle", "delta"})
-V3_BYTES_CODECS = frozenset({"zstd", "gzip", "blosc", "crc32c"})
-# Decoded here with the standard library's decompressors (which release the GIL), stopped one byte past the
-# expected size: a chunk that would inflate to gigabytes is an error, not an allocation.
-STDLIB_CODECS = frozenset({"zlib", "gzip", "bz2", "lzma"})
-V3_NUMERIC_TYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                              "float16", "float32", "float64"})
-# zarr.json keys this reader understands; any other key may change how chunks are read (must_understand).
+# zarr.json keys this reader understands; any other key may change how chunks are read, unless it says
+# `"must_understand": false`.
 V3_KEYS = frozenset({"zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
                      "fill_value", "codecs", "attributes", "dimension_names", "storage_transformers"})
 FLOAT_NAMES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-BLOSC_HEADER = 16
-ZSTD_MAGIC = 0xFD2FB528
-CRC32C_BYTES = 4
 
 
-class Step(NamedTuple):
-    """One decoding step, in decode order: `name` as the metadata writes it; `codec` for the generic steps."""
+class Fill(NamedTuple):
+    """The fill value as a scalar of the array's dtype, or why the stored one is not one."""
 
-    name: str
-    codec: Any = None  # a numcodecs codec (shuffle, delta); the configuration of a stdlib one (lzma); else None
-    expected: int | None = None  # bytes this step must produce, where the metadata fixes it
-
-    def decode(self, data: np.ndarray, out: np.ndarray | None, where: str) -> np.ndarray:
-        """`data` decoded: into `out` when given and the codec can (then `out` is returned), else a new array."""
-        if self.name == "blosc":
-            return _blosc(data, self.expected, out, where)
-        if self.name == "zstd":
-            return _zstd(data, self.expected, out, where)
-        if self.name == "lz4":
-            return _lz4(data, self.expected, out, where)
-        if self.name == "crc32c":
-            return _crc32c(data, where)
-        if self.name in STDLIB_CODECS:
-            return _stdlib(self.name, self.codec, data, self.expected, where)
-        try:
-            return _bytes_of(self.codec.decode(data))
-        except Exception as exc:
-            raise NodeError(f"{where} does not decode with {self.name} ({type(exc).__name__}: {exc})") from None
+    value: Any
+    problem: str | None = None  # the reason, when `value` is only the zero stand-in
 
 
-class DirectPlan(NamedTuple):
-    """How to read a 1-D array's chunks without zarr-python."""
+class ArrayPlan(NamedTuple):
+    """How to read an array's chunks: where each lies and how it decodes."""
 
-    dtype: np.dtype  # as stored (byte order included)
-    length: int
-    chunk_len: int
-    key_prefix: str  # chunk i is at key_prefix + str(i)
-    fill: Any  # a scalar of `dtype`: the value of every element of a chunk that is not stored
-    steps: tuple[Step, ...]  # decode order: the reverse of the order they were applied in when writing
+    path: str  # the node path, for messages
+    shape: tuple[int, ...]
+    dtype: np.dtype  # as the values are returned (byte order as stored)
+    chunk_shape: tuple[int, ...]  # the chunk grid's (a shard's, for a sharded array)
+    codec: ChunkCodec
+    fill: Fill
+    key_prefix: str  # the array's own prefix in the store, "" or "a/b/"
+    key_lead: str  # before the chunk indices: "c/" or "c." (v3 default encoding), "" (v2)
+    separator: str  # between the indices: "." or "/"
+    zero_d_key: str  # the key of a 0-d array's one chunk: "0" (v2) or "c" (v3 default)
 
-    @property
-    def chunk_bytes(self) -> int:
-        return self.chunk_len * self.dtype.itemsize
+    def key(self, index: tuple[int, ...]) -> str:
+        """The chunk key relative to the array, for the chunk at grid `index`."""
+        if not index:
+            return self.zero_d_key
+        return self.key_lead + self.separator.join(str(i) for i in index)
 
 
-def plan(metadata: Mapping[str, Any], zarr_format: int, prefix: str, dtype: np.dtype | None) -> DirectPlan | None:
-    """A plan for reading the array `metadata` describes (stored below `prefix`) directly, or None.
+def plan(metadata: Mapping[str, Any], zarr_format: int, prefix: str, dtype: np.dtype | None, path: str) -> ArrayPlan:
+    """How to read the array `metadata` describes, stored below `prefix`.
 
-    None sends the read to zarr-python, which decides what the array holds or why it cannot be read.
+    Raises NotDecoded for codecs, layouts or data types this module does not read (never a fallback to
+    zarr-python), NodeError for metadata that does not describe a readable array.
     """
-    try:
-        if dtype is None or dtype.kind not in DTYPE_KINDS or dtype.fields is not None or dtype.subdtype is not None:
-            return None
-        return _plan_v3(metadata, prefix, dtype) if zarr_format == 3 else _plan_v2(metadata, prefix, dtype)
-    except Exception:  # metadata of an unexpected shape: zarr-python reports what is wrong with it
-        return None
+    if dtype is None:
+        raise NotDecoded(f"{path}: not decoded: its data type is not one this tool reads")
+    key_prefix = f"{prefix}/" if prefix else ""
+    if zarr_format == 3:
+        return _plan_v3(metadata, key_prefix, dtype, path)
+    return _plan_v2(metadata, key_prefix, dtype, path)
 
 
-def _plan_v2(meta: Mapping[str, Any], prefix: str, dtype: np.dtype) -> DirectPlan | None:
-    if meta.get("zarr_format") != 2 or not isinstance(meta.get("dtype"), str) or meta.get("order") not in ("C", "F"):
-        return None
-    if meta.get("dimension_separator", ".") not in (".", "/"):
-        return None
-    length, chunk_len = _one_dimension(meta.get("shape"), meta.get("chunks"))
-    if length is None or chunk_len is None:
-        return None
-    fill = _fill_value(meta.get("fill_value"), dtype, hex_floats=False)
-    if fill is None:
-        return None
-    filters = meta.get("filters") or []
-    compressor = meta.get("compressor")
-    if not isinstance(filters, list) or not (compressor is None or isinstance(compressor, dict)):
-        return None
-    # Written: filters in order, then the compressor; read: the compressor, then the filters in reverse.
-    configs = ([compressor] if compressor is not None else []) + list(reversed(filters))
-    codecs = [_v2_codec(c, dtype) for c in configs]
-    if any(c is None for c in codecs):
-        return None
-    chunk_bytes = chunk_len * dtype.itemsize
-    # Every allowed filter keeps the size, so each step yields exactly one chunk's bytes.
-    steps = tuple(Step(name, codec, chunk_bytes) for name, codec in codecs)  # type: ignore[misc]
-    return DirectPlan(dtype, length, chunk_len, f"{prefix}/" if prefix else "", fill, steps)
+def _plan_v2(meta: Mapping[str, Any], key_prefix: str, dtype: np.dtype, path: str) -> ArrayPlan:
+    shape, chunks = _grid(meta.get("shape"), meta.get("chunks"), path)
+    separator = meta.get("dimension_separator") or "."
+    if separator not in (".", "/"):
+        raise NotDecoded(f"{path}: not decoded: dimension_separator {separator!r}")
+    codec = codecs.v2_codec(meta, dtype, chunks, path)
+    fill = fill_value(meta.get("fill_value"), dtype, codec.object_codec, v3=False)
+    return ArrayPlan(path, shape, dtype, chunks, codec, fill, key_prefix, "", separator, "0")
 
 
-def _v2_codec(config: Any, dtype: np.dtype) -> tuple[str, Any] | None:
-    if not isinstance(config, dict) or config.get("id") not in V2_CODECS:
-        return None
-    name = config["id"]
-    if name == "delta":
-        # Only a delta over the array's own dtype keeps the chunk's size and values; others go to zarr-python.
-        if np.dtype(config.get("dtype")) != dtype or np.dtype(config.get("astype", config.get("dtype"))) != dtype:
-            return None
-    if name == "shuffle" and config.get("elementsize", dtype.itemsize) != dtype.itemsize:
-        return None
-    import numcodecs
-
-    codec = numcodecs.get_codec(dict(config))  # constructing checks the configuration, as zarr-python would
-    if name == "lzma":
-        _lzma_decompressor(config)  # the format and filters must make a decompressor
-        return name, dict(config)
-    return name, codec if name in ("shuffle", "delta") else None
-
-
-def _plan_v3(meta: Mapping[str, Any], prefix: str, dtype: np.dtype) -> DirectPlan | None:
-    if meta.get("zarr_format") != 3 or meta.get("node_type") != "array" or set(meta) - V3_KEYS:
-        return None
-    if meta.get("data_type") not in V3_NUMERIC_TYPES or meta.get("storage_transformers") not in (None, []):
-        return None
+def _plan_v3(meta: Mapping[str, Any], key_prefix: str, dtype: np.dtype, path: str) -> ArrayPlan:
+    for key in set(meta) - V3_KEYS:
+        value = meta[key]
+        if not (isinstance(value, dict) and value.get("must_understand") is False):
+            raise NotDecoded(f"{path}: not decoded: zarr.json has {key!r}, which may change how chunks are read")
+    if meta.get("storage_transformers") not in (None, []):
+        raise NotDecoded(f"{path}: not decoded: storage_transformers are not read")
     grid = meta.get("chunk_grid")
     if not isinstance(grid, dict) or grid.get("name") != "regular" or not isinstance(grid.get("configuration"), dict):
-        return None
-    length, chunk_len = _one_dimension(meta.get("shape"), grid["configuration"].get("chunk_shape"))
-    if length is None or chunk_len is None:
-        return None
-    key_prefix = _v3_key_prefix(meta.get("chunk_key_encoding"))
-    if key_prefix is None:
-        return None
-    fill = _fill_value(meta.get("fill_value"), dtype, hex_floats=True)
-    if fill is None:
-        return None
-    bytes_codecs = _v3_bytes_codecs(meta.get("codecs"), dtype)
-    if bytes_codecs is None:
-        return None
-    # Written: bytes, then each bytes-to-bytes codec in order; read: those in reverse. Sizes are known backwards
-    # from the chunk's: crc32c adds its 4 bytes; a compressor's input size is not fixed.
-    expected: int | None = chunk_len * dtype.itemsize
-    steps: list[Step] = []
-    for name, codec in bytes_codecs:
-        steps.append(Step(name, codec, expected))
-        expected = expected + CRC32C_BYTES if name == "crc32c" and expected is not None else None
-    steps.reverse()
-    return DirectPlan(dtype, length, chunk_len, f"{prefix}/{key_prefix}" if prefix else key_prefix, fill, tuple(steps))
+        name = grid.get("name") if isinstance(grid, dict) else grid
+        raise NotDecoded(f"{path}: not decoded: chunk grid {name!r} is not a regular grid")
+    shape, chunks = _grid(meta.get("shape"), grid["configuration"].get("chunk_shape"), path)
+    lead, separator, zero_d = _v3_key_encoding(meta.get("chunk_key_encoding"), path)
+    codec = codecs.v3_codec(meta.get("codecs"), dtype, chunks, path)
+    object_codec = codec.object_codec or (codec.sharding.inner.object_codec if codec.sharding else None)
+    fill = fill_value(meta.get("fill_value"), dtype, object_codec, v3=True)
+    return ArrayPlan(path, shape, dtype, chunks, codec, fill, key_prefix, lead, separator, zero_d)
 
 
-def _v3_key_prefix(encoding: Any) -> str | None:
-    """The chunk key of chunk i, minus `i`, for a 1-D array: `c/` (default), `c.` (default with "."), `` (v2)."""
-    if not isinstance(encoding, dict):  # absent (the field is required) or unusable: zarr-python decides
-        return None
-    config = encoding.get("configuration", {})
-    if not isinstance(config, dict):
-        return None
-    if encoding.get("name") == "default" and config.get("separator", "/") in ("/", "."):
-        return "c" + config.get("separator", "/")
-    if encoding.get("name") == "v2" and config.get("separator", ".") in ("/", "."):
-        return ""
-    return None
-
-
-def _v3_bytes_codecs(codecs: Any, dtype: np.dtype) -> list[tuple[str, Any]] | None:
-    """The bytes-to-bytes codecs after `bytes`, in the order they were applied; None for any other chain."""
-    if not isinstance(codecs, list) or not all(isinstance(c, dict) and isinstance(c.get("configuration", {}), dict)
-                                               for c in codecs):
-        return None
-    names = [c.get("name") for c in codecs]
-    if names.count("bytes") != 1:
-        return None
-    at = names.index("bytes")
-    # Array-to-array codecs before `bytes`: only a transpose, which is the identity on one dimension.
-    if any(n != "transpose" or c.get("configuration", {}).get("order") not in ([0], None)
-           for n, c in zip(names[:at], codecs[:at])):
-        return None
-    endian = codecs[at].get("configuration", {}).get("endian")
-    if dtype.itemsize > 1 and {"little": "<", "big": ">"}.get(endian) != _byteorder(dtype):
-        return None
-    import numcodecs
-    from numcodecs.checksum32 import crc32c_checksum
-
-    out: list[tuple[str, Any]] = []
-    for name, codec in zip(names[at + 1:], codecs[at + 1:]):
-        if name not in V3_BYTES_CODECS:
-            return None
-        if name == "crc32c" and crc32c_checksum is None:
-            return None
-        if name == "gzip":
-            numcodecs.get_codec({"id": "gzip", **codec.get("configuration", {})})  # checks the configuration
-        out.append((name, None))
-    return out
-
-
-def _byteorder(dtype: np.dtype) -> str:
-    order = dtype.byteorder
-    if order == "=":
-        return "<" if np.little_endian else ">"
-    return order
-
-
-def _one_dimension(shape: Any, chunks: Any) -> tuple[int | None, int | None]:
+def _grid(shape: Any, chunks: Any, path: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     def count(x: Any) -> bool:
         return isinstance(x, int) and not isinstance(x, bool)
 
-    if not (isinstance(shape, list) and isinstance(chunks, list) and len(shape) == len(chunks) == 1):
-        return None, None
-    if not (count(shape[0]) and count(chunks[0]) and shape[0] >= 0 and chunks[0] > 0):
-        return None, None
-    return shape[0], chunks[0]
+    if not (isinstance(shape, list) and isinstance(chunks, list) and len(shape) == len(chunks)
+            and all(count(s) and s >= 0 for s in shape) and all(count(c) and c > 0 for c in chunks)):
+        raise NodeError(f"{path}: shape {shape!r} and chunks {chunks!r} do not describe a chunk grid; data cannot be read")
+    return tuple(shape), tuple(chunks)
 
 
-def _fill_value(value: Any, dtype: np.dtype, hex_floats: bool) -> Any:
-    """The fill value as a scalar of `dtype`, or None where it is not a plain number of that dtype (null included)."""
-    if dtype.kind == "b":
-        return np.bool_(value) if isinstance(value, bool) else None
+def _v3_key_encoding(encoding: Any, path: str) -> tuple[str, str, str]:
+    """(lead, separator, key of a 0-d array's chunk) for the v3 chunk key encoding."""
+    name = encoding.get("name") if isinstance(encoding, dict) else encoding
+    config = encoding.get("configuration", {}) if isinstance(encoding, dict) else {}
+    if isinstance(config, dict):
+        if name == "default" and config.get("separator", "/") in ("/", "."):
+            separator = config.get("separator", "/")
+            return "c" + separator, separator, "c"
+        if name == "v2" and config.get("separator", ".") in ("/", "."):
+            return "", config.get("separator", "."), "0"
+    raise NotDecoded(f"{path}: not decoded: chunk key encoding {encoding!r}")
+
+
+# --- fill values --------------------------------------------------------------------------------------------
+
+
+def fill_value(value: Any, dtype: np.dtype, object_codec: str | None, v3: bool) -> Fill:
+    """The stored fill value as a scalar of `dtype`, as zarr-python reads it (null: the dtype's zero, NaT, "")."""
+    try:
+        parsed = _fill(value, dtype, object_codec, v3)
+    except (TypeError, ValueError, OverflowError, binascii.Error) as exc:
+        return Fill(_zero(dtype), f"fill_value {value!r} is not a value of {dtype} ({exc})")
+    if parsed is _UNUSABLE:
+        return Fill(_zero(dtype), f"fill_value {value!r} is not a value of {dtype}")
+    return Fill(parsed)
+
+
+_UNUSABLE = object()  # what `_fill` answers for a stored value that is no value of the dtype
+
+
+def _zero(dtype: np.dtype) -> Any:
+    return None if dtype.hasobject else np.zeros((), dtype=dtype)[()]
+
+
+def _fill(value: Any, dtype: np.dtype, object_codec: str | None, v3: bool) -> Any:
+    kind = dtype.kind
+    if dtype.hasobject:
+        if object_codec == "json2":
+            return value
+        if value is None:
+            return "" if object_codec == "vlen-utf8" else b""
+        if object_codec == "vlen-bytes":
+            return value.encode("utf-8") if isinstance(value, str) else _UNUSABLE
+        return value if isinstance(value, str) else _UNUSABLE if isinstance(value, (list, dict)) else str(value)
+    if value is None:
+        return np.array("NaT", dtype=dtype)[()] if kind in "mM" else _zero(dtype)
+    if kind == "b":
+        return np.bool_(value) if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)) else _UNUSABLE
     if isinstance(value, bool):
-        return None
-    if dtype.kind in "iu":
+        return _UNUSABLE
+    if kind in "iu":
         if not isinstance(value, int):
-            return None
+            return _UNUSABLE
         info = np.iinfo(dtype)
-        return dtype.type(value) if info.min <= value <= info.max else None
+        return dtype.type(value) if info.min <= value <= info.max else _UNUSABLE
+    if kind == "f":
+        return _float(value, dtype, v3)
+    if kind == "c":
+        if not (isinstance(value, list) and len(value) == 2):
+            return _UNUSABLE
+        part = np.dtype(f"{dtype.byteorder}f{dtype.itemsize // 2}")
+        re, im = _float(value[0], part, v3), _float(value[1], part, v3)
+        return _UNUSABLE if re is _UNUSABLE or im is _UNUSABLE else dtype.type(complex(re, im))
+    if kind in "mM":
+        if value == "NaT":
+            return np.array("NaT", dtype=dtype)[()]
+        return np.array(value, dtype=np.int64).astype(dtype)[()] if isinstance(value, int) else _UNUSABLE
+    if kind == "U":
+        return dtype.type(value) if isinstance(value, str) and len(value) <= dtype.itemsize // 4 else _UNUSABLE
+    if kind in "SV":
+        if isinstance(value, list) and v3:  # raw bytes as the v3 spec writes them: one integer per byte
+            raw = bytes(value)
+        elif isinstance(value, str):
+            raw = base64.b64decode(value, validate=True)
+        else:
+            return _UNUSABLE
+        if len(raw) > dtype.itemsize or (kind == "V" and len(raw) != dtype.itemsize):
+            return _UNUSABLE
+        return np.frombuffer(raw.ljust(dtype.itemsize, b"\0"), dtype=dtype)[0]
+    return _UNUSABLE
+
+
+def _float(value: Any, dtype: np.dtype, v3: bool) -> Any:
+    if isinstance(value, bool):
+        return _UNUSABLE
     if isinstance(value, str) and value in FLOAT_NAMES:
         return dtype.type(FLOAT_NAMES[value])
-    if isinstance(value, str) and hex_floats and value.startswith("0x"):
+    if isinstance(value, str) and v3 and value.startswith("0x"):
         bits = int(value, 16)
         if bits >> (8 * dtype.itemsize):
-            return None
+            return _UNUSABLE
         return np.array(bits, dtype=f"<u{dtype.itemsize}").view(f"<f{dtype.itemsize}").astype(dtype)[()]
     if isinstance(value, (int, float)):
         with np.errstate(over="ignore"):
             converted = dtype.type(value)
-        # A finite value that the dtype cannot hold: zarr-python decides what that means.
-        return converted if not math.isfinite(value) or np.isfinite(converted) else None
-    return None
+        # A finite value that the dtype cannot hold is no value of it.
+        return converted if not math.isfinite(value) or np.isfinite(converted) else _UNUSABLE
+    return _UNUSABLE
 
 
 # --- reading ------------------------------------------------------------------------------------------------
 
 
-def read_rows(kv: KeyValueStore, plan: DirectPlan, start: int, stop: int, path: str) -> np.ndarray:
-    """Elements [start, stop) of the array, each chunk fetched with `kv.get` and decoded here. Thread-safe."""
-    start, stop = max(0, start), min(stop, plan.length)  # as slicing would
-    out = np.empty(max(0, stop - start), dtype=plan.dtype)
-    if stop <= start:
-        return out
-    view = out.view(np.uint8)
-    itemsize, n = plan.dtype.itemsize, plan.chunk_len
-    for i in range(start // n, (stop - 1) // n + 1):
-        lo, hi = max(start, i * n), min(stop, (i + 1) * n)
-        key = f"{plan.key_prefix}{i}"
-        raw = _get(kv, key, path)
-        if raw is None:
-            out[lo - start:hi - start] = plan.fill
+def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int]) -> Block:
+    """Rows [start, stop) of the array, flattened in C order, with every stored chunk read for them. Thread-safe.
+
+    Raises NodeError for a key outside the store or a chunk that exists but cannot be read, and for a chunk
+    that is not stored when the fill value is no value of the dtype; a chunk that does not decode is listed
+    with its problem instead.
+    """
+    shape, chunks = plan.shape, plan.chunk_shape
+    if not shape:  # 0-d: one element, one chunk
+        out = np.empty((), dtype=plan.dtype)
+        reads = _read_chunk(kv, plan, (), out, ())
+        return Block(0, out.reshape(-1), reads)
+    start, stop = max(0, rows[0]), min(rows[1], shape[0])  # as slicing would
+    out = np.empty((max(0, stop - start),) + shape[1:], dtype=plan.dtype)
+    if stop <= start or not out.size:
+        return Block(start * _row_elements(shape), out.reshape(-1))
+    axes = [range(start // chunks[0], (stop - 1) // chunks[0] + 1)]
+    axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:])]
+    reads: list[ChunkRead] = []
+    for index in itertools.product(*axes):
+        # The part of this chunk inside the block, in block coordinates and in chunk coordinates.
+        lo = [i * c for i, c in zip(index, chunks)]
+        hi = [min(l + c, n) for l, c, n in zip(lo, chunks, shape)]
+        lo[0], hi[0] = max(lo[0], start), min(hi[0], stop)
+        target = out[(slice(lo[0] - start, hi[0] - start),) + tuple(slice(l, h) for l, h in zip(lo[1:], hi[1:]))]
+        inside = tuple(slice(l - i * c, h - i * c) for l, h, i, c in zip(lo, hi, index, chunks))
+        reads.extend(_read_chunk(kv, plan, index, target, inside))
+    return Block(start * _row_elements(shape), out.reshape(-1), tuple(reads))
+
+
+def _row_elements(shape: tuple[int, ...]) -> int:
+    return math.prod(shape[1:]) if len(shape) > 1 else 1
+
+
+def _read_chunk(kv: KeyValueStore, plan: ArrayPlan, index: tuple[int, ...], target: np.ndarray,
+                inside: tuple[slice, ...]) -> tuple[ChunkRead, ...]:
+    """Fill `target` (this chunk's part of the block) from the chunk at grid `index`; its ChunkRead if stored."""
+    key = plan.key(index)
+    raw = get_chunk(kv, plan.key_prefix + key, plan.path, key)
+    if raw is None:
+        _fill_unstored(plan, key, target)
+        return ()
+    where = f"{plan.path}: chunk {key}"
+    try:
+        if plan.codec.sharding is not None:
+            problem = _read_shard(plan, raw, where, index, target, inside)
+        else:
+            _decode_into(plan.codec, raw, where, target, inside)
+            problem = None
+    except ChunkError as exc:
+        target[...] = plan.fill.value
+        problem = str(exc)
+    return (ChunkRead(key, problem),)
+
+
+def _fill_unstored(plan: ArrayPlan, key: str, target: np.ndarray) -> None:
+    """The fill value in `target`, the place of a chunk (or inner chunk) that is not stored; NodeError when there is none."""
+    if plan.fill.problem is not None:
+        raise NodeError(f"{plan.path}: chunk {key} is not stored, and its {plan.fill.problem}; not read")
+    target[...] = plan.fill.value
+
+
+def _decode_into(codec: ChunkCodec, raw: Any, where: str, target: np.ndarray, inside: tuple[slice, ...]) -> None:
+    """Decode one chunk into `target`: straight into its bytes when the chunk is whole and contiguous there."""
+    if codec.writes_into and target.shape == codec.shape and target.flags.c_contiguous:
+        codecs.decode_chunk(codec, raw, where, target.reshape(-1).view(np.uint8))
+        return
+    target[...] = codecs.decode_chunk(codec, raw, where)[inside]
+
+
+def _read_shard(plan: ArrayPlan, raw: Any, where: str, index: tuple[int, ...], target: np.ndarray,
+                inside: tuple[slice, ...]) -> str | None:
+    """Fill `target` from the inner chunks of one shard; the first inner chunk's problem, or None.
+
+    Only inner chunks that overlap `inside` (the shard's part of the block) are decoded; one that does not
+    decode is the fill value, and the others are still read.
+    """
+    sharding = plan.codec.sharding
+    assert sharding is not None
+    data = codecs.shard_bytes(plan.codec, raw, where)
+    pairs = sharding.index(data, where)
+    inner_shape = sharding.inner.shape
+    first: str | None = None
+    ranges = [range(s.start // c, -(-s.stop // c)) for s, c in zip(inside, inner_shape)]
+    for inner in itertools.product(*ranges):
+        lo = [max(s.start, i * c) for s, i, c in zip(inside, inner, inner_shape)]
+        hi = [min(s.stop, (i + 1) * c) for s, i, c in zip(inside, inner, inner_shape)]
+        part = target[tuple(slice(l - s.start, h - s.start) for l, h, s in zip(lo, hi, inside))]
+        offset, nbytes = (int(x) for x in pairs[int(np.ravel_multi_index(inner, sharding.per_shard))])
+        name = ".".join(map(str, inner))
+        if offset == codecs.SHARD_EMPTY and nbytes == codecs.SHARD_EMPTY:
+            _fill_unstored(plan, f"{plan.key(index)}, inner chunk {name}", part)
             continue
-        target = view[(lo - start) * itemsize:(hi - start) * itemsize]
-        # A whole chunk is decoded straight into the block; the array's last chunk is stored full-size and sliced.
-        whole = lo == i * n and hi == (i + 1) * n
-        decoded = _decode(plan, _bytes_of(raw), f"{path}: chunk {key}", target if whole else None)
-        if decoded is not target:
-            skip = (lo - i * n) * itemsize
-            target[:] = decoded[skip:skip + len(target)]
-    return out
+        cut = tuple(slice(l - i * c, h - i * c) for l, h, i, c in zip(lo, hi, inner, inner_shape))
+        try:
+            _decode_into(sharding.inner, data[offset:offset + nbytes], f"{where}, inner chunk {name}", part, cut)
+        except ChunkError as exc:
+            part[...] = plan.fill.value
+            first = first or str(exc)
+    return first
 
 
-def _decode(plan: DirectPlan, data: np.ndarray, where: str, out: np.ndarray | None) -> np.ndarray:
-    last = len(plan.steps) - 1
-    for j, step in enumerate(plan.steps):
-        data = step.decode(data, out if j == last else None, where)
-    if data.nbytes != plan.chunk_bytes:
-        raise NodeError(f"{where} decodes to {data.nbytes} bytes, expected {plan.chunk_bytes}")
-    return data
+def get_chunk(kv: KeyValueStore, key: str, path: str, shown: str | None = None) -> bytes | None:
+    """The chunk's stored bytes; None only when the chunk is not stored (it then reads as the fill value).
 
-
-def _get(kv: KeyValueStore, key: str, path: str) -> bytes | None:
-    """The chunk's stored bytes; None only when the chunk is not stored (it then reads as the fill value)."""
+    Raises NodeError for a key that leads outside the store or exists but cannot be read (`get` answers None
+    for those too: they must not pass for unstored chunks).
+    """
+    shown = shown or key
     try:
         raw = kv.get(key)
     except Exception as exc:  # a remote store's failure (its message carries no credentials)
-        raise NodeError(f"{path}: cannot read chunk {key} ({exc})") from None
+        raise NodeError(f"{path}: cannot read chunk {shown} ({exc})") from None
     if raw is not None:
         return raw
-    # `get` answers None for keys it would not read, too: those must not pass for unstored chunks.
     if isinstance(kv, DirectoryStore):
         full = kv.resolve(key)
         if full is None:
-            raise NodeError(f"{path}: chunk {key} leads outside the store; not read")
+            raise NodeError(f"{path}: chunk {shown} leads outside the store; not read")
         if os.path.lexists(full):
-            raise NodeError(f"{path}: chunk {key} exists but cannot be read")
+            raise NodeError(f"{path}: chunk {shown} exists but cannot be read")
     elif isinstance(kv, ZipStore) and key in kv._entries:
-        raise NodeError(f"{path}: chunk {key} exists in the zip file but cannot be read")
+        raise NodeError(f"{path}: chunk {shown} exists in the zip file but cannot be read")
     return None
-
-
-def _bytes_of(data: Any) -> np.ndarray:
-    """The bytes of `data` (bytes, memoryview, ndarray of any dtype) as a flat uint8 array, without copying."""
-    if isinstance(data, np.ndarray):
-        return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-    return np.frombuffer(data, dtype=np.uint8)
-
-
-def _wrong_size(where: str, got: int, expected: int) -> NodeError:
-    return NodeError(f"{where} decodes to {got} bytes, expected {expected}")
-
-
-def _blosc(data: np.ndarray, expected: int | None, out: np.ndarray | None, where: str) -> np.ndarray:
-    # c-blosc trusts the header's sizes: checked here first, so a truncated chunk is never read past its end.
-    if len(data) < BLOSC_HEADER:
-        raise NodeError(f"{where} is {len(data)} bytes, shorter than a Blosc header (truncated)")
-    nbytes, cbytes = (int(x) for x in data[:BLOSC_HEADER].view("<u4")[[1, 3]])
-    if cbytes < BLOSC_HEADER or cbytes > len(data):
-        raise NodeError(f"{where} holds {len(data)} bytes, but its Blosc header says {cbytes} (truncated)")
-    if expected is not None and nbytes != expected:
-        raise _wrong_size(where, nbytes, expected)
-    from numcodecs import blosc
-
-    return _decompress_into(blosc.decompress, "blosc", data, nbytes, out, where)
-
-
-def _zstd(data: np.ndarray, expected: int | None, out: np.ndarray | None, where: str) -> np.ndarray:
-    declared = _zstd_content_size(data)
-    if expected is not None and isinstance(declared, int) and declared > expected:
-        raise _wrong_size(where, declared, expected)  # checked before decoding: no oversized allocation
-    # numcodecs fills only the declared size of a larger `dest` and says nothing: `dest` is used only when the
-    # declared size is exactly the expected one, or absent (then the decoder must fill `dest` exactly).
-    into = expected is not None and (declared == expected or declared is None)
-    dest = (out if out is not None else np.empty(expected, dtype=np.uint8)) if into else None
-    from numcodecs import zstd
-
-    try:
-        decoded = zstd.decompress(data, dest)
-    except Exception as exc:
-        raise NodeError(f"{where} does not decode with zstd ({exc})") from None
-    return dest if dest is not None else _bytes_of(decoded)
-
-
-def _zstd_content_size(data: np.ndarray) -> int | None | str:
-    """The first frame's declared content size; None when it declares none; "other" for no standard frame."""
-    if len(data) < 6 or int(data[:4].view("<u4")[0]) != ZSTD_MAGIC:
-        return "other"
-    descriptor = int(data[4])
-    size_flag, single_segment, dict_flag = descriptor >> 6, descriptor >> 5 & 1, descriptor & 3
-    at = 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[dict_flag]
-    width = (1 if single_segment else 0, 2, 4, 8)[size_flag]
-    if width == 0:
-        return None
-    if len(data) < at + width:
-        return "other"
-    size = int.from_bytes(bytes(data[at:at + width]), "little")
-    return size + 256 if width == 2 else size
-
-
-def _lz4(data: np.ndarray, expected: int | None, out: np.ndarray | None, where: str) -> np.ndarray:
-    # numcodecs' LZ4 stores the decoded size in 4 little-endian bytes before the block.
-    if len(data) < 4:
-        raise NodeError(f"{where} is {len(data)} bytes, shorter than an LZ4 header (truncated)")
-    nbytes = int(data[:4].view("<u4")[0])
-    if expected is not None and nbytes != expected:
-        raise _wrong_size(where, nbytes, expected)
-    from numcodecs import lz4
-
-    return _decompress_into(lz4.decompress, "lz4", data, nbytes, out, where)
-
-
-def _decompress_into(decompress: Any, codec: str, data: np.ndarray, nbytes: int, out: np.ndarray | None,
-                     where: str) -> np.ndarray:
-    """Run a numcodecs decompressor into `out` (or a new buffer of `nbytes`); a failure names the chunk."""
-    dest = out if out is not None else np.empty(nbytes, dtype=np.uint8)
-    try:
-        decompress(data, dest)
-    except Exception as exc:
-        raise NodeError(f"{where} does not decode with {codec} ({exc})") from None
-    return dest
-
-
-def _crc32c(data: np.ndarray, where: str) -> np.ndarray:
-    """The payload, once the CRC-32C of it matches the 4 little-endian bytes stored after it."""
-    if len(data) < CRC32C_BYTES:
-        raise NodeError(f"{where} is {len(data)} bytes, too short to hold its crc32c checksum")
-    from numcodecs.checksum32 import crc32c_checksum
-
-    payload = data[:-CRC32C_BYTES]
-    stored = int.from_bytes(bytes(data[-CRC32C_BYTES:]), "little")
-    computed = crc32c_checksum(payload) & 0xFFFFFFFF  # type: ignore[misc]
-    if stored != computed:
-        raise NodeError(f"{where} fails its crc32c check (stored {stored:#010x}, computed {computed:#010x})")
-    return payload
-
-
-def _lzma_decompressor(config: Mapping[str, Any]) -> Any:
-    import lzma
-
-    return lzma.LZMADecompressor(format=config.get("format", lzma.FORMAT_AUTO), filters=config.get("filters"))
-
-
-def _stdlib(name: str, config: Any, data: np.ndarray, expected: int | None, where: str) -> np.ndarray:
-    """`data` inflated by zlib, gzip, bz2 or lzma, member after member, never past one byte over `expected`.
-
-    Concatenated members are read as numcodecs reads them (gzip, bz2 and lzma read every member; zlib one
-    stream, ignoring what follows); trailing bytes that are no member are ignored after the first one, except
-    non-zero bytes after gzip members, which Python's gzip reader refuses.
-    """
-    import zlib
-
-    def fresh() -> Any:
-        if name == "zlib":
-            return zlib.decompressobj()
-        if name == "gzip":
-            return zlib.decompressobj(31)
-        if name == "bz2":
-            import bz2
-
-            return bz2.BZ2Decompressor()
-        return _lzma_decompressor(config)
-
-    bound = -1 if expected is None else expected + 1
-    pieces: list[bytes] = []
-    total, rest = 0, data  # then each member's unused_data (bytes)
-    while True:
-        decompressor = fresh()
-        # Unbounded is max_length 0 for zlib's decompressors, -1 for bz2's and lzma's.
-        limit = bound - total if bound > 0 else (0 if name in ("zlib", "gzip") else -1)
-        try:
-            piece = decompressor.decompress(rest, limit)
-        except Exception as exc:  # zlib.error, OSError, LZMAError: the codec's own words
-            if pieces and name in ("bz2", "lzma"):
-                break  # bytes after the last member that are not one: ignored, as bz2/lzma.decompress do
-            raise NodeError(f"{where} does not decode with {name} ({type(exc).__name__}: {exc})") from None
-        total += len(piece)
-        pieces.append(piece)
-        if expected is not None and total > expected:
-            raise NodeError(f"{where} decodes to more than {expected} bytes, expected {expected}")
-        if not decompressor.eof:
-            raise NodeError(f"{where} does not decode with {name} (the stream is truncated)")
-        rest = decompressor.unused_data
-        if name == "zlib" or not rest or (name == "gzip" and not rest.strip(b"\0")):
-            break
-    return _bytes_of(pieces[0] if len(pieces) == 1 else b"".join(pieces))
