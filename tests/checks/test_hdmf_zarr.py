@@ -285,8 +285,9 @@ def test_scalar_json_parses_fails_corrupt_chunk(tmp_path):
     assert got.status is Status.FAILED and "does not decode" in got.findings[0].message
 
 
-def write_reference_dataset(path, elements, chunks, present=None):
-    """A store whose /general/electrodes/group holds `elements` (JSON codec) in chunks of `chunks`; `present` chunks only."""
+def write_reference_dataset(path, elements, chunks, present=None, zarr_dtype="object"):
+    """A store whose /general/electrodes/group holds `elements` (JSON codec) in chunks of `chunks`; `present` chunks
+    only; its zarr_dtype is `zarr_dtype` (none when None)."""
     import numcodecs
 
     write_store(path, spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk("{}"))
@@ -295,13 +296,13 @@ def write_reference_dataset(path, elements, chunks, present=None):
     (rel / ".zarray").write_text(json.dumps({"zarr_format": 2, "shape": [len(elements)], "chunks": [chunks], "dtype": "|O",
                                              "compressor": None, "fill_value": 0, "order": "C",
                                              "filters": [numcodecs.JSON().get_config()]}))
-    (rel / ".zattrs").write_text(json.dumps({"zarr_dtype": "object"}))
+    (rel / ".zattrs").write_text(json.dumps({} if zarr_dtype is None else {"zarr_dtype": zarr_dtype}))
     for i in range(0, len(elements), chunks):
         if present is not None and i // chunks not in present:
             continue
         block = np.full(chunks, 0, dtype=object)  # the edge chunk is padded with the fill value, as zarr does
-        part = elements[i:i + chunks]
-        block[:len(part)] = part
+        for j, element in enumerate(elements[i:i + chunks]):  # one by one: a row (a list) stays one element
+            block[j] = element
         (rel / str(i // chunks)).write_bytes(numcodecs.JSON().encode(block))
 
 
@@ -339,6 +340,52 @@ def test_dataset_references_in_store_passes_or_fails(tmp_path, elements, chunks,
     assert got.status is (Status.FAILED if indices else Status.PASSED)
     assert [list(f.index) for f in got.findings] == indices
     assert all("not followed" in f.message for f in got.findings)
+
+
+# A compound zarr_dtype with a reference field, as hdmf-zarr writes TimeSeriesReferenceVectorData.
+COMPOUND = [{"name": "idx_start", "dtype": "int32"}, {"name": "count", "dtype": "int32"},
+            {"name": "timeseries", "dtype": "object"}]
+COMPOUND_REFS = [
+    pytest.param([[0, 3, ref("/general")], [3, 3, ref("/general/electrodes")]], 2, [], id="rows-of-references"),
+    pytest.param([{"idx_start": 0, "count": 3, "timeseries": ref("/general")}], 1, [], id="rows-keyed-by-field"),
+    pytest.param([[0, 3, ref("/general")], [3, 3, ref("/gone")], [6, 1, ref("/gone")]], 2, [[1]],
+                 id="missing-target-once-per-path"),
+    pytest.param([[0, 3, "text"], [3, 3], [6, 1, ref("/x", source="../o.zarr")]], 2, [[0], [1]],
+                 id="not-a-reference-and-short-row"),
+]
+
+
+@pytest.mark.parametrize("elements,chunks,indices", COMPOUND_REFS)
+def test_compound_references_valid_passes_or_fails(tmp_path, elements, chunks, indices):
+    write_reference_dataset(tmp_path / "r.zarr", elements, chunks, zarr_dtype=COMPOUND)
+    got = results(tmp_path / "r.zarr")["hdmf-zarr.reference.compound-fields"]
+    assert got.status is (Status.FAILED if indices else Status.PASSED)
+    assert [list(f.index) for f in got.findings] == indices
+
+
+UNMARKED = [
+    pytest.param(None, [ref("/general"), "text", [1, ref("/general")]], [[0], [2]], id="no-zarr-dtype"),
+    pytest.param("text", ["a", {"path": "/general"}, ref("/general")], [[2]], id="text-zarr-dtype"),
+    pytest.param("object", [ref("/general")], [], id="marked"),
+    pytest.param(None, ["a", "b"], [], id="no-reference-object"),
+]
+
+
+@pytest.mark.parametrize("zarr_dtype,elements,indices", UNMARKED)
+def test_dataset_references_marked_passes_or_fails_json_coded_objects(tmp_path, zarr_dtype, elements, indices):
+    write_reference_dataset(tmp_path / "r.zarr", elements, 2, zarr_dtype=zarr_dtype)
+    got = results(tmp_path / "r.zarr")["hdmf-zarr.reference.dataset-marked"]
+    assert got.status is (Status.FAILED if indices else Status.PASSED)
+    assert [list(f.index) for f in got.findings] == indices
+
+
+def test_dataset_references_marked_reads_no_pickle(tmp_path):
+    marker = tmp_path / "unpickled"
+    write_store(tmp_path / "p.zarr", spec_chunk=b"", pickle_chunk=pickle.dumps(np.array([Boom(str(marker))], dtype=object)))
+    (tmp_path / "p.zarr/general/electrodes/group/.zattrs").write_text("{}")  # unmarked: its elements would be read
+    got = results(tmp_path / "p.zarr")["hdmf-zarr.reference.dataset-marked"]
+    assert (got.status, got.unchecked[0][0]) == (Status.NOT_APPLICABLE, "/general/electrodes/group")
+    assert not marker.exists()
 
 
 def test_dataset_references_valid_passes_not_applicable_for_pickle(tmp_path):
