@@ -58,8 +58,11 @@ def test_docs_passes_page_starts_with_explain_heading_and_says_how_to_suppress()
 
 
 # ------------------------------------------------------------------------------------------------ examples are real
-EXAMPLE = re.compile(r"^(Fails|Reports|Passes): `conformance-corpus/([^`]+)`.*?\n\n```sh\nspec-validate "
-                     r"conformance-corpus/\2 --select (\S+)( --deep)?( --all-clauses)?\n```", re.MULTILINE | re.DOTALL)
+EXAMPLE = re.compile(
+    r"^(Fails|Reports|Passes): `conformance-corpus/([^`]+)`.*?\n\n```sh\nspec-validate "
+    r"conformance-corpus/\2 --select (\S+)( --deep)?( --all-clauses)?\n```",
+    re.MULTILINE | re.DOTALL,
+)
 # What each kind of example shows the rule doing: a notice rule (the pickle codec) reports, it never fails.
 SHOWN = {"Fails": Status.FAILED, "Reports": Status.NOTICE, "Passes": Status.PASSED}
 

@@ -149,6 +149,8 @@ DERIVED_RULES = [r for _, r in RULES if r.derived and not r.notice]
 def test_derived_rule_rationale_says_why_its_level(rule):
     # docs/packs.md, "The level of a derived rule": MUST only where a conforming reader cannot read the data
     # correctly otherwise, SHOULD where the departure is harmless to the reference reader; the rationale says which.
-    expected = {"MUST": "a conforming reader cannot read the data correctly otherwise",
-                "SHOULD": "the departure is harmless to the reference reader"}[rule.spec_level.value]
+    expected = {
+        "MUST": "a conforming reader cannot read the data correctly otherwise",
+        "SHOULD": "the departure is harmless to the reference reader",
+    }[rule.spec_level.value]
     assert f"Level {rule.spec_level.value} (derived-rule policy): {expected}" in (rule.rationale or "")

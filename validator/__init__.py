@@ -14,8 +14,18 @@ from validator.version import __version__
 if TYPE_CHECKING:
     from validator.engine.scan import Progress, Scanner
 
-__all__ = ["ClauseResult", "Finding", "LegacyVerdict", "Level", "Report", "Selection", "Status", "__version__", "assert_conforms",
-           "validate"]
+__all__ = [
+    "ClauseResult",
+    "Finding",
+    "LegacyVerdict",
+    "Level",
+    "Report",
+    "Selection",
+    "Status",
+    "__version__",
+    "assert_conforms",
+    "validate",
+]
 
 
 def validate(
@@ -74,17 +84,40 @@ def validate(
                 return None
             return f"legacy: {era.label}; {scope.pack.legacy_id} stands for this clause (--all-clauses checks it)"
 
-        results, scopes_by_pack = evaluate(tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress, deep=deep,
-                                           skip_scope=skip_scope, writers_fit=lambda w: provenance.fits(w.name, w.versions))
-        infos = [PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
-                 for pack, scopes in zip(chosen, scopes_by_pack) if scopes]
-        legacy = tuple(_legacy_verdict(scope, era, provenance, all_clauses)
-                       for pack, scopes in zip(chosen, scopes_by_pack) for scope in scopes
-                       if (era := _legacy_era(scope, provenance)) is not None
-                       and selection.redirected(pack.redirects).includes(pack.legacy_id))
+        results, scopes_by_pack = evaluate(
+            tree,
+            chosen,
+            selection,
+            scanner=scanner or make_scanner(jobs),
+            progress=progress,
+            deep=deep,
+            skip_scope=skip_scope,
+            writers_fit=lambda w: provenance.fits(w.name, w.versions),
+        )
+        infos = [
+            PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
+            for pack, scopes in zip(chosen, scopes_by_pack)
+            if scopes
+        ]
+        legacy = tuple(
+            _legacy_verdict(scope, era, provenance, all_clauses)
+            for pack, scopes in zip(chosen, scopes_by_pack)
+            for scope in scopes
+            if (era := _legacy_era(scope, provenance)) is not None
+            and selection.redirected(pack.redirects).includes(pack.legacy_id)
+        )
         problems = tuple(Problem(p.key, p.message) for p in getattr(tree, "problems", ()))
-        return Report(_shown(os.fspath(path)), tree.format, tuple(infos), __version__, tuple(results), problems,
-                      _metadata_keys(tree, results), provenance, legacy)
+        return Report(
+            _shown(os.fspath(path)),
+            tree.format,
+            tuple(infos),
+            __version__,
+            tuple(results),
+            problems,
+            _metadata_keys(tree, results),
+            provenance,
+            legacy,
+        )
 
 
 def _legacy_era(scope, provenance):
@@ -98,8 +131,19 @@ def _legacy_era(scope, provenance):
 def _legacy_verdict(scope, era, provenance, clauses_checked: bool) -> LegacyVerdict:
     pack = scope.pack
     writers = tuple(w.label for w in provenance.writers if w.role == era.family)
-    return LegacyVerdict(pack.name, pack.legacy_id, scope.root.path, era.label, era.id, writers, pack.legacy.eras[era.id],
-                         pack.legacy.clause, pack.legacy.section, era.evidence, clauses_checked)
+    return LegacyVerdict(
+        pack.name,
+        pack.legacy_id,
+        scope.root.path,
+        era.label,
+        era.id,
+        writers,
+        pack.legacy.eras[era.id],
+        pack.legacy.clause,
+        pack.legacy.section,
+        era.evidence,
+        clauses_checked,
+    )
 
 
 def _shown(source: str) -> str:
@@ -156,8 +200,15 @@ def assert_conforms(
         The Report, when nothing at or above `fail_on` failed.
     """
     level = fail_on if isinstance(fail_on, Level) else Level(str(fail_on).upper())
-    report = validate(path, select=select, ignore=ignore, extend_select=extend_select, extra_packs=extra_packs, deep=deep,
-                      all_clauses=all_clauses)
+    report = validate(
+        path,
+        select=select,
+        ignore=ignore,
+        extend_select=extend_select,
+        extra_packs=extra_packs,
+        deep=deep,
+        all_clauses=all_clauses,
+    )
     if report.fails_at(level):
         raise AssertionError(describe_failures(report, level))
     return report

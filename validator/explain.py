@@ -45,11 +45,18 @@ def explain(rule: Rule, notes=None) -> str:
 def explain_legacy(pack) -> str:
     """The pack's legacy verdict in Markdown: the spec's sentence, and each era it stands for."""
     legacy = pack.legacy
-    lines = [f"# {pack.legacy_id} (MUST, legacy verdict)", "",
-             f"Pack: {pack.name}. Section: {legacy.section}.", "", f"> {legacy.clause}", "",
-             "A scope of one of these eras gets this one verdict instead of every clause of the pack (--all-clauses "
-             "checks them as well). It counts as a MUST failure at every --fail-on; --ignore it (or record it in a "
-             "baseline) to accept such files.", ""]
+    lines = [
+        f"# {pack.legacy_id} (MUST, legacy verdict)",
+        "",
+        f"Pack: {pack.name}. Section: {legacy.section}.",
+        "",
+        f"> {legacy.clause}",
+        "",
+        "A scope of one of these eras gets this one verdict instead of every clause of the pack (--all-clauses "
+        "checks them as well). It counts as a MUST failure at every --fail-on; --ignore it (or record it in a "
+        "baseline) to accept such files.",
+        "",
+    ]
     for era, text in legacy.eras.items():
         lines.append(f"- `{era}`: {text}")
     return "\n".join(lines) + "\n"

@@ -10,14 +10,19 @@ from validator.primitive_api import NotApplicable
 
 
 def anndata(n_obs=4, n_var=3, x_shape=None, col_len=None):
-    return tree({
-        "obs": {"@attrs": {"encoding-type": "dataframe", "_index": "_index"}, "_index": np.arange(n_obs),
-                "c": np.arange(col_len or n_obs)},
-        "var": {"@attrs": {"encoding-type": "dataframe", "_index": "_index"}, "_index": np.arange(n_var)},
-        "X": np.zeros(x_shape or (n_obs, n_var)),
-        "Y": np.zeros((n_obs, n_var)),
-        "S": {"@attrs": {"encoding-type": "csr_matrix", "shape": [n_obs, n_var]}},
-    })
+    return tree(
+        {
+            "obs": {
+                "@attrs": {"encoding-type": "dataframe", "_index": "_index"},
+                "_index": np.arange(n_obs),
+                "c": np.arange(col_len or n_obs),
+            },
+            "var": {"@attrs": {"encoding-type": "dataframe", "_index": "_index"}, "_index": np.arange(n_var)},
+            "X": np.zeros(x_shape or (n_obs, n_var)),
+            "Y": np.zeros((n_obs, n_var)),
+            "S": {"@attrs": {"encoding-type": "csr_matrix", "shape": [n_obs, n_var]}},
+        }
+    )
 
 
 DIMS_EQUAL = [
@@ -110,9 +115,14 @@ def test_children_first_dim_equal_fails(col_len, expected):
 def test_dims_equal_exact_fails_a_third_dimension():
     from memory_tree import findings, scope, tree
 
-    t = tree({"obs": {"@attrs": {"_index": "i", "encoding-type": "dataframe"}, "i": np.arange(3)},
-              "var": {"@attrs": {"_index": "i", "encoding-type": "dataframe"}, "i": np.arange(2)},
-              "X": np.zeros((3, 2, 4)), "Y": np.zeros((3, 2))})
+    t = tree(
+        {
+            "obs": {"@attrs": {"_index": "i", "encoding-type": "dataframe"}, "i": np.arange(3)},
+            "var": {"@attrs": {"_index": "i", "encoding-type": "dataframe"}, "i": np.arange(2)},
+            "X": np.zeros((3, 2, 4)),
+            "Y": np.zeros((3, 2)),
+        }
+    )
     (f,) = findings("dims_equal", t.get("/X"), {"dims": ["n_obs", "n_var"], "exact": True}, sc=scope(t))
     assert "expected exactly 2" in f.message
     assert findings("dims_equal", t.get("/X"), {"dims": ["n_obs", "n_var"]}, sc=scope(t)) == []

@@ -103,4 +103,6 @@ def test_reference_elements_passes_words_for_compound_rows():
     a = _rows()[2:4]
     got = references.summarize(split(a, 2)[0], fields=FIELDS, width=3)
     assert [e.problem for e in got.malformed_found] == [
-        "field 'timeseries' is \"text\", expected a reference object", "is [3, 1], expected a row of 3 fields"]
+        "field 'timeseries' is \"text\", expected a reference object",
+        "is [3, 1], expected a row of 3 fields",
+    ]

@@ -5,11 +5,10 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from corpus_paths import VALID_H5AD
 
 from validator.cli import main
 from validator.report.github import escape_data, escape_property
-
-from corpus_paths import VALID_H5AD
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 
@@ -44,4 +43,6 @@ def test_github_valid_file_has_no_annotations(tmp_path, monkeypatch, capsys):
     assert main(["--format", "github", "valid.h5ad"]) == 0
     out = capsys.readouterr().out
     assert annotations(out) == []
-    assert out.splitlines() == ["spec-validate: valid.h5ad: era: anndata >= 0.8 (encoding-version 0.1.0); likely written by anndata >=0.8"]
+    assert out.splitlines() == [
+        "spec-validate: valid.h5ad: era: anndata >= 0.8 (encoding-version 0.1.0); likely written by anndata >=0.8"
+    ]

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from validator.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Options, Scope, check
 from validator.checks.schemas import REF
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node
+from validator.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Options, Scope, check
 
 LIMIT = {"max_examples": {"type": "integer", "minimum": 1, "maximum": 1000}}
 
@@ -45,8 +45,11 @@ def non_decreasing(node: Node, options: Options, scope: Scope, facts: Mapping[st
     if result is None or not result.count:
         return
     for d in result.found:
-        yield Finding(f"decreases at index {d.index}: {d.previous} -> {d.value} ({result.count} decrease(s) in all)",
-                      index=position(node, d.index), details={"previous": d.previous, "value": d.value, "count": result.count})
+        yield Finding(
+            f"decreases at index {d.index}: {d.previous} -> {d.value} ({result.count} decrease(s) in all)",
+            index=position(node, d.index),
+            details={"previous": d.previous, "value": d.value, "count": result.count},
+        )
     if result.count > len(result.found):
         yield Omitted(result.count - len(result.found))
 
@@ -69,7 +72,11 @@ def first_value_equals(node: Node, options: Options, scope: Scope, facts: Mappin
     if ends is None:
         yield Finding(f"is empty, expected a first element {expected}")
     elif ends.first != expected:
-        yield Finding(f"first element is {ends.first}, expected {expected}", index=position(node, 0), details={"value": ends.first, "expected": expected})
+        yield Finding(
+            f"first element is {ends.first}, expected {expected}",
+            index=position(node, 0),
+            details={"value": ends.first, "expected": expected},
+        )
 
 
 @check(options={"properties": {"equals": REF}, "required": ["equals"]}, kind="array", dtype_kinds="iuf", facts=_endpoints)
@@ -84,8 +91,11 @@ def last_value_equals(node: Node, options: Options, scope: Scope, facts: Mapping
     if ends is None:
         yield Finding(f"is empty, expected a last element {expected}")
     elif ends.last != expected:
-        yield Finding(f"last element is {ends.last}, expected {expected}", index=position(node, ends.last_index),
-                      details={"value": ends.last, "expected": expected})
+        yield Finding(
+            f"last element is {ends.last}, expected {expected}",
+            index=position(node, ends.last_index),
+            details={"value": ends.last, "expected": expected},
+        )
 
 
 def _bounds(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
@@ -97,8 +107,12 @@ def _bounds(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequ
     return {"outside": FactRequest("count_outside", params)}
 
 
-@check(options={"properties": {"min": REF, "max": REF, "missing": {"type": "number"}, **LIMIT}}, kind="array",
-       dtype_kinds="iuf", facts=_bounds)
+@check(
+    options={"properties": {"min": REF, "max": REF, "missing": {"type": "number"}, **LIMIT}},
+    kind="array",
+    dtype_kinds="iuf",
+    facts=_bounds,
+)
 def values_in_range(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
     """Every element lies in [`min`, `max`] (each bound a number or a reference; an absent bound is open), or equals `missing`.
 
@@ -112,8 +126,11 @@ def values_in_range(node: Node, options: Options, scope: Scope, facts: Mapping[s
     high = scope.value(node, options["max"]) if "max" in options else None
     bounds = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
     for o in result.found:
-        yield Finding(f"element {o.value} at index {o.index} is outside {bounds} ({result.count} in all; min {result.minimum}, max {result.maximum})",
-                      index=position(node, o.index), details={"value": o.value, "count": result.count, "min": result.minimum, "max": result.maximum})
+        yield Finding(
+            f"element {o.value} at index {o.index} is outside {bounds} ({result.count} in all; min {result.minimum}, max {result.maximum})",
+            index=position(node, o.index),
+            details={"value": o.value, "count": result.count, "min": result.minimum, "max": result.maximum},
+        )
     if result.count > len(result.found):
         yield Omitted(result.count - len(result.found))
 
@@ -137,7 +154,10 @@ def values_unique(node: Node, options: Options, scope: Scope, facts: Mapping[str
     if result.overflow:
         raise NotChecked(f"{node.path} holds more than a million distinct values; their uniqueness is not checked")
     for d in result.found:
-        yield Finding(f"element {d.value!r} at index {d.index} repeats the one at index {d.first} ({result.count} repeat(s) in all)",
-                      index=position(node, d.index), details={"value": d.value, "first": d.first, "count": result.count})
+        yield Finding(
+            f"element {d.value!r} at index {d.index} repeats the one at index {d.first} ({result.count} repeat(s) in all)",
+            index=position(node, d.index),
+            details={"value": d.value, "first": d.first, "count": result.count},
+        )
     if result.count > len(result.found):
         yield Omitted(result.count - len(result.found))

@@ -95,8 +95,14 @@ def awkward_buffers_present(node: Node, options: Options, scope: Scope) -> Itera
         child = node.child(buffer)
         if child is None or child.kind != "array":
             what = "no entry" if child is None else f"a {child.kind}"
-            yield Finding(f"the form names buffer {buffer!r} ({where}), but the group has {what} {buffer!r}",
-                          path=f"{node.path.rstrip('/')}/{buffer}", details={"buffer": buffer, "where": where})
+            yield Finding(
+                f"the form names buffer {buffer!r} ({where}), but the group has {what} {buffer!r}",
+                path=f"{node.path.rstrip('/')}/{buffer}",
+                details={"buffer": buffer, "where": where},
+            )
         elif child.shape is None or len(child.shape) != 1:
-            yield Finding(f"buffer {buffer!r} ({where}) is an array of shape {child.shape}, expected a one-dimensional array",
-                          path=child.path, details={"buffer": buffer, "where": where})
+            yield Finding(
+                f"buffer {buffer!r} ({where}) is an array of shape {child.shape}, expected a one-dimensional array",
+                path=child.path,
+                details={"buffer": buffer, "where": where},
+            )

@@ -59,8 +59,9 @@ def _reference_fields(zarr_dtype: Any) -> list[tuple[int, str]]:
     """(position, name) of each field of a compound zarr_dtype ([{name, dtype}]) whose dtype marks references."""
     if not isinstance(zarr_dtype, list):
         return []
-    return [(i, f.get("name", str(i))) for i, f in enumerate(zarr_dtype)
-            if isinstance(f, dict) and f.get("dtype") in REFERENCE_DTYPES]
+    return [
+        (i, f.get("name", str(i))) for i, f in enumerate(zarr_dtype) if isinstance(f, dict) and f.get("dtype") in REFERENCE_DTYPES
+    ]
 
 
 def _references(node: Node) -> Iterator[tuple[str, Any]]:
@@ -75,8 +76,10 @@ def reserved_attr_absent(node: Node, options: Options, scope: Scope) -> Iterator
     """The node carries no attribute named `key`."""
     key = options["key"]
     if key in node.attrs:
-        yield Finding(f"carries attribute {key!r} ({_short(node.attrs[key])}), expected it only on the root group",
-                      details={"key": key, "value": node.attrs[key]})
+        yield Finding(
+            f"carries attribute {key!r} ({_short(node.attrs[key])}), expected it only on the root group",
+            details={"key": key, "value": node.attrs[key]},
+        )
 
 
 @check(options={"properties": {"key": KEY}, "required": ["key"]})
@@ -139,8 +142,10 @@ def attr_references_valid(node: Node, options: Options, scope: Scope) -> Iterato
         raise NotApplicable(f"{node.path} has no reference attributes")
     for key, ref in refs:
         if ref["zarr_dtype"] not in options["zarr_dtypes"]:
-            yield Finding(f"attribute {key!r} has zarr_dtype {_short(ref['zarr_dtype'])}, expected one of {options['zarr_dtypes']}",
-                          details={"key": key})
+            yield Finding(
+                f"attribute {key!r} has zarr_dtype {_short(ref['zarr_dtype'])}, expected one of {options['zarr_dtypes']}",
+                details={"key": key},
+            )
             continue
         value = ref.get("value")
         if not isinstance(value, dict):
@@ -148,8 +153,10 @@ def attr_references_valid(node: Node, options: Options, scope: Scope) -> Iterato
             continue
         for k in options["required"]:
             if not isinstance(value.get(k), str):
-                yield Finding(f"attribute {key!r} reference has {k} {_short(value.get(k))}, expected a string",
-                              details={"key": key, "field": k})
+                yield Finding(
+                    f"attribute {key!r} reference has {k} {_short(value.get(k))}, expected a string",
+                    details={"key": key, "field": k},
+                )
 
 
 @check(options={"properties": {"of": {"enum": ["zarr_link", "attributes"]}}, "required": ["of"]})
@@ -170,8 +177,10 @@ def reference_targets_exist(node: Node, options: Options, scope: Scope) -> Itera
     for where, ref in local:
         target = _target(node, ref["path"])
         if target is None:
-            yield Finding(f"{where} points at {ref['path']!r}, which is not a node in this store",
-                          details={"target": ref["path"], "source": ref["source"]})
+            yield Finding(
+                f"{where} points at {ref['path']!r}, which is not a node in this store",
+                details={"target": ref["path"], "source": ref["source"]},
+            )
 
 
 def _link_items(node: Node, of: str) -> list[tuple[str, dict[str, Any]]]:
@@ -181,7 +190,9 @@ def _link_items(node: Node, of: str) -> list[tuple[str, dict[str, Any]]]:
         items = [(f"zarr_link[{i}]", l) for i, l in enumerate(links)] if isinstance(links, list) else []
     else:
         items = [(f"attribute {k!r}", r.get("value")) for k, r in _references(node)]
-    return [(w, r) for w, r in items if isinstance(r, dict) and isinstance(r.get("source"), str) and isinstance(r.get("path"), str)]
+    return [
+        (w, r) for w, r in items if isinstance(r, dict) and isinstance(r.get("source"), str) and isinstance(r.get("path"), str)
+    ]
 
 
 @check(options={"properties": {"of": {"enum": ["zarr_link", "attributes"]}}, "required": ["of"]})
@@ -198,8 +209,11 @@ def references_in_store(node: Node, options: Options, scope: Scope) -> Iterator[
     for where, ref in items:
         if ref["source"] not in SELF_SOURCES:
             name = f" ({ref['name']})" if isinstance(ref.get("name"), str) else ""
-            yield Finding(f"{where}{name} names another store {ref['source']!r} (path {ref['path']!r}): not followed, "
-                          "its target is not checked", details={"source": ref["source"], "target": ref["path"]})
+            yield Finding(
+                f"{where}{name} names another store {ref['source']!r} (path {ref['path']!r}): not followed, "
+                "its target is not checked",
+                details={"source": ref["source"], "target": ref["path"]},
+            )
 
 
 def spec_cache(scope: Scope) -> Node:
@@ -231,7 +245,7 @@ def below_specloc(node: Node, options: Options, scope: Scope) -> Iterator[Findin
     """
     cache = spec_cache(scope)
     base = cache.path.rstrip("/")
-    rest = node.path[len(base) + 1:] if node.path.startswith(base + "/") else None
+    rest = node.path[len(base) + 1 :] if node.path.startswith(base + "/") else None
     if rest is None or len(rest.split("/")) != options["depth"]:
         raise NotApplicable(f"not {options['depth']} levels below the specification cache {cache.path}")
     yield from ()
@@ -242,7 +256,9 @@ def any_attr_string(node: Node, options: Options, scope: Scope) -> Iterator[Find
     """At least one attribute among `keys` is present, and each of them present is a string."""
     present = [k for k in options["keys"] if k in node.attrs]
     if not present:
-        yield Finding(f"has none of the attributes {', '.join(map(repr, options['keys']))}", details={"keys": list(options["keys"])})
+        yield Finding(
+            f"has none of the attributes {', '.join(map(repr, options['keys']))}", details={"keys": list(options["keys"])}
+        )
     for k in present:
         if not isinstance(node.attrs[k], str):
             yield Finding(f"attribute {k!r} is {_short(node.attrs[k])}, expected a string", details={"key": k})
@@ -260,10 +276,14 @@ def zarr_dtype_mapped(node: Node, options: Options, scope: Scope) -> Iterator[Fi
     if isinstance(value, list) and value:
         for i, field in enumerate(value):
             if not (isinstance(field, dict) and isinstance(field.get("name"), str) and "dtype" in field):
-                yield Finding(f"zarr_dtype[{i}] is {_short(field)}, expected a compound field {{name, dtype}}", details={"value": field})
+                yield Finding(
+                    f"zarr_dtype[{i}] is {_short(field)}, expected a compound field {{name, dtype}}", details={"value": field}
+                )
             elif not (field["dtype"] in options["values"] or isinstance(field["dtype"], (list, dict))):
-                yield Finding(f"zarr_dtype[{i}] has dtype {_short(field['dtype'])}, which the dtype mappings table does not list",
-                              details={"value": field["dtype"]})
+                yield Finding(
+                    f"zarr_dtype[{i}] has dtype {_short(field['dtype'])}, which the dtype mappings table does not list",
+                    details={"value": field["dtype"]},
+                )
     elif value not in options["values"]:
         yield Finding(f"zarr_dtype is {_short(value)}, which the dtype mappings table does not list", details={"value": value})
 
@@ -282,8 +302,10 @@ def codec_absent(node: Node, options: Options, scope: Scope) -> Iterator[Finding
     if "filters" not in meta and "compressor" not in meta:
         raise NotApplicable(f"{node.path} metadata has neither 'filters' nor 'compressor'")
     if options["id"] in _codec_ids(node):
-        yield Finding(f"is stored with the {options['id']!r} codec (filters/compressor in .zarray); its data is never decoded",
-                      details={"codec": options["id"]})
+        yield Finding(
+            f"is stored with the {options['id']!r} codec (filters/compressor in .zarray); its data is never decoded",
+            details={"codec": options["id"]},
+        )
 
 
 def _is_scalar(node: Node) -> bool:
@@ -308,11 +330,15 @@ def scalar_string_storage(node: Node, options: Options, scope: Scope) -> Iterato
         raise NotApplicable(f"{node.path} metadata has no {absent[0]!r}")
     codecs = _codec_ids(node)
     if not _is_scalar(node):
-        yield Finding(f"has shape {_short(meta.get('shape'))}, expected a scalar (shape [], or [1] with zarr_dtype \"scalar\")",
-                      details={"shape": meta.get("shape")})
+        yield Finding(
+            f'has shape {_short(meta.get("shape"))}, expected a scalar (shape [], or [1] with zarr_dtype "scalar")',
+            details={"shape": meta.get("shape")},
+        )
     if meta.get("dtype") != "|O" or not set(codecs) & TEXT_CODECS:
-        yield Finding(f"has dtype {_short(meta.get('dtype'))} with codecs {codecs}, expected \"|O\" with a variable-length string codec",
-                      details={"dtype": meta.get("dtype")})
+        yield Finding(
+            f'has dtype {_short(meta.get("dtype"))} with codecs {codecs}, expected "|O" with a variable-length string codec',
+            details={"dtype": meta.get("dtype")},
+        )
 
 
 # Codecs an element of a JSON-coded dataset may pass through: text codecs and compressors that run no stored
@@ -323,8 +349,13 @@ SAFE_CHUNK_CODECS = TEXT_CODECS | {"zlib", "gzip", "bz2", "lzma", "blosc", "zstd
 def _scalar_json(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
     codecs = set(_codec_ids(node))
     meta = node.metadata
-    if not isinstance(meta, dict) or not _is_scalar(node) or meta.get("dtype") != "|O" \
-            or not codecs & TEXT_CODECS or not codecs <= SAFE_CHUNK_CODECS:
+    if (
+        not isinstance(meta, dict)
+        or not _is_scalar(node)
+        or meta.get("dtype") != "|O"
+        or not codecs & TEXT_CODECS
+        or not codecs <= SAFE_CHUNK_CODECS
+    ):
         raise NotChecked(f"{node.path} is not a scalar string stored with safe codecs; its data is not read")
     return {"invalid": FactRequest("invalid_json", (("limit", 1),))}
 
@@ -372,8 +403,11 @@ def dataset_references_valid(node: Node, options: Options, scope: Scope, facts: 
     if result is None:
         raise NotChecked(f"{node.path} holds no element")
     found = [(e.index, f"element [{e.index}] {e.problem}", e.text) for e in result.malformed_found]
-    missing = [(index, f"element [{index}] points at {path!r}, which is not a node in this store", path)
-               for path, index in result.targets if _target(node, path) is None]
+    missing = [
+        (index, f"element [{index}] points at {path!r}, which is not a node in this store", path)
+        for path, index in result.targets
+        if _target(node, path) is None
+    ]
     for index, message, text in sorted(found + missing)[:MAX_ELEMENT_FINDINGS]:
         yield Finding(message, index=_unravel(index, node.shape), details={"element": text})
     total = result.malformed + len(missing)
@@ -396,8 +430,11 @@ def dataset_references_in_store(node: Node, options: Options, scope: Scope, fact
     if result is None:
         raise NotChecked(f"{node.path} holds no element")
     for e in result.foreign_found:
-        yield Finding(f"element [{e.index}] names another store {e.source!r} (path {e.path!r}): not followed, its target "
-                      "is not checked", index=_unravel(e.index, node.shape), details={"source": e.source, "target": e.path})
+        yield Finding(
+            f"element [{e.index}] names another store {e.source!r} (path {e.path!r}): not followed, its target is not checked",
+            index=_unravel(e.index, node.shape),
+            details={"source": e.source, "target": e.path},
+        )
     if result.foreign > len(result.foreign_found):
         yield Omitted(result.foreign - len(result.foreign_found))
 
@@ -406,7 +443,12 @@ def _json_coded(node: Node) -> None:
     """Raises NotChecked unless the array is "|O" stored with a JSON codec and safe compressors (how it is read)."""
     meta = node.metadata
     codecs = set(_codec_ids(node))
-    if not isinstance(meta, dict) or meta.get("dtype") != "|O" or not codecs & {"json2", "json"} or not codecs <= SAFE_CHUNK_CODECS:
+    if (
+        not isinstance(meta, dict)
+        or meta.get("dtype") != "|O"
+        or not codecs & {"json2", "json"}
+        or not codecs <= SAFE_CHUNK_CODECS
+    ):
         raise NotChecked(f"{node.path} is not an object array stored with a JSON codec; its data is not read")
 
 
@@ -421,8 +463,13 @@ def _compound_references(node: Node, options: Options, scope: Scope) -> Mapping[
     if _stored_dtype(node) != "|O":
         return {}  # the stored dtype alone fails the clause: nothing to read
     _json_coded(node)
-    params = (("required", tuple(options["required"])), ("limit", MAX_ELEMENT_FINDINGS), ("max_targets", MAX_TARGETS),
-              ("fields", tuple(fields)), ("width", len(node.attrs["zarr_dtype"])))
+    params = (
+        ("required", tuple(options["required"])),
+        ("limit", MAX_ELEMENT_FINDINGS),
+        ("max_targets", MAX_TARGETS),
+        ("fields", tuple(fields)),
+        ("width", len(node.attrs["zarr_dtype"])),
+    )
     return {"references": FactRequest("reference_elements", params)}
 
 
@@ -440,17 +487,26 @@ def compound_references_valid(node: Node, options: Options, scope: Scope, facts:
     fields = _reference_fields(node.attrs.get("zarr_dtype"))
     if "references" not in facts:
         dtype = _stored_dtype(node)
-        yield Finding(f"zarr_dtype marks reference fields ({', '.join(n for _, n in fields)}), but the stored dtype is "
-                      f"{_short(dtype)}, which cannot hold reference objects", details={"dtype": dtype})
+        yield Finding(
+            f"zarr_dtype marks reference fields ({', '.join(n for _, n in fields)}), but the stored dtype is "
+            f"{_short(dtype)}, which cannot hold reference objects",
+            details={"dtype": dtype},
+        )
         return
     result = facts["references"]
     if result is None:
         raise NotChecked(f"{node.path} holds no element")
     found = [(e.index, f"element [{e.index}] {e.problem}", {"element": e.text}) for e in result.malformed_found]
     fields_of = result.target_fields or (None,) * len(result.targets)
-    missing = [(index, f"element [{index}] field {field!r} points at {path!r}, which is not a node in this store",
-                {"field": field, "target": path})
-               for (path, index), field in zip(result.targets, fields_of, strict=True) if _target(node, path) is None]
+    missing = [
+        (
+            index,
+            f"element [{index}] field {field!r} points at {path!r}, which is not a node in this store",
+            {"field": field, "target": path},
+        )
+        for (path, index), field in zip(result.targets, fields_of, strict=True)
+        if _target(node, path) is None
+    ]
     for index, message, details in sorted(found + missing, key=lambda item: (item[0], item[1]))[:MAX_ELEMENT_FINDINGS]:
         yield Finding(message, index=_unravel(index, node.shape), details=details)
     total = result.malformed + len(missing)
@@ -489,16 +545,22 @@ def dataset_references_marked(node: Node, options: Options, scope: Scope, facts:
     dtype = _stored_dtype(node)
     if _marks_references(zarr_dtype):
         if dtype != "|O":
-            yield Finding(f"zarr_dtype {_short(zarr_dtype)} marks references, but the stored dtype is {_short(dtype)}, "
-                          "which cannot hold reference objects", details={"dtype": dtype, "zarr_dtype": _short(zarr_dtype)})
+            yield Finding(
+                f"zarr_dtype {_short(zarr_dtype)} marks references, but the stored dtype is {_short(dtype)}, "
+                "which cannot hold reference objects",
+                details={"dtype": dtype, "zarr_dtype": _short(zarr_dtype)},
+            )
         return
     result = facts.get("holders")
     if result is None:  # a dtype that cannot hold reference objects holds none; or no element is stored
         return
     said = f"zarr_dtype is {_short(zarr_dtype)}" if zarr_dtype is not None else "there is no zarr_dtype"
     for holder in result.found:
-        yield Finding(f"element [{holder.index}] holds a reference object ({holder.text}), but {said}: a reader does not "
-                      "resolve it", index=_unravel(holder.index, node.shape), details={"zarr_dtype": _short(zarr_dtype)})
+        yield Finding(
+            f"element [{holder.index}] holds a reference object ({holder.text}), but {said}: a reader does not resolve it",
+            index=_unravel(holder.index, node.shape),
+            details={"zarr_dtype": _short(zarr_dtype)},
+        )
     if result.count > len(result.found):
         yield Omitted(result.count - len(result.found))
 
@@ -515,11 +577,14 @@ def attr_references_marked(node: Node, options: Options, scope: Scope) -> Iterat
         if key == "zarr_link":  # links, not references: the link rules judge them
             continue
         if is_reference(value) and "zarr_dtype" not in value:
-            yield Finding(f"attribute {key!r} holds a reference object ({_short(value)}) without zarr_dtype: a reader does not "
-                          "resolve it", details={"key": key})
+            yield Finding(
+                f"attribute {key!r} holds a reference object ({_short(value)}) without zarr_dtype: a reader does not resolve it",
+                details={"key": key},
+            )
         elif isinstance(value, list) and any(is_reference(v) for v in value):
-            yield Finding(f"attribute {key!r} holds reference objects in a list ({_short(value)}) without zarr_dtype",
-                          details={"key": key})
+            yield Finding(
+                f"attribute {key!r} holds reference objects in a list ({_short(value)}) without zarr_dtype", details={"key": key}
+            )
 
 
 def _unravel(flat: int, shape: tuple[int, ...] | None) -> tuple[int, ...]:
@@ -563,7 +628,7 @@ def namespace_sources_present(node: Node, options: Options, scope: Scope, facts:
         raise NotApplicable(f"{node.path} is not JSON") from None
     namespaces = doc.get("namespaces") if isinstance(doc, dict) else None
     if not isinstance(namespaces, list):
-        raise NotApplicable(f"{node.path} is not a namespace document (no \"namespaces\" list)")
+        raise NotApplicable(f'{node.path} is not a namespace document (no "namespaces" list)')
     parent = node.parent
     for i, ns in enumerate(namespaces):
         for j, entry in enumerate((ns.get("schema") or []) if isinstance(ns, dict) else []):
@@ -573,15 +638,31 @@ def namespace_sources_present(node: Node, options: Options, scope: Scope, facts:
             stored = next((source[: -len(ext)] for ext in SOURCE_EXTENSIONS if source.endswith(ext)), source)
             child = parent.child(stored) if parent is not None else None
             if child is None or child.kind != "array":
-                yield Finding(f"namespaces[{i}].schema[{j}] lists source {source!r}, but {stored!r} is not stored beside the "
-                              f"namespace", path=f"{parent.path.rstrip('/') if parent else ''}/{stored}",
-                              details={"source": source})
+                yield Finding(
+                    f"namespaces[{i}].schema[{j}] lists source {source!r}, but {stored!r} is not stored beside the namespace",
+                    path=f"{parent.path.rstrip('/') if parent else ''}/{stored}",
+                    details={"source": source},
+                )
 
 
 # The storage type of each row of the dtype mappings table, as NumPy kinds: a kind and item size ("f4"), or a kind
 # alone ("O") for the variable-length rows, which zarr stores as objects.
-@check(options={"properties": {"storage": {"type": "object", "additionalProperties": {"type": "array", "items": {
-    "type": "string", "pattern": "^[biufcOSUV][0-9]*$"}, "minItems": 1}}}, "required": ["storage"]}, kind="array")
+@check(
+    options={
+        "properties": {
+            "storage": {
+                "type": "object",
+                "additionalProperties": {
+                    "type": "array",
+                    "items": {"type": "string", "pattern": "^[biufcOSUV][0-9]*$"},
+                    "minItems": 1,
+                },
+            }
+        },
+        "required": ["storage"],
+    },
+    kind="array",
+)
 def zarr_dtype_storage(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The Zarr dtype is the storage type `storage` gives for the dataset's zarr_dtype ("int32": "i4"; "text": "O").
 
@@ -596,5 +677,7 @@ def zarr_dtype_storage(node: Node, options: Options, scope: Scope) -> Iterator[F
     if dtype is None:
         raise NotApplicable(f"{node.path} has no readable dtype")
     if dtype.kind not in allowed and f"{dtype.kind}{dtype.itemsize}" not in allowed:
-        yield Finding(f"zarr_dtype is {value!r}, stored as {dtype.str}; the table's storage type is {' or '.join(allowed)}",
-                      details={"zarr_dtype": value, "dtype": dtype.str})
+        yield Finding(
+            f"zarr_dtype is {value!r}, stored as {dtype.str}; the table's storage type is {' or '.join(allowed)}",
+            details={"zarr_dtype": value, "dtype": dtype.str},
+        )

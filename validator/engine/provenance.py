@@ -97,8 +97,10 @@ class Provenance(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "eras": [{"family": e.family, "path": e.path, "id": e.id, "label": e.label, "evidence": list(e.evidence)}
-                     for e in self.eras],
+            "eras": [
+                {"family": e.family, "path": e.path, "id": e.id, "label": e.label, "evidence": list(e.evidence)}
+                for e in self.eras
+            ],
             "writers": [{"name": w.name, "versions": w.versions, "role": w.role, "evidence": w.evidence} for w in self.writers],
         }
 
@@ -183,8 +185,9 @@ def _anndata_roots(tree: Tree) -> Iterator[Node]:
     root = tree.root
     if tree.format == "tiledb":
         return
-    if root.kind == "group" and (root.attrs.get("encoding-type") == "anndata"
-                                 or (root.child("obs") is not None and root.child("var") is not None)):
+    if root.kind == "group" and (
+        root.attrs.get("encoding-type") == "anndata" or (root.child("obs") is not None and root.child("var") is not None)
+    ):
         yield root
     mod = root.child("mod") if root.kind == "group" else None
     if mod is not None and mod.kind == "group":
@@ -210,23 +213,35 @@ def anndata_era(root: Node) -> Era | None:
     attrs = root.attrs
     version = attrs.get("encoding-version")
     if attrs.get("encoding-type") == "anndata":
-        return Era("anndata", root.path, "anndata-0.8", f"anndata >= 0.8 (encoding-version {version})",
-                   (f"{root.path} has encoding-type 'anndata'",))
+        return Era(
+            "anndata",
+            root.path,
+            "anndata-0.8",
+            f"anndata >= 0.8 (encoding-version {version})",
+            (f"{root.path} has encoding-type 'anndata'",),
+        )
     obs, var = root.child("obs"), root.child("var")
     if obs is None or var is None:
         return None
     evidence: list[str] = []
     compound = [n.path for n in (obs, var) if n.kind == "array" and n.dtype is not None and n.dtype.names]
     if compound:
-        evidence.append(f"{', '.join(compound)} {'is an HDF5 compound dataset' if len(compound) == 1 else 'are compound datasets'}")
+        evidence.append(
+            f"{', '.join(compound)} {'is an HDF5 compound dataset' if len(compound) == 1 else 'are compound datasets'}"
+        )
     if any(name in root.children() for name in ("raw.X", "raw.var", "raw.varm")):
         evidence.append(f"{root.path.rstrip('/')}/raw.X-style dotted names instead of a raw group")
     sparse = [n.path for n in root.children().values() if n.kind == "group" and "h5sparse_format" in n.attrs]
     if sparse:
         evidence.append(f"{sparse[0]} uses the h5sparse_format attributes")
     if evidence:
-        return Era("anndata", root.path, "anndata-pre-0.7", "anndata < 0.7 (obs and var as compound datasets, no encoding metadata)",
-                   tuple(evidence))
+        return Era(
+            "anndata",
+            root.path,
+            "anndata-pre-0.7",
+            "anndata < 0.7 (obs and var as compound datasets, no encoding metadata)",
+            tuple(evidence),
+        )
     frame = [n for n in (obs, var) if n.kind == "group" and n.attrs.get("encoding-type") == "dataframe"]
     old = [n.path for n in frame if n.attrs.get("encoding-version") == "0.1.0"]
     categories = [n.path for n in (obs, var) if n.kind == "group" and n.child("__categories") is not None]
@@ -236,8 +251,13 @@ def anndata_era(root: Node) -> Era | None:
             evidence.append(f"{', '.join(old)} dataframe encoding-version 0.1.0")
         if categories:
             evidence.append(f"categories under {categories[0]}/__categories")
-        return Era("anndata", root.path, "anndata-0.7", "anndata 0.7 (before the 0.8 encoding metadata; dataframe 0.1.0)",
-                   tuple(evidence))
+        return Era(
+            "anndata",
+            root.path,
+            "anndata-0.7",
+            "anndata 0.7 (before the 0.8 encoding metadata; dataframe 0.1.0)",
+            tuple(evidence),
+        )
     return None
 
 
@@ -264,9 +284,14 @@ def _seurat_marks(root: Node) -> str | None:
         if cats is not None and cats.kind == "group":
             tables = [c for c in cats.children().values() if c.kind == "array"]
             codes = [frame.child(c.name) for c in tables]
-            if tables and not any("ordered" in c.attrs for c in tables) \
-                    and not any(c is not None and "categories" in c.attrs for c in codes):
-                return f"{cats.path} tables carry no 'ordered' and their codes no 'categories' reference (anndata 0.7 writes both)"
+            if (
+                tables
+                and not any("ordered" in c.attrs for c in tables)
+                and not any(c is not None and "categories" in c.attrs for c in codes)
+            ):
+                return (
+                    f"{cats.path} tables carry no 'ordered' and their codes no 'categories' reference (anndata 0.7 writes both)"
+                )
     return None
 
 
@@ -275,8 +300,12 @@ def _mudata(tree: Tree) -> Iterator[WriterMark]:
     root = tree.root
     if root.kind == "group" and root.attrs.get("encoder") == "mudata":
         version = root.attrs.get("encoder-version")
-        yield WriterMark("mudata", f"=={version}" if isinstance(version, str) and version else "", "mudata",
-                         f"/ says encoder 'mudata'{f' {version}' if version else ''}")
+        yield WriterMark(
+            "mudata",
+            f"=={version}" if isinstance(version, str) and version else "",
+            "mudata",
+            f"/ says encoder 'mudata'{f' {version}' if version else ''}",
+        )
 
 
 @_safe
@@ -290,8 +319,13 @@ def _h5seurat(tree: Tree) -> Iterator[Era | WriterMark]:
     version = attrs.get("version")
     version = version[0] if isinstance(version, list) and version else version
     label = f"Seurat {version}" if isinstance(version, str) else "Seurat (version not recorded)"
-    yield Era("h5seurat", "/", f"seurat-{version}" if isinstance(version, str) else "seurat", f"h5Seurat of {label}",
-              ("/ carries the h5Seurat attributes (project, active.assay, version)",))
+    yield Era(
+        "h5seurat",
+        "/",
+        f"seurat-{version}" if isinstance(version, str) else "seurat",
+        f"h5Seurat of {label}",
+        ("/ carries the h5Seurat attributes (project, active.assay, version)",),
+    )
     yield WriterMark("SeuratDisk", "", "h5seurat", "the h5Seurat root attributes, which SeuratDisk writes")
 
 
@@ -316,8 +350,13 @@ def _hdmf_zarr(tree: Tree) -> Iterator[Era | WriterMark]:
     label = f"NWB {nwb}" if isinstance(nwb, str) else f"{attrs.get('namespace', 'HDMF')} {kind or ''}".strip()
     if cached:
         label += f" (cached namespaces: {'; '.join(cached)})"
-    yield Era("hdmf-zarr", "/", f"nwb-{nwb}" if isinstance(nwb, str) else "hdmf", label,
-              (f"/ is typed {kind!r} in namespace {attrs.get('namespace')!r}",))
+    yield Era(
+        "hdmf-zarr",
+        "/",
+        f"nwb-{nwb}" if isinstance(nwb, str) else "hdmf",
+        label,
+        (f"/ is typed {kind!r} in namespace {attrs.get('namespace')!r}",),
+    )
     if ".specloc" in attrs:
         yield WriterMark("hdmf-zarr", "", "hdmf-zarr", "/ carries hdmf-zarr's reserved '.specloc' attribute")
 
@@ -330,8 +369,13 @@ def _cxg(tree: Tree) -> Iterator[Era | WriterMark]:
     meta = root.child("cxg_group_metadata") if root.kind == "group" else None
     if meta is None:
         if root.kind == "group" and root.child("obs") is not None:
-            yield Era("cxg", "/", "cxg-unnamed", "CXG unnamed development version (no cxg_group_metadata)",
-                      ("no cxg_group_metadata array, which the CXG version history says marks that version",))
+            yield Era(
+                "cxg",
+                "/",
+                "cxg-unnamed",
+                "CXG unnamed development version (no cxg_group_metadata)",
+                ("no cxg_group_metadata array, which the CXG version history says marks that version",),
+            )
         return
     version = meta.attrs.get("cxg_version")
     corpora = meta.attrs.get("corpora")
@@ -345,11 +389,20 @@ def _cxg(tree: Tree) -> Iterator[Era | WriterMark]:
     label = f"CXG {version}" if isinstance(version, str) else "CXG (no cxg_version)"
     if schema:
         label += f" (Corpora schema {schema})"
-    yield Era("cxg", "/", f"cxg-{version}" if isinstance(version, str) else "cxg", label,
-              (f"cxg_group_metadata cxg_version {version!r}",))
+    yield Era(
+        "cxg",
+        "/",
+        f"cxg-{version}" if isinstance(version, str) else "cxg",
+        label,
+        (f"cxg_group_metadata cxg_version {version!r}",),
+    )
     if root.child("uns") is not None and root.child("uns").kind == "array":
-        yield WriterMark("cellxgene data-portal converter", "", "cxg",
-                         "an `uns` array beside the CXG arrays, which only the data-portal converter writes")
+        yield WriterMark(
+            "cellxgene data-portal converter",
+            "",
+            "cxg",
+            "an `uns` array beside the CXG arrays, which only the data-portal converter writes",
+        )
     elif version in ("0.1", "0.2.0"):
         yield WriterMark("cellxgene converter", "", "cxg", f"cxg_version {version!r}, which cellxgene's own converter wrote")
 
@@ -399,7 +452,9 @@ def _zarr_writer(tree: Tree) -> Iterator[WriterMark]:
     lines = text.strip().split("\n")
     indent = len(lines[1]) - len(lines[1].lstrip(" ")) if len(lines) > 1 else 0
     if indent == 4 and keys == sorted(keys):
-        yield WriterMark("zarr-python", "<3", "zarr", f"{where} is JSON indented by 4 with sorted keys, as zarr-python 2 writes it")
+        yield WriterMark(
+            "zarr-python", "<3", "zarr", f"{where} is JSON indented by 4 with sorted keys, as zarr-python 2 writes it"
+        )
     elif indent == 2 and keys != sorted(keys) and keys[:1] == ["shape"]:
         yield WriterMark("zarr-python", ">=3", "zarr", f"{where} is JSON indented by 2 in zarr-python 3's key order")
     elif len(lines) == 1 and keys[: len(ZARR_JS_ORDER)] == ZARR_JS_ORDER:

@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from validator.checks import registry
-from validator.primitive_api import NotApplicable, NotChecked, Omitted, Scope
 from validator.engine.model import Pack, Rule, Writer
 from validator.engine.node_index import NodeIndex
 from validator.engine.rule_selection import Selection
@@ -16,6 +15,7 @@ from validator.engine.selectors import matches
 from validator.engine.template import render
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, NodeError, NotDecoded, Tree
+from validator.primitive_api import NotApplicable, NotChecked, Omitted, Scope
 from validator.report.model import ClauseResult, Finding, Status
 
 MAX_FINDINGS = 20
@@ -26,8 +26,14 @@ class Outcome:
 
     __slots__ = ("findings", "omitted", "reason", "status", "unchecked")
 
-    def __init__(self, status: Status, findings: list[Finding] | None = None, reason: str | None = None,
-                 unchecked: bool = False, omitted: int = 0) -> None:
+    def __init__(
+        self,
+        status: Status,
+        findings: list[Finding] | None = None,
+        reason: str | None = None,
+        unchecked: bool = False,
+        omitted: int = 0,
+    ) -> None:
         self.status = status
         self.findings = findings if findings is not None else []
         self.reason = reason
@@ -74,8 +80,7 @@ def subtree(node: Node) -> Iterator[Node]:
         stack.extend(reversed(list(current.children().values())))
 
 
-def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None,
-             facts_of: Callable[[str], Any] | None = None) -> None:
+def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: Callable[[str], Any] | None = None) -> None:
     """Run steps from `ev.step` until the rule passes, fails, or waits for array facts.
 
     `facts` are the node's own array facts; `facts_of(path)` gives another array's (a request naming `node`).
@@ -86,11 +91,16 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None,
         primitive = registry.get(step.primitive)
         assert primitive is not None  # packs are validated against the registry at load time
         if primitive.kind and node.kind != primitive.kind:
-            ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to {primitive.kind}s; {node.path} is a {node.kind}")
+            ev.outcome = Outcome(
+                Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to {primitive.kind}s; {node.path} is a {node.kind}"
+            )
             return
         if primitive.dtype_kinds and (node.dtype is None or node.dtype.kind not in primitive.dtype_kinds):
             dtype = node.dtype.str if node.dtype is not None else "unknown"
-            ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to dtype kinds {primitive.dtype_kinds!r}; {node.path} is {dtype}")
+            ev.outcome = Outcome(
+                Status.NOT_APPLICABLE,
+                reason=f"{step.primitive} applies to dtype kinds {primitive.dtype_kinds!r}; {node.path} is {dtype}",
+            )
             return
         try:
             if primitive.facts is None:
@@ -146,8 +156,7 @@ def _collect(output: Iterable[Finding | Omitted]) -> tuple[list[Finding], int]:
     return findings, omitted
 
 
-def _fact(node: Node, request: FactRequest, facts: Mapping[FactRequest, Any],
-          facts_of: Callable[[str], Any] | None) -> Any:
+def _fact(node: Node, request: FactRequest, facts: Mapping[FactRequest, Any], facts_of: Callable[[str], Any] | None) -> Any:
     """The result of one request: on the node itself, or on the array the request names."""
     if request.node is None or request.node == node.path:
         return facts.get(request._replace(node=None), facts.get(request))
@@ -233,7 +242,10 @@ def evaluate(
 
 
 def _run_metadata_steps(
-    tree: Tree, packs: Sequence[Pack], selection: Selection, deep: bool = False,
+    tree: Tree,
+    packs: Sequence[Pack],
+    selection: Selection,
+    deep: bool = False,
     skip_scope: Callable[[Scope], str | None] | None = None,
 ) -> tuple[list[Rule], dict[tuple[str, str], list[Evaluation]], list[Evaluation], list[list[Scope]]]:
     """Select nodes for every chosen rule and run steps up to the first that needs array facts.
@@ -282,8 +294,12 @@ def _skipped(rule: Rule, scope: Scope, reason: str) -> Evaluation:
     return ev
 
 
-def scan_plan(store: Tree | str, packs: Sequence[Pack] | None = None, selection: Selection = Selection(),
-              block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[tuple[str, str]]:
+def scan_plan(
+    store: Tree | str,
+    packs: Sequence[Pack] | None = None,
+    selection: Selection = Selection(),
+    block_elements: int = DEFAULT_BLOCK_ELEMENTS,
+) -> list[tuple[str, str]]:
     """What a run would read: (array path, "full" or "edges") for every array the selected rules need values of.
 
     `store` is an open tree or a path (opened here); `packs` default to the built-in ones. Runs only the
@@ -307,8 +323,12 @@ def scan_plan(store: Tree | str, packs: Sequence[Pack] | None = None, selection:
 
 def _needs_own_facts(ev: Evaluation) -> bool:
     """Whether a waiting rule asked for facts of its own node (not only of other arrays)."""
-    return any(r.node is None or r.node == ev.node.path for w in ev.requests.values() if not isinstance(w, NotApplicable)
-               for r in w.values())
+    return any(
+        r.node is None or r.node == ev.node.path
+        for w in ev.requests.values()
+        if not isinstance(w, NotApplicable)
+        for r in w.values()
+    )
 
 
 def _plan_scans(waiting: Sequence[Evaluation], block_elements: int) -> list[ArrayScan]:
@@ -327,8 +347,12 @@ def _plan_scans(waiting: Sequence[Evaluation], block_elements: int) -> list[Arra
     return [plan(by_array[path][0], by_array[path][1], block_elements) for path in sorted(by_array)]
 
 
-def aggregate(rule: Rule, evaluations: list[Evaluation], max_findings: int = MAX_FINDINGS,
-              writers_fit: Callable[[Writer], bool] | None = None) -> ClauseResult:
+def aggregate(
+    rule: Rule,
+    evaluations: list[Evaluation],
+    max_findings: int = MAX_FINDINGS,
+    writers_fit: Callable[[Writer], bool] | None = None,
+) -> ClauseResult:
     """One clause's verdict over all its nodes: failed > error > passed > not applicable.
 
     A failed `notice:` rule is a notice: its findings are reported, and it fails nothing. `finding_count`

@@ -14,8 +14,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, NamedTuple, Protocol
 
 from validator.kernels import KERNELS
-from validator.kernels.facts import FactRequest
 from validator.kernels.block import Block
+from validator.kernels.facts import FactRequest
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
@@ -175,7 +175,9 @@ class ThreadScanner:
                 continue
             per_row = row_elements(scan.node.shape) if scan.node.shape else 1
             for rows in scan.rows:
-                tasks.append((i, lambda s=scan, r=rows: [read_and_summarize(s.node, r, s.requests)], (rows[1] - rows[0]) * per_row))
+                tasks.append(
+                    (i, lambda s=scan, r=rows: [read_and_summarize(s.node, r, s.requests)], (rows[1] - rows[0]) * per_row)
+                )
         partials: list[list[Partials | None]] = [[] for _ in scans]
         failed: dict[int, NodeError] = {}
         # At most 2 blocks per worker in flight: memory stays a few blocks whatever the file size.

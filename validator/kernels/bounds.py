@@ -30,8 +30,9 @@ def _values(block: Block, field: str | None, ignore: Any) -> tuple[np.ndarray, n
     return a[kept], kept
 
 
-def summarize(block: Block, low: Any = None, high: Any = None, limit: int = 5, field: str | None = None,
-              ignore: Any = None) -> BoundsPartial:
+def summarize(
+    block: Block, low: Any = None, high: Any = None, limit: int = 5, field: str | None = None, ignore: Any = None
+) -> BoundsPartial:
     """Min, max and out-of-range elements of one block (NaN is never counted as out of range).
 
     `field` reads one member of a compound array; `ignore` is a value that is never counted (R's NA_integer_,
@@ -75,8 +76,15 @@ def _pick(a: Any, b: Any, choose: Any) -> Any:
     return choose(a, b)
 
 
-def combine(left: BoundsPartial, right: BoundsPartial, low: Any = None, high: Any = None, limit: int = 5,
-            field: str | None = None, ignore: Any = None) -> BoundsPartial:
+def combine(
+    left: BoundsPartial,
+    right: BoundsPartial,
+    low: Any = None,
+    high: Any = None,
+    limit: int = 5,
+    field: str | None = None,
+    ignore: Any = None,
+) -> BoundsPartial:
     """Both spans as one; offenders stay in index order because left precedes right."""
     return BoundsPartial(
         _pick(left.minimum, right.minimum, min),

@@ -42,8 +42,10 @@ def _bits(column: np.ndarray) -> np.ndarray:
         wide[np.isnan(wide)] = np.nan
         return wide.view(np.uint64)
     # blake2b, not hash(): Python's string hash changes per process, and Dask workers are other processes.
-    return np.array([int.from_bytes(hashlib.blake2b(str(v).encode("utf-8"), digest_size=8).digest(), "little")
-                     for v in column.tolist()], dtype=np.uint64)
+    return np.array(
+        [int.from_bytes(hashlib.blake2b(str(v).encode("utf-8"), digest_size=8).digest(), "little") for v in column.tolist()],
+        dtype=np.uint64,
+    )
 
 
 def summarize(block: Block, fields: tuple[str, ...] = ()) -> Digest:

@@ -49,7 +49,9 @@ def summarize(block: Block, limit: int = 5, max_distinct: int = 1_000_000) -> Du
     return DuplicatesPartial(seen, count, tuple(found))
 
 
-def combine(left: DuplicatesPartial, right: DuplicatesPartial, limit: int = 5, max_distinct: int = 1_000_000) -> DuplicatesPartial:
+def combine(
+    left: DuplicatesPartial, right: DuplicatesPartial, limit: int = 5, max_distinct: int = 1_000_000
+) -> DuplicatesPartial:
     """Both spans as one: a value of the right span seen in the left one is a duplicate too."""
     if left.overflow or right.overflow:
         return DuplicatesPartial({}, left.count + right.count, (left.found + right.found)[:limit], True)

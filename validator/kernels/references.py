@@ -68,8 +68,14 @@ def _values(value: Any, fields: tuple[tuple[int, str], ...], width: int) -> tupl
     return [(row[i], name) for i, name in fields], None
 
 
-def summarize(block: Block, required: tuple[str, ...] = ("source", "path"), limit: int = 20,
-              max_targets: int = 10_000, fields: tuple[tuple[int, str], ...] = (), width: int = 0) -> ReferencesPartial:
+def summarize(
+    block: Block,
+    required: tuple[str, ...] = ("source", "path"),
+    limit: int = 20,
+    max_targets: int = 10_000,
+    fields: tuple[tuple[int, str], ...] = (),
+    width: int = 0,
+) -> ReferencesPartial:
     """Malformed, foreign and in-store references of one block (of the reference fields of each row, for `fields`)."""
     malformed: list[Element] = []
     foreign: list[Element] = []
@@ -105,13 +111,26 @@ def summarize(block: Block, required: tuple[str, ...] = ("source", "path"), limi
                     targets[path] = (index, field)
                 else:
                     dropped += 1
-    return ReferencesPartial(n_malformed, tuple(malformed), n_foreign, tuple(foreign),
-                             tuple((p, i) for p, (i, _) in targets.items()), dropped, tuple(f for _, f in targets.values()))
+    return ReferencesPartial(
+        n_malformed,
+        tuple(malformed),
+        n_foreign,
+        tuple(foreign),
+        tuple((p, i) for p, (i, _) in targets.items()),
+        dropped,
+        tuple(f for _, f in targets.values()),
+    )
 
 
-def combine(left: ReferencesPartial, right: ReferencesPartial, required: tuple[str, ...] = ("source", "path"),
-            limit: int = 20, max_targets: int = 10_000, fields: tuple[tuple[int, str], ...] = (),
-            width: int = 0) -> ReferencesPartial:
+def combine(
+    left: ReferencesPartial,
+    right: ReferencesPartial,
+    required: tuple[str, ...] = ("source", "path"),
+    limit: int = 20,
+    max_targets: int = 10_000,
+    fields: tuple[tuple[int, str], ...] = (),
+    width: int = 0,
+) -> ReferencesPartial:
     """Both spans as one: the left span's elements come first, so first occurrences stay first."""
     targets = {path: (index, field) for (path, index), field in zip(left.targets, _fields_of(left), strict=True)}
     dropped = left.targets_dropped + right.targets_dropped
@@ -123,9 +142,13 @@ def combine(left: ReferencesPartial, right: ReferencesPartial, required: tuple[s
         else:
             dropped += 1
     return ReferencesPartial(
-        left.malformed + right.malformed, (left.malformed_found + right.malformed_found)[:limit],
-        left.foreign + right.foreign, (left.foreign_found + right.foreign_found)[:limit],
-        tuple((p, i) for p, (i, _) in targets.items()), dropped, tuple(f for _, f in targets.values()),
+        left.malformed + right.malformed,
+        (left.malformed_found + right.malformed_found)[:limit],
+        left.foreign + right.foreign,
+        (left.foreign_found + right.foreign_found)[:limit],
+        tuple((p, i) for p, (i, _) in targets.items()),
+        dropped,
+        tuple(f for _, f in targets.values()),
     )
 
 

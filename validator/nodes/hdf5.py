@@ -12,18 +12,18 @@ import numpy as np
 
 from validator.errors import InputError
 from validator.kernels.block import Block
+from validator.nodes import hdf5_direct
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
     NodeError,
+    RowRange,
     Storage,
     StringStorage,
     Tree,
-    RowRange,
     block_row_ranges,
     plain,
 )
-from validator.nodes import hdf5_direct
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
@@ -81,9 +81,18 @@ def _attr_string_storage(obj: h5py.HLObject, name: str) -> StringStorage | None:
     return StringStorage("variable" if variable else "fixed", charset, stored)
 
 
-_TYPE_CLASSES = {h5py.h5t.INTEGER: "integer", h5py.h5t.FLOAT: "float", h5py.h5t.STRING: "string", h5py.h5t.ENUM: "enum",
-                 h5py.h5t.COMPOUND: "compound", h5py.h5t.BITFIELD: "bitfield", h5py.h5t.OPAQUE: "opaque",
-                 h5py.h5t.REFERENCE: "reference", h5py.h5t.ARRAY: "array", h5py.h5t.VLEN: "vlen"}
+_TYPE_CLASSES = {
+    h5py.h5t.INTEGER: "integer",
+    h5py.h5t.FLOAT: "float",
+    h5py.h5t.STRING: "string",
+    h5py.h5t.ENUM: "enum",
+    h5py.h5t.COMPOUND: "compound",
+    h5py.h5t.BITFIELD: "bitfield",
+    h5py.h5t.OPAQUE: "opaque",
+    h5py.h5t.REFERENCE: "reference",
+    h5py.h5t.ARRAY: "array",
+    h5py.h5t.VLEN: "vlen",
+}
 
 
 def _attr_type_class(obj: h5py.HLObject, name: str) -> str | None:

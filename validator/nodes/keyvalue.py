@@ -30,7 +30,7 @@ class KeyValueStore(ABC):
         unreadable are different findings."""
         try:
             raw = self.get(key)
-        except Exception as exc:  # noqa: BLE001 (a remote store's failure; its message carries no credentials)
+        except Exception as exc:
             raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
         if raw is None and self.stored(key):
             raise NodeError(f"{where or key}: {key} is stored but cannot be read")
@@ -146,7 +146,6 @@ class DirectoryStore(KeyValueStore):
             elif entry.is_file():
                 keys.append(entry.name)
         return keys, dirs
-
 
     def raw_keys(self) -> list[str]:
         out = []

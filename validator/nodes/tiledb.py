@@ -144,8 +144,10 @@ class TileDBArrayNode(Node):
     def _info(self) -> dict[str, Any]:
         with self._open() as array:
             schema = array.schema
-            dims = [{"name": d.name, "dtype": np.dtype(d.dtype).str, "domain": [plain(v) for v in d.domain],
-                     "tile": plain(d.tile)} for d in schema.domain]
+            dims = [
+                {"name": d.name, "dtype": np.dtype(d.dtype).str, "domain": [plain(v) for v in d.domain], "tile": plain(d.tile)}
+                for d in schema.domain
+            ]
             attrs = [{"name": a.name, "dtype": np.dtype(a.dtype).str} for a in schema]
             first = schema.attr(0) if schema.nattr else None
             string = None
@@ -153,9 +155,14 @@ class TileDBArrayNode(Node):
                 # TileDB stores var-sized strings as UTF-8 (or ASCII) bytes; fixed-size ones as cell_val_num bytes.
                 charset = "ascii" if np.dtype(first.dtype).kind == "S" else "utf-8"
                 string = StringStorage("variable" if first.isvar else "fixed", charset, np.dtype(first.dtype).str)
-            return {"string": string, "sparse": bool(schema.sparse), "dims": dims, "attrs": attrs,
-                    "dtype": np.dtype(schema.attr(0).dtype) if schema.nattr else None,
-                    "meta": _meta(array.meta)}
+            return {
+                "string": string,
+                "sparse": bool(schema.sparse),
+                "dims": dims,
+                "attrs": attrs,
+                "dtype": np.dtype(schema.attr(0).dtype) if schema.nattr else None,
+                "meta": _meta(array.meta),
+            }
 
     @property
     def attrs(self) -> Mapping[str, Any]:
@@ -181,7 +188,9 @@ class TileDBArrayNode(Node):
     @property
     def storage(self) -> Storage:
         info = self._info
-        return Storage(format="tiledb", string=info["string"], extra={"sparse": info["sparse"], "dims": info["dims"], "attrs": info["attrs"]})
+        return Storage(
+            format="tiledb", string=info["string"], extra={"sparse": info["sparse"], "dims": info["dims"], "attrs": info["attrs"]}
+        )
 
     def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
         """Tile-aligned row blocks of the first attribute (dense: C order; sparse: the cells stored in those rows)."""
@@ -198,7 +207,7 @@ class TileDBArrayNode(Node):
                 if info["sparse"]:
                     result = array.query(attrs=[attr], dims=[]).multi_index[lo:hi]
                 else:
-                    result = array.query(attrs=[attr])[lo:hi + 1]
+                    result = array.query(attrs=[attr])[lo : hi + 1]
                 # One attribute comes back as a bare ndarray, several as a mapping by name.
                 values = np.asarray(result[attr] if isinstance(result, Mapping) else result).reshape(-1)
                 yield Block(start, values)
@@ -226,8 +235,14 @@ class TileDBAttributeNode(TileDBArrayNode):
     @property
     def storage(self) -> Storage:
         info = self._info
-        return Storage(format="tiledb", extra={"sparse": info["sparse"], "attribute_of": self._array.path,
-                                               "attrs": [{"name": self.attribute, "dtype": info["dtype"].str}]})
+        return Storage(
+            format="tiledb",
+            extra={
+                "sparse": info["sparse"],
+                "attribute_of": self._array.path,
+                "attrs": [{"name": self.attribute, "dtype": info["dtype"].str}],
+            },
+        )
 
 
 class TileDBCellsNode(TileDBArrayNode):
@@ -269,7 +284,9 @@ class TileDBCellsNode(TileDBArrayNode):
     @property
     def storage(self) -> Storage:
         info = self._info
-        return Storage(format="tiledb", extra={"sparse": True, "cells_of": self._array.path, "dims": info["dims"], "attrs": info["attrs"]})
+        return Storage(
+            format="tiledb", extra={"sparse": True, "cells_of": self._array.path, "dims": info["dims"], "attrs": info["attrs"]}
+        )
 
     def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
         """The cells stored in tile-aligned row blocks of the array's first dimension, in the array's order."""
@@ -281,7 +298,7 @@ class TileDBCellsNode(TileDBArrayNode):
         with self._array._open() as array:
             start = 0
             for rows in row_slices(self._array.shape, self._array.chunks, max_elements):
-                result = array.query(attrs=attrs, dims=dims).multi_index[low + rows.start:low + rows.stop - 1]
+                result = array.query(attrs=attrs, dims=dims).multi_index[low + rows.start : low + rows.stop - 1]
                 count = len(np.asarray(result[dims[0]]))
                 values = np.empty(count, dtype=dtype)
                 for name in dims + attrs:

@@ -10,18 +10,18 @@ from typing import Any
 import numpy as np
 
 from validator.kernels.block import Block
+from validator.nodes import zarr_direct
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
     NodeError,
+    RowRange,
     Storage,
     StringStorage,
-    RowRange,
     Tree,
     block_row_ranges,
 )
 from validator.nodes.keyvalue import DirectoryStore, KeyValueStore, ZipStore
-from validator.nodes import zarr_direct
 
 V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
 V3_DOCUMENT = "zarr.json"
@@ -117,7 +117,7 @@ def numpy_dtype_v3(data_type: Any, codecs: list[Any]) -> np.dtype | None:
 
 
 def _v3_endian(codecs: list[Any]) -> str:
-    """"<" or ">" as the `bytes` codec says (inside a sharding codec too); "<" when it says nothing."""
+    """ "<" or ">" as the `bytes` codec says (inside a sharding codec too); "<" when it says nothing."""
     for codec in codecs:
         if not isinstance(codec, dict):
             continue

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from validator.primitive_api import Finding, Status
+from validator.primitive_api import Finding
 
 if TYPE_CHECKING:
     from validator.report.model import ClauseResult, LegacyVerdict, Report
@@ -59,9 +59,20 @@ def result_to_json(r: ClauseResult) -> dict[str, Any]:
 
 
 def legacy_to_json(v: LegacyVerdict) -> dict[str, Any]:
-    return {"id": v.id, "pack": v.pack, "path": v.path, "level": v.level.value, "era": v.era, "era_id": v.era_id,
-            "writers": list(v.writers), "message": v.message, "clause": v.clause, "section": v.section,
-            "evidence": list(v.evidence), "clauses_checked": v.clauses_checked}
+    return {
+        "id": v.id,
+        "pack": v.pack,
+        "path": v.path,
+        "level": v.level.value,
+        "era": v.era,
+        "era_id": v.era_id,
+        "writers": list(v.writers),
+        "message": v.message,
+        "clause": v.clause,
+        "section": v.section,
+        "evidence": list(v.evidence),
+        "clauses_checked": v.clauses_checked,
+    }
 
 
 def report_to_json(report: Report) -> dict[str, Any]:

@@ -29,19 +29,36 @@ def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
                 continue
             case = ET.SubElement(suite, "testcase", name=v.id, classname=v.pack, file=file)
             counts["tests"] += 1
-            _failure_or_known(case, "failure", f"MUST: legacy: {v.era}", f"{v.section}: \u201c{v.clause}\u201d\n{item.message}",
-                              [item], baseline, counts, "MUST")
+            _failure_or_known(
+                case,
+                "failure",
+                f"MUST: legacy: {v.era}",
+                f"{v.section}: \u201c{v.clause}\u201d\n{item.message}",
+                [item],
+                baseline,
+                counts,
+                "MUST",
+            )
         if report.problems:
             case = ET.SubElement(suite, "testcase", name="unreadable", classname=file, file=file)
             counts["tests"] += 1
             text = "\n".join(f"{p.key}: {p.message}" for p in report.problems)
-            _failure_or_known(case, "error", "parts of the store cannot be read", text,
-                              [i for i in items if i.result is None and i.legacy is None], baseline, counts)
+            _failure_or_known(
+                case,
+                "error",
+                "parts of the store cannot be read",
+                text,
+                [i for i in items if i.result is None and i.legacy is None],
+                baseline,
+                counts,
+            )
         for r in report.results:
             rule = r.rule
             counts["tests"] += 1
             case = ET.SubElement(suite, "testcase", name=rule.id, classname=rule.pack, file=file)
-            header = f"{rule.level.value}{' (derived)' if rule.derived else ''} {rule.id}\n{rule.section}: \u201c{rule.clause}\u201d"
+            header = (
+                f"{rule.level.value}{' (derived)' if rule.derived else ''} {rule.id}\n{rule.section}: \u201c{rule.clause}\u201d"
+            )
             mine = [i for i in items if i.result is r]
             if r.status is Status.FAILED:
                 body = "\n".join(f"{f.path}: {f.message}" for f in r.findings)
@@ -50,14 +67,18 @@ def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
                 for w in r.writer_notes:
                     body += f"\nnote: {w.name} {w.versions}: {w.note}"
                 first = r.findings[0].message if r.findings else "failed"
-                _failure_or_known(case, "failure", f"{rule.level.value}: {first}", f"{header}\n{body}", mine, baseline, counts, rule.level.value)
+                _failure_or_known(
+                    case, "failure", f"{rule.level.value}: {first}", f"{header}\n{body}", mine, baseline, counts, rule.level.value
+                )
             elif r.status is Status.ERROR:
                 _failure_or_known(case, "error", r.reason or "error", f"{header}\nerror: {r.reason}", mine, baseline, counts)
             elif r.status is Status.NOT_APPLICABLE:
                 ET.SubElement(case, "skipped", message=r.reason or "not applicable")
                 counts["skipped"] += 1
             elif r.status is Status.NOTICE:  # reported, never a failure
-                ET.SubElement(case, "system-out").text = f"NOTICE ({rule.notice})\n" + "\n".join(f"{f.path}: {f.message}" for f in r.findings)
+                ET.SubElement(case, "system-out").text = f"NOTICE ({rule.notice})\n" + "\n".join(
+                    f"{f.path}: {f.message}" for f in r.findings
+                )
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value

@@ -35,7 +35,7 @@ def render(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None 
             lines.append(f"- `{_cell(artifact_uri(report.source))}`: {about}")
         for v in report.legacy:
             lines.append(f"- `{_cell(artifact_uri(report.source))}`: **legacy** ({v.id} at `{v.path}`): {v.message}")
-    if any(r.provenance is not None and r.provenance.describe() or r.legacy for r in reports):
+    if any((r.provenance is not None and r.provenance.describe()) or r.legacy for r in reports):
         lines.append("")
     lines.append(f"Fails on: {fail_on.value} and stricter.")
     failing = [(report, item) for report in reports for item in located(report)]
@@ -44,6 +44,10 @@ def render(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None 
         for report, item in failing:
             known = baseline is not None and baseline.is_known(item)
             rule = f"`{item.rule_id}`" + (" (baseline)" if known else "")
-            message = item.message + "".join(f" (note: {w.name} {w.versions}: {w.note})" for w in (item.finding.writers if item.finding else ()))
-            lines.append(f"| `{_cell(item.file)}` | {item.level.value} | {rule} | `{_cell(item.path or '/')}` | {_cell(message)} |")
+            message = item.message + "".join(
+                f" (note: {w.name} {w.versions}: {w.note})" for w in (item.finding.writers if item.finding else ())
+            )
+            lines.append(
+                f"| `{_cell(item.file)}` | {item.level.value} | {rule} | `{_cell(item.path or '/')}` | {_cell(message)} |"
+            )
     return "\n".join(lines) + "\n"

@@ -113,9 +113,7 @@ class Report:
         is of an era before its spec (a legacy verdict, which counts as a MUST failure)."""
         if self.problems or self.legacy:
             return True
-        return any(
-            r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results
-        )
+        return any(r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results)
 
     def to_json(self) -> dict[str, Any]:
         from validator.report.json import report_to_json

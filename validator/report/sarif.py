@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import PurePosixPath
-from urllib.parse import quote
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
+from validator.primitive_api import Level
 from validator.report.baseline import Baseline, artifact_uri, located
 from validator.report.links import rule_page
-from validator.primitive_api import Level
 
 if TYPE_CHECKING:
     from validator.report.model import Report
@@ -85,16 +85,22 @@ def _notice_results(report: Report, root: str, index: dict, descriptors: list) -
             continue
         for f in r.findings:
             uri = f"{root}/{quote(report.metadata_keys[f.path])}" if f.path in report.metadata_keys else root
-            out.append({
-                "ruleId": r.rule.id,
-                "ruleIndex": index[r.rule.key],
-                "kind": "informational",
-                "level": "note",
-                "message": {"text": f"{f.path or '/'}: {f.message}"},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": 1}},
-                               "logicalLocations": [{"fullyQualifiedName": f.path or "/", "kind": "object"}]}],
-                "properties": {"notice": r.rule.notice},
-            })
+            out.append(
+                {
+                    "ruleId": r.rule.id,
+                    "ruleIndex": index[r.rule.key],
+                    "kind": "informational",
+                    "level": "note",
+                    "message": {"text": f"{f.path or '/'}: {f.message}"},
+                    "locations": [
+                        {
+                            "physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": 1}},
+                            "logicalLocations": [{"fullyQualifiedName": f.path or "/", "kind": "object"}],
+                        }
+                    ],
+                    "properties": {"notice": r.rule.notice},
+                }
+            )
     return out
 
 
@@ -115,8 +121,14 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
         root = _uri(artifact_uri(report.source))
         about = report.provenance.to_json() if report.provenance is not None else {"eras": [], "writers": []}
         artifacts.append({"location": {"uri": root}, "properties": {"format": report.format, **about}})
-        provenance.append({"artifact": root, "summary": report.provenance.describe() if report.provenance is not None else "",
-                           **about, "legacy": [v.id for v in report.legacy]})
+        provenance.append(
+            {
+                "artifact": root,
+                "summary": report.provenance.describe() if report.provenance is not None else "",
+                **about,
+                "legacy": [v.id for v in report.legacy],
+            }
+        )
         for item in located(report):
             key = (item.pack, item.rule_id)
             if key not in index:
@@ -146,7 +158,9 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
             if baseline is not None:
                 result["baselineState"] = "unchanged" if baseline.is_known(item) else "new"
             if item.finding is not None and item.finding.writers:
-                result["properties"] = {"writers": [{"name": w.name, "versions": w.versions, "note": w.note} for w in item.finding.writers]}
+                result["properties"] = {
+                    "writers": [{"name": w.name, "versions": w.versions, "note": w.note} for w in item.finding.writers]
+                }
             results.append(result)
         results.extend(_notice_results(report, root, index, descriptors))
     run = {

@@ -24,9 +24,13 @@ def render(reports: Sequence[Report], fail_on: Level, colour: bool = False, verb
     paint = (lambda key, text: f"{COLOURS[key]}{text}{RESET}") if colour else (lambda key, text: text)
     lines: list[str] = []
     for report in reports:
-        packs = ", ".join(f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs)
+        packs = ", ".join(
+            f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs
+        )
         about = report.provenance.describe() if report.provenance is not None else ""
-        lines.append(paint("bold", f"{report.source}") + f" ({report.format}; {packs or 'no pack applies'}{'; ' + about if about else ''})")
+        lines.append(
+            paint("bold", f"{report.source}") + f" ({report.format}; {packs or 'no pack applies'}{'; ' + about if about else ''})"
+        )
         for problem in report.problems:
             lines.append(f"  {paint('MUST', 'UNREADABLE')} {problem.key}: {problem.message}")
         for v in report.legacy:
@@ -73,8 +77,11 @@ def render(reports: Sequence[Report], fail_on: Level, colour: bool = False, verb
         for lvl in ("MUST", "SHOULD", "MAY"):
             c = summary[lvl]
             if sum(c.values()):
-                parts.append(f"{lvl}: {c['failed']} failed, {c['passed']} passed, {c['not_applicable']} n/a" + (f", {c['error']} error" if c["error"] else "")
-                             + (f", {c['notice']} notice" if c.get("notice") else ""))
+                parts.append(
+                    f"{lvl}: {c['failed']} failed, {c['passed']} passed, {c['not_applicable']} n/a"
+                    + (f", {c['error']} error" if c["error"] else "")
+                    + (f", {c['notice']} notice" if c.get("notice") else "")
+                )
         verdict = paint("MUST", "does not conform") if report.fails_at(fail_on) else paint("ok", "conforms")
         legacy = f" (legacy: {', '.join(v.id for v in report.legacy)}; --ignore it to accept such files)" if report.legacy else ""
         lines.append(f"  {verdict} at --fail-on {fail_on.value.lower()}{legacy}. " + "; ".join(parts))
@@ -88,8 +95,10 @@ def write(text: str, stream: TextIO = sys.stdout) -> None:
 
 def _unchecked_lines(r: ClauseResult) -> list[str]:
     """The nodes a clause could not check, the first few of them."""
-    shown = [f"    not checked: {reason if reason.startswith(path) else f'{path}: {reason}'}"
-             for path, reason in r.unchecked[:UNCHECKED_SHOWN]]
+    shown = [
+        f"    not checked: {reason if reason.startswith(path) else f'{path}: {reason}'}"
+        for path, reason in r.unchecked[:UNCHECKED_SHOWN]
+    ]
     total = max(r.unchecked_count, len(r.unchecked))
     if total > UNCHECKED_SHOWN:
         shown.append(f"    ... and {total - UNCHECKED_SHOWN} more not checked")
