@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from validator.engine.model import Pack
 from validator.engine.rule_selection import Selection
+from validator.errors import InputError
 from validator.report.model import ClauseResult, Finding, LegacyVerdict, Level, Report, Status
 from validator.version import __version__
 
@@ -40,12 +41,15 @@ def validate(
     scanner: Scanner | None = None,
     progress: Progress | None = None,
     deep: bool = False,
+    node: str = "/",
     all_clauses: bool = False,
 ) -> Report:
     """Validate one store against every rule pack that applies to it.
 
     Args:
         path: an HDF5 file or a Zarr store (directory or zip).
+        node: validate only this node of the store and what lies below it (`/X`). Rules still see the whole
+            store; failures on the node's ancestors are reported as `Report.context`, not as the node's.
         select, ignore, extend_select: rule ids or dotted prefixes (`anndata.csr_matrix`).
         packs: the packs to use instead of the built-in ones.
         extra_packs: paths of further YAML packs to load and use as well; one that extends a pack in use
@@ -63,12 +67,12 @@ def validate(
         writers (`provenance`), and a legacy verdict per scope of an era before its spec (`legacy`).
 
     Raises:
-        InputError: the store cannot be opened. PackError: a pack is invalid, two packs extend the same pack,
+        InputError: the store cannot be opened, or holds no node `node`. PackError: a pack is invalid, two packs extend the same pack,
             or two packs define one rule id.
     """
     from validator.engine.loader import builtin_packs, load_pack, packs_to_run
     from validator.engine.provenance import detect
-    from validator.engine.run import evaluate
+    from validator.engine.run import evaluate, in_reach
     from validator.engine.scan import make_scanner
     from validator.nodes.detect import open_store
     from validator.report.model import PackInfo, Problem
@@ -76,6 +80,8 @@ def validate(
     chosen = packs_to_run(builtin_packs() if packs is None else packs, [load_pack(p) for p in extra_packs])
     selection = Selection(tuple(select), tuple(extend_select), tuple(ignore))
     with open_store(os.fspath(path)) as tree:
+        if node != "/" and tree.get(node) is None:
+            raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
         provenance = detect(tree)
 
         def skip_scope(scope) -> str | None:
@@ -84,39 +90,45 @@ def validate(
                 return None
             return f"legacy: {era.label}; {scope.pack.legacy_id} stands for this clause (--all-clauses checks it)"
 
-        results, scopes_by_pack = evaluate(
+        done = evaluate(
             tree,
             chosen,
             selection,
             scanner=scanner or make_scanner(jobs),
             progress=progress,
             deep=deep,
+            within=node,
             skip_scope=skip_scope,
             writers_fit=lambda w: provenance.fits(w.name, w.versions),
         )
         infos = [
             PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
-            for pack, scopes in zip(chosen, scopes_by_pack)
+            for pack, scopes in zip(chosen, done.scopes, strict=True)
             if scopes
         ]
         legacy = tuple(
             _legacy_verdict(scope, era, provenance, all_clauses)
-            for pack, scopes in zip(chosen, scopes_by_pack)
+            for pack, scopes in zip(chosen, done.scopes, strict=True)
             for scope in scopes
             if (era := _legacy_era(scope, provenance)) is not None
             and selection.redirected(pack.redirects).includes(pack.legacy_id)
         )
-        problems = tuple(Problem(p.key, p.message) for p in getattr(tree, "problems", ()))
+        # A node run keeps the unreadable keys of the node, what lies below it and its ancestors, not its siblings'.
+        problems = tuple(
+            Problem(p.key, p.message) for p in getattr(tree, "problems", ()) if in_reach("/" + p.key.rpartition("/")[0], node)
+        )
         return Report(
             _shown(os.fspath(path)),
             tree.format,
             tuple(infos),
             __version__,
-            tuple(results),
+            tuple(done.results),
             problems,
-            _metadata_keys(tree, results),
-            provenance,
-            legacy,
+            _metadata_keys(tree, done.results),
+            node,
+            tuple(done.context),
+            provenance=provenance,
+            legacy=legacy,
         )
 
 
@@ -199,6 +211,7 @@ def assert_conforms(
     Returns:
         The Report, when nothing at or above `fail_on` failed.
     """
+    __tracebackhide__ = True  # pytest: a failure shows the report, not this function's source
     level = fail_on if isinstance(fail_on, Level) else Level(str(fail_on).upper())
     report = validate(
         path,

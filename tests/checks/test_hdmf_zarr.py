@@ -675,3 +675,14 @@ def test_zarr_dtype_storage_passes_not_applicable(attrs):
     node = tree({"d": Arr(np.arange(2), attrs=attrs)}).get("/d")
     with pytest.raises(NotApplicable):
         findings("zarr_dtype_storage", node, STORAGE)
+
+
+def test_dataset_references_marked_passes_a_string_array_unread():
+    # vlen-utf8 decodes to strings only: the cached specifications are never read for references, nor "not checked".
+    from validator.checks import registry
+    from validator.primitive_api import Scope
+
+    t = tree({"s": Arr(np.array(["{}"], dtype=object), metadata={"dtype": "|O", "filters": [{"id": "vlen-utf8"}]})})
+    primitive = registry.get("dataset_references_marked")
+    assert primitive.facts(t.get("/s"), {}, Scope(None, t.root)) == {}  # nothing for the scan to read
+    assert findings("dataset_references_marked", t.get("/s")) == []

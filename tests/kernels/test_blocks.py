@@ -22,6 +22,7 @@ PARAMS = {
     "cell_digest": {"fields": ()},
     "find_duplicates": {"limit": 3},
     "reference_objects": {"limit": 3},
+    "shard_index_problems": {"limit": 3},
 }
 
 

@@ -19,6 +19,8 @@ from validator.primitive_api import Finding, NotApplicable, NotChecked, Omitted,
 MAX_ELEMENT_FINDINGS = 20
 # Codecs that decode an object array without running code (pickle is never decoded: see the node backend).
 TEXT_CODECS = {"vlen-utf8", "vlen-bytes", "json2", "json"}
+# Object codecs whose elements are strings (or bytes) only, never dicts.
+STRING_CODECS = {"vlen-utf8", "vlen-bytes"}
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -526,6 +528,9 @@ def _unmarked_objects(node: Node, options: Options, scope: Scope) -> Mapping[str
         raise NotApplicable(f"{node.path} has no readable dtype in its metadata document")
     if _marks_references(node.attrs.get("zarr_dtype")) or dtype != "|O":
         return {}  # judged from the metadata alone: a marked dataset's dtype, or a dtype that holds no reference object
+    codecs = set(_codec_ids(node))
+    if codecs & STRING_CODECS and not codecs & {"json2", "json"}:
+        return {}  # a variable-length string or bytes codec decodes to strings only: no element is a reference object
     _json_coded(node)
     return {"holders": FactRequest("reference_objects", (("limit", MAX_ELEMENT_FINDINGS),))}
 
@@ -538,8 +543,10 @@ def dataset_references_marked(node: Node, options: Options, scope: Scope, facts:
     whose stored dtype is not "|O" contradicts it: such a dtype cannot hold reference objects. An object array
     stored with a JSON codec whose zarr_dtype marks no references (or that has none) is read by the engine's scan,
     and each element that is a reference object ({source, path}, alone or in a row) is a reference a reader
-    will not resolve. Pickle is never decoded. Memory: a few blocks.
-    Not applicable when: the metadata has no dtype; an object array is not JSON-coded (listed as not checked).
+    will not resolve. An object array of variable-length strings (vlen-utf8, vlen-bytes) holds none and passes
+    unread. Pickle is never decoded. Memory: a few blocks.
+    Not applicable when: the metadata has no dtype; an object array is neither JSON- nor string-coded (listed as not
+    checked).
     """
     zarr_dtype = node.attrs.get("zarr_dtype")
     dtype = _stored_dtype(node)

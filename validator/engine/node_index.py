@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from validator.engine.selectors import narrow
-from validator.nodes.base import Node
+from validator.nodes.base import Node, NodeError
 from validator.primitive_api import Scope
 
 
@@ -29,14 +29,14 @@ class NodeIndex:
         self.by_parent_encoding: dict[Any, list[Node]] = {}
         for node in members:
             self.by_name.setdefault(node.name, []).append(node)
-            encoding = node.attrs.get("encoding-type")
+            encoding = _encoding(node)
             if isinstance(encoding, str):
                 self.by_encoding.setdefault(encoding, []).append(node)
             relative = scope.relative_path(node)
             self.by_path[relative] = node
             if node is not scope.root:
                 self.by_parent.setdefault(relative.rsplit("/", 1)[0] or "/", []).append(node)
-                parent_encoding = node.parent.attrs.get("encoding-type") if node.parent is not None else None
+                parent_encoding = _encoding(node.parent) if node.parent is not None else None
                 if isinstance(parent_encoding, str):
                     self.by_parent_encoding.setdefault(parent_encoding, []).append(node)
 
@@ -49,3 +49,11 @@ class NodeIndex:
         """`nodes` without repeats, in tree order."""
         unique = {id(n): n for n in nodes}
         return sorted(unique.values(), key=lambda n: self.position[id(n)]) if len(unique) > 1 else list(unique.values())
+
+
+def _encoding(node: Node) -> Any:
+    """The node's `encoding-type`; None when its attributes cannot be read (the tree reports that)."""
+    try:
+        return node.attrs.get("encoding-type")
+    except NodeError:
+        return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from validator.checks import registry
 from validator.engine.model import Pack, Rule, Writer
@@ -190,6 +190,16 @@ def compute_facts(node: Node, requests: set[FactRequest], block_elements: int = 
     return result
 
 
+class Evaluated(NamedTuple):
+    """What `evaluate` found: a result per selected rule, each pack's scopes, and the context of a node run."""
+
+    results: list[ClauseResult]
+    scopes: list[list[Scope]]  # aligned with the packs given
+    # For a run `within` a node: the rules' failed or errored results on that node's ancestors, which the node's
+    # own verdict does not count (an ancestor's missing `.zgroup` is not a fault of the array asked about).
+    context: list[ClauseResult]
+
+
 def iter_results(tree: Tree, packs: Sequence[Pack], selection: Selection = Selection(), **options: Any) -> Iterator[ClauseResult]:
     """One ClauseResult per selected rule of every pack that applies to the tree, in pack order.
 
@@ -208,9 +218,10 @@ def evaluate(
     scanner: Scanner | None = None,
     progress: Progress | None = None,
     deep: bool = False,
+    within: str = "/",
     skip_scope: Callable[[Scope], str | None] | None = None,
     writers_fit: Callable[[Writer], bool] | None = None,
-) -> tuple[list[ClauseResult], list[list[Scope]]]:
+) -> Evaluated:
     """One ClauseResult per selected rule of every pack that applies, and the scopes each pack applies at
     (aligned with `packs`).
 
@@ -221,8 +232,10 @@ def evaluate(
     them), or None; a clause with no other scope is then not applicable for that reason.
     `writers_fit(writer)` says whether a rule's writer note fits this store; notes that do not fit are left off
     the findings (default: none is attached).
+    `within` (a node path) limits the run to that node, what lies below it, and its ancestors: the results are
+    about the first two, the ancestors' failures come back as `context`. Selectors still see the whole tree.
     """
-    rules, evaluations, waiting, scopes = _run_metadata_steps(tree, packs, selection, deep, skip_scope)
+    rules, evaluations, waiting, scopes = _run_metadata_steps(tree, packs, selection, deep, within, skip_scope)
     scans = _plan_scans(waiting, block_elements)
     if progress is not None:
         progress.start(sum(s.elements for s in scans))
@@ -238,7 +251,28 @@ def evaluate(
                 ev.outcome = Outcome(Status.ERROR, reason=str(got))
             continue
         _advance(ev, got if isinstance(got, Mapping) else {}, facts.get)
-    return [aggregate(rule, evaluations[rule.key], max_findings, writers_fit) for rule in rules], scopes
+    if within == "/":
+        results = [aggregate(rule, evaluations[rule.key], max_findings, writers_fit) for rule in rules]
+        return Evaluated(results, scopes, [])
+    results, context = [], []
+    for rule in rules:
+        inside = [ev for ev in evaluations[rule.key] if is_within(ev.node.path, within)]
+        results.append(aggregate(rule, inside, max_findings, writers_fit))
+        outside = [ev for ev in evaluations[rule.key] if not is_within(ev.node.path, within)]
+        above = aggregate(rule, outside, max_findings, writers_fit)
+        if above.status in (Status.FAILED, Status.ERROR):
+            context.append(above)
+    return Evaluated(results, scopes, context)
+
+
+def is_within(path: str, node: str) -> bool:
+    """True when `path` is `node` or lies below it."""
+    return node == "/" or path == node or path.startswith(node + "/")
+
+
+def in_reach(path: str, node: str) -> bool:
+    """True when `path` is `node`, lies below it, or is one of its ancestors."""
+    return is_within(path, node) or is_within(node, path)
 
 
 def _run_metadata_steps(
@@ -246,9 +280,11 @@ def _run_metadata_steps(
     packs: Sequence[Pack],
     selection: Selection,
     deep: bool = False,
+    within: str = "/",
     skip_scope: Callable[[Scope], str | None] | None = None,
 ) -> tuple[list[Rule], dict[tuple[str, str], list[Evaluation]], list[Evaluation], list[list[Scope]]]:
-    """Select nodes for every chosen rule and run steps up to the first that needs array facts.
+    """Select nodes for every chosen rule and run steps up to the first that needs array facts; with `within`,
+    only on that node, the nodes below it and its ancestors.
 
     Also returns each pack's scopes (aligned with `packs`): finding them walks the tree, so it is done once.
     Evaluations are keyed by (pack, rule id): keyed by the id alone, two packs' rules of one id would share
@@ -258,7 +294,7 @@ def _run_metadata_steps(
     rules: list[Rule] = []
     scopes_by_pack: list[list[Scope]] = []
     for pack in packs:
-        scopes = [s._replace(deep=deep) for s in find_scopes(tree, pack)]
+        scopes = [s._replace(deep=deep) for s in find_scopes(tree, pack) if in_reach(s.root.path, within)]
         scopes_by_pack.append(scopes)
         if not scopes:
             continue
@@ -274,7 +310,7 @@ def _run_metadata_steps(
                 Evaluation(rule, node, scope)
                 for scope, index in nodes
                 for node in index.candidates(rule.applies_to)
-                if matches(rule.applies_to, node, scope)
+                if (within == "/" or in_reach(node.path, within)) and matches(rule.applies_to, node, scope)
             ] + [_skipped(rule, scope, skipped[id(scope)]) for scope in scopes if id(scope) in skipped]
     waiting: list[Evaluation] = []
     for evs in evaluations.values():

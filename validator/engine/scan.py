@@ -76,7 +76,7 @@ def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> 
     A block some of whose chunks did not decode still feeds the kernels that read the chunk records
     (`READS_CHUNKS`); every other kernel gets `Damaged` instead, since those values are not the array's.
     """
-    if not block.values.size and not block.chunks:
+    if not block.values.size and not block.chunks and not block.shards:
         return None
     problem = block.problem()
     out: Partials = {}
@@ -111,9 +111,21 @@ def fold(requests: Sequence[FactRequest], partials: Iterable[Partials | None]) -
     return facts
 
 
+def read(node: Node, rows: RowRange, requests: Sequence[FactRequest]) -> Block:
+    """The block `rows` as the requests need it: only its shard indexes when no kernel asked reads anything else
+    (no value is decoded), its values and their shard indexes when both are asked for, else its values."""
+    wants_shards = [getattr(KERNELS[r.kernel], "READS_SHARD_INDEXES", False) for r in requests]
+    if wants_shards and all(wants_shards):
+        return node.read_shard_indexes(rows)
+    block = node.read_block(rows)
+    if any(wants_shards) and not block.shards:
+        block = block._replace(shards=node.read_shard_indexes(rows).shards)
+    return block
+
+
 def read_and_summarize(node: Node, rows: RowRange, requests: Sequence[FactRequest]) -> Partials | None:
     """One task: read one block and summarise it."""
-    return _summarize_guarded(node.read_block(rows), requests, node.path)
+    return _summarize_guarded(read(node, rows, requests), requests, node.path)
 
 
 def _summarize_guarded(block: Block, requests: Sequence[FactRequest], path: str) -> Partials | None:
@@ -128,7 +140,7 @@ def _summarize_guarded(block: Block, requests: Sequence[FactRequest], path: str)
 
 
 def _sequential(scan: ArrayScan, block_elements: int, progress: Progress | None) -> Iterator[Partials | None]:
-    blocks = scan.node.blocks(block_elements) if scan.rows is None else (scan.node.read_block(r) for r in scan.rows)
+    blocks = scan.node.blocks(block_elements) if scan.rows is None else (read(scan.node, r, scan.requests) for r in scan.rows)
     for block in blocks:
         yield _summarize_guarded(block, scan.requests, scan.node.path)
         if progress is not None:

@@ -10,6 +10,7 @@ from validator.kernels import (
     monotonic,
     reference_objects,
     references,
+    shard_index,
 )
 
 KERNELS = {
@@ -22,4 +23,5 @@ KERNELS = {
     "reference_objects": reference_objects,
     "cell_digest": digest,
     "find_duplicates": duplicates,
+    "shard_index_problems": shard_index,
 }

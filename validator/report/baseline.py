@@ -11,12 +11,12 @@ from validator.errors import InputError
 from validator.primitive_api import Finding, Level, Status
 
 if TYPE_CHECKING:
+    from validator.engine.model import Rule
     from validator.report.model import ClauseResult, LegacyVerdict, Report
 
-if TYPE_CHECKING:
-    from validator.engine.model import Rule
-
 BASELINE_VERSION = 1
+UNREADABLE = "unreadable"  # the rule id of a store key that cannot be read
+INPUT_ERROR = "input-error"  # the rule id of an input that cannot be opened: never recorded in a baseline
 
 
 def artifact_uri(source: str) -> str:
@@ -68,16 +68,17 @@ class Located(NamedTuple):
 
 
 def located(report: Report) -> Iterator[Located]:
-    """Every failing thing in `report`, one per finding, in report order."""
+    """Every failing thing in `report`, one per finding, in report order (an input that cannot be opened: one)."""
     file = artifact_uri(report.source)
+    if report.error is not None:
+        yield Located(INPUT_ERROR, Level.MUST, file, "", fingerprint(INPUT_ERROR, file, ""), None, None, report.error)
+        return
     for problem in report.problems:
-        yield Located(
-            "unreadable", Level.MUST, file, problem.key, fingerprint("unreadable", file, problem.key), None, None, problem.message
-        )
+        fp = fingerprint(UNREADABLE, file, problem.key)
+        yield Located(UNREADABLE, Level.MUST, file, problem.key, fp, None, None, problem.message)
     for v in report.legacy:
-        yield Located(
-            v.id, v.level, file, v.path, fingerprint(v.id, file, v.path), None, None, f"legacy: {v.era}: {v.message}", v.pack, v
-        )
+        fp = fingerprint(v.id, file, v.path)
+        yield Located(v.id, v.level, file, v.path, fp, None, None, f"legacy: {v.era}: {v.message}", v.pack, v)
     for r in report.results:
         pack = fingerprint_pack(r.rule)
         if r.status is Status.ERROR:
@@ -111,7 +112,8 @@ class Baseline(NamedTuple):
         return fp in self.fingerprints
 
     def is_known(self, item: Located) -> bool:
-        return item.fingerprint in self.fingerprints
+        """True for a finding recorded in the baseline; an input that cannot be opened is never known."""
+        return item.rule_id != INPUT_ERROR and item.fingerprint in self.fingerprints
 
 
 def new_failures(report: Report, fail_on: Level, baseline: Baseline | None) -> list[Located]:
@@ -149,6 +151,7 @@ def dump(reports: Sequence[Report]) -> str:
         {"fingerprint": item.fingerprint, "rule": item.rule_id, "file": item.file, "path": item.path}
         for report in reports
         for item in located(report)
+        if item.rule_id != INPUT_ERROR
     ]
     entries.sort(key=lambda e: (e["file"], e["rule"], e["path"]))
     doc = {"tool": "spec-validate", "version": BASELINE_VERSION, "findings": entries}

@@ -81,7 +81,11 @@ class LegacyVerdict:
 
 @dataclass(frozen=True)
 class Report:
-    """Everything one validation of one store found."""
+    """Everything one validation of one store found.
+
+    A report for an input that could not be opened has only `source` and `error`; one for a file found in a
+    folder that is not a store spec-validate reads has only `source` and `skipped`.
+    """
 
     source: str
     format: str
@@ -91,8 +95,19 @@ class Report:
     problems: tuple[Problem, ...] = ()
     # node path -> the store key of its metadata document (Zarr: `X/indptr/.zarray`), for failing nodes only
     metadata_keys: Mapping[str, str] = field(default_factory=dict)
+    # The node validated: "/" for the whole store, or the node a path inside the store named (`x.zarr/X`).
+    node: str = "/"
+    # Failed or errored clauses on the ancestors of `node`: shown as context, never failures of the path given.
+    context: tuple[ClauseResult, ...] = ()
+    error: str | None = None  # the input could not be opened or checked (exit 2); one line
+    skipped: str | None = None  # found in a folder but not checked (not a store, or no pack applies); one line
     provenance: Provenance | None = None  # the eras and likely writers the store shows
     legacy: tuple[LegacyVerdict, ...] = ()  # scopes of an era before the spec: one verdict each
+
+    @property
+    def name(self) -> str:
+        """The input as the user named it: the store, followed by the node when a path inside the store was given."""
+        return self.source if self.node == "/" else self.source.rstrip("/") + self.node
 
     def __iter__(self) -> Iterator[ClauseResult]:
         return iter(self.results)
@@ -109,9 +124,10 @@ class Report:
         return {lvl: {s.value: c[s.value] for s in Status} for lvl, c in counts.items()}
 
     def fails_at(self, level: Level) -> bool:
-        """True when a clause at `level` or stricter failed, errored, the store had unreadable parts, or a scope
-        is of an era before its spec (a legacy verdict, which counts as a MUST failure)."""
-        if self.problems or self.legacy:
+        """True when a clause at `level` or stricter failed, errored, the store had unreadable parts, the input
+        could not be opened, or a scope is of an era before its spec (a legacy verdict, which counts as a MUST
+        failure)."""
+        if self.problems or self.error is not None or self.legacy:
             return True
         return any(r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results)
 

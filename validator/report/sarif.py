@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from validator.primitive_api import Level
-from validator.report.baseline import Baseline, artifact_uri, located
+from validator.report.baseline import INPUT_ERROR, Baseline, artifact_uri, located
 from validator.report.links import rule_page
 
 if TYPE_CHECKING:
@@ -104,6 +104,19 @@ def _notice_results(report: Report, root: str, index: dict, descriptors: list) -
     return out
 
 
+def _input_error_descriptor() -> dict[str, Any]:
+    text = "Every input can be opened as a store that spec-validate reads."
+    return {
+        "id": INPUT_ERROR,
+        "name": INPUT_ERROR,
+        "shortDescription": {"text": text},
+        "fullDescription": {"text": f"{text} An input that cannot be opened (missing, truncated, not a store) is not checked."},
+        "help": {"text": text},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"rfc2119_level": "MUST", "basis": "tool"},
+    }
+
+
 def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline | None = None) -> dict[str, Any]:
     """The SARIF log for every report of one invocation (one run)."""
     descriptors: list[dict[str, Any]] = []
@@ -118,25 +131,33 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
     artifacts: list[dict[str, Any]] = []
     provenance: list[dict[str, Any]] = []
     for report in reports:
+        if report.skipped is not None:  # found in a folder, not a store: nothing to locate
+            continue
         root = _uri(artifact_uri(report.source))
         about = report.provenance.to_json() if report.provenance is not None else {"eras": [], "writers": []}
-        artifacts.append({"location": {"uri": root}, "properties": {"format": report.format, **about}})
+        artifacts.append({"location": {"uri": root}, "properties": {"format": report.format or "unknown", **about}})
         provenance.append(
             {
                 "artifact": root,
                 "summary": report.provenance.describe() if report.provenance is not None else "",
                 **about,
-                "legacy": [v.id for v in report.legacy],
+                "legacy": [lv.id for lv in report.legacy],
             }
         )
         for item in located(report):
             key = (item.pack, item.rule_id)
             if key not in index:
                 index[key] = len(descriptors)
-                descriptors.append(_legacy_descriptor(item.legacy) if item.legacy is not None else _unreadable_descriptor())
+                if item.rule_id == INPUT_ERROR:
+                    descriptor = _input_error_descriptor()
+                elif item.legacy is not None:
+                    descriptor = _legacy_descriptor(item.legacy)
+                else:
+                    descriptor = _unreadable_descriptor()
+                descriptors.append(descriptor)
             uri = root
-            if item.legacy is not None:
-                uri = root
+            if item.rule_id == INPUT_ERROR or item.legacy is not None:
+                pass  # the input itself; a legacy verdict is about the whole store
             elif item.result is None:  # an unreadable key: point at it
                 uri = f"{root}/{quote(item.path)}"
             elif item.path in report.metadata_keys:
@@ -190,6 +211,8 @@ def _uri(path: str) -> str:
 
 def _message(item: Any) -> str:
     """`<node path>: <what was found>` plus the offending values the primitive recorded."""
+    if item.rule_id == INPUT_ERROR:
+        return f"cannot be opened: {item.message}"
     if item.legacy is not None:
         return f"{item.path}: {item.message}"
     if item.result is None:
