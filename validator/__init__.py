@@ -67,8 +67,8 @@ def validate(
         writers (`provenance`), and a legacy verdict per scope of an era before its spec (`legacy`).
 
     Raises:
-        InputError: the store cannot be opened, or holds no node `node`. PackError: a pack is invalid, two packs extend the same pack,
-            or two packs define one rule id.
+        InputError: the store cannot be opened, or holds no node `node`.
+        PackError: a pack is invalid, two packs extend the same pack, or two packs define one rule id.
     """
     from validator.engine.loader import builtin_packs, load_pack, packs_to_run
     from validator.engine.provenance import detect

@@ -278,7 +278,7 @@ def test_iter_results_reports_a_pack_given_twice_once():
     assert sorted(r.rule.id for r in results) == sorted(r.id for r in RULES)
 
 
-# ------------------------------------------------------------------------------------------ exact counts, notices, skipped scopes, notes
+# ------------------------------------------------------------------------------- exact counts, notices, skipped scopes, notes
 def test_iter_results_counts_findings_a_primitive_leaves_out():
     # 50 values outside the range: values_in_range lists 5 and says 45 more (Omitted); the count is exact.
     t = tree({"v": Arr(np.full(50, 9), chunks=(10,))})

@@ -49,6 +49,7 @@ def test_all_clauses_checks_every_clause_and_keeps_the_verdict(capsys):
 
 def test_json_carries_provenance_and_legacy_and_validates(capsys):
     code, text = out(capsys, LEGACY, "--format", "json")
+    assert code == 1  # the legacy verdict fails the run in every format
     doc = json.loads(text)
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
     report = doc["reports"][0]
@@ -58,6 +59,7 @@ def test_json_carries_provenance_and_legacy_and_validates(capsys):
 
 def test_sarif_run_properties_name_the_era_and_the_legacy_verdict_is_a_result(capsys):
     code, text = out(capsys, LEGACY, "--format", "sarif")
+    assert code == 1  # the legacy verdict fails the run in every format
     run = json.loads(text)["runs"][0]
     (entry,) = run["properties"]["provenance"]
     assert entry["legacy"] == ["anndata.legacy"] and entry["eras"][0]["id"] == "anndata-0.7"
@@ -67,6 +69,7 @@ def test_sarif_run_properties_name_the_era_and_the_legacy_verdict_is_a_result(ca
 
 def test_github_header_line_and_one_error_for_the_legacy_verdict(capsys):
     code, text = out(capsys, LEGACY, "--format", "github")
+    assert code == 1  # the legacy verdict fails the run in every format
     lines = text.splitlines()
     assert lines[0].startswith("spec-validate: ") and "era: anndata 0.7" in lines[0]
     (error,) = [line for line in lines if line.startswith("::error")]
@@ -75,6 +78,7 @@ def test_github_header_line_and_one_error_for_the_legacy_verdict(capsys):
 
 def test_junit_properties_and_a_failing_legacy_testcase(capsys):
     code, text = out(capsys, LEGACY, "--format", "junit")
+    assert code == 1  # the legacy verdict fails the run in every format
     suite = ET.fromstring(text).find("testsuite")
     props = {p.get("name"): p.get("value") for p in suite.find("properties")}
     assert props["era /"].startswith("anndata 0.7")
@@ -84,13 +88,14 @@ def test_junit_properties_and_a_failing_legacy_testcase(capsys):
 
 def test_markdown_names_era_writer_and_legacy(capsys):
     code, text = out(capsys, LEGACY, "--format", "markdown")
+    assert code == 1  # the legacy verdict fails the run in every format
     assert "(legacy)" in text and "era: anndata 0.7" in text and "**legacy**" in text
 
 
 def test_writer_notes_are_per_finding_in_json(capsys):
     # A store whose only array is spelled as zarr-python 2 writes it: tensorstore's note on the missing .zgroup
     # does not fit it, so neither the finding nor the result carries it.
-    code, text = out(capsys, TENSORSTORE_LIKE, "--format", "json")
+    _code, text = out(capsys, TENSORSTORE_LIKE, "--format", "json")
     report = json.loads(text)["reports"][0]
     (result,) = [r for r in report["results"] if r["id"] == "zarr.group.ancestors"]
     assert result["status"] == "failed"

@@ -506,7 +506,7 @@ def chunk_grid(node: Node) -> tuple[list[int], str]:
         and sep in (".", "/")
     ):
         raise NotApplicable(f"{node.path} has unusable shape, chunks or dimension_separator")
-    return [-(-s // c) for s, c in zip(shape, chunks)], sep
+    return [-(-s // c) for s, c in zip(shape, chunks, strict=False)], sep
 
 
 def _chunk_key(rel: str, grid: list[int], sep: str) -> bool:
@@ -517,7 +517,7 @@ def _chunk_key(rel: str, grid: list[int], sep: str) -> bool:
         return False
     parts = rel.split(sep)
     return len(parts) == len(grid) and all(
-        p.isdigit() and (p == "0" or not p.startswith("0")) and int(p) < g for p, g in zip(parts, grid)
+        p.isdigit() and (p == "0" or not p.startswith("0")) and int(p) < g for p, g in zip(parts, grid, strict=True)
     )
 
 

@@ -418,51 +418,56 @@ def _zarr_writer(tree: Tree) -> Iterator[WriterMark]:
     if tree.format != "zarr-v2":
         return
     root = tree.root
+    array = _first_array(root)
+    raw = array.read_document(".zarray") if array is not None else None
+    mark = _netcdf_c(root, array, raw) or (_spelling(array, raw) if array is not None and raw is not None else None)
+    if mark is None:
+        marker = _zarr3_marker(root)
+        mark = WriterMark("zarr-python", ">=3", "zarr", marker) if marker else None
+    if mark is not None:
+        yield mark
+
+
+def _netcdf_c(root: Node, array: Node | None, raw: bytes | None) -> WriterMark | None:
+    """netcdf-c's NCZarr marks: its own keys at the root or beside the first array, or `_nczarr_*` keys in the
+    root's documents or the first `.zarray`."""
     for name in NCZARR_KEYS:
         if root.read_document(name) is not None:
-            yield WriterMark("netcdf-c", "", "zarr", f"the store holds netcdf-c's NCZarr key {name}")
-            return
+            return WriterMark("netcdf-c", "", "zarr", f"the store holds netcdf-c's NCZarr key {name}")
     for name in (".zgroup", ".zattrs"):
-        raw = root.read_document(name)
-        if raw is not None and b"_nczarr" in raw:
-            yield WriterMark("netcdf-c", "", "zarr", f"{name} holds netcdf-c's _nczarr_ keys")
-            return
-    marker = _zarr3_marker(root)
-    array = _first_array(root)
-    if array is None:
-        if marker:
-            yield WriterMark("zarr-python", ">=3", "zarr", marker)
-        return
-    raw = array.read_document(".zarray")
-    if raw is None:
-        return
+        document = root.read_document(name)
+        if document is not None and b"_nczarr" in document:
+            return WriterMark("netcdf-c", "", "zarr", f"{name} holds netcdf-c's _nczarr_ keys")
+    if array is None or raw is None:
+        return None
     if b"_nczarr" in raw:
-        yield WriterMark("netcdf-c", "", "zarr", f"{array.metadata_key} holds netcdf-c's _nczarr_ keys")
-        return
-    sibling = array.read_document(".nczarray") if array.path != "/" else None
-    if sibling is not None:
-        yield WriterMark("netcdf-c", "", "zarr", f"{array.path.strip('/')}/.nczarray, netcdf-c's NCZarr key")
-        return
+        return WriterMark("netcdf-c", "", "zarr", f"{array.metadata_key} holds netcdf-c's _nczarr_ keys")
+    if array.path != "/" and array.read_document(".nczarray") is not None:
+        return WriterMark("netcdf-c", "", "zarr", f"{array.path.strip('/')}/.nczarray, netcdf-c's NCZarr key")
+    return None
+
+
+def _spelling(array: Node, raw: bytes) -> WriterMark | None:
+    """The writer whose JSON spelling the first `.zarray` has (indentation and key order), or None."""
     text = raw.decode("utf-8", errors="replace")
     try:
         keys = list(json.loads(text))
     except ValueError:
-        return
+        return None
     where = array.metadata_key
     lines = text.strip().split("\n")
     indent = len(lines[1]) - len(lines[1].lstrip(" ")) if len(lines) > 1 else 0
     if indent == 4 and keys == sorted(keys):
-        yield WriterMark(
+        return WriterMark(
             "zarr-python", "<3", "zarr", f"{where} is JSON indented by 4 with sorted keys, as zarr-python 2 writes it"
         )
-    elif indent == 2 and keys != sorted(keys) and keys[:1] == ["shape"]:
-        yield WriterMark("zarr-python", ">=3", "zarr", f"{where} is JSON indented by 2 in zarr-python 3's key order")
-    elif len(lines) == 1 and keys[: len(ZARR_JS_ORDER)] == ZARR_JS_ORDER:
-        yield WriterMark("zarr.js", "", "zarr", f"{where} is compact JSON in zarr.js's key order")
-    elif len(lines) == 1 and keys == sorted(keys) and "dimension_separator" in keys:
-        yield WriterMark("tensorstore", "", "zarr", f"{where} is compact JSON with sorted keys, as tensorstore writes it")
-    elif marker:
-        yield WriterMark("zarr-python", ">=3", "zarr", marker)
+    if indent == 2 and keys != sorted(keys) and keys[:1] == ["shape"]:
+        return WriterMark("zarr-python", ">=3", "zarr", f"{where} is JSON indented by 2 in zarr-python 3's key order")
+    if len(lines) == 1 and keys[: len(ZARR_JS_ORDER)] == ZARR_JS_ORDER:
+        return WriterMark("zarr.js", "", "zarr", f"{where} is compact JSON in zarr.js's key order")
+    if len(lines) == 1 and keys == sorted(keys) and "dimension_separator" in keys:
+        return WriterMark("tensorstore", "", "zarr", f"{where} is compact JSON with sorted keys, as tensorstore writes it")
+    return None
 
 
 def _zarr3_marker(root: Node) -> str | None:

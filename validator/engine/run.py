@@ -90,17 +90,9 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: 
         step = ev.rule.check[i]
         primitive = registry.get(step.primitive)
         assert primitive is not None  # packs are validated against the registry at load time
-        if primitive.kind and node.kind != primitive.kind:
-            ev.outcome = Outcome(
-                Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to {primitive.kind}s; {node.path} is a {node.kind}"
-            )
-            return
-        if primitive.dtype_kinds and (node.dtype is None or node.dtype.kind not in primitive.dtype_kinds):
-            dtype = node.dtype.str if node.dtype is not None else "unknown"
-            ev.outcome = Outcome(
-                Status.NOT_APPLICABLE,
-                reason=f"{step.primitive} applies to dtype kinds {primitive.dtype_kinds!r}; {node.path} is {dtype}",
-            )
+        reason = _not_for(primitive, step.primitive, node)
+        if reason is not None:
+            ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=reason)
             return
         try:
             if primitive.facts is None:
@@ -113,12 +105,8 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: 
                 if isinstance(wanted, NotApplicable):
                     raise wanted
                 given = {k: _fact(node, r, facts, facts_of) for k, r in wanted.items()}
-                unread = next((v for v in given.values() if isinstance(v, (Damaged, NodeError))), None)
-                if isinstance(unread, NotDecoded):
-                    ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=str(unread), unchecked=True)
-                    return
-                if unread is not None:
-                    ev.outcome = Outcome(Status.ERROR, reason=unread.message if isinstance(unread, Damaged) else str(unread))
+                ev.outcome = _unread(given)
+                if ev.outcome is not None:
                     return
                 output = primitive.function(node, step.options, scope, given)
             findings, omitted = _collect(output)
@@ -128,13 +116,34 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: 
         except NodeError as exc:
             ev.outcome = Outcome(Status.ERROR, reason=str(exc))
             return
-        except Exception as exc:  # a primitive's bug or an unforeseen input: an error on this clause, never a crash
+        except Exception as exc:  # noqa: BLE001 -- a primitive's bug or an unforeseen input: an error on this clause, never a crash
             ev.outcome = Outcome(Status.ERROR, reason=f"{step.primitive}: {type(exc).__name__}: {exc}")
             return
         if findings or omitted:
             ev.outcome = Outcome(Status.FAILED, findings, omitted=omitted)
             return
     ev.outcome = Outcome(Status.PASSED)
+
+
+def _not_for(primitive: Any, name: str, node: Node) -> str | None:
+    """Why the primitive does not apply to this kind of node or dtype, or None when it does."""
+    if primitive.kind and node.kind != primitive.kind:
+        return f"{name} applies to {primitive.kind}s; {node.path} is a {node.kind}"
+    if primitive.dtype_kinds and (node.dtype is None or node.dtype.kind not in primitive.dtype_kinds):
+        dtype = node.dtype.str if node.dtype is not None else "unknown"
+        return f"{name} applies to dtype kinds {primitive.dtype_kinds!r}; {node.path} is {dtype}"
+    return None
+
+
+def _unread(given: Mapping[str, Any]) -> Outcome | None:
+    """The outcome when a fact a step needs could not be computed: not checked for a codec off the allow-list (the
+    node is one the clause is about), an error for a damaged or unreadable array; None when every fact is there."""
+    unread = next((v for v in given.values() if isinstance(v, (Damaged, NodeError))), None)
+    if isinstance(unread, NotDecoded):
+        return Outcome(Status.NOT_APPLICABLE, reason=str(unread), unchecked=True)
+    if unread is not None:
+        return Outcome(Status.ERROR, reason=unread.message if isinstance(unread, Damaged) else str(unread))
+    return None
 
 
 # Findings kept per (rule, node); those beyond are counted, not kept (a store with a million stray keys).

@@ -55,7 +55,7 @@ def summarize(
         outside |= a > high
     bad = np.flatnonzero(outside)
     at = bad if kept is None else kept[bad]  # positions in the block, ignored elements counted in
-    found = tuple(Offender(block.start + int(j), a[i].item()) for i, j in zip(bad[:limit], at[:limit]))
+    found = tuple(Offender(block.start + int(j), a[i].item()) for i, j in zip(bad[:limit], at[:limit], strict=True))
     return BoundsPartial(minimum, maximum, int(bad.size), found)
 
 

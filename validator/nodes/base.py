@@ -306,8 +306,8 @@ class Tree(ABC):
             yield node
             stack.extend(reversed(list(node.children().values())))
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 -- optional: a tree holding nothing open inherits this
+        """Release what the tree holds open (files, connections); nothing by default."""
 
     def __enter__(self) -> Tree:
         return self

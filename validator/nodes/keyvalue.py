@@ -64,8 +64,8 @@ class KeyValueStore(ABC):
         including those `list_dir` leaves out. Here: the keys `list_dir` finds (backends that see more override it)."""
         return sorted(self.list_keys(""))
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 -- optional: a store holding nothing open inherits this
+        """Release what the store holds open; nothing by default."""
 
 
 def _join(prefix: str, name: str) -> str:

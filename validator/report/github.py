@@ -49,7 +49,8 @@ def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
             lines.append(f"::{command} {props}::{escape_data(message)}")
         for r in report.results:  # notices (the pickle codec): reported, never failures
             if r.status is Status.NOTICE:
+                title = escape_property(f"NOTICE ({r.rule.notice}) {r.rule.id}")
                 for f in r.findings:
-                    props = f"file={escape_property(artifact_uri(report.source))},line=1,title={escape_property(f'NOTICE ({r.rule.notice}) {r.rule.id}')}"
+                    props = f"file={escape_property(artifact_uri(report.source))},line=1,title={title}"
                     lines.append(f"::notice {props}::{escape_data(f'{f.path}: {f.message}')}")
     return "".join(line + "\n" for line in lines)

@@ -148,20 +148,8 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
             key = (item.pack, item.rule_id)
             if key not in index:
                 index[key] = len(descriptors)
-                if item.rule_id == INPUT_ERROR:
-                    descriptor = _input_error_descriptor()
-                elif item.legacy is not None:
-                    descriptor = _legacy_descriptor(item.legacy)
-                else:
-                    descriptor = _unreadable_descriptor()
-                descriptors.append(descriptor)
-            uri = root
-            if item.rule_id == INPUT_ERROR or item.legacy is not None:
-                pass  # the input itself; a legacy verdict is about the whole store
-            elif item.result is None:  # an unreadable key: point at it
-                uri = f"{root}/{quote(item.path)}"
-            elif item.path in report.metadata_keys:
-                uri = f"{root}/{quote(report.metadata_keys[item.path])}"
+                descriptors.append(_descriptor_without_rule(item))
+            uri = _location(item, report, root)
             message = _message(item)
             result: dict[str, Any] = {
                 "ruleId": item.rule_id,
@@ -201,6 +189,28 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
         "properties": {"provenance": provenance},
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _descriptor_without_rule(item: Any) -> dict[str, Any]:
+    """The descriptor of a failing thing that no pack rule is: an input that cannot be opened, a legacy verdict,
+    an unreadable key."""
+    if item.rule_id == INPUT_ERROR:
+        return _input_error_descriptor()
+    if item.legacy is not None:
+        return _legacy_descriptor(item.legacy)
+    return _unreadable_descriptor()
+
+
+def _location(item: Any, report: Report, root: str) -> str:
+    """Where a failing thing is: the input itself (it cannot be opened; a legacy verdict is about the whole store),
+    an unreadable key, or the metadata document of the node a finding is on (the Zarr key), else the input."""
+    if item.rule_id == INPUT_ERROR or item.legacy is not None:
+        return root
+    if item.result is None:  # an unreadable key: point at it
+        return f"{root}/{quote(item.path)}"
+    if item.path in report.metadata_keys:
+        return f"{root}/{quote(report.metadata_keys[item.path])}"
+    return root
 
 
 def _uri(path: str) -> str:

@@ -53,20 +53,8 @@ def _block(report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline
     """One input: its header, what failed, what could not be checked, the context above a node, the verdict."""
     if report.error is not None:
         return [paint("bold", report.name) + ": " + paint("MUST", "error") + f": {_without(report.source, report.error)}"]
-    packs = ", ".join(
-        f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs
-    )
-    about = report.provenance.describe() if report.provenance is not None else ""  # the eras and likely writers
-    lines = [paint("bold", report.name) + f" ({report.format}; {packs or 'no pack applies'}{'; ' + about if about else ''})"]
     states = _baseline_states(report, baseline)
-    for problem in report.problems:
-        mark = " [baseline]" if states.get((None, problem.key)) else ""
-        lines.append(f"  {paint('MUST', 'UNREADABLE')} {problem.key}: {problem.message}{mark}")
-    for lv in report.legacy:  # one verdict standing for every clause of a scope of an era before its spec
-        where = f" at {lv.path}" if lv.path != "/" else ""
-        more = "" if lv.clauses_checked else " (--all-clauses checks every clause)"
-        mark = " [baseline]" if states.get((None, lv.path, lv.id)) else ""
-        lines.append(f"  {paint('MUST', 'LEGACY')} {lv.id}{where}: {lv.era}: {lv.message}{more}{mark}")
+    lines = _head(report, paint, states)
     failing = (r for r in report.results if r.status in (Status.FAILED, Status.ERROR))
     shown = sorted(failing, key=lambda r: (-r.rule.level.rank, r.rule.id))
     for r in shown:
@@ -91,6 +79,24 @@ def _block(report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline
                 extra = f" ({r.reason})" if r.reason else ""
                 lines.append(paint("dim", f"  {r.status.value:<14} {r.rule.level.value:<6} {r.rule.id}{extra}"))
     lines.append("  " + _verdict_line(report, verdict(report, fail_on, baseline), fail_on, paint))
+    return lines
+
+
+def _head(report: Report, paint: Paint, states: dict[tuple, bool]) -> list[str]:
+    """The input's name, format, packs, era and likely writers; its unreadable keys and legacy verdicts."""
+    packs = ", ".join(
+        f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs
+    )
+    about = report.provenance.describe() if report.provenance is not None else ""  # the eras and likely writers
+    lines = [paint("bold", report.name) + f" ({report.format}; {packs or 'no pack applies'}{'; ' + about if about else ''})"]
+    for problem in report.problems:
+        mark = " [baseline]" if states.get((None, problem.key)) else ""
+        lines.append(f"  {paint('MUST', 'UNREADABLE')} {problem.key}: {problem.message}{mark}")
+    for lv in report.legacy:  # one verdict standing for every clause of a scope of an era before its spec
+        where = f" at {lv.path}" if lv.path != "/" else ""
+        more = "" if lv.clauses_checked else " (--all-clauses checks every clause)"
+        mark = " [baseline]" if states.get((None, lv.path, lv.id)) else ""
+        lines.append(f"  {paint('MUST', 'LEGACY')} {lv.id}{where}: {lv.era}: {lv.message}{more}{mark}")
     return lines
 
 
