@@ -185,6 +185,10 @@ RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
     "attrs_document_object": ("*", "passes when `.zattrs` is absent or a JSON object: absent attributes are empty"),
     "absent_unless_sparse": ("*", "passes when the node at `other` is absent or a sparse TileDB array"),
     "metadata_keys_allowed": ("*", "passes when the document has no key outside `keys`: one with fewer keys has none"),
+    "attr_references_marked": (
+        "*",
+        "passes when no attribute holds a bare reference object: a node without attributes holds none",
+    ),
     "metadata_fields_understood": (
         {"zarr-v3:/e", "zarr-v3:/g"},
         "passes when the document has no field outside the spec's: one with fewer fields has none",
@@ -202,6 +206,12 @@ RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
     ),
     "node_name_pattern": ("*", "reads only the node's name, which every non-root node has"),
     "metadata_equals": ({"zarr-v2:/g"}, "/g's .zgroup holds zarr_format 2, the value of the first use"),
+    "children_are": (
+        {"zarr-v2:/g", "hdf5:/g", "tiledb:/g", "zarr-v3:/g"},
+        "/g is an empty group: it holds no child of another kind",
+    ),
+    "document_strict_json": ({"zarr-v2:/g"}, "/g's .zgroup is stored and is strict JSON, the passing condition"),
+    "values_unique": ({"hdf5:/a", "tiledb:/a", "zarr-v2:/a", "zarr-v3:/a"}, "/a holds 2, -1, 5: no element repeats"),
 }
 
 

@@ -18,7 +18,7 @@ from validator.engine.run import compute_facts
 from validator.nodes.base import NotDecoded
 from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.zarr import ZarrTree
-from validator.primitive_api import NotApplicable, NotChecked, Scope
+from validator.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Scope
 from validator.report.model import Status
 
 
@@ -185,10 +185,13 @@ def test_chunks_decode_to_chunk_size_skips_keys_outside_the_grid():
     assert run(array_store(meta, {**full_chunks(meta), "7": b"x", "notes.txt": b"x"})) == []
 
 
-def test_chunks_decode_to_chunk_size_caps_findings_and_counts_the_rest():
+def test_chunks_decode_to_chunk_size_lists_the_first_bad_chunks_and_counts_the_rest():
+    # The scan keeps the first 20 bad chunks; the rest are counted (Omitted), so the report's count is exact.
     meta = zarray(shape=(60,), chunks=(2,))
     got = run(array_store(meta, {str(i): b"short" for i in range(30)}))
-    assert len(got) == 21 and got[-1].details["more"] == 10
+    listed = [f for f in got if isinstance(f, Finding)]
+    assert len(listed) == 20 and {f.details["key"] for f in listed} <= {str(i) for i in range(30)}
+    assert [o.count for o in got if isinstance(o, Omitted)] == [10]
 
 
 def test_chunks_decode_to_chunk_size_fails_each_chunk_whatever_extra_configuration_the_codec_has():
