@@ -10,36 +10,16 @@ from typing import Any
 import numcodecs
 import numpy as np
 import pytest
+from dict_store import DictStore
 from memory_tree import pack
 
 import validator
 from validator.checks import registry
 from validator.engine.run import compute_facts
 from validator.nodes.base import NotDecoded
-from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.zarr import ZarrTree
 from validator.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Scope
 from validator.report.model import Status
-
-
-class DictStore(KeyValueStore):
-    """Keys to bytes, in memory; JSON documents given as Python values."""
-
-    def __init__(self, items: dict[str, Any]) -> None:
-        self.location = "memory"
-        self.items = {k: v if isinstance(v, bytes) else json.dumps(v).encode() for k, v in items.items()}
-
-    def get(self, key: str) -> bytes | None:
-        return self.items.get(key)
-
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        start = f"{prefix}/" if prefix else ""
-        keys, dirs = set(), set()
-        for k in self.items:
-            if k.startswith(start):
-                rest = k[len(start) :]
-                (dirs if "/" in rest else keys).add(rest.split("/", 1)[0])
-        return sorted(keys), sorted(dirs)
 
 
 def zarray(dtype: str = "<i4", shape=(5,), chunks=(2,), compressor=None, filters=None, **extra) -> dict:

@@ -6,31 +6,18 @@ import json
 
 import numpy as np
 import pytest
+from dict_store import DictStore
 from memory_tree import Arr, tree
 
 from validator.engine.provenance import Provenance, WriterMark, anndata_era, detect
-from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.zarr import ZarrTree
 
 
-class TextStore(KeyValueStore):
+class TextStore(DictStore):
     """Keys to stored text, kept byte for byte (how a writer spelled its JSON is the evidence)."""
 
     def __init__(self, items: dict[str, str]) -> None:
-        self.location = "memory"
-        self.items = {k: v.encode() for k, v in items.items()}
-
-    def get(self, key):
-        return self.items.get(key)
-
-    def list_dir(self, prefix):
-        start = f"{prefix}/" if prefix else ""
-        keys, dirs = set(), set()
-        for k in self.items:
-            if k.startswith(start):
-                rest = k[len(start) :]
-                (dirs if "/" in rest else keys).add(rest.split("/", 1)[0])
-        return sorted(keys), sorted(dirs)
+        super().__init__({k: v.encode() for k, v in items.items()})
 
 
 ZARRAY = {
