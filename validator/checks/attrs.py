@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from validator.checks.schemas import KEY, NAMES
+from validator.excerpt import cut
 from validator.nodes.base import Node
 from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 
@@ -208,7 +209,7 @@ def attr_lists_children(node: Node, options: Options, scope: Scope) -> Iterator[
 
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return cut(text, limit)
 
 
 def _jsonable(value: Any) -> Any:

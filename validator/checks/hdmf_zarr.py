@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from validator.checks.schemas import KEY, NAMES
+from validator.excerpt import json_excerpt
 from validator.kernels.facts import FactRequest
 from validator.kernels.reference_objects import is_reference
 from validator.kernels.references import SELF_SOURCES
@@ -21,14 +22,6 @@ MAX_ELEMENT_FINDINGS = 20
 TEXT_CODECS = {"vlen-utf8", "vlen-bytes", "json2", "json"}
 # Object codecs whose elements are strings (or bytes) only, never dicts.
 STRING_CODECS = {"vlen-utf8", "vlen-bytes"}
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _codec_ids(node: Node) -> list[str]:
@@ -79,7 +72,7 @@ def reserved_attr_absent(node: Node, options: Options, scope: Scope) -> Iterator
     key = options["key"]
     if key in node.attrs:
         yield Finding(
-            f"carries attribute {key!r} ({_short(node.attrs[key])}), expected it only on the root group",
+            f"carries attribute {key!r} ({json_excerpt(node.attrs[key])}), expected it only on the root group",
             details={"key": key, "value": node.attrs[key]},
         )
 
@@ -95,7 +88,7 @@ def attr_path_is_group(node: Node, options: Options, scope: Scope) -> Iterator[F
         raise NotApplicable(f"{node.path} has no {key!r}")
     value = node.attrs[key]
     if not isinstance(value, str) or not value.strip("/"):
-        yield Finding(f"attribute {key!r} is {_short(value)}, expected the path of a group", details={"value": value})
+        yield Finding(f"attribute {key!r} is {json_excerpt(value)}, expected the path of a group", details={"value": value})
         return
     target = _target(node, value)
     if target is None:
@@ -119,18 +112,20 @@ def attr_link_list(node: Node, options: Options, scope: Scope) -> Iterator[Findi
         raise NotApplicable(f"{node.path} has no {key!r}")
     links = node.attrs[key]
     if not isinstance(links, list):
-        yield Finding(f"attribute {key!r} is {_short(links)}, expected a list of link objects", details={"value": links})
+        yield Finding(f"attribute {key!r} is {json_excerpt(links)}, expected a list of link objects", details={"value": links})
         return
     for i, link in enumerate(links):
         if not isinstance(link, dict):
-            yield Finding(f"{key}[{i}] is {_short(link)}, expected an object", details={"index": i})
+            yield Finding(f"{key}[{i}] is {json_excerpt(link)}, expected an object", details={"index": i})
             continue
         for k in options["required"]:
             if not isinstance(link.get(k), str):
-                yield Finding(f"{key}[{i}] has {k} {_short(link.get(k))}, expected a string", details={"index": i, "field": k})
+                yield Finding(
+                    f"{key}[{i}] has {k} {json_excerpt(link.get(k))}, expected a string", details={"index": i, "field": k}
+                )
         for k in ("object_id", "source_object_id"):
             if k in link and not (link[k] is None or isinstance(link[k], str)):
-                yield Finding(f"{key}[{i}] has {k} {_short(link[k])}, expected a string", details={"index": i, "field": k})
+                yield Finding(f"{key}[{i}] has {k} {json_excerpt(link[k])}, expected a string", details={"index": i, "field": k})
 
 
 @check(options={"properties": {"required": NAMES, "zarr_dtypes": NAMES}, "required": ["required", "zarr_dtypes"]})
@@ -145,18 +140,18 @@ def attr_references_valid(node: Node, options: Options, scope: Scope) -> Iterato
     for key, ref in refs:
         if ref["zarr_dtype"] not in options["zarr_dtypes"]:
             yield Finding(
-                f"attribute {key!r} has zarr_dtype {_short(ref['zarr_dtype'])}, expected one of {options['zarr_dtypes']}",
+                f"attribute {key!r} has zarr_dtype {json_excerpt(ref['zarr_dtype'])}, expected one of {options['zarr_dtypes']}",
                 details={"key": key},
             )
             continue
         value = ref.get("value")
         if not isinstance(value, dict):
-            yield Finding(f"attribute {key!r} has value {_short(value)}, expected a reference object", details={"key": key})
+            yield Finding(f"attribute {key!r} has value {json_excerpt(value)}, expected a reference object", details={"key": key})
             continue
         for k in options["required"]:
             if not isinstance(value.get(k), str):
                 yield Finding(
-                    f"attribute {key!r} reference has {k} {_short(value.get(k))}, expected a string",
+                    f"attribute {key!r} reference has {k} {json_excerpt(value.get(k))}, expected a string",
                     details={"key": key, "field": k},
                 )
 
@@ -231,7 +226,7 @@ def spec_cache(scope: Scope) -> Node:
     else:
         cache = _target(root, value) if isinstance(value, str) and value.strip("/") else None
     if cache is None or cache.kind != "group":
-        where = f".specloc {_short(value)}" if value is not None else "/specifications (no .specloc)"
+        where = f".specloc {json_excerpt(value)}" if value is not None else "/specifications (no .specloc)"
         raise NotApplicable(f"{where} names no group of the store: no cached specifications to check")
     return cache
 
@@ -263,7 +258,7 @@ def any_attr_string(node: Node, options: Options, scope: Scope) -> Iterator[Find
         )
     for k in present:
         if not isinstance(node.attrs[k], str):
-            yield Finding(f"attribute {k!r} is {_short(node.attrs[k])}, expected a string", details={"key": k})
+            yield Finding(f"attribute {k!r} is {json_excerpt(node.attrs[k])}, expected a string", details={"key": k})
 
 
 @check(options={"properties": {"values": NAMES}, "required": ["values"]}, kind="array")
@@ -279,15 +274,18 @@ def zarr_dtype_mapped(node: Node, options: Options, scope: Scope) -> Iterator[Fi
         for i, field in enumerate(value):
             if not (isinstance(field, dict) and isinstance(field.get("name"), str) and "dtype" in field):
                 yield Finding(
-                    f"zarr_dtype[{i}] is {_short(field)}, expected a compound field {{name, dtype}}", details={"value": field}
+                    f"zarr_dtype[{i}] is {json_excerpt(field)}, expected a compound field {{name, dtype}}",
+                    details={"value": field},
                 )
             elif not (field["dtype"] in options["values"] or isinstance(field["dtype"], (list, dict))):
                 yield Finding(
-                    f"zarr_dtype[{i}] has dtype {_short(field['dtype'])}, which the dtype mappings table does not list",
+                    f"zarr_dtype[{i}] has dtype {json_excerpt(field['dtype'])}, which the dtype mappings table does not list",
                     details={"value": field["dtype"]},
                 )
     elif value not in options["values"]:
-        yield Finding(f"zarr_dtype is {_short(value)}, which the dtype mappings table does not list", details={"value": value})
+        yield Finding(
+            f"zarr_dtype is {json_excerpt(value)}, which the dtype mappings table does not list", details={"value": value}
+        )
 
 
 @check(options={"properties": {"id": KEY}, "required": ["id"]}, kind="array")
@@ -333,12 +331,12 @@ def scalar_string_storage(node: Node, options: Options, scope: Scope) -> Iterato
     codecs = _codec_ids(node)
     if not _is_scalar(node):
         yield Finding(
-            f'has shape {_short(meta.get("shape"))}, expected a scalar (shape [], or [1] with zarr_dtype "scalar")',
+            f'has shape {json_excerpt(meta.get("shape"))}, expected a scalar (shape [], or [1] with zarr_dtype "scalar")',
             details={"shape": meta.get("shape")},
         )
     if meta.get("dtype") != "|O" or not set(codecs) & TEXT_CODECS:
         yield Finding(
-            f'has dtype {_short(meta.get("dtype"))} with codecs {codecs}, expected "|O" with a variable-length string codec',
+            f'has dtype {json_excerpt(meta.get("dtype"))} with codecs {codecs}, expected "|O" with a variable-length string codec',
             details={"dtype": meta.get("dtype")},
         )
 
@@ -491,7 +489,7 @@ def compound_references_valid(node: Node, options: Options, scope: Scope, facts:
         dtype = _stored_dtype(node)
         yield Finding(
             f"zarr_dtype marks reference fields ({', '.join(n for _, n in fields)}), but the stored dtype is "
-            f"{_short(dtype)}, which cannot hold reference objects",
+            f"{json_excerpt(dtype)}, which cannot hold reference objects",
             details={"dtype": dtype},
         )
         return
@@ -553,20 +551,20 @@ def dataset_references_marked(node: Node, options: Options, scope: Scope, facts:
     if _marks_references(zarr_dtype):
         if dtype != "|O":
             yield Finding(
-                f"zarr_dtype {_short(zarr_dtype)} marks references, but the stored dtype is {_short(dtype)}, "
+                f"zarr_dtype {json_excerpt(zarr_dtype)} marks references, but the stored dtype is {json_excerpt(dtype)}, "
                 "which cannot hold reference objects",
-                details={"dtype": dtype, "zarr_dtype": _short(zarr_dtype)},
+                details={"dtype": dtype, "zarr_dtype": json_excerpt(zarr_dtype)},
             )
         return
     result = facts.get("holders")
     if result is None:  # a dtype that cannot hold reference objects holds none; or no element is stored
         return
-    said = f"zarr_dtype is {_short(zarr_dtype)}" if zarr_dtype is not None else "there is no zarr_dtype"
+    said = f"zarr_dtype is {json_excerpt(zarr_dtype)}" if zarr_dtype is not None else "there is no zarr_dtype"
     for holder in result.found:
         yield Finding(
             f"element [{holder.index}] holds a reference object ({holder.text}), but {said}: a reader does not resolve it",
             index=_unravel(holder.index, node.shape),
-            details={"zarr_dtype": _short(zarr_dtype)},
+            details={"zarr_dtype": json_excerpt(zarr_dtype)},
         )
     if result.count > len(result.found):
         yield Omitted(result.count - len(result.found))
@@ -585,12 +583,13 @@ def attr_references_marked(node: Node, options: Options, scope: Scope) -> Iterat
             continue
         if is_reference(value) and "zarr_dtype" not in value:
             yield Finding(
-                f"attribute {key!r} holds a reference object ({_short(value)}) without zarr_dtype: a reader does not resolve it",
+                f"attribute {key!r} holds a reference object ({json_excerpt(value)}) without zarr_dtype: a reader does not resolve it",
                 details={"key": key},
             )
         elif isinstance(value, list) and any(is_reference(v) for v in value):
             yield Finding(
-                f"attribute {key!r} holds reference objects in a list ({_short(value)}) without zarr_dtype", details={"key": key}
+                f"attribute {key!r} holds reference objects in a list ({json_excerpt(value)}) without zarr_dtype",
+                details={"key": key},
             )
 
 

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from validator.excerpt import cut
 from validator.nodes.base import Node, NodeError
 from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 
@@ -676,7 +677,7 @@ def _differences(expected: Any, found: Any) -> list[tuple[str | None, str, str]]
 
 def _short(value: Any, limit: int = 60) -> str:
     text = _json(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return cut(text, limit)
 
 
 def _without_nested_marker(key: str, copy: Any, stored: Any) -> Any:

@@ -8,11 +8,11 @@ no references is read element by element, and each of these is a reference no re
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from validator.excerpt import json_excerpt
 from validator.kernels.block import Block
 
 
@@ -39,14 +39,6 @@ def holds_reference(value: Any) -> bool:
     return isinstance(row, (list, tuple)) and any(is_reference(v) for v in row)
 
 
-def _short(value: Any, limit: int = 80) -> str:
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def summarize(block: Block, limit: int = 20) -> ReferenceObjectsPartial:
     """The elements of one block that hold a reference object."""
     count = 0
@@ -56,7 +48,7 @@ def summarize(block: Block, limit: int = 20) -> ReferenceObjectsPartial:
         if holds_reference(value):
             count += 1
             if len(found) < limit:
-                found.append(Holder(block.start + offset, _short(value)))
+                found.append(Holder(block.start + offset, json_excerpt(value)))
     return ReferenceObjectsPartial(count, tuple(found))
 
 

@@ -12,11 +12,11 @@ them is classified as an element would be, and a row of another shape is malform
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from validator.excerpt import json_excerpt
 from validator.kernels.block import Block
 
 # Sources that name the store itself; any other source is another store.
@@ -41,17 +41,9 @@ class ReferencesPartial(NamedTuple):
     target_fields: tuple[str | None, ...] = ()  # per target, the compound field of its first occurrence (None: no fields)
 
 
-def _short(value: Any, limit: int = 80) -> str:
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _classify(value: Any, required: tuple[str, ...]) -> str | None:
     if not isinstance(value, dict):
-        return f"is {_short(value)}, expected a reference object"
+        return f"is {json_excerpt(value)}, expected a reference object"
     missing = [k for k in required if not isinstance(value.get(k), str)]
     return f"has no string {', '.join(missing)}" if missing else None
 
@@ -64,7 +56,7 @@ def _values(value: Any, fields: tuple[tuple[int, str], ...], width: int) -> tupl
     if isinstance(row, np.void):
         row = row.tolist()
     if not isinstance(row, (list, tuple)) or len(row) != width:
-        return [], f"is {_short(value)}, expected a row of {width} fields"
+        return [], f"is {json_excerpt(value)}, expected a row of {width} fields"
     return [(row[i], name) for i, name in fields], None
 
 
@@ -88,7 +80,7 @@ def summarize(
         if row_problem is not None:
             n_malformed += 1
             if len(malformed) < limit:
-                malformed.append(Element(index, _short(element), problem=row_problem))
+                malformed.append(Element(index, json_excerpt(element), problem=row_problem))
             continue
         for value, field in values:
             value = value.item() if isinstance(value, np.generic) else value
@@ -97,7 +89,7 @@ def summarize(
                 n_malformed += 1
                 if len(malformed) < limit:
                     where = f"field {field!r} " if field is not None else ""
-                    malformed.append(Element(index, _short(value), problem=where + problem))
+                    malformed.append(Element(index, json_excerpt(value), problem=where + problem))
                 continue
             source, path = value.get("source"), value.get("path")
             if not (isinstance(source, str) and isinstance(path, str)):
@@ -105,7 +97,7 @@ def summarize(
             if source not in SELF_SOURCES:
                 n_foreign += 1
                 if len(foreign) < limit:
-                    foreign.append(Element(index, _short(value), source=source, path=path))
+                    foreign.append(Element(index, json_excerpt(value), source=source, path=path))
             elif path not in targets:
                 if len(targets) < max_targets:
                     targets[path] = (index, field)

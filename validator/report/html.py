@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from validator.excerpt import cut
 from validator.report.baseline import Baseline, located
 from validator.report.links import rule_page
 from validator.report.model import ClauseResult, Finding, Level, Report, Status
@@ -294,7 +295,7 @@ def _short(value: Any, limit: int = 200) -> str:
         text = json.dumps(value, ensure_ascii=False, default=repr)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return cut(text, limit)
 
 
 def _skipped(reports: Sequence[Report]) -> str:
