@@ -160,10 +160,10 @@ def work(version: int, columns: int, monkeypatch) -> dict[str, int]:
     evaluations = 0
     advance = run._advance
 
-    def counted(ev, facts):
+    def counted(ev, *args):
         nonlocal evaluations
         evaluations += 1
-        advance(ev, facts)
+        advance(ev, *args)
 
     monkeypatch.setattr(run, "_advance", counted)
     CountingName.comparisons = 0

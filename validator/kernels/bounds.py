@@ -21,9 +21,26 @@ class BoundsPartial(NamedTuple):
     found: tuple[Offender, ...]  # the first `limit` of them, in index order
 
 
-def summarize(block: Block, low: Any = None, high: Any = None, limit: int = 5) -> BoundsPartial:
-    """Min, max and out-of-range elements of one block (NaN is never counted as out of range)."""
-    a = block.values
+def _values(block: Block, field: str | None, ignore: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """The block's values (one field of a compound block, with `field`), and the positions kept when `ignore` is set."""
+    a = block.values if field is None else np.asarray(block.values[field]).reshape(-1)
+    if ignore is None:
+        return a, None
+    kept = np.flatnonzero(a != ignore)
+    return a[kept], kept
+
+
+def summarize(
+    block: Block, low: Any = None, high: Any = None, limit: int = 5, field: str | None = None, ignore: Any = None
+) -> BoundsPartial:
+    """Min, max and out-of-range elements of one block (NaN is never counted as out of range).
+
+    `field` reads one member of a compound array; `ignore` is a value that is never counted (R's NA_integer_,
+    -2147483648, in factor codes), nor taken into min and max.
+    """
+    a, kept = _values(block, field, ignore)
+    if not a.size:
+        return BoundsPartial(None, None, 0, ())
     if a.dtype.kind in "fc":
         minimum, maximum = _nan_extremes(a)
     else:
@@ -37,7 +54,8 @@ def summarize(block: Block, low: Any = None, high: Any = None, limit: int = 5) -
     if high is not None:
         outside |= a > high
     bad = np.flatnonzero(outside)
-    found = tuple(Offender(block.start + int(i), a[i].item()) for i in bad[:limit])
+    at = bad if kept is None else kept[bad]  # positions in the block, ignored elements counted in
+    found = tuple(Offender(block.start + int(j), a[i].item()) for i, j in zip(bad[:limit], at[:limit], strict=True))
     return BoundsPartial(minimum, maximum, int(bad.size), found)
 
 
@@ -58,7 +76,15 @@ def _pick(a: Any, b: Any, choose: Any) -> Any:
     return choose(a, b)
 
 
-def combine(left: BoundsPartial, right: BoundsPartial, low: Any = None, high: Any = None, limit: int = 5) -> BoundsPartial:
+def combine(
+    left: BoundsPartial,
+    right: BoundsPartial,
+    low: Any = None,
+    high: Any = None,
+    limit: int = 5,
+    field: str | None = None,
+    ignore: Any = None,
+) -> BoundsPartial:
     """Both spans as one; offenders stay in index order because left precedes right."""
     return BoundsPartial(
         _pick(left.minimum, right.minimum, min),

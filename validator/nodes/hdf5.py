@@ -188,6 +188,27 @@ def _attr_string_storage(oid: Any, name: bytes) -> StringStorage | None:
     return StringStorage("variable" if variable else "fixed", charset, stored)
 
 
+_TYPE_CLASSES = {
+    h5py.h5t.INTEGER: "integer",
+    h5py.h5t.FLOAT: "float",
+    h5py.h5t.STRING: "string",
+    h5py.h5t.ENUM: "enum",
+    h5py.h5t.COMPOUND: "compound",
+    h5py.h5t.BITFIELD: "bitfield",
+    h5py.h5t.OPAQUE: "opaque",
+    h5py.h5t.REFERENCE: "reference",
+    h5py.h5t.ARRAY: "array",
+    h5py.h5t.VLEN: "vlen",
+}
+
+
+def _attr_type_class(oid: Any, name: bytes) -> str | None:
+    try:
+        return _TYPE_CLASSES.get(h5a.open(oid, name).get_type().get_class())
+    except Exception:  # an attribute table h5py cannot read
+        return None
+
+
 def _string_storage(dtype: np.dtype, stored: str) -> StringStorage | None:
     info = h5py.check_string_dtype(dtype)
     if info is None:
@@ -262,6 +283,10 @@ class HDF5Node(Node):
     def attr_storage(self, name: str) -> StringStorage | None:
         stored = self._attrs._names.get(name) if isinstance(self._attrs, HDF5Attributes) else None
         return None if stored is None else _attr_string_storage(self.object_id(), stored)
+
+    def attr_type_class(self, name: str) -> str | None:
+        stored = self._attrs._names.get(name) if isinstance(self._attrs, HDF5Attributes) else None
+        return None if stored is None else _attr_type_class(self.object_id(), stored)
 
     @property
     def shape(self) -> tuple[int, ...] | None:

@@ -71,6 +71,11 @@ class KeyValueStore(ABC):
             out.extend(self.list_keys(_join(prefix, d)))
         return out
 
+    def raw_keys(self) -> list[str] | None:
+        """Every key as the store holds it, unnormalised (backslashes, empty or dot segments, non-ASCII names kept),
+        including those `list_dir` leaves out. Here: the keys `list_dir` finds (backends that see more override it)."""
+        return sorted(self.list_keys(""))
+
     def close(self) -> None:  # noqa: B027 -- optional: a store holding nothing open inherits this
         """Release what the store holds open; nothing by default."""
 
@@ -188,7 +193,7 @@ class DirectoryStore(KeyValueStore):
         for entry in entries:
             name = entry.name
             # Inside a directory that lies in the store only a symlink can lead out; a name with a backslash
-            # is no key (resolve refuses it).
+            # is no key (resolve refuses it, raw_keys reports it).
             if "\\" in name:
                 continue
             link = entry.is_symlink()
@@ -204,6 +209,16 @@ class DirectoryStore(KeyValueStore):
         keys.sort()
         dirs.sort()
         return keys, dirs
+
+    def raw_keys(self) -> list[str]:
+        out = []
+        for folder, dirs, files in os.walk(self._root, followlinks=False):
+            rel = os.path.relpath(folder, self._root)
+            prefix = "" if rel == os.curdir else rel.replace(os.sep, "/") + "/"
+            out.extend(prefix + name for name in files)
+            # A symlink to a directory is not walked: only its own name, as a key, is what the store holds.
+            out.extend(prefix + name for name in dirs if os.path.islink(os.path.join(folder, name)))
+        return sorted(out)
 
 
 class ZipStore(KeyValueStore):
@@ -243,8 +258,13 @@ class ZipStore(KeyValueStore):
                 continue
             rest = name[len(base) :]
             head, sep, _ = rest.partition("/")
+            if head in ("", ".", ".."):  # an entry no normalized key names (`a//b`, `../x`): raw_keys reports it
+                continue
             (dirs if sep else keys).add(head)
         return sorted(keys), sorted(dirs)
+
+    def raw_keys(self) -> list[str]:
+        return sorted(info.filename for info in self._zip.infolist() if not info.is_dir())
 
     def close(self) -> None:
         self._zip.close()

@@ -18,8 +18,11 @@ from validator.nodes.urls import URL_SCHEME
 
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
 HTTP_PROTOCOLS = ("http", "https")
-# Names of Zarr metadata documents: the keys a reader probes for at every node, most of them absent.
-METADATA_DOCUMENTS = frozenset({".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"})
+# Names of Zarr metadata documents: the keys a reader probes for at every node, most of them absent; and
+# netcdf-c's NCZarr keys, which the writer detection probes for (absent from nearly every store).
+METADATA_DOCUMENTS = frozenset(
+    {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json", ".nczarr", ".nczgroup", ".nczarray", ".nczattrs"}
+)
 HDF5_EXTENSIONS = (".h5ad", ".h5mu", ".h5seurat", ".h5", ".hdf5", ".nwb")
 ZARR_EXTENSIONS = (".zarr",)
 # HDF5 over a URL is read in blocks kept in an LRU cache: HDF5 metadata reads are small and scattered, chunk

@@ -187,6 +187,9 @@ class ZarrNode(Node):
             keys = self.__dict__["_stored_keys"] = sorted(k[cut:] for k in self.tree.list_keys(prefix))
         return list(keys)
 
+    def stored_raw_keys(self) -> list[str] | None:
+        return self.tree.kv.raw_keys() if self.path == "/" else None
+
     def read_document(self, name: str) -> bytes | None:
         return self.read_key(name)
 
