@@ -188,7 +188,7 @@ class ZarrNode(Node):
         return list(keys)
 
     def stored_raw_keys(self) -> list[str] | None:
-        return self.tree.kv.raw_keys() if self.path == "/" else None
+        return self.tree.raw_keys() if self.path == "/" else None
 
     def read_document(self, name: str) -> bytes | None:
         return self.read_key(name)
@@ -375,6 +375,7 @@ class ZarrTree(Tree):
         # Equal documents (the columns of one type in a wide dataframe) are kept once, bytes and parsed value.
         self._alike: dict[bytes, bytes] = {}
         self._parsed_alike: dict[bytes, Any] = {}
+        self._raw_keys: list[str] | None = None
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         if kv.batched:
             self._prefetch()
@@ -389,6 +390,12 @@ class ZarrTree(Tree):
         except KeyError:
             raw = self._documents[key] = self._shared(self.kv.get(key))
             return raw
+
+    def raw_keys(self) -> list[str] | None:
+        """`kv.raw_keys`, walked once however many rules read it (a walk of the whole store)."""
+        if self._raw_keys is None:
+            self._raw_keys = self.kv.raw_keys()
+        return None if self._raw_keys is None else list(self._raw_keys)
 
     def _shared(self, raw: bytes | None) -> bytes | None:
         return raw if raw is None else self._alike.setdefault(raw, raw)
