@@ -51,6 +51,7 @@ def validate(
         InputError: the store cannot be opened. PackError: a pack is invalid, two packs extend the same pack,
             or two packs define one rule id.
     """
+    from validator.engine import activity
     from validator.engine.loader import builtin_packs, load_pack, packs_to_run
     from validator.engine.run import evaluate
     from validator.engine.scan import make_scanner
@@ -59,11 +60,13 @@ def validate(
 
     chosen = packs_to_run(builtin_packs() if packs is None else packs, [load_pack(p) for p in extra_packs])
     selection = Selection(tuple(select), tuple(extend_select), tuple(ignore))
+    activity.reading(f"opening {_shown(os.fspath(path))}")
     with open_store(os.fspath(path)) as tree:
+        activity.opened(tree.format)
         results, scopes_by_pack = evaluate(tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress, deep=deep)
         infos = [PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
                  for pack, scopes in zip(chosen, scopes_by_pack) if scopes]
-        problems = tuple(Problem(p.key, p.message) for p in getattr(tree, "problems", ()))
+        problems = tuple(Problem(p.key, p.message, getattr(p, "path", None)) for p in getattr(tree, "problems", ()))
         return Report(_shown(os.fspath(path)), tree.format, tuple(infos), __version__, tuple(results), problems, _metadata_keys(tree, results))
 
 

@@ -135,7 +135,9 @@ def test_iter_results_error_when_primitive_raises(exploding_primitive):
     assert r.reason == "explodes_for_test: ZeroDivisionError: boom"
     assert results["t.csr.group"].status is Status.PASSED
 
-def test_iter_results_error_when_array_cannot_be_read(monkeypatch):
+def test_iter_results_unreadable_array_is_reported_once_and_not_checked(monkeypatch):
+    """An array that cannot be read is an unreadable record of the tree; the clauses needing it name it as not
+    checked, and keep their verdicts on the other nodes."""
     from memory_tree import MemoryNode
     from validator.nodes.base import NodeError
 
@@ -144,9 +146,12 @@ def test_iter_results_error_when_array_cannot_be_read(monkeypatch):
 
     monkeypatch.setattr(MemoryNode, "read_block", broken)
     for scanner in (SerialScanner(2), ThreadScanner(2, 2)):
-        results = {r.rule.id: r for r in iter_results(tree(csr()), [pack(RULES)], block_elements=2, scanner=scanner)}
+        t = tree(csr())
+        results = {r.rule.id: r for r in iter_results(t, [pack(RULES)], block_elements=2, scanner=scanner)}
         r = results["t.csr.indptr-monotonic"]
-        assert r.status is Status.ERROR and "cannot read data" in r.reason
+        assert r.status is Status.NOT_APPLICABLE and r.unchecked == (("/X/indptr", "/X/indptr: cannot read data (broken)"),)
+        assert ("/X/indptr", "cannot read data (broken)") in [(p.key, p.message) for p in t.problems]
+        assert results["t.csr.group"].status is Status.PASSED
 
 def test_iter_results_passes_message_template_stamped_by_engine():
     rules = [rule("t.csr.m", INDPTR, ("non_decreasing", {}), message="{path}: {detail} [{previous}] {0.__class__}")]

@@ -130,10 +130,21 @@ def test_zarr_passes_symlink_outside_store_never_read(tmp_path, v2, monkeypatch)
     assert not any(isinstance(p, str) and p.startswith(str(secret_dir)) for p in read)
 
 
-def test_zarr_passes_symlink_inside_store_is_followed(v2):
-    os.symlink(os.path.join(v2, "a"), os.path.join(v2, "alias"))
+def test_zarr_passes_symlinked_file_inside_store_is_followed(v2):
+    os.rename(os.path.join(v2, "a", "x", ".zarray"), os.path.join(v2, "a", "x", "real.json"))
+    os.symlink("real.json", os.path.join(v2, "a", "x", ".zarray"))
     with open_store(v2) as tree:
-        assert tree.get("/alias/x").shape == (50,)
+        assert tree.get("/a/x").shape == (50,)
+
+
+def test_zarr_fails_symlinked_directory_is_reported_never_entered(v2):
+    """A symlinked directory could lead back to an ancestor (a walk without end) or show one folder twice."""
+    os.symlink(os.path.join(v2, "a"), os.path.join(v2, "alias"))
+    os.symlink("..", os.path.join(v2, "a", "loop"))
+    with open_store(v2) as tree:
+        assert not any(n.path.startswith(("/alias", "/a/loop")) for n in tree.walk())
+        assert {p.key for p in tree.problems} == {"alias", "a/loop"}
+        assert all(p.message == "a symlink to a directory; not followed" for p in tree.problems)
 
 
 class Boom:

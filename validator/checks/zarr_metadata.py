@@ -12,6 +12,7 @@ from typing import Any
 
 from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.nodes.base import Node, NodeError
+from validator.nodes.jsondoc import JSONProblem, loads
 
 # numpy typestr: byte order, kind letter, item size, and for datetime/timedelta a unit in brackets.
 # "O" is a NumPy array-protocol kind (Python objects) that zarr writers use with an object codec.
@@ -442,8 +443,9 @@ def _stored_documents(node: Node) -> dict[str, Any]:
         if rel.rsplit("/", 1)[-1] not in (".zarray", ".zgroup", ".zattrs"):
             continue
         try:
-            out[rel] = json.loads(node.read_key(rel).decode("utf-8"))
-        except (AttributeError, UnicodeDecodeError, ValueError, NodeError):
+            raw = node.read_key(rel)
+            out[rel] = loads(raw) if raw is not None else "<not JSON>"
+        except (JSONProblem, NodeError):
             out[rel] = "<not JSON>"
     return out
 
@@ -548,9 +550,9 @@ def _stored_object(node: Node, name: str) -> tuple[str, Any, str | None] | None:
     if raw is None:
         return None
     try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        return key, None, f"{key} is not JSON ({exc}), expected a JSON object"
+        doc = loads(raw)
+    except JSONProblem as exc:
+        return key, None, f"{key} is {exc}, expected a JSON object"
     if not isinstance(doc, dict):
         return key, doc, f"{key} is a JSON {type(doc).__name__}, expected a JSON object"
     return key, doc, None

@@ -11,6 +11,14 @@ from validator.engine.selectors import narrow
 from validator.nodes.base import Node
 
 
+def _encoding(node: Node) -> Any:
+    """The node's encoding-type attribute; None when its attributes cannot be read (its tree reports that)."""
+    try:
+        return node.attrs.get("encoding-type")
+    except Exception:  # noqa: BLE001 (Unreadable, or a backend's own error: matching then reports the node)
+        return None
+
+
 class NodeIndex:
     """A scope's nodes in tree order, indexed to narrow each selector's candidates.
 
@@ -29,14 +37,14 @@ class NodeIndex:
         self.by_parent_encoding: dict[Any, list[Node]] = {}
         for node in members:
             self.by_name.setdefault(node.name, []).append(node)
-            encoding = node.attrs.get("encoding-type")
+            encoding = _encoding(node)
             if isinstance(encoding, str):
                 self.by_encoding.setdefault(encoding, []).append(node)
             relative = scope.relative_path(node)
             self.by_path[relative] = node
             if node is not scope.root:
                 self.by_parent.setdefault(relative.rsplit("/", 1)[0] or "/", []).append(node)
-                parent_encoding = node.parent.attrs.get("encoding-type") if node.parent is not None else None
+                parent_encoding = _encoding(node.parent) if node.parent is not None else None
                 if isinstance(parent_encoding, str):
                     self.by_parent_encoding.setdefault(parent_encoding, []).append(node)
 

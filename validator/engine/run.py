@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from validator.checks import registry
+from validator.engine import activity
 from validator.primitive_api import NotApplicable, NotChecked, Scope
 from validator.engine.model import Pack, Rule
 from validator.engine.node_index import NodeIndex
@@ -15,7 +16,17 @@ from validator.engine.scan import ArrayScan, Damaged, Progress, Scanner, SerialS
 from validator.engine.selectors import matches
 from validator.engine.template import render
 from validator.kernels.facts import FactRequest
-from validator.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, NodeError, NotDecoded, Tree
+from validator.nodes.base import (
+    DEFAULT_BLOCK_ELEMENTS,
+    Node,
+    NodeError,
+    NotDecoded,
+    StoreProblem,
+    Tree,
+    Unreadable,
+    describe,
+    walk,
+)
 from validator.report.model import ClauseResult, Finding, Status
 
 MAX_FINDINGS = 20
@@ -59,18 +70,33 @@ def find_scopes(tree: Tree, pack: Pack) -> list[Scope]:
     if not pack.scope:
         return [Scope(pack, tree.root)]
     roots = pack.scope.get("roots")
-    found = [Scope(pack, n) for n in tree.walk() if roots is not None and matches(roots, n, Scope(pack, n))]
-    if not found and "fallback" in pack.scope and matches(pack.scope["fallback"], tree.root, Scope(pack, tree.root)):
+    found = [Scope(pack, n) for n in subtree(tree.root) if roots is not None and safe_match(roots, n, Scope(pack, n))]
+    if not found and "fallback" in pack.scope and safe_match(pack.scope["fallback"], tree.root, Scope(pack, tree.root)):
         found = [Scope(pack, tree.root)]
     return found
 
 
 def subtree(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
+    """`node` and every node below it once (a walk that ends on any input; see `nodes.base.walk`)."""
+    for current in walk(node):
+        activity.reading(f"walking {current.path}")
         yield current
-        stack.extend(reversed(list(current.children().values())))
+
+
+def safe_match(selector: Mapping[str, Any], node: Node, scope: Scope) -> bool:
+    """Whether `selector` selects `node`; False for a node whose attributes cannot be read (the tree reports it)."""
+    try:
+        return matches(selector, node, scope)
+    except Unreadable:
+        return False
+    except Exception as exc:  # a part of the node its backend could not read: reported, and the node not selected
+        unreadable(node, f"{node.path}: cannot be read ({describe(exc)})")
+        return False
+
+
+def unreadable(node: Node, message: str) -> None:
+    """Report that `node` (or a part of it) cannot be read: once, on its tree."""
+    node.tree.note_problem(StoreProblem(node.path, message, node.path))
 
 
 def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
@@ -83,11 +109,12 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
         if primitive.kind and node.kind != primitive.kind:
             ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to {primitive.kind}s; {node.path} is a {node.kind}")
             return
-        if primitive.dtype_kinds and (node.dtype is None or node.dtype.kind not in primitive.dtype_kinds):
-            dtype = node.dtype.str if node.dtype is not None else "unknown"
-            ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to dtype kinds {primitive.dtype_kinds!r}; {node.path} is {dtype}")
-            return
+        activity.reading(f"checking {ev.rule.id} on {node.path}")
         try:
+            if primitive.dtype_kinds and (node.dtype is None or node.dtype.kind not in primitive.dtype_kinds):
+                dtype = node.dtype.str if node.dtype is not None else "unknown"
+                ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to dtype kinds {primitive.dtype_kinds!r}; {node.path} is {dtype}")
+                return
             if primitive.facts is None:
                 findings = list(primitive.function(node, step.options, scope))
             elif facts is None:
@@ -99,14 +126,14 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
                     raise wanted
                 damaged = next((facts[r] for r in wanted.values() if isinstance(facts.get(r), Damaged)), None)
                 if damaged is not None:
-                    ev.outcome = Outcome(Status.ERROR, reason=damaged.message)
+                    ev.outcome = _unread(node, Unreadable(damaged.message))
                     return
                 findings = list(primitive.function(node, step.options, scope, {k: facts[r] for k, r in wanted.items()}))
         except NotApplicable as exc:
             ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=str(exc), unchecked=isinstance(exc, NotChecked))
             return
         except NodeError as exc:
-            ev.outcome = Outcome(Status.ERROR, reason=str(exc))
+            ev.outcome = _unread(node, exc)
             return
         except Exception as exc:  # a primitive's bug or an unforeseen input: an error on this clause, never a crash
             ev.outcome = Outcome(Status.ERROR, reason=f"{step.primitive}: {type(exc).__name__}: {exc}")
@@ -115,6 +142,14 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
             ev.outcome = Outcome(Status.FAILED, findings)
             return
     ev.outcome = Outcome(Status.PASSED)
+
+
+def _unread(node: Node, exc: NodeError) -> Outcome:
+    """The outcome on a node a clause could not read: reported once as unreadable (unless deliberately not decoded),
+    and the node named as not checked; the clause keeps its verdict on the other nodes."""
+    if not isinstance(exc, NotDecoded):
+        unreadable(node, str(exc) if str(exc).startswith(node.path) else f"{node.path}: {exc}")
+    return Outcome(Status.NOT_APPLICABLE, reason=str(exc), unchecked=True)
 
 
 def _plan_facts(ev: Evaluation, first_fact_step: int) -> None:
@@ -174,11 +209,8 @@ def evaluate(
         progress.finish()
     for ev in waiting:
         got = facts.get(ev.node.path, {})
-        if isinstance(got, NotDecoded):  # a codec off the allow-list: the node is one the clause is about
-            ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=str(got), unchecked=True)
-            continue
-        if isinstance(got, NodeError):
-            ev.outcome = Outcome(Status.ERROR, reason=str(got))
+        if isinstance(got, NodeError):  # not decoded (a codec off the allow-list), or unreadable: not checked
+            ev.outcome = _unread(ev.node, got)
             continue
         _advance(ev, got)
     return [aggregate(rule, evaluations[rule.key], max_findings) for rule in rules], scopes
@@ -212,7 +244,7 @@ def _run_metadata_steps(
                 Evaluation(rule, node, scope)
                 for scope, index in nodes
                 for node in index.candidates(rule.applies_to)
-                if matches(rule.applies_to, node, scope)
+                if safe_match(rule.applies_to, node, scope)
             ]
     waiting: list[Evaluation] = []
     for evs in evaluations.values():

@@ -20,12 +20,23 @@ class Block(NamedTuple):
     `start` is the flat (C-order) index of the first element of `values` in the whole array. `chunks` lists
     the stored chunks the block was read from, in chunk-grid order (chunks not stored, read as the fill value,
     are not listed). A chunk that did not decode carries its problem, and its elements in `values` are the
-    fill value (or zeros, or None), not data: `problem()` says whether the values can be trusted.
+    fill value (or zeros, or None), not data: `problem()` says whether the values can be trusted. A `uniform`
+    block is the fill value of rows where nothing is stored.
     """
 
     start: int
     values: np.ndarray
     chunks: tuple[ChunkRead, ...] = ()
+
+    @property
+    def uniform(self) -> bool:
+        """True when every element is the first one, held once (a broadcast view: rows where no chunk is stored).
+
+        Such a block may stand for more elements than memory could hold (a declared 2**62 with nothing written):
+        kernels summarise it from `values[0]` and its size, never by touching each element.
+        """
+        v = self.values
+        return v.ndim == 1 and v.size > 1 and v.strides == (0,)
 
     def problem(self) -> str | None:
         """The first chunk problem (one line naming the array path and the chunk's key), or None when every chunk decoded."""

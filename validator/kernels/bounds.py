@@ -24,6 +24,8 @@ class BoundsPartial(NamedTuple):
 def summarize(block: Block, low: Any = None, high: Any = None, limit: int = 5) -> BoundsPartial:
     """Min, max and out-of-range elements of one block (NaN is never counted as out of range)."""
     a = block.values
+    if block.uniform:
+        return _uniform(block, low, high, limit)
     if a.dtype.kind in "fc":
         minimum, maximum = _nan_extremes(a)
     else:
@@ -39,6 +41,18 @@ def summarize(block: Block, low: Any = None, high: Any = None, limit: int = 5) -
     bad = np.flatnonzero(outside)
     found = tuple(Offender(block.start + int(i), a[i].item()) for i in bad[:limit])
     return BoundsPartial(minimum, maximum, int(bad.size), found)
+
+
+def _uniform(block: Block, low: Any, high: Any, limit: int) -> BoundsPartial:
+    """A block of one value repeated: judged once, its count the block's size."""
+    value = block.values[0]
+    if value != value:  # NaN: no extremes, never out of range
+        return BoundsPartial(None, None, 0, ())
+    v = value.item()
+    if (low is None or v >= low) and (high is None or v <= high):
+        return BoundsPartial(v, v, 0, ())
+    n = block.values.size
+    return BoundsPartial(v, v, n, tuple(Offender(block.start + i, v) for i in range(min(n, limit))))
 
 
 def _nan_extremes(a: np.ndarray) -> tuple[Any, Any]:

@@ -54,6 +54,12 @@ def _classify(value: Any, required: tuple[str, ...]) -> str | None:
 def summarize(block: Block, required: tuple[str, ...] = ("source", "path"), limit: int = 20,
               max_targets: int = 10_000) -> ReferencesPartial:
     """Malformed, foreign and in-store references of one block."""
+    if block.uniform:  # one value repeated: classified once, counted for every element
+        one = summarize(Block(block.start, block.values[:1]), required, limit, max_targets)
+        n = block.values.size
+        spread = lambda found: tuple(e._replace(index=block.start + i) for e in found for i in range(min(n, limit)))  # noqa: E731
+        return ReferencesPartial(one.malformed * n, spread(one.malformed_found), one.foreign * n, spread(one.foreign_found),
+                                 one.targets, one.targets_dropped)
     malformed: list[Element] = []
     foreign: list[Element] = []
     n_malformed = n_foreign = dropped = 0

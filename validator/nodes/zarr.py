@@ -15,12 +15,15 @@ from validator.nodes.base import (
     Node,
     NodeError,
     Storage,
+    StoreProblem,
     StringStorage,
     RowRange,
+    RowRanges,
     Tree,
-    block_row_ranges,
+    plan_rows,
 )
-from validator.nodes.keyvalue import DirectoryStore, KeyValueStore, ZipStore
+from validator.nodes.jsondoc import JSONProblem, loads
+from validator.nodes.keyvalue import MAX_DOCUMENT_BYTES, DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
 from validator.nodes import zarr_direct
 
 V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
@@ -47,15 +50,8 @@ V3_DTYPES = {
 }
 
 
-class MetadataProblem:
-    """A stored metadata document that is missing, not JSON, or not a JSON object."""
-
-    def __init__(self, key: str, message: str) -> None:
-        self.key = key
-        self.message = message
-
-    def __repr__(self) -> str:
-        return f"{self.key}: {self.message}"
+# A stored metadata document that is missing, not JSON, not a JSON object, too large or nested too deeply.
+MetadataProblem = StoreProblem
 
 
 def parse_json(raw: bytes | None, key: str) -> tuple[Any, MetadataProblem | None]:
@@ -63,11 +59,20 @@ def parse_json(raw: bytes | None, key: str) -> tuple[Any, MetadataProblem | None
         return None, None
     try:
         # The stored JSON may carry NaN/Infinity (zarr v2 fill values); Python's parser accepts them.
-        return json.loads(raw.decode("utf-8")), None
-    except UnicodeDecodeError as exc:
-        return None, MetadataProblem(key, f"not UTF-8 ({exc.reason} at byte {exc.start})")
-    except json.JSONDecodeError as exc:
-        return None, MetadataProblem(key, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})")
+        return loads(raw), None
+    except JSONProblem as exc:
+        return None, MetadataProblem(key, str(exc))
+
+
+def read_document(kv: KeyValueStore, key: str) -> tuple[Any, MetadataProblem | None]:
+    """The parsed document stored at `key` (None when absent), or the problem that keeps it from being read."""
+    try:
+        raw = kv.get_bounded(key, MAX_DOCUMENT_BYTES)
+    except ValueTooLarge as exc:
+        return None, MetadataProblem(key, str(exc).removeprefix(f"{key} "))
+    except NodeError as exc:
+        return None, MetadataProblem(key, str(exc))
+    return parse_json(raw, key)
 
 
 def _tupled(fields: Any) -> Any:
@@ -176,7 +181,7 @@ class ZarrNode(Node):
         if self.tree.zarr_format == 3:
             attrs = (self.metadata or {}).get("attributes", {})
             return attrs if isinstance(attrs, dict) else {}
-        doc, problem = parse_json(self.tree.kv.get(self.key(".zattrs")), self.key(".zattrs"))
+        doc, problem = read_document(self.tree.kv, self.key(".zattrs"))
         if problem:
             self.tree.note_problem(problem)
         elif doc is not None and not isinstance(doc, dict):
@@ -186,9 +191,9 @@ class ZarrNode(Node):
 
     @property
     def shape(self) -> tuple[int, ...] | None:
-        if self.kind != "array":
+        if self.kind != "array" or not isinstance(self.metadata, dict):
             return None
-        shape = (self.metadata or {}).get("shape")
+        shape = self.metadata.get("shape")
         if isinstance(shape, list) and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape):
             return tuple(shape)
         return None
@@ -203,7 +208,7 @@ class ZarrNode(Node):
 
     @property
     def _v3_codecs(self) -> list[Any]:
-        codecs = (self.metadata or {}).get("codecs") or []
+        codecs = self.metadata.get("codecs") if isinstance(self.metadata, dict) else []
         return codecs if isinstance(codecs, list) else []
 
     @property
@@ -263,20 +268,33 @@ class ZarrNode(Node):
     def children(self) -> dict[str, Node]:
         return self._children
 
-    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[RowRange] | None:
+    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> RowRanges | None:
         if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not a readable array")
-        return block_row_ranges(self.shape, self.chunks, max_elements)
+        itemsize = self.dtype.itemsize if self.dtype is not None else 1
+        return plan_rows(self.shape, self.chunks, max_elements, itemsize, self._stored_rows)
+
+    def _stored_rows(self) -> list[int] | None:
+        """The axis-0 chunk indices of the chunks stored (from the store's listing), or None when it cannot say."""
+        got = self.__dict__.get("_stored")
+        if got is None:
+            try:
+                got = zarr_direct.stored_rows(self.tree.kv, self.plan)
+            except NodeError:
+                got = False
+            self.__dict__["_stored"] = got
+        return got if got is not False else None
 
     def read_block(self, rows: RowRange) -> Block:
         """One block, each stored chunk decoded through `codecs`; chunks that do not decode are listed in `Block.chunks`.
 
-        Raises NotDecoded for an array whose codecs or layout are not read, NodeError for unusable metadata or a
-        chunk outside the store or unreadable.
+        Rows where the listing shows no stored chunk are the fill value, never materialised. Raises NotDecoded for
+        an array whose codecs or layout are not read, NodeError for unusable metadata, a chunk outside the store or
+        unreadable, or a block too large to hold.
         """
         if self.kind != "array" or self.shape is None or not self.metadata:
             raise NodeError(f"{self.path}: array metadata is unusable, data cannot be read")
-        return zarr_direct.read_block(self.tree.kv, self.plan, rows)
+        return zarr_direct.read_block(self.tree.kv, self.plan, rows, self.__dict__.get("_stored") or None)
 
     @property
     def plan(self) -> zarr_direct.ArrayPlan:
@@ -313,15 +331,11 @@ class ZarrTree(Tree):
         self.source = kv.location
         self.zarr_format = zarr_format
         self.format = f"zarr-v{zarr_format}"
-        self.problems: list[MetadataProblem] = []
+        kv.report = lambda key, why: self.note_problem(StoreProblem(key, why))
         self._nodes: dict[str, Node | None] = {}
         root = self.node_at("/")
         # A store with no root document still has a root: report it as an implicit group.
         self._root = root if root is not None else ZarrNode(self, "/", "group", None, implicit=True)
-
-    def note_problem(self, problem: MetadataProblem) -> None:
-        if all(p.key != problem.key for p in self.problems):
-            self.problems.append(problem)
 
     @property
     def root(self) -> Node:
@@ -336,7 +350,7 @@ class ZarrTree(Tree):
         prefix = path.strip("/")
         key = lambda name: f"{prefix}/{name}" if prefix else name  # noqa: E731
         if self.zarr_format == 3:
-            doc, problem = parse_json(self.kv.get(key(V3_DOCUMENT)), key(V3_DOCUMENT))
+            doc, problem = read_document(self.kv, key(V3_DOCUMENT))
             if problem:
                 self.note_problem(problem)
                 return ZarrNode(self, path, "group", None)
@@ -347,18 +361,16 @@ class ZarrTree(Tree):
                 return ZarrNode(self, path, "group", None)
             kind = "array" if doc.get("node_type") == "array" else "group"
             return ZarrNode(self, path, kind, doc)
-        raw_array = self.kv.get(key(".zarray"))
-        if raw_array is not None:
-            doc, problem = parse_json(raw_array, key(".zarray"))
+        doc, problem = read_document(self.kv, key(".zarray"))
+        if doc is not None or problem is not None:
             if problem:
                 self.note_problem(problem)
             elif not isinstance(doc, dict):
                 self.note_problem(MetadataProblem(key(".zarray"), f"not a JSON object but {type(doc).__name__}"))
                 doc = None
             return ZarrNode(self, path, "array", doc)
-        raw_group = self.kv.get(key(".zgroup"))
-        if raw_group is not None:
-            doc, problem = parse_json(raw_group, key(".zgroup"))
+        doc, problem = read_document(self.kv, key(".zgroup"))
+        if doc is not None or problem is not None:
             if problem:
                 self.note_problem(problem)
             elif not isinstance(doc, dict):
@@ -369,7 +381,7 @@ class ZarrTree(Tree):
     def _implicit(self, path: str, prefix: str) -> Node | None:
         # Only directories that lead to some node document are nodes; other directories are not ours.
         documents = (V3_DOCUMENT,) if self.zarr_format == 3 else V2_DOCUMENTS
-        if any(k.rsplit("/", 1)[-1] in documents for k in self.kv.list_keys(prefix)):
+        if any(k.rsplit("/", 1)[-1] in documents for k in self.kv.iter_keys(prefix)):
             return ZarrNode(self, path, "group", None, implicit=True)
         return None
 
@@ -388,14 +400,24 @@ def open_zarr(path: str) -> ZarrTree:
 
 def detect_zarr_format(kv: KeyValueStore) -> int | None:
     """3 when the root has `zarr.json`, 2 for v2 documents at the root or below; None when neither."""
-    if kv.get(V3_DOCUMENT) is not None:
+    if _present(kv, V3_DOCUMENT):
         return 3
-    if any(kv.get(doc) is not None for doc in V2_DOCUMENTS):
+    if any(_present(kv, doc) for doc in V2_DOCUMENTS):
         return 2
-    for key in kv.list_keys(""):
+    for key in kv.iter_keys(""):
         name = key.rsplit("/", 1)[-1]
         if name in V2_DOCUMENTS:
             return 2
         if name == V3_DOCUMENT:
             return 3
     return None
+
+
+def _present(kv: KeyValueStore, key: str) -> bool:
+    """True when something is stored at `key` (read within the document bound: a huge one is present, and reported later)."""
+    try:
+        return kv.get_bounded(key, MAX_DOCUMENT_BYTES) is not None
+    except ValueTooLarge:
+        return True
+    except NodeError:
+        return kv.stored(key)

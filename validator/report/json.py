@@ -54,7 +54,7 @@ def report_to_json(report: Report) -> dict[str, Any]:
         "format": report.format,
         "packs": [{"name": p.name, "title": p.title, "version": p.version, "scopes": list(p.scopes)} for p in report.packs],
         "summary": report.summary(),
-        "problems": [{"key": p.key, "message": p.message} for p in report.problems],
+        "problems": [{"key": p.key, "message": p.message, **({"path": p.path} if p.path else {})} for p in report.problems],
         "results": [result_to_json(r) for r in report.results],
     }
 
