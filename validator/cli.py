@@ -25,6 +25,7 @@ _OWN_PROCESS = False
 FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
 STORE_SUFFIXES = (".zarr", ".cxg")
 STORE_DOCUMENTS = (".zgroup", ".zarray", "zarr.json")
+FILE_SUFFIXES = (".h5ad", ".h5mu", ".h5seurat", ".h5", ".hdf5", ".nwb", ".zip", ".loom")
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -86,8 +87,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deep", action="store_true",
                    help="also read and decode every stored Zarr v2 chunk "
                         "(allow-listed codecs only; never pickle or object codecs)")
+    p.add_argument("--timeout", type=_positive_seconds, default=None, metavar="SECONDS",
+                   help="give each input at most SECONDS: it runs in a child process, and one that is still reading then "
+                        "is reported as timed out, naming what it was reading (the other inputs are still validated)")
     p.add_argument("--version", action="version", version=f"spec-validate {__version__}")
     return p
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -109,8 +123,8 @@ def store_root(path: str) -> str:
     """
     from validator.nodes.urls import is_url
 
-    if is_url(path):
-        return path
+    if is_url(path) or _is_store_file(path):
+        return path  # a file that is a store itself is what was asked for, never an enclosing folder
     norm = os.path.normpath(path)
     parts = norm.split(os.sep)
     for i in range(len(parts), 0, -1):
@@ -134,6 +148,25 @@ def store_root(path: str) -> str:
         return path
     rel = os.path.relpath(found)
     return found if rel.startswith(os.pardir) else rel
+
+
+def _is_store_file(path: str) -> bool:
+    """True for a regular file that is a store of its own (HDF5, or a zip), by its name or its first bytes."""
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+    except OSError:
+        return False
+    if path.lower().endswith(FILE_SUFFIXES):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return False
+    return head == b"\x89HDF\r\n\x1a\n" or head.startswith(b"PK\x03\x04")  # HDF5's signature, a zip's first entry
 
 
 def _has_store_document(directory: str) -> bool:
@@ -178,11 +211,14 @@ def _ids(values: Sequence[str]) -> tuple[str, ...]:
 
 
 def _emit(text: str, output: str | None) -> None:
+    # Names read from a store can hold what no encoding writes (lone surrogates from undecodable file or member
+    # names): written as backslash escapes, which in JSON text are the string's own escapes.
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
+        with open(output, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
     else:
-        sys.stdout.write(text)
+        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+        sys.stdout.write(text.encode(encoding, "backslashreplace").decode(encoding))
 
 
 def _packs(extra: Sequence[str]) -> list[Pack]:
@@ -202,6 +238,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         return _list_rules(args, packs)
     if not args.paths:
         parser.error("give at least one PATH (or --list-rules / --explain)")
+    if args.timeout is not None and args.dask:
+        parser.error("--timeout runs each input in a child process here; it cannot be used with --dask")
     settings = _settle(args, packs)
     reports = _validate_all(args, settings, store_roots(args.paths))
     return _finish(args, settings, reports)
@@ -265,6 +303,8 @@ def _validate_all(args: argparse.Namespace, settings: Settings, paths: list[str]
     threads = max(1, workers // max(1, processes))
     jobs = [(p, settings.select, settings.ignore_for(p), settings.extend_select, settings.packs, threads) for p in paths]
     validate_one = functools.partial(_validate_one, deep=args.deep)  # a partial of a module function still pickles
+    if args.timeout is not None:
+        return _with_timeout(jobs, validate_one, args.timeout, args.quiet, workers)
     if args.dask:
         from validator.engine.dask_scan import validate_on_dask
 
@@ -285,6 +325,24 @@ def _in_processes(jobs: list[tuple], validate_one: Callable[..., Report], proces
     with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool, \
             TerminalProgress("validating", unit="files", quiet=quiet) as bar:
         return _gather([pool.submit(validate_one, *job) for job in jobs], bar)  # in input order
+
+
+def _with_timeout(jobs: list[tuple], validate_one: Callable[..., Report], seconds: float, quiet: bool,
+                  workers: int) -> list[Report]:
+    """Each input in turn in a child process given `seconds`, with all the scan threads (see `validator.watchdog`)."""
+    from validator.watchdog import run_with_timeout
+
+    reports = []
+    for job in jobs:
+        job = (*job[:5], workers)
+        reports.append(run_with_timeout(job, validate_one, seconds, _shown(job[0]), _label(job[0]), quiet))
+    return reports
+
+
+def _shown(path: str) -> str:
+    from validator import _shown as shown
+
+    return shown(path)
 
 
 def _serially(jobs: list[tuple], validate_one: Callable[..., Report], quiet: bool) -> list[Report]:
