@@ -775,6 +775,21 @@ attr_case("awkward-array-form-not-json", "/uns/awk", "form", "ListOffsetArray(in
           "The awkward array's form is not JSON.", base="h5ad/valid-awkward-array")
 
 
+@h5_edit("h5ad/valid-awkward-array")
+def awkward_array_buffer_missing(f):
+    """The awkward array's form names buffer node1-data, which the group does not hold."""
+    del f["uns/awk/node1-data"]
+
+
+# ---------------------------------------------------------------------------------------------- scalars
+@h5_edit()
+def scalar_outside_uns(f):
+    """A string scalar (encoding-type string) stored at /note, beside obs and var rather than inside uns."""
+    d = f.create_dataset("note", data="kept outside uns", dtype=h5py.string_dtype())
+    d.attrs["encoding-type"] = "string"
+    d.attrs["encoding-version"] = "0.2.0"
+
+
 # ---------------------------------------------------------------------------------------------- zarr-only clauses
 @case("zarr-v2", name="anndata-0.12-string-scalars")
 def anndata_0_12_string_scalars(path: Path) -> None:

@@ -111,6 +111,23 @@ def test_main_passes_explain_every_rule(capsys, rule):
         assert registry.get(step.primitive).summary in out
 
 
+def test_main_passes_explain_dotted_prefix_explains_each_rule_it_selects(capsys):
+    code, out, _ = cli(capsys, "--explain", "anndata.csr_matrix")
+    wanted = [r.id for r in RULES if r.id.startswith("anndata.csr_matrix.")]
+    assert code == 0 and [line[2:].split(" (")[0] for line in out.splitlines() if line.startswith("# ")] == wanted
+    assert out.count("Documentation: ") == len(wanted)
+    assert "anndata.csr_matrixx" not in out
+
+
+def test_main_passes_explain_shows_message_template_and_paths_in_words(capsys):
+    code, out, _ = cli(capsys, "--explain", "anndata.element.encoding-type-known")
+    assert code == 0 and "path /obs, /var, /X," in out and "//" not in out.split("Documentation:")[0]
+    code, out, _ = cli(capsys, "--explain", "cxg.cxg.X-present")
+    rule = next(r for r in RULES if r.id == "cxg.cxg.X-present")
+    assert f"Message on failure: `{rule.message}`" in out
+    assert out.rstrip().endswith("/rules/cxg.cxg.X-present.html")
+
+
 def test_main_fails_explain_unknown_rule(capsys):
     code, _, err = cli(capsys, "--explain", "anndata.no.such")
     assert code == 2 and err.count("\n") == 1

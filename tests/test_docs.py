@@ -1,11 +1,17 @@
-"""docs/rules/ is generated from the packs and docstrings; a stale, missing or extra page fails here."""
+"""The generated pages of the documentation site (scripts/generate_docs.py): current, one per rule, and each rule
+page's corpus examples real cases that fail or pass the rule as the page says."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
+
+import validator
+from validator.engine.loader import builtin_packs
+from validator.report.model import Status
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("generate_docs", ROOT / "scripts" / "generate_docs.py")
@@ -13,40 +19,65 @@ generate_docs = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(generate_docs)
 
 PAGES = generate_docs.pages()
-FIX = f"docs/rules is out of date; regenerate it with `{generate_docs.COMMAND}`"
+FIX = f"the generated docs are out of date; regenerate them with `{generate_docs.COMMAND}`"
+RULES = [r for p in builtin_packs() for r in p.rules]
 
 
 @pytest.mark.parametrize("name", sorted(PAGES))
 def test_docs_passes_page_is_current(name):
-    path = ROOT / "docs" / "rules" / name
-    assert path.is_file(), f"docs/rules/{name} is missing. {FIX}"
-    assert path.read_text(encoding="utf-8") == PAGES[name], f"docs/rules/{name} is stale. {FIX}"
+    path = ROOT / "docs" / name
+    assert path.is_file(), f"docs/{name} is missing. {FIX}"
+    assert path.read_text(encoding="utf-8") == PAGES[name], f"docs/{name} is stale. {FIX}"
 
 
 def test_docs_passes_no_page_for_a_removed_rule():
-    extra = sorted(p.name for p in (ROOT / "docs" / "rules").glob("*.md") if p.name not in PAGES)
+    extra = sorted(p.name for p in (ROOT / "docs" / "rules").glob("*.md") if f"rules/{p.name}" not in PAGES)
     assert not extra, f"docs/rules has pages for rules that no longer exist: {extra}. {FIX}"
 
 
 def test_docs_passes_every_rule_has_a_page():
-    from validator.engine.loader import builtin_packs
-
-    ids = {r.id for p in builtin_packs() for r in p.rules}
-    assert {f"{i}.md" for i in ids} | {"index.md"} == set(PAGES)
+    assert {f"rules/{r.id}.md" for r in RULES} | {"rules/index.md", *generate_docs.TOP_PAGES} == set(PAGES)
 
 
 def test_docs_fails_stale_detects_edited_and_missing_page(tmp_path):
     generate_docs.write(tmp_path)
     assert generate_docs.stale(tmp_path) == []
-    first = sorted(n for n in PAGES if n != "index.md")[0]
+    first = sorted(n for n in PAGES if n.startswith("rules/") and n != "rules/index.md")[0]
     (tmp_path / first).write_text("edited by hand\n")
-    (tmp_path / "index.md").unlink()
-    (tmp_path / "anndata.old.rule.md").write_text("gone\n")
-    assert generate_docs.stale(tmp_path) == sorted([first, "index.md"]) + ["anndata.old.rule.md"]
+    (tmp_path / "rules" / "index.md").unlink()
+    (tmp_path / "cli.md").unlink()
+    (tmp_path / "rules" / "anndata.old.rule.md").write_text("gone\n")
+    assert generate_docs.stale(tmp_path) == sorted(["cli.md", first, "rules/index.md"]) + ["rules/anndata.old.rule.md"]
 
 
-def test_docs_passes_page_starts_with_explain_heading():
-    from validator.engine.loader import builtin_packs
+def test_docs_passes_page_starts_with_explain_heading_and_says_how_to_suppress():
+    rule = RULES[0]
+    page = PAGES[f"rules/{rule.id}.md"]
+    assert f"\n# {rule.id} ({rule.level.value}" in page
+    assert f"`--ignore {rule.id}`" in page and f'ignore = ["{rule.id}"]' in page
 
-    rule = builtin_packs()[0].rules[0]
-    assert f"\n# {rule.id} ({rule.level.value}" in PAGES[f"{rule.id}.md"]
+
+# ------------------------------------------------------------------------------------------------ examples are real
+EXAMPLE = re.compile(r"^(Fails|Passes): `conformance-corpus/([^`]+)`.*?\n\n```sh\nspec-validate conformance-corpus/\2 "
+                     r"--select (\S+)( --deep)?\n```", re.MULTILINE | re.DOTALL)
+
+
+def page_examples(rule_id: str) -> list[tuple[str, str, bool]]:
+    """(Fails|Passes, corpus file, deep) for each example the rule's page shows."""
+    found = []
+    for kind, file, selected, deep in EXAMPLE.findall(PAGES[f"rules/{rule_id}.md"]):
+        assert selected == rule_id
+        found.append((kind, file, bool(deep)))
+    return found
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
+def test_docs_passes_rule_page_examples_fail_and_pass_as_shown(rule):
+    shown = page_examples(rule.id)
+    assert [k for k, _, _ in shown] == ["Fails", "Passes"], f"{rule.id}: the page shows {shown}"
+    for kind, file, deep in shown:
+        path = generate_docs.CORPUS / file
+        assert path.exists(), path
+        report = validator.validate(path, select=[rule.id], deep=deep)
+        statuses = {r.rule.id: r.status for r in report.results}
+        assert statuses[rule.id] is (Status.FAILED if kind == "Fails" else Status.PASSED), (kind, file)

@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="spec-validate",
         formatter_class=_HelpFormatter,
         description="Check scientific array stores (AnnData .h5ad/.zarr, Zarr) clause by clause against their format specs.",
+        epilog="spec-validate coverage [--spec NAME] [--format text|json|markdown]: which statements of each spec the "
+               "rules check, and why the others are not (spec-validate coverage --help).",
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or store directories to validate")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
@@ -68,9 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when clauses fail")
     p.add_argument("--pack", action="append", default=[], metavar="FILE", help="also use this YAML rule pack")
     p.add_argument("--list-rules", action="store_true", help="list every rule (with --format json: as JSON)")
-    p.add_argument("--explain", metavar="RULE_ID", help="print a rule's clause, section, level and checks")
-    p.add_argument("--baseline", metavar="FILE",
-                   help="findings recorded in FILE are reported as baseline and do not fail the run")
+    p.add_argument("--explain", metavar="ID", help="print a rule's clause, section, level, checks and documentation page; a dotted prefix explains every rule it selects")
+    p.add_argument("--baseline", metavar="FILE", help="findings recorded in FILE are reported as baseline and do not fail the run")
     p.add_argument("--write-baseline", metavar="FILE", help="record every current failure in FILE (as fingerprints) and exit 0")
     p.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
                    help="workers: array blocks are read and checked on N threads, and several inputs run in up to N processes "
@@ -228,7 +229,21 @@ def _packs(extra: Sequence[str]) -> list[Pack]:
     return packs_to_run(builtin_packs(), [load_pack(p) for p in extra])
 
 
+def _subcommand(argv: Sequence[str] | None) -> int | None:
+    """`spec-validate coverage ...` is the one subcommand (validator/coverage.py); None for a validation run.
+    A store named `coverage` in the working directory is validated as `./coverage`."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["coverage"]:
+        from validator import coverage
+
+        return coverage.main(args[1:])
+    return None
+
+
 def run(argv: Sequence[str] | None = None) -> int:
+    code = _subcommand(argv)
+    if code is not None:
+        return code
     parser = build_parser()
     args = parser.parse_args(argv)
     packs = _packs(args.pack)
@@ -246,15 +261,18 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def _explain(args: argparse.Namespace, packs: list[Pack]) -> int:
-    """--explain: one rule's text, found by its id or by an id it was renamed from."""
+    """--explain ID: the rule, or every rule a dotted prefix selects (as --select reads it), each with its page."""
+    from validator.engine.rule_selection import prefix_matches
     from validator.explain import explain
+    from validator.report.links import rule_page
 
+    rules = [r for pack in packs for r in pack.rules]
     redirects = {k: v for pack in packs for k, v in pack.redirects.items()}
     wanted = redirects.get(args.explain, args.explain)
-    match = [r for pack in packs for r in pack.rules if r.id == wanted]
+    match = [r for r in rules if r.id == wanted] or [r for r in rules if prefix_matches(wanted, r.id)]
     if not match:
-        raise SpecValidateError(f"no rule {args.explain!r} (see --list-rules)")
-    _emit(explain(match[0]), args.output)
+        raise SpecValidateError(f"no rule matches {wanted!r} (see --list-rules)")
+    _emit("\n".join(explain(r) + (f"\nDocumentation: {rule_page(r.id)}\n" if r.builtin else "") for r in match), args.output)
     return 0
 
 

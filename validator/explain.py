@@ -25,6 +25,8 @@ def explain(rule: Rule) -> str:
         options = json.dumps(dict(step.options), sort_keys=True) if step.options else ""
         summary = primitive.summary if primitive else "(unknown primitive)"
         lines.append(f"- `{step.primitive}` {options}".rstrip() + f": {summary}")
+    if rule.message:
+        lines += ["", f"Message on failure: `{rule.message}` ({{path}} is the node, {{detail}} what the step found)."]
     for w in rule.writers:
         lines += ["", f"Known writer departure: {w.name} {w.versions}: {w.note}"]
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +59,12 @@ def build(path: Path, *, sparse: bool = False, omit: tuple[str, ...] = (), x_dty
           group_meta: dict | None = None, obs_schema: Any = None,
           codes: tuple[int, ...] = (0, 1, 1, 0), x_attr: str = "", emb_attr: str = "",
           xr: dict | None = None, xc: dict | None = None, col_shift_n: int = N_VAR, col_shift_dtype: str = "float32",
-          col_shift_attr: str = "") -> None:
+          col_shift_attr: str = "", obs_extra: dict[str, np.ndarray] | None = None) -> None:
     """A CXG as the spec describes it; the keyword arguments each change one thing.
 
     `xr` / `xc` change one half of the sparse pair: `n` (domain length), `other` (name of the index attribute),
-    `dtype` (of the values), `index_shift` (added to the first index), `dense` (a dense array).
+    `dtype` (of the values), `index_shift` (added to the first index), `dense` (a dense array). `obs_extra` adds
+    obs columns (name -> values), each one more TileDB attribute.
     """
     if path.exists():
         shutil.rmtree(path)
@@ -78,8 +80,10 @@ def build(path: Path, *, sparse: bool = False, omit: tuple[str, ...] = (), x_dty
         codes = np.array(codes, dtype=np.int8)
         if obs_2d:
             names, codes = np.repeat(names[:, None], 2, axis=1), np.repeat(codes[:, None], 2, axis=1)
-        _dense(path / "obs", dims, [tiledb.Attr("name_0", dtype=str, var=True), tiledb.Attr("cell_type", dtype=np.int8)],
-               {"name_0": names, "cell_type": codes},
+        extra = obs_extra or {}
+        _dense(path / "obs", dims, [tiledb.Attr("name_0", dtype=str, var=True), tiledb.Attr("cell_type", dtype=np.int8),
+                                    *(tiledb.Attr(k, dtype=v.dtype) for k, v in extra.items())],
+               {"name_0": names, "cell_type": codes, **extra},
                {"cxg_schema": schema if isinstance(schema, str) else json.dumps(schema)})
     if "var" not in omit:
         dims = [_dim("__dim_0", N_VAR)] + ([_dim("__dim_1", 2)] if var_2d else [])
@@ -123,6 +127,10 @@ def build(path: Path, *, sparse: bool = False, omit: tuple[str, ...] = (), x_dty
         meta = {k: v for k, v in meta.items() if v is not None}
         _dense(path / "cxg_group_metadata", [_dim("__dim_0", 1)], [tiledb.Attr("", dtype=np.float64)], {"": np.zeros(1)}, meta)
 
+
+# obs's default cxg_schema with a boolean column is_doublet, stored as uint8 (1/0), as the spec says.
+BOOLEAN_SCHEMA = {"index": "name_0", "name_0": {"type": "string"},
+                  "cell_type": {"type": "categorical", "categories": ["B cell", "T cell"]}, "is_doublet": {"type": "boolean"}}
 
 CASES: dict[str, dict[str, Any]] = {
     "valid-every-element": {},
@@ -172,6 +180,10 @@ CASES: dict[str, dict[str, Any]] = {
     "X-col-shift-shape-wrong": {"sparse": True, "col_shift_n": N_VAR + 1},
     "X-col-shift-float64": {"sparse": True, "col_shift_dtype": "float64"},
     "X-col-shift-attribute-named": {"sparse": True, "col_shift_attr": "shift"},
+    "obs-column-int64": {"obs_extra": {"n_genes": np.arange(N_OBS, dtype=np.int64)}},
+    "obs-column-bool": {"obs_extra": {"is_doublet": np.array([True, False, False, True])}},
+    "valid-boolean-column": {"obs_extra": {"is_doublet": np.array([1, 0, 0, 1], np.uint8)}, "obs_schema": BOOLEAN_SCHEMA},
+    "obs-boolean-column-two": {"obs_extra": {"is_doublet": np.array([1, 0, 2, 1], np.uint8)}, "obs_schema": BOOLEAN_SCHEMA},
 }
 
 
@@ -183,13 +195,17 @@ def root_is_array(path: Path) -> None:
            {"": np.zeros((N_OBS, N_VAR), "float32")})
 
 
-def main() -> None:
+def main(names: list[str]) -> None:
+    """Write every case, or only the cases named."""
     OUT.mkdir(exist_ok=True)
-    root_is_array(OUT / "root-is-array.cxg")
+    if not names or "root-is-array" in names:
+        root_is_array(OUT / "root-is-array.cxg")
     for name, kwargs in CASES.items():
+        if names and name not in names:
+            continue
         build(OUT / f"{name}.cxg", **kwargs)
         print(f"wrote {OUT.name}/{name}.cxg")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -555,6 +555,47 @@ def _(f):
     attr_strings(f["reductions/pca/jackstraw"], "s4class", ["SeuratObject::JackStrawData"])
 
 
+# ------------------------------------------------------------------ statements without a key word (issue #17)
+@case("assay-not-group", ["h5seurat.assay.stored-as-group"], "/assays/extra is a dataset, not an assay group.")
+def _(f):
+    f["assays"].create_dataset("extra", data=np.zeros(3))
+
+
+@case("reduction-not-group", ["h5seurat.reduction.stored-as-group"], "/reductions/umap is a dataset, not a reduction group.")
+def _(f):
+    f["reductions"].create_dataset("umap", data=np.zeros((2, N_CELLS)))
+
+
+@case("graphs-not-group", ["h5seurat.graph.graphs-group"], "/graphs is a dataset, not a group of graphs.")
+def _(f):
+    del f["graphs"]
+    f.create_dataset("graphs", data=np.zeros(3))
+
+
+@case("images-not-group", ["h5seurat.image.images-group"], "/images is a dataset, not a group of images.")
+def _(f):
+    del f["images"]
+    f.create_dataset("images", data=np.zeros(3))
+
+
+@case("sparse-indices-float", ["h5seurat.sparse.index-arrays-integer"],
+      "/assays/RNA/data/indices are stored as float64 (the same row numbers).")
+def _(f):
+    g = f["assays/RNA/data"]
+    replace(g, "indices", g["indices"][()].astype("f8"))
+
+
+@case("root-version-not-a-number", ["h5seurat.root.version-number"], "The root 'version' is 'v4', not a version number.")
+def _(f):
+    attr_strings(f, "version", ["v4"])
+
+
+@case("image-seurat-version-old", ["h5seurat.image.seurat-version"],
+      "The root 'version' is 3.1.5, older than the 3.1.5.9900 spatial images need; /images/slice1 is an image.")
+def _(f):
+    attr_strings(f, "version", ["3.1.5"])
+
+
 HEADER = """\
 # The h5Seurat conformance cases, written by generate_h5seurat.py beside this file (do not edit by hand).
 # fails: the exact set of rule ids whose status is `failed` (any level); [] means the case conforms.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import pickle
 import shutil
+import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -305,9 +306,24 @@ def dataset_type_not_string(path: Path) -> None:
     set_attrs(path, "general/electrodes/group", neurodata_type=["VectorData"])
 
 
-def main() -> None:
+@with_valid
+def zarr_dtype_storage_mismatch(path: Path) -> None:
+    """/acquisition/ts/timestamps (float64, "<f8") says zarr_dtype "float32" (a SHOULD: the table's single precision)."""
+    set_attrs(path, "acquisition/ts/timestamps", zarr_dtype="float32")
+
+
+@with_valid
+def specifications_source_missing(path: Path) -> None:
+    """The cached core namespace lists source nwb.base, but /specifications/core/2.7.0/nwb.base is not stored."""
+    shutil.rmtree(path / "specifications/core/2.7.0/nwb.base")
+
+
+def main(names: list[str]) -> None:
+    """Write every case, or only the cases named."""
     OUT.mkdir(exist_ok=True)
     for name, write in CASES.items():
+        if names and name not in names:
+            continue
         path = OUT / f"{name}.zarr"
         shutil.rmtree(path, ignore_errors=True)
         write(path)
@@ -315,4 +331,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -133,6 +133,8 @@ zarray_case("array-order-k", setter("order", "K"), "order is K, neither C nor F"
 zarray_case("array-dimension-separator-dash", setter("dimension_separator", "-"), "dimension_separator is -")
 zarray_case("array-extra-key", setter("storage_transformers", []), "a key the spec does not define")
 zarray_case("dtype-without-byte-order", setter("dtype", "i4"), "dtype i4 has no byte order character")
+zarray_case("dtype-byte-order-not-relevant", setter("dtype", "|i4"), "dtype |i4: '|' on a four-byte integer")
+zarray_case("dtype-item-size-unknown", setter("dtype", "<f3"), "dtype <f3: no float has three bytes")
 zarray_case("dtype-datetime-without-unit", setter("dtype", "<M8"), "datetime64 dtype without [unit]",
             dtype="<M8[s]", fill_value=None)
 zarray_case("fill-value-bare-nan", setter("fill_value", float("nan")), "float fill_value written as the bare NaN literal",

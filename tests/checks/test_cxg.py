@@ -317,3 +317,24 @@ def test_schema_columns_name_attributes_passes(schema, expected):
 def test_schema_columns_name_attributes_fails(schema, expected):
     node = tree({"obs": tdb(np.zeros(3), attrs=["name_0", "cell_type"], meta={"cxg_schema": json.dumps(schema)})}).get("/obs")
     assert len(findings("schema_columns_name_attributes", node, {"key": "cxg_schema", "except": ["index"]})) == expected
+
+
+BOOLEAN_SCHEMA = json.dumps({"index": "name_0", "flag": {"type": "boolean"}, "count": {"type": "int32"}})
+
+
+@pytest.mark.parametrize(("name", "values", "expected"), [
+    pytest.param("flag", np.array([1, 0, 0, 1], np.uint8), 0, id="ones-and-zeros"),
+    pytest.param("flag", np.array([1, 0, 2, 1, 255], np.uint8), 2, id="two-and-255"),
+])
+def test_boolean_column_values(name, values, expected):
+    node = tree({"obs": {"@attrs": {"cxg_schema": BOOLEAN_SCHEMA}, name: values}}).get(f"/obs/{name}")
+    got = findings("boolean_column_values", node, {"key": "cxg_schema"})
+    assert len(got) == expected
+    assert [f.index for f in got] == [(2,), (4,)][:expected]
+
+
+@pytest.mark.parametrize("name", ["count", "absent_from_schema"])
+def test_boolean_column_values_passes_not_applicable_on_other_columns(name):
+    node = tree({"obs": {"@attrs": {"cxg_schema": BOOLEAN_SCHEMA}, name: np.array([5, 7])}}).get(f"/obs/{name}")
+    with pytest.raises(NotApplicable):
+        findings("boolean_column_values", node, {"key": "cxg_schema"})

@@ -326,3 +326,23 @@ def test_attr_strings_match_fails(value, expected):
 def test_attr_strings_match_passes_not_applicable_without_strings(attrs):
     with pytest.raises(NotApplicable, match="no strings in attribute 's4class'"):
         findings("attr_strings_match", tree({"g": {"@attrs": attrs}}).get("/g"), {"key": "s4class", "pattern": S4_FORM})
+
+
+@pytest.mark.parametrize(("version", "expected"), [
+    pytest.param("4.1.3", 0, id="newer"),
+    pytest.param("3.1.5.9900", 0, id="equal"),
+    pytest.param("3.1.10", 0, id="numbers-not-text"),
+    pytest.param("3.1.5", 1, id="older"),
+    pytest.param("3.0-2", 1, id="dash-separated"),
+])
+def test_attr_version_at_least(version, expected):
+    t = tree({"@attrs": {"version": [version]}, "images": {"slice1": {}}})
+    got = findings("attr_version_at_least", t.get("/images/slice1"), {"key": "version", "node": "/", "minimum": "3.1.5.9900"})
+    assert len(got) == expected
+
+
+@pytest.mark.parametrize("attrs", [{}, {"version": ["v4"]}, {"version": ["4.1", "5.0"]}, {"version": 4}])
+def test_attr_version_at_least_passes_not_applicable(attrs):
+    t = tree({"@attrs": attrs, "images": {"slice1": {}}})
+    with pytest.raises(NotApplicable):
+        findings("attr_version_at_least", t.get("/images/slice1"), {"key": "version", "node": "/", "minimum": "3.1.5.9900"})

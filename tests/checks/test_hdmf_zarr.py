@@ -440,3 +440,63 @@ def test_typed_rules_on_an_hdmf_zarr_store(tmp_path):
     assert {f.path for f in got["hdmf-zarr.group.object_id-present"].findings} == {"/", "/general/electrodes"}
     assert got["hdmf-zarr.group.neurodata_type-string"].status is Status.PASSED
     assert got["hdmf-zarr.dataset.namespace-present"].status is Status.NOT_APPLICABLE
+
+
+# ------------------------------------------------------------------------------------------ cached namespace sources
+def write_namespace(path, schema, siblings=()):
+    import numcodecs
+
+    namespace = json.dumps({"namespaces": [{"name": "core", "version": "2.7.0", "schema": schema}]})
+    write_store(path, spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk(namespace))
+    for name in siblings:
+        os.makedirs(path / "specifications/core/2.7.0" / name)
+        (path / "specifications/core/2.7.0" / name / ".zarray").write_text(json.dumps(
+            {"zarr_format": 2, "shape": [], "chunks": [], "dtype": "|O", "compressor": None, "fill_value": 0,
+             "order": "C", "filters": [numcodecs.JSON().get_config()]}))
+
+
+@pytest.mark.parametrize(("schema", "siblings", "missing"), [
+    pytest.param([{"source": "nwb.base"}], ["nwb.base"], [], id="stored-as-named"),
+    pytest.param([{"source": "nwb.ecephys.yaml"}], ["nwb.ecephys"], [], id="extension-dropped"),
+    pytest.param([{"namespace": "hdmf-common"}], [], [], id="included-namespace-names-no-file"),
+    pytest.param([{"source": "nwb.base.yaml"}, {"source": "nwb.misc"}], ["nwb.base"], ["/specifications/core/2.7.0/nwb.misc"],
+                 id="one-missing"),
+    pytest.param([{"source": "nwb.base.yaml"}], ["nwb.base.yaml"], ["/specifications/core/2.7.0/nwb.base"],
+                 id="stored-with-extension"),
+])
+def test_namespace_sources_present_passes_or_fails(tmp_path, schema, siblings, missing):
+    write_namespace(tmp_path / "s.zarr", schema, siblings)
+    got = results(tmp_path / "s.zarr")["hdmf-zarr.specifications.sources"]
+    assert got.status is (Status.FAILED if missing else Status.PASSED)
+    assert [f.path for f in got.findings] == missing
+
+
+def test_namespace_sources_present_passes_not_applicable_when_not_a_namespace_document(tmp_path):
+    import numcodecs
+
+    write_store(tmp_path / "s.zarr", spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk('{"groups": []}'))
+    assert results(tmp_path / "s.zarr")["hdmf-zarr.specifications.sources"].status is Status.NOT_APPLICABLE
+
+
+# ------------------------------------------------------------------------------------------ storage type of zarr_dtype
+STORAGE = {"storage": {"int32": ["i4"], "float": ["f4"], "text": ["O"], "bool": ["b1"]}}
+
+
+@pytest.mark.parametrize(("zarr_dtype", "values", "expected"), [
+    pytest.param("int32", np.arange(3, dtype="<i4"), 0, id="int32-i4"),
+    pytest.param("bool", np.array([True]), 0, id="bool-b1"),
+    pytest.param("text", np.array(["a"], dtype=object), 0, id="text-object"),
+    pytest.param("float", np.zeros(2, dtype="<f8"), 1, id="float-stored-as-f8"),
+    pytest.param("int32", np.arange(3, dtype="<i8"), 1, id="int32-stored-as-i8"),
+    pytest.param("text", np.array(["a"]), 1, id="text-fixed-length-unicode"),
+])
+def test_zarr_dtype_storage_passes_or_fails(zarr_dtype, values, expected):
+    node = tree({"d": Arr(values, attrs={"zarr_dtype": zarr_dtype})}).get("/d")
+    assert len(findings("zarr_dtype_storage", node, STORAGE)) == expected
+
+
+@pytest.mark.parametrize("attrs", [{}, {"zarr_dtype": "scalar"}, {"zarr_dtype": [{"name": "x", "dtype": "int32"}]}])
+def test_zarr_dtype_storage_passes_not_applicable(attrs):
+    node = tree({"d": Arr(np.arange(2), attrs=attrs)}).get("/d")
+    with pytest.raises(NotApplicable):
+        findings("zarr_dtype_storage", node, STORAGE)

@@ -170,6 +170,7 @@ RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
     "node_kind": ("*", "reads only the node's kind, which every node has"),
     "ndim": ("*", "reads only the array's shape, which the memory arrays have"),
     "dtype_kind": ("*", "reads only the array's dtype, which the memory arrays have"),
+    "dtype_kind_not": ("*", "reads only the array's dtype, which the memory arrays have"),
     "group_document_present": ({"zarr-v2:/g"}, "/g is an explicit group (its .zgroup is stored): the passing condition"),
     "metadata_equals": ({"zarr-v2:/g"}, "/g's .zgroup holds zarr_format 2, the value of the first use"),
 }

@@ -84,3 +84,54 @@ def test_dtype_kind_passes(path, kinds, expected):
 def test_dtype_kind_fails(path, kinds, expected):
     (f,) = findings("dtype_kind", at(path), {"kinds": kinds})
     assert f.message == "has dtype <f8 (floating point), expected signed integer or unsigned integer"
+
+
+PATH_WITHIN = [
+    pytest.param("/g/a", {"path": "/g"}, 0, id="below"),
+    pytest.param("/g/sub", {"path": "g/"}, 0, id="below-path-without-slashes"),
+    pytest.param("/g", {"path": "/g"}, 1, id="the-path-itself"),
+    pytest.param("/g/a", {"path": "/gg"}, 1, id="a-sibling-with-a-longer-name"),
+]
+
+
+@passes("path,options,expected", PATH_WITHIN)
+def test_path_within_passes(path, options, expected):
+    assert findings("path_within", at(path), options) == []
+
+
+@fails("path,options,expected", PATH_WITHIN)
+def test_path_within_fails(path, options, expected):
+    (finding,) = findings("path_within", at(path), options)
+    assert finding.message.startswith("lies outside /g")
+
+
+ITEMSIZE = [
+    pytest.param(np.arange(3, dtype=np.int32), 4, 0, id="int32"),
+    pytest.param(np.zeros(2, dtype=np.float32), 4, 0, id="float32"),
+    pytest.param(np.zeros(2, dtype=np.uint8), 4, 0, id="uint8"),
+    pytest.param(np.arange(3, dtype=np.int64), 4, 1, id="int64"),
+    pytest.param(np.zeros(2, dtype=np.float64), 4, 1, id="float64"),
+]
+
+
+@passes("values,size,expected", ITEMSIZE)
+def test_dtype_itemsize_at_most_passes(values, size, expected):
+    assert findings("dtype_itemsize_at_most", tree({"x": values}).get("/x"), {"bytes": size}) == []
+
+
+@fails("values,size,expected", ITEMSIZE)
+def test_dtype_itemsize_at_most_fails(values, size, expected):
+    (finding,) = findings("dtype_itemsize_at_most", tree({"x": values}).get("/x"), {"bytes": size})
+    assert finding.message.endswith("expected at most 32-bit")
+
+
+@pytest.mark.parametrize(("values", "kinds", "expected"), [
+    pytest.param(np.zeros(2, dtype=np.uint8), "b", 0, id="uint8"),
+    pytest.param(np.array(["x"]), "b", 0, id="unicode"),
+    pytest.param(np.array([True]), "b", 1, id="boolean"),
+    pytest.param(np.zeros(2), "fc", 1, id="float-among-several"),
+])
+def test_dtype_kind_not(values, kinds, expected):
+    got = findings("dtype_kind_not", tree({"x": values}).get("/x"), {"kinds": kinds})
+    assert len(got) == expected
+    assert all("expected one that is not" in f.message for f in got)

@@ -367,3 +367,33 @@ def test_consolidated_metadata_matches_passes_zarr_python_3_nested_group_marker(
              ".zmetadata": {"zarr_consolidated_format": 1, "metadata": {
                  ".zgroup": {"zarr_format": 2}, "g/.zgroup": {"zarr_format": 2, "consolidated_metadata": marker}}}}
     assert run("consolidated_metadata_matches", ZarrTree(DictStore(items), 2).root) == []
+
+
+@pytest.mark.parametrize(("dtype", "relevant", "size"), [
+    pytest.param("<i4", 0, 0, id="little-endian-int"),
+    pytest.param(">f8", 0, 0, id="big-endian-float"),
+    pytest.param("|u1", NA, 0, id="one-byte-orderless"),
+    pytest.param("|b1", NA, 0, id="boolean-orderless"),
+    pytest.param("|S12", NA, NA, id="bytes-any-size"),
+    pytest.param("|O", NA, NA, id="object"),
+    pytest.param("<U5", 0, NA, id="unicode-ordered"),
+    pytest.param("|U5", 1, NA, id="unicode-pipe"),
+    pytest.param("|i4", 1, 0, id="int-pipe"),
+    pytest.param("|f8", 1, 0, id="float-pipe"),
+    pytest.param("<f3", 0, 1, id="three-byte-float"),
+    pytest.param("|b2", NA, 1, id="two-byte-boolean"),
+    pytest.param("<c4", 0, 1, id="four-byte-complex"),
+    pytest.param("<M4[s]", 0, 1, id="four-byte-datetime"),
+    pytest.param("<f2", 0, 0, id="half"),
+    pytest.param([["x", "|i8"], ["y", "<i3"]], 1, 1, id="structured-fields"),
+    pytest.param("<f", NA, NA, id="no-size"),
+])
+def test_dtype_byte_order_relevant_and_item_size(dtype, relevant, size):
+    node = array(dtype=dtype, fill_value=None)
+    assert count("dtype_byte_order_relevant", node) == relevant
+    assert count("dtype_item_size", node) == size
+
+
+def test_dtype_item_size_fails_naming_kind_and_sizes():
+    (finding,) = run("dtype_item_size", array(dtype="<f3", fill_value=None))
+    assert finding.message == "dtype is '<f3': kind 'f' has no 3-byte type, expected 2, 4, 8, 16"

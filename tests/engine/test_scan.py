@@ -138,3 +138,23 @@ def test_plan_passes_sequential_when_node_cannot_list_blocks():
 
 def test_make_scanner_passes_serial_for_one_worker():
     assert isinstance(make_scanner(1), SerialScanner) and isinstance(make_scanner(3), ThreadScanner)
+
+
+def test_scan_passes_a_kernel_failure_is_this_arrays_error_not_the_runs(monkeypatch):
+    """A kernel that raises on values it did not expect puts that array's clauses in error; the run goes on."""
+    from memory_tree import tree
+
+    from validator.engine.scan import SerialScanner, ThreadScanner, plan
+    from validator.kernels import KERNELS
+    from validator.kernels.facts import FactRequest
+
+    def boom(block, **params):
+        raise TypeError("no such values")
+
+    monkeypatch.setattr(KERNELS["first_last"], "summarize", boom)
+    t = tree({"a": np.arange(10), "b": np.arange(5)})
+    scans = [plan(t.get("/a"), [FactRequest("first_last")]), plan(t.get("/b"), [FactRequest("find_decreases", (("limit", 3),))])]
+    for scanner in (SerialScanner(), ThreadScanner(2)):
+        got = scanner.run(scans)
+        assert isinstance(got["/a"], NodeError) and "TypeError: no such values" in str(got["/a"])
+        assert got["/b"][FactRequest("find_decreases", (("limit", 3),))].count == 0

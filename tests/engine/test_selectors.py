@@ -73,7 +73,13 @@ def test_matches_passes_paths_relative_to_scope_root():
 
 def test_describe_passes_nested_selector_in_words():
     text = describe({"kind": "array", "parent": {"encoding-type": ["csr_matrix", "csc_matrix"]}})
-    assert text == "kind array, whose parent is (encoding-type csr_matrix/csc_matrix)"
+    assert text == "kind array, whose parent is (encoding-type csr_matrix or csc_matrix)"
+
+
+def test_describe_passes_path_lists_root_and_attributes_in_words():
+    text = describe({"any_of": [{"root": True}, {"path": ["/obs", "/var", "/X"]}], "attrs": {"s3class": "logical"}})
+    assert text == 'any of: (the scope root) | (path /obs, /var or /X), attribute s3class = "logical"'
+    assert "//" not in describe({"path": ["/obs", "/var"], "root": False})
 
 
 VERSIONS = ["0.1.0", "0.1", "0.2.0", "0.10.0", "1", "1.0.0.0", "0.1.0rc1", "0.1.0.post1", "0.1.0+local", "0.1.0.dev3", "v0.1.0",

@@ -81,7 +81,7 @@ def test_sarif_rules_describe_each_evaluated_rule(broken_h5ad, capsys):
     rule = by_id["anndata.dataframe.index-attr"]
     assert "_index" in rule["shortDescription"]["text"]
     assert rule["fullDescription"]["text"].startswith(rule["shortDescription"]["text"])
-    assert rule["helpUri"].endswith("docs/rules/anndata.dataframe.index-attr.md")
+    assert rule["helpUri"].endswith("/rules/anndata.dataframe.index-attr.html")  # its page on the site
     assert rule["help"]["markdown"].startswith("# anndata.dataframe.index-attr (MUST")
     assert rule["defaultConfiguration"]["level"] == "error"
     assert rule["properties"]["spec"] == "anndata"

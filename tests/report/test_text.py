@@ -92,3 +92,15 @@ def test_render_names_nodes_a_passing_clause_could_not_check():
     assert "PASSED, NOT ALL CHECKED MUST t.root.group" in text
     assert "    not checked: /x0: not decoded (codec off the allow-list)" in text  # the path is not said twice
     assert "... and 2 more not checked" in text
+
+
+def test_render_passes_failed_builtin_rule_links_its_page(monkeypatch):
+    from corpus_paths import CASES
+
+    import validator
+
+    monkeypatch.setenv("SPEC_VALIDATE_DOCS_URI", "https://docs.example.org/sv")
+    failed = validator.validate(CASES / "h5ad" / "anndata-var-missing.h5ad")
+    text = render([failed], Level.MUST)
+    assert "    see https://docs.example.org/sv/rules/anndata.anndata.obs-var-present.html" in text.splitlines()
+    assert "see " not in render([report()], Level.MUST)  # rules of a user's own pack have no page

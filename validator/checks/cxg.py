@@ -315,6 +315,40 @@ def _categories(node: Node, key: str) -> list | None:
     return None
 
 
+def _schema_type(node: Node, key: str) -> str | None:
+    """The "type" of the column's entry in the parent array's JSON attribute `key` (cxg_schema), if any."""
+    parent = node.parent
+    text = parent.attrs.get(key) if parent is not None else None
+    try:
+        schema = json.loads(text) if isinstance(text, str) else None
+    except json.JSONDecodeError:
+        return None
+    entry = schema.get(node.name) if isinstance(schema, dict) else None
+    return entry.get("type") if isinstance(entry, dict) and isinstance(entry.get("type"), str) else None
+
+
+def _boolean_bounds(node: Node, options: Options, scope: Scope):
+    if _schema_type(node, options["key"]) != "boolean":
+        raise NotApplicable(f"{node.path} is not a boolean column of the array's {options['key']}")
+    return {"outside": FactRequest("count_outside", (("low", 0), ("high", 1), ("limit", options.get("max_examples", 5))))}
+
+
+@check(options={"properties": {"key": KEY, "max_examples": {"type": "integer", "minimum": 1, "maximum": 1000}},
+                "required": ["key"]}, kind="array", dtype_kinds="iu", facts=_boolean_bounds)
+def boolean_column_values(node: Node, options: Options, scope: Scope, facts) -> Iterator[Finding]:
+    """Every value of a column the parent's `key` (cxg_schema) hints as "boolean" is 0 or 1.
+
+    Memory: one block at a time; every element is scanned, shared with other rules on this column.
+    Not applicable when: the column has no "boolean" entry in `key`, or is not stored as integers.
+    """
+    result = facts["outside"]
+    if result is None or not result.count:
+        return
+    for o in result.found:
+        yield Finding(f"value {o.value} at index {o.index} is neither 0 nor 1 ({result.count} in all; min {result.minimum}, "
+                      f"max {result.maximum})", index=(o.index,), details={"value": o.value, "count": result.count})
+
+
 def _codes_bounds(node: Node, options: Options, scope: Scope):
     categories = _categories(node, options["key"])
     if categories is None:

@@ -255,3 +255,29 @@ def attr_strings_match(node: Node, options: Options, scope: Scope) -> Iterator[F
         if not pattern.fullmatch(value):
             yield Finding(f"attribute {options['key']!r} is {value!r}, which does not match {options['pattern']}",
                           details={"key": options["key"], "value": value})
+
+
+VERSION = re.compile(r"\d+([.-]\d+)+")  # as R's package_version() reads one: two or more numbers
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.split(r"[.-]", text))
+
+
+@check(options={"properties": {"key": KEY, "node": PATH, "minimum": {"type": "string", "pattern": r"^\d+([.-]\d+)+$"}},
+                "required": ["key", "minimum"]})
+def attr_version_at_least(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The attribute `key` of the node at `node` (this node when not given) is a version number no lower than `minimum`.
+
+    Versions compare as R's package_version() compares them: number by number, split at "." and "-".
+    Not applicable when: the node or attribute is absent, or it holds no single version number (another rule reports that).
+    """
+    target = scope.node(node, options.get("node", "."))
+    if target is None:
+        raise NotApplicable(f"no node at {options.get('node')}")
+    values = _string_values(target.attrs.get(options["key"]))
+    if len(values) != 1 or not VERSION.fullmatch(values[0]):
+        raise NotApplicable(f"{target.path} attribute {options['key']!r} holds no single version number")
+    if _version(values[0]) < _version(options["minimum"]):
+        yield Finding(f"{target.path} attribute {options['key']!r} is {values[0]}, lower than {options['minimum']}",
+                      details={"value": values[0], "minimum": options["minimum"]})

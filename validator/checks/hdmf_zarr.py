@@ -404,3 +404,70 @@ def _unravel(flat: int, shape: tuple[int, ...] | None) -> tuple[int, ...]:
         flat, i = divmod(flat, n) if n else (flat, 0)
         out.append(i)
     return tuple(reversed(out))
+
+
+SOURCE_EXTENSIONS = (".yaml", ".yml", ".json")
+
+
+def _scalar_text(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    _scalar_json(node, options, scope)  # the same preconditions: a scalar string stored with safe codecs
+    return {"value": FactRequest("first_last", edges_only=True)}
+
+
+@check(kind="array", facts=_scalar_text)
+def namespace_sources_present(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every source file the cached namespace lists ("schema": [{"source": ...}]) is stored beside it, named without its extension.
+
+    "nwb.ecephys.yaml" is stored as "nwb.ecephys"; a name without .yaml/.yml/.json is stored as it is. Entries that
+    include another namespace ({"namespace": ...}) name no file. The namespace's one element is read by the
+    engine's scan (shared with scalar_json_parses), through text codecs and plain compressors only.
+    Not applicable when: the array is not a scalar string stored with text codecs, or its text is not a JSON namespace
+    document with a "namespaces" list (hdmf-zarr.specifications.json reports text that is not JSON).
+    """
+    ends = facts["value"]
+    value = ends.first if ends is not None else None
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if not isinstance(value, str):
+        raise NotApplicable(f"{node.path} holds no string")
+    try:
+        doc = json.loads(value)
+    except (json.JSONDecodeError, RecursionError):
+        raise NotApplicable(f"{node.path} is not JSON") from None
+    namespaces = doc.get("namespaces") if isinstance(doc, dict) else None
+    if not isinstance(namespaces, list):
+        raise NotApplicable(f"{node.path} is not a namespace document (no \"namespaces\" list)")
+    parent = node.parent
+    for i, ns in enumerate(namespaces):
+        for j, entry in enumerate((ns.get("schema") or []) if isinstance(ns, dict) else []):
+            source = entry.get("source") if isinstance(entry, dict) else None
+            if not isinstance(source, str):
+                continue
+            stored = next((source[: -len(ext)] for ext in SOURCE_EXTENSIONS if source.endswith(ext)), source)
+            child = parent.child(stored) if parent is not None else None
+            if child is None or child.kind != "array":
+                yield Finding(f"namespaces[{i}].schema[{j}] lists source {source!r}, but {stored!r} is not stored beside the "
+                              f"namespace", path=f"{parent.path.rstrip('/') if parent else ''}/{stored}",
+                              details={"source": source})
+
+
+# The storage type of each row of the dtype mappings table, as NumPy kinds: a kind and item size ("f4"), or a kind
+# alone ("O") for the variable-length rows, which zarr stores as objects.
+@check(options={"properties": {"storage": {"type": "object", "additionalProperties": {"type": "array", "items": {
+    "type": "string", "pattern": "^[biufcOSUV][0-9]*$"}, "minItems": 1}}}, "required": ["storage"]}, kind="array")
+def zarr_dtype_storage(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The Zarr dtype is the storage type `storage` gives for the dataset's zarr_dtype ("int32": "i4"; "text": "O").
+
+    Not applicable when: zarr_dtype is absent, compound, or not in `storage` (hdmf-zarr.zarr_dtype.mapped reports a
+    value the table does not list), or the dtype is unknown.
+    """
+    value = node.attrs.get("zarr_dtype")
+    allowed = options["storage"].get(value) if isinstance(value, str) else None
+    if allowed is None:
+        raise NotApplicable(f"{node.path} has no zarr_dtype with a storage type in the table")
+    dtype = node.dtype
+    if dtype is None:
+        raise NotApplicable(f"{node.path} has no readable dtype")
+    if dtype.kind not in allowed and f"{dtype.kind}{dtype.itemsize}" not in allowed:
+        yield Finding(f"zarr_dtype is {value!r}, stored as {dtype.str}; the table's storage type is {' or '.join(allowed)}",
+                      details={"zarr_dtype": value, "dtype": dtype.str})

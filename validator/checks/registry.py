@@ -25,6 +25,7 @@ def _load() -> None:
     from validator.checks import (  # noqa: F401
         arrays,
         attrs,
+        awkward,
         cxg,
         h5seurat,
         hdmf_zarr,

@@ -1,11 +1,11 @@
-"""Primitives about the hierarchy: node kinds, children, dimensionality and dtype kinds."""
+"""Primitives about the hierarchy: node kinds, children, where a node lies, dimensionality and dtypes."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from validator.primitive_api import Finding, Options, Scope, check
-from validator.checks.schemas import NAMES
+from validator.checks.schemas import NAMES, PATH
 from validator.nodes.base import Node
 
 KINDS = {"enum": ["group", "array"]}
@@ -52,4 +52,38 @@ def dtype_kind(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
         yield Finding(f"has no readable dtype, expected {wanted}")
     elif dtype.kind not in options["kinds"]:
         yield Finding(f"has dtype {dtype.str} ({DTYPE_KIND_NAMES.get(dtype.kind, dtype.kind)}), expected {wanted}",
+                      details={"dtype": dtype.str})
+
+
+@check(options={"properties": {"path": PATH}, "required": ["path"]})
+def path_within(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The node lies below `path`, a path from the scope root (such as /uns)."""
+    base = "/" + options["path"].strip("/")
+    where = scope.relative_path(node)
+    if not where.startswith(base.rstrip("/") + "/"):
+        yield Finding(f"lies outside {base}", details={"path": where})
+
+
+@check(options={"properties": {"bytes": {"type": "integer", "minimum": 1}}, "required": ["bytes"]}, kind="array",
+       dtype_kinds="biufc")
+def dtype_itemsize_at_most(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Each number of the array takes at most `bytes` bytes (a numeric dtype no wider than that).
+
+    Not applicable when: the dtype is not numeric (strings, objects, structured).
+    """
+    dtype = node.dtype
+    if dtype.itemsize > options["bytes"]:
+        yield Finding(f"has dtype {dtype.str} ({dtype.itemsize * 8}-bit), expected at most {options['bytes'] * 8}-bit",
+                      details={"dtype": dtype.str})
+
+
+@check(options={"properties": {"kinds": {"type": "string", "pattern": "^[biufcOSUVMm]+$"}}, "required": ["kinds"]}, kind="array")
+def dtype_kind_not(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The array's dtype is of none of the numpy kinds in `kinds` (b boolean, i/u integer, f float, ...)."""
+    dtype = node.dtype
+    unwanted = " or ".join(DTYPE_KIND_NAMES.get(k, k) for k in options["kinds"])
+    if dtype is None:
+        yield Finding(f"has no readable dtype, expected one that is not {unwanted}")
+    elif dtype.kind in options["kinds"]:
+        yield Finding(f"has dtype {dtype.str} ({DTYPE_KIND_NAMES.get(dtype.kind, dtype.kind)}), expected one that is not {unwanted}",
                       details={"dtype": dtype.str})

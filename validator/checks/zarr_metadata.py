@@ -209,6 +209,58 @@ def dtype_byte_order(node: Node, options: Options, scope: Scope) -> Iterator[Fin
             yield Finding(f"{where} is {part!r}, expected it to start with '<', '>' or '|'", details={"value": part})
 
 
+# Kinds whose byte order is irrelevant whatever their size: booleans, byte strings, void and objects.
+ORDERLESS_KINDS = "bSVO"
+
+
+def _typestrs(node: Node) -> list[tuple[str, str, re.Match]]:
+    """(location, typestr, match) for every well-formed simple typestr of the dtype (dtype_encoding reports the rest)."""
+    out = []
+    for where, part, problem in _walk_dtype(_field(node, "dtype")):
+        m = TYPESTR.match(part) if not problem and isinstance(part, str) else None
+        if m and m["kind"] in KINDS:
+            out.append((where, part, m))
+    return out
+
+
+@check(kind="array")
+def dtype_byte_order_relevant(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every typestr whose byte order matters says "<" or ">": "|" (not relevant) only on one-byte numbers, booleans, byte strings, void and objects.
+
+    A number of more than one byte, and unicode (four bytes a character), has a byte order a reader must know.
+    Not applicable when: the dtype holds no typestr whose byte order matters.
+    """
+    relevant = [(where, part, m) for where, part, m in _typestrs(node)
+                if m["kind"] not in ORDERLESS_KINDS and (m["kind"] == "U" or (m["size"] or "0") not in ("0", "1"))]
+    if not relevant:
+        raise NotApplicable(f"{node.path} dtype has no typestr whose byte order matters")
+    for where, part, m in relevant:
+        if m["order"] == "|":
+            yield Finding(f"{where} is {part!r}: '|' says the byte order is not relevant, but a {m['kind']}{m['size']} "
+                          f"has one; expected '<' or '>'", details={"value": part})
+
+
+# The byte counts NumPy defines for each kind of fixed size (the strings S, U and void V take any count).
+ITEM_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8, 16), "c": (8, 16, 32), "m": (8,), "M": (8,)}
+
+
+@check(kind="array")
+def dtype_item_size(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every typestr's byte count is one its kind has: b 1; i and u 1, 2, 4 or 8; f 2, 4, 8 or 16; c 8, 16 or 32; m and M 8.
+
+    Byte strings (S), unicode (U) and void (V) take any count; a missing count is dtype_encoding's to report.
+    Not applicable when: the dtype holds no typestr of a kind with fixed sizes and a count.
+    """
+    sized = [(where, part, m) for where, part, m in _typestrs(node) if m["kind"] in ITEM_SIZES and m["size"]]
+    if not sized:
+        raise NotApplicable(f"{node.path} dtype has no typestr of a fixed-size kind with a byte count")
+    for where, part, m in sized:
+        if int(m["size"]) not in ITEM_SIZES[m["kind"]]:
+            sizes = ", ".join(map(str, ITEM_SIZES[m["kind"]]))
+            yield Finding(f"{where} is {part!r}: kind {m['kind']!r} has no {m['size']}-byte type, expected {sizes}",
+                          details={"value": part})
+
+
 @check(kind="array")
 def dtype_datetime_units(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every datetime64 ("M") or timedelta64 ("m") typestr in the dtype ends with a NumPy unit in brackets.

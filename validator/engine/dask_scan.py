@@ -37,6 +37,7 @@ from validator.engine.scan import (
     _sequential,
     default_workers,
     fold,
+    read_and_summarize,
     summarize,
 )
 from validator.errors import InputError, SpecValidateError
@@ -142,7 +143,7 @@ def scan_block(source: str, node_path: str, rows: RowRange | None, requests: Seq
         scan = ArrayScan(node, tuple(requests), None if rows is None else (tuple(rows),))
         if rows is None:
             return list(_sequential(scan, block_elements, None))
-        return [summarize(node.read_block(tuple(rows)), scan.requests, node.path)]
+        return [read_and_summarize(node, tuple(rows), scan.requests)]
 
 
 def forget_trees(token: str) -> int:

@@ -269,13 +269,18 @@ def _builtin_path(name: str) -> str:
     raise PackError(f"no built-in pack named {name!r}")
 
 
+# Beside each pack: the spec's clause catalogue (validator/catalogue.py), which is not a pack.
+CATALOGUE_FILE = "catalogue.yaml"
+
+
 def builtin_pack_files() -> list[str]:
-    """The shipped pack files (`rules/<pack>/<file>.yaml`), sorted."""
+    """The shipped pack files (`rules/<pack>/<file>.yaml`, not the catalogue), sorted."""
     root = builtin_rules_dir()
     found = []
     for folder in os.listdir(root):
         if os.path.isdir(os.path.join(root, folder)):
-            found += [os.path.join(root, folder, f) for f in os.listdir(os.path.join(root, folder)) if f.endswith(".yaml")]
+            found += [os.path.join(root, folder, f) for f in os.listdir(os.path.join(root, folder))
+                      if f.endswith(".yaml") and f != CATALOGUE_FILE]
     return sorted(found)
 
 

@@ -12,7 +12,7 @@ from validator.primitive_api import NotApplicable, NotChecked, Scope
 from validator.engine.model import Pack, Rule
 from validator.engine.node_index import NodeIndex
 from validator.engine.rule_selection import Selection
-from validator.engine.scan import ArrayScan, Damaged, Progress, Scanner, SerialScanner, plan
+from validator.engine.scan import ArrayScan, Damaged, KernelFailed, Progress, Scanner, SerialScanner, plan
 from validator.engine.selectors import matches
 from validator.engine.template import render
 from validator.kernels.facts import FactRequest
@@ -209,6 +209,9 @@ def evaluate(
         progress.finish()
     for ev in waiting:
         got = facts.get(ev.node.path, {})
+        if isinstance(got, KernelFailed):  # the tool's failure on these values, not the store's
+            ev.outcome = Outcome(Status.ERROR, reason=str(got))
+            continue
         if isinstance(got, NodeError):  # not decoded (a codec off the allow-list), or unreadable: not checked
             ev.outcome = _unread(ev.node, got)
             continue

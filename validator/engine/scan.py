@@ -125,11 +125,28 @@ def read_and_summarize(node: Node, rows: RowRange, requests: Sequence[FactReques
     """One task: read one block and summarise it. Any failure is a NodeError naming the array."""
     activity.reading(f"reading {node.path} rows {rows[0]}..{rows[1]}")
     try:
-        return summarize(node.read_block(rows), requests, node.path)
+        block = node.read_block(rows)
     except NodeError:
         raise
-    except Exception as exc:  # a backend's or kernel's failure on this block: this array's, not the run's
+    except Exception as exc:  # a backend's failure on this block: this array's, not the run's
         raise NodeError(f"{node.path}: rows {rows[0]}..{rows[1]} cannot be read ({describe(exc)})") from None
+    return _summarize_guarded(block, requests, node.path)
+
+
+class KernelFailed(NodeError):
+    """A kernel raised on an array's values: a bug, or values no kernel expected. The array's clauses are in error
+    (the tool's failure, not the store's), where a block that cannot be read is an unreadable record."""
+
+
+def _summarize_guarded(block: Block, requests: Sequence[FactRequest], path: str) -> Partials | None:
+    """`summarize`, with a kernel's own failure (a bug, or values no kernel expected) turned into a NodeError on
+    this array: its clauses are in error, and the rest of the run goes on."""
+    try:
+        return summarize(block, requests, path)
+    except NodeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (one array's error, never the run's)
+        raise KernelFailed(f"{path}: a kernel failed on these values ({describe(exc)})") from None
 
 
 def _sequential(scan: ArrayScan, block_elements: int, progress: Progress | None) -> Iterator[Partials | None]:
@@ -145,13 +162,13 @@ def _sequential(scan: ArrayScan, block_elements: int, progress: Progress | None)
     while True:
         try:
             block = next(blocks, None)
-            if block is None:
-                return
-            partial = summarize(block, scan.requests, scan.node.path)
         except NodeError:
             raise
-        except Exception as exc:  # a backend's or kernel's failure: this array's, not the run's
+        except Exception as exc:  # a backend's failure: this array's, not the run's
             raise NodeError(f"{scan.node.path}: cannot be read ({describe(exc)})") from None
+        if block is None:
+            return
+        partial = _summarize_guarded(block, scan.requests, scan.node.path)
         yield partial
         if progress is not None:
             progress.advance(block.values.size)
@@ -176,8 +193,8 @@ class SerialScanner:
                 # Kept without its traceback: its frames hold the backend's objects (an HDF5 dataset), which must be
                 # released with the tree, not at interpreter exit (see `nodes.hdf5.HDF5Tree.close`).
                 results[scan.node.path] = exc.with_traceback(None)
-            except Exception as exc:  # a kernel's combine on values it cannot compare: this array's failure
-                results[scan.node.path] = NodeError(f"{scan.node.path}: cannot be read ({describe(exc)})")
+            except Exception as exc:  # noqa: BLE001 (a kernel's combine on values it cannot compare: this array's)
+                results[scan.node.path] = KernelFailed(f"{scan.node.path}: a kernel failed on these values ({describe(exc)})")
         return results
 
 
@@ -218,8 +235,8 @@ class ThreadScanner:
                     partials[i].extend(future.result())
                 except NodeError as exc:
                     failed.setdefault(i, exc.with_traceback(None))  # see SerialScanner.run
-                except Exception as exc:  # a sequential scan's own failure: this array's, not the run's
-                    failed.setdefault(i, NodeError(f"{scans[i].node.path}: cannot be read ({describe(exc)})"))
+                except Exception as exc:  # noqa: BLE001 (a sequential scan's own failure: this array's, not the run's)
+                    failed.setdefault(i, KernelFailed(f"{scans[i].node.path}: a kernel failed ({describe(exc)})"))
                 if progress is not None:
                     progress.advance(size)
                 for j, work, size2 in _take(queue, 1):
@@ -228,8 +245,8 @@ class ThreadScanner:
         for i, scan in enumerate(scans):
             try:
                 results[scan.node.path] = failed[i] if i in failed else fold(scan.requests, partials[i])
-            except Exception as exc:  # a kernel's combine on values it cannot compare: this array's failure
-                results[scan.node.path] = NodeError(f"{scan.node.path}: cannot be read ({describe(exc)})")
+            except Exception as exc:  # noqa: BLE001 (a kernel's combine on values it cannot compare: this array's)
+                results[scan.node.path] = KernelFailed(f"{scan.node.path}: a kernel failed on these values ({describe(exc)})")
         return results
 
 

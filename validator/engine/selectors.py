@@ -4,6 +4,7 @@ schema, how a node meets it and how a scope's node index narrows the nodes that 
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -305,6 +306,16 @@ def describe(selector: Mapping[str, Any]) -> str:
             parts.append(f"{'whose parent is' if key == 'parent' else 'not'} ({describe(want)})")
         elif key == "any_of":
             parts.append("any of: " + " | ".join(f"({describe(s)})" for s in want))
+        elif key == "root":
+            parts.append("the scope root" if want else "not the scope root")
+        elif key == "attrs":
+            parts.append(", ".join(f"attribute {k} = {json.dumps(v)}" for k, v in want.items()))
         else:
-            parts.append(f"{key} {'/'.join(map(str, _as_list(want))) if not isinstance(want, dict) else want}")
+            parts.append(f"{key} {_either(_as_list(want))}")
     return ", ".join(parts) or "every node"
+
+
+def _either(values: list[Any]) -> str:
+    """`/obs`, `/obs or /var`, `/obs, /var or /X`: a selector's alternatives in words."""
+    words = [str(v) for v in values]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from validator.kernels.block import Block
 
 
@@ -16,7 +18,12 @@ class Endpoints(NamedTuple):
 def summarize(block: Block) -> Endpoints:
     """The block's first and last element."""
     a = block.values
-    return Endpoints(a[0].item(), a[-1].item(), block.start + a.size - 1)
+    return Endpoints(_plain(a[0]), _plain(a[-1]), block.start + a.size - 1)
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as a Python value; an element of an object array (a str, a dict) as it is."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def combine(left: Endpoints, right: Endpoints) -> Endpoints:

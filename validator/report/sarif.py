@@ -3,26 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import PurePosixPath
 from urllib.parse import quote
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from validator.report.baseline import Baseline, artifact_uri, located
+from validator.report.links import rule_page
 from validator.primitive_api import Level
 
 if TYPE_CHECKING:
     from validator.report.model import Report
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-# Where the project lives; helpUri adds docs/rules/<id>.md. Override with SPEC_VALIDATE_DOCS_URI.
+# Where the project lives. helpUri is the rule's page on the documentation site (validator/report/links.py).
 INFORMATION_URI = "https://github.com/spec-validate/spec-validate"
 SARIF_LEVEL = {Level.MUST: "error", Level.SHOULD: "warning", Level.MAY: "note"}
-
-
-def _docs_base() -> str:
-    return os.environ.get("SPEC_VALIDATE_DOCS_URI", f"{INFORMATION_URI}/blob/main/docs/rules/").rstrip("/") + "/"
 
 
 def rule_descriptor(rule: Any) -> dict[str, Any]:
@@ -31,13 +27,14 @@ def rule_descriptor(rule: Any) -> dict[str, Any]:
 
     full = rule.clause + (f"\n\nDerived: {rule.rationale}" if rule.rationale else "")
     help_md = explain(rule)
-    return {
+    descriptor = {
         "id": rule.id,
         "name": rule.id,
         "shortDescription": {"text": rule.clause},
         "fullDescription": {"text": full},
         "help": {"text": help_md, "markdown": help_md},
-        "helpUri": f"{_docs_base()}{rule.id}.md",
+        # Only the built-in rules have a page on the site; a rule of the user's own pack has none.
+        **({"helpUri": rule_page(rule.id)} if rule.builtin else {}),
         "defaultConfiguration": {"level": SARIF_LEVEL[rule.level]},
         "properties": {
             "spec": rule.pack,
@@ -49,6 +46,7 @@ def rule_descriptor(rule: Any) -> dict[str, Any]:
             "tags": [rule.pack, rule.level.value, rule.basis],
         },
     }
+    return descriptor
 
 
 def _unreadable_descriptor() -> dict[str, Any]:

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from validator.report.links import rule_page
 from validator.report.model import ClauseResult, Level, Report, Status
 
 COLOURS = {"MUST": "\033[31m", "SHOULD": "\033[33m", "MAY": "\033[36m", "ok": "\033[32m", "dim": "\033[2m", "bold": "\033[1m"}
@@ -45,6 +46,8 @@ def render(reports: Sequence[Report], fail_on: Level, colour: bool = False, verb
                 lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
             for w in r.rule.writers:
                 lines.append(f"    note: {w.name} {w.versions}: {w.note}")
+            if r.rule.builtin:  # the rule's page: what it checks, examples that fail and pass, how to suppress it
+                lines.append(paint("dim", f"    see {rule_page(r.rule.id)}"))
             lines.extend(_unchecked_lines(r))
         # A clause that passed on some nodes but could not check others says so, verbose or not.
         for r in report.results:
