@@ -52,12 +52,18 @@ def generate(path: Path, stored: int = STORED, rows: int = 50_000) -> Path:
         step = 1 << 22
         for start in range(0, rows * per_row, step):
             n = min(step, rows * per_row - start)
-            indices[start:start + n] = rng.integers(0, 20_000, size=n, dtype=np.int32)
-            data[start:start + n] = rng.integers(1, 4, size=n).astype(np.float32)
+            indices[start : start + n] = rng.integers(0, 20_000, size=n, dtype=np.int32)
+            data[start : start + n] = rng.integers(1, 4, size=n).astype(np.float32)
         for group, n in (("obs", rows), ("var", 20_000)):
             g = f.create_group(group)
-            g.attrs.update({"encoding-type": "dataframe", "encoding-version": "0.2.0", "_index": "_index",
-                            "column-order": np.array([], dtype=h5py.string_dtype())})
+            g.attrs.update(
+                {
+                    "encoding-type": "dataframe",
+                    "encoding-version": "0.2.0",
+                    "_index": "_index",
+                    "column-order": np.array([], dtype=h5py.string_dtype()),
+                }
+            )
             idx = g.create_dataset("_index", data=np.array([f"{group[0]}{i}" for i in range(n)], dtype=h5py.string_dtype()))
             idx.attrs.update({"encoding-type": "string-array", "encoding-version": "0.2.0"})
     os.replace(tmp, path)
@@ -120,10 +126,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--file", action="append", type=Path, help="the store(s) to validate")
     parser.add_argument("--repeat", type=int, default=5)
-    doubling = ",".join(str(2 ** i) for i in range(max(1, (os.cpu_count() or 1).bit_length())) if 2 ** i <= (os.cpu_count() or 1))
-    parser.add_argument("--threads", default=doubling, help="thread counts to time (--jobs N), comma-separated (default: %(default)s)")
-    parser.add_argument("--workers", default=doubling,
-                        help="LocalCluster worker processes (1 thread each) to time, comma-separated; 0 for none (default: %(default)s)")
+    doubling = ",".join(str(2**i) for i in range(max(1, (os.cpu_count() or 1).bit_length())) if 2**i <= (os.cpu_count() or 1))
+    parser.add_argument(
+        "--threads", default=doubling, help="thread counts to time (--jobs N), comma-separated (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--workers",
+        default=doubling,
+        help="LocalCluster worker processes (1 thread each) to time, comma-separated; 0 for none (default: %(default)s)",
+    )
     args = parser.parse_args()
     thread_counts = [int(n) for n in args.threads.split(",") if int(n) > 1]
     worker_counts = [int(n) for n in args.workers.split(",") if int(n) > 0]
@@ -135,7 +146,9 @@ def main() -> None:
     from validator.engine.dask_scan import DaskScanner
 
     print(f"machine: {os.cpu_count()} cores; {sys.version.split()[0]}")
-    print("| file | elements scanned | configuration | wall s, median (best) | elements/s (median) | vs serial | CPU s, all processes | peak RSS per process (MiB) |")
+    print(
+        "| file | elements scanned | configuration | wall s, median (best) | elements/s (median) | vs serial | CPU s, all processes | peak RSS per process (MiB) |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for path in files:
         n = scanned_elements(path)
@@ -148,16 +161,24 @@ def main() -> None:
         # The Dask rows count the workers' CPU too: the client's alone would hide the scan.
         for workers in worker_counts:
             t0 = time.perf_counter()
-            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                              silence_logs=logging.CRITICAL) as cluster, Client(cluster, set_as_default=False) as client:
+            with (
+                LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.CRITICAL
+                ) as cluster,
+                Client(cluster, set_as_default=False) as client,
+            ):
                 started = time.perf_counter() - t0
                 scanner = DaskScanner(client)
                 assert validate(path, scanner=scanner).to_json() == reference  # the same report, or the timing means nothing
                 wall = timed(lambda: validate(path, scanner=scanner), args.repeat, lambda: sum(client.run(cpu_seconds).values()))
                 rss = max(client.run(peak_rss_mib).values())
-            rows.append((f"dask LocalCluster {workers} worker{'s' if workers > 1 else ''} x 1 thread (start {started:.1f} s)", wall, rss))
+            rows.append(
+                (f"dask LocalCluster {workers} worker{'s' if workers > 1 else ''} x 1 thread (start {started:.1f} s)", wall, rss)
+            )
         for name, (median, best, cpu), rss in rows:
-            print(f"| {size} | {n:.2e} | {name} | {median:.2f} ({best:.2f}) | {n / median:.2e} | {serial[0] / median:.2f}x | {cpu:.2f} | {rss:.0f} |")
+            print(
+                f"| {size} | {n:.2e} | {name} | {median:.2f} ({best:.2f}) | {n / median:.2e} | {serial[0] / median:.2f}x | {cpu:.2f} | {rss:.0f} |"
+            )
             sys.stdout.flush()
 
 

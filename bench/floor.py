@@ -58,7 +58,15 @@ def read_hdf5(path: str, plan: list[tuple[str, str]], max_elements: int) -> list
             ds = f[node]
             if not ds.shape:  # 0-d
                 values = np.asarray(ds[()])
-                out.append({"path": node, "mode": mode, "elements": int(values.size), "bytes": int(values.nbytes), "max": values.max().item()})
+                out.append(
+                    {
+                        "path": node,
+                        "mode": mode,
+                        "elements": int(values.size),
+                        "bytes": int(values.nbytes),
+                        "max": values.max().item(),
+                    }
+                )
                 continue
             chunk_rows = ds.chunks[0] if ds.chunks else 1
             ranges = block_ranges(ds.shape, chunk_rows, max_elements, mode == "edges")
@@ -71,8 +79,15 @@ def read_hdf5(path: str, plan: list[tuple[str, str]], max_elements: int) -> list
                 m = view.max()
                 top = m if top is None else max(top, m)
                 elements += view.size
-            out.append({"path": node, "mode": mode, "elements": elements, "bytes": elements * ds.dtype.itemsize,
-                        "max": None if top is None else top.item()})
+            out.append(
+                {
+                    "path": node,
+                    "mode": mode,
+                    "elements": elements,
+                    "bytes": elements * ds.dtype.itemsize,
+                    "max": None if top is None else top.item(),
+                }
+            )
     return out
 
 
@@ -89,7 +104,15 @@ def read_zarr(path: str, plan: list[tuple[str, str]], max_elements: int) -> list
         arr = root[node.strip("/")]
         if not arr.shape:
             values = np.asarray(arr[()])
-            out.append({"path": node, "mode": mode, "elements": int(values.size), "bytes": int(values.nbytes), "max": values.max().item()})
+            out.append(
+                {
+                    "path": node,
+                    "mode": mode,
+                    "elements": int(values.size),
+                    "bytes": int(values.nbytes),
+                    "max": values.max().item(),
+                }
+            )
             continue
         top, elements = None, 0
         for a, b in block_ranges(arr.shape, arr.chunks[0], max_elements, mode == "edges"):
@@ -97,8 +120,15 @@ def read_zarr(path: str, plan: list[tuple[str, str]], max_elements: int) -> list
             m = values.max()
             top = m if top is None else max(top, m)
             elements += values.size
-        out.append({"path": node, "mode": mode, "elements": elements, "bytes": elements * arr.dtype.itemsize,
-                    "max": None if top is None else top.item()})
+        out.append(
+            {
+                "path": node,
+                "mode": mode,
+                "elements": elements,
+                "bytes": elements * arr.dtype.itemsize,
+                "max": None if top is None else top.item(),
+            }
+        )
     return out
 
 
@@ -151,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("file")
     parser.add_argument("--full", nargs="*", default=[], metavar="PATH", help="arrays to read in full")
     parser.add_argument("--edges", nargs="*", default=[], metavar="PATH", help="arrays of which to read the first and last block")
-    parser.add_argument("--block-elements", type=int, default=DEFAULT_BLOCK_ELEMENTS, help="elements per block (default: %(default)s)")
+    parser.add_argument(
+        "--block-elements", type=int, default=DEFAULT_BLOCK_ELEMENTS, help="elements per block (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
     if args.full or args.edges:
         plan, source = [(p, "full") for p in args.full] + [(p, "edges") for p in args.edges], "command line"
@@ -169,8 +201,17 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     arrays = read(args.file, plan, args.block_elements)
     seconds = time.perf_counter() - t0
-    print(json.dumps({"file": args.file, "plan_source": source, "seconds": round(seconds, 4),
-                      "bytes": sum(a["bytes"] for a in arrays), "arrays": arrays}))
+    print(
+        json.dumps(
+            {
+                "file": args.file,
+                "plan_source": source,
+                "seconds": round(seconds, 4),
+                "bytes": sum(a["bytes"] for a in arrays),
+                "arrays": arrays,
+            }
+        )
+    )
     return 0
 
 

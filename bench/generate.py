@@ -178,8 +178,10 @@ def generate(case: Case, force: bool = False) -> Path:
     del adata
     remove(final)
     tmp.rename(final)
-    print(f"  written in {time.perf_counter() - t1:.1f} s, {du(final) / 1e6:,.0f} MB "
-          f"({time.perf_counter() - t0:.1f} s in all)", flush=True)
+    print(
+        f"  written in {time.perf_counter() - t1:.1f} s, {du(final) / 1e6:,.0f} MB ({time.perf_counter() - t0:.1f} s in all)",
+        flush=True,
+    )
     return final
 
 

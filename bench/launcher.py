@@ -34,8 +34,13 @@ def run(request: dict) -> dict:
     pid = os.posix_spawnp(request["cmd"][0], request["cmd"], env, file_actions=actions)
     _, status, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - t0
-    return {"wall_s": wall, "peak_rss_kib": usage.ru_maxrss, "user_s": usage.ru_utime, "sys_s": usage.ru_stime,
-            "rc": os.waitstatus_to_exitcode(status)}
+    return {
+        "wall_s": wall,
+        "peak_rss_kib": usage.ru_maxrss,
+        "user_s": usage.ru_utime,
+        "sys_s": usage.ru_stime,
+        "rc": os.waitstatus_to_exitcode(status),
+    }
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Plot median wall time against stored values (log-log), one panel per format: docs/performance.png.
 
-    python bench/plot.py [RESULTS.json] [-o docs/performance.png]
+python bench/plot.py [RESULTS.json] [-o docs/performance.png]
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def plot(doc: dict, out: Path = PNG) -> None:
         ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_title(fmt)
         ax.grid(True, which="both", alpha=0.3)
-    for ax in axes.flat[len(formats):]:
+    for ax in axes.flat[len(formats) :]:
         ax.set_visible(False)
     for ax in axes[-1]:
         ax.set_xlabel("stored values (nnz of X)")
@@ -54,8 +54,11 @@ def plot(doc: dict, out: Path = PNG) -> None:
         ax.set_ylabel("median wall time (s)")
     axes[0][0].legend(loc="upper left", fontsize="small")
     m = doc.get("machine", {})
-    fig.suptitle(f"Whole-process wall time: spec-validate {m.get('versions', {}).get('spec-validate')}, the read floor and anndata\n"
-                 f"{m.get('cpu')}, {m.get('cores')} cores; median of {doc.get('config', {}).get('reps')} runs", fontsize="small")
+    fig.suptitle(
+        f"Whole-process wall time: spec-validate {m.get('versions', {}).get('spec-validate')}, the read floor and anndata\n"
+        f"{m.get('cpu')}, {m.get('cores')} cores; median of {doc.get('config', {}).get('reps')} runs",
+        fontsize="small",
+    )
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=100)

@@ -27,8 +27,13 @@ STARTUP_RATIO_MAX = 1.5  # spec-validate / `python -c "import numpy, h5py"`
 TARGET_SIZES = ("5e7", "2e8")  # the throughput targets apply from 5e7 stored values up
 FORMAT_ORDER = ("h5ad", "h5ad-gzip", "zarr2", "zarr3")
 TOOL_ORDER = ("floor", "anndata", "spec-validate")
-STARTUP_ORDER = ("python -c 'import numpy, h5py'", "spec-validate --version", "spec-validate small file",
-                 "spec-validate small file, empty pack cache", "spec-validate small file, pack cache off")  # bench/run.py STARTUP_TOOLS
+STARTUP_ORDER = (
+    "python -c 'import numpy, h5py'",
+    "spec-validate --version",
+    "spec-validate small file",
+    "spec-validate small file, empty pack cache",
+    "spec-validate small file, pack cache off",
+)  # bench/run.py STARTUP_TOOLS
 STARTUP_TARGETS = STARTUP_ORDER[1:3]  # the runs with an empty cache or none are shown, not held to the target
 
 
@@ -47,19 +52,23 @@ def sort_key(row: dict) -> tuple:
 
 def results_table(doc: dict) -> str:
     rows = sorted((r for r in doc["summary"] if r["group"] == "file"), key=sort_key)
-    lines = ["| format | stored values | tool | min (s) | median (s) | floor: open + read only (s) | peak RSS (MB) | spec-validate / floor | anndata / spec-validate |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| format | stored values | tool | min (s) | median (s) | floor: open + read only (s) | peak RSS (MB) | spec-validate / floor | anndata / spec-validate |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
         bad = f" (exit {', '.join(map(str, r['bad_exit']))})" if r.get("bad_exit") else ""
-        lines.append(f"| {r['format']} | {r['size']} | {r['tool']}{bad} | {r['min_s']:.3f} | {r['median_s']:.3f} | {_num(r.get('median_read_s'), 3)} | {r['peak_rss_mb']:.0f} "
-                     f"| {_num(r.get('sv_over_floor'))} | {_num(r.get('anndata_over_sv'), 1)} |")
+        lines.append(
+            f"| {r['format']} | {r['size']} | {r['tool']}{bad} | {r['min_s']:.3f} | {r['median_s']:.3f} | {_num(r.get('median_read_s'), 3)} | {r['peak_rss_mb']:.0f} "
+            f"| {_num(r.get('sv_over_floor'))} | {_num(r.get('anndata_over_sv'), 1)} |"
+        )
     return "\n".join(lines)
 
 
 def startup_table(doc: dict) -> str:
     rows = sorted((r for r in doc["summary"] if r["group"] == "startup"), key=sort_key)
     base = next((r for r in rows if r["tool"].startswith("python")), None)
-    lines = ["| command | min (s) | median (s) | peak RSS (MB) | / python -c \"import numpy, h5py\" |", "|---|---:|---:|---:|---:|"]
+    lines = ['| command | min (s) | median (s) | peak RSS (MB) | / python -c "import numpy, h5py" |', "|---|---:|---:|---:|---:|"]
     for r in rows:
         ratio = r["median_s"] / base["median_s"] if base else None
         lines.append(f"| `{r['tool']}` | {r['min_s']:.3f} | {r['median_s']:.3f} | {r['peak_rss_mb']:.0f} | {_num(ratio)} |")
@@ -80,14 +89,26 @@ def targets(doc: dict) -> list[dict]:
         if r["size"] in TARGET_SIZES:
             add(f"spec-validate / floor <= {FLOOR_RATIO_MAX}", where, r.get("sv_over_floor"), FLOOR_RATIO_MAX, operator.le)
             if r["format"] == "h5ad":
-                add(f"anndata / spec-validate >= {ANNDATA_SPEEDUP_MIN:g}", where, r.get("anndata_over_sv"), ANNDATA_SPEEDUP_MIN, operator.ge)
+                add(
+                    f"anndata / spec-validate >= {ANNDATA_SPEEDUP_MIN:g}",
+                    where,
+                    r.get("anndata_over_sv"),
+                    ANNDATA_SPEEDUP_MIN,
+                    operator.ge,
+                )
         add(f"peak RSS < {PEAK_RSS_MB_MAX:g} MB", where, r["peak_rss_mb"], PEAK_RSS_MB_MAX, operator.lt)
     startup = {r["tool"]: r for r in rows if r["group"] == "startup"}
     base = startup.get(STARTUP_ORDER[0])
     for name in STARTUP_TARGETS:
         r = startup.get(name)
         if base is not None and r is not None:
-            add(f"startup <= {STARTUP_RATIO_MAX}x `python -c \"import numpy, h5py\"`", f"`{name}`", r["median_s"] / base["median_s"], STARTUP_RATIO_MAX, operator.le)
+            add(
+                f'startup <= {STARTUP_RATIO_MAX}x `python -c "import numpy, h5py"`',
+                f"`{name}`",
+                r["median_s"] / base["median_s"],
+                STARTUP_RATIO_MAX,
+                operator.le,
+            )
     return out
 
 
@@ -107,15 +128,17 @@ def machine_block(doc: dict) -> str:
     load = lambda xs: ", ".join(f"{x:.2f}" for x in xs) if xs else "?"  # noqa: E731
     cfg = doc.get("config", {})
     startup = f", start-up commands timed {cfg['startup_rounds']} times in each" if cfg.get("startup_rounds") else ""
-    return "\n".join([
-        f"- CPU: {m.get('cpu')}; {m.get('cores')} cores ({m.get('usable_cores')} usable); {m.get('memory_gib')} GiB RAM",
-        f"- OS: {m.get('os')}; Python {m.get('python')}",
-        "- " + ", ".join(f"{name} {ver}" for name, ver in v.items() if ver),
-        f"- spec-validate commit {commit}",
-        f"- run {doc.get('started')} to {doc.get('finished')}; {cfg.get('reps')} timed repetitions after {cfg.get('warmup')} warm-up round(s)"
-        f"{startup}; "
-        f"load average {load(m.get('load_average_start'))} at the start, {load(m.get('load_average_end'))} at the end",
-    ])
+    return "\n".join(
+        [
+            f"- CPU: {m.get('cpu')}; {m.get('cores')} cores ({m.get('usable_cores')} usable); {m.get('memory_gib')} GiB RAM",
+            f"- OS: {m.get('os')}; Python {m.get('python')}",
+            "- " + ", ".join(f"{name} {ver}" for name, ver in v.items() if ver),
+            f"- spec-validate commit {commit}",
+            f"- run {doc.get('started')} to {doc.get('finished')}; {cfg.get('reps')} timed repetitions after {cfg.get('warmup')} warm-up round(s)"
+            f"{startup}; "
+            f"load average {load(m.get('load_average_start'))} at the start, {load(m.get('load_average_end'))} at the end",
+        ]
+    )
 
 
 BLOCKS = {"results": results_table, "startup": startup_table, "targets": targets_table, "machine": machine_block}

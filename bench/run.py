@@ -33,7 +33,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -46,8 +45,13 @@ import generate  # noqa: E402
 RESULTS = HERE / "results"
 CORPUS_FILE = ROOT / "conformance-corpus" / "anndata" / "h5ad" / "valid-every-element.h5ad"
 EXPECTED_RC = 0  # every tool; spec-validate exits 1 when a clause fails, and the generated files are conformant
-STARTUP_TOOLS = ("python -c 'import numpy, h5py'", "spec-validate --version", "spec-validate small file",
-                 "spec-validate small file, empty pack cache", "spec-validate small file, pack cache off")
+STARTUP_TOOLS = (
+    "python -c 'import numpy, h5py'",
+    "spec-validate --version",
+    "spec-validate small file",
+    "spec-validate small file, empty pack cache",
+    "spec-validate small file, pack cache off",
+)
 # An empty cache directory, emptied again before each of its runs: a fresh CI runner's first run. An installed
 # wheel then reads the built-in packs as its build validated them (hatch_build.py); a checkout (an editable
 # install) validates them, as with the cache off.
@@ -58,7 +62,9 @@ TOOL_ENV = {STARTUP_TOOLS[3]: {"SPEC_VALIDATE_CACHE_DIR": str(EMPTY_CACHE)}, STA
 
 
 def spec_validate_exe() -> str:
-    return shutil.which("spec-validate", path=str(Path(sys.executable).parent)) or shutil.which("spec-validate") or "spec-validate"
+    return (
+        shutil.which("spec-validate", path=str(Path(sys.executable).parent)) or shutil.which("spec-validate") or "spec-validate"
+    )
 
 
 class Launcher:
@@ -69,16 +75,18 @@ class Launcher:
     """
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-S", str(HERE / "launcher.py")], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-S", str(HERE / "launcher.py")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+        )
         self.tmp = tempfile.TemporaryDirectory(prefix="spec-validate-bench-")
 
     def measure(self, cmd: list[str], env: dict[str, str] | None = None) -> dict:
         """Run `cmd` as a child; its wall time, its own peak RSS and CPU times, exit code and output."""
         out, err = Path(self.tmp.name, "stdout"), Path(self.tmp.name, "stderr")
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps({"cmd": cmd, "cwd": str(ROOT), "stdout": str(out), "stderr": str(err),
-                                         "env": env or {}}) + "\n")
+        self.proc.stdin.write(
+            json.dumps({"cmd": cmd, "cwd": str(ROOT), "stdout": str(out), "stderr": str(err), "env": env or {}}) + "\n"
+        )
         reply = json.loads(self.proc.stdout.readline())
         if "error" in reply:
             raise SystemExit(f"cannot run {cmd[0]}: {reply['error']}")
@@ -106,8 +114,11 @@ def tool_commands(case: generate.Case, plan: list[tuple[str, str]], jobs: int | 
     sv = [spec_validate_exe(), path, "--format", "json", "-o", os.devnull]
     if jobs is not None:
         sv += ["--jobs", str(jobs)]
-    commands = {"floor": floor_cmd, "anndata": [sys.executable, "-c", f"import sys, anndata; anndata.{reader}(sys.argv[1])", path],
-                "spec-validate": sv}
+    commands = {
+        "floor": floor_cmd,
+        "anndata": [sys.executable, "-c", f"import sys, anndata; anndata.{reader}(sys.argv[1])", path],
+        "spec-validate": sv,
+    }
     if skip_anndata:
         del commands["anndata"]
     return commands
@@ -115,9 +126,13 @@ def tool_commands(case: generate.Case, plan: list[tuple[str, str]], jobs: int | 
 
 def startup_commands() -> dict[str, list[str]]:
     exe = spec_validate_exe()
-    return {STARTUP_TOOLS[0]: [sys.executable, "-c", "import numpy, h5py"], STARTUP_TOOLS[1]: [exe, "--version"],
-            STARTUP_TOOLS[2]: [exe, str(CORPUS_FILE)], STARTUP_TOOLS[3]: [exe, str(CORPUS_FILE)],
-            STARTUP_TOOLS[4]: [exe, str(CORPUS_FILE)]}
+    return {
+        STARTUP_TOOLS[0]: [sys.executable, "-c", "import numpy, h5py"],
+        STARTUP_TOOLS[1]: [exe, "--version"],
+        STARTUP_TOOLS[2]: [exe, str(CORPUS_FILE)],
+        STARTUP_TOOLS[3]: [exe, str(CORPUS_FILE)],
+        STARTUP_TOOLS[4]: [exe, str(CORPUS_FILE)],
+    }
 
 
 def git(*args: str) -> str | None:
@@ -159,7 +174,9 @@ def machine() -> dict:
         "memory_gib": mem_gib,
         "os": platform.platform(),
         "python": platform.python_version(),
-        "versions": {d: version(d) for d in ("numpy", "h5py", "zarr", "numcodecs", "anndata", "scipy", "pandas", "spec-validate")},
+        "versions": {
+            d: version(d) for d in ("numpy", "h5py", "zarr", "numcodecs", "anndata", "scipy", "pandas", "spec-validate")
+        },
         "git_commit": git("rev-parse", "HEAD"),
         "git_dirty": bool(status) if status is not None else None,
         "load_average_start": os.getloadavg(),
@@ -175,12 +192,22 @@ def summarize(runs: list[dict]) -> list[dict]:
     rows = []
     for (group, fmt, size, tool), rs in groups.items():
         walls = [r["wall_s"] for r in rs]
-        rows.append({"group": group, "format": fmt, "size": size, "stored_values": generate.SIZES.get(size) if size else None,
-                     "tool": tool, "reps": len(rs), "min_s": min(walls), "median_s": statistics.median(walls),
-                     "peak_rss_mb": max(r["peak_rss_kib"] for r in rs) * 1024 / 1e6,
-                     "median_cpu_s": statistics.median(r["user_s"] + r["sys_s"] for r in rs),
-                     "median_read_s": statistics.median(r["read_s"] for r in rs) if all("read_s" in r for r in rs) else None,
-                     "bad_exit": sorted({r["rc"] for r in rs if r["rc"] != EXPECTED_RC})})
+        rows.append(
+            {
+                "group": group,
+                "format": fmt,
+                "size": size,
+                "stored_values": generate.SIZES.get(size) if size else None,
+                "tool": tool,
+                "reps": len(rs),
+                "min_s": min(walls),
+                "median_s": statistics.median(walls),
+                "peak_rss_mb": max(r["peak_rss_kib"] for r in rs) * 1024 / 1e6,
+                "median_cpu_s": statistics.median(r["user_s"] + r["sys_s"] for r in rs),
+                "median_read_s": statistics.median(r["read_s"] for r in rs) if all("read_s" in r for r in rs) else None,
+                "bad_exit": sorted({r["rc"] for r in rs if r["rc"] != EXPECTED_RC}),
+            }
+        )
     index = {(r["group"], r["format"], r["size"], r["tool"]): r for r in rows}
     for r in rows:
         if r["group"] == "file" and r["tool"] == "spec-validate":
@@ -196,22 +223,32 @@ def print_table(rows: list[dict]) -> None:
 
     rows = sorted(rows, key=lambda r: (r["group"] != "startup", *report.sort_key(r)))
     print()
-    print(f"{'format':<10} {'values':>6} {'tool':<42} {'min s':>7} {'median s':>8} {'peak MB':>8} {'sv/floor':>8} {'anndata/sv':>10}")
+    print(
+        f"{'format':<10} {'values':>6} {'tool':<42} {'min s':>7} {'median s':>8} {'peak MB':>8} {'sv/floor':>8} {'anndata/sv':>10}"
+    )
     for r in rows:
         ratio = lambda k: f"{r[k]:.2f}" if r.get(k) is not None else ""  # noqa: E731
-        print(f"{r['format'] or '-':<10} {r['size'] or '-':>6} {r['tool']:<42} {r['min_s']:>7.3f} {r['median_s']:>8.3f} "
-              f"{r['peak_rss_mb']:>8.0f} {ratio('sv_over_floor'):>8} {ratio('anndata_over_sv'):>10}"
-              + (f"  exit {r['bad_exit']}!" if r["bad_exit"] else ""))
+        print(
+            f"{r['format'] or '-':<10} {r['size'] or '-':>6} {r['tool']:<42} {r['min_s']:>7.3f} {r['median_s']:>8.3f} "
+            f"{r['peak_rss_mb']:>8.0f} {ratio('sv_over_floor'):>8} {ratio('anndata_over_sv'):>10}"
+            + (f"  exit {r['bad_exit']}!" if r["bad_exit"] else "")
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=generate.comma_list, help=f"comma-separated sizes (default: {','.join(generate.SIZES)})")
-    parser.add_argument("--formats", type=generate.comma_list, help=f"comma-separated formats (default: {','.join(generate.FORMATS)})")
+    parser.add_argument(
+        "--formats", type=generate.comma_list, help=f"comma-separated formats (default: {','.join(generate.FORMATS)})"
+    )
     parser.add_argument("--reps", type=int, default=5, help="timed repetitions of every tool (default: %(default)s)")
     parser.add_argument("--warmup", type=int, default=1, help="unrecorded rounds first (default: %(default)s)")
-    parser.add_argument("--startup-rounds", type=int, default=4,
-                        help="start-up commands are timed this many times per repetition (default: %(default)s)")
+    parser.add_argument(
+        "--startup-rounds",
+        type=int,
+        default=4,
+        help="start-up commands are timed this many times per repetition (default: %(default)s)",
+    )
     parser.add_argument("--skip-anndata", action="store_true", help="do not time anndata's full read")
     parser.add_argument("--jobs", type=int, help="passed to spec-validate as --jobs N")
     parser.add_argument("--no-docs", action="store_true", help="do not regenerate docs/performance.md and docs/performance.png")
@@ -222,8 +259,17 @@ def main(argv: list[str] | None = None) -> int:
     missing = [c for c in chosen if not c.path.exists()]
     if missing:
         # A separate process, so the generator's memory is not held by the harness while it measures.
-        subprocess.run([sys.executable, str(HERE / "generate.py"), "--sizes", ",".join(sorted({c.size for c in missing})),
-                        "--formats", ",".join(sorted({c.format for c in missing}))], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "generate.py"),
+                "--sizes",
+                ",".join(sorted({c.size for c in missing})),
+                "--formats",
+                ",".join(sorted({c.format for c in missing})),
+            ],
+            check=True,
+        )
 
     plans = {}
     for case in chosen:
@@ -238,7 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     total = args.warmup + args.reps
     for rep in range(total):
         warm = rep < args.warmup
-        print(f"{'warm-up' if warm else 'repetition'} {rep + 1 - (0 if warm else args.warmup)}/{args.warmup if warm else args.reps}", flush=True)
+        print(
+            f"{'warm-up' if warm else 'repetition'} {rep + 1 - (0 if warm else args.warmup)}/{args.warmup if warm else args.reps}",
+            flush=True,
+        )
         # Start-up runs take a tenth of a second and vary by a few hundredths: several rounds per repetition,
         # so their medians rest on more samples than a file's.
         batches = [("startup", None, startup_commands())] * args.startup_rounds
@@ -250,8 +299,16 @@ def main(argv: list[str] | None = None) -> int:
                 if tool == STARTUP_TOOLS[3]:
                     shutil.rmtree(EMPTY_CACHE, ignore_errors=True)
                 result = launcher.measure(commands[tool], TOOL_ENV.get(tool))
-                result.update({"group": group, "tool": tool, "rep": rep, "warmup": warm, "cmd": commands[tool],
-                               "env": TOOL_ENV.get(tool, {})})
+                result.update(
+                    {
+                        "group": group,
+                        "tool": tool,
+                        "rep": rep,
+                        "warmup": warm,
+                        "cmd": commands[tool],
+                        "env": TOOL_ENV.get(tool, {}),
+                    }
+                )
                 if case is not None:
                     result.update({"format": case.format, "size": case.size, "file": str(case.path.relative_to(ROOT))})
                 stdout = result.pop("stdout")
@@ -261,10 +318,16 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     result["stdout_head"] = stdout[:500]
                 if result["rc"] != EXPECTED_RC:
-                    print(f"  {tool} {case.path.name if case else ''}: exit {result['rc']}: {result['stderr_tail'][-300:]}", flush=True)
+                    print(
+                        f"  {tool} {case.path.name if case else ''}: exit {result['rc']}: {result['stderr_tail'][-300:]}",
+                        flush=True,
+                    )
                 runs.append(result)
-                print(f"  {(case.path.name if case else 'startup'):<32} {tool:<42} {result['wall_s']:7.3f} s "
-                      f"{result['peak_rss_kib'] / 1024:7.0f} MiB", flush=True)
+                print(
+                    f"  {(case.path.name if case else 'startup'):<32} {tool:<42} {result['wall_s']:7.3f} s "
+                    f"{result['peak_rss_kib'] / 1024:7.0f} MiB",
+                    flush=True,
+                )
 
     launcher.close()
     info["load_average_end"] = os.getloadavg()
@@ -274,11 +337,28 @@ def main(argv: list[str] | None = None) -> int:
         "started": started.isoformat(timespec="seconds"),
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": info,
-        "config": {"reps": args.reps, "startup_rounds": args.startup_rounds, "warmup": args.warmup, "jobs": args.jobs, "skip_anndata": args.skip_anndata,
-                   "sizes": sorted({c.size for c in chosen}, key=generate.SIZES.get), "formats": sorted({c.format for c in chosen}),
-                   "block_elements": floor.DEFAULT_BLOCK_ELEMENTS, "peak_rss_unit": "MB = 10^6 bytes (ru_maxrss KiB x 1024 / 10^6)"},
-        "files": {c.path.name: {"format": c.format, "size": c.size, "stored_values": c.nnz, "bytes_on_disk": generate.du(c.path),
-                                "plan_source": plans[c]["source"], "plan": plans[c]["arrays"]} for c in chosen},
+        "config": {
+            "reps": args.reps,
+            "startup_rounds": args.startup_rounds,
+            "warmup": args.warmup,
+            "jobs": args.jobs,
+            "skip_anndata": args.skip_anndata,
+            "sizes": sorted({c.size for c in chosen}, key=generate.SIZES.get),
+            "formats": sorted({c.format for c in chosen}),
+            "block_elements": floor.DEFAULT_BLOCK_ELEMENTS,
+            "peak_rss_unit": "MB = 10^6 bytes (ru_maxrss KiB x 1024 / 10^6)",
+        },
+        "files": {
+            c.path.name: {
+                "format": c.format,
+                "size": c.size,
+                "stored_values": c.nnz,
+                "bytes_on_disk": generate.du(c.path),
+                "plan_source": plans[c]["source"],
+                "plan": plans[c]["arrays"],
+            }
+            for c in chosen
+        },
         "summary": rows,
         "runs": runs,
     }

@@ -180,8 +180,11 @@ def valid_zero_obs_zarr_v3(path: Path) -> None:
 
 
 def small_adata() -> anndata.AnnData:
-    return anndata.AnnData(X=np.arange(6, dtype=np.float32).reshape(3, 2),
-                           obs=pd.DataFrame(index=["c0", "c1", "c2"]), var=pd.DataFrame(index=["g0", "g1"]))
+    return anndata.AnnData(
+        X=np.arange(6, dtype=np.float32).reshape(3, 2),
+        obs=pd.DataFrame(index=["c0", "c1", "c2"]),
+        var=pd.DataFrame(index=["g0", "g1"]),
+    )
 
 
 def add_awkward(f: h5py.File, name: str = "/uns/awk", **overrides: Any) -> h5py.Group:
@@ -189,9 +192,14 @@ def add_awkward(f: h5py.File, name: str = "/uns/awk", **overrides: Any) -> h5py.
     g = f.create_group(name)
     g.attrs["encoding-type"] = "awkward-array"
     g.attrs["encoding-version"] = "0.1.0"
-    g.attrs["form"] = json.dumps({"class": "ListOffsetArray", "offsets": "i64",
-                                  "content": {"class": "NumpyArray", "primitive": "int64", "form_key": "node1"},
-                                  "form_key": "node0"})
+    g.attrs["form"] = json.dumps(
+        {
+            "class": "ListOffsetArray",
+            "offsets": "i64",
+            "content": {"class": "NumpyArray", "primitive": "int64", "form_key": "node1"},
+            "form_key": "node0",
+        }
+    )
     g.attrs["length"] = np.int64(3)
     g.create_dataset("node0-offsets", data=np.array([0, 2, 2, 5], dtype=np.int64))
     g.create_dataset("node1-data", data=np.arange(5, dtype=np.int64))
@@ -345,8 +353,7 @@ def anndata_varm_shape_wrong(f):
 
 
 attr_case("anndata-obsp-not-array", "/obsp/conn", "encoding-type", "raw", "An obsp entry says it is raw.")
-attr_case("anndata-obsp-shape-wrong", "/obsp/conn", "shape", np.array([N_OBS, N_OBS + 1]),
-          "/obsp/conn is n_obs x (n_obs + 1).")
+attr_case("anndata-obsp-shape-wrong", "/obsp/conn", "shape", np.array([N_OBS, N_OBS + 1]), "/obsp/conn is n_obs x (n_obs + 1).")
 attr_case("anndata-varp-not-array", "/varp/corr", "encoding-type", "raw", "A varp entry says it is raw.")
 
 
@@ -400,8 +407,9 @@ def csc_data_missing(f):
 attr_case("csr-encoding-version-wrong", "/X", "encoding-version", "0.2.0", "A CSR matrix with version 0.2.0.")
 attr_case("csc-encoding-version-wrong", "/layers/csc", "encoding-version", "0.2.0", "A CSC matrix with version 0.2.0.")
 attr_case("csr-shape-not-integer", "/X", "shape", np.array([float(N_OBS), float(N_VAR)]), "/X's shape is floats.")
-attr_case("csc-shape-not-integer", "/layers/csc", "shape", np.array([float(N_OBS), float(N_VAR)]),
-          "/layers/csc's shape is floats.")
+attr_case(
+    "csc-shape-not-integer", "/layers/csc", "shape", np.array([float(N_OBS), float(N_VAR)]), "/layers/csc's shape is floats."
+)
 
 
 @h5_edit()
@@ -431,7 +439,7 @@ def csc_indices_float(f):
 def _drop_middle(a: np.ndarray) -> np.ndarray:
     """indptr one entry short, still starting at 0, ending at nnz and non-decreasing."""
     mid = len(a) // 2
-    return np.concatenate([a[:mid], a[mid + 1:]])
+    return np.concatenate([a[:mid], a[mid + 1 :]])
 
 
 @h5_edit()
@@ -558,13 +566,25 @@ def csr_indptr_decreasing_deep(path: Path) -> None:
         x.create_dataset("indices", data=indices, **comp)
         x.create_dataset("data", data=np.ones(nnz, dtype=np.float32), **comp)
         obs = f.create_group("obs")
-        obs.attrs.update({"encoding-type": "dataframe", "encoding-version": "0.2.0", "_index": "_index",
-                          "column-order": np.array([], dtype=h5py.string_dtype())})
+        obs.attrs.update(
+            {
+                "encoding-type": "dataframe",
+                "encoding-version": "0.2.0",
+                "_index": "_index",
+                "column-order": np.array([], dtype=h5py.string_dtype()),
+            }
+        )
         idx = obs.create_dataset("_index", data=np.arange(DEEP_ROWS, dtype=np.int64), **comp)
         idx.attrs.update({"encoding-type": "array", "encoding-version": "0.2.0"})
         var = f.create_group("var")
-        var.attrs.update({"encoding-type": "dataframe", "encoding-version": "0.2.0", "_index": "_index",
-                          "column-order": np.array([], dtype=h5py.string_dtype())})
+        var.attrs.update(
+            {
+                "encoding-type": "dataframe",
+                "encoding-version": "0.2.0",
+                "_index": "_index",
+                "column-order": np.array([], dtype=h5py.string_dtype()),
+            }
+        )
         vidx = var.create_dataset("_index", data=np.array([f"g{i}" for i in range(4)], dtype=h5py.string_dtype()))
         vidx.attrs.update({"encoding-type": "string-array", "encoding-version": "0.2.0"})
 
@@ -579,8 +599,13 @@ def dataframe_not_group(f):
 attr_case("dataframe-index-attr-not-string", "/obsm/df", "_index", np.int64(0), "/obsm/df's _index is the integer 0.")
 attr_case("dataframe-encoding-version-wrong", "/obsm/df", "encoding-version", "0.1.0", "A dataframe with version 0.1.0.")
 attr_case("dataframe-column-order-missing", "/obsm/df", "column-order", None, "/obsm/df has no column-order.")
-attr_case("dataframe-column-order-unknown-column", "/obsm/df", "column-order", np.array(["x", "y"], dtype=object),
-          "/obsm/df's column-order names a column 'y' that is not there.")
+attr_case(
+    "dataframe-column-order-unknown-column",
+    "/obsm/df",
+    "column-order",
+    np.array(["x", "y"], dtype=object),
+    "/obsm/df's column-order names a column 'y' that is not there.",
+)
 
 
 @h5_edit()
@@ -608,8 +633,9 @@ def scalar_not_zero_dimensional(f):
     replace(f, "uns/int", np.array([3]))
 
 
-attr_case("numeric-scalar-encoding-version-wrong", "/uns/int", "encoding-version", "0.1.0",
-          "A numeric scalar with version 0.1.0.")
+attr_case(
+    "numeric-scalar-encoding-version-wrong", "/uns/int", "encoding-version", "0.1.0", "A numeric scalar with version 0.1.0."
+)
 
 
 @h5_edit()
@@ -679,8 +705,7 @@ def string_array_not_array(f):
     group_with(f, "uns/nested/grouped_strings", "string-array", "0.2.0")
 
 
-attr_case("string-array-encoding-version-wrong", "/uns/strs", "encoding-version", "0.1.0",
-          "A string array with version 0.1.0.")
+attr_case("string-array-encoding-version-wrong", "/uns/strs", "encoding-version", "0.1.0", "A string array with version 0.1.0.")
 
 
 @h5_edit()
@@ -690,10 +715,12 @@ def string_array_fixed_length(f):
 
 
 # ---------------------------------------------------------------------------------------------- nullable
-attr_case("nullable-integer-encoding-version-wrong", "/obs/nint", "encoding-version", "0.2.0",
-          "A nullable integer with version 0.2.0.")
-attr_case("nullable-boolean-encoding-version-wrong", "/obs/nbool", "encoding-version", "0.2.0",
-          "A nullable boolean with version 0.2.0.")
+attr_case(
+    "nullable-integer-encoding-version-wrong", "/obs/nint", "encoding-version", "0.2.0", "A nullable integer with version 0.2.0."
+)
+attr_case(
+    "nullable-boolean-encoding-version-wrong", "/obs/nbool", "encoding-version", "0.2.0", "A nullable boolean with version 0.2.0."
+)
 
 
 @h5_edit()
@@ -769,10 +796,22 @@ def nullable_boolean_mask_short(f):
 
 
 # ---------------------------------------------------------------------------------------------- awkward
-attr_case("awkward-array-length-missing", "/uns/awk", "length", None, "The awkward array has no length.",
-          base="h5ad/valid-awkward-array")
-attr_case("awkward-array-form-not-json", "/uns/awk", "form", "ListOffsetArray(int64)",
-          "The awkward array's form is not JSON.", base="h5ad/valid-awkward-array")
+attr_case(
+    "awkward-array-length-missing",
+    "/uns/awk",
+    "length",
+    None,
+    "The awkward array has no length.",
+    base="h5ad/valid-awkward-array",
+)
+attr_case(
+    "awkward-array-form-not-json",
+    "/uns/awk",
+    "form",
+    "ListOffsetArray(int64)",
+    "The awkward array's form is not JSON.",
+    base="h5ad/valid-awkward-array",
+)
 
 
 @h5_edit("h5ad/valid-awkward-array")

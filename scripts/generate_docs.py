@@ -77,9 +77,13 @@ def _about(case: dict) -> str:
 
 def examples_section(rule_id: str) -> list[str]:
     fail, ok = examples(rule_id)
-    lines = ["## Examples", "",
-             "Cases of the project's conformance corpus (`conformance-corpus/` in the repository); `tests/test_docs.py`",
-             "validates each and checks it still fails or passes as shown.", ""]
+    lines = [
+        "## Examples",
+        "",
+        "Cases of the project's conformance corpus (`conformance-corpus/` in the repository); `tests/test_docs.py`",
+        "validates each and checks it still fails or passes as shown.",
+        "",
+    ]
     if fail is not None:
         lines += [f"Fails: `conformance-corpus/{fail['file']}`{_about(fail)}", "", "```sh", _command(fail, rule_id), "```", ""]
     if ok is not None:
@@ -89,18 +93,31 @@ def examples_section(rule_id: str) -> list[str]:
 
 def suppress_section(rule) -> list[str]:
     element = rule.id.rsplit(".", 1)[0]
-    lines = ["## Suppressing it", "",
-             f"On the command line, `--ignore {rule.id}` skips this rule (`--ignore {element}` every rule of",
-             f"`{element}`, matched segment by segment). For a project, in `pyproject.toml`",
-             "(see [Configuration](../configuration.md)):", "",
-             "```toml", "[tool.spec-validate]", f'ignore = ["{rule.id}"]', "",
-             "[tool.spec-validate.per-path-ignores]      # or for some files only",
-             f'"legacy/*" = ["{rule.id}"]', "```", "",
-             "To keep today's failures from failing the run while new ones still do, record them with",
-             "`--write-baseline FILE` and run with `--baseline FILE` (see [CI](../ci.md)).", ""]
+    lines = [
+        "## Suppressing it",
+        "",
+        f"On the command line, `--ignore {rule.id}` skips this rule (`--ignore {element}` every rule of",
+        f"`{element}`, matched segment by segment). For a project, in `pyproject.toml`",
+        "(see [Configuration](../configuration.md)):",
+        "",
+        "```toml",
+        "[tool.spec-validate]",
+        f'ignore = ["{rule.id}"]',
+        "",
+        "[tool.spec-validate.per-path-ignores]      # or for some files only",
+        f'"legacy/*" = ["{rule.id}"]',
+        "```",
+        "",
+        "To keep today's failures from failing the run while new ones still do, record them with",
+        "`--write-baseline FILE` and run with `--baseline FILE` (see [CI](../ci.md)).",
+        "",
+    ]
     if rule.level.value != "MUST":
-        lines[-1:-1] = [f"A {rule.level.value} rule fails the run only with `--fail-on {rule.level.value.lower()}`"
-                        + (" or lower." if rule.level.value == "SHOULD" else "."), ""]
+        lines[-1:-1] = [
+            f"A {rule.level.value} rule fails the run only with `--fail-on {rule.level.value.lower()}`"
+            + (" or lower." if rule.level.value == "SHOULD" else "."),
+            "",
+        ]
     return lines
 
 
@@ -119,9 +136,10 @@ def rule_pages() -> dict[str, str]:
             section = rule.section.replace("|", "\\|")
             rows.append(f"| [{rule.id}]({rule.id}.md) | {rule.level.value} | {rule.basis} | {section} |")
     packs = ", ".join(f"{p.title} ({p.name} {p.version})" for p in builtin_packs())
-    out["rules/index.md"] = (GENERATED + "\n# Rules\n\nEvery rule of the built-in packs: " + packs + ". Which statements of"
-                             " each spec they check, and which they do not, is on [Coverage](../coverage.md).\n\n"
-                             + "\n".join(rows) + "\n")
+    out["rules/index.md"] = (
+        GENERATED + "\n# Rules\n\nEvery rule of the built-in packs: " + packs + ". Which statements of"
+        " each spec they check, and which they do not, is on [Coverage](../coverage.md).\n\n" + "\n".join(rows) + "\n"
+    )
     return out
 
 
@@ -132,18 +150,36 @@ def cli_page() -> str:
         parser.formatter_class = lambda prog: cli.argparse.HelpFormatter(prog, width=100)
         return parser.format_help().rstrip("\n")
 
-    return GENERATED + "\n".join([
-        "", "# Command line", "",
-        "`spec-validate PATH...` validates files and stores; `spec-validate coverage` reports what the rules cover.",
-        "Both are generated here from the argument parsers (`validator/cli.py`, `validator/coverage.py`).", "",
-        "## spec-validate", "", "```text", help_of(cli.build_parser()), "```", "",
-        "Exit codes: `0` no failure at or above `--fail-on` (default `must`); `1` failures, or metadata in the store",
-        "that cannot be read; `2` a usage error, an input that cannot be opened, or an invalid rule pack, as one line",
-        "on stderr. `--exit-zero` always exits 0 after reporting. A path inside a Zarr store (`x.zarr/X/.zattrs`, as",
-        "pre-commit passes them) is validated as the store (`x.zarr`), once.", "",
-        "## spec-validate coverage", "", "```text", help_of(coverage.build_parser()), "```", "",
-        "Exit codes: `0`; `1` when `--specs DIR` finds a catalogue that no longer matches its spec file or pack;",
-        "`2` a usage error. The tables are on [Coverage](coverage.md).", ""])
+    return GENERATED + "\n".join(
+        [
+            "",
+            "# Command line",
+            "",
+            "`spec-validate PATH...` validates files and stores; `spec-validate coverage` reports what the rules cover.",
+            "Both are generated here from the argument parsers (`validator/cli.py`, `validator/coverage.py`).",
+            "",
+            "## spec-validate",
+            "",
+            "```text",
+            help_of(cli.build_parser()),
+            "```",
+            "",
+            "Exit codes: `0` no failure at or above `--fail-on` (default `must`); `1` failures, or metadata in the store",
+            "that cannot be read; `2` a usage error, an input that cannot be opened, or an invalid rule pack, as one line",
+            "on stderr. `--exit-zero` always exits 0 after reporting. A path inside a Zarr store (`x.zarr/X/.zattrs`, as",
+            "pre-commit passes them) is validated as the store (`x.zarr`), once.",
+            "",
+            "## spec-validate coverage",
+            "",
+            "```text",
+            help_of(coverage.build_parser()),
+            "```",
+            "",
+            "Exit codes: `0`; `1` when `--specs DIR` finds a catalogue that no longer matches its spec file or pack;",
+            "`2` a usage error. The tables are on [Coverage](coverage.md).",
+            "",
+        ]
+    )
 
 
 def coverage_page() -> str:
@@ -151,21 +187,27 @@ def coverage_page() -> str:
     from validator.catalogue import builtin_catalogues
 
     intro = [
-        "", "# Coverage", "",
+        "",
+        "# Coverage",
+        "",
         "Which normative statements of each spec the built-in rules check, which they check in part, which cannot be",
         "checked from a stored file, and which are deferred, each with the reason. A statement is a sentence with an RFC",
         "2119 key word in any case (the h5Seurat and hdmf-zarr documents write them in lower case), or a requirement a",
-        "spec states without one (tables of required keys and dtypes, \"is stored as\", JSON shapes), quoted verbatim.",
-        "", "The catalogues are `rules/<spec>/catalogue.yaml`; `tests/test_catalogue.py` fails when a sentence with a key",
+        'spec states without one (tables of required keys and dtypes, "is stored as", JSON shapes), quoted verbatim.',
+        "",
+        "The catalogues are `rules/<spec>/catalogue.yaml`; `tests/test_catalogue.py` fails when a sentence with a key",
         "word is in no statement, when a statement is not verbatim in its section, or when a rule is listed by none.",
         "`spec-validate coverage` prints the same from an installed tool; add `--specs DIR` to check the catalogues against",
-        "your copy of the spec files.", "",
+        "your copy of the spec files.",
+        "",
         "- **covered**: the rules listed check it;",
         "- **partial**: they check part of it, and the last column says what is missing and why;",
         "- **not checkable**: nothing in a stored file can show it broken (a reader's or writer's duty, a permission, a",
         "  meaning that needs the R object or the data a file was made from);",
         "- **deferred**: checkable, not checked yet, with the reason (another issue owns it, a kernel that does not exist).",
-        "", "## Summary", "",
+        "",
+        "## Summary",
+        "",
     ]
     body = coverage.render_markdown(builtin_catalogues(), every=True, link=lambda rid: f"rules/{rid}.md", heading="##")
     return GENERATED + "\n".join(intro) + body.rstrip("\n") + "\n"
@@ -174,11 +216,20 @@ def coverage_page() -> str:
 def report_schema_page() -> str:
     schema = (ROOT / "validator" / "report" / "report.schema.json").read_text(encoding="utf-8")
     json.loads(schema)
-    return GENERATED + "\n".join([
-        "", "# JSON report schema", "",
-        "`spec-validate --format json` writes one document that validates against this schema",
-        "(`validator/report/report.schema.json`, shipped with the tool). See [Report formats](report-formats.md).", "",
-        "```json", schema.rstrip("\n"), "```", ""])
+    return GENERATED + "\n".join(
+        [
+            "",
+            "# JSON report schema",
+            "",
+            "`spec-validate --format json` writes one document that validates against this schema",
+            "(`validator/report/report.schema.json`, shipped with the tool). See [Report formats](report-formats.md).",
+            "",
+            "```json",
+            schema.rstrip("\n"),
+            "```",
+            "",
+        ]
+    )
 
 
 def pages() -> dict[str, str]:
@@ -189,8 +240,11 @@ def pages() -> dict[str, str]:
 def stale(directory: Path = DOCS) -> list[str]:
     """Pages that are missing, differ from what would be generated, or are left over from removed rules."""
     wanted = pages()
-    problems = [name for name, text in wanted.items()
-                if not (directory / name).is_file() or (directory / name).read_text(encoding="utf-8") != text]
+    problems = [
+        name
+        for name, text in wanted.items()
+        if not (directory / name).is_file() or (directory / name).read_text(encoding="utf-8") != text
+    ]
     rules = directory / "rules"
     extra = sorted(f"rules/{p.name}" for p in rules.glob("*.md") if f"rules/{p.name}" not in wanted) if rules.is_dir() else []
     return sorted(problems) + extra

@@ -16,9 +16,9 @@ if "SPEC_VALIDATE_CACHE_DIR" not in os.environ:
     os.environ["SPEC_VALIDATE_CACHE_DIR"] = tempfile.mkdtemp(prefix="spec-validate-test-cache-")
 
 
-import warnings  # noqa: E402
+import warnings
 
-import pytest  # noqa: E402
+import pytest
 
 
 def write_anndata(path, *, zarr: bool = False, broken_indptr: bool = False, mixed_chunks: bool = False) -> str:
@@ -81,7 +81,6 @@ def broken_h5ad_here(tmp_path, monkeypatch) -> str:
     import shutil
 
     import h5py
-
     from corpus_paths import VALID_H5AD
 
     monkeypatch.chdir(tmp_path)

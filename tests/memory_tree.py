@@ -30,8 +30,14 @@ from validator.nodes.base import (
 class Arr:
     """An array spec with attributes, chunks and storage facts."""
 
-    def __init__(self, values: Any, attrs: Mapping[str, Any] | None = None, chunks: tuple[int, ...] | None = None,
-                 storage: Storage | None = None, metadata: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        values: Any,
+        attrs: Mapping[str, Any] | None = None,
+        chunks: tuple[int, ...] | None = None,
+        storage: Storage | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
         self.values = np.asarray(values)
         self.attrs = dict(attrs or {})
         self.chunks = chunks
@@ -131,8 +137,19 @@ def tree(spec: dict[str, Any], format: str = "memory") -> MemoryTree:
 def pack(rules=(), *, shapes=None, dimensions=None, scope=None, formats=(), name="test"):
     from validator.engine.model import Pack
 
-    return Pack(name=name, title="Test pack", version="0.0.1", spec_source="test.md", path="<memory>", rules=tuple(rules),
-                scope=scope or {}, shapes=shapes or {}, dimensions=dimensions or {}, redirects={}, formats=tuple(formats))
+    return Pack(
+        name=name,
+        title="Test pack",
+        version="0.0.1",
+        spec_source="test.md",
+        path="<memory>",
+        rules=tuple(rules),
+        scope=scope or {},
+        shapes=shapes or {},
+        dimensions=dimensions or {},
+        redirects={},
+        formats=tuple(formats),
+    )
 
 
 ANNDATA_SHAPES = {"csr_matrix": {"attr": "shape"}, "dataframe": {"child_from_attr": "_index"}, "categorical": {"child": "codes"}}

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import h5py
 import pytest
+from corpus_paths import VALID_H5AD
+from docs_examples import extends_example
 
-from validator.report import baseline as bl
 from validator.cli import main
 from validator.engine.loader import builtin_packs
 from validator.errors import InputError
-
-from corpus_paths import VALID_H5AD
-from docs_examples import extends_example
+from validator.report import baseline as bl
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 
@@ -30,7 +29,9 @@ def test_baseline_write_then_use_on_the_same_file_exits_0(broken_h5ad_here, caps
     assert main([broken_h5ad_here]) == 1
     assert main(["--write-baseline", "baseline.json", broken_h5ad_here]) == 0
     doc = json.loads(Path("baseline.json").read_text())
-    assert [(e["rule"], e["file"], e["path"]) for e in doc["findings"]] == [("anndata.dataframe.index-attr", "broken.h5ad", "/obs")]
+    assert [(e["rule"], e["file"], e["path"]) for e in doc["findings"]] == [
+        ("anndata.dataframe.index-attr", "broken.h5ad", "/obs")
+    ]
     capsys.readouterr()
     assert main(["--baseline", "baseline.json", broken_h5ad_here]) == 0
     out = capsys.readouterr().out
@@ -75,7 +76,6 @@ def test_baseline_fingerprint_is_stable_and_ignores_values():
     assert a == bl.fingerprint("anndata.x.y", "data/a.h5ad", "/X/indptr")
     assert a != bl.fingerprint("anndata.x.y", "data/b.h5ad", "/X/indptr")
     assert a != bl.fingerprint("anndata.x.z", "data/a.h5ad", "/X/indptr")
-
 
 
 def test_baseline_fingerprint_of_a_builtin_rule_is_the_one_earlier_versions_wrote():

@@ -59,8 +59,13 @@ def write_catalogue(tmp_path: Path, statements: list[dict]) -> Path:
 
 GOOD = [
     {"section": "Things", "text": "A thing MUST say what it is.", "status": "covered", "rules": ["demo.thing.says"]},
-    {"section": "Things", "text": "Each part SHOULD be small", "status": "partial", "rules": ["demo.part.small"],
-     "missing": "small is not defined"},
+    {
+        "section": "Things",
+        "text": "Each part SHOULD be small",
+        "status": "partial",
+        "rules": ["demo.part.small"],
+        "missing": "small is not defined",
+    },
     {"section": "Things", "text": "Parts may be large", "status": "not-checkable", "reason": "a permission"},
 ]
 RULES = ["demo.thing.says", "demo.part.small"]
@@ -95,7 +100,9 @@ def test_problems_fails_rule_unlisted_or_unknown(tmp_path):
     found = problems(catalogue, None, [*RULES, "demo.thing.new"])
     assert found == ["rule demo.thing.new is listed by no statement: add it to the statement(s) it checks"]
     found = problems(catalogue, None, ["demo.thing.says"])
-    assert found == ["[Things] \u201cEach part SHOULD be small\u201d: lists demo.part.small, which is not a rule of a built-in pack"]
+    assert found == [
+        "[Things] \u201cEach part SHOULD be small\u201d: lists demo.part.small, which is not a rule of a built-in pack"
+    ]
     assert problems(catalogue, None, ["demo.thing.says"], other_rules=["demo.part.small"]) == []
 
 
@@ -103,13 +110,19 @@ def test_problems_fails_rule_unlisted_or_unknown(tmp_path):
     ("statement", "field"),
     [
         pytest.param({"section": "S", "text": "t", "status": "covered"}, "statements.0", id="covered-without-rules"),
-        pytest.param({"section": "S", "text": "t", "status": "partial", "rules": ["a.b.c"]}, "statements.0", id="partial-without-missing"),
+        pytest.param(
+            {"section": "S", "text": "t", "status": "partial", "rules": ["a.b.c"]}, "statements.0", id="partial-without-missing"
+        ),
         pytest.param({"section": "S", "text": "t", "status": "deferred"}, "statements.0", id="deferred-without-reason"),
-        pytest.param({"section": "S", "text": "t", "status": "not-checkable", "reason": "r", "rules": ["a.b.c"]}, "statements.0",
-                     id="not-checkable-with-rules"),
+        pytest.param(
+            {"section": "S", "text": "t", "status": "not-checkable", "reason": "r", "rules": ["a.b.c"]},
+            "statements.0",
+            id="not-checkable-with-rules",
+        ),
         pytest.param({"section": "S", "text": "t", "status": "maybe", "reason": "r"}, "statements.0.status", id="unknown-status"),
-        pytest.param({"section": "S", "text": "t", "status": "covered", "rules": ["a"], "colour": "red"}, "statements.0",
-                     id="unknown-key"),
+        pytest.param(
+            {"section": "S", "text": "t", "status": "covered", "rules": ["a"], "colour": "red"}, "statements.0", id="unknown-key"
+        ),
     ],
 )
 def test_load_fails_invalid_statement_naming_file_and_field(tmp_path, statement, field):

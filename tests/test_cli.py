@@ -14,14 +14,13 @@ from pathlib import Path
 import h5py
 import jsonschema
 import pytest
+from corpus_paths import CASES
+from docs_examples import extends_example
 
 import validator
 from validator.checks import registry
 from validator.cli import main
 from validator.engine.loader import builtin_packs
-
-from corpus_paths import CASES
-from docs_examples import extends_example
 
 SCHEMA = json.loads((Path(validator.__file__).parent / "report" / "report.schema.json").read_text())
 RULES = [r for p in builtin_packs() for r in p.rules]
@@ -51,19 +50,24 @@ def run_subprocess(*args):
     return subprocess.run([sys.executable, "-m", "validator", *map(str, args)], capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("fixture,args,expected", [
-    pytest.param("valid_h5ad", [], 0, id="valid-exits-0"),
-    pytest.param("valid_zarr", [], 0, id="valid-zarr-exits-0"),
-    pytest.param("broken_h5ad", [], 1, id="must-failure-exits-1"),
-    pytest.param("broken_h5ad", ["--exit-zero"], 0, id="exit-zero"),
-    pytest.param("should_failing_h5ad", [], 0, id="should-failure-exits-0-at-must"),
-    pytest.param("should_failing_h5ad", ["--fail-on", "should"], 1, id="fail-on-should-exits-1"),
-    pytest.param("should_failing_h5ad", ["--fail-on", "may"], 1, id="fail-on-may-exits-1"),
-    pytest.param("broken_h5ad", ["--ignore", "anndata.csr_matrix"], 0, id="ignore-prefix"),
-    pytest.param("broken_h5ad", ["--select", "anndata.dataframe"], 0, id="select-other-prefix"),
-    pytest.param("broken_h5ad", ["--select", "anndata.csr_matrix.indptr-monotonic"], 1, id="select-failing-rule"),
-    pytest.param("broken_h5ad", ["--select", "anndata", "--ignore", "anndata.csr_matrix.indptr-monotonic"], 0, id="select-and-ignore"),
-])
+@pytest.mark.parametrize(
+    "fixture,args,expected",
+    [
+        pytest.param("valid_h5ad", [], 0, id="valid-exits-0"),
+        pytest.param("valid_zarr", [], 0, id="valid-zarr-exits-0"),
+        pytest.param("broken_h5ad", [], 1, id="must-failure-exits-1"),
+        pytest.param("broken_h5ad", ["--exit-zero"], 0, id="exit-zero"),
+        pytest.param("should_failing_h5ad", [], 0, id="should-failure-exits-0-at-must"),
+        pytest.param("should_failing_h5ad", ["--fail-on", "should"], 1, id="fail-on-should-exits-1"),
+        pytest.param("should_failing_h5ad", ["--fail-on", "may"], 1, id="fail-on-may-exits-1"),
+        pytest.param("broken_h5ad", ["--ignore", "anndata.csr_matrix"], 0, id="ignore-prefix"),
+        pytest.param("broken_h5ad", ["--select", "anndata.dataframe"], 0, id="select-other-prefix"),
+        pytest.param("broken_h5ad", ["--select", "anndata.csr_matrix.indptr-monotonic"], 1, id="select-failing-rule"),
+        pytest.param(
+            "broken_h5ad", ["--select", "anndata", "--ignore", "anndata.csr_matrix.indptr-monotonic"], 0, id="select-and-ignore"
+        ),
+    ],
+)
 def test_main_exit_code(request, capsys, fixture, args, expected):
     code, out, err = cli(capsys, request.getfixturevalue(fixture), *args)
     assert code == expected, out + err
@@ -167,14 +171,17 @@ def _not_zip_store(tmp_path):
     return p
 
 
-@pytest.mark.parametrize("make", [
-    pytest.param(_non_hdf5, id="non-hdf5-file"),
-    pytest.param(lambda tmp, valid: _truncated(tmp, valid), id="truncated-h5ad"),
-    pytest.param(lambda tmp: tmp / "missing.h5ad", id="missing-path"),
-    pytest.param(_plain_dir, id="directory-not-a-store"),
-    pytest.param(_empty, id="empty-file"),
-    pytest.param(_not_zip_store, id="zip-not-a-store"),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(_non_hdf5, id="non-hdf5-file"),
+        pytest.param(lambda tmp, valid: _truncated(tmp, valid), id="truncated-h5ad"),
+        pytest.param(lambda tmp: tmp / "missing.h5ad", id="missing-path"),
+        pytest.param(_plain_dir, id="directory-not-a-store"),
+        pytest.param(_empty, id="empty-file"),
+        pytest.param(_not_zip_store, id="zip-not-a-store"),
+    ],
+)
 def test_main_fails_bad_input_exits_2_with_one_line(tmp_path, valid_h5ad, make):
     path = make(tmp_path, valid_h5ad) if make.__code__.co_argcount == 2 else make(tmp_path)
     proc = run_subprocess(path)
@@ -313,14 +320,17 @@ def _markdown_rows(out: str, rid: str) -> int:
     return sum(line.startswith("|") and f"| `{rid}` |" in line for line in out.splitlines())
 
 
-@pytest.mark.parametrize("fmt,count", [
-    pytest.param("text", _text_failed, id="text"),
-    pytest.param("json", _json_results, id="json"),
-    pytest.param("sarif", _sarif_results, id="sarif"),
-    pytest.param("github", _github_annotations, id="github"),
-    pytest.param("junit", _junit_testcases, id="junit"),
-    pytest.param("markdown", _markdown_rows, id="markdown"),
-])
+@pytest.mark.parametrize(
+    "fmt,count",
+    [
+        pytest.param("text", _text_failed, id="text"),
+        pytest.param("json", _json_results, id="json"),
+        pytest.param("sarif", _sarif_results, id="sarif"),
+        pytest.param("github", _github_annotations, id="github"),
+        pytest.param("junit", _junit_testcases, id="junit"),
+        pytest.param("markdown", _markdown_rows, id="markdown"),
+    ],
+)
 def test_main_extending_pack_reports_each_clause_once(capsys, lab_policy, two_clauses_fail, fmt, count):
     code, out, err = cli(capsys, "--pack", lab_policy, "--format", fmt, two_clauses_fail)
     assert (code, err) == (1, "")
@@ -343,8 +353,16 @@ def test_main_extending_pack_json_keeps_spec_level_and_names_the_pack(capsys, la
     assert len(ids) == len(set(ids)) == len(builtin_packs()[0].rules)
     got = {r["id"]: r for r in report["results"]}
     assert {k: got[OVERRIDDEN][k] for k in ("status", "level", "spec_level", "pack")} == {
-        "status": "failed", "level": "MUST", "spec_level": "SHOULD", "pack": "lab-policy"}
-    assert {k: got[UNCHANGED][k] for k in ("level", "spec_level", "pack")} == {"level": "MUST", "spec_level": "MUST", "pack": "lab-policy"}
+        "status": "failed",
+        "level": "MUST",
+        "spec_level": "SHOULD",
+        "pack": "lab-policy",
+    }
+    assert {k: got[UNCHANGED][k] for k in ("level", "spec_level", "pack")} == {
+        "level": "MUST",
+        "spec_level": "MUST",
+        "pack": "lab-policy",
+    }
 
 
 def test_main_extending_pack_sarif_has_no_duplicate_rules_or_fingerprints(capsys, lab_policy, two_clauses_fail):

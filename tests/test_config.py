@@ -7,12 +7,12 @@ from pathlib import Path
 
 import h5py
 import pytest
+from corpus_paths import VALID_H5AD
 
 from validator.cli import main
 from validator.config import Config, load_config, merge
 from validator.errors import InputError
 
-from corpus_paths import VALID_H5AD
 RULE = "anndata.dataframe.index-attr"
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
@@ -125,12 +125,15 @@ def test_config_broken_pyproject_that_configures_the_tool_is_an_input_error(tmp_
         load_config()
 
 
-@pytest.mark.parametrize("table", [
-    '[tool."spec-validate"]\nfail-on = "may"\n',
-    'tool.spec-validate.fail-on = "may"\n',
-    '[tool]\nspec-validate = { fail-on = "may" }\n',
-    '[ tool . spec-validate ]\nfail-on = "may"\n',
-])
+@pytest.mark.parametrize(
+    "table",
+    [
+        '[tool."spec-validate"]\nfail-on = "may"\n',
+        'tool.spec-validate.fail-on = "may"\n',
+        '[tool]\nspec-validate = { fail-on = "may" }\n',
+        '[ tool . spec-validate ]\nfail-on = "may"\n',
+    ],
+)
 def test_config_every_toml_spelling_of_the_table_is_found(tmp_path, monkeypatch, table):
     (tmp_path / "pyproject.toml").write_text(table)
     monkeypatch.chdir(tmp_path)

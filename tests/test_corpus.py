@@ -39,8 +39,7 @@ def fingerprint(path: Path) -> str:
 
 
 def failed_ids(report: validator.Report, level: Level | None = None) -> set[str]:
-    return {r.rule.id for r in report.results
-            if r.status is Status.FAILED and (level is None or r.rule.level is level)}
+    return {r.rule.id for r in report.results if r.status is Status.FAILED and (level is None or r.rule.level is level)}
 
 
 def test_manifest_lists_cases():
@@ -118,8 +117,11 @@ PUBLIC_VERDICTS: dict[str, set[str]] = {
     "anndata-h5ad/written-by-SeuratDisk-0.0.0.9021/pbmc_small.h5ad": PRE_08_ENCODING | {"anndata.dataframe.encoding"},
     "anndata-h5ad/written-by-SeuratDisk-0.0.0.9021/two_assay_rna_adt.h5ad": PRE_08_ENCODING | {"anndata.dataframe.encoding"},
     # anndata 0.8 to 0.12 write HDF5 as the spec says.
-    **{f"anndata-h5ad/written-by-anndata-{v}/{n}": set()
-       for v in ("0.8.0", "0.9.2", "0.10.9", "0.11.4", "0.12.19") for n in ("rich.h5ad", "rich_denseX_gzip.h5ad")},
+    **{
+        f"anndata-h5ad/written-by-anndata-{v}/{n}": set()
+        for v in ("0.8.0", "0.9.2", "0.10.9", "0.11.4", "0.12.19")
+        for n in ("rich.h5ad", "rich_denseX_gzip.h5ad")
+    },
     # anndata 0.7.4 via zellkonverter: root, X, /layers, /uns/* without encoding attrs; obs/var dataframe 0.1.0.
     "anndata-h5ad/zellkonverter_example_anndata.h5ad": PRE_08_ENCODING | {"anndata.dataframe.encoding"},
     "anndata-h5ad/zellkonverter_krumsiek11_augmented_v0-8.h5ad": set(),  # anndata 0.8.0
@@ -150,10 +152,22 @@ PUBLIC_VERDICTS: dict[str, set[str]] = {
         "zarr.fill_value.base64",  # 14/*/.zarray: dtype "|S1" with fill_value 0, not a Base64 string
         "zarr.fill_value.matches-dtype",  # 15/*: "<U4" with fill_value 0 (not a string); 17/*: "|b1" with 0 (not a boolean)
     },
-    **{f"zarr-v2/zarrs-testdata_{n}.zarr": set() for n in (  # zarr-python 3.0/3.1 with zarr_format=2
-        "compat_adler32", "compat_bool_v2_fv_null", "compat_cities_v2", "compat_fixed_length_utf32_v2_be",
-        "compat_str_v2_fv_null", "v2_array_blosc_C", "v2_array_blosc_F", "v2_array_bz2_C", "v2_array_gzip_C",
-        "v2_array_none_F", "v2_array_zstd_C")},
+    **{
+        f"zarr-v2/zarrs-testdata_{n}.zarr": set()
+        for n in (  # zarr-python 3.0/3.1 with zarr_format=2
+            "compat_adler32",
+            "compat_bool_v2_fv_null",
+            "compat_cities_v2",
+            "compat_fixed_length_utf32_v2_be",
+            "compat_str_v2_fv_null",
+            "v2_array_blosc_C",
+            "v2_array_blosc_F",
+            "v2_array_bz2_C",
+            "v2_array_gzip_C",
+            "v2_array_none_F",
+            "v2_array_zstd_C",
+        )
+    },
     # ---- h5Seurat (the h5seurat pack; checked by hand with h5py). SeuratDisk 0.0.0.9021 SaveH5Seurat() is the
     # reference writer: one-element vlen UTF-8 string attributes, dense matrices stored transposed (cells first),
     # sparse groups with dims [rows, columns], factors with 1-based values, logicals 0/1/2 with s3class "logical".
@@ -179,8 +193,13 @@ PUBLIC_VERDICTS: dict[str, set[str]] = {
     # http/https URL, and JSON null is not one (cxg.cxg_properties.about-url; the rule's writers note). Everything else
     # conforms, Xr/Xc included (sparse, attributes "" then var/obs, uint32 indices in range, both float32);
     # emb/pca is float64, a SHOULD (float32) and not in the verdict.
-    **{f"cxg/written-by-cellxgene-portal-converter-tiledb-py-0.36.1/{n}.cxg":
-       {"cxg.tiledb.domain-uint32", "cxg.cxg_properties.about-url"} for n in ("denseX", "pbmc_like_sparseX")},
+    **{
+        f"cxg/written-by-cellxgene-portal-converter-tiledb-py-0.36.1/{n}.cxg": {
+            "cxg.tiledb.domain-uint32",
+            "cxg.cxg_properties.about-url",
+        }
+        for n in ("denseX", "pbmc_like_sparseX")
+    },
 }
 
 # Items that are not stores this tool opens, with the start of the InputError message expected.

@@ -58,8 +58,11 @@ def test_docs_passes_page_starts_with_explain_heading_and_says_how_to_suppress()
 
 
 # ------------------------------------------------------------------------------------------------ examples are real
-EXAMPLE = re.compile(r"^(Fails|Passes): `conformance-corpus/([^`]+)`.*?\n\n```sh\nspec-validate conformance-corpus/\2 "
-                     r"--select (\S+)( --deep)?\n```", re.MULTILINE | re.DOTALL)
+EXAMPLE = re.compile(
+    r"^(Fails|Passes): `conformance-corpus/([^`]+)`.*?\n\n```sh\nspec-validate conformance-corpus/\2 "
+    r"--select (\S+)( --deep)?\n```",
+    re.MULTILINE | re.DOTALL,
+)
 
 
 def page_examples(rule_id: str) -> list[tuple[str, str, bool]]:

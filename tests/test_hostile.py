@@ -22,7 +22,6 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-
 from corpus_paths import VALID_H5AD
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,8 +42,13 @@ def run_cli(*args: str | Path, tmp_path: Path, limit: float = 120) -> dict:
     out = tmp_path / f"report-{len(list(tmp_path.glob('report-*')))}.json"
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     argv = [*map(str, args), "--format", "json", "--output", str(out), "--quiet", "--isolated"]
-    proc = subprocess.run([sys.executable, "-c", LAUNCHER, sys.executable, "-c", CHILD, *argv],
-                          capture_output=True, text=True, timeout=limit, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, sys.executable, "-c", CHILD, *argv],
+        capture_output=True,
+        text=True,
+        timeout=limit,
+        env=env,
+    )
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr[-3000:]
     status = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else {"code": proc.returncode}
     text = out.read_text(encoding="utf-8") if out.exists() else ""
@@ -71,9 +75,10 @@ def canary(tmp_path: Path) -> Path:
 
 
 def leaked(text: str) -> bool:
-    words = [TOKEN[i:i + 8] for i in range(0, 24, 8)]
-    return TOKEN.decode()[:12] in text or any(str(int.from_bytes(w, "little", signed=s)) in text
-                                              for w in words for s in (True, False))
+    words = [TOKEN[i : i + 8] for i in range(0, 24, 8)]
+    return TOKEN.decode()[:12] in text or any(
+        str(int.from_bytes(w, "little", signed=s)) in text for w in words for s in (True, False)
+    )
 
 
 # --- nothing outside the input: HDF5 external storage and virtual datasets -------------------------------------
@@ -98,8 +103,13 @@ def test_hdf5_data_outside_the_file_is_reported_and_the_canary_never_read(tmp_pa
         f["X/indptr"].attrs["encoding-type"], f["X/indptr"].attrs["encoding-version"] = "array", "0.2.0"
     before = secret.stat().st_atime_ns
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "validator", str(path), "--format", fmt, "--quiet", "--isolated", "--deep"],
-                          capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "validator", str(path), "--format", fmt, "--quiet", "--isolated", "--deep"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 1, proc.stderr
     assert "/X/indptr" in proc.stdout and "outside the file" in proc.stdout
     assert secret.stat().st_atime_ns == before
@@ -143,8 +153,11 @@ def _zarr_with_declared(tmp_path: Path, shape: list[int], chunks: list[int]) -> 
     return store
 
 
-@pytest.mark.parametrize("shape,chunks", [([2**62], [1]), ([2**62], [2**20]), ([2**40], [1000])],
-                         ids=["2**62-chunks-of-1", "2**62-chunks-of-2**20", "2**40"])
+@pytest.mark.parametrize(
+    "shape,chunks",
+    [([2**62], [1]), ([2**62], [2**20]), ([2**40], [1000])],
+    ids=["2**62-chunks-of-1", "2**62-chunks-of-2**20", "2**40"],
+)
 def test_declared_huge_array_with_no_chunks_is_read_as_its_fill_value_in_bounded_memory(tmp_path, shape, chunks):
     result = run_cli(_zarr_with_declared(tmp_path, shape, chunks), "--timeout", "100", tmp_path=tmp_path)
     assert result["peak_mb"] < LIMIT_MB, result
@@ -195,8 +208,9 @@ def test_oversized_metadata_document_is_refused_before_it_is_read(tmp_path):
 def test_deeply_nested_json_is_refused_with_a_finding_every_clause_keeps_a_verdict(tmp_path, depth):
     store = tmp_path / "deep.zarr"
     shutil.copytree(CORPUS / "anndata/zarr-v2/valid-zero-obs.zarr", store)
-    (store / "uns" / ".zattrs").write_text('{"encoding-type": "dict", "encoding-version": "0.1.0", "x": '
-                                           + "[" * depth + "]" * depth + "}")
+    (store / "uns" / ".zattrs").write_text(
+        '{"encoding-type": "dict", "encoding-version": "0.1.0", "x": ' + "[" * depth + "]" * depth + "}"
+    )
     result = run_cli(store, tmp_path=tmp_path)
     assert "nested" in problems(result)["uns/.zattrs"]
     assert "error" not in statuses(result["report"]).values()
@@ -212,7 +226,7 @@ def _corrupt_group(path: Path, group: str) -> None:
         f.create_group(group).create_group(marker)
     data = bytearray(path.read_bytes())
     at = data.rindex(b"HEAP", 0, data.index(marker.encode()))
-    data[at:at + 4] = b"HEAX"
+    data[at : at + 4] = b"HEAX"
     path.write_bytes(bytes(data))
 
 
@@ -271,8 +285,9 @@ def test_zip_entry_names_with_double_slashes_end_and_are_reported(tmp_path):
 def test_cxg_members_outside_the_group_are_reported_never_opened(tmp_path):
     tiledb = pytest.importorskip("tiledb")
     outside = tmp_path / "outside.tdb"
-    schema = tiledb.ArraySchema(domain=tiledb.Domain(tiledb.Dim("i", domain=(0, 5), tile=6, dtype=np.uint32)),
-                                attrs=[tiledb.Attr("", dtype=np.int64)])
+    schema = tiledb.ArraySchema(
+        domain=tiledb.Domain(tiledb.Dim("i", domain=(0, 5), tile=6, dtype=np.uint32)), attrs=[tiledb.Attr("", dtype=np.int64)]
+    )
     tiledb.Array.create(str(outside), schema)
     store = tmp_path / "members.cxg"
     shutil.copytree(CORPUS / "cxg/cxg-0.3.0/valid-every-element.cxg", store)
@@ -362,8 +377,20 @@ def test_timeout_reports_a_crashed_reader_and_goes_on(tmp_path, monkeypatch):
     monkeypatch.setattr(watchdog, "_context", lambda: multiprocessing.get_context("fork"))  # the patch must reach it
     shutil.copy(VALID_H5AD, tmp_path / "crash.h5ad")
     out = tmp_path / "both.json"
-    code = cli.main([str(tmp_path / "crash.h5ad"), str(VALID_H5AD), "--timeout", "60", "--format", "json", "-o", str(out),
-                     "--quiet", "--isolated"])
+    code = cli.main(
+        [
+            str(tmp_path / "crash.h5ad"),
+            str(VALID_H5AD),
+            "--timeout",
+            "60",
+            "--format",
+            "json",
+            "-o",
+            str(out),
+            "--quiet",
+            "--isolated",
+        ]
+    )
     reports = json.loads(out.read_text())["reports"]
     assert code == 1 and [r["source"] for r in reports] == [str(tmp_path / "crash.h5ad"), str(VALID_H5AD)]
     assert "the reader crashed (killed by signal 11)" in reports[0]["problems"][0]["message"]

@@ -36,4 +36,14 @@ def test_a_warm_run_on_a_small_h5ad_loads_little_beyond_numpy_and_h5py(tmp_path)
     baseline = set(json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout))
     loaded_modules(VALID_H5AD)  # fills the pack cache
     extra = loaded_modules(VALID_H5AD, cwd=tmp_path) - baseline  # not in this repository, whose pyproject names the tool
-    assert not extra & {"yaml", "jsonschema", "referencing", "tomllib", "packaging", "pathlib", "urllib", "shutil", "importlib_metadata"}
+    assert not extra & {
+        "yaml",
+        "jsonschema",
+        "referencing",
+        "tomllib",
+        "packaging",
+        "pathlib",
+        "urllib",
+        "shutil",
+        "importlib_metadata",
+    }

@@ -123,7 +123,10 @@ ALLOWED = [
     ("validator.kernels", ("validator.kernels",)),
     ("validator.nodes", ("validator.nodes", "validator.kernels", "validator.errors")),
     ("validator.primitive_api", ("validator.nodes", "validator.kernels")),
-    ("validator.checks", ("validator.checks", "validator.primitive_api", "validator.nodes", "validator.kernels", "validator.errors")),
+    (
+        "validator.checks",
+        ("validator.checks", "validator.primitive_api", "validator.nodes", "validator.kernels", "validator.errors"),
+    ),
 ]
 
 
@@ -134,6 +137,9 @@ def test_layers_pass_each_imports_only_below_itself(layer, allowed):
 
 
 def test_layers_pass_reports_never_import_the_engine_or_checks():
-    reaching_up = {m: sorted(t for t in GRAPH[m] if _in(t, "validator.engine", "validator.checks", "validator.cli"))
-                   for m in GRAPH if _in(m, "validator.report")}
+    reaching_up = {
+        m: sorted(t for t in GRAPH[m] if _in(t, "validator.engine", "validator.checks", "validator.cli"))
+        for m in GRAPH
+        if _in(m, "validator.report")
+    }
     assert {m: t for m, t in reaching_up.items() if t} == {}

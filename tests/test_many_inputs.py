@@ -7,11 +7,10 @@ import shutil
 
 import h5py
 import pytest
+from corpus_paths import FAILING_ZARR as ZARR
+from corpus_paths import VALID_H5AD
 
 from validator.cli import main
-
-from corpus_paths import VALID_H5AD
-from corpus_paths import FAILING_ZARR as ZARR
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 
@@ -31,7 +30,7 @@ def inputs(tmp_path, monkeypatch) -> list[str]:
 def test_many_inputs_text_ends_with_a_summary_table(inputs, capsys):
     assert main(inputs) == 1
     out = capsys.readouterr().out
-    table = out[out.index("Summary (4 inputs"):].splitlines()
+    table = out[out.index("Summary (4 inputs") :].splitlines()
     assert table[1].split() == ["file", "format", "MUST", "SHOULD", "MAY", "result"]
     assert table[2].split() == ["valid.h5ad", "hdf5", "0", "0", "0", "conforms"]
     assert table[3].split() == ["broken.h5ad", "hdf5", "1", "0", "0", "does", "not", "conform"]

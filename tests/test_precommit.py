@@ -15,8 +15,9 @@ import yaml
 from validator.cli import main, store_root, store_roots
 
 REPO = Path(__file__).resolve().parent.parent
-from corpus_paths import VALID_H5AD
 from corpus_paths import FAILING_ZARR as ZARR
+from corpus_paths import VALID_H5AD
+
 PRE_COMMIT = shutil.which("pre-commit", path=os.path.dirname(sys.executable)) or shutil.which("pre-commit")
 SPEC_VALIDATE = shutil.which("spec-validate", path=os.path.dirname(sys.executable)) or shutil.which("spec-validate")
 
@@ -57,7 +58,10 @@ def test_precommit_store_root_maps_inner_keys(tmp_path, monkeypatch):
     assert store_root("plain/X/.zattrs") == "plain"
     assert store_root("plain/X") == "plain"
     assert store_root("a.h5ad") == "a.h5ad"
-    assert store_roots(["x.zarr/X/.zattrs", "a.h5ad", "x.zarr/.zgroup", "x.zarr/X/indptr/.zarray", "a.h5ad"]) == ["x.zarr", "a.h5ad"]
+    assert store_roots(["x.zarr/X/.zattrs", "a.h5ad", "x.zarr/.zgroup", "x.zarr/X/indptr/.zarray", "a.h5ad"]) == [
+        "x.zarr",
+        "a.h5ad",
+    ]
 
 
 @needs_corpus
@@ -94,9 +98,27 @@ def test_precommit_local_hook_passes_valid_and_fails_broken(tmp_path):
     root = tmp_path / "project"
     git_repo(root)
     h = hook()
-    (root / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [
-        {"id": h["id"], "name": h["name"], "entry": SPEC_VALIDATE, "language": "system", "files": h["files"], "require_serial": True}
-    ]}]}))
+    (root / ".pre-commit-config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "repos": [
+                    {
+                        "repo": "local",
+                        "hooks": [
+                            {
+                                "id": h["id"],
+                                "name": h["name"],
+                                "entry": SPEC_VALIDATE,
+                                "language": "system",
+                                "files": h["files"],
+                                "require_serial": True,
+                            }
+                        ],
+                    }
+                ]
+            }
+        )
+    )
     good = pre_commit(root, tmp_path / "home", "run", "spec-validate", "--files", "good.h5ad")
     assert good.returncode == 0, good.stdout + good.stderr
     assert "Passed" in good.stdout
@@ -129,7 +151,11 @@ def test_precommit_try_repo_uses_the_published_hook(tmp_path):
     home = tmp_path / "home"
     good = pre_commit(root, home, "try-repo", str(src), "spec-validate", "--files", "good.h5ad")
     said = good.stdout + good.stderr
-    if good.returncode != 0 and "Installing environment" in said and ("An error has occurred" in said or "An unexpected error" in said):
+    if (
+        good.returncode != 0
+        and "Installing environment" in said
+        and ("An error has occurred" in said or "An unexpected error" in said)
+    ):
         pytest.skip("pre-commit could not build the hook environment (no package index reachable)")
     assert good.returncode == 0, good.stdout + good.stderr
     bad = pre_commit(root, home, "try-repo", str(src), "spec-validate", "--files", *bad_keys(root))

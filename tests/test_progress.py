@@ -16,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pytest
-
 from corpus_paths import CASES, VALID_H5AD
+
 from validator.cli import build_parser
 from validator.progress import DELAY_ENV, bar_wanted, human, progress_delay
 
@@ -193,24 +193,30 @@ class FakeTerminal:
         return self.tty
 
 
-@pytest.mark.parametrize("tty,quiet,term,expected", [
-    pytest.param(True, False, "xterm", True, id="terminal"),
-    pytest.param(True, True, "xterm", False, id="quiet"),
-    pytest.param(True, False, "dumb", False, id="term-dumb"),
-    pytest.param(False, False, "xterm", False, id="not-a-terminal"),
-])
+@pytest.mark.parametrize(
+    "tty,quiet,term,expected",
+    [
+        pytest.param(True, False, "xterm", True, id="terminal"),
+        pytest.param(True, True, "xterm", False, id="quiet"),
+        pytest.param(True, False, "dumb", False, id="term-dumb"),
+        pytest.param(False, False, "xterm", False, id="not-a-terminal"),
+    ],
+)
 def test_bar_wanted(monkeypatch, tty, quiet, term, expected):
     monkeypatch.setenv("TERM", term)
     assert bar_wanted(FakeTerminal(tty), quiet) is expected
 
 
-@pytest.mark.parametrize("value,expected", [
-    pytest.param(None, 1.0, id="default"),
-    pytest.param("0", 0.0, id="zero"),
-    pytest.param("2.5", 2.5, id="float"),
-    pytest.param("soon", 1.0, id="not-a-number"),
-    pytest.param("-1", 1.0, id="negative"),
-])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        pytest.param(None, 1.0, id="default"),
+        pytest.param("0", 0.0, id="zero"),
+        pytest.param("2.5", 2.5, id="float"),
+        pytest.param("soon", 1.0, id="not-a-number"),
+        pytest.param("-1", 1.0, id="negative"),
+    ],
+)
 def test_progress_delay_from_environment(monkeypatch, value, expected):
     if value is None:
         monkeypatch.delenv(DELAY_ENV, raising=False)
@@ -219,7 +225,9 @@ def test_progress_delay_from_environment(monkeypatch, value, expected):
     assert progress_delay() == expected
 
 
-@pytest.mark.parametrize("n,expected", [(0, "0"), (950, "950"), (12_345, "12.3k"), (4_194_304, "4.19M"), (1.5e9, "1.5G"), (2.5, "2.5")])
+@pytest.mark.parametrize(
+    "n,expected", [(0, "0"), (950, "950"), (12_345, "12.3k"), (4_194_304, "4.19M"), (1.5e9, "1.5G"), (2.5, "2.5")]
+)
 def test_human_counts(n, expected):
     assert human(n) == expected
 

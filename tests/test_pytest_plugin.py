@@ -42,7 +42,7 @@ def test_assert_conforms_lists_failed_clauses(tmp_path):
     assert "bad.h5ad does not conform (fail_on=must): 1 clause(s) failed" in text
     assert "FAILED MUST anndata.dataframe.index-attr" in text
     assert "/obs: attribute '_index' is missing" in text
-    assert "\u201cMUST contain the field `\"_index\"`" in text
+    assert '\u201cMUST contain the field `"_index"`' in text
 
 
 def test_assert_conforms_deep_decodes_chunks():
@@ -80,11 +80,13 @@ def test_plugin_collects_data_files_with_spec_validate(pytester):
     pytester.makeini("[pytest]\nspec_validate_files =\n    data/*.h5ad\n    data/*.zarr\n")
     result = pytester.runpytest("--spec-validate", "-rf")
     result.assert_outcomes(passed=1, failed=2)
-    result.stdout.fnmatch_lines([
-        "*spec-validate bad.h5ad*",
-        "*FAILED MUST anndata.dataframe.index-attr*",
-        "*/obs: attribute '_index' is missing*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*spec-validate bad.h5ad*",
+            "*FAILED MUST anndata.dataframe.index-attr*",
+            "*/obs: attribute '_index' is missing*",
+        ]
+    )
     result.stdout.fnmatch_lines(["*FAILED MUST anndata.string.zarr-fixed-length-unicode*"])
     result.stdout.fnmatch_lines(["FAILED data/bad.h5ad::conforms*", "FAILED data/rich.zarr::conforms*"])
 

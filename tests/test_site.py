@@ -82,8 +82,13 @@ def site(tmp_path_factory) -> Path:
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
         pytest.skip("mkdocs and mkdocs-material are not installed (pip install -e '.[docs]')")
     out = tmp_path_factory.mktemp("site")
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)], cwd=ROOT,
-                          capture_output=True, text=True, env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return out
 
@@ -91,14 +96,27 @@ def site(tmp_path_factory) -> Path:
 def test_site_passes_builds_a_page_per_rule(site):
     ids = {r.id for p in builtin_packs() for r in p.rules}
     assert {p.stem for p in (site / "rules").glob("*.html")} == ids | {"index"}
-    for page in ("index", "cli", "configuration", "ci", "pre-commit", "pytest", "writing-packs", "report-formats",
-                 "report-schema", "coverage", "packs"):
+    for page in (
+        "index",
+        "cli",
+        "configuration",
+        "ci",
+        "pre-commit",
+        "pytest",
+        "writing-packs",
+        "report-formats",
+        "report-schema",
+        "coverage",
+        "packs",
+    ):
         assert (site / f"{page}.html").is_file(), page
     assert (site / "spec-notes.html").is_file() == (DOCS / "spec-notes.md").is_file()
 
 
-EXTERNAL = re.compile(r"<script[^>]*\ssrc=\"https?://|<link[^>]*\shref=\"https?://[^\"]*\"[^>]*stylesheet"
-                      r"|<link[^>]*stylesheet[^>]*\shref=\"https?://|fonts\.(googleapis|gstatic)\.com")
+EXTERNAL = re.compile(
+    r"<script[^>]*\ssrc=\"https?://|<link[^>]*\shref=\"https?://[^\"]*\"[^>]*stylesheet"
+    r"|<link[^>]*stylesheet[^>]*\shref=\"https?://|fonts\.(googleapis|gstatic)\.com"
+)
 
 
 def test_site_passes_loads_nothing_from_the_internet(site):

@@ -63,8 +63,13 @@ def test_read_units_passes_markdown_code_and_admonitions():
     assert any(u.code and "inside code" in u.text for u in units)
     assert any(not u.code and u.text == "Admonitions are prose: readers may differ." for u in units)
     found = [s.text for s in keyword_sentences(units)]
-    assert found == ["It MUST be read.", "Admonitions are prose: readers may differ.", "An element MUST be a group",
-                     "Another SHOULD share, e.g. chunk sizes", "| row one | may be empty |"]
+    assert found == [
+        "It MUST be read.",
+        "Admonitions are prose: readers may differ.",
+        "An element MUST be a group",
+        "Another SHOULD share, e.g. chunk sizes",
+        "| row one | may be empty |",
+    ]
 
 
 def test_read_units_passes_rst_literal_blocks_and_definition_lists():
@@ -79,8 +84,11 @@ def test_read_units_passes_rst_literal_blocks_and_definition_lists():
 def test_read_units_passes_plain_text_with_given_headings():
     units = read_units(TXT, "txt", ["Overall", "Required Things"])
     assert {u.section for u in units} == {"Required Things"}
-    assert [s.text for s in keyword_sentences(units)] == ["There are two required datasets.", "Each of these must be named.",
-                                                          '"misc": a list; must be a group']
+    assert [s.text for s in keyword_sentences(units)] == [
+        "There are two required datasets.",
+        "Each of these must be named.",
+        '"misc": a list; must be a group',
+    ]
     assert any(u.code and "must not count" in u.text for u in units)
 
 

@@ -63,11 +63,24 @@ def validate(
     activity.reading(f"opening {_shown(os.fspath(path))}")
     with open_store(os.fspath(path)) as tree:
         activity.opened(tree.format)
-        results, scopes_by_pack = evaluate(tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress, deep=deep)
-        infos = [PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
-                 for pack, scopes in zip(chosen, scopes_by_pack) if scopes]
+        results, scopes_by_pack = evaluate(
+            tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress, deep=deep
+        )
+        infos = [
+            PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
+            for pack, scopes in zip(chosen, scopes_by_pack)
+            if scopes
+        ]
         problems = tuple(Problem(p.key, p.message, getattr(p, "path", None)) for p in getattr(tree, "problems", ()))
-        return Report(_shown(os.fspath(path)), tree.format, tuple(infos), __version__, tuple(results), problems, _metadata_keys(tree, results))
+        return Report(
+            _shown(os.fspath(path)),
+            tree.format,
+            tuple(infos),
+            __version__,
+            tuple(results),
+            problems,
+            _metadata_keys(tree, results),
+        )
 
 
 def _shown(source: str) -> str:

@@ -71,8 +71,15 @@ def load(path: str) -> Catalogue:
         where = ".".join(str(p) for p in first.absolute_path) or "(top level)"
         raise PackError(f"{path}: {where}: {first.message}")
     statements = tuple(
-        Statement(s["section"], normalised(s["text"]), s["status"], tuple(s.get("rules", ())),
-                  _one_line(s.get("missing")), _one_line(s.get("reason")), _one_line(s.get("note")))
+        Statement(
+            s["section"],
+            normalised(s["text"]),
+            s["status"],
+            tuple(s.get("rules", ())),
+            _one_line(s.get("missing")),
+            _one_line(s.get("reason")),
+            _one_line(s.get("note")),
+        )
         for s in doc["statements"]
     )
     spec = doc["spec"]
@@ -96,7 +103,9 @@ def builtin_catalogue_files() -> list[str]:
     from validator.engine.loader import builtin_rules_dir
 
     root = builtin_rules_dir()
-    found = [os.path.join(root, d, CATALOGUE_FILE) for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, CATALOGUE_FILE))]
+    found = [
+        os.path.join(root, d, CATALOGUE_FILE) for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, CATALOGUE_FILE))
+    ]
     return sorted(found)
 
 
@@ -173,7 +182,9 @@ def _text_problems(catalogue: Catalogue, spec_text: str) -> list[str]:
         spans = [(p.start, p.end) for p in by_section.get(index, [])]
         uncovered = [i for i in range(start, end) if texts[index][1][i].isalnum() and not any(a <= i < b for a, b in spans)]
         if uncovered:
-            found.append(f"[{sentence.section}] \u201c{sentence.text}\u201d: a sentence with an RFC 2119 key word that no statement lists")
+            found.append(
+                f"[{sentence.section}] \u201c{sentence.text}\u201d: a sentence with an RFC 2119 key word that no statement lists"
+            )
     return found
 
 

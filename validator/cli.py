@@ -56,41 +56,75 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
         description="Check scientific array stores (AnnData .h5ad/.zarr, Zarr) clause by clause against their format specs.",
         epilog="spec-validate coverage [--spec NAME] [--format text|json|markdown]: which statements of each spec the "
-               "rules check, and why the others are not (spec-validate coverage --help).",
+        "rules check, and why the others are not (spec-validate coverage --help).",
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or store directories to validate")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    p.add_argument("--select", action="append", default=[], metavar="ID",
-                   help="only these rule ids or dotted prefixes (repeatable, or comma-separated)")
+    p.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only these rule ids or dotted prefixes (repeatable, or comma-separated)",
+    )
     p.add_argument("--extend-select", action="append", default=[], metavar="ID", help="add rules to the selection")
     p.add_argument("--ignore", action="append", default=[], metavar="ID", help="skip these rule ids or prefixes")
-    p.add_argument("--fail-on", choices=("must", "should", "may"), default=None,
-                   help="lowest level whose failure fails the run (default: must, or fail-on in [tool.spec-validate])")
+    p.add_argument(
+        "--fail-on",
+        choices=("must", "should", "may"),
+        default=None,
+        help="lowest level whose failure fails the run (default: must, or fail-on in [tool.spec-validate])",
+    )
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when clauses fail")
     p.add_argument("--pack", action="append", default=[], metavar="FILE", help="also use this YAML rule pack")
     p.add_argument("--list-rules", action="store_true", help="list every rule (with --format json: as JSON)")
-    p.add_argument("--explain", metavar="ID", help="print a rule's clause, section, level, checks and documentation page; a dotted prefix explains every rule it selects")
-    p.add_argument("--baseline", metavar="FILE", help="findings recorded in FILE are reported as baseline and do not fail the run")
+    p.add_argument(
+        "--explain",
+        metavar="ID",
+        help="print a rule's clause, section, level, checks and documentation page; a dotted prefix explains every rule it selects",
+    )
+    p.add_argument(
+        "--baseline", metavar="FILE", help="findings recorded in FILE are reported as baseline and do not fail the run"
+    )
     p.add_argument("--write-baseline", metavar="FILE", help="record every current failure in FILE (as fingerprints) and exit 0")
-    p.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
-                   help="workers: array blocks are read and checked on N threads, and several inputs run in up to N processes "
-                        "(default: the cores available)")
-    p.add_argument("--dask", metavar="ADDRESS",
-                   help="scan on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local "
-                        "worker processes; workers must reach the inputs at the same path or URL (--jobs is then unused; "
-                        "see docs/scaling.md)")
-    p.add_argument("--config", metavar="FILE",
-                   help="read [tool.spec-validate] from this pyproject.toml (default: the nearest from the cwd upwards)")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="workers: array blocks are read and checked on N threads, and several inputs run in up to N processes "
+        "(default: the cores available)",
+    )
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="scan on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local "
+        "worker processes; workers must reach the inputs at the same path or URL (--jobs is then unused; "
+        "see docs/scaling.md)",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="read [tool.spec-validate] from this pyproject.toml (default: the nearest from the cwd upwards)",
+    )
     p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     p.add_argument("--verbose", "-v", action="store_true", help="text: also list passed and not-applicable clauses")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    p.add_argument("--deep", action="store_true",
-                   help="also read and decode every stored Zarr v2 chunk "
-                        "(allow-listed codecs only; never pickle or object codecs)")
-    p.add_argument("--timeout", type=_positive_seconds, default=None, metavar="SECONDS",
-                   help="give each input at most SECONDS: it runs in a child process, and one that is still reading then "
-                        "is reported as timed out, naming what it was reading (the other inputs are still validated)")
+    p.add_argument(
+        "--deep",
+        action="store_true",
+        help="also read and decode every stored Zarr v2 chunk (allow-listed codecs only; never pickle or object codecs)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="give each input at most SECONDS: it runs in a child process, and one that is still reading then "
+        "is reported as timed out, naming what it was reading (the other inputs are still validated)",
+    )
     p.add_argument("--version", action="version", version=f"spec-validate {__version__}")
     return p
 
@@ -185,14 +219,32 @@ def store_roots(paths: Sequence[str]) -> list[str]:
     return list(seen.values())
 
 
-def _validate_one(path: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...],
-                  pack_files: tuple[str, ...], threads: int = 1, scanner=None, deep: bool = False, progress=None) -> Report:
+def _validate_one(
+    path: str,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    extend: tuple[str, ...],
+    pack_files: tuple[str, ...],
+    threads: int = 1,
+    scanner=None,
+    deep: bool = False,
+    progress=None,
+) -> Report:
     """One input; runs in a worker process under --jobs (or a Dask task under --dask), so it takes pack file names,
     not Pack objects."""
     from validator import validate
 
-    report = validate(path, select=select, ignore=ignore, extend_select=extend, packs=_packs(pack_files), jobs=threads,
-                      scanner=scanner, deep=deep, progress=progress)
+    report = validate(
+        path,
+        select=select,
+        ignore=ignore,
+        extend_select=extend,
+        packs=_packs(pack_files),
+        jobs=threads,
+        scanner=scanner,
+        deep=deep,
+        progress=progress,
+    )
     if not report.packs:
         raise SpecValidateError(f"{report.source}: no rule pack applies (not an AnnData or Zarr store that spec-validate knows)")
     return report
@@ -280,8 +332,18 @@ def _list_rules(args: argparse.Namespace, packs: list[Pack]) -> int:
     """--list-rules: every rule, as JSON or one line each."""
     rules = [r for pack in packs for r in pack.rules]
     if args.format == "json":
-        doc = [{"id": r.id, "level": r.level.value, "spec_level": r.spec_level.value, "basis": r.basis, "pack": r.pack,
-                "section": r.section, "clause": r.clause} for r in rules]
+        doc = [
+            {
+                "id": r.id,
+                "level": r.level.value,
+                "spec_level": r.spec_level.value,
+                "basis": r.basis,
+                "pack": r.pack,
+                "section": r.section,
+                "clause": r.clause,
+            }
+            for r in rules
+        ]
         _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", args.output)
     else:
         width = max((len(r.id) for r in rules), default=0)
@@ -298,8 +360,11 @@ def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
 
     settings = cfg.merge(
         cfg.Config() if args.isolated else cfg.load_config(args.config),
-        select=_ids(args.select), ignore=_ids(args.ignore), extend_select=_ids(args.extend_select),
-        fail_on=args.fail_on, packs=args.pack,
+        select=_ids(args.select),
+        ignore=_ids(args.ignore),
+        extend_select=_ids(args.extend_select),
+        fail_on=args.fail_on,
+        packs=args.pack,
     )
     if settings.packs != tuple(args.pack):
         packs = _packs(settings.packs)
@@ -340,13 +405,16 @@ def _in_processes(jobs: list[tuple], validate_one: Callable[..., Report], proces
     from validator.progress import TerminalProgress
 
     # spawn, not fork: TileDB and HDF5 hold threads and locks that a forked child would inherit half-taken.
-    with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool, \
-            TerminalProgress("validating", unit="files", quiet=quiet) as bar:
+    with (
+        ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool,
+        TerminalProgress("validating", unit="files", quiet=quiet) as bar,
+    ):
         return _gather([pool.submit(validate_one, *job) for job in jobs], bar)  # in input order
 
 
-def _with_timeout(jobs: list[tuple], validate_one: Callable[..., Report], seconds: float, quiet: bool,
-                  workers: int) -> list[Report]:
+def _with_timeout(
+    jobs: list[tuple], validate_one: Callable[..., Report], seconds: float, quiet: bool, workers: int
+) -> list[Report]:
     """Each input in turn in a child process given `seconds`, with all the scan threads (see `validator.watchdog`)."""
     from validator.watchdog import run_with_timeout
 
@@ -521,8 +589,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"spec-validate: error: {exc.filename or ''}: {exc.strerror or exc}".replace(": : ", ": "), file=sys.stderr)
         return 2
     except Exception as exc:  # a bug: still one line, and how to see more
-        print(f"spec-validate: internal error: {type(exc).__name__}: {exc} (set SPEC_VALIDATE_DEBUG=1 for a traceback)",
-              file=sys.stderr)
+        print(
+            f"spec-validate: internal error: {type(exc).__name__}: {exc} (set SPEC_VALIDATE_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
         if os.environ.get("SPEC_VALIDATE_DEBUG"):
             raise
         return 2

@@ -134,7 +134,10 @@ class Settings(NamedTuple):
             absolute = os.path.abspath(path)
             rel = os.path.relpath(absolute, self.root or os.getcwd()).replace(os.sep, "/")
             for glob, prefixes in self.per_path_ignores.items():
-                if any(fnmatch.fnmatchcase(candidate, glob) for candidate in (rel, rel.rstrip("/"), os.path.basename(rel.rstrip("/")))):
+                if any(
+                    fnmatch.fnmatchcase(candidate, glob)
+                    for candidate in (rel, rel.rstrip("/"), os.path.basename(rel.rstrip("/")))
+                ):
                     extra.extend(prefixes)
         return self.ignore + tuple(extra)
 
@@ -162,4 +165,3 @@ def merge(
         per_path_ignores=dict(config.per_path_ignores or {}),
         root=config.root,
     )
-

@@ -25,16 +25,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="spec-validate coverage",
         description="Per spec: its normative statements, how many the built-in rules cover (fully or in part), how many "
-                    "cannot be checked from stored data and how many are deferred, then each statement that is not fully "
-                    "covered with the reason. Read from rules/<spec>/catalogue.yaml.",
+        "cannot be checked from stored data and how many are deferred, then each statement that is not fully "
+        "covered with the reason. Read from rules/<spec>/catalogue.yaml.",
     )
-    p.add_argument("--spec", action="append", default=[], metavar="NAME",
-                   help="only this spec (a pack name: anndata, zarr, h5seurat, hdmf-zarr, cxg; repeatable)")
+    p.add_argument(
+        "--spec",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this spec (a pack name: anndata, zarr, h5seurat, hdmf-zarr, cxg; repeatable)",
+    )
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     p.add_argument("--all", action="store_true", help="list every statement, covered ones too")
-    p.add_argument("--specs", metavar="DIR",
-                   help="also check each catalogue against the spec files in DIR (every sentence with an RFC 2119 key "
-                        "word listed, every statement verbatim) and against its pack; exit 1 if one has drifted")
+    p.add_argument(
+        "--specs",
+        metavar="DIR",
+        help="also check each catalogue against the spec files in DIR (every sentence with an RFC 2119 key "
+        "word listed, every statement verbatim) and against its pack; exit 1 if one has drifted",
+    )
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
     return p
 
@@ -97,8 +105,13 @@ def render_text(catalogues: Sequence[Catalogue], every: bool = False, drift: dic
         rows.append(("total", *map(str, totals)))
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
     line = lambda row: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()  # noqa: E731
-    out = ["Normative statements of each spec and what the built-in rules check (rules/<spec>/catalogue.yaml)", "",
-           line(header), *map(line, rows), ""]
+    out = [
+        "Normative statements of each spec and what the built-in rules check (rules/<spec>/catalogue.yaml)",
+        "",
+        line(header),
+        *map(line, rows),
+        "",
+    ]
     for c in catalogues:
         shown = [s for s in c.statements if every or s.status != "covered"]
         out.append(f"{c.name}: {c.title} ({c.source}): {_tally(c)}")
@@ -126,10 +139,23 @@ def _short(text: str, width: int = 110) -> str:
 # ------------------------------------------------------------------------------------------------ JSON
 def as_dict(c: Catalogue) -> dict:
     return {
-        "name": c.name, "title": c.title, "source": c.source, "rules": _rule_count(c.name), "counts": counts(c),
+        "name": c.name,
+        "title": c.title,
+        "source": c.source,
+        "rules": _rule_count(c.name),
+        "counts": counts(c),
         "statements": [
-            {"section": s.section, "text": s.text, "status": s.status, "keyword": s.keyword,
-             **{k: v for k, v in (("rules", list(s.rules)), ("missing", s.missing), ("reason", s.reason), ("note", s.note)) if v}}
+            {
+                "section": s.section,
+                "text": s.text,
+                "status": s.status,
+                "keyword": s.keyword,
+                **{
+                    k: v
+                    for k, v in (("rules", list(s.rules)), ("missing", s.missing), ("reason", s.reason), ("note", s.note))
+                    if v
+                },
+            }
             for s in c.statements
         ],
     }
@@ -146,19 +172,21 @@ def render_json(catalogues: Sequence[Catalogue], drift: dict[str, list[str]] | N
 
 
 # ------------------------------------------------------------------------------------------------ Markdown
-def render_markdown(catalogues: Sequence[Catalogue], every: bool = False, link: Callable[[str], str] = rule_page,
-                    heading: str = "##") -> str:
+def render_markdown(
+    catalogues: Sequence[Catalogue], every: bool = False, link: Callable[[str], str] = rule_page, heading: str = "##"
+) -> str:
     """A summary table, then per spec the statements (every one, or those not fully covered) with their rules linked."""
     out = ["| spec | statements | covered | partial | not checkable | deferred | rules |", "|---|--:|--:|--:|--:|--:|--:|"]
     for c in catalogues:
         n = counts(c)
-        out.append(f"| [{c.title}](#{_slug(c.title)}) | {n['statements']} | {n['covered']} | {n['partial']} | {n['not-checkable']} "
-                   f"| {n['deferred']} | {_rule_count(c.name)} |")
+        out.append(
+            f"| [{c.title}](#{_slug(c.title)}) | {n['statements']} | {n['covered']} | {n['partial']} | {n['not-checkable']} "
+            f"| {n['deferred']} | {_rule_count(c.name)} |"
+        )
     out.append("")
     for c in catalogues:
         shown = [s for s in c.statements if every or s.status != "covered"]
-        out += [f"{heading} {c.title}", "",
-                f"`{c.source}`: {_tally(c)}.", ""]
+        out += [f"{heading} {c.title}", "", f"`{c.source}`: {_tally(c)}.", ""]
         if not shown:
             out += ["Every statement is covered.", ""]
             continue

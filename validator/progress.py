@@ -42,8 +42,9 @@ class TerminalProgress:
     Also a context manager: leaving the block finishes the bar, on errors and Ctrl-C too.
     """
 
-    def __init__(self, label: str, *, unit: str = "elements", stream: TextIO | None = None, quiet: bool = False,
-                 delay: float | None = None) -> None:
+    def __init__(
+        self, label: str, *, unit: str = "elements", stream: TextIO | None = None, quiet: bool = False, delay: float | None = None
+    ) -> None:
         self.label = label
         self.unit = unit
         self.stream = sys.stderr if stream is None else stream
@@ -115,8 +116,13 @@ class TerminalProgress:
         self._bar = Progress(
             TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis", max_width=LABEL_WIDTH)),
             BarColumn(bar_width=None, table_column=Column(ratio=1)),  # the bar takes what the text leaves
-            TaskProgressColumn(table_column=fixed()), count, rate, TimeRemainingColumn(table_column=fixed()),
-            console=console, transient=True, expand=True,
+            TaskProgressColumn(table_column=fixed()),
+            count,
+            rate,
+            TimeRemainingColumn(table_column=fixed()),
+            console=console,
+            transient=True,
+            expand=True,
             redirect_stdout=False,  # stdout is the report, perhaps a pipe: never routed through the bar
             redirect_stderr=True,  # a warning printed mid-scan goes above the bar, not through it
         )
@@ -135,7 +141,7 @@ class TerminalProgress:
 
 
 def _import_rich() -> None:
-    import rich.console  # noqa: F401
+    import rich.console
     import rich.progress  # noqa: F401
 
 

@@ -34,15 +34,31 @@ def spec_validate() -> SpecValidator:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("spec-validate")
-    group.addoption("--spec-validate", action="store_true", default=False,
-                    help="collect data files matching spec_validate_files as tests, one per file")
-    group.addoption("--spec-validate-fail-on", choices=("must", "should", "may"), default=None,
-                    help="lowest level whose failure fails a data-file test (default: spec_validate_fail_on or must)")
-    parser.addini("spec_validate_files", type="linelist", default=["*.h5ad", "*.zarr"],
-                  help="globs of data files (and .zarr/.cxg store directories) that --spec-validate collects")
+    group.addoption(
+        "--spec-validate",
+        action="store_true",
+        default=False,
+        help="collect data files matching spec_validate_files as tests, one per file",
+    )
+    group.addoption(
+        "--spec-validate-fail-on",
+        choices=("must", "should", "may"),
+        default=None,
+        help="lowest level whose failure fails a data-file test (default: spec_validate_fail_on or must)",
+    )
+    parser.addini(
+        "spec_validate_files",
+        type="linelist",
+        default=["*.h5ad", "*.zarr"],
+        help="globs of data files (and .zarr/.cxg store directories) that --spec-validate collects",
+    )
     parser.addini("spec_validate_fail_on", default="must", help="must, should or may (default: must)")
-    parser.addini("spec_validate_packs", type="linelist", default=[],
-                  help="YAML rule packs (paths from the rootdir) to use as well; one that extends a built-in pack replaces it")
+    parser.addini(
+        "spec_validate_packs",
+        type="linelist",
+        default=[],
+        help="YAML rule packs (paths from the rootdir) to use as well; one that extends a built-in pack replaces it",
+    )
 
 
 def _matches(config: pytest.Config, path: Path) -> bool:

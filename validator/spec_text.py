@@ -48,7 +48,7 @@ def read_units(text: str, kind: str, headings: Sequence[str] = ()) -> list[Unit]
 
 
 def kind_of(filename: str) -> str:
-    return {".md": "md", ".rst": "rst"}.get(filename[filename.rfind("."):].lower(), "txt")
+    return {".md": "md", ".rst": "rst"}.get(filename[filename.rfind(".") :].lower(), "txt")
 
 
 def sections(units: Sequence[Unit]) -> list[tuple[str, str]]:

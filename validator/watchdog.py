@@ -25,8 +25,14 @@ from validator.version import __version__
 ACTIVITY_BYTES = 1024
 
 
-def run_with_timeout(job: tuple, validate_one: Callable[..., Report], seconds: float, shown: str,
-                     progress_label: str | None = None, quiet: bool = True) -> Report:
+def run_with_timeout(
+    job: tuple,
+    validate_one: Callable[..., Report],
+    seconds: float,
+    shown: str,
+    progress_label: str | None = None,
+    quiet: bool = True,
+) -> Report:
     """`validate_one(*job)` in a child process; its report, or one naming the timeout or crash and what was being read.
 
     Raises what the child raised when it was a SpecValidateError (an input that cannot be opened, a bad pack):
@@ -83,8 +89,9 @@ def _context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
-def _child(send: Any, reading: Any, fmt: Any, validate_one: Callable[..., Report], job: tuple,
-           progress_label: str | None, quiet: bool) -> None:
+def _child(
+    send: Any, reading: Any, fmt: Any, validate_one: Callable[..., Report], job: tuple, progress_label: str | None, quiet: bool
+) -> None:
     from validator.engine import activity
 
     def tell(where: Any) -> Callable[[str], None]:

@@ -36,8 +36,9 @@ def _dense(uri: Path, dims: list[tiledb.Dim], attrs: list[tiledb.Attr], data: di
             array.meta[key] = value
 
 
-def _sparse(uri: Path, dim: tiledb.Dim, other: str, values: np.ndarray, rows: np.ndarray, cols: np.ndarray,
-            dense: bool = False) -> None:
+def _sparse(
+    uri: Path, dim: tiledb.Dim, other: str, values: np.ndarray, rows: np.ndarray, cols: np.ndarray, dense: bool = False
+) -> None:
     """One half of the sparse pair: cells at `rows` with attributes "" (values) and `other` (the other index).
 
     With `dense`, a dense 1-D array instead, holding only the first value of each row (what a dense array can hold).
@@ -53,13 +54,30 @@ def _sparse(uri: Path, dim: tiledb.Dim, other: str, values: np.ndarray, rows: np
         array[rows] = {"": values, other: cols.astype(np.uint32)}
 
 
-def build(path: Path, *, sparse: bool = False, omit: tuple[str, ...] = (), x_dtype: str = "float32",
-          x_shape: tuple[int, int] = (N_OBS, N_VAR), col_shift: bool | None = None, obs_2d: bool = False,
-          var_2d: bool = False, obs_domain: Any = np.uint32, emb: dict[str, np.ndarray] | None = None,
-          group_meta: dict | None = None, obs_schema: Any = None,
-          codes: tuple[int, ...] = (0, 1, 1, 0), x_attr: str = "", emb_attr: str = "",
-          xr: dict | None = None, xc: dict | None = None, col_shift_n: int = N_VAR, col_shift_dtype: str = "float32",
-          col_shift_attr: str = "", obs_extra: dict[str, np.ndarray] | None = None) -> None:
+def build(
+    path: Path,
+    *,
+    sparse: bool = False,
+    omit: tuple[str, ...] = (),
+    x_dtype: str = "float32",
+    x_shape: tuple[int, int] = (N_OBS, N_VAR),
+    col_shift: bool | None = None,
+    obs_2d: bool = False,
+    var_2d: bool = False,
+    obs_domain: Any = np.uint32,
+    emb: dict[str, np.ndarray] | None = None,
+    group_meta: dict | None = None,
+    obs_schema: Any = None,
+    codes: tuple[int, ...] = (0, 1, 1, 0),
+    x_attr: str = "",
+    emb_attr: str = "",
+    xr: dict | None = None,
+    xc: dict | None = None,
+    col_shift_n: int = N_VAR,
+    col_shift_dtype: str = "float32",
+    col_shift_attr: str = "",
+    obs_extra: dict[str, np.ndarray] | None = None,
+) -> None:
     """A CXG as the spec describes it; the keyword arguments each change one thing.
 
     `xr` / `xc` change one half of the sparse pair: `n` (domain length), `other` (name of the index attribute),
@@ -72,65 +90,108 @@ def build(path: Path, *, sparse: bool = False, omit: tuple[str, ...] = (), x_dty
     rng = np.random.default_rng(0)
     counts = rng.random((N_OBS, N_VAR)).astype("float32")
     if "obs" not in omit:
-        schema = obs_schema if obs_schema is not None else {
-            "index": "name_0", "name_0": {"type": "string"},
-            "cell_type": {"type": "categorical", "categories": ["B cell", "T cell"]}}
+        schema = (
+            obs_schema
+            if obs_schema is not None
+            else {
+                "index": "name_0",
+                "name_0": {"type": "string"},
+                "cell_type": {"type": "categorical", "categories": ["B cell", "T cell"]},
+            }
+        )
         dims = [_dim("__dim_0", N_OBS, obs_domain)] + ([_dim("__dim_1", 2)] if obs_2d else [])
         names = np.array([f"cell{i}" for i in range(N_OBS)], dtype=object)
         codes = np.array(codes, dtype=np.int8)
         if obs_2d:
             names, codes = np.repeat(names[:, None], 2, axis=1), np.repeat(codes[:, None], 2, axis=1)
         extra = obs_extra or {}
-        _dense(path / "obs", dims, [tiledb.Attr("name_0", dtype=str, var=True), tiledb.Attr("cell_type", dtype=np.int8),
-                                    *(tiledb.Attr(k, dtype=v.dtype) for k, v in extra.items())],
-               {"name_0": names, "cell_type": codes, **extra},
-               {"cxg_schema": schema if isinstance(schema, str) else json.dumps(schema)})
+        _dense(
+            path / "obs",
+            dims,
+            [
+                tiledb.Attr("name_0", dtype=str, var=True),
+                tiledb.Attr("cell_type", dtype=np.int8),
+                *(tiledb.Attr(k, dtype=v.dtype) for k, v in extra.items()),
+            ],
+            {"name_0": names, "cell_type": codes, **extra},
+            {"cxg_schema": schema if isinstance(schema, str) else json.dumps(schema)},
+        )
     if "var" not in omit:
         dims = [_dim("__dim_0", N_VAR)] + ([_dim("__dim_1", 2)] if var_2d else [])
         names = np.array([f"gene{i}" for i in range(N_VAR)], dtype=object)
-        _dense(path / "var", dims, [tiledb.Attr("name_0", dtype=str, var=True)],
-               {"name_0": np.repeat(names[:, None], 2, axis=1) if var_2d else names},
-               {"cxg_schema": json.dumps({"index": "name_0", "name_0": {"type": "string"}})})
+        _dense(
+            path / "var",
+            dims,
+            [tiledb.Attr("name_0", dtype=str, var=True)],
+            {"name_0": np.repeat(names[:, None], 2, axis=1) if var_2d else names},
+            {"cxg_schema": json.dumps({"index": "name_0", "name_0": {"type": "string"}})},
+        )
     if "X" not in omit:
         if sparse:
             rows, cols = np.nonzero(counts)
             order = np.lexsort((rows, cols))
-            halves = {"Xr": ("obs", N_OBS, "var", rows, cols, xr or {}),
-                      "Xc": ("var", N_VAR, "obs", cols[order], rows[order], xc or {})}
+            halves = {
+                "Xr": ("obs", N_OBS, "var", rows, cols, xr or {}),
+                "Xc": ("var", N_VAR, "obs", cols[order], rows[order], xc or {}),
+            }
             for name, (dim, n, other, coords, index, change) in halves.items():
                 if name in omit:
                     continue
                 values = counts[rows, cols][order] if name == "Xc" else counts[rows, cols]
                 index = index.copy()
                 index[0] += change.get("index_shift", 0)
-                _sparse(path / name, _dim(dim, change.get("n", n)), change.get("other", other),
-                        values.astype(change.get("dtype", "float32")), coords.astype(np.uint32), index,
-                        dense=change.get("dense", False))
+                _sparse(
+                    path / name,
+                    _dim(dim, change.get("n", n)),
+                    change.get("other", other),
+                    values.astype(change.get("dtype", "float32")),
+                    coords.astype(np.uint32),
+                    index,
+                    dense=change.get("dense", False),
+                )
         else:
             data = rng.random(x_shape).astype(x_dtype)
-            _dense(path / "X", [_dim("obs", x_shape[0]), _dim("var", x_shape[1])], [tiledb.Attr(x_attr, dtype=x_dtype)],
-                   {x_attr: data})
+            _dense(
+                path / "X",
+                [_dim("obs", x_shape[0]), _dim("var", x_shape[1])],
+                [tiledb.Attr(x_attr, dtype=x_dtype)],
+                {x_attr: data},
+            )
     if col_shift if col_shift is not None else sparse:
-        _dense(path / "X_col_shift", [_dim("var", col_shift_n)], [tiledb.Attr(col_shift_attr, dtype=col_shift_dtype)],
-               {col_shift_attr: np.zeros(col_shift_n, col_shift_dtype)})
+        _dense(
+            path / "X_col_shift",
+            [_dim("var", col_shift_n)],
+            [tiledb.Attr(col_shift_attr, dtype=col_shift_dtype)],
+            {col_shift_attr: np.zeros(col_shift_n, col_shift_dtype)},
+        )
     if "emb" not in omit:
         tiledb.group_create(str(path / "emb"))
         embeddings = emb if emb is not None else {"umap": rng.random((N_OBS, 2)).astype("float32")}
         for name, coords in embeddings.items():
-            attr = (tiledb.Attr(emb_attr, dtype=str, var=True) if coords.dtype.kind == "O"
-                    else tiledb.Attr(emb_attr, dtype=coords.dtype))
+            attr = (
+                tiledb.Attr(emb_attr, dtype=str, var=True)
+                if coords.dtype.kind == "O"
+                else tiledb.Attr(emb_attr, dtype=coords.dtype)
+            )
             _dense(path / "emb" / name, [_dim("obs", coords.shape[0]), _dim("dim", coords.shape[1])], [attr], {emb_attr: coords})
     if "cxg_group_metadata" not in omit:
-        meta = {"cxg_version": "0.3.0", "cxg_properties": json.dumps({"title": "tiny", "about": "https://example.org"}),
-                "cxg_category_colors": json.dumps({"cell_type_colors": {"B cell": "#FF0000", "T cell": "#0000FF"}})}
+        meta = {
+            "cxg_version": "0.3.0",
+            "cxg_properties": json.dumps({"title": "tiny", "about": "https://example.org"}),
+            "cxg_category_colors": json.dumps({"cell_type_colors": {"B cell": "#FF0000", "T cell": "#0000FF"}}),
+        }
         meta.update(group_meta or {})
         meta = {k: v for k, v in meta.items() if v is not None}
         _dense(path / "cxg_group_metadata", [_dim("__dim_0", 1)], [tiledb.Attr("", dtype=np.float64)], {"": np.zeros(1)}, meta)
 
 
 # obs's default cxg_schema with a boolean column is_doublet, stored as uint8 (1/0), as the spec says.
-BOOLEAN_SCHEMA = {"index": "name_0", "name_0": {"type": "string"},
-                  "cell_type": {"type": "categorical", "categories": ["B cell", "T cell"]}, "is_doublet": {"type": "boolean"}}
+BOOLEAN_SCHEMA = {
+    "index": "name_0",
+    "name_0": {"type": "string"},
+    "cell_type": {"type": "categorical", "categories": ["B cell", "T cell"]},
+    "is_doublet": {"type": "boolean"},
+}
 
 CASES: dict[str, dict[str, Any]] = {
     "valid-every-element": {},
@@ -159,13 +220,19 @@ CASES: dict[str, dict[str, Any]] = {
     "obs-code-out-of-range": {"codes": (0, 1, 2, 0)},
     "cxg-schema-not-json": {"obs_schema": "{index: name_0}"},
     "cxg-schema-index-unknown": {"obs_schema": {"index": "barcode", "name_0": {"type": "string"}}},
-    "cxg-schema-column-unknown": {"obs_schema": {"index": "name_0", "name_0": {"type": "string"},
-                                                 "batch": {"type": "categorical", "categories": ["a", "b"]}}},
+    "cxg-schema-column-unknown": {
+        "obs_schema": {
+            "index": "name_0",
+            "name_0": {"type": "string"},
+            "batch": {"type": "categorical", "categories": ["a", "b"]},
+        }
+    },
     "cxg-version-0.1": {"group_meta": {"cxg_version": "0.1"}},
     "cxg-properties-title-number": {"group_meta": {"cxg_properties": json.dumps({"title": 5, "about": "https://example.org"})}},
     "cxg-properties-about-not-url": {"group_meta": {"cxg_properties": json.dumps({"title": "tiny", "about": "example.org"})}},
-    "cxg-category-colors-table-misnamed": {"group_meta": {"cxg_category_colors": json.dumps(
-        {"cell_type": {"B cell": "#FF0000", "T cell": "#0000FF"}})}},
+    "cxg-category-colors-table-misnamed": {
+        "group_meta": {"cxg_category_colors": json.dumps({"cell_type": {"B cell": "#FF0000", "T cell": "#0000FF"}})}
+    },
     "X-attribute-named": {"x_attr": "data"},
     "emb-attribute-named": {"emb_attr": "coords"},
     "Xc-missing": {"sparse": True, "omit": ("Xc",)},
@@ -191,8 +258,12 @@ def root_is_array(path: Path) -> None:
     """A lone TileDB array where the CXG group should be."""
     if path.exists():
         shutil.rmtree(path)
-    _dense(path, [_dim("obs", N_OBS), _dim("var", N_VAR)], [tiledb.Attr("", dtype=np.float32)],
-           {"": np.zeros((N_OBS, N_VAR), "float32")})
+    _dense(
+        path,
+        [_dim("obs", N_OBS), _dim("var", N_VAR)],
+        [tiledb.Attr("", dtype=np.float32)],
+        {"": np.zeros((N_OBS, N_VAR), "float32")},
+    )
 
 
 def main(names: list[str]) -> None:

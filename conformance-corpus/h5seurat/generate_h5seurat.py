@@ -196,38 +196,59 @@ def _(f):
     attr_strings(f, "version", ["4.1.3", "5.0.0"])
 
 
-@case("root-active-assay-unknown", ["h5seurat.root.active-assay-exists"], "The root says active.assay SCT; /assays has RNA and ADT.")
+@case(
+    "root-active-assay-unknown", ["h5seurat.root.active-assay-exists"], "The root says active.assay SCT; /assays has RNA and ADT."
+)
 def _(f):
     attr_strings(f, "active.assay", ["SCT"])
 
 
-@case("root-meta-data-missing", ["h5seurat.root.required-datasets"], "There is no /meta.data.",
-      {"h5seurat.root.required-datasets": {"path": "/meta.data"}})
+@case(
+    "root-meta-data-missing",
+    ["h5seurat.root.required-datasets"],
+    "There is no /meta.data.",
+    {"h5seurat.root.required-datasets": {"path": "/meta.data"}},
+)
 def _(f):
     del f["meta.data"]
 
 
-@case("meta-data-column-short", ["h5seurat.meta.data.rows"], "/meta.data/nCount_RNA has 5 rows; there are 6 cells.",
-      {"h5seurat.meta.data.rows": {"path": "/meta.data/nCount_RNA"}})
+@case(
+    "meta-data-column-short",
+    ["h5seurat.meta.data.rows"],
+    "/meta.data/nCount_RNA has 5 rows; there are 6 cells.",
+    {"h5seurat.meta.data.rows": {"path": "/meta.data/nCount_RNA"}},
+)
 def _(f):
     replace(f["meta.data"], "nCount_RNA", np.zeros(N_CELLS - 1))
 
 
-@case("assay-features-missing", ["h5seurat.assay.features-and-data"], "/assays/ADT has no features.",
-      {"h5seurat.assay.features-and-data": {"path": "/assays/ADT/features"}})
+@case(
+    "assay-features-missing",
+    ["h5seurat.assay.features-and-data"],
+    "/assays/ADT has no features.",
+    {"h5seurat.assay.features-and-data": {"path": "/assays/ADT/features"}},
+)
 def _(f):
     del f["assays/ADT/features"]
 
 
-@case("assay-features-two-dimensional", ["h5seurat.assay.features-one-dimensional-character"],
-      "/assays/RNA/features is a 4 x 1 string dataset.")
+@case(
+    "assay-features-two-dimensional",
+    ["h5seurat.assay.features-one-dimensional-character"],
+    "/assays/RNA/features is a 4 x 1 string dataset.",
+)
 def _(f):
     replace(f["assays/RNA"], "features", strings(["g1", "g2", "g3", "g4"]).reshape(4, 1), dtype=STR)
 
 
-@case("assay-data-not-transposed", ["h5seurat.assay.data-dimensions"],
-      "/assays/ADT/data and counts are stored as (features, cells) = (3, 6), i.e. 6 features x 3 cells in R: "
-      "a row-major writer forgot to transpose.", {"h5seurat.assay.data-dimensions": {"path": "/assays/ADT/data"}})
+@case(
+    "assay-data-not-transposed",
+    ["h5seurat.assay.data-dimensions"],
+    "/assays/ADT/data and counts are stored as (features, cells) = (3, 6), i.e. 6 features x 3 cells in R: "
+    "a row-major writer forgot to transpose.",
+    {"h5seurat.assay.data-dimensions": {"path": "/assays/ADT/data"}},
+)
 def _(f):
     replace(f["assays/ADT"], "data", np.zeros((3, N_CELLS)))
     replace(f["assays/ADT"], "counts", np.zeros((3, N_CELLS)))
@@ -238,28 +259,40 @@ def _(f):
     del f["assays/ADT"].attrs["key"]
 
 
-@case("assay-counts-dims-differ", ["h5seurat.assay.counts-same-dimensions"],
-      "/assays/ADT/counts is 3 x 5 in R (stored (5, 3)); data is 3 x 6.")
+@case(
+    "assay-counts-dims-differ",
+    ["h5seurat.assay.counts-same-dimensions"],
+    "/assays/ADT/counts is 3 x 5 in R (stored (5, 3)); data is 3 x 6.",
+)
 def _(f):
     replace(f["assays/ADT"], "counts", np.zeros((5, 3)))
 
 
-@case("assay-scale-data-cells-wrong", ["h5seurat.assay.scale-data-dimensions"],
-      "/assays/RNA/scale.data is stored (5, 2): 5 columns (cells) in R, the file has 6 cells.")
+@case(
+    "assay-scale-data-cells-wrong",
+    ["h5seurat.assay.scale-data-dimensions"],
+    "/assays/RNA/scale.data is stored (5, 2): 5 columns (cells) in R, the file has 6 cells.",
+)
 def _(f):
     replace(f["assays/RNA"], "scale.data", np.zeros((5, 2)))
 
 
-@case("assay-meta-features-rows-wrong", ["h5seurat.assay.meta-features-rows"],
-      "/assays/RNA/meta.features/vst.mean has 3 rows; there are 4 features.",
-      {"h5seurat.assay.meta-features-rows": {"path": "/assays/RNA/meta.features/vst.mean"}})
+@case(
+    "assay-meta-features-rows-wrong",
+    ["h5seurat.assay.meta-features-rows"],
+    "/assays/RNA/meta.features/vst.mean has 3 rows; there are 4 features.",
+    {"h5seurat.assay.meta-features-rows": {"path": "/assays/RNA/meta.features/vst.mean"}},
+)
 def _(f):
     replace(f["assays/RNA/meta.features"], "vst.mean", np.zeros(3))
 
 
-@case("assay-meta-features-factor-rows-wrong", ["h5seurat.assay.meta-features-factor-rows"],
-      "/assays/RNA/meta.features/vst.class (a factor column) has 3 values; there are 4 features.",
-      {"h5seurat.assay.meta-features-factor-rows": {"path": "/assays/RNA/meta.features/vst.class/values"}})
+@case(
+    "assay-meta-features-factor-rows-wrong",
+    ["h5seurat.assay.meta-features-factor-rows"],
+    "/assays/RNA/meta.features/vst.class (a factor column) has 3 values; there are 4 features.",
+    {"h5seurat.assay.meta-features-factor-rows": {"path": "/assays/RNA/meta.features/vst.class/values"}},
+)
 def _(f):
     replace(f["assays/RNA/meta.features/vst.class"], "values", np.array([1, 2, 2], dtype="i4"))
 
@@ -284,8 +317,11 @@ def _(f):
     del f["reductions/pca/cell.embeddings"]
 
 
-@case("reduction-cell-embeddings-not-transposed", ["h5seurat.reduction.cell-embeddings-rows"],
-      "/reductions/pca/cell.embeddings is stored (6, 2), i.e. 2 rows in R: a row-major writer forgot to transpose.")
+@case(
+    "reduction-cell-embeddings-not-transposed",
+    ["h5seurat.reduction.cell-embeddings-rows"],
+    "/reductions/pca/cell.embeddings is stored (6, 2), i.e. 2 rows in R: a row-major writer forgot to transpose.",
+)
 def _(f):
     replace(f["reductions/pca"], "cell.embeddings", np.zeros((N_CELLS, 2)))
 
@@ -305,49 +341,65 @@ def _(f):
     del f["tools"]
 
 
-@case("sparse-indices-shorter-than-data", ["h5seurat.sparse.indices-data-same-length"],
-      "/assays/RNA/counts/indices has one entry fewer than data.")
+@case(
+    "sparse-indices-shorter-than-data",
+    ["h5seurat.sparse.indices-data-same-length"],
+    "/assays/RNA/counts/indices has one entry fewer than data.",
+)
 def _(f):
     g = f["assays/RNA/counts"]
     replace(g, "indices", g["indices"][:-1])
 
 
-@case("sparse-indptr-starts-at-one", ["h5seurat.sparse.indptr-starts-at-zero"], "/graphs/RNA_snn/indptr[0] is 1.",
-      {"h5seurat.sparse.indptr-starts-at-zero": {"path": "/graphs/RNA_snn/indptr", "index": [0]}})
+@case(
+    "sparse-indptr-starts-at-one",
+    ["h5seurat.sparse.indptr-starts-at-zero"],
+    "/graphs/RNA_snn/indptr[0] is 1.",
+    {"h5seurat.sparse.indptr-starts-at-zero": {"path": "/graphs/RNA_snn/indptr", "index": [0]}},
+)
 def _(f):
     p = f["graphs/RNA_snn/indptr"][:]
     p[0] = 1
     replace(f["graphs/RNA_snn"], "indptr", p)
 
 
-@case("sparse-indptr-decreasing", ["h5seurat.sparse.indptr-monotonic"],
-      "/graphs/RNA_snn/indptr[3] is set above indptr[4] (first and last entries unchanged).",
-      {"h5seurat.sparse.indptr-monotonic": {"path": "/graphs/RNA_snn/indptr", "index": [4]}})
+@case(
+    "sparse-indptr-decreasing",
+    ["h5seurat.sparse.indptr-monotonic"],
+    "/graphs/RNA_snn/indptr[3] is set above indptr[4] (first and last entries unchanged).",
+    {"h5seurat.sparse.indptr-monotonic": {"path": "/graphs/RNA_snn/indptr", "index": [4]}},
+)
 def _(f):
     p = f["graphs/RNA_snn/indptr"][:]
     p[3] = p[4] + 1
     replace(f["graphs/RNA_snn"], "indptr", p)
 
 
-@case("sparse-indptr-ends-short", ["h5seurat.sparse.indptr-ends-at-nnz"],
-      "/graphs/RNA_snn/indptr ends at nnz - 1.")
+@case("sparse-indptr-ends-short", ["h5seurat.sparse.indptr-ends-at-nnz"], "/graphs/RNA_snn/indptr ends at nnz - 1.")
 def _(f):
     p = f["graphs/RNA_snn/indptr"][:]
     p[-1] -= 1
     replace(f["graphs/RNA_snn"], "indptr", p)
 
 
-@case("sparse-indices-out-of-range", ["h5seurat.sparse.indices-in-range"],
-      "/assays/RNA/data/indices[0] is 4; the matrix has 4 rows (0-based 0..3).",
-      {"h5seurat.sparse.indices-in-range": {"path": "/assays/RNA/data/indices", "index": [0]}})
+@case(
+    "sparse-indices-out-of-range",
+    ["h5seurat.sparse.indices-in-range"],
+    "/assays/RNA/data/indices[0] is 4; the matrix has 4 rows (0-based 0..3).",
+    {"h5seurat.sparse.indices-in-range": {"path": "/assays/RNA/data/indices", "index": [0]}},
+)
 def _(f):
     i = f["assays/RNA/data/indices"][:]
     i[0] = 4
     replace(f["assays/RNA/data"], "indices", i)
 
 
-@case("logical-value-three", ["h5seurat.logical.values"], "/meta.data/is_doublet (s3class logical) holds a 3.",
-      {"h5seurat.logical.values": {"path": "/meta.data/is_doublet", "index": [2]}})
+@case(
+    "logical-value-three",
+    ["h5seurat.logical.values"],
+    "/meta.data/is_doublet (s3class logical) holds a 3.",
+    {"h5seurat.logical.values": {"path": "/meta.data/is_doublet", "index": [2]}},
+)
 def _(f):
     v = f["meta.data/is_doublet"][:]
     v[2] = 3
@@ -360,20 +412,29 @@ def _(f):
     replace(f, "cell.names", np.arange(N_CELLS))
 
 
-@case("graph-assay-used-two-values", ["h5seurat.graph.assay-used-single-character"],
-      "/graphs/RNA_snn 'assay.used' holds RNA and ADT.")
+@case(
+    "graph-assay-used-two-values",
+    ["h5seurat.graph.assay-used-single-character"],
+    "/graphs/RNA_snn 'assay.used' holds RNA and ADT.",
+)
 def _(f):
     attr_strings(f["graphs/RNA_snn"], "assay.used", ["RNA", "ADT"])
 
 
-@case("character-fixed-length-ascii", ["h5seurat.character.variable-length-utf8"],
-      "/assays/ADT/features is stored as fixed-length ASCII strings (|S2).")
+@case(
+    "character-fixed-length-ascii",
+    ["h5seurat.character.variable-length-utf8"],
+    "/assays/ADT/features is stored as fixed-length ASCII strings (|S2).",
+)
 def _(f):
     replace(f["assays/ADT"], "features", np.array([b"p1", b"p2", b"p3"]))
 
 
-@case("sparse-indptr-length-wrong", ["h5seurat.sparse.indptr-length"],
-      "/graphs/RNA_snn says dims [6, 5]: indptr should then have 6 entries; it has 7.")
+@case(
+    "sparse-indptr-length-wrong",
+    ["h5seurat.sparse.indptr-length"],
+    "/graphs/RNA_snn says dims [6, 5]: indptr should then have 6 entries; it has 7.",
+)
 def _(f):
     f["graphs/RNA_snn"].attrs.create("dims", np.array([N_CELLS, N_CELLS - 1], dtype="i4"))
 
@@ -393,22 +454,32 @@ def _(f):
     replace(f["active.ident"], "values", f["active.ident/values"][:].astype("f8"))
 
 
-@case("factor-values-zero", ["h5seurat.factor.values-in-levels"], "/active.ident/values[0] is 0; R factor codes start at 1.",
-      {"h5seurat.factor.values-in-levels": {"path": "/active.ident/values", "index": [0]}})
+@case(
+    "factor-values-zero",
+    ["h5seurat.factor.values-in-levels"],
+    "/active.ident/values[0] is 0; R factor codes start at 1.",
+    {"h5seurat.factor.values-in-levels": {"path": "/active.ident/values", "index": [0]}},
+)
 def _(f):
     v = f["active.ident/values"][:]
     v[0] = 0
     replace(f["active.ident"], "values", v)
 
 
-@case("dataframe-dataset-two-dimensional", ["h5seurat.dataframe.dataset-one-dimensional-compound"],
-      "/assays/ADT/meta.features is a 3 x 2 float dataset, not a one-dimensional compound one.")
+@case(
+    "dataframe-dataset-two-dimensional",
+    ["h5seurat.dataframe.dataset-one-dimensional-compound"],
+    "/assays/ADT/meta.features is a 3 x 2 float dataset, not a one-dimensional compound one.",
+)
 def _(f):
     replace(f["assays/ADT"], "meta.features", np.zeros((3, 2)))
 
 
-@case("dataframe-row-names-two-dimensional", ["h5seurat.dataframe.row-names-character"],
-      "/assays/RNA/meta.features/row.names is a 4 x 1 string dataset.")
+@case(
+    "dataframe-row-names-two-dimensional",
+    ["h5seurat.dataframe.row-names-character"],
+    "/assays/RNA/meta.features/row.names is a 4 x 1 string dataset.",
+)
 def _(f):
     replace(f["assays/RNA/meta.features"], "row.names", strings(["g1", "g2", "g3", "g4"]).reshape(4, 1), dtype=STR)
 
@@ -418,40 +489,59 @@ def _(f):
     f["meta.data"].attrs.create("logicals", np.array([1], dtype="i4"))
 
 
-@case("s4class-two-values", ["h5seurat.s4class.single-character"],
-      "/reductions/pca/jackstraw 's4class' holds SeuratObject and JackStrawData as two strings.")
+@case(
+    "s4class-two-values",
+    ["h5seurat.s4class.single-character"],
+    "/reductions/pca/jackstraw 's4class' holds SeuratObject and JackStrawData as two strings.",
+)
 def _(f):
     attr_strings(f["reductions/pca/jackstraw"], "s4class", ["SeuratObject", "JackStrawData"])
 
 
-@case("assay-meta-features-dataset-rows-wrong", ["h5seurat.assay.meta-features-dataset-rows"],
-      "/assays/ADT/meta.features (a compound dataset) has 2 rows; there are 3 features.")
+@case(
+    "assay-meta-features-dataset-rows-wrong",
+    ["h5seurat.assay.meta-features-dataset-rows"],
+    "/assays/ADT/meta.features (a compound dataset) has 2 rows; there are 3 features.",
+)
 def _(f):
     replace(f["assays/ADT"], "meta.features", f["assays/ADT/meta.features"][:2])
 
 
 # ------------------------------------------------------------------ MUST (derived), added with the attribute and compound checks
-@case("assay-scaled-features-missing", ["h5seurat.assay.scaled-features-present"],
-      "/assays/RNA has scale.data but no scaled.features.", {"h5seurat.assay.scaled-features-present": {"path": "/assays/RNA/scaled.features"}})
+@case(
+    "assay-scaled-features-missing",
+    ["h5seurat.assay.scaled-features-present"],
+    "/assays/RNA has scale.data but no scaled.features.",
+    {"h5seurat.assay.scaled-features-present": {"path": "/assays/RNA/scaled.features"}},
+)
 def _(f):
     del f["assays/RNA/scaled.features"]
 
 
-@case("assay-scaled-features-two-dimensional", ["h5seurat.assay.scaled-features-one-dimensional-character"],
-      "/assays/RNA/scaled.features is a 2 x 1 string dataset (still 2 entries along its first dimension).")
+@case(
+    "assay-scaled-features-two-dimensional",
+    ["h5seurat.assay.scaled-features-one-dimensional-character"],
+    "/assays/RNA/scaled.features is a 2 x 1 string dataset (still 2 entries along its first dimension).",
+)
 def _(f):
     replace(f["assays/RNA"], "scaled.features", strings(["g1", "g2"]).reshape(2, 1), dtype=STR)
 
 
-@case("assay-scale-data-rows-wrong", ["h5seurat.assay.scale-data-rows"],
-      "/assays/RNA/scaled.features lists 3 features; scale.data is stored (6, 2), i.e. 2 scaled features x 6 cells in R.",
-      {"h5seurat.assay.scale-data-rows": {"path": "/assays/RNA/scale.data"}})
+@case(
+    "assay-scale-data-rows-wrong",
+    ["h5seurat.assay.scale-data-rows"],
+    "/assays/RNA/scaled.features lists 3 features; scale.data is stored (6, 2), i.e. 2 scaled features x 6 cells in R.",
+    {"h5seurat.assay.scale-data-rows": {"path": "/assays/RNA/scale.data"}},
+)
 def _(f):
     replace(f["assays/RNA"], "scaled.features", strings(["g1", "g2", "g3"]), dtype=STR)
 
 
-@case("assay-variable-features-two-dimensional", ["h5seurat.assay.variable-features-one-dimensional-character"],
-      "/assays/RNA/variable.features is a 2 x 1 string dataset.")
+@case(
+    "assay-variable-features-two-dimensional",
+    ["h5seurat.assay.variable-features-one-dimensional-character"],
+    "/assays/RNA/variable.features is a 2 x 1 string dataset.",
+)
 def _(f):
     replace(f["assays/RNA"], "variable.features", strings(["g1", "g2"]).reshape(2, 1), dtype=STR)
 
@@ -462,14 +552,19 @@ def _(f):
     put_strings(f["assays/RNA"], "misc", ["note"])
 
 
-@case("reduction-misc-not-list", ["h5seurat.reduction.misc-list"], "/reductions/pca/misc is a string dataset, not a group (list).")
+@case(
+    "reduction-misc-not-list", ["h5seurat.reduction.misc-list"], "/reductions/pca/misc is a string dataset, not a group (list)."
+)
 def _(f):
     del f["reductions/pca/misc"]
     put_strings(f["reductions/pca"], "misc", ["note"])
 
 
-@case("reduction-jackstraw-no-s4class", ["h5seurat.reduction.jackstraw-s4-group"],
-      "/reductions/pca/jackstraw has no 's4class' attribute.")
+@case(
+    "reduction-jackstraw-no-s4class",
+    ["h5seurat.reduction.jackstraw-s4-group"],
+    "/reductions/pca/jackstraw has no 's4class' attribute.",
+)
 def _(f):
     del f["reductions/pca/jackstraw"].attrs["s4class"]
 
@@ -479,40 +574,59 @@ def _(f):
     del f["images/slice1"].attrs["s4class"]
 
 
-@case("sparse-datasets-missing", ["h5seurat.sparse.datasets-present"], "/assays/RNA/counts (a sparse group) has no indptr.",
-      {"h5seurat.sparse.datasets-present": {"path": "/assays/RNA/counts/indptr"}})
+@case(
+    "sparse-datasets-missing",
+    ["h5seurat.sparse.datasets-present"],
+    "/assays/RNA/counts (a sparse group) has no indptr.",
+    {"h5seurat.sparse.datasets-present": {"path": "/assays/RNA/counts/indptr"}},
+)
 def _(f):
     del f["assays/RNA/counts/indptr"]
 
 
-@case("dataframe-column-two-dimensional", ["h5seurat.dataframe.column-one-dimensional"],
-      "/meta.data/nCount_RNA is stored (6, 2): still one row per cell, but not one-dimensional.")
+@case(
+    "dataframe-column-two-dimensional",
+    ["h5seurat.dataframe.column-one-dimensional"],
+    "/meta.data/nCount_RNA is stored (6, 2): still one row per cell, but not one-dimensional.",
+)
 def _(f):
     replace(f["meta.data"], "nCount_RNA", np.zeros((N_CELLS, 2)))
 
 
-@case("dataframe-factor-column-without-levels", ["h5seurat.dataframe.group-column-factor"],
-      "/meta.data/orig.ident (a group column, so a factor) has values but no levels.",
-      {"h5seurat.dataframe.group-column-factor": {"path": "/meta.data/orig.ident/levels"}})
+@case(
+    "dataframe-factor-column-without-levels",
+    ["h5seurat.dataframe.group-column-factor"],
+    "/meta.data/orig.ident (a group column, so a factor) has values but no levels.",
+    {"h5seurat.dataframe.group-column-factor": {"path": "/meta.data/orig.ident/levels"}},
+)
 def _(f):
     del f["meta.data/orig.ident/levels"]
 
 
-@case("dataframe-colnames-unknown", ["h5seurat.dataframe.colnames-name-columns"],
-      "/meta.data 'colnames' also lists percent.mt, which is not a column of the group.")
+@case(
+    "dataframe-colnames-unknown",
+    ["h5seurat.dataframe.colnames-name-columns"],
+    "/meta.data 'colnames' also lists percent.mt, which is not a column of the group.",
+)
 def _(f):
     attr_strings(f["meta.data"], "colnames", ["nCount_RNA", "orig.ident", "is_doublet", "is_cycling", "percent.mt"])
 
 
-@case("dataframe-logicals-unknown", ["h5seurat.dataframe.logicals-name-columns"],
-      "/meta.data 'logicals' also lists is_singlet, which is not a column of the group.")
+@case(
+    "dataframe-logicals-unknown",
+    ["h5seurat.dataframe.logicals-name-columns"],
+    "/meta.data 'logicals' also lists is_singlet, which is not a column of the group.",
+)
 def _(f):
     attr_strings(f["meta.data"], "logicals", ["is_doublet", "is_cycling", "is_singlet"])
 
 
-@case("dataframe-logical-column-unencoded", ["h5seurat.dataframe.logical-columns-encoded"],
-      "/meta.data/is_cycling (named in 'logicals', without s3class) holds a 3.",
-      {"h5seurat.dataframe.logical-columns-encoded": {"path": "/meta.data/is_cycling", "index": [2]}})
+@case(
+    "dataframe-logical-column-unencoded",
+    ["h5seurat.dataframe.logical-columns-encoded"],
+    "/meta.data/is_cycling (named in 'logicals', without s3class) holds a 3.",
+    {"h5seurat.dataframe.logical-columns-encoded": {"path": "/meta.data/is_cycling", "index": [2]}},
+)
 def _(f):
     v = f["meta.data/is_cycling"][:]
     v[2] = 3
@@ -525,32 +639,47 @@ def _(f):
 
 
 # ------------------------------------------------------------------ SHOULD, added with the attribute and compound checks
-@case("character-attribute-fixed-length-ascii", ["h5seurat.character.attributes-variable-length-utf8"],
-      "/assays/ADT 'key' is stored as a fixed-length ASCII string attribute (|S4).")
+@case(
+    "character-attribute-fixed-length-ascii",
+    ["h5seurat.character.attributes-variable-length-utf8"],
+    "/assays/ADT 'key' is stored as a fixed-length ASCII string attribute (|S4).",
+)
 def _(f):
     f["assays/ADT"].attrs.create("key", np.array([b"adt_"]), dtype="S4")
 
 
-@case("character-compound-member-fixed-length", ["h5seurat.character.compound-members-variable-length-utf8"],
-      "/assays/ADT/meta.features member isotype is a fixed-length ASCII string (|S4).")
+@case(
+    "character-compound-member-fixed-length",
+    ["h5seurat.character.compound-members-variable-length-utf8"],
+    "/assays/ADT/meta.features member isotype is a fixed-length ASCII string (|S4).",
+)
 def _(f):
     write_adt_meta_features(f["assays/ADT"], isotype="S4")
 
 
-@case("dense-matrix-one-dimensional", ["h5seurat.dense.two-dimensional"],
-      "/reductions/pca/cell.embeddings is one-dimensional (12,).")
+@case(
+    "dense-matrix-one-dimensional",
+    ["h5seurat.dense.two-dimensional"],
+    "/reductions/pca/cell.embeddings is one-dimensional (12,).",
+)
 def _(f):
     replace(f["reductions/pca"], "cell.embeddings", np.zeros(2 * N_CELLS))
 
 
-@case("dataframe-dataset-logicals-integers", ["h5seurat.dataframe.dataset-logicals-character"],
-      "/assays/ADT/meta.features (a compound dataset) 'logicals' is [1].")
+@case(
+    "dataframe-dataset-logicals-integers",
+    ["h5seurat.dataframe.dataset-logicals-character"],
+    "/assays/ADT/meta.features (a compound dataset) 'logicals' is [1].",
+)
 def _(f):
     write_adt_meta_features(f["assays/ADT"], logicals=np.array([1], dtype="i4"))
 
 
-@case("s4class-double-colon", ["h5seurat.s4class.package-class-form"],
-      "/reductions/pca/jackstraw 's4class' is SeuratObject::JackStrawData (two colons).")
+@case(
+    "s4class-double-colon",
+    ["h5seurat.s4class.package-class-form"],
+    "/reductions/pca/jackstraw 's4class' is SeuratObject::JackStrawData (two colons).",
+)
 def _(f):
     attr_strings(f["reductions/pca/jackstraw"], "s4class", ["SeuratObject::JackStrawData"])
 
@@ -578,8 +707,11 @@ def _(f):
     f.create_dataset("images", data=np.zeros(3))
 
 
-@case("sparse-indices-float", ["h5seurat.sparse.index-arrays-integer"],
-      "/assays/RNA/data/indices are stored as float64 (the same row numbers).")
+@case(
+    "sparse-indices-float",
+    ["h5seurat.sparse.index-arrays-integer"],
+    "/assays/RNA/data/indices are stored as float64 (the same row numbers).",
+)
 def _(f):
     g = f["assays/RNA/data"]
     replace(g, "indices", g["indices"][()].astype("f8"))
@@ -590,8 +722,11 @@ def _(f):
     attr_strings(f, "version", ["v4"])
 
 
-@case("image-seurat-version-old", ["h5seurat.image.seurat-version"],
-      "The root 'version' is 3.1.5, older than the 3.1.5.9900 spatial images need; /images/slice1 is an image.")
+@case(
+    "image-seurat-version-old",
+    ["h5seurat.image.seurat-version"],
+    "The root 'version' is 3.1.5, older than the 3.1.5.9900 spatial images need; /images/slice1 is an image.",
+)
 def _(f):
     attr_strings(f, "version", ["3.1.5"])
 

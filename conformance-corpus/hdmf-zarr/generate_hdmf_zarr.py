@@ -67,16 +67,32 @@ def object_array(root: Path, rel: str, values: list[Any], attrs: dict[str, Any],
     arr = np.empty(len(values), dtype=object)
     arr[:] = values
     filt = JSON_FILTER if codec == "json2" else {"id": "pickle", "protocol": 5}
-    write_json(root / rel / ".zarray", {"chunks": [len(values)], "compressor": None, "dtype": "|O", "fill_value": 0,
-                                        "filters": [filt], "order": "C", "shape": [len(values)], "zarr_format": 2})
+    write_json(
+        root / rel / ".zarray",
+        {
+            "chunks": [len(values)],
+            "compressor": None,
+            "dtype": "|O",
+            "fill_value": 0,
+            "filters": [filt],
+            "order": "C",
+            "shape": [len(values)],
+            "zarr_format": 2,
+        },
+    )
     write_json(root / rel / ".zattrs", attrs)
     chunk = numcodecs.JSON().encode(arr) if codec == "json2" else pickle.dumps(arr, protocol=5)
     (root / rel / "0").write_bytes(chunk)
 
 
 # A typed dataset: an hdmf-common VectorData column of object references.
-GROUP_COLUMN = {"zarr_dtype": "object", "neurodata_type": "VectorData", "namespace": "hdmf-common",
-                "object_id": "e1ec-group", "description": "the electrode group of each electrode"}
+GROUP_COLUMN = {
+    "zarr_dtype": "object",
+    "neurodata_type": "VectorData",
+    "namespace": "hdmf-common",
+    "object_id": "e1ec-group",
+    "description": "the electrode group of each electrode",
+}
 
 
 def spec_string(g: zarr.Group, name: str, text: str) -> None:
@@ -90,8 +106,15 @@ def spec_string(g: zarr.Group, name: str, text: str) -> None:
 def valid_every_element(path: Path) -> None:
     """An NWB-like store: root markers and .specloc, cached spec, links, attribute and dataset references."""
     root = zarr.open_group(str(path), mode="w", zarr_format=2)
-    root.attrs.update({".specloc": "specifications", "namespace": "core", "neurodata_type": "NWBFile",
-                       "nwb_version": "2.7.0", "object_id": ROOT_ID})
+    root.attrs.update(
+        {
+            ".specloc": "specifications",
+            "namespace": "core",
+            "neurodata_type": "NWBFile",
+            "nwb_version": "2.7.0",
+            "object_id": ROOT_ID,
+        }
+    )
     version = root.create_group("specifications").create_group("core").create_group("2.7.0")
     spec_string(version, "namespace", json.dumps(NAMESPACE))
     spec_string(version, "nwb.base", json.dumps(BASE))
@@ -104,18 +127,39 @@ def valid_every_element(path: Path) -> None:
     stamps[:] = np.linspace(0, 1, 6)
     stamps.attrs["zarr_dtype"] = "float64"
     copy = root["acquisition"].create_group("ts_link")
-    copy.attrs.update({"namespace": "core", "neurodata_type": "TimeSeries", "object_id": "0b5e-copy", "zarr_link": [
-        {"name": "data", "source": ".", "path": "/acquisition/ts/data", "object_id": None, "source_object_id": ROOT_ID},
-        {"name": "timestamps", "source": ".", "path": "/acquisition/ts/timestamps", "object_id": None,
-         "source_object_id": ROOT_ID},
-    ]})
+    copy.attrs.update(
+        {
+            "namespace": "core",
+            "neurodata_type": "TimeSeries",
+            "object_id": "0b5e-copy",
+            "zarr_link": [
+                {"name": "data", "source": ".", "path": "/acquisition/ts/data", "object_id": None, "source_object_id": ROOT_ID},
+                {
+                    "name": "timestamps",
+                    "source": ".",
+                    "path": "/acquisition/ts/timestamps",
+                    "object_id": None,
+                    "source_object_id": ROOT_ID,
+                },
+            ],
+        }
+    )
     general = root.create_group("general")
     general.create_group("devices").create_group("probe").attrs.update(
-        {"neurodata_type": "Device", "namespace": "core", "object_id": "d3v1ce"})
+        {"neurodata_type": "Device", "namespace": "core", "object_id": "d3v1ce"}
+    )
     electrodes = general.create_group("electrodes")
-    electrodes.attrs.update({"neurodata_type": "DynamicTable", "namespace": "hdmf-common", "object_id": "e1ec-table",
-                             "table": {"value": {"path": "/general/devices/probe", "source": ".", "object_id": "d3v1ce",
-                                                 "source_object_id": ROOT_ID}, "zarr_dtype": "object"}})
+    electrodes.attrs.update(
+        {
+            "neurodata_type": "DynamicTable",
+            "namespace": "hdmf-common",
+            "object_id": "e1ec-table",
+            "table": {
+                "value": {"path": "/general/devices/probe", "source": ".", "object_id": "d3v1ce", "source_object_id": ROOT_ID},
+                "zarr_dtype": "object",
+            },
+        }
+    )
     ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
     object_array(path, "general/electrodes/group", [ref, ref], GROUP_COLUMN)
 

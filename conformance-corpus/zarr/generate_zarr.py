@@ -84,18 +84,26 @@ def valid_every_element(path: Path) -> None:
     big[:] = [1, 2, 3, 4]
     z = root.create_array("scalar", shape=(), dtype="<f4", fill_value=0.5)
     z[()] = 1.25
-    sl = root.create_array("slash_separated", shape=(4, 4), chunks=(2, 2), dtype="<i2", fill_value=0,
-                           chunk_key_encoding={"name": "v2", "separator": "/"})
+    sl = root.create_array(
+        "slash_separated",
+        shape=(4, 4),
+        chunks=(2, 2),
+        dtype="<i2",
+        fill_value=0,
+        chunk_key_encoding={"name": "v2", "separator": "/"},
+    )
     sl[:2, :] = 1
-    d = root.create_array("delta_filtered", shape=(8,), chunks=(4,), dtype="<i4", fill_value=0,
-                          filters=[numcodecs.Delta(dtype="<i4")])
+    d = root.create_array(
+        "delta_filtered", shape=(8,), chunks=(4,), dtype="<i4", fill_value=0, filters=[numcodecs.Delta(dtype="<i4")]
+    )
     d[:] = np.arange(8)
     v = sub.create_array("void_V8", shape=(3,), chunks=(2,), dtype="|V8", fill_value=b"\0" * 8)
     v[:] = np.array([b"abcdefgh", b"12345678", b"zzzzzzzz"], dtype="V8")
     o = sub.create_array("vlen_strings", shape=(3,), chunks=(3,), dtype=str)  # "|O" with vlen-utf8: not decoded
     o[:] = ["a", "bb", "ccc"]
-    z = root.create_array("zlib_compressed", shape=(10,), chunks=(4,), dtype="<f4", fill_value=0.0,
-                          compressors=numcodecs.Zlib(level=1))
+    z = root.create_array(
+        "zlib_compressed", shape=(10,), chunks=(4,), dtype="<f4", fill_value=0.0, compressors=numcodecs.Zlib(level=1)
+    )
     z[:] = np.linspace(0, 1, 10, dtype="<f4")
     consolidate(path)
 
@@ -135,19 +143,45 @@ zarray_case("array-extra-key", setter("storage_transformers", []), "a key the sp
 zarray_case("dtype-without-byte-order", setter("dtype", "i4"), "dtype i4 has no byte order character")
 zarray_case("dtype-byte-order-not-relevant", setter("dtype", "|i4"), "dtype |i4: '|' on a four-byte integer")
 zarray_case("dtype-item-size-unknown", setter("dtype", "<f3"), "dtype <f3: no float has three bytes")
-zarray_case("dtype-datetime-without-unit", setter("dtype", "<M8"), "datetime64 dtype without [unit]",
-            dtype="<M8[s]", fill_value=None)
-zarray_case("fill-value-bare-nan", setter("fill_value", float("nan")), "float fill_value written as the bare NaN literal",
-            dtype="<f8", fill_value=1.0)
-zarray_case("fill-value-bytes-not-base64", setter("fill_value", "not base64!"), "|S4 fill_value is not Base64",
-            dtype="|S4", fill_value=b"ab")
-zarray_case("fill-value-int-as-string", setter("fill_value", "0"), "an int32 array with fill_value the string \"0\"")
-zarray_case("fill-value-complex-not-a-pair", setter("fill_value", 0), "a complex128 array with fill_value 0, not [real, imag]",
-            dtype="<c16", fill_value=0)
-zarray_case("fill-value-datetime-as-string", setter("fill_value", "NaT"), "a datetime64[ns] array with fill_value \"NaT\"",
-            dtype="<M8[ns]", fill_value=None)
-zarray_case("fill-value-void-not-base64", setter("fill_value", 0), "a |V8 array with fill_value 0, not Base64",
-            dtype="|V8", fill_value=b"\0" * 8)
+zarray_case(
+    "dtype-datetime-without-unit", setter("dtype", "<M8"), "datetime64 dtype without [unit]", dtype="<M8[s]", fill_value=None
+)
+zarray_case(
+    "fill-value-bare-nan",
+    setter("fill_value", float("nan")),
+    "float fill_value written as the bare NaN literal",
+    dtype="<f8",
+    fill_value=1.0,
+)
+zarray_case(
+    "fill-value-bytes-not-base64",
+    setter("fill_value", "not base64!"),
+    "|S4 fill_value is not Base64",
+    dtype="|S4",
+    fill_value=b"ab",
+)
+zarray_case("fill-value-int-as-string", setter("fill_value", "0"), 'an int32 array with fill_value the string "0"')
+zarray_case(
+    "fill-value-complex-not-a-pair",
+    setter("fill_value", 0),
+    "a complex128 array with fill_value 0, not [real, imag]",
+    dtype="<c16",
+    fill_value=0,
+)
+zarray_case(
+    "fill-value-datetime-as-string",
+    setter("fill_value", "NaT"),
+    'a datetime64[ns] array with fill_value "NaT"',
+    dtype="<M8[ns]",
+    fill_value=None,
+)
+zarray_case(
+    "fill-value-void-not-base64",
+    setter("fill_value", 0),
+    "a |V8 array with fill_value 0, not Base64",
+    dtype="|V8",
+    fill_value=b"\0" * 8,
+)
 
 
 @case

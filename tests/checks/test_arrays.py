@@ -90,11 +90,14 @@ def test_last_value_equals_not_applicable_when_referent_missing():
         findings("last_value_equals", node(np.arange(3)), {"equals": {"node": "../missing", "length": True}})
 
 
-@pytest.mark.parametrize(("primitive", "options"), [
-    pytest.param("non_decreasing", {}, id="non_decreasing"),
-    pytest.param("first_value_equals", {"equals": 0}, id="first_value_equals"),
-    pytest.param("last_value_equals", {"equals": 0}, id="last_value_equals"),
-])
+@pytest.mark.parametrize(
+    ("primitive", "options"),
+    [
+        pytest.param("non_decreasing", {}, id="non_decreasing"),
+        pytest.param("first_value_equals", {"equals": 0}, id="first_value_equals"),
+        pytest.param("last_value_equals", {"equals": 0}, id="last_value_equals"),
+    ],
+)
 def test_order_primitives_not_applicable_on_a_0d_array(primitive, options):
     # A 0-d array has no axis: neither an order of its elements nor a first or last one.
     with pytest.raises(NotApplicable, match="is 0-d"):

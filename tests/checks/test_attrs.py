@@ -7,11 +7,28 @@ from memory_tree import fails, findings, passes, tree
 
 from validator.primitive_api import NotApplicable
 
-G = {"@attrs": {
-    "encoding-type": "dataframe", "encoding-version": "0.2.0", "ordered": True, "n": 3, "x": 1.5,
-    "names": ["a", "b"], "ints": [1, 2, 3], "json_obj": '{"a": 1}', "json_list": "[1]", "not_json": "{oops",
-    "_index": "idx", "column-order": ["a", "b"], "bad_version": "not.a.version!", "pre_version": "0.2.0rc1", "padded_version": "0.2.0.",
-}, "idx": [1, 2], "a": [1, 2], "b": {"@attrs": {}}}
+G = {
+    "@attrs": {
+        "encoding-type": "dataframe",
+        "encoding-version": "0.2.0",
+        "ordered": True,
+        "n": 3,
+        "x": 1.5,
+        "names": ["a", "b"],
+        "ints": [1, 2, 3],
+        "json_obj": '{"a": 1}',
+        "json_list": "[1]",
+        "not_json": "{oops",
+        "_index": "idx",
+        "column-order": ["a", "b"],
+        "bad_version": "not.a.version!",
+        "pre_version": "0.2.0rc1",
+        "padded_version": "0.2.0.",
+    },
+    "idx": [1, 2],
+    "a": [1, 2],
+    "b": {"@attrs": {}},
+}
 
 
 def node():
@@ -26,7 +43,9 @@ CASES = [
     pytest.param("attr_type", {"key": "n", "type": "boolean"}, 1, id="attr_type-fails-integer-not-boolean"),
     pytest.param("attr_type", {"key": "ordered", "type": "integer"}, 1, id="attr_type-fails-bool-is-not-integer"),
     pytest.param("attr_type", {"key": "n", "type": "number"}, 0, id="attr_type-passes-integer-is-number"),
-    pytest.param("attr_type", {"key": "names", "type": "string-array", "length": 2}, 0, id="attr_type-passes-string-array-length"),
+    pytest.param(
+        "attr_type", {"key": "names", "type": "string-array", "length": 2}, 0, id="attr_type-passes-string-array-length"
+    ),
     pytest.param("attr_type", {"key": "names", "type": "string-array", "length": 3}, 1, id="attr_type-fails-wrong-length"),
     pytest.param("attr_type", {"key": "ints", "type": "integer-array", "minimum": 2}, 1, id="attr_type-fails-below-minimum"),
     pytest.param("attr_type", {"key": "ints", "type": "string-array"}, 1, id="attr_type-fails-int-array-not-strings"),
@@ -48,26 +67,43 @@ CASES = [
     pytest.param("attr_names_child", {"key": "_index"}, 0, id="attr_names_child-passes-child-exists"),
     pytest.param("attr_names_child", {"key": "_index", "kind": "group"}, 1, id="attr_names_child-fails-wrong-kind"),
     pytest.param("attr_names_child", {"key": "encoding-type"}, 1, id="attr_names_child-fails-no-such-child"),
-    pytest.param("attr_lists_children", {"key": "column-order", "except_named_by": ["_index"]}, 0, id="attr_lists_children-passes-all-listed"),
+    pytest.param(
+        "attr_lists_children",
+        {"key": "column-order", "except_named_by": ["_index"]},
+        0,
+        id="attr_lists_children-passes-all-listed",
+    ),
     pytest.param("attr_lists_children", {"key": "column-order"}, 1, id="attr_lists_children-fails-index-unlisted"),
-    pytest.param("attr_lists_children", {"key": "names", "except_named_by": ["_index"]}, 0, id="attr_lists_children-passes-same-names"),
+    pytest.param(
+        "attr_lists_children", {"key": "names", "except_named_by": ["_index"]}, 0, id="attr_lists_children-passes-same-names"
+    ),
 ]
 
 
 # Where the attribute a primitive judges is absent or of no usable type, the clause is not applicable (its
 # presence and type are attr_present's and attr_type's to report): never a silent pass.
 NOT_APPLICABLE = [
-    pytest.param("attr_type", {"key": "missing", "type": "string"}, "no attribute 'missing'", id="attr_type-absent-left-to-attr_present"),
+    pytest.param(
+        "attr_type", {"key": "missing", "type": "string"}, "no attribute 'missing'", id="attr_type-absent-left-to-attr_present"
+    ),
     pytest.param("attr_version", {"key": "missing"}, "no string attribute 'missing'", id="attr_version-absent"),
     pytest.param("attr_version", {"key": "n"}, "no string attribute 'n'", id="attr_version-non-string-left-to-attr_type"),
     pytest.param("attr_json", {"key": "missing"}, "no string attribute 'missing'", id="attr_json-absent"),
     pytest.param("attr_json", {"key": "names"}, "no string attribute 'names'", id="attr_json-non-string"),
     pytest.param("attr_names_child", {"key": "missing"}, "no string attribute 'missing'", id="attr_names_child-absent"),
     pytest.param("attr_names_child", {"key": "n"}, "no string attribute 'n'", id="attr_names_child-non-string"),
-    pytest.param("attr_lists_children", {"key": "missing"}, "no string-array attribute 'missing'", id="attr_lists_children-absent"),
-    pytest.param("attr_lists_children", {"key": "ints"}, "no string-array attribute 'ints'", id="attr_lists_children-not-string-array"),
-    pytest.param("attr_lists_children", {"key": "column-order", "except_named_by": ["_index", "missing"]},
-                 "no string attribute 'missing'", id="attr_lists_children-except_named_by-absent"),
+    pytest.param(
+        "attr_lists_children", {"key": "missing"}, "no string-array attribute 'missing'", id="attr_lists_children-absent"
+    ),
+    pytest.param(
+        "attr_lists_children", {"key": "ints"}, "no string-array attribute 'ints'", id="attr_lists_children-not-string-array"
+    ),
+    pytest.param(
+        "attr_lists_children",
+        {"key": "column-order", "except_named_by": ["_index", "missing"]},
+        "no string attribute 'missing'",
+        id="attr_lists_children-except_named_by-absent",
+    ),
 ]
 
 

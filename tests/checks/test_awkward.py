@@ -12,9 +12,19 @@ from validator.checks.awkward import form_buffers
 from validator.primitive_api import NotApplicable
 
 # The form of the spec's example, cut to three nodes: a BitMaskedArray of strings.
-FORM = {"class": "BitMaskedArray", "mask": "u8", "valid_when": True, "lsb_order": True, "form_key": "node1",
-        "content": {"class": "ListOffsetArray", "offsets": "i64", "form_key": "node2",
-                    "content": {"class": "NumpyArray", "primitive": "uint8", "form_key": "node3"}}}
+FORM = {
+    "class": "BitMaskedArray",
+    "mask": "u8",
+    "valid_when": True,
+    "lsb_order": True,
+    "form_key": "node1",
+    "content": {
+        "class": "ListOffsetArray",
+        "offsets": "i64",
+        "form_key": "node2",
+        "content": {"class": "NumpyArray", "primitive": "uint8", "form_key": "node3"},
+    },
+}
 BUFFERS = {"node1-mask": np.zeros(1, np.uint8), "node2-offsets": np.arange(3), "node3-data": np.zeros(4, np.uint8)}
 
 
@@ -35,23 +45,32 @@ def test_awkward_buffers_present_passes_every_buffer_stored():
 
 @pytest.mark.parametrize("missing", sorted(BUFFERS))
 def test_awkward_buffers_present_fails_missing_buffer(missing):
-    (finding,) = findings("awkward_buffers_present", group(buffers={k: v for k, v in BUFFERS.items() if k != missing}),
-                          {"key": "form"})
+    (finding,) = findings(
+        "awkward_buffers_present", group(buffers={k: v for k, v in BUFFERS.items() if k != missing}), {"key": "form"}
+    )
     assert finding.path == f"/awk/{missing}" and missing in finding.message
 
 
 def test_awkward_buffers_present_fails_record_contents_and_union_buffers():
-    form = {"class": "RecordArray", "fields": ["a", "b"], "contents": [
-        {"class": "NumpyArray", "primitive": "int64", "form_key": "n1"},
-        {"class": "UnionArray", "tags": "i8", "index": "i64", "form_key": "n2", "contents": []}]}
+    form = {
+        "class": "RecordArray",
+        "fields": ["a", "b"],
+        "contents": [
+            {"class": "NumpyArray", "primitive": "int64", "form_key": "n1"},
+            {"class": "UnionArray", "tags": "i8", "index": "i64", "form_key": "n2", "contents": []},
+        ],
+    }
     got = findings("awkward_buffers_present", group(form, {"n1-data": np.arange(2)}), {"key": "form"})
     assert sorted(f.details["buffer"] for f in got) == ["n2-index", "n2-tags"]
 
 
-@pytest.mark.parametrize("form", [
-    pytest.param({"class": "NumpyArray", "primitive": "int64"}, id="no-form-key"),
-    pytest.param({"class": "TensorArray", "form_key": "n1"}, id="unknown-class"),
-])
+@pytest.mark.parametrize(
+    "form",
+    [
+        pytest.param({"class": "NumpyArray", "primitive": "int64"}, id="no-form-key"),
+        pytest.param({"class": "TensorArray", "form_key": "n1"}, id="unknown-class"),
+    ],
+)
 def test_awkward_buffers_present_fails_unreadable_form_node(form):
     (finding,) = findings("awkward_buffers_present", group(form, {}), {"key": "form"})
     assert finding.message.startswith("form ")

@@ -8,17 +8,20 @@ import numpy as np
 import pytest
 from memory_tree import Arr, fails, findings, passes, tree
 
-from validator.primitive_api import NotApplicable
 from validator.nodes.base import Storage
+from validator.primitive_api import NotApplicable
 
 
 def tdb(values, dims=(("d0", "<u4", 0),), sparse=False, attrs=None, meta=None):
     """A memory array carrying TileDB schema facts as the tiledb backend reports them."""
     values = np.asarray(values)
-    extra = {"sparse": sparse,
-             "dims": [{"name": n, "dtype": t, "domain": [lo, lo + values.shape[i] - 1], "tile": 1}
-                      for i, (n, t, lo) in enumerate(dims)],
-             "attrs": [{"name": a, "dtype": values.dtype.str} for a in (attrs or [""])]}
+    extra = {
+        "sparse": sparse,
+        "dims": [
+            {"name": n, "dtype": t, "domain": [lo, lo + values.shape[i] - 1], "tile": 1} for i, (n, t, lo) in enumerate(dims)
+        ],
+        "attrs": [{"name": a, "dtype": values.dtype.str} for a in (attrs or [""])],
+    }
     return Arr(values, attrs=meta or {}, storage=Storage(format="tiledb", extra=extra))
 
 
@@ -41,11 +44,16 @@ def test_tiledb_domain_fails(spec, expected):
     assert len(findings("tiledb_domain", tree({"a": spec}).get("/a"), {"dtype": "uint32", "zero_based": True})) == expected
 
 
-@pytest.mark.parametrize("spec", [
-    pytest.param(Arr(np.zeros(3)), id="not-tiledb"),
-    pytest.param(Arr(np.zeros(3), storage=Storage(format="tiledb", extra={"attribute_of": "/Xr", "attrs": []})),
-                 id="no-dimensions-in-the-facts"),
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param(Arr(np.zeros(3)), id="not-tiledb"),
+        pytest.param(
+            Arr(np.zeros(3), storage=Storage(format="tiledb", extra={"attribute_of": "/Xr", "attrs": []})),
+            id="no-dimensions-in-the-facts",
+        ),
+    ],
+)
 def test_tiledb_domain_passes_not_applicable(spec):
     with pytest.raises(NotApplicable):
         findings("tiledb_domain", tree({"a": spec}).get("/a"), {"dtype": "uint32", "zero_based": True})
@@ -70,48 +78,71 @@ def test_absent_unless_sparse_passes_not_applicable_beside_an_array_without_tile
         findings("absent_unless_sparse", t.get("/X_col_shift"), {"other": "../X"})
 
 
-@pytest.mark.parametrize("children,expected", [
-    pytest.param({"umap": np.zeros((3, 2))}, 0, id="one-embedding"),
-    pytest.param({}, 1, id="empty"),
-    pytest.param({"sub": {}}, 1, id="only-a-group"),
-])
+@pytest.mark.parametrize(
+    "children,expected",
+    [
+        pytest.param({"umap": np.zeros((3, 2))}, 0, id="one-embedding"),
+        pytest.param({}, 1, id="empty"),
+        pytest.param({"sub": {}}, 1, id="only-a-group"),
+    ],
+)
 def test_array_children_at_least(children, expected):
     assert len(findings("array_children_at_least", tree({"emb": children}).get("/emb"), {"min": 1})) == expected
 
 
-@pytest.mark.parametrize("shape,expected", [
-    pytest.param((3, 2), 0, id="two-columns"), pytest.param((3, 5), 0, id="five-columns"),
-    pytest.param((3, 1), 1, id="one-column"), pytest.param((3,), 1, id="one-dimensional"),
-])
+@pytest.mark.parametrize(
+    "shape,expected",
+    [
+        pytest.param((3, 2), 0, id="two-columns"),
+        pytest.param((3, 5), 0, id="five-columns"),
+        pytest.param((3, 1), 1, id="one-column"),
+        pytest.param((3,), 1, id="one-dimensional"),
+    ],
+)
 def test_shape_dim_at_least(shape, expected):
     node = tree({"e": np.zeros(shape)}).get("/e")
     assert len(findings("shape_dim_at_least", node, {"axis": 1, "min": 2})) == expected
 
 
-@pytest.mark.parametrize("dtype,expected", [
-    pytest.param("<f4", 0, id="float32"), pytest.param(">f4", 0, id="float32-big-endian"),
-    pytest.param("<f8", 1, id="float64"), pytest.param("<i4", 1, id="int32"),
-])
+@pytest.mark.parametrize(
+    "dtype,expected",
+    [
+        pytest.param("<f4", 0, id="float32"),
+        pytest.param(">f4", 0, id="float32-big-endian"),
+        pytest.param("<f8", 1, id="float64"),
+        pytest.param("<i4", 1, id="int32"),
+    ],
+)
 def test_dtype_equals(dtype, expected):
     node = tree({"X": np.zeros(2, dtype=dtype)}).get("/X")
     assert len(findings("dtype_equals", node, {"dtype": "float32"})) == expected
 
 
 SEMVER = [
-    pytest.param("0.3.0", 0, id="release"), pytest.param("1.0.0-rc.1+build.5", 0, id="pre-release-build"),
-    pytest.param("0.1", 1, id="cxg-0.1-short-form"), pytest.param("v0.3.0", 1, id="v-prefix"),
+    pytest.param("0.3.0", 0, id="release"),
+    pytest.param("1.0.0-rc.1+build.5", 0, id="pre-release-build"),
+    pytest.param("0.1", 1, id="cxg-0.1-short-form"),
+    pytest.param("v0.3.0", 1, id="v-prefix"),
     pytest.param("01.0.0", 1, id="leading-zero"),
 ]
 
 
 @passes("value,expected", SEMVER)
 def test_attr_semver_passes(value, expected):
-    assert findings("attr_semver", tree({"m": Arr(np.zeros(1), attrs={"cxg_version": value})}).get("/m"), {"key": "cxg_version"}) == []
+    assert (
+        findings("attr_semver", tree({"m": Arr(np.zeros(1), attrs={"cxg_version": value})}).get("/m"), {"key": "cxg_version"})
+        == []
+    )
 
 
 @fails("value,expected", SEMVER)
 def test_attr_semver_fails(value, expected):
-    assert len(findings("attr_semver", tree({"m": Arr(np.zeros(1), attrs={"cxg_version": value})}).get("/m"), {"key": "cxg_version"})) == expected
+    assert (
+        len(
+            findings("attr_semver", tree({"m": Arr(np.zeros(1), attrs={"cxg_version": value})}).get("/m"), {"key": "cxg_version"})
+        )
+        == expected
+    )
 
 
 @pytest.mark.parametrize("attrs", [pytest.param({}, id="absent"), pytest.param({"cxg_version": 3}, id="not-a-string")])
@@ -123,25 +154,37 @@ def test_attr_semver_passes_not_applicable(attrs):
 KNOWN = {"0.1": "the first version", "0.2.0": "converted from Corpora schema files"}
 
 
-@pytest.mark.parametrize("value,message", [
-    pytest.param("0.3.0", None, id="current"),
-    pytest.param("0.2.0", "cxg_version is '0.2.0': CXG 0.2.0, converted from Corpora schema files; this pack checks 0.3.0",
-                 id="0.2.0"),
-    pytest.param("0.1", "cxg_version is '0.1': CXG 0.1, the first version; this pack checks 0.3.0", id="0.1-not-semver-but-known"),
-    pytest.param("0.4.0", "cxg_version is '0.4.0', a version the spec's version history does not list; this pack checks 0.3.0",
-                 id="unknown-semver"),
-])
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        pytest.param("0.3.0", None, id="current"),
+        pytest.param(
+            "0.2.0", "cxg_version is '0.2.0': CXG 0.2.0, converted from Corpora schema files; this pack checks 0.3.0", id="0.2.0"
+        ),
+        pytest.param(
+            "0.1", "cxg_version is '0.1': CXG 0.1, the first version; this pack checks 0.3.0", id="0.1-not-semver-but-known"
+        ),
+        pytest.param(
+            "0.4.0",
+            "cxg_version is '0.4.0', a version the spec's version history does not list; this pack checks 0.3.0",
+            id="unknown-semver",
+        ),
+    ],
+)
 def test_cxg_version_is(value, message):
     node = tree({"m": Arr(np.zeros(1), attrs={"cxg_version": value})}).get("/m")
     found = findings("cxg_version_is", node, {"key": "cxg_version", "version": "0.3.0", "known": KNOWN})
     assert [f.message for f in found] == ([message] if message else [])
 
 
-@pytest.mark.parametrize("attrs", [
-    pytest.param({"cxg_version": "v0.3.0"}, id="not-a-version-left-to-attr_semver"),
-    pytest.param({"cxg_version": 3}, id="not-a-string"),
-    pytest.param({}, id="absent"),
-])
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        pytest.param({"cxg_version": "v0.3.0"}, id="not-a-version-left-to-attr_semver"),
+        pytest.param({"cxg_version": 3}, id="not-a-string"),
+        pytest.param({}, id="absent"),
+    ],
+)
 def test_cxg_version_is_passes_not_applicable(attrs):
     node = tree({"m": Arr(np.zeros(1), attrs=attrs)}).get("/m")
     with pytest.raises(NotApplicable):
@@ -154,24 +197,30 @@ def test_cxg_version_is_fails_names_found_version_and_meaning():
     assert f.details == {"value": "0.2.0", "expected": "0.3.0", "meaning": KNOWN["0.2.0"]}
 
 
-@pytest.mark.parametrize("schema,expected", [
-    pytest.param({"index": "name_0"}, 0, id="names-attribute"),
-    pytest.param({"index": "barcode"}, 1, id="unknown-attribute"),
-    pytest.param({"name_0": {"type": "string"}}, 1, id="no-index"),
-    pytest.param({"index": 3}, 1, id="index-not-string"),
-])
+@pytest.mark.parametrize(
+    "schema,expected",
+    [
+        pytest.param({"index": "name_0"}, 0, id="names-attribute"),
+        pytest.param({"index": "barcode"}, 1, id="unknown-attribute"),
+        pytest.param({"name_0": {"type": "string"}}, 1, id="no-index"),
+        pytest.param({"index": 3}, 1, id="index-not-string"),
+    ],
+)
 def test_schema_index_names_attribute(schema, expected):
     meta = {"cxg_schema": json.dumps(schema)}
     node = tree({"obs": tdb(np.zeros(3), attrs=["name_0", "cell_type"], meta=meta)}).get("/obs")
     assert len(findings("schema_index_names_attribute", node, {"key": "cxg_schema"})) == expected
 
 
-@pytest.mark.parametrize("spec", [
-    pytest.param(tdb(np.zeros(3), meta={"cxg_schema": "not json"}), id="not-json-left-to-attr_json"),
-    pytest.param(tdb(np.zeros(3), meta={"cxg_schema": "[1]"}), id="not-an-object"),
-    pytest.param(tdb(np.zeros(3)), id="absent"),
-    pytest.param(Arr(np.zeros(3), attrs={"cxg_schema": json.dumps({"index": "name_0"})}), id="not-tiledb"),
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param(tdb(np.zeros(3), meta={"cxg_schema": "not json"}), id="not-json-left-to-attr_json"),
+        pytest.param(tdb(np.zeros(3), meta={"cxg_schema": "[1]"}), id="not-an-object"),
+        pytest.param(tdb(np.zeros(3)), id="absent"),
+        pytest.param(Arr(np.zeros(3), attrs={"cxg_schema": json.dumps({"index": "name_0"})}), id="not-tiledb"),
+    ],
+)
 def test_schema_index_names_attribute_passes_not_applicable(spec):
     with pytest.raises(NotApplicable):
         findings("schema_index_names_attribute", tree({"obs": spec}).get("/obs"), {"key": "cxg_schema"})
@@ -197,20 +246,30 @@ def test_tiledb_attributes_fails(spec, options, expected):
     assert len(findings("tiledb_attributes", tree({"a": spec}).get("/a"), options)) == expected
 
 
-@pytest.mark.parametrize("spec", [
-    pytest.param(Arr(np.zeros(3)), id="not-tiledb"),
-    pytest.param(Arr(np.zeros(3), storage=Storage(format="tiledb", extra={"attribute_of": "/Xr", "attrs": []})),
-                 id="one-attribute-of-an-array"),
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param(Arr(np.zeros(3)), id="not-tiledb"),
+        pytest.param(
+            Arr(np.zeros(3), storage=Storage(format="tiledb", extra={"attribute_of": "/Xr", "attrs": []})),
+            id="one-attribute-of-an-array",
+        ),
+    ],
+)
 def test_tiledb_attributes_passes_not_applicable(spec):
     with pytest.raises(NotApplicable):
         findings("tiledb_attributes", tree({"a": spec}).get("/a"), {"names": [""]})
 
 
-@pytest.mark.parametrize("sparse,want,expected", [
-    pytest.param(True, True, 0, id="sparse"), pytest.param(False, False, 0, id="dense"),
-    pytest.param(False, True, 1, id="dense-for-sparse"), pytest.param(True, False, 1, id="sparse-for-dense"),
-])
+@pytest.mark.parametrize(
+    "sparse,want,expected",
+    [
+        pytest.param(True, True, 0, id="sparse"),
+        pytest.param(False, False, 0, id="dense"),
+        pytest.param(False, True, 1, id="dense-for-sparse"),
+        pytest.param(True, False, 1, id="sparse-for-dense"),
+    ],
+)
 def test_tiledb_sparse(sparse, want, expected):
     node = tree({"Xr": tdb(np.zeros(3), sparse=sparse)}).get("/Xr")
     assert len(findings("tiledb_sparse", node, {"sparse": want})) == expected
@@ -269,8 +328,15 @@ def test_attr_json_field_fails(value, type, expected):
     assert len(findings("attr_json_field", node, {"key": "cxg_properties", "field": "about", "type": type})) == expected
 
 
-@pytest.mark.parametrize("text", [pytest.param("not json", id="not-json"), pytest.param("[1]", id="not-object"),
-                                  pytest.param(None, id="absent"), pytest.param('{"title": "x"}', id="field-absent")])
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("not json", id="not-json"),
+        pytest.param("[1]", id="not-object"),
+        pytest.param(None, id="absent"),
+        pytest.param('{"title": "x"}', id="field-absent"),
+    ],
+)
 def test_attr_json_field_passes_not_applicable(text):
     node = metadata(**({"cxg_properties": text} if text is not None else {}))
     with pytest.raises(NotApplicable):
@@ -322,10 +388,13 @@ def test_schema_columns_name_attributes_fails(schema, expected):
 BOOLEAN_SCHEMA = json.dumps({"index": "name_0", "flag": {"type": "boolean"}, "count": {"type": "int32"}})
 
 
-@pytest.mark.parametrize(("name", "values", "expected"), [
-    pytest.param("flag", np.array([1, 0, 0, 1], np.uint8), 0, id="ones-and-zeros"),
-    pytest.param("flag", np.array([1, 0, 2, 1, 255], np.uint8), 2, id="two-and-255"),
-])
+@pytest.mark.parametrize(
+    ("name", "values", "expected"),
+    [
+        pytest.param("flag", np.array([1, 0, 0, 1], np.uint8), 0, id="ones-and-zeros"),
+        pytest.param("flag", np.array([1, 0, 2, 1, 255], np.uint8), 2, id="two-and-255"),
+    ],
+)
 def test_boolean_column_values(name, values, expected):
     node = tree({"obs": {"@attrs": {"cxg_schema": BOOLEAN_SCHEMA}, name: values}}).get(f"/obs/{name}")
     got = findings("boolean_column_values", node, {"key": "cxg_schema"})

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from memory_tree import Arr, fails, findings, passes, tree
 
-from validator.primitive_api import NotApplicable
 from validator.nodes.base import Storage, StringStorage
+from validator.primitive_api import NotApplicable
 
 VLEN = Storage("hdf5", StringStorage("variable", "utf-8", "variable-length utf-8 string"))
 FIXED = Storage("hdf5", StringStorage("fixed", "ascii", "fixed[3] ascii string"))
@@ -15,20 +15,27 @@ FIXED = Storage("hdf5", StringStorage("fixed", "ascii", "fixed[3] ascii string")
 
 def seurat(dense_shape=(5, 3), sparse_dims=(3, 5)):
     # A dense 3 x 5 (R order) matrix is stored as 5 x 3; a sparse one says dims [3, 5].
-    return tree({
-        "cell.names": np.array(["a", "b", "c", "d", "e"], dtype=object),
-        "features": np.array(["f1", "f2", "f3"], dtype=object),
-        "dense": np.zeros(dense_shape),
-        "sparse": {"@attrs": {"dims": list(sparse_dims)}},
-        "nodims": {},
-        "assays": {"RNA": {}},
-        "red": {"@attrs": {"active.assay": ["RNA"], "many": ["RNA", "ADT"], "single": "RNA"}},
-    })
+    return tree(
+        {
+            "cell.names": np.array(["a", "b", "c", "d", "e"], dtype=object),
+            "features": np.array(["f1", "f2", "f3"], dtype=object),
+            "dense": np.zeros(dense_shape),
+            "sparse": {"@attrs": {"dims": list(sparse_dims)}},
+            "nodims": {},
+            "assays": {"RNA": {}},
+            "red": {"@attrs": {"active.assay": ["RNA"], "many": ["RNA", "ADT"], "single": "RNA"}},
+        }
+    )
 
 
 MATRIX_DIMS = [
     pytest.param("/dense", {"rows": 3, "cols": 5}, 0, id="dense-transposed"),
-    pytest.param("/sparse", {"rows": {"node": "/features", "length": True}, "cols": {"node": "/cell.names", "length": True}}, 0, id="sparse-dims-refs"),
+    pytest.param(
+        "/sparse",
+        {"rows": {"node": "/features", "length": True}, "cols": {"node": "/cell.names", "length": True}},
+        0,
+        id="sparse-dims-refs",
+    ),
     pytest.param("/dense", {"other": "/sparse"}, 0, id="dense-like-sparse"),
     pytest.param("/dense", {"rows": 5}, 1, id="dense-stored-order-is-wrong"),
     pytest.param("/sparse", {"cols": 4}, 1, id="sparse-cols"),
@@ -174,11 +181,14 @@ def test_attr_strings_stored_as_fails(storages, options, expected):
     assert all(f.details["key"] in storages for f in found)
 
 
-@pytest.mark.parametrize(("node", "options"), [
-    pytest.param(lambda: tree({"g": {"@attrs": {"key": "x"}}}).get("/g"), {}, id="backend-without-attribute-storage"),
-    pytest.param(lambda: with_attr_storage({"dims": None}), {}, id="no-string-attribute"),
-    pytest.param(lambda: with_attr_storage({"key": ATTR_FIXED}), {"keys": ["s3class"]}, id="keys-absent"),
-])
+@pytest.mark.parametrize(
+    ("node", "options"),
+    [
+        pytest.param(lambda: tree({"g": {"@attrs": {"key": "x"}}}).get("/g"), {}, id="backend-without-attribute-storage"),
+        pytest.param(lambda: with_attr_storage({"dims": None}), {}, id="no-string-attribute"),
+        pytest.param(lambda: with_attr_storage({"key": ATTR_FIXED}), {"keys": ["s3class"]}, id="keys-absent"),
+    ],
+)
 def test_attr_strings_stored_as_passes_not_applicable(node, options):
     with pytest.raises(NotApplicable, match="no string attribute whose storage is known"):
         findings("attr_strings_stored_as", node(), {"length": "variable", "charset": "utf-8", **options})
@@ -216,15 +226,21 @@ def test_compound_strings_stored_as_fails(arr, expected):
 
 
 def test_compound_strings_stored_as_fails_names_nested_member():
-    (f,) = findings("compound_strings_stored_as", tree({"df": compound(np.dtype([("inner", FIXED_ASCII)]))}).get("/df"),
-                    {"length": "variable", "charset": "utf-8"})
+    (f,) = findings(
+        "compound_strings_stored_as",
+        tree({"df": compound(np.dtype([("inner", FIXED_ASCII)]))}).get("/df"),
+        {"length": "variable", "charset": "utf-8"},
+    )
     assert f.details["member"] == "m0.inner" and "fixed[4] ascii" in f.message
 
 
 def test_compound_strings_stored_as_passes_not_applicable_without_string_members():
     with pytest.raises(NotApplicable, match="no string member"):
-        findings("compound_strings_stored_as", tree({"df": compound("f8", np.dtype("O"))}).get("/df"),
-                 {"length": "variable", "charset": "utf-8"})
+        findings(
+            "compound_strings_stored_as",
+            tree({"df": compound("f8", np.dtype("O"))}).get("/df"),
+            {"length": "variable", "charset": "utf-8"},
+        )
 
 
 def test_compound_strings_stored_as_passes_precondition_is_compound():
@@ -233,14 +249,17 @@ def test_compound_strings_stored_as_passes_precondition_is_compound():
     assert registry.get("compound_strings_stored_as").dtype_kinds == "V"
 
 
-@pytest.mark.parametrize("dtype,expected", [
-    pytest.param(VLEN_STR, ("variable", "utf-8"), id="vlen-str"),
-    pytest.param(VLEN_BYTES, ("variable", "ascii"), id="vlen-bytes"),
-    pytest.param(FIXED_ASCII, ("fixed", "ascii"), id="fixed-ascii"),
-    pytest.param(np.dtype("S2"), ("fixed", None), id="fixed-no-metadata"),
-    pytest.param(np.dtype("O"), None, id="object-not-string"),
-    pytest.param(np.dtype("f8"), None, id="number"),
-])
+@pytest.mark.parametrize(
+    "dtype,expected",
+    [
+        pytest.param(VLEN_STR, ("variable", "utf-8"), id="vlen-str"),
+        pytest.param(VLEN_BYTES, ("variable", "ascii"), id="vlen-bytes"),
+        pytest.param(FIXED_ASCII, ("fixed", "ascii"), id="fixed-ascii"),
+        pytest.param(np.dtype("S2"), ("fixed", None), id="fixed-no-metadata"),
+        pytest.param(np.dtype("O"), None, id="object-not-string"),
+        pytest.param(np.dtype("f8"), None, id="number"),
+    ],
+)
 def test_member_string_storage(dtype, expected):
     from validator.checks.h5seurat import member_string_storage
 
@@ -251,12 +270,17 @@ def test_member_string_storage(dtype, expected):
 # ------------------------------------------------------------------ data frame columns
 def dataframes():
     row = np.dtype([("isotype", VLEN_STR), ("is_ctrl", "i4")])
-    return tree({
-        "md": {"@attrs": {"logicals": ["is_doublet"], "bad": ["is_doublet", "nope"], "numbers": [1]},
-               "is_doublet": np.array([0, 1, 2], dtype="i4"), "score": np.zeros(3)},
-        "mf": Arr(np.zeros(3, dtype=row), attrs={"logicals": ["is_ctrl"], "bad": ["isotype", "gone"]}),
-        "plain": Arr(np.zeros((3, 2)), attrs={"logicals": ["is_ctrl"]}),
-    })
+    return tree(
+        {
+            "md": {
+                "@attrs": {"logicals": ["is_doublet"], "bad": ["is_doublet", "nope"], "numbers": [1]},
+                "is_doublet": np.array([0, 1, 2], dtype="i4"),
+                "score": np.zeros(3),
+            },
+            "mf": Arr(np.zeros(3, dtype=row), attrs={"logicals": ["is_ctrl"], "bad": ["isotype", "gone"]}),
+            "plain": Arr(np.zeros((3, 2)), attrs={"logicals": ["is_ctrl"]}),
+        }
+    )
 
 
 NAME_COLUMNS = [
@@ -322,19 +346,24 @@ def test_attr_strings_match_fails(value, expected):
     assert len(findings("attr_strings_match", node, {"key": "s4class", "pattern": S4_FORM})) == expected
 
 
-@pytest.mark.parametrize("attrs", [pytest.param({"s4class": 3}, id="not-a-string-left-to-attr_strings"), pytest.param({}, id="absent")])
+@pytest.mark.parametrize(
+    "attrs", [pytest.param({"s4class": 3}, id="not-a-string-left-to-attr_strings"), pytest.param({}, id="absent")]
+)
 def test_attr_strings_match_passes_not_applicable_without_strings(attrs):
     with pytest.raises(NotApplicable, match="no strings in attribute 's4class'"):
         findings("attr_strings_match", tree({"g": {"@attrs": attrs}}).get("/g"), {"key": "s4class", "pattern": S4_FORM})
 
 
-@pytest.mark.parametrize(("version", "expected"), [
-    pytest.param("4.1.3", 0, id="newer"),
-    pytest.param("3.1.5.9900", 0, id="equal"),
-    pytest.param("3.1.10", 0, id="numbers-not-text"),
-    pytest.param("3.1.5", 1, id="older"),
-    pytest.param("3.0-2", 1, id="dash-separated"),
-])
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        pytest.param("4.1.3", 0, id="newer"),
+        pytest.param("3.1.5.9900", 0, id="equal"),
+        pytest.param("3.1.10", 0, id="numbers-not-text"),
+        pytest.param("3.1.5", 1, id="older"),
+        pytest.param("3.0-2", 1, id="dash-separated"),
+    ],
+)
 def test_attr_version_at_least(version, expected):
     t = tree({"@attrs": {"version": [version]}, "images": {"slice1": {}}})
     got = findings("attr_version_at_least", t.get("/images/slice1"), {"key": "version", "node": "/", "minimum": "3.1.5.9900"})

@@ -22,13 +22,15 @@ def ref(path, source="."):
 
 
 def nwb(**extra):
-    return tree({
-        "@attrs": {".specloc": "specifications", "namespace": "core", "neurodata_type": "NWBFile"},
-        "specifications": {"core": {"2.7.0": {}}},
-        "acquisition": {"ts": {"data": np.arange(3), "@attrs": {"namespace": "core"}}},
-        "general": {"devices": {"probe": {}}},
-        **extra,
-    })
+    return tree(
+        {
+            "@attrs": {".specloc": "specifications", "namespace": "core", "neurodata_type": "NWBFile"},
+            "specifications": {"core": {"2.7.0": {}}},
+            "acquisition": {"ts": {"data": np.arange(3), "@attrs": {"namespace": "core"}}},
+            "general": {"devices": {"probe": {}}},
+            **extra,
+        }
+    )
 
 
 # ------------------------------------------------------------------------------------------ reserved attributes
@@ -169,8 +171,16 @@ def write_store(path, spec_dtype="|O", spec_filters=None, spec_chunk=b"", pickle
     doc("", ".zattrs", {".specloc": "specifications", "namespace": "core", "neurodata_type": "NWBFile"})
     for rel in ("specifications", "specifications/core", "specifications/core/2.7.0", "general", "general/electrodes"):
         doc(rel, ".zgroup", {"zarr_format": 2})
-    meta = {"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": spec_dtype, "compressor": None, "fill_value": 0,
-            "order": "C", "filters": spec_filters}
+    meta = {
+        "zarr_format": 2,
+        "shape": [1],
+        "chunks": [1],
+        "dtype": spec_dtype,
+        "compressor": None,
+        "fill_value": 0,
+        "order": "C",
+        "filters": spec_filters,
+    }
     doc("specifications/core/2.7.0/namespace", ".zarray", meta)
     doc("specifications/core/2.7.0/namespace", ".zattrs", {"zarr_dtype": "scalar"})
     (path / "specifications/core/2.7.0/namespace/0").write_bytes(spec_chunk)
@@ -232,7 +242,9 @@ def test_codec_absent_fails_pickle_and_nothing_is_unpickled(tmp_path):
     assert not marker.exists()
     assert got["hdmf-zarr.dataset.pickle-codec"].status is Status.FAILED
     assert {f.path for f in got["hdmf-zarr.dataset.pickle-codec"].findings} == {
-        "/general/electrodes/group", "/specifications/core/2.7.0/namespace"}
+        "/general/electrodes/group",
+        "/specifications/core/2.7.0/namespace",
+    }
     assert got["hdmf-zarr.specifications.json"].status is Status.NOT_APPLICABLE
     assert got["hdmf-zarr.specifications.scalar-string"].status is Status.FAILED  # pickle is no string codec
     assert not [r for r in got.values() if r.status is Status.ERROR]
@@ -244,37 +256,48 @@ def with_metadata(metadata):
     return tree({"a": Arr(np.array("x", dtype=object), metadata=metadata)}).get("/a")
 
 
-@pytest.mark.parametrize(("metadata", "expected"), [
-    pytest.param({"compressor": None, "filters": None}, 0, id="no-codec"),
-    pytest.param({"compressor": {"id": "zlib"}, "filters": [{"id": "vlen-utf8"}]}, 0, id="other-codecs"),
-    pytest.param({"compressor": None, "filters": [{"id": "pickle"}]}, 1, id="pickle-filter"),
-    pytest.param({"compressor": {"id": "pickle"}}, 1, id="pickle-compressor-without-filters"),
-])
+@pytest.mark.parametrize(
+    ("metadata", "expected"),
+    [
+        pytest.param({"compressor": None, "filters": None}, 0, id="no-codec"),
+        pytest.param({"compressor": {"id": "zlib"}, "filters": [{"id": "vlen-utf8"}]}, 0, id="other-codecs"),
+        pytest.param({"compressor": None, "filters": [{"id": "pickle"}]}, 1, id="pickle-filter"),
+        pytest.param({"compressor": {"id": "pickle"}}, 1, id="pickle-compressor-without-filters"),
+    ],
+)
 def test_codec_absent_passes_or_fails(metadata, expected):
     assert len(findings("codec_absent", with_metadata(metadata), {"id": "pickle"})) == expected
 
 
-@pytest.mark.parametrize(("metadata", "reason"), [
-    pytest.param(None, "no readable metadata document", id="no-document"),
-    pytest.param({"dtype": "|O"}, "neither 'filters' nor 'compressor'", id="no-codec-fields"),
-])
+@pytest.mark.parametrize(
+    ("metadata", "reason"),
+    [
+        pytest.param(None, "no readable metadata document", id="no-document"),
+        pytest.param({"dtype": "|O"}, "neither 'filters' nor 'compressor'", id="no-codec-fields"),
+    ],
+)
 def test_codec_absent_passes_not_applicable(metadata, reason):
     with pytest.raises(NotApplicable, match=reason):
         findings("codec_absent", with_metadata(metadata), {"id": "pickle"})
 
 
-@pytest.mark.parametrize(("metadata", "reason"), [
-    pytest.param(None, "no readable metadata document", id="no-document"),
-    pytest.param({"shape": [], "filters": [{"id": "vlen-utf8"}]}, "no 'dtype'", id="no-dtype"),
-    pytest.param({"dtype": "|O", "filters": [{"id": "vlen-utf8"}]}, "no 'shape'", id="no-shape"),
-])
+@pytest.mark.parametrize(
+    ("metadata", "reason"),
+    [
+        pytest.param(None, "no readable metadata document", id="no-document"),
+        pytest.param({"shape": [], "filters": [{"id": "vlen-utf8"}]}, "no 'dtype'", id="no-dtype"),
+        pytest.param({"dtype": "|O", "filters": [{"id": "vlen-utf8"}]}, "no 'shape'", id="no-shape"),
+    ],
+)
 def test_scalar_string_storage_passes_not_applicable(metadata, reason):
     with pytest.raises(NotApplicable, match=reason):
         findings("scalar_string_storage", with_metadata(metadata), {})
 
 
 def test_scalar_string_storage_passes_vlen_utf8_scalar():
-    assert findings("scalar_string_storage", with_metadata({"shape": [], "dtype": "|O", "filters": [{"id": "vlen-utf8"}]}), {}) == []
+    assert (
+        findings("scalar_string_storage", with_metadata({"shape": [], "dtype": "|O", "filters": [{"id": "vlen-utf8"}]}), {}) == []
+    )
 
 
 def test_scalar_json_parses_fails_corrupt_chunk(tmp_path):
@@ -292,16 +315,27 @@ def write_reference_dataset(path, elements, chunks, present=None):
     write_store(path, spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk("{}"))
     rel = path / "general/electrodes/group"
     os.makedirs(rel)
-    (rel / ".zarray").write_text(json.dumps({"zarr_format": 2, "shape": [len(elements)], "chunks": [chunks], "dtype": "|O",
-                                             "compressor": None, "fill_value": 0, "order": "C",
-                                             "filters": [numcodecs.JSON().get_config()]}))
+    (rel / ".zarray").write_text(
+        json.dumps(
+            {
+                "zarr_format": 2,
+                "shape": [len(elements)],
+                "chunks": [chunks],
+                "dtype": "|O",
+                "compressor": None,
+                "fill_value": 0,
+                "order": "C",
+                "filters": [numcodecs.JSON().get_config()],
+            }
+        )
+    )
     (rel / ".zattrs").write_text(json.dumps({"zarr_dtype": "object"}))
     for i in range(0, len(elements), chunks):
         if present is not None and i // chunks not in present:
             continue
         block = np.full(chunks, 0, dtype=object)  # the edge chunk is padded with the fill value, as zarr does
-        part = elements[i:i + chunks]
-        block[:len(part)] = part
+        part = elements[i : i + chunks]
+        block[: len(part)] = part
         (rel / str(i // chunks)).write_bytes(numcodecs.JSON().encode(block))
 
 
@@ -326,8 +360,12 @@ def test_dataset_references_valid_passes_or_fails(tmp_path, elements, chunks, pr
 
 DATASET_SOURCES = [
     pytest.param([ref("/general"), ref("/general", source="")], 2, [], id="this-store"),
-    pytest.param([ref("/general"), ref("/x", source="../other.zarr"), ref("/y", source="/abs/b.zarr")], 2, [[1], [2]],
-                 id="one-finding-per-element-in-chunk-order"),
+    pytest.param(
+        [ref("/general"), ref("/x", source="../other.zarr"), ref("/y", source="/abs/b.zarr")],
+        2,
+        [[1], [2]],
+        id="one-finding-per-element-in-chunk-order",
+    ),
     pytest.param([{"path": "/x"}, "text", ref("/x", source="../o.zarr")], 3, [[2]], id="malformed-left-to-dataset-elements"),
 ]
 
@@ -356,8 +394,11 @@ IN_STORE = [
     pytest.param([{"name": "d", "source": ".", "path": "/acquisition/ts/data"}], 0, id="this-store"),
     pytest.param([{"name": "d", "source": "", "path": "/acquisition/ts/data"}], 0, id="empty-source-is-this-store"),
     pytest.param([{"name": "d", "source": "../other.nwb.zarr", "path": "/x"}], 1, id="other-store"),
-    pytest.param([{"name": "d", "source": "/abs/other.zarr", "path": "/x"},
-                  {"name": "e", "source": "other.zarr", "path": "/y"}], 2, id="one-finding-per-link"),
+    pytest.param(
+        [{"name": "d", "source": "/abs/other.zarr", "path": "/x"}, {"name": "e", "source": "other.zarr", "path": "/y"}],
+        2,
+        id="one-finding-per-link",
+    ),
 ]
 
 
@@ -385,11 +426,13 @@ def cache_tree(specloc):
     attrs = {"namespace": "core", "neurodata_type": "NWBFile"}
     if specloc is not None:
         attrs[".specloc"] = specloc
-    return tree({
-        "@attrs": attrs,
-        "specifications": {"core": {"2.7.0": {"namespace": np.array("{}")}}},
-        "elsewhere": {"cache": {"core": {"2.7.0": {"namespace": np.array("{}")}}}},
-    })
+    return tree(
+        {
+            "@attrs": attrs,
+            "specifications": {"core": {"2.7.0": {"namespace": np.array("{}")}}},
+            "elsewhere": {"cache": {"core": {"2.7.0": {"namespace": np.array("{}")}}}},
+        }
+    )
 
 
 BELOW = [
@@ -450,20 +493,39 @@ def write_namespace(path, schema, siblings=()):
     write_store(path, spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk(namespace))
     for name in siblings:
         os.makedirs(path / "specifications/core/2.7.0" / name)
-        (path / "specifications/core/2.7.0" / name / ".zarray").write_text(json.dumps(
-            {"zarr_format": 2, "shape": [], "chunks": [], "dtype": "|O", "compressor": None, "fill_value": 0,
-             "order": "C", "filters": [numcodecs.JSON().get_config()]}))
+        (path / "specifications/core/2.7.0" / name / ".zarray").write_text(
+            json.dumps(
+                {
+                    "zarr_format": 2,
+                    "shape": [],
+                    "chunks": [],
+                    "dtype": "|O",
+                    "compressor": None,
+                    "fill_value": 0,
+                    "order": "C",
+                    "filters": [numcodecs.JSON().get_config()],
+                }
+            )
+        )
 
 
-@pytest.mark.parametrize(("schema", "siblings", "missing"), [
-    pytest.param([{"source": "nwb.base"}], ["nwb.base"], [], id="stored-as-named"),
-    pytest.param([{"source": "nwb.ecephys.yaml"}], ["nwb.ecephys"], [], id="extension-dropped"),
-    pytest.param([{"namespace": "hdmf-common"}], [], [], id="included-namespace-names-no-file"),
-    pytest.param([{"source": "nwb.base.yaml"}, {"source": "nwb.misc"}], ["nwb.base"], ["/specifications/core/2.7.0/nwb.misc"],
-                 id="one-missing"),
-    pytest.param([{"source": "nwb.base.yaml"}], ["nwb.base.yaml"], ["/specifications/core/2.7.0/nwb.base"],
-                 id="stored-with-extension"),
-])
+@pytest.mark.parametrize(
+    ("schema", "siblings", "missing"),
+    [
+        pytest.param([{"source": "nwb.base"}], ["nwb.base"], [], id="stored-as-named"),
+        pytest.param([{"source": "nwb.ecephys.yaml"}], ["nwb.ecephys"], [], id="extension-dropped"),
+        pytest.param([{"namespace": "hdmf-common"}], [], [], id="included-namespace-names-no-file"),
+        pytest.param(
+            [{"source": "nwb.base.yaml"}, {"source": "nwb.misc"}],
+            ["nwb.base"],
+            ["/specifications/core/2.7.0/nwb.misc"],
+            id="one-missing",
+        ),
+        pytest.param(
+            [{"source": "nwb.base.yaml"}], ["nwb.base.yaml"], ["/specifications/core/2.7.0/nwb.base"], id="stored-with-extension"
+        ),
+    ],
+)
 def test_namespace_sources_present_passes_or_fails(tmp_path, schema, siblings, missing):
     write_namespace(tmp_path / "s.zarr", schema, siblings)
     got = results(tmp_path / "s.zarr")["hdmf-zarr.specifications.sources"]
@@ -482,14 +544,17 @@ def test_namespace_sources_present_passes_not_applicable_when_not_a_namespace_do
 STORAGE = {"storage": {"int32": ["i4"], "float": ["f4"], "text": ["O"], "bool": ["b1"]}}
 
 
-@pytest.mark.parametrize(("zarr_dtype", "values", "expected"), [
-    pytest.param("int32", np.arange(3, dtype="<i4"), 0, id="int32-i4"),
-    pytest.param("bool", np.array([True]), 0, id="bool-b1"),
-    pytest.param("text", np.array(["a"], dtype=object), 0, id="text-object"),
-    pytest.param("float", np.zeros(2, dtype="<f8"), 1, id="float-stored-as-f8"),
-    pytest.param("int32", np.arange(3, dtype="<i8"), 1, id="int32-stored-as-i8"),
-    pytest.param("text", np.array(["a"]), 1, id="text-fixed-length-unicode"),
-])
+@pytest.mark.parametrize(
+    ("zarr_dtype", "values", "expected"),
+    [
+        pytest.param("int32", np.arange(3, dtype="<i4"), 0, id="int32-i4"),
+        pytest.param("bool", np.array([True]), 0, id="bool-b1"),
+        pytest.param("text", np.array(["a"], dtype=object), 0, id="text-object"),
+        pytest.param("float", np.zeros(2, dtype="<f8"), 1, id="float-stored-as-f8"),
+        pytest.param("int32", np.arange(3, dtype="<i8"), 1, id="int32-stored-as-i8"),
+        pytest.param("text", np.array(["a"]), 1, id="text-fixed-length-unicode"),
+    ],
+)
 def test_zarr_dtype_storage_passes_or_fails(zarr_dtype, values, expected):
     node = tree({"d": Arr(values, attrs={"zarr_dtype": zarr_dtype})}).get("/d")
     assert len(findings("zarr_dtype_storage", node, STORAGE)) == expected

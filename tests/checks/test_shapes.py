@@ -10,14 +10,19 @@ from validator.primitive_api import NotApplicable
 
 
 def anndata(n_obs=4, n_var=3, x_shape=None, col_len=None):
-    return tree({
-        "obs": {"@attrs": {"encoding-type": "dataframe", "_index": "_index"}, "_index": np.arange(n_obs),
-                "c": np.arange(col_len or n_obs)},
-        "var": {"@attrs": {"encoding-type": "dataframe", "_index": "_index"}, "_index": np.arange(n_var)},
-        "X": np.zeros(x_shape or (n_obs, n_var)),
-        "Y": np.zeros((n_obs, n_var)),
-        "S": {"@attrs": {"encoding-type": "csr_matrix", "shape": [n_obs, n_var]}},
-    })
+    return tree(
+        {
+            "obs": {
+                "@attrs": {"encoding-type": "dataframe", "_index": "_index"},
+                "_index": np.arange(n_obs),
+                "c": np.arange(col_len or n_obs),
+            },
+            "var": {"@attrs": {"encoding-type": "dataframe", "_index": "_index"}, "_index": np.arange(n_var)},
+            "X": np.zeros(x_shape or (n_obs, n_var)),
+            "Y": np.zeros((n_obs, n_var)),
+            "S": {"@attrs": {"encoding-type": "csr_matrix", "shape": [n_obs, n_var]}},
+        }
+    )
 
 
 DIMS_EQUAL = [

@@ -56,10 +56,16 @@ def test_has_codec_fails(codec, expected):
 
 
 def _df(chunk_b):
-    return tree({"df": {"@attrs": {"encoding-type": "dataframe", "_index": "idx"},
-                        "idx": Arr(np.arange(10), chunks=(5,)),
-                        "b": Arr(np.arange(10), chunks=(chunk_b,)),
-                        "cat": {"codes": Arr(np.zeros(10, int), chunks=(5,)), "categories": Arr(np.array(["x"]), chunks=(1,))}}})
+    return tree(
+        {
+            "df": {
+                "@attrs": {"encoding-type": "dataframe", "_index": "idx"},
+                "idx": Arr(np.arange(10), chunks=(5,)),
+                "b": Arr(np.arange(10), chunks=(chunk_b,)),
+                "cat": {"codes": Arr(np.zeros(10, int), chunks=(5,)), "categories": Arr(np.array(["x"]), chunks=(1,))},
+            }
+        }
+    )
 
 
 CHUNKS_SHARED = [pytest.param(5, 0, id="same-chunks-categories-ignored"), pytest.param(4, 1, id="different-chunks")]

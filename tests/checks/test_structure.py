@@ -125,12 +125,15 @@ def test_dtype_itemsize_at_most_fails(values, size, expected):
     assert finding.message.endswith("expected at most 32-bit")
 
 
-@pytest.mark.parametrize(("values", "kinds", "expected"), [
-    pytest.param(np.zeros(2, dtype=np.uint8), "b", 0, id="uint8"),
-    pytest.param(np.array(["x"]), "b", 0, id="unicode"),
-    pytest.param(np.array([True]), "b", 1, id="boolean"),
-    pytest.param(np.zeros(2), "fc", 1, id="float-among-several"),
-])
+@pytest.mark.parametrize(
+    ("values", "kinds", "expected"),
+    [
+        pytest.param(np.zeros(2, dtype=np.uint8), "b", 0, id="uint8"),
+        pytest.param(np.array(["x"]), "b", 0, id="unicode"),
+        pytest.param(np.array([True]), "b", 1, id="boolean"),
+        pytest.param(np.zeros(2), "fc", 1, id="float-among-several"),
+    ],
+)
 def test_dtype_kind_not(values, kinds, expected):
     got = findings("dtype_kind_not", tree({"x": values}).get("/x"), {"kinds": kinds})
     assert len(got) == expected

@@ -16,9 +16,9 @@ import validator
 from validator.checks import registry
 from validator.engine.run import compute_facts
 from validator.nodes.base import NotDecoded
-from validator.primitive_api import NotApplicable, NotChecked, Scope
 from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.zarr import ZarrTree
+from validator.primitive_api import NotApplicable, NotChecked, Scope
 from validator.report.model import Status
 
 
@@ -37,14 +37,23 @@ class DictStore(KeyValueStore):
         keys, dirs = set(), set()
         for k in self.items:
             if k.startswith(start):
-                rest = k[len(start):]
+                rest = k[len(start) :]
                 (dirs if "/" in rest else keys).add(rest.split("/", 1)[0])
         return sorted(keys), sorted(dirs)
 
 
 def zarray(dtype: str = "<i4", shape=(5,), chunks=(2,), compressor=None, filters=None, **extra) -> dict:
-    return {"zarr_format": 2, "shape": list(shape), "chunks": list(chunks), "dtype": dtype, "compressor": compressor,
-            "fill_value": 0, "order": "C", "filters": filters, **extra}
+    return {
+        "zarr_format": 2,
+        "shape": list(shape),
+        "chunks": list(chunks),
+        "dtype": dtype,
+        "compressor": compressor,
+        "fill_value": 0,
+        "order": "C",
+        "filters": filters,
+        **extra,
+    }
 
 
 def encode(values: np.ndarray, compressor=None, filters=None) -> bytes:
@@ -101,12 +110,15 @@ def test_chunks_decode_to_chunk_size_passes_each_allowed_compressor(compressor):
     assert run(array_store(meta, full_chunks(meta))) == []
 
 
-@pytest.mark.parametrize("filters", [
-    pytest.param([{"id": "delta", "dtype": "<i4"}], id="delta"),
-    pytest.param([{"id": "shuffle", "elementsize": 4}], id="shuffle"),
-    pytest.param([{"id": "delta", "dtype": "<i4", "astype": "<i2"}], id="delta-narrowing"),
-    pytest.param([{"id": "adler32"}], id="checksum"),
-])
+@pytest.mark.parametrize(
+    "filters",
+    [
+        pytest.param([{"id": "delta", "dtype": "<i4"}], id="delta"),
+        pytest.param([{"id": "shuffle", "elementsize": 4}], id="shuffle"),
+        pytest.param([{"id": "delta", "dtype": "<i4", "astype": "<i2"}], id="delta-narrowing"),
+        pytest.param([{"id": "adler32"}], id="checksum"),
+    ],
+)
 def test_chunks_decode_to_chunk_size_passes_allowed_filters(filters):
     meta = zarray(compressor={"id": "zlib", "level": 1}, filters=filters)
     assert run(array_store(meta, full_chunks(meta))) == []
@@ -214,13 +226,20 @@ class Boom:
         return (open, (self.marker, "w"))
 
 
-@pytest.mark.parametrize(("dtype", "filters", "why"), [
-    pytest.param("<i4", [{"id": "pickle", "protocol": 5}], "'pickle' is not on the allow-list", id="pickle-filter"),
-    pytest.param("|O", [{"id": "pickle", "protocol": 5}], "'pickle' is not on the allow-list", id="object-array-pickle"),
-    pytest.param("<i4", [{"id": "zfpy", "mode": 4}], "'zfpy' is not on the allow-list", id="third-party-codec"),
-    pytest.param("<i4", [{"id": "astype", "encode_dtype": "|O", "decode_dtype": "<i4"}], "not a numeric dtype",
-                 id="filter-with-object-dtype"),
-])
+@pytest.mark.parametrize(
+    ("dtype", "filters", "why"),
+    [
+        pytest.param("<i4", [{"id": "pickle", "protocol": 5}], "'pickle' is not on the allow-list", id="pickle-filter"),
+        pytest.param("|O", [{"id": "pickle", "protocol": 5}], "'pickle' is not on the allow-list", id="object-array-pickle"),
+        pytest.param("<i4", [{"id": "zfpy", "mode": 4}], "'zfpy' is not on the allow-list", id="third-party-codec"),
+        pytest.param(
+            "<i4",
+            [{"id": "astype", "encode_dtype": "|O", "decode_dtype": "<i4"}],
+            "not a numeric dtype",
+            id="filter-with-object-dtype",
+        ),
+    ],
+)
 def test_chunks_decode_to_chunk_size_is_not_applicable_and_runs_nothing_for_unsafe_codecs(tmp_path, dtype, filters, why):
     marker = tmp_path / "unpickled"
     payload = pickle.dumps(np.array([Boom(str(marker))], dtype=object), protocol=5)

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from memory_tree import findings
 
-from validator.primitive_api import NotApplicable
 from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.zarr import ZarrTree
+from validator.primitive_api import NotApplicable
 
 
 class DictStore(KeyValueStore):
@@ -28,13 +28,21 @@ class DictStore(KeyValueStore):
         keys, dirs = set(), set()
         for k in self.items:
             if k.startswith(start):
-                rest = k[len(start):]
+                rest = k[len(start) :]
                 (dirs if "/" in rest else keys).add(rest.split("/", 1)[0])
         return sorted(keys), sorted(dirs)
 
 
-ZARRAY = {"zarr_format": 2, "shape": [4, 6], "chunks": [2, 3], "dtype": "<f8", "compressor": None,
-          "fill_value": "NaN", "order": "C", "filters": None}
+ZARRAY = {
+    "zarr_format": 2,
+    "shape": [4, 6],
+    "chunks": [2, 3],
+    "dtype": "<f8",
+    "compressor": None,
+    "fill_value": "NaN",
+    "order": "C",
+    "filters": None,
+}
 
 
 def store(zarray: Any = None, extra: dict[str, Any] | None = None, zgroup: Any = None) -> ZarrTree:
@@ -81,18 +89,26 @@ def test_metadata_keys_present_is_not_applicable_on_an_implicit_group():
 
 def test_metadata_primitives_are_not_applicable_without_metadata():
     tree = ZarrTree(DictStore({".zgroup": {"zarr_format": 2}, "a/.zarray": b"{not json"}), 2)
-    for name, options in [("metadata_equals", {"key": "zarr_format", "value": 2}), ("dtype_encoding", {}),
-                          ("chunk_keys_valid", {}), ("fill_value_float_encoding", {}), ("metadata_keys_allowed", ARRAY_KEYS)]:
+    for name, options in [
+        ("metadata_equals", {"key": "zarr_format", "value": 2}),
+        ("dtype_encoding", {}),
+        ("chunk_keys_valid", {}),
+        ("fill_value_float_encoding", {}),
+        ("metadata_keys_allowed", ARRAY_KEYS),
+    ]:
         with pytest.raises(NotApplicable):
             run(name, tree.get("/a"), options)
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    pytest.param(2, 0, id="two"),
-    pytest.param(3, 1, id="three"),
-    pytest.param("2", 1, id="string"),
-    pytest.param(True, 1, id="boolean-is-not-integer"),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param(2, 0, id="two"),
+        pytest.param(3, 1, id="three"),
+        pytest.param("2", 1, id="string"),
+        pytest.param(True, 1, id="boolean-is-not-integer"),
+    ],
+)
 def test_metadata_equals_zarr_format(value, expected):
     assert len(run("metadata_equals", array(zarr_format=value), {"key": "zarr_format", "value": 2})) == expected
 
@@ -107,27 +123,33 @@ def test_metadata_one_of_is_not_applicable_when_the_key_is_absent():
         run("metadata_one_of", array(), {"key": "dimension_separator", "values": [".", "/"]})
 
 
-@pytest.mark.parametrize(("chunks", "expected"), [
-    pytest.param([2, 3], 0, id="ok"),
-    pytest.param([2], 1, id="too-short"),
-    pytest.param([0, 3], 1, id="zero"),
-    pytest.param([2, 3.5], 1, id="float"),
-    pytest.param("2,3", 1, id="not-a-list"),
-])
+@pytest.mark.parametrize(
+    ("chunks", "expected"),
+    [
+        pytest.param([2, 3], 0, id="ok"),
+        pytest.param([2], 1, id="too-short"),
+        pytest.param([0, 3], 1, id="zero"),
+        pytest.param([2, 3.5], 1, id="float"),
+        pytest.param("2,3", 1, id="not-a-list"),
+    ],
+)
 def test_metadata_int_list_chunks(chunks, expected):
     options = {"key": "chunks", "minimum": 1, "same_length_as": "shape"}
     assert len(run("metadata_int_list", array(chunks=chunks), options)) == expected
 
 
-@pytest.mark.parametrize(("key", "value", "is_list", "expected"), [
-    pytest.param("compressor", None, False, 0, id="compressor-null"),
-    pytest.param("compressor", {"id": "zlib", "level": 1}, False, 0, id="compressor-object"),
-    pytest.param("compressor", {"level": 1}, False, 1, id="compressor-no-id"),
-    pytest.param("compressor", "zlib", False, 1, id="compressor-string"),
-    pytest.param("filters", [{"id": "delta"}], True, 0, id="filters-list"),
-    pytest.param("filters", [{"id": "delta"}, {}], True, 1, id="filters-one-without-id"),
-    pytest.param("filters", {"id": "delta"}, True, 1, id="filters-not-a-list"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "is_list", "expected"),
+    [
+        pytest.param("compressor", None, False, 0, id="compressor-null"),
+        pytest.param("compressor", {"id": "zlib", "level": 1}, False, 0, id="compressor-object"),
+        pytest.param("compressor", {"level": 1}, False, 1, id="compressor-no-id"),
+        pytest.param("compressor", "zlib", False, 1, id="compressor-string"),
+        pytest.param("filters", [{"id": "delta"}], True, 0, id="filters-list"),
+        pytest.param("filters", [{"id": "delta"}, {}], True, 1, id="filters-one-without-id"),
+        pytest.param("filters", {"id": "delta"}, True, 1, id="filters-not-a-list"),
+    ],
+)
 def test_metadata_codec(key, value, is_list, expected):
     assert len(run("metadata_codec", array(**{key: value}), {"key": key, "list": is_list})) == expected
 
@@ -175,16 +197,19 @@ def test_dtype_primitives(dtype, encoding, byte_order, units):
     assert count("dtype_datetime_units", node) == units
 
 
-@pytest.mark.parametrize(("dtype", "fill", "expected"), [
-    pytest.param("<f8", "NaN", 0, id="nan-string"),
-    pytest.param("<f8", "-Infinity", 0, id="minus-infinity-string"),
-    pytest.param("<f4", 0.5, 0, id="number"),
-    pytest.param("<f4", None, 0, id="null"),
-    pytest.param("<f8", float("nan"), 1, id="bare-nan"),
-    pytest.param("<f8", float("inf"), 1, id="bare-infinity"),
-    pytest.param("<f8", "nan", 1, id="lowercase-nan"),
-    pytest.param("<f8", True, 1, id="boolean"),
-])
+@pytest.mark.parametrize(
+    ("dtype", "fill", "expected"),
+    [
+        pytest.param("<f8", "NaN", 0, id="nan-string"),
+        pytest.param("<f8", "-Infinity", 0, id="minus-infinity-string"),
+        pytest.param("<f4", 0.5, 0, id="number"),
+        pytest.param("<f4", None, 0, id="null"),
+        pytest.param("<f8", float("nan"), 1, id="bare-nan"),
+        pytest.param("<f8", float("inf"), 1, id="bare-infinity"),
+        pytest.param("<f8", "nan", 1, id="lowercase-nan"),
+        pytest.param("<f8", True, 1, id="boolean"),
+    ],
+)
 def test_fill_value_float_encoding(dtype, fill, expected):
     assert len(run("fill_value_float_encoding", array(dtype=dtype, fill_value=fill))) == expected
 
@@ -194,46 +219,52 @@ def test_fill_value_float_encoding_is_not_applicable_to_integers():
         run("fill_value_float_encoding", array(dtype="<i4", fill_value=0))
 
 
-@pytest.mark.parametrize(("dtype", "fill", "expected"), [
-    pytest.param("|S4", "YWI=", 0, id="base64"),
-    pytest.param("|S4", None, 0, id="null"),
-    pytest.param([["a", "<i4"]], "AAAAAA==", 0, id="structured-base64"),
-    pytest.param("|S4", "ab!", 1, id="not-base64"),
-    pytest.param("|S1", 0, 1, id="number"),
-    pytest.param([["a", "<i4"]], 0, 1, id="structured-number"),
-])
+@pytest.mark.parametrize(
+    ("dtype", "fill", "expected"),
+    [
+        pytest.param("|S4", "YWI=", 0, id="base64"),
+        pytest.param("|S4", None, 0, id="null"),
+        pytest.param([["a", "<i4"]], "AAAAAA==", 0, id="structured-base64"),
+        pytest.param("|S4", "ab!", 1, id="not-base64"),
+        pytest.param("|S1", 0, 1, id="number"),
+        pytest.param([["a", "<i4"]], 0, 1, id="structured-number"),
+    ],
+)
 def test_fill_value_base64(dtype, fill, expected):
     assert len(run("fill_value_base64", array(dtype=dtype, fill_value=fill))) == expected
 
 
-@pytest.mark.parametrize(("dtype", "fill", "expected"), [
-    pytest.param("|b1", False, 0, id="bool"),
-    pytest.param("<i4", -3, 0, id="int"),
-    pytest.param("<u2", 5, 0, id="uint"),
-    pytest.param("<U4", "", 0, id="unicode"),
-    pytest.param("|b1", 0, 1, id="bool-as-int"),
-    pytest.param("<i4", "0", 1, id="int-as-string"),
-    pytest.param("<i4", 1.5, 1, id="int-as-float"),
-    pytest.param("<u2", -1, 1, id="uint-negative"),
-    pytest.param("<U4", 0, 1, id="unicode-as-int"),
-    pytest.param("<c16", [0.0, 0.0], 0, id="complex-pair"),
-    pytest.param("<c8", ["NaN", "-Infinity"], 0, id="complex-specials"),
-    pytest.param("<c16", None, 0, id="complex-null"),
-    pytest.param("<c16", 0, 1, id="complex-as-number"),
-    pytest.param("<c16", [1.0], 1, id="complex-one-part"),
-    pytest.param("<c16", [float("nan"), 0.0], 1, id="complex-bare-nan"),
-    pytest.param("<c16", ["nan", 0.0], 1, id="complex-lowercase-nan"),
-    pytest.param("<c16", [True, 0.0], 1, id="complex-boolean-part"),
-    pytest.param("<M8[ns]", -9223372036854775808, 0, id="datetime-nat-int64-min"),
-    pytest.param("<m8[s]", 3600, 0, id="timedelta-int"),
-    pytest.param("<M8[ns]", "NaT", 1, id="datetime-nat-string"),
-    pytest.param("<M8[D]", "2020-01-01", 1, id="datetime-iso-string"),
-    pytest.param("<M8[ns]", 2**63, 1, id="datetime-outside-int64"),
-    pytest.param("<m8[s]", 1.5, 1, id="timedelta-float"),
-    pytest.param("|V8", "AAAAAAAAAAA=", 0, id="void-base64"),
-    pytest.param("|V8", 0, 1, id="void-number"),
-    pytest.param("|V4", "not base64!", 1, id="void-not-base64"),
-])
+@pytest.mark.parametrize(
+    ("dtype", "fill", "expected"),
+    [
+        pytest.param("|b1", False, 0, id="bool"),
+        pytest.param("<i4", -3, 0, id="int"),
+        pytest.param("<u2", 5, 0, id="uint"),
+        pytest.param("<U4", "", 0, id="unicode"),
+        pytest.param("|b1", 0, 1, id="bool-as-int"),
+        pytest.param("<i4", "0", 1, id="int-as-string"),
+        pytest.param("<i4", 1.5, 1, id="int-as-float"),
+        pytest.param("<u2", -1, 1, id="uint-negative"),
+        pytest.param("<U4", 0, 1, id="unicode-as-int"),
+        pytest.param("<c16", [0.0, 0.0], 0, id="complex-pair"),
+        pytest.param("<c8", ["NaN", "-Infinity"], 0, id="complex-specials"),
+        pytest.param("<c16", None, 0, id="complex-null"),
+        pytest.param("<c16", 0, 1, id="complex-as-number"),
+        pytest.param("<c16", [1.0], 1, id="complex-one-part"),
+        pytest.param("<c16", [float("nan"), 0.0], 1, id="complex-bare-nan"),
+        pytest.param("<c16", ["nan", 0.0], 1, id="complex-lowercase-nan"),
+        pytest.param("<c16", [True, 0.0], 1, id="complex-boolean-part"),
+        pytest.param("<M8[ns]", -9223372036854775808, 0, id="datetime-nat-int64-min"),
+        pytest.param("<m8[s]", 3600, 0, id="timedelta-int"),
+        pytest.param("<M8[ns]", "NaT", 1, id="datetime-nat-string"),
+        pytest.param("<M8[D]", "2020-01-01", 1, id="datetime-iso-string"),
+        pytest.param("<M8[ns]", 2**63, 1, id="datetime-outside-int64"),
+        pytest.param("<m8[s]", 1.5, 1, id="timedelta-float"),
+        pytest.param("|V8", "AAAAAAAAAAA=", 0, id="void-base64"),
+        pytest.param("|V8", 0, 1, id="void-number"),
+        pytest.param("|V4", "not base64!", 1, id="void-not-base64"),
+    ],
+)
 def test_fill_value_matches_dtype(dtype, fill, expected):
     assert len(run("fill_value_matches_dtype", array(dtype=dtype, fill_value=fill))) == expected
 
@@ -270,17 +301,20 @@ def test_metadata_keys_allowed_fails_extra_group_key():
     assert "'attrs'" in f.message
 
 
-@pytest.mark.parametrize(("changes", "keys", "expected"), [
-    pytest.param({}, ["0.0", "1.1", "0.1"], 0, id="dot-keys"),
-    pytest.param({"dimension_separator": "/"}, ["0/0", "1/1"], 0, id="slash-keys"),
-    pytest.param({}, ["0/0"], 1, id="slash-keys-without-separator"),
-    pytest.param({}, ["2.0"], 1, id="outside-grid"),
-    pytest.param({}, ["0"], 1, id="too-few-indices"),
-    pytest.param({}, ["00.1"], 1, id="leading-zero"),
-    pytest.param({}, ["notes.txt"], 1, id="stray-file"),
-    pytest.param({"shape": [], "chunks": []}, ["0"], 0, id="scalar"),
-    pytest.param({"shape": [], "chunks": []}, ["0.0"], 1, id="scalar-wrong-key"),
-])
+@pytest.mark.parametrize(
+    ("changes", "keys", "expected"),
+    [
+        pytest.param({}, ["0.0", "1.1", "0.1"], 0, id="dot-keys"),
+        pytest.param({"dimension_separator": "/"}, ["0/0", "1/1"], 0, id="slash-keys"),
+        pytest.param({}, ["0/0"], 1, id="slash-keys-without-separator"),
+        pytest.param({}, ["2.0"], 1, id="outside-grid"),
+        pytest.param({}, ["0"], 1, id="too-few-indices"),
+        pytest.param({}, ["00.1"], 1, id="leading-zero"),
+        pytest.param({}, ["notes.txt"], 1, id="stray-file"),
+        pytest.param({"shape": [], "chunks": []}, ["0"], 0, id="scalar"),
+        pytest.param({"shape": [], "chunks": []}, ["0.0"], 1, id="scalar-wrong-key"),
+    ],
+)
 def test_chunk_keys_valid(changes, keys, expected):
     meta = {**ZARRAY, **changes}
     tree = store(meta, {**{f"a/{k}": b"\0" for k in keys}, "a/.zattrs": {}})
@@ -327,11 +361,14 @@ def test_consolidated_metadata_matches_keeps_json_types_apart():
     assert "zarr_format: expected 2, found 2.0" in f.message
 
 
-@pytest.mark.parametrize(("doc", "field"), [
-    pytest.param({"zarr_consolidated_format": 2}, "zarr_consolidated_format", id="format-2"),
-    pytest.param({"zarr_consolidated_format": "1"}, "zarr_consolidated_format", id="format-string"),
-    pytest.param({"metadata": []}, "metadata", id="metadata-not-an-object"),
-])
+@pytest.mark.parametrize(
+    ("doc", "field"),
+    [
+        pytest.param({"zarr_consolidated_format": 2}, "zarr_consolidated_format", id="format-2"),
+        pytest.param({"zarr_consolidated_format": "1"}, "zarr_consolidated_format", id="format-string"),
+        pytest.param({"metadata": []}, "metadata", id="metadata-not-an-object"),
+    ],
+)
 def test_consolidated_metadata_matches_fails_bad_envelope(doc, field):
     got = run("consolidated_metadata_matches", consolidated_store(**doc).root)
     assert [f.details.get("field") for f in got] == [field]
@@ -344,7 +381,10 @@ def test_consolidated_metadata_matches_fails_once_on_a_document_that_is_not_an_o
 
 
 def test_consolidated_metadata_matches_caps_findings_and_counts_the_rest():
-    items = {".zgroup": {"zarr_format": 2}, ".zmetadata": {"zarr_consolidated_format": 1, "metadata": {".zgroup": {"zarr_format": 2}}}}
+    items = {
+        ".zgroup": {"zarr_format": 2},
+        ".zmetadata": {"zarr_consolidated_format": 1, "metadata": {".zgroup": {"zarr_format": 2}}},
+    }
     items.update({f"g{i:02d}/.zgroup": {"zarr_format": 2} for i in range(25)})
     got = run("consolidated_metadata_matches", ZarrTree(DictStore(items), 2).root)
     assert len(got) == 21 and got[-1].details["more"] == 5
@@ -356,38 +396,50 @@ def test_consolidated_metadata_matches_is_not_applicable_without_zmetadata():
 
 
 def test_consolidated_metadata_matches_reads_keys_relative_to_a_subgroup():
-    items = {".zgroup": {"zarr_format": 2}, "g/.zgroup": {"zarr_format": 2}, "g/a/.zarray": ZARRAY,
-             "g/.zmetadata": {"zarr_consolidated_format": 1, "metadata": {".zgroup": {"zarr_format": 2}, "a/.zarray": ZARRAY}}}
+    items = {
+        ".zgroup": {"zarr_format": 2},
+        "g/.zgroup": {"zarr_format": 2},
+        "g/a/.zarray": ZARRAY,
+        "g/.zmetadata": {"zarr_consolidated_format": 1, "metadata": {".zgroup": {"zarr_format": 2}, "a/.zarray": ZARRAY}},
+    }
     assert run("consolidated_metadata_matches", ZarrTree(DictStore(items), 2).get("/g")) == []
 
 
 def test_consolidated_metadata_matches_passes_zarr_python_3_nested_group_marker():
     marker = {"kind": "inline", "must_understand": False, "metadata": {}}
-    items = {".zgroup": {"zarr_format": 2}, "g/.zgroup": {"zarr_format": 2},
-             ".zmetadata": {"zarr_consolidated_format": 1, "metadata": {
-                 ".zgroup": {"zarr_format": 2}, "g/.zgroup": {"zarr_format": 2, "consolidated_metadata": marker}}}}
+    items = {
+        ".zgroup": {"zarr_format": 2},
+        "g/.zgroup": {"zarr_format": 2},
+        ".zmetadata": {
+            "zarr_consolidated_format": 1,
+            "metadata": {".zgroup": {"zarr_format": 2}, "g/.zgroup": {"zarr_format": 2, "consolidated_metadata": marker}},
+        },
+    }
     assert run("consolidated_metadata_matches", ZarrTree(DictStore(items), 2).root) == []
 
 
-@pytest.mark.parametrize(("dtype", "relevant", "size"), [
-    pytest.param("<i4", 0, 0, id="little-endian-int"),
-    pytest.param(">f8", 0, 0, id="big-endian-float"),
-    pytest.param("|u1", NA, 0, id="one-byte-orderless"),
-    pytest.param("|b1", NA, 0, id="boolean-orderless"),
-    pytest.param("|S12", NA, NA, id="bytes-any-size"),
-    pytest.param("|O", NA, NA, id="object"),
-    pytest.param("<U5", 0, NA, id="unicode-ordered"),
-    pytest.param("|U5", 1, NA, id="unicode-pipe"),
-    pytest.param("|i4", 1, 0, id="int-pipe"),
-    pytest.param("|f8", 1, 0, id="float-pipe"),
-    pytest.param("<f3", 0, 1, id="three-byte-float"),
-    pytest.param("|b2", NA, 1, id="two-byte-boolean"),
-    pytest.param("<c4", 0, 1, id="four-byte-complex"),
-    pytest.param("<M4[s]", 0, 1, id="four-byte-datetime"),
-    pytest.param("<f2", 0, 0, id="half"),
-    pytest.param([["x", "|i8"], ["y", "<i3"]], 1, 1, id="structured-fields"),
-    pytest.param("<f", NA, NA, id="no-size"),
-])
+@pytest.mark.parametrize(
+    ("dtype", "relevant", "size"),
+    [
+        pytest.param("<i4", 0, 0, id="little-endian-int"),
+        pytest.param(">f8", 0, 0, id="big-endian-float"),
+        pytest.param("|u1", NA, 0, id="one-byte-orderless"),
+        pytest.param("|b1", NA, 0, id="boolean-orderless"),
+        pytest.param("|S12", NA, NA, id="bytes-any-size"),
+        pytest.param("|O", NA, NA, id="object"),
+        pytest.param("<U5", 0, NA, id="unicode-ordered"),
+        pytest.param("|U5", 1, NA, id="unicode-pipe"),
+        pytest.param("|i4", 1, 0, id="int-pipe"),
+        pytest.param("|f8", 1, 0, id="float-pipe"),
+        pytest.param("<f3", 0, 1, id="three-byte-float"),
+        pytest.param("|b2", NA, 1, id="two-byte-boolean"),
+        pytest.param("<c4", 0, 1, id="four-byte-complex"),
+        pytest.param("<M4[s]", 0, 1, id="four-byte-datetime"),
+        pytest.param("<f2", 0, 0, id="half"),
+        pytest.param([["x", "|i8"], ["y", "<i3"]], 1, 1, id="structured-fields"),
+        pytest.param("<f", NA, NA, id="no-size"),
+    ],
+)
 def test_dtype_byte_order_relevant_and_item_size(dtype, relevant, size):
     node = array(dtype=dtype, fill_value=None)
     assert count("dtype_byte_order_relevant", node) == relevant

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "nodes"))
-from bombs import LAUNCHER, nested, zlib_zeros  # noqa: E402
+from bombs import LAUNCHER, nested, zlib_zeros
 
 LIMIT_MB = 200
 CHILD = """
@@ -32,8 +32,13 @@ print(json.dumps({"code": code, "peak_mb": resource.getrusage(resource.RUSAGE_SE
 def run_child(store: Path, tmp_path: Path) -> tuple[dict, dict]:
     out = tmp_path / "report.json"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-c", LAUNCHER, sys.executable, "-c", CHILD, str(store), str(out)],
-                          capture_output=True, text=True, timeout=300, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, sys.executable, "-c", CHILD, str(store), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     status = json.loads(proc.stdout.strip().splitlines()[-1])
     report = json.loads(out.read_text())["reports"][0]
@@ -53,15 +58,38 @@ def write(path: Path, rel: str, name: str, doc: dict) -> None:
 
 
 ZLIB = {"id": "zlib", "level": 1}
-JSON2 = {"id": "json2", "allow_nan": True, "check_circular": True, "encoding": "utf-8", "ensure_ascii": True,
-         "indent": None, "separators": [",", ":"], "skipkeys": False, "sort_keys": True, "strict": True}
+JSON2 = {
+    "id": "json2",
+    "allow_nan": True,
+    "check_circular": True,
+    "encoding": "utf-8",
+    "ensure_ascii": True,
+    "indent": None,
+    "separators": [",", ":"],
+    "skipkeys": False,
+    "sort_keys": True,
+    "strict": True,
+}
 
 
 def test_bombs_pass_deep_names_the_chunk_within_bounded_memory(tmp_path):
     store = tmp_path / "s.zarr"
     write(store, "", ".zgroup", {"zarr_format": 2})
-    write(store, "x", ".zarray", {"zarr_format": 2, "shape": [8], "chunks": [4], "dtype": "<i8", "compressor": ZLIB,
-                                  "fill_value": 0, "order": "C", "filters": [ZLIB]})
+    write(
+        store,
+        "x",
+        ".zarray",
+        {
+            "zarr_format": 2,
+            "shape": [8],
+            "chunks": [4],
+            "dtype": "<i8",
+            "compressor": ZLIB,
+            "fill_value": 0,
+            "order": "C",
+            "filters": [ZLIB],
+        },
+    )
     (store / "x" / "0").write_bytes(zlib.compress(zlib.compress(bytes(32))))
     (store / "x" / "1").write_bytes(bomb())
     status, results = run_child(store, tmp_path)
@@ -74,12 +102,21 @@ def test_bombs_pass_deep_names_the_chunk_within_bounded_memory(tmp_path):
 def test_bombs_pass_hdmf_zarr_json_datasets_within_bounded_memory(tmp_path, where):
     store = tmp_path / "s.nwb.zarr"
     write(store, "", ".zgroup", {"zarr_format": 2})
-    write(store, "", ".zattrs", {".specloc": "specifications", "namespace": "core", "neurodata_type": "NWBFile",
-                                 "object_id": "a"})
+    write(
+        store, "", ".zattrs", {".specloc": "specifications", "namespace": "core", "neurodata_type": "NWBFile", "object_id": "a"}
+    )
     for rel in ("specifications", "specifications/core", "specifications/core/2.7.0", "general"):
         write(store, rel, ".zgroup", {"zarr_format": 2})
-    scalar = {"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": "|O", "compressor": ZLIB, "fill_value": None,
-              "order": "C", "filters": [JSON2]}
+    scalar = {
+        "zarr_format": 2,
+        "shape": [1],
+        "chunks": [1],
+        "dtype": "|O",
+        "compressor": ZLIB,
+        "fill_value": None,
+        "order": "C",
+        "filters": [JSON2],
+    }
     write(store, "specifications/core/2.7.0/namespace", ".zarray", scalar)
     write(store, "specifications/core/2.7.0/namespace", ".zattrs", {"zarr_dtype": "scalar"})
     spec = zlib.compress(json.dumps(["{}", "|O", [1]]).encode())

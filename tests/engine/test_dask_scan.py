@@ -25,7 +25,9 @@ from validator.kernels.facts import FactRequest  # noqa: E402
 from validator.nodes.detect import open_store  # noqa: E402
 from validator.report.json import result_to_json  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not (CASES / "h5ad" / "valid-every-element.h5ad").exists(), reason="conformance corpus not generated")
+pytestmark = pytest.mark.skipif(
+    not (CASES / "h5ad" / "valid-every-element.h5ad").exists(), reason="conformance corpus not generated"
+)
 
 # Cases whose verdict depends on array values (decreasing indptr, indices and codes out of range), and valid ones.
 CORPUS = [
@@ -49,8 +51,9 @@ DECREASES_AT = (270_001, 290_000)  # both in late blocks
 
 @pytest.fixture(scope="module")
 def cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=50) as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+    ) as cluster:
         yield cluster
 
 
@@ -157,7 +160,10 @@ def test_dask_scanner_finds_the_serial_first_decrease_in_a_late_block_on_both_wo
     assert spread == serial
     finding = rule(serial, "anndata.csr_matrix.indptr-monotonic")["findings"][0]
     # indptr[270000] was set to indptr[270001] + 1 = 405,002: the first of the two decreases.
-    assert finding["index"] == [DECREASES_AT[0]] and (finding["details"]["previous"], finding["details"]["value"]) == (405_002, 405_001)
+    assert finding["index"] == [DECREASES_AT[0]] and (finding["details"]["previous"], finding["details"]["value"]) == (
+        405_002,
+        405_001,
+    )
     scans = [t for t in stream.data if t["key"].startswith("spec-validate-scan-")]
     assert len(scans) > 40 and len({t["worker"] for t in scans}) == 2
     # Each worker opened the file once for all its tasks, and closed it after the run.
@@ -193,7 +199,11 @@ def test_dask_scanner_advances_progress_to_the_total(client, tmp_path):
     path = write_long_csr(tmp_path / "long.h5ad")
     count = Count()
     with open_store(path) as tree:
-        list(iter_results(tree, builtin_packs(), block_elements=BLOCK, scanner=DaskScanner(client, block_elements=BLOCK), progress=count))
+        list(
+            iter_results(
+                tree, builtin_packs(), block_elements=BLOCK, scanner=DaskScanner(client, block_elements=BLOCK), progress=count
+            )
+        )
     assert count.total > 2 * ROWS and count.done == count.total and count.finished
 
 

@@ -38,29 +38,59 @@ def test_load_pack_passes_minimal_pack(tmp_path):
     assert (rule.id, rule.level, rule.spec_level, rule.basis) == ("demo.group.thing", Level.SHOULD, Level.SHOULD, "stated")
 
 
-@pytest.mark.parametrize("text,expected", [
-    pytest.param(HEADER + "rules:\n" + RULE.replace("attr_present", "attr_presnt"),
-                 "demo.group.thing: check[0]: unknown primitive 'attr_presnt'", id="unknown-primitive"),
-    pytest.param(HEADER + "rules:\n" + RULE.replace("{key: thing}", "{key: thing, keyy: 1}"),
-                 "demo.group.thing: check[0].attr_present: unknown option ('keyy' was unexpected)", id="unknown-option"),
-    pytest.param(HEADER + "rules:\n" + RULE.replace("{key: thing}", "{key: 3}"),
-                 "demo.group.thing: check[0].attr_present.key: 3 is not of type 'string'", id="bad-option-type"),
-    pytest.param(HEADER + "rules:\n" + RULE.replace("    section: Things\n", ""),
-                 "demo.group.thing: 'section' is a required property", id="missing-rule-field"),
-    pytest.param(HEADER + "rules:\n" + RULE.replace("level: SHOULD", "level: SHALL"),
-                 "demo.group.thing: level: 'SHALL' is not one of", id="bad-level"),
-    pytest.param(HEADER + "rules:\n" + RULE + "    colour: red\n",
-                 "demo.group.thing: unknown key 'colour' (only keys starting x- are free)", id="unknown-rule-key"),
-    pytest.param(HEADER + "rulez: []\n", "(top level): unknown key 'rulez' (only keys starting x- are free)",
-                 id="unknown-top-level-key"),
-    pytest.param(HEADER + "rules:\n" + RULE.replace("applies_to: {kind: group}", "applies_to: {kindd: group}"),
-                 "demo.group.thing: applies_to: unknown key 'kindd'", id="unknown-selector-key"),
-    pytest.param(HEADER + "rules:\n" + RULE + "    basis: derived\n", "demo.group.thing: 'rationale' is a required property",
-                 id="derived-without-rationale"),
-    pytest.param(HEADER + "rules: [\n", "not valid YAML at line", id="bad-yaml"),
-    pytest.param("- 1\n- 2\n", "a pack must be a mapping, not list", id="not-a-mapping"),
-    pytest.param(HEADER + "rules:\n" + RULE + RULE, "demo.group.thing: rule id defined twice", id="duplicate-id"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        pytest.param(
+            HEADER + "rules:\n" + RULE.replace("attr_present", "attr_presnt"),
+            "demo.group.thing: check[0]: unknown primitive 'attr_presnt'",
+            id="unknown-primitive",
+        ),
+        pytest.param(
+            HEADER + "rules:\n" + RULE.replace("{key: thing}", "{key: thing, keyy: 1}"),
+            "demo.group.thing: check[0].attr_present: unknown option ('keyy' was unexpected)",
+            id="unknown-option",
+        ),
+        pytest.param(
+            HEADER + "rules:\n" + RULE.replace("{key: thing}", "{key: 3}"),
+            "demo.group.thing: check[0].attr_present.key: 3 is not of type 'string'",
+            id="bad-option-type",
+        ),
+        pytest.param(
+            HEADER + "rules:\n" + RULE.replace("    section: Things\n", ""),
+            "demo.group.thing: 'section' is a required property",
+            id="missing-rule-field",
+        ),
+        pytest.param(
+            HEADER + "rules:\n" + RULE.replace("level: SHOULD", "level: SHALL"),
+            "demo.group.thing: level: 'SHALL' is not one of",
+            id="bad-level",
+        ),
+        pytest.param(
+            HEADER + "rules:\n" + RULE + "    colour: red\n",
+            "demo.group.thing: unknown key 'colour' (only keys starting x- are free)",
+            id="unknown-rule-key",
+        ),
+        pytest.param(
+            HEADER + "rulez: []\n",
+            "(top level): unknown key 'rulez' (only keys starting x- are free)",
+            id="unknown-top-level-key",
+        ),
+        pytest.param(
+            HEADER + "rules:\n" + RULE.replace("applies_to: {kind: group}", "applies_to: {kindd: group}"),
+            "demo.group.thing: applies_to: unknown key 'kindd'",
+            id="unknown-selector-key",
+        ),
+        pytest.param(
+            HEADER + "rules:\n" + RULE + "    basis: derived\n",
+            "demo.group.thing: 'rationale' is a required property",
+            id="derived-without-rationale",
+        ),
+        pytest.param(HEADER + "rules: [\n", "not valid YAML at line", id="bad-yaml"),
+        pytest.param("- 1\n- 2\n", "a pack must be a mapping, not list", id="not-a-mapping"),
+        pytest.param(HEADER + "rules:\n" + RULE + RULE, "demo.group.thing: rule id defined twice", id="duplicate-id"),
+    ],
+)
 def test_load_pack_fails_with_file_rule_and_field(tmp_path, text, expected):
     path = write(tmp_path, text)
     with pytest.raises(PackError) as info:
@@ -78,12 +108,16 @@ def test_load_pack_passes_x_keys_at_top_and_in_rules(tmp_path):
 
 def test_load_pack_passes_extends_with_override(tmp_path):
     base = write(tmp_path, HEADER + "rules:\n" + RULE, "base.yaml")
-    child = write(tmp_path, """\
+    child = write(
+        tmp_path,
+        """\
         spec: {name: strict, title: Strict, version: "1.0", source: demo.md}
         extends: base.yaml
         overrides:
           demo.group.thing: {level: MUST}
-        """, "child.yaml")
+        """,
+        "child.yaml",
+    )
     assert base.exists()
     (rule,) = load_pack(child).rules
     assert rule.level is Level.MUST and rule.spec_level is Level.SHOULD
@@ -92,12 +126,15 @@ def test_load_pack_passes_extends_with_override(tmp_path):
 def test_load_pack_passes_extends_builtin_anndata(tmp_path):
     builtin = builtin_packs()[0]
     some = next(r for r in builtin.rules if r.level is Level.SHOULD)
-    child = write(tmp_path, f"""\
+    child = write(
+        tmp_path,
+        f"""\
         spec: {{name: mine, title: Mine, version: "1", source: x.md}}
         extends: anndata
         overrides:
           {some.id}: {{level: MUST}}
-        """)
+        """,
+    )
     pack = load_pack(child)
     got = {r.id: r for r in pack.rules}[some.id]
     assert (got.level, got.spec_level) == (Level.MUST, Level.SHOULD)
@@ -129,6 +166,7 @@ def test_packs_survive_pickling():
 
 
 # ---------------------------------------------------------------- packs_to_run: a pack that extends another replaces it
+
 
 def extending(tmp_path, name, extends, rules="rules: []\n", overrides=""):
     text = f'spec: {{name: {name}, title: {name}, version: "1", source: x.md}}\nextends: {extends}\n{overrides}{rules}'

@@ -10,10 +10,15 @@ from validator.engine.node_index import NodeIndex
 from validator.engine.run import find_scopes, subtree
 from validator.engine.selectors import matches, narrow
 
-SELECTION_CASES = ["anndata/h5ad/valid-every-element.h5ad", "anndata/zarr-v2/valid-every-element.zarr",
-                   "anndata/zarr-v3/valid-every-element.zarr", "h5seurat/valid-every-element.h5Seurat",
-                   "hdmf-zarr/zarr-v2/valid-every-element.zarr", "zarr/zarr-v2/valid-every-element.zarr",
-                   "cxg/cxg-0.3.0/valid-sparse-X.cxg"]
+SELECTION_CASES = [
+    "anndata/h5ad/valid-every-element.h5ad",
+    "anndata/zarr-v2/valid-every-element.zarr",
+    "anndata/zarr-v3/valid-every-element.zarr",
+    "h5seurat/valid-every-element.h5Seurat",
+    "hdmf-zarr/zarr-v2/valid-every-element.zarr",
+    "zarr/zarr-v2/valid-every-element.zarr",
+    "cxg/cxg-0.3.0/valid-sparse-X.cxg",
+]
 
 
 @pytest.mark.parametrize("case", SELECTION_CASES)
@@ -39,26 +44,34 @@ def test_node_index_never_drops_a_node_a_rule_selects(case):
         assert checked > 10
 
 
-@pytest.mark.parametrize("selector,expected", [
-    pytest.param({"name": ["c", "b"]}, ["/a/b", "/a/c"], id="name-literals-in-tree-order"),
-    pytest.param({"name": "?"}, None, id="name-glob-unbounded"),
-    pytest.param({"name": "*", "path": "/d"}, ["/d"], id="name-glob-then-path"),
-    pytest.param({"encoding-type": ["dataframe", "csr_matrix"]}, ["/a", "/e"], id="encoding-type"),
-    pytest.param({"parent": {"path": "/a"}}, ["/a/b", "/a/c"], id="parent-path"),
-    pytest.param({"parent": {"encoding-type": "dataframe"}}, ["/e/x"], id="parent-encoding-type"),
-    pytest.param({"parent": {"kind": "group"}}, None, id="parent-unbounded"),
-    pytest.param({"kind": "array", "root": False}, None, id="root-false-unbounded"),
-    pytest.param({"root": True}, ["/"], id="root"),
-    pytest.param({"path": "/a/*"}, ["/a/b", "/a/c"], id="glob-prefix"),
-    pytest.param({"path": ["/a/**", "/d"]}, ["/a/b", "/a/c", "/d"], id="glob-and-literal"),
-    pytest.param({"path": ["/d", "/a"]}, ["/a", "/d"], id="path-literals-in-tree-order"),
-    pytest.param({"any_of": [{"root": True}, {"name": "d"}]}, ["/", "/d"], id="any-of-bounded"),
-    pytest.param({"any_of": [{"root": True}, {"kind": "array"}]}, None, id="any-of-unbounded"),
-    pytest.param({"path": "/**"}, None, id="glob-without-prefix"),
-])
+@pytest.mark.parametrize(
+    "selector,expected",
+    [
+        pytest.param({"name": ["c", "b"]}, ["/a/b", "/a/c"], id="name-literals-in-tree-order"),
+        pytest.param({"name": "?"}, None, id="name-glob-unbounded"),
+        pytest.param({"name": "*", "path": "/d"}, ["/d"], id="name-glob-then-path"),
+        pytest.param({"encoding-type": ["dataframe", "csr_matrix"]}, ["/a", "/e"], id="encoding-type"),
+        pytest.param({"parent": {"path": "/a"}}, ["/a/b", "/a/c"], id="parent-path"),
+        pytest.param({"parent": {"encoding-type": "dataframe"}}, ["/e/x"], id="parent-encoding-type"),
+        pytest.param({"parent": {"kind": "group"}}, None, id="parent-unbounded"),
+        pytest.param({"kind": "array", "root": False}, None, id="root-false-unbounded"),
+        pytest.param({"root": True}, ["/"], id="root"),
+        pytest.param({"path": "/a/*"}, ["/a/b", "/a/c"], id="glob-prefix"),
+        pytest.param({"path": ["/a/**", "/d"]}, ["/a/b", "/a/c", "/d"], id="glob-and-literal"),
+        pytest.param({"path": ["/d", "/a"]}, ["/a", "/d"], id="path-literals-in-tree-order"),
+        pytest.param({"any_of": [{"root": True}, {"name": "d"}]}, ["/", "/d"], id="any-of-bounded"),
+        pytest.param({"any_of": [{"root": True}, {"kind": "array"}]}, None, id="any-of-unbounded"),
+        pytest.param({"path": "/**"}, None, id="glob-without-prefix"),
+    ],
+)
 def test_node_index_narrows_by_each_indexed_condition(selector, expected):
-    t = tree({"a": {"@attrs": {"encoding-type": "csr_matrix"}, "b": Arr(np.arange(3)), "c": Arr(np.arange(3))},
-              "d": Arr(np.arange(2)), "e": {"@attrs": {"encoding-type": "dataframe"}, "x": Arr(np.arange(2))}})
+    t = tree(
+        {
+            "a": {"@attrs": {"encoding-type": "csr_matrix"}, "b": Arr(np.arange(3)), "c": Arr(np.arange(3))},
+            "d": Arr(np.arange(2)),
+            "e": {"@attrs": {"encoding-type": "dataframe"}, "x": Arr(np.arange(2))},
+        }
+    )
     s = scope(t)
     members = list(subtree(t.root))
     got = narrow(selector, NodeIndex(s, members))

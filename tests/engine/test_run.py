@@ -15,17 +15,31 @@ from validator.report.model import Level, Status
 
 
 def rule(rid, applies_to, *steps, message=None, level=Level.MUST):
-    return Rule(id=rid, level=level, spec_level=level, clause=f"clause of {rid}", section="S", spec_version="1",
-                applies_to=applies_to, check=tuple(CheckStep(n, o) for n, o in steps), pack="t", message=message)
+    return Rule(
+        id=rid,
+        level=level,
+        spec_level=level,
+        clause=f"clause of {rid}",
+        section="S",
+        spec_version="1",
+        applies_to=applies_to,
+        check=tuple(CheckStep(n, o) for n, o in steps),
+        pack="t",
+        message=message,
+    )
+
 
 def csr(indptr=(0, 2, 3, 5), indices=(0, 1, 0, 0, 1)):
     return {
-        "X": {"@attrs": {"encoding-type": "csr_matrix", "shape": [3, 2]},
-              "indptr": Arr(np.array(indptr), chunks=(2,)),
-              "indices": Arr(np.array(indices), chunks=(2,)),
-              "data": Arr(np.ones(len(indices)), chunks=(2,))},
+        "X": {
+            "@attrs": {"encoding-type": "csr_matrix", "shape": [3, 2]},
+            "indptr": Arr(np.array(indptr), chunks=(2,)),
+            "indices": Arr(np.array(indices), chunks=(2,)),
+            "data": Arr(np.ones(len(indices)), chunks=(2,)),
+        },
         "other": Arr(np.arange(100), chunks=(10,)),
     }
+
 
 INDPTR = {"kind": "array", "name": "indptr"}
 RULES = [
@@ -36,12 +50,15 @@ RULES = [
     rule("t.csr.group", {"encoding-type": "csr_matrix"}, ("child_present", {"names": ["indptr", "indices", "data"]})),
 ]
 
+
 def run(t, rules=RULES, selection=Selection(), block_elements=2):
     return {r.rule.id: r for r in iter_results(t, [pack(rules)], selection, block_elements=block_elements)}
+
 
 def test_iter_results_passes_every_rule_on_valid_tree():
     results = run(tree(csr()))
     assert {k: v.status for k, v in results.items()} == {r.id: Status.PASSED for r in RULES}
+
 
 def test_iter_results_passes_reading_each_array_once_for_several_rules():
     t = tree(csr())
@@ -49,10 +66,12 @@ def test_iter_results_passes_reading_each_array_once_for_several_rules():
     # indptr is needed by three rules (monotonic, start, end), indices by one: each block read once.
     assert t.block_reads == {"/X/indptr": [(0, 2), (2, 4)], "/X/indices": [(0, 2), (2, 4), (4, 5)]}
 
+
 def test_iter_results_passes_array_no_rule_needs_is_never_read():
     t = tree(csr())
     run(t)
     assert "/other" not in t.block_reads and "/X/data" not in t.block_reads
+
 
 def test_iter_results_passes_metadata_only_selection_reads_no_block():
     t = tree(csr())
@@ -60,11 +79,13 @@ def test_iter_results_passes_metadata_only_selection_reads_no_block():
     assert list(results) == ["t.csr.group"]
     assert t.block_reads == {}
 
+
 def test_iter_results_passes_edges_only_rule_reads_only_edge_blocks():
     t = tree({"a": Arr(np.arange(100), chunks=(10,))})
     (r,) = iter_results(t, [pack([rule("t.a.end", {"name": "a"}, ("last_value_equals", {"equals": 99}))])], block_elements=10)
     assert r.status is Status.PASSED
     assert t.block_reads == {"/a": [(0, 10), (90, 100)]}
+
 
 def test_iter_results_fails_with_exact_index_of_decrease():
     results = run(tree(csr(indptr=(0, 3, 2, 5))))
@@ -74,6 +95,7 @@ def test_iter_results_fails_with_exact_index_of_decrease():
     assert (f.path, f.index, f.details["previous"], f.details["value"]) == ("/X/indptr", (2,), 3, 2)
     assert results["t.csr.indptr-start"].status is Status.PASSED
 
+
 def test_iter_results_not_applicable_when_referenced_node_missing():
     spec = csr()
     del spec["X"]["indices"]
@@ -81,15 +103,18 @@ def test_iter_results_not_applicable_when_referenced_node_missing():
     assert r.status is Status.NOT_APPLICABLE
     assert "../indices" in r.reason
 
+
 def test_iter_results_not_applicable_when_no_node_selected():
     r = run(tree({"g": {}}))["t.csr.indptr-monotonic"]
     assert r.status is Status.NOT_APPLICABLE and r.nodes_checked == 0
+
 
 def test_iter_results_not_applicable_for_wrong_dtype_kind():
     spec = csr()
     spec["X"]["indptr"] = Arr(np.array(["a", "b"]))
     r = run(tree(spec))["t.csr.indptr-monotonic"]
     assert r.status is Status.NOT_APPLICABLE and "dtype kinds" in r.reason
+
 
 @pytest.fixture
 def exploding_primitive():
@@ -100,6 +125,7 @@ def exploding_primitive():
 
     yield "explodes_for_test"
     registry._REGISTRY.pop("explodes_for_test", None)
+
 
 @pytest.fixture
 def partly_checkable_primitive():
@@ -117,8 +143,10 @@ def partly_checkable_primitive():
 
 
 def test_iter_results_passes_but_names_the_nodes_it_could_not_check(partly_checkable_primitive):
-    rules = [rule("t.x.partly", {"kind": "array"}, (partly_checkable_primitive, {})),
-             rule("t.x.plain-na", {"kind": "array", "name": "indices"}, ("first_value_equals", {"equals": {"node": "../gone"}}))]
+    rules = [
+        rule("t.x.partly", {"kind": "array"}, (partly_checkable_primitive, {})),
+        rule("t.x.plain-na", {"kind": "array", "name": "indices"}, ("first_value_equals", {"equals": {"node": "../gone"}})),
+    ]
     results = run(tree(csr()), rules)
     partly = results["t.x.partly"]
     assert partly.status is Status.PASSED and partly.nodes_checked == 3  # indptr, data, other
@@ -135,10 +163,12 @@ def test_iter_results_error_when_primitive_raises(exploding_primitive):
     assert r.reason == "explodes_for_test: ZeroDivisionError: boom"
     assert results["t.csr.group"].status is Status.PASSED
 
+
 def test_iter_results_unreadable_array_is_reported_once_and_not_checked(monkeypatch):
     """An array that cannot be read is an unreadable record of the tree; the clauses needing it name it as not
     checked, and keep their verdicts on the other nodes."""
     from memory_tree import MemoryNode
+
     from validator.nodes.base import NodeError
 
     def broken(self, rows):
@@ -153,15 +183,18 @@ def test_iter_results_unreadable_array_is_reported_once_and_not_checked(monkeypa
         assert ("/X/indptr", "cannot read data (broken)") in [(p.key, p.message) for p in t.problems]
         assert results["t.csr.group"].status is Status.PASSED
 
+
 def test_iter_results_passes_message_template_stamped_by_engine():
     rules = [rule("t.csr.m", INDPTR, ("non_decreasing", {}), message="{path}: {detail} [{previous}] {0.__class__}")]
     (f,) = run(tree(csr(indptr=(0, 3, 2, 5))), rules)["t.csr.m"].findings
     assert f.message == "/X/indptr: decreases at index 2: 3 -> 2 (1 decrease(s) in all) [3] {0.__class__}"
 
+
 def test_iter_results_fails_stop_at_first_failing_step():
     rules = [rule("t.x.steps", INDPTR, ("first_value_equals", {"equals": 1}), ("non_decreasing", {}))]
     r = run(tree(csr(indptr=(0, 3, 2, 5))), rules)["t.x.steps"]
     assert [f.message.split(",")[0] for f in r.findings] == ["first element is 0"]
+
 
 @pytest.fixture
 def count_hdf5_reads(monkeypatch):
@@ -178,6 +211,7 @@ def count_hdf5_reads(monkeypatch):
     monkeypatch.setattr(HDF5Node, "read_block", read_block)
     return reads
 
+
 def test_validate_passes_real_file_each_block_read_at_most_once(count_hdf5_reads, valid_h5ad):
     import validator
 
@@ -188,6 +222,7 @@ def test_validate_passes_real_file_each_block_read_at_most_once(count_hdf5_reads
     assert all(len(rows) == len(set(rows)) for rows in reads.values()), reads
     assert "/X/data" not in reads  # no rule looks at the values of data
 
+
 @pytest.mark.parametrize("jobs", [1, 2, 4])
 def test_validate_passes_real_file_metadata_only_selection_reads_no_chunk(count_hdf5_reads, valid_h5ad, jobs):
     import validator
@@ -196,12 +231,16 @@ def test_validate_passes_real_file_metadata_only_selection_reads_no_chunk(count_
     assert report.results
     assert count_hdf5_reads == {}
 
-@pytest.mark.parametrize("statuses,expected", [
-    pytest.param([Status.PASSED, Status.FAILED, Status.ERROR, Status.NOT_APPLICABLE], Status.FAILED, id="failed-wins"),
-    pytest.param([Status.PASSED, Status.ERROR, Status.NOT_APPLICABLE], Status.ERROR, id="error-over-passed"),
-    pytest.param([Status.NOT_APPLICABLE, Status.PASSED], Status.PASSED, id="passed-over-not-applicable"),
-    pytest.param([Status.NOT_APPLICABLE], Status.NOT_APPLICABLE, id="not-applicable"),
-])
+
+@pytest.mark.parametrize(
+    "statuses,expected",
+    [
+        pytest.param([Status.PASSED, Status.FAILED, Status.ERROR, Status.NOT_APPLICABLE], Status.FAILED, id="failed-wins"),
+        pytest.param([Status.PASSED, Status.ERROR, Status.NOT_APPLICABLE], Status.ERROR, id="error-over-passed"),
+        pytest.param([Status.NOT_APPLICABLE, Status.PASSED], Status.PASSED, id="passed-over-not-applicable"),
+        pytest.param([Status.NOT_APPLICABLE], Status.NOT_APPLICABLE, id="not-applicable"),
+    ],
+)
 def test_aggregate_passes_status_priority(statuses, expected):
     from validator.engine.run import Evaluation, Outcome, aggregate
     from validator.report.model import Finding
@@ -218,11 +257,13 @@ def test_aggregate_passes_status_priority(statuses, expected):
     assert result.nodes_checked == sum(s in (Status.PASSED, Status.FAILED) for s in statuses)
     assert all(f.path.startswith("/a") for f in result.findings)
 
+
 def test_aggregate_passes_caps_findings_and_counts_all():
     t = tree({"a": Arr(np.arange(50)[::-1].copy(), chunks=(5,))})
     rules = [rule("t.a.m", {"name": "a"}, ("non_decreasing", {"max_examples": 30}))]
     (r,) = iter_results(t, [pack(rules)], max_findings=4)
     assert len(r.findings) == 4 and r.finding_count == 30
+
 
 def test_iter_results_keeps_one_id_of_two_packs_apart():
     # Keyed by id alone, the second pack's evaluations overwrote the first's and both results showed them.
@@ -231,7 +272,10 @@ def test_iter_results_keeps_one_id_of_two_packs_apart():
     elsewhere = rule("t.csr.indptr-monotonic", {"name": "no-such-node"}, ("non_decreasing", {}))._replace(pack="b")
     results = iter_results(t, [pack([strict], name="a"), pack([elsewhere], name="b")])
     assert [(r.rule.key, r.status) for r in results] == [
-        (("a", "t.csr.indptr-monotonic"), Status.FAILED), (("b", "t.csr.indptr-monotonic"), Status.NOT_APPLICABLE)]
+        (("a", "t.csr.indptr-monotonic"), Status.FAILED),
+        (("b", "t.csr.indptr-monotonic"), Status.NOT_APPLICABLE),
+    ]
+
 
 def test_iter_results_reports_a_pack_given_twice_once():
     t = tree(csr(indptr=(0, 3, 2, 5)))

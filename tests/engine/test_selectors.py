@@ -10,16 +10,19 @@ from memory_tree import scope, tree
 from validator.engine.selectors import describe, matches, path_matches
 
 
-@pytest.mark.parametrize("path,pattern,expected", [
-    pytest.param("/obs", "/obs", True, id="path-passes-exact"),
-    pytest.param("/layers/counts", "/layers/*", True, id="path-passes-star-one-segment"),
-    pytest.param("/layers/a/b", "/layers/*", False, id="path-fails-star-not-two-segments"),
-    pytest.param("/uns/a/b/c", "/uns/**", True, id="path-passes-double-star-many-segments"),
-    pytest.param("/uns", "/uns/**", False, id="path-fails-double-star-needs-one-segment"),
-    pytest.param("/obsx", "/obs", False, id="path-fails-longer-name"),
-    pytest.param("/a.b", "/a.b", True, id="path-passes-dot-literal"),
-    pytest.param("/axb", "/a.b", False, id="path-fails-dot-is-not-wildcard"),
-])
+@pytest.mark.parametrize(
+    "path,pattern,expected",
+    [
+        pytest.param("/obs", "/obs", True, id="path-passes-exact"),
+        pytest.param("/layers/counts", "/layers/*", True, id="path-passes-star-one-segment"),
+        pytest.param("/layers/a/b", "/layers/*", False, id="path-fails-star-not-two-segments"),
+        pytest.param("/uns/a/b/c", "/uns/**", True, id="path-passes-double-star-many-segments"),
+        pytest.param("/uns", "/uns/**", False, id="path-fails-double-star-needs-one-segment"),
+        pytest.param("/obsx", "/obs", False, id="path-fails-longer-name"),
+        pytest.param("/a.b", "/a.b", True, id="path-passes-dot-literal"),
+        pytest.param("/axb", "/a.b", False, id="path-fails-dot-is-not-wildcard"),
+    ],
+)
 def test_path_matches(path, pattern, expected):
     assert path_matches(path, pattern) is expected
 
@@ -32,30 +35,33 @@ T = {
 }
 
 
-@pytest.mark.parametrize("path,selector,expected", [
-    pytest.param("/X/indptr", {"kind": "array", "name": "indptr"}, True, id="kind-name-passes"),
-    pytest.param("/X/indptr", {"kind": "group"}, False, id="kind-fails"),
-    pytest.param("/X/indptr", {"name": "ind*"}, True, id="name-passes-glob"),
-    pytest.param("/X/indptr", {"parent": {"encoding-type": ["csr_matrix", "csc_matrix"]}}, True, id="parent-passes"),
-    pytest.param("/obs/col", {"parent": {"encoding-type": "csr_matrix"}}, False, id="parent-fails"),
-    pytest.param("/", {"parent": {"kind": "group"}}, False, id="parent-fails-at-root"),
-    pytest.param("/X", {"encoding-version": "==0.1.0"}, True, id="encoding-version-passes-equal"),
-    pytest.param("/obs", {"encoding-version": ">=0.1,<0.3"}, True, id="encoding-version-passes-range"),
-    pytest.param("/obs", {"encoding-version": "==0.1.0"}, False, id="encoding-version-fails-other"),
-    pytest.param("/raw", {"encoding-version": ">=0"}, False, id="encoding-version-fails-not-a-version"),
-    pytest.param("/X/indptr", {"encoding-version": ">=0"}, False, id="encoding-version-fails-absent"),
-    pytest.param("/obs", {"any_of": [{"path": "/X"}, {"path": "/obs"}]}, True, id="any_of-passes-second"),
-    pytest.param("/raw", {"any_of": [{"path": "/X"}, {"path": "/obs"}]}, False, id="any_of-fails-none"),
-    pytest.param("/obs", {"not": {"path": "/obs"}}, False, id="not-fails"),
-    pytest.param("/raw", {"not": {"path": "/obs"}}, True, id="not-passes"),
-    pytest.param("/X", {"storage_format": "zarr-*"}, True, id="storage_format-passes-glob"),
-    pytest.param("/X", {"storage_format": "hdf5"}, False, id="storage_format-fails"),
-    pytest.param("/", {"root": True}, True, id="root-passes"),
-    pytest.param("/X", {"has_attrs": ["shape"], "lacks_attrs": "ordered"}, True, id="has-lacks-attrs-passes"),
-    pytest.param("/X", {"attrs": {"shape": [2, 3]}}, False, id="attrs-fails-value"),
-    pytest.param("/X", {"has_children": "indptr"}, True, id="has_children-passes"),
-    pytest.param("/X", {}, True, id="empty-selector-passes"),
-])
+@pytest.mark.parametrize(
+    "path,selector,expected",
+    [
+        pytest.param("/X/indptr", {"kind": "array", "name": "indptr"}, True, id="kind-name-passes"),
+        pytest.param("/X/indptr", {"kind": "group"}, False, id="kind-fails"),
+        pytest.param("/X/indptr", {"name": "ind*"}, True, id="name-passes-glob"),
+        pytest.param("/X/indptr", {"parent": {"encoding-type": ["csr_matrix", "csc_matrix"]}}, True, id="parent-passes"),
+        pytest.param("/obs/col", {"parent": {"encoding-type": "csr_matrix"}}, False, id="parent-fails"),
+        pytest.param("/", {"parent": {"kind": "group"}}, False, id="parent-fails-at-root"),
+        pytest.param("/X", {"encoding-version": "==0.1.0"}, True, id="encoding-version-passes-equal"),
+        pytest.param("/obs", {"encoding-version": ">=0.1,<0.3"}, True, id="encoding-version-passes-range"),
+        pytest.param("/obs", {"encoding-version": "==0.1.0"}, False, id="encoding-version-fails-other"),
+        pytest.param("/raw", {"encoding-version": ">=0"}, False, id="encoding-version-fails-not-a-version"),
+        pytest.param("/X/indptr", {"encoding-version": ">=0"}, False, id="encoding-version-fails-absent"),
+        pytest.param("/obs", {"any_of": [{"path": "/X"}, {"path": "/obs"}]}, True, id="any_of-passes-second"),
+        pytest.param("/raw", {"any_of": [{"path": "/X"}, {"path": "/obs"}]}, False, id="any_of-fails-none"),
+        pytest.param("/obs", {"not": {"path": "/obs"}}, False, id="not-fails"),
+        pytest.param("/raw", {"not": {"path": "/obs"}}, True, id="not-passes"),
+        pytest.param("/X", {"storage_format": "zarr-*"}, True, id="storage_format-passes-glob"),
+        pytest.param("/X", {"storage_format": "hdf5"}, False, id="storage_format-fails"),
+        pytest.param("/", {"root": True}, True, id="root-passes"),
+        pytest.param("/X", {"has_attrs": ["shape"], "lacks_attrs": "ordered"}, True, id="has-lacks-attrs-passes"),
+        pytest.param("/X", {"attrs": {"shape": [2, 3]}}, False, id="attrs-fails-value"),
+        pytest.param("/X", {"has_children": "indptr"}, True, id="has_children-passes"),
+        pytest.param("/X", {}, True, id="empty-selector-passes"),
+    ],
+)
 def test_matches(path, selector, expected):
     t = tree(T, format="zarr-v2")
     assert matches(selector, t.get(path), scope(t)) is expected
@@ -82,10 +88,38 @@ def test_describe_passes_path_lists_root_and_attributes_in_words():
     assert "//" not in describe({"path": ["/obs", "/var"], "root": False})
 
 
-VERSIONS = ["0.1.0", "0.1", "0.2.0", "0.10.0", "1", "1.0.0.0", "0.1.0rc1", "0.1.0.post1", "0.1.0+local", "0.1.0.dev3", "v0.1.0",
-            "banana", ""]
-SPECIFIERS = ["==0.1.0", "==0.1", "!=0.1.0", ">=0.1.0", ">0.1.0", "<0.2", "<=0.2.0", ">=0.1.0,<0.3", " >= 0.1 , < 1 ",
-              "==0.1.*", "~=0.1", "===0.1.0", ">=0.1.0rc1", "", "nonsense"]
+VERSIONS = [
+    "0.1.0",
+    "0.1",
+    "0.2.0",
+    "0.10.0",
+    "1",
+    "1.0.0.0",
+    "0.1.0rc1",
+    "0.1.0.post1",
+    "0.1.0+local",
+    "0.1.0.dev3",
+    "v0.1.0",
+    "banana",
+    "",
+]
+SPECIFIERS = [
+    "==0.1.0",
+    "==0.1",
+    "!=0.1.0",
+    ">=0.1.0",
+    ">0.1.0",
+    "<0.2",
+    "<=0.2.0",
+    ">=0.1.0,<0.3",
+    " >= 0.1 , < 1 ",
+    "==0.1.*",
+    "~=0.1",
+    "===0.1.0",
+    ">=0.1.0rc1",
+    "",
+    "nonsense",
+]
 
 
 @pytest.mark.parametrize("spec", SPECIFIERS)

@@ -36,10 +36,22 @@ def main(argv: list[str] | None = None) -> int:
         if done % 100 == 0:
             print(f"... {done}/{args.n} in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
 
-    results = runner.fuzz(args.n, args.seed, root, args.jobs, args.timeout, args.peak_mb,
-                          tuple(args.format or mutators.FORMATS), args.start, progress, args.keep)
-    print(f"\nseed {args.seed}, inputs {args.start}..{args.start + args.n - 1}, {time.monotonic() - started:.0f} s; "
-          f"inputs with defects kept under {root}")
+    results = runner.fuzz(
+        args.n,
+        args.seed,
+        root,
+        args.jobs,
+        args.timeout,
+        args.peak_mb,
+        tuple(args.format or mutators.FORMATS),
+        args.start,
+        progress,
+        args.keep,
+    )
+    print(
+        f"\nseed {args.seed}, inputs {args.start}..{args.start + args.n - 1}, {time.monotonic() - started:.0f} s; "
+        f"inputs with defects kept under {root}"
+    )
     print(runner.tally(results))
     return 1 if any(r.defects for r in results) else 0
 

@@ -244,7 +244,7 @@ def overwrite_range(t: Target) -> str:
     start = t.rng.randrange(len(data))
     n = min(len(data) - start, t.rng.choice((4, 8, 64, 512)))
     fill = t.rng.choice((b"\x00", b"\xff", None))
-    data[start:start + n] = fill * n if fill else bytes(t.rng.randrange(256) for _ in range(n))
+    data[start : start + n] = fill * n if fill else bytes(t.rng.randrange(256) for _ in range(n))
     p.write_bytes(bytes(data))
     return f"overwrite {n} bytes at {start} of {p.name}"
 
@@ -277,13 +277,26 @@ def _attr_value(rng: random.Random) -> Any:
     import numpy as np
 
     choices = [
-        lambda: 7, lambda: -1, lambda: 2**62, lambda: 1.5, lambda: float("nan"), lambda: True,
-        lambda: np.array([1, 2, 3]), lambda: np.zeros((2, 2)), lambda: b"bytes\xff\xfe",
-        lambda: "x" * rng.choice((1, 1000, 70000)), lambda: np.array(["a", "b"], dtype=object),
-        lambda: np.array([b"a", b"bb"]), lambda: "", lambda: np.array([], dtype="<f8"),
+        lambda: 7,
+        lambda: -1,
+        lambda: 2**62,
+        lambda: 1.5,
+        lambda: float("nan"),
+        lambda: True,
+        lambda: np.array([1, 2, 3]),
+        lambda: np.zeros((2, 2)),
+        lambda: b"bytes\xff\xfe",
+        lambda: "x" * rng.choice((1, 1000, 70000)),
+        lambda: np.array(["a", "b"], dtype=object),
+        lambda: np.array([b"a", b"bb"]),
+        lambda: "",
+        lambda: np.array([], dtype="<f8"),
         lambda: np.array([(1, 2.0)], dtype=[("a", "<i4"), ("b", "<f8")]),
-        lambda: "[" * 5000 + "]" * 5000, lambda: "0.1.0\x00", lambda: np.float16(3),
-        lambda: np.array([1 + 2j]), lambda: np.datetime64("2020-01-01").astype("<i8"),
+        lambda: "[" * 5000 + "]" * 5000,
+        lambda: "0.1.0\x00",
+        lambda: np.float16(3),
+        lambda: np.array([1 + 2j]),
+        lambda: np.datetime64("2020-01-01").astype("<i8"),
     ]
     return rng.choice(choices)()
 
@@ -294,7 +307,11 @@ def hdf5_attribute_type(t: Target) -> str:
         name = t.pick(["/"] + _h5_items(f))
         obj = f[name]
         keys = list(obj.attrs.keys())
-        key = t.rng.choice(keys + ["encoding-type", "encoding-version", "shape", "_index", "column-order"]) if keys else "encoding-type"
+        key = (
+            t.rng.choice(keys + ["encoding-type", "encoding-version", "shape", "_index", "column-order"])
+            if keys
+            else "encoding-type"
+        )
         value = _attr_value(t.rng)
         try:
             if key in obj.attrs:
@@ -361,8 +378,9 @@ def hdf5_external_storage(t: Target) -> str:
         if name in f:
             del f[name]
         n = t.rng.choice((4, 16, 64))
-        ds = f.create_dataset(name, shape=(n,), dtype=t.rng.choice(("<i8", "|u1", "<f4")),
-                              external=[(str(t.canary.text), 0, n * 8)])
+        ds = f.create_dataset(
+            name, shape=(n,), dtype=t.rng.choice(("<i8", "|u1", "<f4")), external=[(str(t.canary.text), 0, n * 8)]
+        )
         ds.attrs["encoding-type"], ds.attrs["encoding-version"] = "array", "0.2.0"
     return f"external storage dataset {name} -> canary"
 
@@ -421,8 +439,9 @@ def hdf5_huge_shape(t: Target) -> str:
         shape = t.rng.choice(((2**40,), (2**25, 2**25), (2**50,), (2**31, 3), (2**62,)))
         chunks = tuple(min(s, c) for s, c in zip(shape, t.rng.choice(((2**20,), (1,), (1024, 1024), (2**16, 2**16))) * 2))
         try:
-            ds = f.create_dataset(name, shape=shape, dtype=t.rng.choice(("<i8", "<f4", "|u1")), chunks=chunks,
-                                  fillvalue=t.rng.choice((0, 1, 7)))
+            ds = f.create_dataset(
+                name, shape=shape, dtype=t.rng.choice(("<i8", "<f4", "|u1")), chunks=chunks, fillvalue=t.rng.choice((0, 1, 7))
+            )
         except Exception as exc:
             raise Skip(f"h5py refused the shape ({exc})") from None
         ds.attrs["encoding-type"], ds.attrs["encoding-version"] = "array", "0.2.0"
@@ -512,9 +531,35 @@ def _set(doc: Any, path: tuple, value: Any) -> Any:
     return doc
 
 
-JSON_VALUES: list[Any] = [None, True, False, 0, -1, 1, 2**31, 2**64, -2**63, 1.5, 1e308, "", "x", "NaN", "<f8", "|O",
-                          [], {}, [0], [-1], [2**40], ["a"], {"id": "zlib"}, {"id": "pickle"}, {"a": {"b": []}},
-                          "\u0000\ud7ff", "é" * 10]
+JSON_VALUES: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    2**31,
+    2**64,
+    -(2**63),
+    1.5,
+    1e308,
+    "",
+    "x",
+    "NaN",
+    "<f8",
+    "|O",
+    [],
+    {},
+    [0],
+    [-1],
+    [2**40],
+    ["a"],
+    {"id": "zlib"},
+    {"id": "pickle"},
+    {"a": {"b": []}},
+    "\u0000\ud7ff",
+    "é" * 10,
+]
 
 
 @mutator("zarr-v2", "zarr-v3", "zip")
@@ -593,21 +638,62 @@ def json_huge_chunks(t: Target) -> str:
 def json_codec_swap(t: Target) -> str:
     p = t.pick(_array_documents(t))
     doc = _load(p)
-    ids = ["zlib", "gzip", "bz2", "lzma", "zstd", "blosc", "lz4", "pickle", "msgpack2", "categorize", "nope", "shuffle",
-           "delta", "fixedscaleoffset", "astype", "quantize", "crc32", "adler32", "fletcher32", "json2", "vlen-utf8"]
+    ids = [
+        "zlib",
+        "gzip",
+        "bz2",
+        "lzma",
+        "zstd",
+        "blosc",
+        "lz4",
+        "pickle",
+        "msgpack2",
+        "categorize",
+        "nope",
+        "shuffle",
+        "delta",
+        "fixedscaleoffset",
+        "astype",
+        "quantize",
+        "crc32",
+        "adler32",
+        "fletcher32",
+        "json2",
+        "vlen-utf8",
+    ]
     if p.name == ".zarray":
         key = t.rng.choice(("compressor", "filters"))
         codec = {"id": t.rng.choice(ids)}
         if codec["id"] in ("delta", "fixedscaleoffset", "astype", "quantize"):
-            codec.update({"dtype": "<f8", "astype": "<i2", "encode_dtype": "<i2", "decode_dtype": "<f8", "scale": 1,
-                          "offset": 0, "digits": 2})
+            codec.update(
+                {
+                    "dtype": "<f8",
+                    "astype": "<i2",
+                    "encode_dtype": "<i2",
+                    "decode_dtype": "<f8",
+                    "scale": 1,
+                    "offset": 0,
+                    "digits": 2,
+                }
+            )
         doc[key] = codec if key == "compressor" else [codec]
     else:
-        names = ["bytes", "gzip", "zstd", "blosc", "crc32c", "transpose", "sharding_indexed", "vlen-utf8", "numcodecs.zlib",
-                 "nope"]
-        codecs = [{"name": t.rng.choice(names), "configuration": t.rng.choice(({}, {"level": 1}, {"endian": "big"},
-                                                                               {"order": [0]}))}
-                  for _ in range(t.rng.randrange(1, 4))]
+        names = [
+            "bytes",
+            "gzip",
+            "zstd",
+            "blosc",
+            "crc32c",
+            "transpose",
+            "sharding_indexed",
+            "vlen-utf8",
+            "numcodecs.zlib",
+            "nope",
+        ]
+        codecs = [
+            {"name": t.rng.choice(names), "configuration": t.rng.choice(({}, {"level": 1}, {"endian": "big"}, {"order": [0]}))}
+            for _ in range(t.rng.randrange(1, 4))
+        ]
         doc["codecs"] = codecs
     p.write_text(json.dumps(doc))
     return f"{p.relative_to(t.path)}: codecs changed"
@@ -615,7 +701,7 @@ def json_codec_swap(t: Target) -> str:
 
 @mutator("zarr-v2", "zarr-v3", "zip")
 def json_sharding(t: Target) -> str:
-    if t.format == "zarr-v2" or t.format == "zip" and not any(p.name == "zarr.json" for p in _documents(t)):
+    if t.format == "zarr-v2" or (t.format == "zip" and not any(p.name == "zarr.json" for p in _documents(t))):
         raise Skip("v3 only")
     p = t.pick(_array_documents(t))
     doc = _load(p)
@@ -623,11 +709,17 @@ def json_sharding(t: Target) -> str:
     outer = [max(1, s) for s in shape] or [1]
     inner = [t.rng.choice((1, 2, 2**20)) for _ in outer]
     doc["chunk_grid"] = {"name": "regular", "configuration": {"chunk_shape": outer}}
-    doc["codecs"] = [{"name": "sharding_indexed", "configuration": {
-        "chunk_shape": inner, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
-                                         {"name": t.rng.choice(("gzip", "zstd"))}],
-        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
-        "index_location": t.rng.choice(("start", "end"))}}]
+    doc["codecs"] = [
+        {
+            "name": "sharding_indexed",
+            "configuration": {
+                "chunk_shape": inner,
+                "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": t.rng.choice(("gzip", "zstd"))}],
+                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+                "index_location": t.rng.choice(("start", "end")),
+            },
+        }
+    ]
     p.write_text(json.dumps(doc))
     for q in p.parent.rglob("*"):  # the chunks written before no longer match: some become bombs
         if q.is_file() and q.name != "zarr.json" and t.rng.random() < 0.5:
@@ -649,13 +741,42 @@ def json_dtype_swap(t: Target) -> str:
     p = t.pick(_array_documents(t))
     doc = _load(p)
     if p.name == ".zarray":
-        doc["dtype"] = t.rng.choice(("<f8", ">i2", "|O", "<U3", "|S0", "<M8", "<M8[ns]", "|V0", "|b1", "<c16", "<U0",
-                                     [["a", "<i4"], ["b", "|S2", [2]]], [["a", [["b", "<i4"]]]], "<i16", "zz", "|O8"))
+        doc["dtype"] = t.rng.choice(
+            (
+                "<f8",
+                ">i2",
+                "|O",
+                "<U3",
+                "|S0",
+                "<M8",
+                "<M8[ns]",
+                "|V0",
+                "|b1",
+                "<c16",
+                "<U0",
+                [["a", "<i4"], ["b", "|S2", [2]]],
+                [["a", [["b", "<i4"]]]],
+                "<i16",
+                "zz",
+                "|O8",
+            )
+        )
     else:
-        doc["data_type"] = t.rng.choice(("float64", "int8", "string", "bool", "complex128", "r8", "r0", "nope",
-                                         {"name": "fixed_length_utf32", "configuration": {"length_bytes": 3}},
-                                         {"name": "numpy.datetime64", "configuration": {"unit": "zz"}},
-                                         {"name": "structured", "configuration": {"fields": [["a", "int8"]]}}))
+        doc["data_type"] = t.rng.choice(
+            (
+                "float64",
+                "int8",
+                "string",
+                "bool",
+                "complex128",
+                "r8",
+                "r0",
+                "nope",
+                {"name": "fixed_length_utf32", "configuration": {"length_bytes": 3}},
+                {"name": "numpy.datetime64", "configuration": {"unit": "zz"}},
+                {"name": "structured", "configuration": {"fields": [["a", "int8"]]}},
+            )
+        )
     p.write_text(json.dumps(doc))
     return f"{p.relative_to(t.path)}: dtype changed"
 
@@ -667,7 +788,7 @@ def json_nan_tokens(t: Target) -> str:
     numbers = list(re.finditer(r"(?<=[:\[,\s])-?\d+(\.\d+)?(?=[,\]\}\s])", text))
     m = t.pick(numbers)
     token = t.rng.choice(("NaN", "Infinity", "-Infinity", "1e999", "-0", "1" + "0" * 5000))
-    p.write_text(text[:m.start()] + token + text[m.end():])
+    p.write_text(text[: m.start()] + token + text[m.end() :])
     return f"{p.relative_to(t.path)}: a number became {token[:12]}"
 
 
@@ -769,7 +890,7 @@ def chunk_corrupt(t: Target) -> str:
     if how == "flip" and data:
         flip(data, t.rng, t.rng.choice((1, 4, 32)))
     elif how == "truncate":
-        data = data[:t.rng.randrange(len(data) + 1)]
+        data = data[: t.rng.randrange(len(data) + 1)]
     elif how == "empty":
         data = bytearray()
     elif how == "random":
@@ -821,8 +942,13 @@ def directory_links(t: Target) -> str:
             remove_tree(target)
         else:
             target.unlink()
-    link = {"loop-parent": "..", "loop-self": ".", "loop-root": os.path.relpath(t.path, d),
-            "outside": str(t.canary.folder), "relative-outside": os.path.relpath(t.canary.folder, d)}[how]
+    link = {
+        "loop-parent": "..",
+        "loop-self": ".",
+        "loop-root": os.path.relpath(t.path, d),
+        "outside": str(t.canary.folder),
+        "relative-outside": os.path.relpath(t.canary.folder, d),
+    }[how]
     os.symlink(link, target)
     return f"{target.relative_to(t.path)} -> {link}"
 
@@ -937,7 +1063,7 @@ def _append_raw_member(z: zipfile.ZipFile, name: str, deflated: bytes, size: int
     info.CRC = 0
     if size >= 2**32 and not lie:
         raise Skip("zip64 sizes not written by hand")
-    with z._lock:  # noqa: SLF001 (zipfile has no public way to write a raw member)
+    with z._lock:
         info.header_offset = z.fp.tell()
         z.fp.write(info.FileHeader(False))
         z.fp.write(deflated)
@@ -961,8 +1087,20 @@ def tiledb_metadata(t: Target) -> str:
     meta_arrays = [a for a in arrays if a.name == "cxg_group_metadata"] or arrays
     a = t.pick(meta_arrays)
     key = t.rng.choice(("cxg_properties", "cxg_schema", "cxg_category_colors", "cxg_version", "other"))
-    value = t.rng.choice((_deep(t.rng.choice((1000, 100_000)), t.rng), "not json", "{" * 10, "x" * 2_000_000, 7, 1.5,
-                          '{"title": 1, "about": []}', '{"a": NaN}', '{"a":1, "a":2}', "\u00e9"))
+    value = t.rng.choice(
+        (
+            _deep(t.rng.choice((1000, 100_000)), t.rng),
+            "not json",
+            "{" * 10,
+            "x" * 2_000_000,
+            7,
+            1.5,
+            '{"title": 1, "about": []}',
+            '{"a": NaN}',
+            '{"a":1, "a":2}',
+            "\u00e9",
+        )
+    )
     try:
         with tiledb.open(str(a), "w") as arr:
             arr.meta[key] = value
@@ -1007,8 +1145,11 @@ def tiledb_special(t: Target) -> str:
         if not (t.path / "__group").exists():
             tiledb.Group.create(str(t.path)) if not (t.path / "__tiledb_group.tdb").exists() else None
         with tiledb.Group(str(t.path), "w") as g:
-            g.add(uri if how == "member-absolute" else uri, name=t.rng.choice(("outside", "X", "emb")),
-                  relative=how != "member-absolute")
+            g.add(
+                uri if how == "member-absolute" else uri,
+                name=t.rng.choice(("outside", "X", "emb")),
+                relative=how != "member-absolute",
+            )
     except Exception as exc:
         raise Skip(f"tiledb refused the member ({exc})") from None
     return f"group member {how}"
@@ -1021,8 +1162,9 @@ def _canary_array(t: Target) -> Path:
 
     uri = t.canary.root / "outside.tdb"
     if not uri.exists():
-        schema = tiledb.ArraySchema(domain=tiledb.Domain(tiledb.Dim("i", domain=(0, 5), tile=6, dtype=np.uint32)),
-                                    attrs=[tiledb.Attr("", dtype=np.int64)])
+        schema = tiledb.ArraySchema(
+            domain=tiledb.Domain(tiledb.Dim("i", domain=(0, 5), tile=6, dtype=np.uint32)), attrs=[tiledb.Attr("", dtype=np.int64)]
+        )
         tiledb.Array.create(str(uri), schema)
         with tiledb.open(str(uri), "w") as a:
             a[:] = np.frombuffer(t.canary.token.ljust(48, b"!")[:48], dtype="<i8")
@@ -1066,8 +1208,10 @@ def make_input(index: int, seed: int, work: Path, formats: tuple[str, ...] = FOR
     chosen = MUTATORS[fmt]
     done: list[str] = []
     # Structural edits first (they need a readable file), byte-level damage last.
-    wanted = sorted(rng.sample(range(len(chosen)), k=min(len(chosen), rng.choice((1, 1, 2, 3)))),
-                    key=lambda i: chosen[i][0] in ("flip_bytes", "flip_header_bytes", "truncate", "overwrite_range"))
+    wanted = sorted(
+        rng.sample(range(len(chosen)), k=min(len(chosen), rng.choice((1, 1, 2, 3)))),
+        key=lambda i: chosen[i][0] in ("flip_bytes", "flip_header_bytes", "truncate", "overwrite_range"),
+    )
     for i in wanted:
         name, fn = chosen[i]
         try:
@@ -1105,4 +1249,3 @@ def snapshot(root: Path) -> dict[str, tuple]:
             digest = ""
         out[rel] = (stat.S_IFMT(st.st_mode), st.st_size, st.st_mode, st.st_mtime_ns, digest)
     return out
-

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,8 +42,10 @@ class Result:
     timed_out: bool = False  # the tool reported its own timeout (not a defect)
 
     def line(self) -> str:
-        return (f"#{self.index} {self.format} {self.base} exit={self.code} {self.peak_mb:.0f}MB {self.seconds:.1f}s\n"
-                f"    mutations: {'; '.join(self.mutations)}\n" + "".join(f"    DEFECT: {d}\n" for d in self.defects))
+        return (
+            f"#{self.index} {self.format} {self.base} exit={self.code} {self.peak_mb:.0f}MB {self.seconds:.1f}s\n"
+            f"    mutations: {'; '.join(self.mutations)}\n" + "".join(f"    DEFECT: {d}\n" for d in self.defects)
+        )
 
 
 class Zygote:
@@ -53,8 +54,14 @@ class Zygote:
     def __init__(self) -> None:
         env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         env.setdefault("SPEC_VALIDATE_CACHE_DIR", tempfile.mkdtemp(prefix="spec-validate-fuzz-cache-"))
-        self.proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, sys.executable, "-m", "tests.fuzz.zygote"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", LAUNCHER, sys.executable, "-m", "tests.fuzz.zygote"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            env=env,
+        )
         ready = self.proc.stdout.readline()
         if not ready:
             raise RuntimeError("the fuzz zygote did not start")
@@ -91,7 +98,7 @@ def leaked(token: bytes, texts: list[bytes]) -> str | None:
     """What of the canary's bytes a text shows: the token, or one of its 8-byte words read as an integer."""
     needles = [token, token[:12]]
     for i in range(0, 40, 8):
-        word = token.ljust(48, b"!")[i:i + 8]
+        word = token.ljust(48, b"!")[i : i + 8]
         needles += [str(int.from_bytes(word, "little", signed=True)).encode(), str(int.from_bytes(word, "little")).encode()]
     for text in texts:
         for needle in needles:
@@ -100,8 +107,16 @@ def leaked(token: bytes, texts: list[bytes]) -> str | None:
     return None
 
 
-def fuzz_one(index: int, seed: int, zygote: Zygote, root: Path, timeout: float = TIMEOUT, peak_mb: float = PEAK_MB,
-             formats: tuple[str, ...] = mutators.FORMATS, keep: bool = False) -> Result:
+def fuzz_one(
+    index: int,
+    seed: int,
+    zygote: Zygote,
+    root: Path,
+    timeout: float = TIMEOUT,
+    peak_mb: float = PEAK_MB,
+    formats: tuple[str, ...] = mutators.FORMATS,
+    keep: bool = False,
+) -> Result:
     """Make input `index` of run `seed` under `root`, validate it in a child of `zygote`, check it; remove it unless kept."""
     work = root / f"{index:05d}"
     if work.exists():
@@ -113,8 +128,9 @@ def fuzz_one(index: int, seed: int, zygote: Zygote, root: Path, timeout: float =
     canary = inp.canary
     atimes = canary.access_times()
     report, out, err = work / "report.json", work / "stdout", work / "stderr"
-    argv = [str(inp.path), "--format", "json", "--output", str(report), "--jobs", str(1 + index % 2), "--isolated",
-            "--quiet"] + (["--timeout", str(timeout)] if os.environ.get("FUZZ_NO_TIMEOUT") is None else [])
+    argv = [str(inp.path), "--format", "json", "--output", str(report), "--jobs", str(1 + index % 2), "--isolated", "--quiet"] + (
+        ["--timeout", str(timeout)] if os.environ.get("FUZZ_NO_TIMEOUT") is None else []
+    )
     if index % 3 == 0:
         argv.append("--deep")
     got = zygote.run(argv, out, err, timeout + MARGIN)
@@ -169,8 +185,18 @@ def _check_report(text: bytes, path: Path) -> list[str]:
     return out
 
 
-def fuzz(n: int, seed: int, root: Path, jobs: int = 2, timeout: float = TIMEOUT, peak_mb: float = PEAK_MB,
-         formats: tuple[str, ...] = mutators.FORMATS, start: int = 0, progress=None, keep: bool = False) -> list[Result]:
+def fuzz(
+    n: int,
+    seed: int,
+    root: Path,
+    jobs: int = 2,
+    timeout: float = TIMEOUT,
+    peak_mb: float = PEAK_MB,
+    formats: tuple[str, ...] = mutators.FORMATS,
+    start: int = 0,
+    progress=None,
+    keep: bool = False,
+) -> list[Result]:
     """Inputs start..start+n-1 of run `seed`, on `jobs` zygotes in parallel; the results in index order."""
     results: list[Result] = []
     lock = threading.Lock()
@@ -218,9 +244,19 @@ def tally(results: list[Result]) -> str:
     lines.append(f"inputs: {len(results)} ({', '.join(f'{f} {c}' for f, c in sorted(by_format.items()))})")
     lines.append(f"exit codes: {', '.join(f'{c}: {n}' for c, n in sorted(codes.items(), key=lambda x: str(x[0])))}")
     lines.append(f"tool-reported timeouts: {sum(r.timed_out for r in results)}")
-    for kind in ("traceback or internal error", "hang past the timeout", "crash (signal)", "bad exit code",
-                 "input modified", "read outside the input", "canary bytes shown", "peak RSS over the limit",
-                 "report invalid", "wrong input validated", "harness"):
+    for kind in (
+        "traceback or internal error",
+        "hang past the timeout",
+        "crash (signal)",
+        "bad exit code",
+        "input modified",
+        "read outside the input",
+        "canary bytes shown",
+        "peak RSS over the limit",
+        "report invalid",
+        "wrong input validated",
+        "harness",
+    ):
         lines.append(f"{kind}: {defects.get(kind, 0)}")
     lines.append(f"peak RSS: max {peak:.0f} MB")
     lines.append(f"inputs with a defect: {sum(1 for r in results if r.defects)}")

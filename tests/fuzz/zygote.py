@@ -20,10 +20,10 @@ import time
 
 
 def warm() -> None:
-    import numpy  # noqa: F401
     import h5py  # noqa: F401
-    import numcodecs  # noqa: F401
     import jsonschema  # noqa: F401
+    import numcodecs  # noqa: F401
+    import numpy  # noqa: F401
 
     import validator.cli  # noqa: F401
     from validator.engine.loader import builtin_packs

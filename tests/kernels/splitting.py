@@ -46,4 +46,9 @@ FOLDS = [pytest.param(fold_left, id="left"), pytest.param(fold_right, id="right"
 
 
 def block_sizes(n: int):
-    return [pytest.param(1, id="size-1"), pytest.param(7, id="size-7"), pytest.param(CHUNK, id="chunk"), pytest.param(n, id="whole")]
+    return [
+        pytest.param(1, id="size-1"),
+        pytest.param(7, id="size-7"),
+        pytest.param(CHUNK, id="chunk"),
+        pytest.param(n, id="whole"),
+    ]

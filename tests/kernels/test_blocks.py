@@ -9,11 +9,17 @@ import pytest
 from splitting import split
 
 from validator.kernels import KERNELS
-from validator.kernels.blocks import fold, non_empty, reduce_pool, reduce_serial
 from validator.kernels.block import Block
+from validator.kernels.blocks import fold, non_empty, reduce_pool, reduce_serial
 
-PARAMS = {"find_decreases": {"limit": 3}, "count_outside": {"low": 10, "high": 80, "limit": 3}, "first_last": {},
-          "chunk_problems": {"limit": 3}, "invalid_json": {"limit": 3}, "reference_elements": {"limit": 3, "max_targets": 5}}
+PARAMS = {
+    "find_decreases": {"limit": 3},
+    "count_outside": {"low": 10, "high": 80, "limit": 3},
+    "first_last": {},
+    "chunk_problems": {"limit": 3},
+    "invalid_json": {"limit": 3},
+    "reference_elements": {"limit": 3, "max_targets": 5},
+}
 
 
 def test_non_empty_passes_skips_empty_blocks():

@@ -7,10 +7,15 @@ import pytest
 from splitting import CHUNK, FOLDS, fold_left, split
 
 from validator.kernels import bounds
-from validator.kernels.blocks import reduce_serial
 from validator.kernels.block import Block
+from validator.kernels.blocks import reduce_serial
 
-SIZES = [pytest.param(1, id="size-1"), pytest.param(7, id="size-7"), pytest.param(CHUNK, id="chunk"), pytest.param(None, id="whole")]
+SIZES = [
+    pytest.param(1, id="size-1"),
+    pytest.param(7, id="size-7"),
+    pytest.param(CHUNK, id="chunk"),
+    pytest.param(None, id="whole"),
+]
 
 
 def reference(a, low, high, limit):

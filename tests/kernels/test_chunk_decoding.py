@@ -12,7 +12,7 @@ from validator.kernels.block import Block, ChunkRead
 
 def _blocks(per_block: int) -> list[Block]:
     reads = [ChunkRead(str(i), None if i % 3 else f"/x: chunk {i} does not decode") for i in range(30)]
-    return [Block(i, np.zeros(1), tuple(reads[i:i + per_block])) for i in range(0, 30, per_block)]
+    return [Block(i, np.zeros(1), tuple(reads[i : i + per_block])) for i in range(0, 30, per_block)]
 
 
 @pytest.mark.parametrize("fold", FOLDS)

@@ -7,16 +7,27 @@ import pytest
 from splitting import CHUNK, FOLDS, split
 
 from validator.kernels import endpoints
-from validator.kernels.blocks import reduce_serial
 from validator.kernels.block import Block
+from validator.kernels.blocks import reduce_serial
 
-SIZES = [pytest.param(1, id="size-1"), pytest.param(7, id="size-7"), pytest.param(CHUNK, id="chunk"), pytest.param(None, id="whole")]
+SIZES = [
+    pytest.param(1, id="size-1"),
+    pytest.param(7, id="size-7"),
+    pytest.param(CHUNK, id="chunk"),
+    pytest.param(None, id="whole"),
+]
 
 
 @pytest.mark.parametrize("fold", FOLDS)
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("a", [pytest.param(np.arange(3, 50), id="ints"), pytest.param(np.array([2.5]), id="single"),
-                               pytest.param(np.linspace(0, 1, 29), id="floats")])
+@pytest.mark.parametrize(
+    "a",
+    [
+        pytest.param(np.arange(3, 50), id="ints"),
+        pytest.param(np.array([2.5]), id="single"),
+        pytest.param(np.linspace(0, 1, 29), id="floats"),
+    ],
+)
 def test_first_last_passes_same_answer_at_every_block_size_and_grouping(a, size, fold):
     got = fold(endpoints, split(a, size or a.size))
     assert got == endpoints.Endpoints(a[0].item(), a[-1].item(), a.size - 1)

@@ -46,7 +46,7 @@ class _Bits:
         return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def raw_deflate_zeros(at_least: int = PAST_4_GB) -> tuple[bytes, int]:
     """(a raw deflate stream, the number of zero bytes it inflates to: at least `at_least`)."""
     w = _Bits()
@@ -69,14 +69,14 @@ def raw_deflate_zeros(at_least: int = PAST_4_GB) -> tuple[bytes, int]:
     return body + tail, 1 + 258 * 8 * groups
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def zlib_zeros(at_least: int = PAST_4_GB) -> bytes:
     """A zlib stream that inflates to at least `at_least` zero bytes (its Adler-32 is that of those zeros)."""
     body, n = raw_deflate_zeros(at_least)
     return b"\x78\x01" + body + (((n % 65521) << 16) | 1).to_bytes(4, "big")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gzip_zeros(at_least: int = PAST_4_GB) -> bytes:
     """A gzip member of at least `at_least` zero bytes. Its CRC-32 is left 0: no bounded reader gets that far."""
     body, n = raw_deflate_zeros(at_least)
@@ -96,7 +96,7 @@ def gzip_wrap(data: bytes, level: int = 9) -> bytes:
     return gzip.compress(data, level, mtime=0)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def zstd_zeros(at_least: int = PAST_4_GB) -> bytes:
     """A Zstandard frame of RLE blocks (128 KiB of zeros each) that declares no content size: 4 bytes a block."""
     block = 128 * 1024
@@ -104,11 +104,11 @@ def zstd_zeros(at_least: int = PAST_4_GB) -> bytes:
     frame = bytearray(b"\x28\xb5\x2f\xfd\x00\x38")  # magic; no content size, not single-segment; 128 KiB window
     header = ((1 << 1) | (block << 3)).to_bytes(3, "little") + b"\x00"  # RLE block of byte 0
     frame += header * (count - 1)
-    frame += ((1 | (1 << 1) | (block << 3)).to_bytes(3, "little") + b"\x00")  # the last block
+    frame += (1 | (1 << 1) | (block << 3)).to_bytes(3, "little") + b"\x00"  # the last block
     return bytes(frame)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bz2_zeros(at_least: int = PAST_4_GB) -> bytes:
     """Concatenated bz2 streams (bz2 and numcodecs read every one) inflating to at least `at_least` zero bytes."""
     one = bz2.compress(bytes(BZ2_ZEROS_PER_STREAM), 9)
@@ -157,7 +157,12 @@ def peak_rss_child(path: str, node_path: str = "/", how: str = "read_block") -> 
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, "-c", LAUNCHER, sys.executable, "-c", CHILD, str(path), node_path, how],
-                         capture_output=True, text=True, timeout=300, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, sys.executable, "-c", CHILD, str(path), node_path, how],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -21,8 +21,15 @@ import pytest
 from validator.nodes.base import Node, NodeError, Tree
 from validator.nodes.detect import open_store
 
-ATTRS = {"encoding-type": "anndata", "encoding-version": "0.1.0", "n": 3, "f": 1.5, "flag": True,
-         "names": ["a", "b"], "ints": [1, 2, 3]}
+ATTRS = {
+    "encoding-type": "anndata",
+    "encoding-version": "0.1.0",
+    "n": 3,
+    "f": 1.5,
+    "flag": True,
+    "names": ["a", "b"],
+    "ints": [1, 2, 3],
+}
 X = np.arange(50, dtype="int64")
 M = np.arange(24, dtype="float32").reshape(6, 4)
 VLEN = ["a", "bé", "c"]
@@ -48,11 +55,14 @@ class NodeContract:
     def test_tree_passes_format(self, store: Tree):
         assert store.format == self.format
 
-    @pytest.mark.parametrize("path,kind,name", [
-        pytest.param("/", "group", "/", id="root"),
-        pytest.param("/a", "group", "a", id="group"),
-        pytest.param("/a/x", "array", "x", id="array"),
-    ])
+    @pytest.mark.parametrize(
+        "path,kind,name",
+        [
+            pytest.param("/", "group", "/", id="root"),
+            pytest.param("/a", "group", "a", id="group"),
+            pytest.param("/a/x", "array", "x", id="array"),
+        ],
+    )
     def test_node_passes_path_kind_name(self, store: Tree, path, kind, name):
         node = store.get(path)
         assert (node.path, node.kind, node.name) == (path, kind, name)
@@ -67,10 +77,13 @@ class NodeContract:
         assert type(attrs["n"]) is int and type(attrs["flag"]) is bool and type(attrs["f"]) is float
         assert all(type(v) is str for v in attrs["names"]) and all(type(v) is int for v in attrs["ints"])
 
-    @pytest.mark.parametrize("path,shape,dtype,chunks", [
-        pytest.param("/a/x", (50,), "int64", (7,), id="x"),
-        pytest.param("/a/m", (6, 4), "float32", (4, 4), id="m"),
-    ])
+    @pytest.mark.parametrize(
+        "path,shape,dtype,chunks",
+        [
+            pytest.param("/a/x", (50,), "int64", (7,), id="x"),
+            pytest.param("/a/m", (6, 4), "float32", (4, 4), id="m"),
+        ],
+    )
     def test_node_passes_shape_dtype_chunks(self, store: Tree, path, shape, dtype, chunks):
         node = store.get(path)
         assert (node.shape, node.dtype, node.chunks, node.ndim) == (shape, np.dtype(dtype), chunks, len(shape))
@@ -87,13 +100,16 @@ class NodeContract:
     def test_node_passes_walk_depth_first_sorted(self, store: Tree):
         assert [n.path for n in store.walk()] == ["/", "/a", "/a/m", "/a/s_fixed", "/a/s_vlen", "/a/x", "/b"]
 
-    @pytest.mark.parametrize("start,relative,expected", [
-        pytest.param("/a/x", "../m", "/a/m", id="sibling"),
-        pytest.param("/a/x", "../../b", "/b", id="uncle"),
-        pytest.param("/a", "x", "/a/x", id="child"),
-        pytest.param("/a/x", "/b", "/b", id="absolute"),
-        pytest.param("/a/x", "../../../../a", "/a", id="never-above-root"),
-    ])
+    @pytest.mark.parametrize(
+        "start,relative,expected",
+        [
+            pytest.param("/a/x", "../m", "/a/m", id="sibling"),
+            pytest.param("/a/x", "../../b", "/b", id="uncle"),
+            pytest.param("/a", "x", "/a/x", id="child"),
+            pytest.param("/a/x", "/b", "/b", id="absolute"),
+            pytest.param("/a/x", "../../../../a", "/a", id="never-above-root"),
+        ],
+    )
     def test_node_passes_resolve(self, store: Tree, start, relative, expected):
         assert store.get(start).resolve(relative).path == expected
 
@@ -103,8 +119,9 @@ class NodeContract:
     def test_node_passes_parent(self, store: Tree):
         assert store.get("/a/x").parent.path == "/a" and store.root.parent is None
 
-    @pytest.mark.parametrize("max_elements", [pytest.param(1 << 22, id="default"), pytest.param(10, id="small"),
-                                              pytest.param(1, id="one")])
+    @pytest.mark.parametrize(
+        "max_elements", [pytest.param(1 << 22, id="default"), pytest.param(10, id="small"), pytest.param(1, id="one")]
+    )
     @pytest.mark.parametrize("path,values", [pytest.param("/a/x", X, id="x"), pytest.param("/a/m", M, id="m")])
     def test_blocks_passes_cover_array_once_in_order(self, store: Tree, path, values, max_elements):
         node: Node = store.get(path)

@@ -14,8 +14,17 @@ import pytest
 from bombs import JSON2_SHAPE_BOMB, bz2_zeros, nested, vlen_header_bomb, zlib_zeros, zstd_zeros
 
 from validator.nodes import codecs
-from validator.nodes.codecs import (ChunkCodec, ChunkError, NotDecoded, Step, decode_chunk, hdf5_codec, unshuffle,
-                                    v2_codec, v3_codec)
+from validator.nodes.codecs import (
+    ChunkCodec,
+    ChunkError,
+    NotDecoded,
+    Step,
+    decode_chunk,
+    hdf5_codec,
+    unshuffle,
+    v2_codec,
+    v3_codec,
+)
 
 VALUES = np.arange(1000, dtype="<i8") * 7 - 300
 EXACT = VALUES.nbytes
@@ -35,9 +44,16 @@ def encode_v2(data, compressor=None, filters=None):
     return bytes(np.asarray(out).view(np.uint8)) if isinstance(out, np.ndarray) else bytes(out)
 
 
-COMPRESSORS = [{"id": "blosc", "cname": "lz4", "shuffle": 1}, {"id": "blosc", "cname": "zstd", "shuffle": 2},
-               {"id": "zstd", "level": 1}, {"id": "lz4"}, {"id": "gzip", "level": 1}, {"id": "zlib", "level": 1},
-               {"id": "bz2", "level": 1}, {"id": "lzma"}]
+COMPRESSORS = [
+    {"id": "blosc", "cname": "lz4", "shuffle": 1},
+    {"id": "blosc", "cname": "zstd", "shuffle": 2},
+    {"id": "zstd", "level": 1},
+    {"id": "lz4"},
+    {"id": "gzip", "level": 1},
+    {"id": "zlib", "level": 1},
+    {"id": "bz2", "level": 1},
+    {"id": "lzma"},
+]
 
 
 @pytest.mark.parametrize("compressor", COMPRESSORS, ids=lambda c: f"{c['id']}-{c.get('cname', '')}")
@@ -68,15 +84,22 @@ def test_decode_fails_every_decoder_rejects_short_output(compressor):
         decode_chunk(v2(compressor), raw, WHERE)
 
 
-@pytest.mark.parametrize("filters", [
-    pytest.param([{"id": "shuffle", "elementsize": 8}], id="shuffle"),
-    pytest.param([{"id": "delta", "dtype": "<i8"}], id="delta"),
-    pytest.param([{"id": "delta", "dtype": "<i8", "astype": "<i2"}], id="delta-narrowing"),
-    pytest.param([{"id": "astype", "encode_dtype": "<i4", "decode_dtype": "<i8"}], id="astype"),
-    pytest.param([{"id": "fixedscaleoffset", "offset": 0, "scale": 1, "dtype": "<i8", "astype": "<i4"}], id="fixedscaleoffset"),
-    pytest.param([{"id": "adler32"}, {"id": "crc32", "location": "end"}, {"id": "crc32c"}, {"id": "fletcher32"}], id="checksums"),
-    pytest.param([{"id": "zlib"}, {"id": "gzip"}], id="compressors-as-filters"),
-])
+@pytest.mark.parametrize(
+    "filters",
+    [
+        pytest.param([{"id": "shuffle", "elementsize": 8}], id="shuffle"),
+        pytest.param([{"id": "delta", "dtype": "<i8"}], id="delta"),
+        pytest.param([{"id": "delta", "dtype": "<i8", "astype": "<i2"}], id="delta-narrowing"),
+        pytest.param([{"id": "astype", "encode_dtype": "<i4", "decode_dtype": "<i8"}], id="astype"),
+        pytest.param(
+            [{"id": "fixedscaleoffset", "offset": 0, "scale": 1, "dtype": "<i8", "astype": "<i4"}], id="fixedscaleoffset"
+        ),
+        pytest.param(
+            [{"id": "adler32"}, {"id": "crc32", "location": "end"}, {"id": "crc32c"}, {"id": "fletcher32"}], id="checksums"
+        ),
+        pytest.param([{"id": "zlib"}, {"id": "gzip"}], id="compressors-as-filters"),
+    ],
+)
 def test_decode_passes_v2_filters(filters):
     raw = encode_v2(VALUES, {"id": "zstd"}, filters)
     np.testing.assert_array_equal(decode_chunk(v2({"id": "zstd"}, filters), raw, WHERE), VALUES)
@@ -84,8 +107,11 @@ def test_decode_passes_v2_filters(filters):
 
 def test_decode_passes_float_filters():
     data = np.linspace(-1, 1, 1000)
-    for filters in ([{"id": "quantize", "digits": 3, "dtype": "<f8"}], [{"id": "bitround", "keepbits": 8}],
-                    [{"id": "fixedscaleoffset", "offset": 0, "scale": 1000, "dtype": "<f8", "astype": "<i4"}]):
+    for filters in (
+        [{"id": "quantize", "digits": 3, "dtype": "<f8"}],
+        [{"id": "bitround", "keepbits": 8}],
+        [{"id": "fixedscaleoffset", "offset": 0, "scale": 1000, "dtype": "<f8", "astype": "<i4"}],
+    ):
         expected = numcodecs.get_codec(dict(filters[0])).decode(numcodecs.get_codec(dict(filters[0])).encode(data))
         got = decode_chunk(v2(None, filters, dtype="<f8"), encode_v2(data, None, filters), WHERE)
         np.testing.assert_array_equal(got, np.asarray(expected).view("<f8"))
@@ -116,10 +142,14 @@ def test_decode_passes_f_order_as_transpose():
 # --- object codecs --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name,items", [
-    ("vlen-utf8", ["a", "bé", "", "ccc"]), ("vlen-bytes", [b"a", b"", b"\xff"]),
-    ("json2", [{"a": 1}, "x", None]),
-])
+@pytest.mark.parametrize(
+    "name,items",
+    [
+        ("vlen-utf8", ["a", "bé", "", "ccc"]),
+        ("vlen-bytes", [b"a", b"", b"\xff"]),
+        ("json2", [{"a": 1}, "x", None]),
+    ],
+)
 def test_decode_passes_object_codecs(name, items):
     data = np.array(items, dtype=object)
     codec = v2(None, [{"id": name}], "|O", (len(items),))
@@ -139,14 +169,17 @@ def test_decode_fails_vlen_header_with_too_few_bytes_for_its_items():
         decode_chunk(codec, (1000).to_bytes(4, "little") + bytes(100), WHERE)
 
 
-@pytest.mark.parametrize("text,match", [
-    pytest.param(JSON2_SHAPE_BOMB, "json2 shape \\[1099511627776\\] holds 1099511627776 items, expected 3", id="shape-bomb"),
-    pytest.param(b'["a","b","|O",[2]]', "json2 shape \\[2\\] holds 2 items, expected 3", id="fewer-items"),
-    pytest.param(b'{"a": 1}', "is not json2 data", id="not-a-list"),
-    pytest.param(b'["a","b","|O",[3]]', "do not fill shape", id="items-short-of-shape"),
-    pytest.param(b"[" * 100_000, "is not json2 text", id="nesting"),
-    pytest.param(b"\xff", "is not json2 text", id="not-utf8"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        pytest.param(JSON2_SHAPE_BOMB, "json2 shape \\[1099511627776\\] holds 1099511627776 items, expected 3", id="shape-bomb"),
+        pytest.param(b'["a","b","|O",[2]]', "json2 shape \\[2\\] holds 2 items, expected 3", id="fewer-items"),
+        pytest.param(b'{"a": 1}', "is not json2 data", id="not-a-list"),
+        pytest.param(b'["a","b","|O",[3]]', "do not fill shape", id="items-short-of-shape"),
+        pytest.param(b"[" * 100_000, "is not json2 text", id="nesting"),
+        pytest.param(b"\xff", "is not json2 text", id="not-utf8"),
+    ],
+)
 def test_decode_fails_json2_that_does_not_match_the_chunk(text, match):
     with pytest.raises(ChunkError, match=match):
         decode_chunk(v2(None, [{"id": "json2"}], "|O", (3,)), text, WHERE)
@@ -165,19 +198,27 @@ def test_decode_fails_variable_length_bytes_past_the_cap(monkeypatch):
 # --- the allow-list -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("compressor,filters,dtype,match", [
-    pytest.param({"id": "pickle"}, None, "|O", "codec 'pickle' is not on the allow-list", id="pickle"),
-    pytest.param(None, [{"id": "msgpack2"}], "|O", "codec 'msgpack2' is not on the allow-list", id="msgpack"),
-    pytest.param(None, [{"id": "categorize", "labels": ["a"], "dtype": "|O"}], "<i8", "codec 'categorize'", id="categorize"),
-    pytest.param(None, [{"id": "json"}], "|O", "codec 'json' is not on the allow-list", id="old-json"),
-    pytest.param({"id": "imagecodecs_jpeg"}, None, "<i8", "codec 'imagecodecs_jpeg'", id="entry-point-codec"),
-    pytest.param(None, [{"id": "zlib"}, {"id": "vlen-utf8"}], "|O", "as its first filter", id="object-codec-not-first"),
-    pytest.param(None, [{"id": "vlen-utf8"}, {"id": "delta", "dtype": "<i8"}], "|O", "numeric filter delta on an object array",
-                 id="numeric-filter-on-objects"),
-    pytest.param(None, [{"id": "delta", "dtype": "|O"}], "<i8", "not a numeric dtype", id="delta-object-dtype"),
-    pytest.param(None, [{"id": "shuffle", "elementsize": 0}], "<i8", "no positive elementsize", id="shuffle-zero"),
-    pytest.param({"id": "lzma", "format": 99}, None, "<i8", "lzma configuration", id="lzma-bad-format"),
-])
+@pytest.mark.parametrize(
+    "compressor,filters,dtype,match",
+    [
+        pytest.param({"id": "pickle"}, None, "|O", "codec 'pickle' is not on the allow-list", id="pickle"),
+        pytest.param(None, [{"id": "msgpack2"}], "|O", "codec 'msgpack2' is not on the allow-list", id="msgpack"),
+        pytest.param(None, [{"id": "categorize", "labels": ["a"], "dtype": "|O"}], "<i8", "codec 'categorize'", id="categorize"),
+        pytest.param(None, [{"id": "json"}], "|O", "codec 'json' is not on the allow-list", id="old-json"),
+        pytest.param({"id": "imagecodecs_jpeg"}, None, "<i8", "codec 'imagecodecs_jpeg'", id="entry-point-codec"),
+        pytest.param(None, [{"id": "zlib"}, {"id": "vlen-utf8"}], "|O", "as its first filter", id="object-codec-not-first"),
+        pytest.param(
+            None,
+            [{"id": "vlen-utf8"}, {"id": "delta", "dtype": "<i8"}],
+            "|O",
+            "numeric filter delta on an object array",
+            id="numeric-filter-on-objects",
+        ),
+        pytest.param(None, [{"id": "delta", "dtype": "|O"}], "<i8", "not a numeric dtype", id="delta-object-dtype"),
+        pytest.param(None, [{"id": "shuffle", "elementsize": 0}], "<i8", "no positive elementsize", id="shuffle-zero"),
+        pytest.param({"id": "lzma", "format": 99}, None, "<i8", "lzma configuration", id="lzma-bad-format"),
+    ],
+)
 def test_codec_fails_not_on_the_allow_list_never_constructed(monkeypatch, compressor, filters, dtype, match):
     real = numcodecs.get_codec
 
@@ -190,23 +231,52 @@ def test_codec_fails_not_on_the_allow_list_never_constructed(monkeypatch, compre
         v2(compressor, filters, dtype)
 
 
-@pytest.mark.parametrize("chain,match", [
-    pytest.param([{"name": "bytes"}, {"name": "numcodecs.zlib"}], "codec 'numcodecs.zlib' is not on the allow-list", id="unknown"),
-    pytest.param([{"name": "zstd"}], "one array-to-bytes codec", id="no-array-to-bytes"),
-    pytest.param([{"name": "bytes"}, {"name": "bytes"}], "one array-to-bytes codec", id="two-array-to-bytes"),
-    pytest.param([{"name": "bytes"}, {"name": "transpose", "configuration": {"order": [0]}}], "one array-to-bytes codec",
-                 id="transpose-after-bytes"),
-    pytest.param([{"name": "transpose", "configuration": {"order": [0, 0]}}, {"name": "bytes"}], "not a permutation",
-                 id="bad-permutation"),
-    pytest.param([{"name": "vlen-utf8"}], "vlen-utf8 on an array of int64", id="vlen-on-numbers"),
-    pytest.param([{"name": "bytes", "configuration": {"endian": "middle"}}], "endian 'middle'", id="endian"),
-    pytest.param([{"name": "sharding_indexed", "configuration": {"chunk_shape": [3], "codecs": [{"name": "bytes"}],
-                                                                 "index_codecs": [{"name": "bytes"}]}}],
-                 "does not divide the shard shape", id="sharding-uneven"),
-    pytest.param([{"name": "sharding_indexed", "configuration": {"chunk_shape": [5], "codecs": [{"name": "bytes"}],
-                                                                 "index_codecs": [{"name": "bytes"}, {"name": "gzip"}]}}],
-                 "index_codecs", id="sharding-compressed-index"),
-])
+@pytest.mark.parametrize(
+    "chain,match",
+    [
+        pytest.param(
+            [{"name": "bytes"}, {"name": "numcodecs.zlib"}], "codec 'numcodecs.zlib' is not on the allow-list", id="unknown"
+        ),
+        pytest.param([{"name": "zstd"}], "one array-to-bytes codec", id="no-array-to-bytes"),
+        pytest.param([{"name": "bytes"}, {"name": "bytes"}], "one array-to-bytes codec", id="two-array-to-bytes"),
+        pytest.param(
+            [{"name": "bytes"}, {"name": "transpose", "configuration": {"order": [0]}}],
+            "one array-to-bytes codec",
+            id="transpose-after-bytes",
+        ),
+        pytest.param(
+            [{"name": "transpose", "configuration": {"order": [0, 0]}}, {"name": "bytes"}],
+            "not a permutation",
+            id="bad-permutation",
+        ),
+        pytest.param([{"name": "vlen-utf8"}], "vlen-utf8 on an array of int64", id="vlen-on-numbers"),
+        pytest.param([{"name": "bytes", "configuration": {"endian": "middle"}}], "endian 'middle'", id="endian"),
+        pytest.param(
+            [
+                {
+                    "name": "sharding_indexed",
+                    "configuration": {"chunk_shape": [3], "codecs": [{"name": "bytes"}], "index_codecs": [{"name": "bytes"}]},
+                }
+            ],
+            "does not divide the shard shape",
+            id="sharding-uneven",
+        ),
+        pytest.param(
+            [
+                {
+                    "name": "sharding_indexed",
+                    "configuration": {
+                        "chunk_shape": [5],
+                        "codecs": [{"name": "bytes"}],
+                        "index_codecs": [{"name": "bytes"}, {"name": "gzip"}],
+                    },
+                }
+            ],
+            "index_codecs",
+            id="sharding-compressed-index",
+        ),
+    ],
+)
 def test_codec_fails_v3_chains_not_read(chain, match):
     with pytest.raises(NotDecoded, match=match):
         v3_codec(chain, np.dtype("<i8"), (10,), "/x")
@@ -217,8 +287,12 @@ def test_codec_fails_v3_chains_not_read(chain, match):
 
 def test_decode_passes_v3_transpose_and_big_endian():
     data = np.arange(24, dtype=">f4").reshape(2, 3, 4)
-    chain = [{"name": "transpose", "configuration": {"order": [2, 0, 1]}}, {"name": "bytes", "configuration": {"endian": "big"}},
-             {"name": "gzip", "configuration": {"level": 1}}, {"name": "crc32c"}]
+    chain = [
+        {"name": "transpose", "configuration": {"order": [2, 0, 1]}},
+        {"name": "bytes", "configuration": {"endian": "big"}},
+        {"name": "gzip", "configuration": {"level": 1}},
+        {"name": "crc32c"},
+    ]
     stored = gzip.compress(np.ascontiguousarray(data.transpose(2, 0, 1)).tobytes())
     import google_crc32c
 
@@ -270,13 +344,16 @@ def test_decode_passes_hdf5_pipeline():
 # --- bombs, one decoder at a time ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("compressor,payload", [
-    pytest.param({"id": "zlib"}, lambda: nested(zlib_zeros(), 2), id="zlib-nested"),
-    pytest.param({"id": "bz2"}, bz2_zeros, id="bz2-streams"),
-    pytest.param({"id": "zstd"}, zstd_zeros, id="zstd-no-declared-size"),
-    pytest.param({"id": "gzip"}, lambda: gzip.compress(bytes(10**7)), id="gzip"),
-    pytest.param({"id": "lzma"}, lambda: lzma.compress(bytes(10**7)), id="lzma"),
-])
+@pytest.mark.parametrize(
+    "compressor,payload",
+    [
+        pytest.param({"id": "zlib"}, lambda: nested(zlib_zeros(), 2), id="zlib-nested"),
+        pytest.param({"id": "bz2"}, bz2_zeros, id="bz2-streams"),
+        pytest.param({"id": "zstd"}, zstd_zeros, id="zstd-no-declared-size"),
+        pytest.param({"id": "gzip"}, lambda: gzip.compress(bytes(10**7)), id="gzip"),
+        pytest.param({"id": "lzma"}, lambda: lzma.compress(bytes(10**7)), id="lzma"),
+    ],
+)
 def test_decode_fails_bomb_stopped_one_byte_past_the_bound(compressor, payload):
     with pytest.raises(ChunkError, match=r"^/x: chunk 0 decodes to more than (8000|\d+) bytes"):
         decode_chunk(v2(compressor, [{"id": "zlib"}] if compressor["id"] == "zlib" else None), payload(), WHERE)
@@ -315,8 +392,10 @@ def test_decode_fails_lz4_header_declaring_more_than_the_chunk():
 
 
 def test_codecs_module_imports_no_numcodecs_until_a_chunk_is_decoded():
-    code = ("import sys; import validator.nodes.codecs, validator.nodes.zarr_direct, validator.nodes.hdf5_direct; "
-            "print('numcodecs' in sys.modules)")
+    code = (
+        "import sys; import validator.nodes.codecs, validator.nodes.zarr_direct, validator.nodes.hdf5_direct; "
+        "print('numcodecs' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import h5py
 import numpy as np
 import pytest
-from contract import ATTRS, FIXED, M, VLEN, X, NodeContract
+from contract import ATTRS, FIXED, VLEN, M, NodeContract, X
 
 from validator.nodes.base import NodeError
 from validator.nodes.detect import open_store
@@ -134,12 +134,15 @@ def string_attrs(tmp_path):
         yield tree
 
 
-@pytest.mark.parametrize("name,expected", [
-    pytest.param("vlen_utf8", ("variable", "utf-8"), id="vlen-utf8"),
-    pytest.param("vlen_ascii", ("variable", "ascii"), id="vlen-ascii"),
-    pytest.param("fixed_ascii", ("fixed", "ascii"), id="fixed-ascii"),
-    pytest.param("fixed_utf8", ("fixed", "utf-8"), id="fixed-utf8"),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        pytest.param("vlen_utf8", ("variable", "utf-8"), id="vlen-utf8"),
+        pytest.param("vlen_ascii", ("variable", "ascii"), id="vlen-ascii"),
+        pytest.param("fixed_ascii", ("fixed", "ascii"), id="fixed-ascii"),
+        pytest.param("fixed_utf8", ("fixed", "utf-8"), id="fixed-utf8"),
+    ],
+)
 def test_hdf5_passes_attr_storage_of_string_attribute(string_attrs, name, expected):
     info = string_attrs.get("/g").attr_storage(name)
     assert (info.length, info.charset) == expected
@@ -173,9 +176,8 @@ def test_hdf5_fails_lzf_dataset_not_decoded(tmp_path):
     path = tmp_path / "lzf.h5"
     with h5py.File(path, "w") as f:
         f.create_dataset("x", data=np.arange(100), chunks=(10,), compression="lzf")
-    with open_store(str(path)) as tree:
-        with pytest.raises(NotDecoded, match="/x: not decoded: HDF5 filter lzf"):
-            list(tree.get("/x").blocks())
+    with open_store(str(path)) as tree, pytest.raises(NotDecoded, match="/x: not decoded: HDF5 filter lzf"):
+        list(tree.get("/x").blocks())
 
 
 def test_hdf5_fails_corrupt_chunk_raised_by_edge_blocks(tmp_path):

@@ -90,13 +90,16 @@ def test_direct_passes_same_values_as_h5py(tmp_path, layout, dtype):
 ND = np.arange(23 * 7 * 5, dtype="<f8").reshape(23, 7, 5)
 
 
-@pytest.mark.parametrize("kwargs", [
-    pytest.param({}, id="contiguous"),
-    pytest.param({"chunks": (4, 3, 2)}, id="edges-everywhere"),
-    pytest.param({"chunks": (4, 3, 2), "compression": "gzip", "shuffle": True, "fletcher32": True}, id="all-filters"),
-    pytest.param({"chunks": (5, 7, 5), "compression": "gzip"}, id="whole-rows"),
-    pytest.param({"chunks": (23, 1, 5), "compression": 9}, id="one-column"),
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        pytest.param({}, id="contiguous"),
+        pytest.param({"chunks": (4, 3, 2)}, id="edges-everywhere"),
+        pytest.param({"chunks": (4, 3, 2), "compression": "gzip", "shuffle": True, "fletcher32": True}, id="all-filters"),
+        pytest.param({"chunks": (5, 7, 5), "compression": "gzip"}, id="whole-rows"),
+        pytest.param({"chunks": (23, 1, 5), "compression": 9}, id="one-column"),
+    ],
+)
 def test_direct_passes_n_dimensional(tmp_path, kwargs):
     path = tmp_path / "d.h5"
     write(path, "a", ND, **kwargs)
@@ -106,17 +109,17 @@ def test_direct_passes_n_dimensional(tmp_path, kwargs):
 FAMILIES = {
     "fixed-bytes": (np.array([b"ab", b"c", b""] * 20, dtype="S2"), None),
     "fixed-utf8": (np.array(["é".encode(), b"ab"] * 20, dtype=h5py.string_dtype("utf-8", 2)), None),
-    "compound": (np.array([(i, f"s{i}".encode(), i / 2) for i in range(60)],
-                          dtype=[("a", "<i4"), ("b", "S3"), ("c", ">f8")]), None),
+    "compound": (
+        np.array([(i, f"s{i}".encode(), i / 2) for i in range(60)], dtype=[("a", "<i4"), ("b", "S3"), ("c", ">f8")]),
+        None,
+    ),
     "complex": ((np.arange(60) * (1 - 1j)).astype("<c16"), None),
     "float16": (np.linspace(0, 1, 60).astype("<f2"), None),
     "enum": (np.arange(60, dtype="i2") % 3, h5py.enum_dtype({"a": 0, "b": 1, "c": 2}, basetype="i2")),
     "vlen-str": (np.array(["a", "bé", "", "ccc"] * 15, dtype=object), h5py.string_dtype()),
     "vlen-bytes": (np.array([b"a", b"bc", b""] * 20, dtype=object), h5py.string_dtype("ascii")),
-    "vlen-int": (np.array([np.arange(i % 4, dtype="i4") for i in range(60)] + [None], dtype=object)[:-1],
-                 h5py.vlen_dtype("i4")),
-    "compound-with-vlen": (np.array([(i, str(i)) for i in range(60)], dtype=[("a", "<i4"), ("s", h5py.string_dtype())]),
-                           None),
+    "vlen-int": (np.array([np.arange(i % 4, dtype="i4") for i in range(60)] + [None], dtype=object)[:-1], h5py.vlen_dtype("i4")),
+    "compound-with-vlen": (np.array([(i, str(i)) for i in range(60)], dtype=[("a", "<i4"), ("s", h5py.string_dtype())]), None),
 }
 
 
@@ -131,14 +134,17 @@ def test_direct_passes_every_dtype_family(tmp_path, family, layout):
     assert_reads_like_h5py(path, block_sizes=(1, 7, 20, 10**6), direct=direct)
 
 
-@pytest.mark.parametrize("dtype,fill", [("<i4", 7), ("<f8", np.nan), ("S3", b"ab"),
-                                        ([("a", "<i2"), ("b", "S2")], (3, b"q"))],
-                         ids=["int", "nan", "fixed-bytes", "compound"])
+@pytest.mark.parametrize(
+    "dtype,fill",
+    [("<i4", 7), ("<f8", np.nan), ("S3", b"ab"), ([("a", "<i2"), ("b", "S2")], (3, b"q"))],
+    ids=["int", "nan", "fixed-bytes", "compound"],
+)
 def test_direct_passes_unallocated_chunks_read_as_fill_value(tmp_path, dtype, fill):
     path = tmp_path / "d.h5"
     with h5py.File(path, "w") as f:
-        ds = f.create_dataset("a", shape=(50, 4), dtype=dtype, chunks=(10, 2), fillvalue=np.array(fill, dtype=dtype)[()],
-                              compression="gzip")
+        ds = f.create_dataset(
+            "a", shape=(50, 4), dtype=dtype, chunks=(10, 2), fillvalue=np.array(fill, dtype=dtype)[()], compression="gzip"
+        )
         ds[10:20, 2:] = np.zeros((10, 2), dtype=dtype)
     expected = assert_reads_like_h5py(path, block_sizes=(10, 200))
     with open_store(str(path)) as tree:
@@ -191,10 +197,13 @@ def test_direct_passes_remote_file_object_reads_chunks_through_h5py(tmp_path):
 # --- datasets that are not read ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kwargs,reason", [
-    pytest.param({"chunks": (1000,), "compression": "lzf"}, "HDF5 filter lzf (id 32000) is not on the allow-list", id="lzf"),
-    pytest.param({"chunks": (1000,), "scaleoffset": 0}, "HDF5 filter scaleoffset (id 6)", id="scaleoffset"),
-])
+@pytest.mark.parametrize(
+    "kwargs,reason",
+    [
+        pytest.param({"chunks": (1000,), "compression": "lzf"}, "HDF5 filter lzf (id 32000) is not on the allow-list", id="lzf"),
+        pytest.param({"chunks": (1000,), "scaleoffset": 0}, "HDF5 filter scaleoffset (id 6)", id="scaleoffset"),
+    ],
+)
 def test_direct_fails_filter_off_the_allow_list_is_not_decoded(tmp_path, kwargs, reason):
     path = tmp_path / "d.h5"
     write(path, "a", np.arange(10_000, dtype="<i4"), **kwargs)
@@ -212,9 +221,10 @@ def test_direct_fails_external_storage_never_read(tmp_path):
     path = tmp_path / "d.h5"
     with h5py.File(path, "w") as f:
         f.create_dataset("a", shape=(100,), dtype="<i4", external=[(str(outside), 0, 400)])
-    with open_store(str(path)) as tree:
-        with pytest.raises(NodeError, match=r"/a: its data is stored outside the file \(external storage / virtual dataset\); not read"):
-            tree.get("/a").read_block((0, 100))
+    with open_store(str(path)) as tree, pytest.raises(
+        NodeError, match=r"/a: its data is stored outside the file \(external storage / virtual dataset\); not read"
+    ):
+        tree.get("/a").read_block((0, 100))
 
 
 def test_direct_fails_virtual_dataset_never_read(tmp_path):
@@ -225,9 +235,8 @@ def test_direct_fails_virtual_dataset_never_read(tmp_path):
     path = tmp_path / "d.h5"
     with h5py.File(path, "w") as f:
         f.create_virtual_dataset("v", layout)
-    with open_store(str(path)) as tree:
-        with pytest.raises(NodeError, match="stored outside the file"):
-            list(tree.get("/v").blocks())
+    with open_store(str(path)) as tree, pytest.raises(NodeError, match="stored outside the file"):
+        list(tree.get("/v").blocks())
 
 
 # --- corrupt and truncated data ------------------------------------------------------------------------------
@@ -242,7 +251,7 @@ def test_direct_fails_truncated_file_is_a_node_error(tmp_path):
         size = os.fstat(tree.raw_fd()).st_size
     # Pretend the file ends inside the data: the read must say so, never return short or garbage blocks.
     cut = tmp_path / "cut.h5"
-    cut.write_bytes(path.read_bytes()[:size - 4000])
+    cut.write_bytes(path.read_bytes()[: size - 4000])
     fd = os.open(cut, os.O_RDONLY)
     try:
         with pytest.raises(NodeError, match="truncated"):
@@ -332,14 +341,25 @@ def double_deflate(path, name, shape, chunks, dtype, key):
     return str(path)
 
 
-@pytest.mark.parametrize("name,shape,chunks,dtype,key,problem", [
-    pytest.param("one", (2000,), (1000,), h5py.h5t.STD_I64LE, (1000,), "/one: chunk 1 decodes to more than", id="1-d"),
-    pytest.param("nd", (40, 50), (20, 50), h5py.h5t.IEEE_F64LE, (20, 0), "/nd: chunk 1.0 decodes to more than", id="n-d"),
-    pytest.param("vlen", (2000,), (1000,), h5py.h5t.py_create(h5py.string_dtype(), logical=True), (0,),
-                 "/vlen: chunk 0 decodes to more than", id="vlen-string"),
-])
-def test_direct_fails_decompression_bomb_is_one_chunk_problem_in_bounded_memory(tmp_path, name, shape, chunks, dtype,
-                                                                               key, problem):
+@pytest.mark.parametrize(
+    "name,shape,chunks,dtype,key,problem",
+    [
+        pytest.param("one", (2000,), (1000,), h5py.h5t.STD_I64LE, (1000,), "/one: chunk 1 decodes to more than", id="1-d"),
+        pytest.param("nd", (40, 50), (20, 50), h5py.h5t.IEEE_F64LE, (20, 0), "/nd: chunk 1.0 decodes to more than", id="n-d"),
+        pytest.param(
+            "vlen",
+            (2000,),
+            (1000,),
+            h5py.h5t.py_create(h5py.string_dtype(), logical=True),
+            (0,),
+            "/vlen: chunk 0 decodes to more than",
+            id="vlen-string",
+        ),
+    ],
+)
+def test_direct_fails_decompression_bomb_is_one_chunk_problem_in_bounded_memory(
+    tmp_path, name, shape, chunks, dtype, key, problem
+):
     path = double_deflate(tmp_path / "b.h5", name, shape, chunks, dtype, key)
     assert len(nested(zlib_zeros(), 2)) < 1000
     result = peak_rss_child(path, f"/{name}")

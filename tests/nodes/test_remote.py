@@ -63,23 +63,32 @@ def served(tmp_path_factory) -> Path:
 
 # --- the comparison --------------------------------------------------------------------------------------
 
+
 def clauses(report) -> list[tuple]:
     """Everything a clause result says, findings included, in a form that compares with ==."""
     return [
-        (r.rule.id, r.status.value, r.reason, r.nodes_checked, r.finding_count,
-         [(f.path, f.message, f.index, json.dumps(f.details, sort_keys=True, default=repr)) for f in r.findings])
+        (
+            r.rule.id,
+            r.status.value,
+            r.reason,
+            r.nodes_checked,
+            r.finding_count,
+            [(f.path, f.message, f.index, json.dumps(f.details, sort_keys=True, default=repr)) for f in r.findings],
+        )
         for r in report.results
     ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def local_report(path: str, deep: bool):
     return validate(path, deep=deep, jobs=2)
 
 
 def cli_json(path: str, deep: bool, tmp_path: Path) -> tuple[int, dict]:
     out = tmp_path / f"report-{abs(hash(path))}.json"
-    code = main([path, "--format", "json", "--output", str(out), "--quiet", "--jobs", "2", "--isolated"] + (["--deep"] if deep else []))
+    code = main(
+        [path, "--format", "json", "--output", str(out), "--quiet", "--jobs", "2", "--isolated"] + (["--deep"] if deep else [])
+    )
     return code, json.loads(out.read_text(encoding="utf-8"))
 
 
@@ -107,6 +116,7 @@ def assert_same_as_local(url: str, local: Path, case: Case, tmp_path: Path, cli:
 
 
 # --- HTTP ------------------------------------------------------------------------------------------------
+
 
 class RangeHandler(SimpleHTTPRequestHandler):
     """http.server with single-range requests (it has none of its own), as every real file server has."""
@@ -178,9 +188,11 @@ def test_http_store_without_listings_is_read_from_consolidated_metadata(name, se
 
 def test_http_url_with_credentials_fails_without_showing_them(http_base, capsys):
     port = http_base.rsplit(":", 1)[1]
-    for url in (f"http://user:secret@127.0.0.1:{port}/missing.h5ad",
-                f"http://127.0.0.1:{port}/missing.h5ad?X-Amz-Signature=topsecret&X-Amz-Credential=AKIAEXAMPLE",
-                f"https://user:secret@127.0.0.1:{port}/missing.h5ad?X-Amz-Signature=topsecret"):  # TLS to a plain server
+    for url in (
+        f"http://user:secret@127.0.0.1:{port}/missing.h5ad",
+        f"http://127.0.0.1:{port}/missing.h5ad?X-Amz-Signature=topsecret&X-Amz-Credential=AKIAEXAMPLE",
+        f"https://user:secret@127.0.0.1:{port}/missing.h5ad?X-Amz-Signature=topsecret",
+    ):  # TLS to a plain server
         with pytest.raises(InputError) as info:
             validate(url)
         message = str(info.value)
@@ -215,6 +227,7 @@ def test_http_html_page_is_not_a_store(http_base):
 
 # --- S3 (moto) -------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def s3_bucket(served):
     """A bucket on moto's S3 server on loopback, holding the cases; fake credentials and the endpoint in the environment."""
@@ -242,8 +255,11 @@ def s3_bucket(served):
         client.create_bucket(Bucket="corpus")
         files = [p for p in sorted(served.rglob("*")) if p.is_file()]
         with ThreadPoolExecutor(8) as pool:  # a few hundred small objects: the server's threads take them together
-            list(pool.map(lambda p: client.put_object(Bucket="corpus", Key=p.relative_to(served).as_posix(),
-                                                      Body=p.read_bytes()), files))
+            list(
+                pool.map(
+                    lambda p: client.put_object(Bucket="corpus", Key=p.relative_to(served).as_posix(), Body=p.read_bytes()), files
+                )
+            )
         yield "s3://corpus"
     server.stop()
 
@@ -259,11 +275,15 @@ def test_s3_store_gives_the_local_results(case, served, s3_bucket, tmp_path):
     assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=case.id in S3_CLI)
 
 
-@pytest.mark.parametrize("path, reason", [
-    ("corpus/missing.h5ad", "not found"),
-    ("corpus/missing.zarr", "not found"),
-    ("no-such-bucket/x.zarr", "NoSuchBucket"),
-], ids=["missing-file", "missing-store", "missing-bucket"])
+@pytest.mark.parametrize(
+    "path, reason",
+    [
+        ("corpus/missing.h5ad", "not found"),
+        ("corpus/missing.zarr", "not found"),
+        ("no-such-bucket/x.zarr", "NoSuchBucket"),
+    ],
+    ids=["missing-file", "missing-store", "missing-bucket"],
+)
 def test_s3_missing_is_one_line(path, reason, s3_bucket):
     with pytest.raises(InputError, match=rf"^s3://{re.escape(path)}: .*{reason}"):
         validate(f"s3://{path}")
@@ -284,6 +304,7 @@ def test_s3_without_credentials_says_so(s3_bucket, monkeypatch):
 
 
 # --- URLs in general -------------------------------------------------------------------------------------
+
 
 def test_unknown_protocol_is_one_line():
     with pytest.raises(InputError, match=r"^nosuchproto://bucket/x\.zarr: unknown protocol 'nosuchproto'"):
@@ -307,24 +328,32 @@ def test_cxg_url_is_refused_in_one_line():
         validate("s3://bucket/x.cxg")
 
 
-@pytest.mark.parametrize("path, expected", [
-    ("s3://bucket/x.zarr", True),
-    ("https://host/x.h5ad", True),
-    ("gs://b/x", True),
-    ("data/x.zarr", False),
-    ("/abs/x.h5ad", False),
-    ("C://data/x.h5ad", False),
-    ("x.zarr/X/.zattrs", False),
-], ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("s3://bucket/x.zarr", True),
+        ("https://host/x.h5ad", True),
+        ("gs://b/x", True),
+        ("data/x.zarr", False),
+        ("/abs/x.h5ad", False),
+        ("C://data/x.h5ad", False),
+        ("x.zarr/X/.zattrs", False),
+    ],
+    ids=lambda v: str(v),
+)
 def test_is_url(path, expected):
     assert is_url(path) is expected
 
 
-@pytest.mark.parametrize("url, shown", [
-    ("https://user:pw@host:8443/a/x.h5ad?X-Amz-Signature=abc#frag", "https://host:8443/a/x.h5ad"),
-    ("s3://bucket/x.zarr", "s3://bucket/x.zarr"),
-    ("https://token@host/x.zarr?sig=1", "https://host/x.zarr"),
-], ids=["user-password-query", "plain", "token-user"])
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("https://user:pw@host:8443/a/x.h5ad?X-Amz-Signature=abc#frag", "https://host:8443/a/x.h5ad"),
+        ("s3://bucket/x.zarr", "s3://bucket/x.zarr"),
+        ("https://token@host/x.zarr?sig=1", "https://host/x.zarr"),
+    ],
+    ids=["user-password-query", "plain", "token-user"],
+)
 def test_redact_url(url, shown):
     assert redact_url(url) == shown
 

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from contract import ATTRS, FIXED, M, VLEN, X, NodeContract
+from contract import ATTRS, FIXED, VLEN, M, NodeContract, X
 
 from validator.errors import InputError
 from validator.nodes.detect import open_store
@@ -64,9 +64,14 @@ def test_storage_passes_schema_facts(tmp_path):
     path = write_hierarchy(tmp_path / "s.cxg")
     with open_store(path) as tree:
         extra = tree.get("/a/m").storage.extra
-    assert extra == {"sparse": False, "dims": [{"name": "d0", "dtype": "<u4", "domain": [0, 5], "tile": 4},
-                                                {"name": "d1", "dtype": "<u4", "domain": [0, 3], "tile": 4}],
-                     "attrs": [{"name": "", "dtype": "<f4"}]}
+    assert extra == {
+        "sparse": False,
+        "dims": [
+            {"name": "d0", "dtype": "<u4", "domain": [0, 5], "tile": 4},
+            {"name": "d1", "dtype": "<u4", "domain": [0, 3], "tile": 4},
+        ],
+        "attrs": [{"name": "", "dtype": "<f4"}],
+    }
 
 
 def test_attrs_passes_json_strings_stay_strings(tmp_path):

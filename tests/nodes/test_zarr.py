@@ -13,7 +13,7 @@ import zipfile
 import numpy as np
 import pytest
 import zarr
-from contract import ATTRS, FIXED, M, VLEN, X, NodeContract
+from contract import ATTRS, FIXED, VLEN, M, NodeContract, X
 
 from validator.nodes.base import NodeError
 from validator.nodes.detect import open_store
@@ -75,15 +75,18 @@ def v2(tmp_path):
     return write_hierarchy(tmp_path / "s.zarr", 2)
 
 
-@pytest.mark.parametrize("key,content,expected", [
-    pytest.param("a/x/.zarray", b"{not json", "a/x/.zarray: not valid JSON", id="zarray-broken-json"),
-    pytest.param("a/x/.zarray", b"[1, 2]", "a/x/.zarray: not a JSON object but list", id="zarray-json-list"),
-    pytest.param("a/.zattrs", b"{oops", "a/.zattrs: not valid JSON", id="zattrs-broken-json"),
-    pytest.param("a/x/.zarray", b"\xff\xfe", "a/x/.zarray: not UTF-8", id="zarray-not-utf8"),
-    pytest.param("a/.zgroup", b"[1]", "a/.zgroup: not a JSON object but list", id="zgroup-json-list"),
-    pytest.param("a/.zgroup", b"{", "a/.zgroup: not valid JSON", id="zgroup-broken-json"),
-    pytest.param("a/.zattrs", b"[]", "a/.zattrs: not a JSON object but list", id="zattrs-json-list"),
-])
+@pytest.mark.parametrize(
+    "key,content,expected",
+    [
+        pytest.param("a/x/.zarray", b"{not json", "a/x/.zarray: not valid JSON", id="zarray-broken-json"),
+        pytest.param("a/x/.zarray", b"[1, 2]", "a/x/.zarray: not a JSON object but list", id="zarray-json-list"),
+        pytest.param("a/.zattrs", b"{oops", "a/.zattrs: not valid JSON", id="zattrs-broken-json"),
+        pytest.param("a/x/.zarray", b"\xff\xfe", "a/x/.zarray: not UTF-8", id="zarray-not-utf8"),
+        pytest.param("a/.zgroup", b"[1]", "a/.zgroup: not a JSON object but list", id="zgroup-json-list"),
+        pytest.param("a/.zgroup", b"{", "a/.zgroup: not valid JSON", id="zgroup-broken-json"),
+        pytest.param("a/.zattrs", b"[]", "a/.zattrs: not a JSON object but list", id="zattrs-json-list"),
+    ],
+)
 def test_zarr_fails_broken_metadata_reported_as_problem(v2, key, content, expected):
     with open(os.path.join(v2, key), "wb") as fh:
         fh.write(content)
@@ -169,8 +172,16 @@ def write_pickle_array(path, marker):
 
     def array(rel, dtype, attrs):
         os.makedirs(path / rel)
-        meta = {"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": dtype, "compressor": None, "fill_value": None,
-                "order": "C", "filters": [{"id": "pickle", "protocol": 5}]}
+        meta = {
+            "zarr_format": 2,
+            "shape": [1],
+            "chunks": [1],
+            "dtype": dtype,
+            "compressor": None,
+            "fill_value": None,
+            "order": "C",
+            "filters": [{"id": "pickle", "protocol": 5}],
+        }
         (path / rel / ".zarray").write_text(json.dumps(meta))
         (path / rel / ".zattrs").write_text(json.dumps(attrs))
         (path / rel / "0").write_bytes(payload)
@@ -206,8 +217,9 @@ def test_zarr_fails_pickle_never_loaded_by_whole_store_cli(tmp_path):
     probe = tmp_path / "probe"
     pickle.loads(pickle.dumps(Boom(str(probe)))).close()
     assert probe.exists()
-    proc = subprocess.run([sys.executable, "-m", "validator", "--format", "json", str(store)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "validator", "--format", "json", str(store)], capture_output=True, text=True, timeout=120
+    )
     assert "Traceback" not in proc.stderr
     assert proc.returncode == 1, proc.stderr
     assert not marker.exists()
@@ -258,11 +270,14 @@ def test_zarr_fails_chunk_symlinked_outside_store_is_never_read(tmp_path, zarr_f
             tree.get("/a/x").edge_blocks()
 
 
-@pytest.mark.parametrize("key,content,expected", [
-    pytest.param("a/x/zarr.json", b"{not json", "a/x/zarr.json: not valid JSON", id="array-broken-json"),
-    pytest.param("a/x/zarr.json", b"[1, 2]", "a/x/zarr.json: not a JSON object but list", id="array-json-list"),
-    pytest.param("zarr.json", b"{", "zarr.json: not valid JSON", id="root-broken-json"),
-])
+@pytest.mark.parametrize(
+    "key,content,expected",
+    [
+        pytest.param("a/x/zarr.json", b"{not json", "a/x/zarr.json: not valid JSON", id="array-broken-json"),
+        pytest.param("a/x/zarr.json", b"[1, 2]", "a/x/zarr.json: not a JSON object but list", id="array-json-list"),
+        pytest.param("zarr.json", b"{", "zarr.json: not valid JSON", id="root-broken-json"),
+    ],
+)
 def test_zarr_v3_fails_broken_metadata_reported_as_problem(tmp_path, key, content, expected):
     store = write_hierarchy(tmp_path / "s.zarr", 3)
     with open(os.path.join(store, key), "wb") as fh:
@@ -278,8 +293,9 @@ def test_zarr_v3_fails_broken_metadata_reported_as_problem(tmp_path, key, conten
 # --- data: chunk by chunk through the codec module, never zarr-python --------------------------------------
 
 
-@pytest.mark.parametrize("zarr_format,keys", [pytest.param(2, ["0.0", "1.0"], id="v2"),
-                                              pytest.param(3, ["c/0/0", "c/1/0"], id="v3")])
+@pytest.mark.parametrize(
+    "zarr_format,keys", [pytest.param(2, ["0.0", "1.0"], id="v2"), pytest.param(3, ["c/0/0", "c/1/0"], id="v3")]
+)
 def test_zarr_passes_block_lists_the_chunks_it_read(tmp_path, zarr_format, keys):
     store = write_hierarchy(tmp_path / "s.zarr", zarr_format)
     with open_store(store) as tree:

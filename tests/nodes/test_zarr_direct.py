@@ -14,13 +14,23 @@ import numcodecs
 import numpy as np
 import pytest
 import zarr
-from bombs import (JSON2_SHAPE_BOMB, bz2_zeros, gzip_wrap, gzip_zeros, nested, peak_rss_child, vlen_header_bomb,
-                   zlib_zeros, zstd_zeros)
+from bombs import (
+    JSON2_SHAPE_BOMB,
+    bz2_zeros,
+    gzip_wrap,
+    gzip_zeros,
+    nested,
+    peak_rss_child,
+    vlen_header_bomb,
+    zlib_zeros,
+    zstd_zeros,
+)
 from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
-from validator.engine.scan import SerialScanner, ThreadScanner, plan as scan_plan
-from validator.kernels.facts import FactRequest
+from validator.engine.scan import SerialScanner, ThreadScanner
+from validator.engine.scan import plan as scan_plan
 from validator.kernels.block import ChunkRead
+from validator.kernels.facts import FactRequest
 from validator.nodes.base import NodeError
 from validator.nodes.codecs import NotDecoded
 from validator.nodes.detect import open_store
@@ -45,8 +55,10 @@ V2_LAYOUTS = {
     "no-compressor": {"compressors": None},
     "shuffle-filter-zlib": {"compressors": numcodecs.Zlib(), "filters": "shuffle"},
     "zlib-filter-zlib": {"compressors": numcodecs.Zlib(), "filters": [numcodecs.Zlib()]},
-    "checksums": {"compressors": numcodecs.Zstd(), "filters": [numcodecs.CRC32(), numcodecs.Adler32(location="end"),
-                                                             numcodecs.Fletcher32(), numcodecs.CRC32C()]},
+    "checksums": {
+        "compressors": numcodecs.Zstd(),
+        "filters": [numcodecs.CRC32(), numcodecs.Adler32(location="end"), numcodecs.Fletcher32(), numcodecs.CRC32C()],
+    },
 }
 DTYPES = ["<i8", ">i4", "<f4", ">f8", "|u1", "|b1"]
 
@@ -75,8 +87,9 @@ def write(path, data, zarr_format, chunks=(CHUNK,), fill_value=0, **kwargs):
     kwargs.setdefault("dtype", data.dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zarr-python's warnings about v2 codecs and unstable v3 data types
-        array = zarr.create_array(store=str(path), shape=data.shape, chunks=chunks, zarr_format=zarr_format,
-                                  fill_value=fill_value, **kwargs)
+        array = zarr.create_array(
+            store=str(path), shape=data.shape, chunks=chunks, zarr_format=zarr_format, fill_value=fill_value, **kwargs
+        )
         array[...] = data
     return str(path)
 
@@ -121,11 +134,18 @@ def test_direct_passes_no_zarr_python_for_data(tmp_path):
     import sys
 
     path = write(tmp_path / "a.zarr", np.arange(100, dtype="<i4").reshape(10, 10), 3, chunks=(3, 4))
-    code = ("import sys; from validator.nodes.detect import open_store\n"
-            "with open_store(sys.argv[1]) as t: list(t.get('/').blocks(7))\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'zarr'))")
-    out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": os.getcwd()})
+    code = (
+        "import sys; from validator.nodes.detect import open_store\n"
+        "with open_store(sys.argv[1]) as t: list(t.get('/').blocks(7))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'zarr'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, path],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -136,23 +156,29 @@ def test_direct_passes_v2_same_values_as_zarr_python(tmp_path, layout, dtype):
     assert_reads_like_zarr(path)
 
 
-@pytest.mark.parametrize("filters", [
-    pytest.param([numcodecs.Delta("<i8")], id="delta"),
-    pytest.param([numcodecs.Delta("<i8", astype="<i4")], id="delta-narrowing"),
-    pytest.param([numcodecs.AsType(encode_dtype="<i4", decode_dtype="<i8")], id="astype-narrowing"),
-    pytest.param([numcodecs.FixedScaleOffset(offset=0, scale=1, dtype="<i8", astype="<i4")], id="fixedscaleoffset"),
-])
+@pytest.mark.parametrize(
+    "filters",
+    [
+        pytest.param([numcodecs.Delta("<i8")], id="delta"),
+        pytest.param([numcodecs.Delta("<i8", astype="<i4")], id="delta-narrowing"),
+        pytest.param([numcodecs.AsType(encode_dtype="<i4", decode_dtype="<i8")], id="astype-narrowing"),
+        pytest.param([numcodecs.FixedScaleOffset(offset=0, scale=1, dtype="<i8", astype="<i4")], id="fixedscaleoffset"),
+    ],
+)
 def test_direct_passes_v2_numeric_filters(tmp_path, filters):
     data = np.arange(LENGTH, dtype="<i8") % 1000 - 300
     path = write(tmp_path / "a.zarr", data, 2, compressors=numcodecs.Zlib(), filters=filters)
     assert_reads_like_zarr(path)
 
 
-@pytest.mark.parametrize("filters", [
-    pytest.param([numcodecs.Quantize(digits=3, dtype="<f8")], id="quantize"),
-    pytest.param([numcodecs.BitRound(keepbits=10)], id="bitround"),
-    pytest.param([numcodecs.FixedScaleOffset(offset=1, scale=100, dtype="<f8", astype="<i4")], id="fixedscaleoffset-float"),
-])
+@pytest.mark.parametrize(
+    "filters",
+    [
+        pytest.param([numcodecs.Quantize(digits=3, dtype="<f8")], id="quantize"),
+        pytest.param([numcodecs.BitRound(keepbits=10)], id="bitround"),
+        pytest.param([numcodecs.FixedScaleOffset(offset=1, scale=100, dtype="<f8", astype="<i4")], id="fixedscaleoffset-float"),
+    ],
+)
 def test_direct_passes_v2_float_filters(tmp_path, filters):
     data = np.linspace(-3, 3, LENGTH)
     path = write(tmp_path / "a.zarr", data, 2, compressors=numcodecs.Blosc(), filters=filters)
@@ -190,8 +216,11 @@ def test_direct_passes_every_fixed_size_dtype(tmp_path, zarr_format, family):
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])
-@pytest.mark.parametrize("chunks", [(4, 3, 2), (5, 7, 5), (23, 1, 5), (1, 1, 1), (30, 10, 10)],
-                         ids=["edges-everywhere", "whole-rows", "one-column", "one-element", "one-chunk-past-every-edge"])
+@pytest.mark.parametrize(
+    "chunks",
+    [(4, 3, 2), (5, 7, 5), (23, 1, 5), (1, 1, 1), (30, 10, 10)],
+    ids=["edges-everywhere", "whole-rows", "one-column", "one-element", "one-chunk-past-every-edge"],
+)
 def test_direct_passes_n_dimensional_with_edge_chunks(tmp_path, zarr_format, chunks):
     path = write(tmp_path / "a.zarr", ND, zarr_format, chunks=chunks, compressors=None if chunks == (1, 1, 1) else "auto")
     assert_reads_like_zarr(path, block_sizes=[1, 35, 100, 10**6])
@@ -245,8 +274,16 @@ def write_json2(path, items, chunks, fill_value=None, compressor=None):
     """A v2 object array coded with numcodecs' json2 (zarr-python 3 no longer writes it), chunk by chunk."""
     items = np.asarray(items, dtype=object)
     os.makedirs(path)
-    meta = {"zarr_format": 2, "shape": list(items.shape), "chunks": list(chunks), "dtype": "|O", "order": "C",
-            "fill_value": fill_value, "filters": [{"id": "json2", "encoding": "utf-8"}], "compressor": compressor}
+    meta = {
+        "zarr_format": 2,
+        "shape": list(items.shape),
+        "chunks": list(chunks),
+        "dtype": "|O",
+        "order": "C",
+        "fill_value": fill_value,
+        "filters": [{"id": "json2", "encoding": "utf-8"}],
+        "compressor": compressor,
+    }
     (path / ".zarray").write_text(json.dumps(meta))
     codec = numcodecs.get_codec(compressor) if compressor else None
     grid = [range(-(-n // c)) for n, c in zip(items.shape, chunks)]
@@ -281,11 +318,14 @@ def test_direct_passes_json2_two_dimensional(tmp_path):
 
 
 @pytest.mark.parametrize("location", ["end", "start"])
-@pytest.mark.parametrize("inner_codecs", [
-    pytest.param([BytesCodec(), ZstdCodec()], id="zstd"),
-    pytest.param([BytesCodec(endian="big"), GzipCodec(), Crc32cCodec()], id="big-endian-gzip-crc32c"),
-    pytest.param([TransposeCodec(order=(1, 0)), BytesCodec()], id="transposed-raw"),
-])
+@pytest.mark.parametrize(
+    "inner_codecs",
+    [
+        pytest.param([BytesCodec(), ZstdCodec()], id="zstd"),
+        pytest.param([BytesCodec(endian="big"), GzipCodec(), Crc32cCodec()], id="big-endian-gzip-crc32c"),
+        pytest.param([TransposeCodec(order=(1, 0)), BytesCodec()], id="transposed-raw"),
+    ],
+)
 def test_direct_passes_sharded(tmp_path, location, inner_codecs):
     data = np.arange(30 * 20, dtype="<f8").reshape(30, 20)
     data[8:16] = 0  # the fill value: those inner chunks are not stored (2**64-1 in the index)
@@ -341,20 +381,23 @@ def count_gets(tree):
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])
-@pytest.mark.parametrize("dtype,fill", [
-    pytest.param("<i4", 7, id="int"),
-    pytest.param("<f8", np.nan, id="float-nan"),
-    pytest.param("<f4", np.inf, id="float-infinity"),
-    pytest.param("<f4", -np.inf, id="float-minus-infinity"),
-    pytest.param("<f8", -1.5, id="float"),
-    pytest.param("|b1", True, id="bool"),
-    pytest.param("<c16", 1 - 2j, id="complex"),
-    pytest.param("<M8[s]", np.datetime64(5, "s"), id="datetime"),
-    pytest.param("<m8[s]", np.timedelta64("NaT"), id="timedelta-nat"),
-    pytest.param("|S3", b"ab", id="fixed-bytes"),
-    pytest.param("<U3", "xé", id="fixed-unicode"),
-    pytest.param([("a", "<i2"), ("b", "S2")], (3, b"q"), id="record"),
-])
+@pytest.mark.parametrize(
+    "dtype,fill",
+    [
+        pytest.param("<i4", 7, id="int"),
+        pytest.param("<f8", np.nan, id="float-nan"),
+        pytest.param("<f4", np.inf, id="float-infinity"),
+        pytest.param("<f4", -np.inf, id="float-minus-infinity"),
+        pytest.param("<f8", -1.5, id="float"),
+        pytest.param("|b1", True, id="bool"),
+        pytest.param("<c16", 1 - 2j, id="complex"),
+        pytest.param("<M8[s]", np.datetime64(5, "s"), id="datetime"),
+        pytest.param("<m8[s]", np.timedelta64("NaT"), id="timedelta-nat"),
+        pytest.param("|S3", b"ab", id="fixed-bytes"),
+        pytest.param("<U3", "xé", id="fixed-unicode"),
+        pytest.param([("a", "<i2"), ("b", "S2")], (3, b"q"), id="record"),
+    ],
+)
 def test_direct_passes_missing_chunks_read_as_fill_value(tmp_path, zarr_format, dtype, fill):
     fill = np.array(fill, dtype=dtype)[()]
     data = np.empty(LENGTH, dtype=dtype)
@@ -379,8 +422,16 @@ def test_direct_passes_missing_chunk_allocates_only_the_block(tmp_path):
     # Shape and chunks of 2**40 elements, nothing stored: one block of a few rows must not touch the rest.
     path = tmp_path / "a.zarr"
     os.makedirs(path)
-    meta = {"zarr_format": 2, "shape": [2**40], "chunks": [1000], "dtype": "<f8", "order": "C", "fill_value": 1.5,
-            "filters": None, "compressor": None}
+    meta = {
+        "zarr_format": 2,
+        "shape": [2**40],
+        "chunks": [1000],
+        "dtype": "<f8",
+        "order": "C",
+        "fill_value": 1.5,
+        "filters": None,
+        "compressor": None,
+    }
     (path / ".zarray").write_text(json.dumps(meta))
     with open_store(str(path)) as tree:
         block = tree.get("/").read_block((2**39, 2**39 + 2000))
@@ -418,25 +469,55 @@ def test_direct_fails_unusable_fill_value_only_where_a_chunk_is_missing(tmp_path
 # --- arrays that are not decoded -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("build,reason", [
-    pytest.param(lambda p: v2_with(p, compressor={"id": "pickle", "protocol": 5}), "codec 'pickle' is not on the allow-list", id="v2-pickle"),
-    pytest.param(lambda p: v2_with(p, filters=[{"id": "msgpack2"}], dtype="|O"), "codec 'msgpack2' is not on the allow-list", id="v2-msgpack"),
-    pytest.param(lambda p: v2_with(p, filters=[{"id": "categorize", "labels": ["a"], "dtype": "|O"}]),
-                 "codec 'categorize' is not on the allow-list", id="v2-categorize"),
-    pytest.param(lambda p: v2_with(p, filters=[{"id": "vlen-array", "dtype": "<i4"}], dtype="|O"),
-                 "codec 'vlen-array' is not on the allow-list", id="v2-vlen-array"),
-    pytest.param(lambda p: v2_with(p, compressor={"id": "some.plugin"}), "codec 'some.plugin' is not on the allow-list", id="v2-unknown"),
-    pytest.param(lambda p: v2_with(p, dtype="|O", filters=None), "an object array needs vlen-utf8", id="v2-object-without-object-codec"),
-    pytest.param(lambda p: v2_with(p, order="K"), "order 'K'", id="v2-bad-order"),
-    pytest.param(lambda p: v2_with(p, filters=[{"id": "delta", "dtype": "|O"}]), "not a numeric dtype", id="v2-delta-object-dtype"),
-    pytest.param(lambda p: v2_with(p, dimension_separator="-"), "dimension_separator", id="v2-separator"),
-    pytest.param(lambda p: v3_with(p, codecs=[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.pickle"}]),
-                 "codec 'numcodecs.pickle' is not on the allow-list", id="v3-unknown-codec"),
-    pytest.param(lambda p: v3_with(p, codecs=[{"name": "zstd"}]), "one array-to-bytes codec", id="v3-no-array-to-bytes"),
-    pytest.param(lambda p: v3_with(p, chunk_layout={"must_understand": True}), "'chunk_layout'", id="v3-unknown-key"),
-    pytest.param(lambda p: v3_with(p, chunk_grid={"name": "rectilinear", "configuration": {}}), "not a regular grid", id="v3-grid"),
-    pytest.param(lambda p: v3_with(p, storage_transformers=[{"name": "x"}]), "storage_transformers", id="v3-transformers"),
-])
+@pytest.mark.parametrize(
+    "build,reason",
+    [
+        pytest.param(
+            lambda p: v2_with(p, compressor={"id": "pickle", "protocol": 5}),
+            "codec 'pickle' is not on the allow-list",
+            id="v2-pickle",
+        ),
+        pytest.param(
+            lambda p: v2_with(p, filters=[{"id": "msgpack2"}], dtype="|O"),
+            "codec 'msgpack2' is not on the allow-list",
+            id="v2-msgpack",
+        ),
+        pytest.param(
+            lambda p: v2_with(p, filters=[{"id": "categorize", "labels": ["a"], "dtype": "|O"}]),
+            "codec 'categorize' is not on the allow-list",
+            id="v2-categorize",
+        ),
+        pytest.param(
+            lambda p: v2_with(p, filters=[{"id": "vlen-array", "dtype": "<i4"}], dtype="|O"),
+            "codec 'vlen-array' is not on the allow-list",
+            id="v2-vlen-array",
+        ),
+        pytest.param(
+            lambda p: v2_with(p, compressor={"id": "some.plugin"}),
+            "codec 'some.plugin' is not on the allow-list",
+            id="v2-unknown",
+        ),
+        pytest.param(
+            lambda p: v2_with(p, dtype="|O", filters=None), "an object array needs vlen-utf8", id="v2-object-without-object-codec"
+        ),
+        pytest.param(lambda p: v2_with(p, order="K"), "order 'K'", id="v2-bad-order"),
+        pytest.param(
+            lambda p: v2_with(p, filters=[{"id": "delta", "dtype": "|O"}]), "not a numeric dtype", id="v2-delta-object-dtype"
+        ),
+        pytest.param(lambda p: v2_with(p, dimension_separator="-"), "dimension_separator", id="v2-separator"),
+        pytest.param(
+            lambda p: v3_with(p, codecs=[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.pickle"}]),
+            "codec 'numcodecs.pickle' is not on the allow-list",
+            id="v3-unknown-codec",
+        ),
+        pytest.param(lambda p: v3_with(p, codecs=[{"name": "zstd"}]), "one array-to-bytes codec", id="v3-no-array-to-bytes"),
+        pytest.param(lambda p: v3_with(p, chunk_layout={"must_understand": True}), "'chunk_layout'", id="v3-unknown-key"),
+        pytest.param(
+            lambda p: v3_with(p, chunk_grid={"name": "rectilinear", "configuration": {}}), "not a regular grid", id="v3-grid"
+        ),
+        pytest.param(lambda p: v3_with(p, storage_transformers=[{"name": "x"}]), "storage_transformers", id="v3-transformers"),
+    ],
+)
 def test_direct_fails_not_decoded_with_the_reason(tmp_path, build, reason):
     path = build(tmp_path)
     with open_store(path) as tree:
@@ -532,33 +613,81 @@ def encoded(codec, n):
 
 
 CORRUPT = [
-    corrupt("v2-blosc-truncated", 2, numcodecs.Blosc(), "3", lambda b: b[: len(b) // 2],
-            r"chunk 3 holds \d+ bytes, but its Blosc header says"),
+    corrupt(
+        "v2-blosc-truncated",
+        2,
+        numcodecs.Blosc(),
+        "3",
+        lambda b: b[: len(b) // 2],
+        r"chunk 3 holds \d+ bytes, but its Blosc header says",
+    ),
     corrupt("v2-blosc-header-cut", 2, numcodecs.Blosc(), "3", lambda b: b[:10], "shorter than a Blosc header"),
-    corrupt("v2-blosc-wrong-size", 2, numcodecs.Blosc(), "3", encoded(numcodecs.Blosc(), 999),
-            "chunk 3 decodes to 7992 bytes, expected 8000"),
+    corrupt(
+        "v2-blosc-wrong-size",
+        2,
+        numcodecs.Blosc(),
+        "3",
+        encoded(numcodecs.Blosc(), 999),
+        "chunk 3 decodes to 7992 bytes, expected 8000",
+    ),
     corrupt("v2-zstd-truncated", 2, numcodecs.Zstd(), "3", lambda b: b[:-5], "chunk 3 does not decode with zstd"),
-    corrupt("v2-zstd-too-big", 2, numcodecs.Zstd(), "3", encoded(numcodecs.Zstd(), 1001),
-            "chunk 3 decodes to 8008 bytes, expected 8000"),
-    corrupt("v2-zstd-too-small", 2, numcodecs.Zstd(), "3", encoded(numcodecs.Zstd(), 999),
-            "chunk 3 decodes to 7992 bytes, expected 8000"),
+    corrupt(
+        "v2-zstd-too-big",
+        2,
+        numcodecs.Zstd(),
+        "3",
+        encoded(numcodecs.Zstd(), 1001),
+        "chunk 3 decodes to 8008 bytes, expected 8000",
+    ),
+    corrupt(
+        "v2-zstd-too-small",
+        2,
+        numcodecs.Zstd(),
+        "3",
+        encoded(numcodecs.Zstd(), 999),
+        "chunk 3 decodes to 7992 bytes, expected 8000",
+    ),
     corrupt("v2-lz4-truncated", 2, numcodecs.LZ4(), "3", lambda b: b[:-5], "chunk 3 does not decode with lz4"),
-    corrupt("v2-lz4-wrong-size", 2, numcodecs.LZ4(), "3", encoded(numcodecs.LZ4(), 999),
-            "chunk 3 decodes to 7992 bytes, expected 8000"),
+    corrupt(
+        "v2-lz4-wrong-size",
+        2,
+        numcodecs.LZ4(),
+        "3",
+        encoded(numcodecs.LZ4(), 999),
+        "chunk 3 decodes to 7992 bytes, expected 8000",
+    ),
     corrupt("v2-zlib-truncated", 2, numcodecs.Zlib(), "3", lambda b: b[:-9], "chunk 3 does not decode with zlib"),
-    corrupt("v2-zlib-bomb-stopped", 2, numcodecs.Zlib(), "3", encoded(numcodecs.Zlib(), 10**6),
-            "chunk 3 decodes to more than 8000 bytes, expected 8000"),
+    corrupt(
+        "v2-zlib-bomb-stopped",
+        2,
+        numcodecs.Zlib(),
+        "3",
+        encoded(numcodecs.Zlib(), 10**6),
+        "chunk 3 decodes to more than 8000 bytes, expected 8000",
+    ),
     corrupt("v2-gzip-trailing-junk", 2, numcodecs.GZip(), "3", lambda b: b + b"junk", "chunk 3 does not decode with gzip"),
-    corrupt("v2-gzip-wrong-size", 2, numcodecs.GZip(), "3", encoded(numcodecs.GZip(), 10),
-            "chunk 3 decodes to 80 bytes, expected 8000"),
+    corrupt(
+        "v2-gzip-wrong-size",
+        2,
+        numcodecs.GZip(),
+        "3",
+        encoded(numcodecs.GZip(), 10),
+        "chunk 3 decodes to 80 bytes, expected 8000",
+    ),
     corrupt("v2-bz2-truncated", 2, numcodecs.BZ2(), "3", lambda b: b[:-9], "chunk 3 does not decode with bz2"),
     corrupt("v2-lzma-truncated", 2, numcodecs.LZMA(), "3", lambda b: b[:-9], "chunk 3 does not decode with lzma"),
     corrupt("v2-raw-short", 2, None, "3", lambda b: b[:-1], "chunk 3 decodes to 7999 bytes, expected 8000"),
     corrupt("v2-raw-last-long", 2, None, "10", lambda b: b + b"\0", "chunk 10 decodes to 8001 bytes, expected 8000"),
     corrupt("v3-zstd-truncated", 3, "default", "c/3", lambda b: b[:-5], "chunk c/3 does not decode with zstd"),
     corrupt("v3-gzip-truncated", 3, [GzipCodec()], "c/3", lambda b: b[:-9], "chunk c/3 does not decode with gzip"),
-    corrupt("v3-crc32c-flipped-bit", 3, [ZstdCodec(), Crc32cCodec()], "c/3", lambda b: b[:-5] + bytes([b[-5] ^ 1]) + b[-4:],
-            "chunk c/3 fails its crc32c check"),
+    corrupt(
+        "v3-crc32c-flipped-bit",
+        3,
+        [ZstdCodec(), Crc32cCodec()],
+        "c/3",
+        lambda b: b[:-5] + bytes([b[-5] ^ 1]) + b[-4:],
+        "chunk c/3 fails its crc32c check",
+    ),
     corrupt("v3-crc32c-cut", 3, [Crc32cCodec()], "c/3", lambda b: b[:2], "too short to hold its crc32c checksum"),
     corrupt("v3-crc32c-truncated-payload", 3, [Crc32cCodec()], "c/3", lambda b: b[:-12] + b[-4:], "fails its crc32c check"),
 ]
@@ -608,9 +737,8 @@ def test_direct_fails_chunk_that_is_a_directory(tmp_path):
     path = write(tmp_path / "a.zarr", VALUES, 2, compressors=None)
     os.remove(os.path.join(path, "3"))
     os.makedirs(os.path.join(path, "3"))
-    with open_store(path) as tree:
-        with pytest.raises(NodeError, match="chunk 3 exists but cannot be read"):
-            tree.get("/").read_block((0, LENGTH))
+    with open_store(path) as tree, pytest.raises(NodeError, match="chunk 3 exists but cannot be read"):
+        tree.get("/").read_block((0, LENGTH))
 
 
 def test_direct_fails_corrupt_n_dimensional_chunk_fills_only_its_region(tmp_path):
@@ -632,9 +760,9 @@ def test_direct_fails_corrupt_inner_chunk_of_a_shard(tmp_path):
     with open_store(path) as tree:
         sharding = tree.get("/").plan.codec.sharding
     raw = bytearray(open(os.path.join(path, "c", "1"), "rb").read())
-    index = np.frombuffer(bytes(raw[-(16 * 4 + 4):-4]), dtype="<u8").reshape(-1, 2)
+    index = np.frombuffer(bytes(raw[-(16 * 4 + 4) : -4]), dtype="<u8").reshape(-1, 2)
     offset, nbytes = (int(x) for x in index[2])
-    raw[offset + nbytes - 9:offset + nbytes] = bytes(9)  # the gzip trailer of inner chunk 2 of shard 1
+    raw[offset + nbytes - 9 : offset + nbytes] = bytes(9)  # the gzip trailer of inner chunk 2 of shard 1
     open(os.path.join(path, "c", "1"), "wb").write(bytes(raw))
     with open_store(path) as tree:
         block = tree.get("/").read_block((0, 64))
@@ -667,14 +795,29 @@ def bomb_store(path, meta, key, payload):
 
 
 def v2_meta(shape, chunks, dtype="<i8", compressor=None, filters=None, fill_value=0):
-    return {"zarr_format": 2, "shape": shape, "chunks": chunks, "dtype": dtype, "order": "C", "fill_value": fill_value,
-            "filters": filters, "compressor": compressor}
+    return {
+        "zarr_format": 2,
+        "shape": shape,
+        "chunks": chunks,
+        "dtype": dtype,
+        "order": "C",
+        "fill_value": fill_value,
+        "filters": filters,
+        "compressor": compressor,
+    }
 
 
 def v3_meta(shape, chunks, codecs, data_type="int64", fill_value=0):
-    return {"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": data_type, "fill_value": fill_value,
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
-            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}}, "codecs": codecs}
+    return {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": shape,
+        "data_type": data_type,
+        "fill_value": fill_value,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "codecs": codecs,
+    }
 
 
 BYTES_LE = {"name": "bytes", "configuration": {"endian": "little"}}
@@ -682,51 +825,119 @@ BYTES_LE = {"name": "bytes", "configuration": {"endian": "little"}}
 BOMBS = {
     # name: (metadata, chunk key, payload builder, the problem expected)
     "v2-1d-zlib-of-zlib-of-zlib": (
-        v2_meta([2000], [1000], compressor={"id": "zlib"}, filters=[{"id": "zlib"}, {"id": "zlib"}]), "0",
-        lambda: nested(zlib_zeros(), 2), "chunk 0 decodes to more than"),
+        v2_meta([2000], [1000], compressor={"id": "zlib"}, filters=[{"id": "zlib"}, {"id": "zlib"}]),
+        "0",
+        lambda: nested(zlib_zeros(), 2),
+        "chunk 0 decodes to more than",
+    ),
     "v2-nd-zlib-of-zlib": (
-        v2_meta([40, 50], [20, 50], compressor={"id": "zlib"}, filters=[{"id": "zlib"}]), "0.0",
-        lambda: nested(zlib_zeros(), 1), "chunk 0.0 decodes to more than"),
-    "v2-bz2-streams": (v2_meta([2000], [1000], compressor={"id": "bz2"}), "0", bz2_zeros,
-                       "chunk 0 decodes to more than 8000 bytes, expected 8000"),
-    "v2-zstd-no-declared-size": (v2_meta([2000], [1000], compressor={"id": "zstd"}), "0", zstd_zeros,
-                                 "chunk 0 decodes to more than 8000 bytes, expected 8000"),
-    "v2-gzip-of-gzip": (v2_meta([2000], [1000], compressor={"id": "gzip"}, filters=[{"id": "gzip"}]), "0",
-                        lambda: gzip_wrap(gzip_zeros()), "chunk 0 decodes to more than"),
+        v2_meta([40, 50], [20, 50], compressor={"id": "zlib"}, filters=[{"id": "zlib"}]),
+        "0.0",
+        lambda: nested(zlib_zeros(), 1),
+        "chunk 0.0 decodes to more than",
+    ),
+    "v2-bz2-streams": (
+        v2_meta([2000], [1000], compressor={"id": "bz2"}),
+        "0",
+        bz2_zeros,
+        "chunk 0 decodes to more than 8000 bytes, expected 8000",
+    ),
+    "v2-zstd-no-declared-size": (
+        v2_meta([2000], [1000], compressor={"id": "zstd"}),
+        "0",
+        zstd_zeros,
+        "chunk 0 decodes to more than 8000 bytes, expected 8000",
+    ),
+    "v2-gzip-of-gzip": (
+        v2_meta([2000], [1000], compressor={"id": "gzip"}, filters=[{"id": "gzip"}]),
+        "0",
+        lambda: gzip_wrap(gzip_zeros()),
+        "chunk 0 decodes to more than",
+    ),
     "v2-vlen-header-2**31-items": (
-        v2_meta([2000], [1000], dtype="|O", filters=[{"id": "vlen-utf8"}], fill_value=""), "0",
-        vlen_header_bomb, "its vlen-utf8 header declares 2147483648 items, expected 1000"),
+        v2_meta([2000], [1000], dtype="|O", filters=[{"id": "vlen-utf8"}], fill_value=""),
+        "0",
+        vlen_header_bomb,
+        "its vlen-utf8 header declares 2147483648 items, expected 1000",
+    ),
     "v2-vlen-under-zlib": (
-        v2_meta([2000], [1000], dtype="|O", filters=[{"id": "vlen-bytes"}, {"id": "zlib"}], compressor={"id": "zlib"},
-                fill_value=""),
-        "0", lambda: nested(zlib_zeros(), 1), "chunk 0 decodes to more than 67108864 bytes"),
-    "v2-json2-shape": (v2_meta([2000], [1000], dtype="|O", filters=[{"id": "json2"}], fill_value=None), "0",
-                       lambda: JSON2_SHAPE_BOMB, "json2 shape [1099511627776] holds 1099511627776 items, expected 1000"),
+        v2_meta(
+            [2000], [1000], dtype="|O", filters=[{"id": "vlen-bytes"}, {"id": "zlib"}], compressor={"id": "zlib"}, fill_value=""
+        ),
+        "0",
+        lambda: nested(zlib_zeros(), 1),
+        "chunk 0 decodes to more than 67108864 bytes",
+    ),
+    "v2-json2-shape": (
+        v2_meta([2000], [1000], dtype="|O", filters=[{"id": "json2"}], fill_value=None),
+        "0",
+        lambda: JSON2_SHAPE_BOMB,
+        "json2 shape [1099511627776] holds 1099511627776 items, expected 1000",
+    ),
     "v2-json2-under-zlib": (
-        v2_meta([2000], [1000], dtype="|O", filters=[{"id": "json2"}, {"id": "zlib"}], compressor={"id": "zlib"},
-                fill_value=None),
-        "0", lambda: nested(zlib_zeros(), 1), "chunk 0 decodes to more than 67108864 bytes"),
-    "v3-gzip-of-gzip": (v3_meta([2000], [1000], [BYTES_LE, {"name": "gzip"}, {"name": "gzip"}]), "c/0",
-                        lambda: gzip_wrap(gzip_wrap(gzip_zeros())), "chunk c/0 decodes to more than"),
-    "v3-zstd-no-declared-size": (v3_meta([2000], [1000], [BYTES_LE, {"name": "zstd"}]), "c/0", zstd_zeros,
-                                 "chunk c/0 decodes to more than 8000 bytes, expected 8000"),
+        v2_meta(
+            [2000], [1000], dtype="|O", filters=[{"id": "json2"}, {"id": "zlib"}], compressor={"id": "zlib"}, fill_value=None
+        ),
+        "0",
+        lambda: nested(zlib_zeros(), 1),
+        "chunk 0 decodes to more than 67108864 bytes",
+    ),
+    "v3-gzip-of-gzip": (
+        v3_meta([2000], [1000], [BYTES_LE, {"name": "gzip"}, {"name": "gzip"}]),
+        "c/0",
+        lambda: gzip_wrap(gzip_wrap(gzip_zeros())),
+        "chunk c/0 decodes to more than",
+    ),
+    "v3-zstd-no-declared-size": (
+        v3_meta([2000], [1000], [BYTES_LE, {"name": "zstd"}]),
+        "c/0",
+        zstd_zeros,
+        "chunk c/0 decodes to more than 8000 bytes, expected 8000",
+    ),
     "v3-blosc-header-declares-2-GB": (
-        v3_meta([2000], [1000], [BYTES_LE, {"name": "blosc"}]), "c/0",
-        lambda: bytes([2, 1, 1, 8]) + (2**31 - 32).to_bytes(4, "little") + (2**16).to_bytes(4, "little")
-        + (4096).to_bytes(4, "little") + bytes(4080),
-        "chunk c/0 decodes to 2147483616 bytes, expected 8000"),
+        v3_meta([2000], [1000], [BYTES_LE, {"name": "blosc"}]),
+        "c/0",
+        lambda: (
+            bytes([2, 1, 1, 8])
+            + (2**31 - 32).to_bytes(4, "little")
+            + (2**16).to_bytes(4, "little")
+            + (4096).to_bytes(4, "little")
+            + bytes(4080)
+        ),
+        "chunk c/0 decodes to 2147483616 bytes, expected 8000",
+    ),
     "v3-nd-crc32c-over-zstd": (
-        v3_meta([40, 50], [20, 50], [BYTES_LE, {"name": "zstd"}, {"name": "crc32c"}]), "c/0/0",
-        lambda: crc32c_wrap(zstd_zeros()), "bytes, at most 10024 expected"),
+        v3_meta([40, 50], [20, 50], [BYTES_LE, {"name": "zstd"}, {"name": "crc32c"}]),
+        "c/0/0",
+        lambda: crc32c_wrap(zstd_zeros()),
+        "bytes, at most 10024 expected",
+    ),
     "v3-vlen-utf8-header": (
-        v3_meta([2000], [1000], [{"name": "vlen-utf8"}], data_type="string", fill_value=""), "c/0",
-        vlen_header_bomb, "its vlen-utf8 header declares 2147483648 items, expected 1000"),
+        v3_meta([2000], [1000], [{"name": "vlen-utf8"}], data_type="string", fill_value=""),
+        "c/0",
+        vlen_header_bomb,
+        "its vlen-utf8 header declares 2147483648 items, expected 1000",
+    ),
     "v3-sharded-inner-chunk": (
-        v3_meta([4000], [2000], [{"name": "sharding_indexed", "configuration": {
-            "chunk_shape": [1000], "codecs": [BYTES_LE, {"name": "gzip"}, {"name": "gzip"}],
-            "index_codecs": [BYTES_LE, {"name": "crc32c"}], "index_location": "end"}}]), "c/0",
+        v3_meta(
+            [4000],
+            [2000],
+            [
+                {
+                    "name": "sharding_indexed",
+                    "configuration": {
+                        "chunk_shape": [1000],
+                        "codecs": [BYTES_LE, {"name": "gzip"}, {"name": "gzip"}],
+                        "index_codecs": [BYTES_LE, {"name": "crc32c"}],
+                        "index_location": "end",
+                    },
+                }
+            ],
+        ),
+        "c/0",
         lambda: shard_of([gzip_wrap(gzip_wrap(gzip_zeros())), None]),
-        "chunk c/0, inner chunk 0 decodes to more than"),
+        "chunk c/0, inner chunk 0 decodes to more than",
+    ),
 }
 
 

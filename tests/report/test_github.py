@@ -5,11 +5,10 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from corpus_paths import VALID_H5AD
 
 from validator.cli import main
 from validator.report.github import escape_data, escape_property
-
-from corpus_paths import VALID_H5AD
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 

@@ -19,8 +19,15 @@ def check(doc):
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
 
 
-@pytest.mark.parametrize("fixture", [pytest.param("valid_h5ad", id="valid-h5ad"), pytest.param("broken_h5ad", id="broken-h5ad"),
-                                     pytest.param("valid_zarr", id="valid-zarr"), pytest.param("should_failing_h5ad", id="should-fails")])
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        pytest.param("valid_h5ad", id="valid-h5ad"),
+        pytest.param("broken_h5ad", id="broken-h5ad"),
+        pytest.param("valid_zarr", id="valid-zarr"),
+        pytest.param("should_failing_h5ad", id="should-fails"),
+    ],
+)
 def test_render_passes_schema_on_real_run(request, fixture):
     path = request.getfixturevalue(fixture)
     doc = json.loads(render([validator.validate(path)], validator.__version__))

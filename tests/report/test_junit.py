@@ -7,11 +7,10 @@ import xml.etree.ElementTree as ET
 
 import junitparser
 import pytest
+from corpus_paths import VALID_H5AD
 
 import validator
 from validator.cli import main
-
-from corpus_paths import VALID_H5AD
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 

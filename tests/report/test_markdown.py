@@ -5,10 +5,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from corpus_paths import VALID_H5AD
 
 from validator.cli import main
-
-from corpus_paths import VALID_H5AD
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 

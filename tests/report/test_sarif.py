@@ -9,12 +9,12 @@ from pathlib import Path
 import h5py
 import jsonschema
 import pytest
+from corpus_paths import FAILING_ZARR as ZARR
+from corpus_paths import VALID_H5AD
 
 import validator
 from validator.cli import main
 
-from corpus_paths import VALID_H5AD
-from corpus_paths import FAILING_ZARR as ZARR
 SCHEMA = json.loads((Path(__file__).parent.parent / "data" / "sarif-schema-2.1.0.json").read_text())
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
@@ -51,7 +51,9 @@ def test_sarif_has_one_result_per_finding(broken_h5ad, capsys):
     report = validator.validate(broken_h5ad)
     findings = [(r.rule.id, f.path) for r in report.failures for f in r.findings]
     results = doc["runs"][0]["results"]
-    assert sorted((r["ruleId"], r["locations"][0]["logicalLocations"][0]["fullyQualifiedName"]) for r in results) == sorted(findings)
+    assert sorted((r["ruleId"], r["locations"][0]["logicalLocations"][0]["fullyQualifiedName"]) for r in results) == sorted(
+        findings
+    )
     assert ("anndata.dataframe.index-attr", "/obs") in findings
     assert any(rule.startswith("anndata.csr_matrix.indptr") for rule, _ in findings)
 

@@ -15,9 +15,19 @@ from validator.report.text import render, use_colour
 
 
 def _rule(rid, level, applies_to, step, basis="stated"):
-    return Rule(id=rid, level=level, spec_level=level, clause=f"The thing {level.value} hold.", section="Things",
-                spec_version="1", applies_to=applies_to, check=(CheckStep(*step),), pack="t", basis=basis,
-                rationale="because" if basis == "derived" else None)
+    return Rule(
+        id=rid,
+        level=level,
+        spec_level=level,
+        clause=f"The thing {level.value} hold.",
+        section="Things",
+        spec_version="1",
+        applies_to=applies_to,
+        check=(CheckStep(*step),),
+        pack="t",
+        basis=basis,
+        rationale="because" if basis == "derived" else None,
+    )
 
 
 RULES = [
@@ -38,12 +48,15 @@ class FakeTTY(io.StringIO):
         return True
 
 
-@pytest.mark.parametrize("env,stream,expected", [
-    pytest.param({}, io.StringIO(), False, id="use_colour-fails-not-a-tty"),
-    pytest.param({}, FakeTTY(), True, id="use_colour-passes-tty"),
-    pytest.param({"NO_COLOR": "1"}, FakeTTY(), False, id="use_colour-fails-no-color-on-tty"),
-    pytest.param({"NO_COLOR": ""}, FakeTTY(), False, id="use_colour-fails-empty-no-color"),
-])
+@pytest.mark.parametrize(
+    "env,stream,expected",
+    [
+        pytest.param({}, io.StringIO(), False, id="use_colour-fails-not-a-tty"),
+        pytest.param({}, FakeTTY(), True, id="use_colour-passes-tty"),
+        pytest.param({"NO_COLOR": "1"}, FakeTTY(), False, id="use_colour-fails-no-color-on-tty"),
+        pytest.param({"NO_COLOR": ""}, FakeTTY(), False, id="use_colour-fails-empty-no-color"),
+    ],
+)
 def test_use_colour(monkeypatch, env, stream, expected):
     monkeypatch.delenv("NO_COLOR", raising=False)
     for k, v in env.items():
@@ -86,8 +99,15 @@ def test_render_names_nodes_a_passing_clause_could_not_check():
     from validator.report.model import ClauseResult, Status
 
     base = report()
-    partly = ClauseResult(RULES[2], Status.PASSED, (), 2, None, 0,
-                          tuple((f"/x{i}", f"/x{i}: not decoded (codec off the allow-list)") for i in range(5)))
+    partly = ClauseResult(
+        RULES[2],
+        Status.PASSED,
+        (),
+        2,
+        None,
+        0,
+        tuple((f"/x{i}", f"/x{i}: not decoded (codec off the allow-list)") for i in range(5)),
+    )
     text = render([Report(base.source, base.format, base.packs, base.tool_version, (partly,))], Level.MUST)
     assert "PASSED, NOT ALL CHECKED MUST t.root.group" in text
     assert "    not checked: /x0: not decoded (codec off the allow-list)" in text  # the path is not said twice

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.checks.schemas import REF
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 
 LIMIT = {"max_examples": {"type": "integer", "minimum": 1, "maximum": 1000}}
 
@@ -45,8 +45,11 @@ def non_decreasing(node: Node, options: Options, scope: Scope, facts: Mapping[st
     if result is None or not result.count:
         return
     for d in result.found:
-        yield Finding(f"decreases at index {d.index}: {d.previous} -> {d.value} ({result.count} decrease(s) in all)",
-                      index=position(node, d.index), details={"previous": d.previous, "value": d.value, "count": result.count})
+        yield Finding(
+            f"decreases at index {d.index}: {d.previous} -> {d.value} ({result.count} decrease(s) in all)",
+            index=position(node, d.index),
+            details={"previous": d.previous, "value": d.value, "count": result.count},
+        )
 
 
 def _endpoints(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
@@ -67,7 +70,11 @@ def first_value_equals(node: Node, options: Options, scope: Scope, facts: Mappin
     if ends is None:
         yield Finding(f"is empty, expected a first element {expected}")
     elif ends.first != expected:
-        yield Finding(f"first element is {ends.first}, expected {expected}", index=position(node, 0), details={"value": ends.first, "expected": expected})
+        yield Finding(
+            f"first element is {ends.first}, expected {expected}",
+            index=position(node, 0),
+            details={"value": ends.first, "expected": expected},
+        )
 
 
 @check(options={"properties": {"equals": REF}, "required": ["equals"]}, kind="array", dtype_kinds="iuf", facts=_endpoints)
@@ -82,8 +89,11 @@ def last_value_equals(node: Node, options: Options, scope: Scope, facts: Mapping
     if ends is None:
         yield Finding(f"is empty, expected a last element {expected}")
     elif ends.last != expected:
-        yield Finding(f"last element is {ends.last}, expected {expected}", index=position(node, ends.last_index),
-                      details={"value": ends.last, "expected": expected})
+        yield Finding(
+            f"last element is {ends.last}, expected {expected}",
+            index=position(node, ends.last_index),
+            details={"value": ends.last, "expected": expected},
+        )
 
 
 def _bounds(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
@@ -106,5 +116,8 @@ def values_in_range(node: Node, options: Options, scope: Scope, facts: Mapping[s
     high = scope.value(node, options["max"]) if "max" in options else None
     bounds = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
     for o in result.found:
-        yield Finding(f"element {o.value} at index {o.index} is outside {bounds} ({result.count} in all; min {result.minimum}, max {result.maximum})",
-                      index=position(node, o.index), details={"value": o.value, "count": result.count, "min": result.minimum, "max": result.maximum})
+        yield Finding(
+            f"element {o.value} at index {o.index} is outside {bounds} ({result.count} in all; min {result.minimum}, max {result.maximum})",
+            index=position(node, o.index),
+            details={"value": o.value, "count": result.count, "min": result.minimum, "max": result.maximum},
+        )

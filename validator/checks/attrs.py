@@ -6,10 +6,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.checks.schemas import KEY, NAMES
 from validator.nodes.base import Node
 from validator.nodes.jsondoc import JSONProblem, loads
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 
 TYPES = ["string", "boolean", "integer", "number", "array", "object", "string-array", "integer-array"]
 
@@ -93,7 +93,9 @@ def attr_equals(node: Node, options: Options, scope: Scope) -> Iterator[Finding]
         return
     value = node.attrs[key]
     if type_name(value) != type_name(expected) or value != expected:
-        yield Finding(f"attribute {key!r} is {_short(value)}, expected {expected!r}", details={"key": key, "value": _jsonable(value)})
+        yield Finding(
+            f"attribute {key!r} is {_short(value)}, expected {expected!r}", details={"key": key, "value": _jsonable(value)}
+        )
 
 
 @check(options={"properties": {"key": KEY, "values": {"type": "array", "minItems": 1}}, "required": ["key", "values"]})
@@ -165,7 +167,9 @@ def attr_names_child(node: Node, options: Options, scope: Scope) -> Iterator[Fin
     if child is None:
         yield Finding(f"attribute {options['key']!r} names {name!r}, but there is no such child", details={"child": name})
     elif options.get("kind") and child.kind != options["kind"]:
-        yield Finding(f"{options['key']!r} names {name!r}, which is a {child.kind}, not an {options['kind']}", details={"child": name})
+        yield Finding(
+            f"{options['key']!r} names {name!r}, which is a {child.kind}, not an {options['kind']}", details={"child": name}
+        )
 
 
 @check(options={"properties": {"key": KEY, "except_named_by": NAMES}, "required": ["key"]})
@@ -187,7 +191,9 @@ def attr_lists_children(node: Node, options: Options, scope: Scope) -> Iterator[
     unlisted = [n for n in children if n not in listed]
     repeated = sorted({n for n in listed if listed.count(n) > 1})
     if missing:
-        yield Finding(f"{options['key']!r} lists {missing[:10]}, which are not entries of the group", details={"missing": missing[:10]})
+        yield Finding(
+            f"{options['key']!r} lists {missing[:10]}, which are not entries of the group", details={"missing": missing[:10]}
+        )
     if unlisted:
         yield Finding(f"entries {unlisted[:10]} are not listed in {options['key']!r}", details={"unlisted": unlisted[:10]})
     if repeated:

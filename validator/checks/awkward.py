@@ -72,5 +72,8 @@ def awkward_buffers_present(node: Node, options: Options, scope: Scope) -> Itera
         child = node.child(buffer)
         if child is None or child.kind != "array":
             what = "no entry" if child is None else f"a {child.kind}"
-            yield Finding(f"the form names buffer {buffer!r} ({where}), but the group has {what} {buffer!r}",
-                          path=f"{node.path.rstrip('/')}/{buffer}", details={"buffer": buffer})
+            yield Finding(
+                f"the form names buffer {buffer!r} ({where}), but the group has {what} {buffer!r}",
+                path=f"{node.path.rstrip('/')}/{buffer}",
+                details={"buffer": buffer},
+            )

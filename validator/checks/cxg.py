@@ -9,11 +9,11 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.checks.schemas import KEY, NAMES, PATH
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node
 from validator.nodes.jsondoc import JSONProblem, loads
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 
 # semver.org 2.0.0, the suggested regular expression.
 SEMVER = re.compile(
@@ -30,8 +30,9 @@ def _tiledb_facts(node: Node) -> dict | None:
     return storage.extra if storage is not None and storage.format == "tiledb" else None
 
 
-@check(options={"properties": {"dtype": {"type": "string"}, "zero_based": {"type": "boolean"}}, "required": ["dtype"]},
-       kind="array")
+@check(
+    options={"properties": {"dtype": {"type": "string"}, "zero_based": {"type": "boolean"}}, "required": ["dtype"]}, kind="array"
+)
 def tiledb_domain(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every dimension of the TileDB array has dtype `dtype` and (with `zero_based`) a domain starting at 0.
 
@@ -45,11 +46,15 @@ def tiledb_domain(node: Node, options: Options, scope: Scope) -> Iterator[Findin
     want = np.dtype(options["dtype"])
     for dim in facts["dims"]:
         if np.dtype(dim["dtype"]) != want:
-            yield Finding(f"dimension {dim['name']!r} has domain type {np.dtype(dim['dtype']).name}, expected {want.name}",
-                          details={"dimension": dim["name"], "dtype": np.dtype(dim["dtype"]).name})
+            yield Finding(
+                f"dimension {dim['name']!r} has domain type {np.dtype(dim['dtype']).name}, expected {want.name}",
+                details={"dimension": dim["name"], "dtype": np.dtype(dim["dtype"]).name},
+            )
         elif options.get("zero_based") and dim["domain"][0] != 0:
-            yield Finding(f"dimension {dim['name']!r} has domain {dim['domain']}, which does not start at 0",
-                          details={"dimension": dim["name"], "domain": dim["domain"]})
+            yield Finding(
+                f"dimension {dim['name']!r} has domain {dim['domain']}, which does not start at 0",
+                details={"dimension": dim["name"], "domain": dim["domain"]},
+            )
 
 
 @check(options={"properties": {"other": PATH}, "required": ["other"]})
@@ -76,16 +81,23 @@ def array_children_at_least(node: Node, options: Options, scope: Scope) -> Itera
         yield Finding(f"holds {len(arrays)} arrays, expected at least {options['min']}", details={"count": len(arrays)})
 
 
-@check(options={"properties": {"axis": {"type": "integer", "minimum": 0}, "min": {"type": "integer", "minimum": 0}},
-                "required": ["axis", "min"]}, kind="array")
+@check(
+    options={
+        "properties": {"axis": {"type": "integer", "minimum": 0}, "min": {"type": "integer", "minimum": 0}},
+        "required": ["axis", "min"],
+    },
+    kind="array",
+)
 def shape_dim_at_least(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The array has dimension `axis`, and it is at least `min` long."""
     shape, axis = node.shape or (), options["axis"]
     if len(shape) <= axis:
         yield Finding(f"has shape {tuple(shape)}, with no dimension {axis}", details={"shape": list(shape)})
     elif shape[axis] < options["min"]:
-        yield Finding(f"has shape {tuple(shape)}: dimension {axis} is {shape[axis]}, expected at least {options['min']}",
-                      details={"shape": list(shape)})
+        yield Finding(
+            f"has shape {tuple(shape)}: dimension {axis} is {shape[axis]}, expected at least {options['min']}",
+            details={"shape": list(shape)},
+        )
 
 
 @check(options={"properties": {"dtype": {"type": "string"}}, "required": ["dtype"]}, kind="array", dtype_kinds="biufc")
@@ -110,13 +122,22 @@ def attr_semver(node: Node, options: Options, scope: Scope) -> Iterator[Finding]
         raise NotApplicable(f"{node.path} has no string attribute {options['key']!r}")
     if not SEMVER.match(value):
         note = " (the short form CXG 0.1 wrote)" if value in OLDER_CXG_VERSIONS else ""
-        yield Finding(f"attribute {options['key']!r} is {value!r}, which is not a semantic version 2.0 version{note}",
-                      details={"value": value})
+        yield Finding(
+            f"attribute {options['key']!r} is {value!r}, which is not a semantic version 2.0 version{note}",
+            details={"value": value},
+        )
 
 
-@check(options={"properties": {"key": KEY, "version": {"type": "string"},
-                               "known": {"type": "object", "additionalProperties": {"type": "string"}}},
-                "required": ["key", "version"]})
+@check(
+    options={
+        "properties": {
+            "key": KEY,
+            "version": {"type": "string"},
+            "known": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+        "required": ["key", "version"],
+    }
+)
 def cxg_version_is(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The attribute `key` names `version`; a file of another version is reported with the version it carries.
 
@@ -132,11 +153,16 @@ def cxg_version_is(node: Node, options: Options, scope: Scope) -> Iterator[Findi
         return
     known = options.get("known") or {}
     if value in known:
-        yield Finding(f"{options['key']} is {value!r}: CXG {value}, {known[value]}; this pack checks {options['version']}",
-                      details={"value": value, "expected": options["version"], "meaning": known[value]})
+        yield Finding(
+            f"{options['key']} is {value!r}: CXG {value}, {known[value]}; this pack checks {options['version']}",
+            details={"value": value, "expected": options["version"], "meaning": known[value]},
+        )
     elif SEMVER.match(value):
-        yield Finding(f"{options['key']} is {value!r}, a version the spec's version history does not list; "
-                      f"this pack checks {options['version']}", details={"value": value, "expected": options["version"]})
+        yield Finding(
+            f"{options['key']} is {value!r}, a version the spec's version history does not list; "
+            f"this pack checks {options['version']}",
+            details={"value": value, "expected": options["version"]},
+        )
     else:
         raise NotApplicable(f"{node.path} attribute {options['key']!r} is {value!r}, neither a known nor a semantic version")
 
@@ -154,8 +180,10 @@ def _names(names: list[str]) -> str:
     return "[" + ", ".join(json.dumps(n) for n in names) + "]"
 
 
-@check(options={"properties": {"names": NAMES, "kinds": {"type": "string", "pattern": "^[biufc]+$"}}, "required": ["names"]},
-       kind="array")
+@check(
+    options={"properties": {"names": NAMES, "kinds": {"type": "string", "pattern": "^[biufc]+$"}}, "required": ["names"]},
+    kind="array",
+)
 def tiledb_attributes(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The TileDB array's attributes are exactly `names`, in schema order ("" is the anonymous one), each of a numpy kind in `kinds` when given.
 
@@ -169,8 +197,10 @@ def tiledb_attributes(node: Node, options: Options, scope: Scope) -> Iterator[Fi
     for a in attrs if kinds else ():
         dtype = np.dtype(a["dtype"])
         if dtype.kind not in kinds:
-            yield Finding(f"attribute {json.dumps(a['name'])} has dtype {dtype.str}, expected numpy kind {' or '.join(kinds)}",
-                          details={"attribute": a["name"], "dtype": dtype.str})
+            yield Finding(
+                f"attribute {json.dumps(a['name'])} has dtype {dtype.str}, expected numpy kind {' or '.join(kinds)}",
+                details={"attribute": a["name"], "dtype": dtype.str},
+            )
 
 
 @check(options={"properties": {"sparse": {"type": "boolean"}}, "required": ["sparse"]}, kind="array")
@@ -181,8 +211,10 @@ def tiledb_sparse(node: Node, options: Options, scope: Scope) -> Iterator[Findin
     """
     sparse = bool(_schema_facts(node).get("sparse"))
     if sparse != options["sparse"]:
-        yield Finding(f"is a {'sparse' if sparse else 'dense'} TileDB array, expected a {'sparse' if options['sparse'] else 'dense'} one",
-                      details={"sparse": sparse})
+        yield Finding(
+            f"is a {'sparse' if sparse else 'dense'} TileDB array, expected a {'sparse' if options['sparse'] else 'dense'} one",
+            details={"sparse": sparse},
+        )
 
 
 @check(options={"properties": {"others": {"type": "array", "items": PATH, "minItems": 1}}, "required": ["others"]}, kind="array")
@@ -191,13 +223,21 @@ def dtype_same_as(node: Node, options: Options, scope: Scope) -> Iterator[Findin
 
     Not applicable when: none of `others` is an array with a dtype.
     """
-    other = next((o for o in (scope.node(node, p) for p in options["others"])
-                  if o is not None and o.kind == "array" and o.dtype is not None), None)
+    other = next(
+        (
+            o
+            for o in (scope.node(node, p) for p in options["others"])
+            if o is not None and o.kind == "array" and o.dtype is not None
+        ),
+        None,
+    )
     if other is None:
         raise NotApplicable(f"none of {', '.join(options['others'])} is an array")
     if node.dtype is None or node.dtype.newbyteorder("=") != other.dtype.newbyteorder("="):
         mine = node.dtype.str if node.dtype is not None else "unknown"
-        yield Finding(f"has dtype {mine}, but {other.path} has {other.dtype.str}", details={"dtype": mine, "other": other.dtype.str})
+        yield Finding(
+            f"has dtype {mine}, but {other.path} has {other.dtype.str}", details={"dtype": mine, "other": other.dtype.str}
+        )
 
 
 def _json_object(node: Node, key: str) -> dict:
@@ -222,8 +262,12 @@ JSON_FIELD_TYPES = {"string": lambda v: isinstance(v, str), "http-url": _is_http
 JSON_FIELD_WORDS = {"string": "a string", "http-url": "a string holding an absolute http or https URL"}
 
 
-@check(options={"properties": {"key": KEY, "field": KEY, "type": {"enum": sorted(JSON_FIELD_TYPES)}},
-                "required": ["key", "field", "type"]})
+@check(
+    options={
+        "properties": {"key": KEY, "field": KEY, "type": {"enum": sorted(JSON_FIELD_TYPES)}},
+        "required": ["key", "field", "type"],
+    }
+)
 def attr_json_field(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """When the JSON object in attribute `key` has the name `field`, its value is a `type` (string; http-url: an absolute http or https URL).
 
@@ -236,8 +280,10 @@ def attr_json_field(node: Node, options: Options, scope: Scope) -> Iterator[Find
         raise NotApplicable(f"{node.path} attribute {options['key']!r} has no {field!r}")
     if not JSON_FIELD_TYPES[options["type"]](parsed[field]):
         value = json.dumps(parsed[field])
-        yield Finding(f"{options['key']} {field!r} is {value[:80]}, expected {JSON_FIELD_WORDS[options['type']]}",
-                      details={"field": field, "value": parsed[field] if isinstance(parsed[field], (str, int, float, bool)) else value})
+        yield Finding(
+            f"{options['key']} {field!r} is {value[:80]}, expected {JSON_FIELD_WORDS[options['type']]}",
+            details={"field": field, "value": parsed[field] if isinstance(parsed[field], (str, int, float, bool)) else value},
+        )
 
 
 RGB = re.compile(r"#[0-9A-Fa-f]{6}")
@@ -254,14 +300,19 @@ def color_tables(node: Node, options: Options, scope: Scope) -> Iterator[Finding
         if not name.endswith(options["suffix"]):
             yield Finding(f"{options['key']} table {name!r} is not named <category>{options['suffix']}", details={"table": name})
         if not isinstance(table, dict):
-            yield Finding(f"{options['key']} table {name!r} is {json.dumps(table)[:60]}, expected a dictionary of label colors",
-                          details={"table": name})
+            yield Finding(
+                f"{options['key']} table {name!r} is {json.dumps(table)[:60]}, expected a dictionary of label colors",
+                details={"table": name},
+            )
             continue
         bad = [(label, color) for label, color in table.items() if not (isinstance(color, str) and RGB.fullmatch(color))]
         if bad:
             label, color = bad[0]
-            yield Finding(f"{options['key']} table {name!r} maps {label!r} to {json.dumps(color)}, not an RGB color #RRGGBB "
-                          f"({len(bad)} such label(s))", details={"table": name, "label": label})
+            yield Finding(
+                f"{options['key']} table {name!r} maps {label!r} to {json.dumps(color)}, not an RGB color #RRGGBB "
+                f"({len(bad)} such label(s))",
+                details={"table": name, "label": label},
+            )
 
 
 @check(options={"properties": {"key": KEY, "except": NAMES}, "required": ["key"]}, kind="array")
@@ -277,10 +328,14 @@ def schema_columns_name_attributes(node: Node, options: Options, scope: Scope) -
         if name in options.get("except", []):
             continue
         if name not in columns:
-            yield Finding(f"{options['key']} has an entry {name!r}, which names no attribute of the array", details={"column": name})
+            yield Finding(
+                f"{options['key']} has an entry {name!r}, which names no attribute of the array", details={"column": name}
+            )
         elif not isinstance(entry, dict):
-            yield Finding(f"{options['key']} entry {name!r} is {json.dumps(entry)[:60]}, expected a JSON dictionary",
-                          details={"column": name})
+            yield Finding(
+                f"{options['key']} entry {name!r} is {json.dumps(entry)[:60]}, expected a JSON dictionary",
+                details={"column": name},
+            )
 
 
 @check(options={"properties": {"key": KEY}, "required": ["key"]}, kind="array")
@@ -298,8 +353,9 @@ def schema_index_names_attribute(node: Node, options: Options, scope: Scope) -> 
     elif not isinstance(index, str):
         yield Finding(f"{options['key']} index is {index!r}, not a string", details={"index": index})
     elif index not in names:
-        yield Finding(f"{options['key']} index {index!r} names no attribute of the array ({', '.join(names)})",
-                      details={"index": index})
+        yield Finding(
+            f"{options['key']} index {index!r} names no attribute of the array ({', '.join(names)})", details={"index": index}
+        )
 
 
 def _categories(node: Node, key: str) -> list | None:
@@ -333,8 +389,12 @@ def _boolean_bounds(node: Node, options: Options, scope: Scope):
     return {"outside": FactRequest("count_outside", (("low", 0), ("high", 1), ("limit", options.get("max_examples", 5))))}
 
 
-@check(options={"properties": {"key": KEY, "max_examples": {"type": "integer", "minimum": 1, "maximum": 1000}},
-                "required": ["key"]}, kind="array", dtype_kinds="iu", facts=_boolean_bounds)
+@check(
+    options={"properties": {"key": KEY, "max_examples": {"type": "integer", "minimum": 1, "maximum": 1000}}, "required": ["key"]},
+    kind="array",
+    dtype_kinds="iu",
+    facts=_boolean_bounds,
+)
 def boolean_column_values(node: Node, options: Options, scope: Scope, facts) -> Iterator[Finding]:
     """Every value of a column the parent's `key` (cxg_schema) hints as "boolean" is 0 or 1.
 
@@ -345,8 +405,12 @@ def boolean_column_values(node: Node, options: Options, scope: Scope, facts) -> 
     if result is None or not result.count:
         return
     for o in result.found:
-        yield Finding(f"value {o.value} at index {o.index} is neither 0 nor 1 ({result.count} in all; min {result.minimum}, "
-                      f"max {result.maximum})", index=(o.index,), details={"value": o.value, "count": result.count})
+        yield Finding(
+            f"value {o.value} at index {o.index} is neither 0 nor 1 ({result.count} in all; min {result.minimum}, "
+            f"max {result.maximum})",
+            index=(o.index,),
+            details={"value": o.value, "count": result.count},
+        )
 
 
 def _codes_bounds(node: Node, options: Options, scope: Scope):
@@ -357,8 +421,12 @@ def _codes_bounds(node: Node, options: Options, scope: Scope):
     return {"outside": FactRequest("count_outside", params)}
 
 
-@check(options={"properties": {"key": KEY, "max_examples": {"type": "integer", "minimum": 1, "maximum": 1000}},
-                "required": ["key"]}, kind="array", dtype_kinds="iu", facts=_codes_bounds)
+@check(
+    options={"properties": {"key": KEY, "max_examples": {"type": "integer", "minimum": 1, "maximum": 1000}}, "required": ["key"]},
+    kind="array",
+    dtype_kinds="iu",
+    facts=_codes_bounds,
+)
 def codes_within_categories(node: Node, options: Options, scope: Scope, facts) -> Iterator[Finding]:
     """Every integer code of a categorical column indexes its categories (0 to len(categories) - 1) in the parent's `key`.
 
@@ -371,6 +439,9 @@ def codes_within_categories(node: Node, options: Options, scope: Scope, facts) -
         return
     n = len(_categories(node, options["key"]) or [])
     for o in result.found:
-        yield Finding(f"code {o.value} at index {o.index} is outside the {n} categories [0, {n - 1}] "
-                      f"({result.count} in all; min {result.minimum}, max {result.maximum})",
-                      index=(o.index,), details={"value": o.value, "count": result.count})
+        yield Finding(
+            f"code {o.value} at index {o.index} is outside the {n} categories [0, {n - 1}] "
+            f"({result.count} in all; min {result.minimum}, max {result.maximum})",
+            index=(o.index,),
+            details={"value": o.value, "count": result.count},
+        )

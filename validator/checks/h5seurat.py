@@ -7,10 +7,10 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.checks.schemas import KEY, NAMES, PATH, REF
 from validator.checks.storage import string_storage
 from validator.nodes.base import Node, StringStorage
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 
 STRING_OPTIONS = {"length": {"enum": ["variable", "fixed"]}, "charset": {"enum": ["utf-8", "ascii", "utf-32"]}}
 
@@ -46,15 +46,19 @@ def matrix_dims_equal(node: Node, options: Options, scope: Scope) -> Iterator[Fi
         if theirs is None:
             raise NotApplicable(f"the R dimensions of {other.path} are unknown")
         if dims != theirs:
-            yield Finding(f"is {dims[0]} x {dims[1]} in R order, but {other.path} is {theirs[0]} x {theirs[1]}",
-                          details={"dims": list(dims), "other": list(theirs)})
+            yield Finding(
+                f"is {dims[0]} x {dims[1]} in R order, but {other.path} is {theirs[0]} x {theirs[1]}",
+                details={"dims": list(dims), "other": list(theirs)},
+            )
     for axis, name in ((0, "rows"), (1, "cols")):
         if name in options:
             expected = scope.value(node, options[name])
             if dims[axis] != expected:
-                yield Finding(f"has {dims[axis]} {'rows' if axis == 0 else 'columns'} in R order (stored shape "
-                              f"{node.shape if node.kind == 'array' else 'dims ' + str(list(dims))}), expected {expected}",
-                              details={"dims": list(dims), "expected": expected})
+                yield Finding(
+                    f"has {dims[axis]} {'rows' if axis == 0 else 'columns'} in R order (stored shape "
+                    f"{node.shape if node.kind == 'array' else 'dims ' + str(list(dims))}), expected {expected}",
+                    details={"dims": list(dims), "expected": expected},
+                )
 
 
 @check(options={"properties": {"key": KEY, "of": PATH}, "required": ["key", "of"]})
@@ -74,8 +78,10 @@ def attr_values_name_children(node: Node, options: Options, scope: Scope) -> Ite
         raise NotApplicable(f"no node at {options['of']}")
     for name in names:
         if target.kind != "group" or target.child(name) is None:
-            yield Finding(f"attribute {options['key']!r} names {name!r}, but {target.path} has no such entry",
-                          details={"key": options["key"], "name": name})
+            yield Finding(
+                f"attribute {options['key']!r} names {name!r}, but {target.path} has no such entry",
+                details={"key": options["key"], "name": name},
+            )
 
 
 @check(
@@ -108,10 +114,14 @@ def attr_strings(node: Node, options: Options, scope: Scope) -> Iterator[Finding
     value = node.attrs[key]
     values = [value] if isinstance(value, str) else value if isinstance(value, list) else None
     if values is None or not values or not all(isinstance(v, str) for v in values):
-        yield Finding(f"attribute {key!r} is {type(value).__name__} {str(value)[:60]}, expected character value(s)",
-                      details={"key": key})
+        yield Finding(
+            f"attribute {key!r} is {type(value).__name__} {str(value)[:60]}, expected character value(s)", details={"key": key}
+        )
     elif "count" in options and len(values) != options["count"]:
-        yield Finding(f"attribute {key!r} holds {len(values)} strings, expected {options['count']}", details={"key": key, "count": len(values)})
+        yield Finding(
+            f"attribute {key!r} holds {len(values)} strings, expected {options['count']}",
+            details={"key": key, "count": len(values)},
+        )
 
 
 def _storage_problems(info: StringStorage, options: Options) -> list[str]:
@@ -127,15 +137,18 @@ def _wanted(options: Options) -> str:
     return " ".join(x for x in (options["length"] + "-length", options.get("charset")) if x)
 
 
-def _stored_as_findings(items: Iterable[tuple[str, StringStorage | None]], options: Options, what: str,
-                        detail: str) -> Iterator[Finding]:
+def _stored_as_findings(
+    items: Iterable[tuple[str, StringStorage | None]], options: Options, what: str, detail: str
+) -> Iterator[Finding]:
     """A finding for each named string store (an attribute, a compound member) not stored as `options` say;
     stores that hold no strings (None) are not judged."""
     for name, info in items:
         problems = _storage_problems(info, options) if info is not None else []
         if problems:
-            yield Finding(f"{what} {name!r} stores strings as {info.container_dtype} ({', '.join(problems)}), "
-                          f"expected {_wanted(options)}", details={detail: name, "stored": info.container_dtype})
+            yield Finding(
+                f"{what} {name!r} stores strings as {info.container_dtype} ({', '.join(problems)}), expected {_wanted(options)}",
+                details={detail: name, "stored": info.container_dtype},
+            )
 
 
 @check(options={"properties": {**STRING_OPTIONS, "keys": NAMES}, "required": ["length"]})
@@ -192,8 +205,11 @@ def compound_strings_stored_as(node: Node, options: Options, scope: Scope) -> It
     Not applicable when: the array is not compound (strings_stored_as judges plain string arrays), or has no
     string member.
     """
-    members = [(name, info) for name, info in ((name, member_string_storage(member)) for name, member in _members(node.dtype))
-               if info is not None]
+    members = [
+        (name, info)
+        for name, info in ((name, member_string_storage(member)) for name, member in _members(node.dtype))
+        if info is not None
+    ]
     if not members:
         raise NotApplicable(f"{node.path} has no string member")
     yield from _stored_as_findings(members, options, "member", "member")
@@ -222,8 +238,10 @@ def attr_values_name_columns(node: Node, options: Options, scope: Scope) -> Iter
         raise NotApplicable(f"{node.path} is not a compound dataset, so it has no named columns")
     for name in names:
         if name not in columns:
-            yield Finding(f"attribute {options['key']!r} names {name!r}, which is not among the data frame's {where}",
-                          details={"key": options["key"], "name": name})
+            yield Finding(
+                f"attribute {options['key']!r} names {name!r}, which is not among the data frame's {where}",
+                details={"key": options["key"], "name": name},
+            )
 
 
 @check(options={"properties": {"key": KEY}, "required": ["key"]})
@@ -253,8 +271,10 @@ def attr_strings_match(node: Node, options: Options, scope: Scope) -> Iterator[F
         raise NotApplicable(f"{node.path} has no strings in attribute {options['key']!r}")
     for value in values:
         if not pattern.fullmatch(value):
-            yield Finding(f"attribute {options['key']!r} is {value!r}, which does not match {options['pattern']}",
-                          details={"key": options["key"], "value": value})
+            yield Finding(
+                f"attribute {options['key']!r} is {value!r}, which does not match {options['pattern']}",
+                details={"key": options["key"], "value": value},
+            )
 
 
 VERSION = re.compile(r"\d+([.-]\d+)+")  # as R's package_version() reads one: two or more numbers
@@ -264,8 +284,12 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.split(r"[.-]", text))
 
 
-@check(options={"properties": {"key": KEY, "node": PATH, "minimum": {"type": "string", "pattern": r"^\d+([.-]\d+)+$"}},
-                "required": ["key", "minimum"]})
+@check(
+    options={
+        "properties": {"key": KEY, "node": PATH, "minimum": {"type": "string", "pattern": r"^\d+([.-]\d+)+$"}},
+        "required": ["key", "minimum"],
+    }
+)
 def attr_version_at_least(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The attribute `key` of the node at `node` (this node when not given) is a version number no lower than `minimum`.
 
@@ -279,5 +303,7 @@ def attr_version_at_least(node: Node, options: Options, scope: Scope) -> Iterato
     if len(values) != 1 or not VERSION.fullmatch(values[0]):
         raise NotApplicable(f"{target.path} attribute {options['key']!r} holds no single version number")
     if _version(values[0]) < _version(options["minimum"]):
-        yield Finding(f"{target.path} attribute {options['key']!r} is {values[0]}, lower than {options['minimum']}",
-                      details={"value": values[0], "minimum": options["minimum"]})
+        yield Finding(
+            f"{target.path} attribute {options['key']!r} is {values[0]}, lower than {options['minimum']}",
+            details={"value": values[0], "minimum": options["minimum"]},
+        )

@@ -63,8 +63,10 @@ def reserved_attr_absent(node: Node, options: Options, scope: Scope) -> Iterator
     """The node carries no attribute named `key`."""
     key = options["key"]
     if key in node.attrs:
-        yield Finding(f"carries attribute {key!r} ({_short(node.attrs[key])}), expected it only on the root group",
-                      details={"key": key, "value": node.attrs[key]})
+        yield Finding(
+            f"carries attribute {key!r} ({_short(node.attrs[key])}), expected it only on the root group",
+            details={"key": key, "value": node.attrs[key]},
+        )
 
 
 @check(options={"properties": {"key": KEY}, "required": ["key"]})
@@ -127,8 +129,10 @@ def attr_references_valid(node: Node, options: Options, scope: Scope) -> Iterato
         raise NotApplicable(f"{node.path} has no reference attributes")
     for key, ref in refs:
         if ref["zarr_dtype"] not in options["zarr_dtypes"]:
-            yield Finding(f"attribute {key!r} has zarr_dtype {_short(ref['zarr_dtype'])}, expected one of {options['zarr_dtypes']}",
-                          details={"key": key})
+            yield Finding(
+                f"attribute {key!r} has zarr_dtype {_short(ref['zarr_dtype'])}, expected one of {options['zarr_dtypes']}",
+                details={"key": key},
+            )
             continue
         value = ref.get("value")
         if not isinstance(value, dict):
@@ -136,8 +140,10 @@ def attr_references_valid(node: Node, options: Options, scope: Scope) -> Iterato
             continue
         for k in options["required"]:
             if not isinstance(value.get(k), str):
-                yield Finding(f"attribute {key!r} reference has {k} {_short(value.get(k))}, expected a string",
-                              details={"key": key, "field": k})
+                yield Finding(
+                    f"attribute {key!r} reference has {k} {_short(value.get(k))}, expected a string",
+                    details={"key": key, "field": k},
+                )
 
 
 @check(options={"properties": {"of": {"enum": ["zarr_link", "attributes"]}}, "required": ["of"]})
@@ -158,8 +164,10 @@ def reference_targets_exist(node: Node, options: Options, scope: Scope) -> Itera
     for where, ref in local:
         target = _target(node, ref["path"])
         if target is None:
-            yield Finding(f"{where} points at {ref['path']!r}, which is not a node in this store",
-                          details={"target": ref["path"], "source": ref["source"]})
+            yield Finding(
+                f"{where} points at {ref['path']!r}, which is not a node in this store",
+                details={"target": ref["path"], "source": ref["source"]},
+            )
 
 
 def _link_items(node: Node, of: str) -> list[tuple[str, dict[str, Any]]]:
@@ -169,7 +177,9 @@ def _link_items(node: Node, of: str) -> list[tuple[str, dict[str, Any]]]:
         items = [(f"zarr_link[{i}]", l) for i, l in enumerate(links)] if isinstance(links, list) else []
     else:
         items = [(f"attribute {k!r}", r.get("value")) for k, r in _references(node)]
-    return [(w, r) for w, r in items if isinstance(r, dict) and isinstance(r.get("source"), str) and isinstance(r.get("path"), str)]
+    return [
+        (w, r) for w, r in items if isinstance(r, dict) and isinstance(r.get("source"), str) and isinstance(r.get("path"), str)
+    ]
 
 
 @check(options={"properties": {"of": {"enum": ["zarr_link", "attributes"]}}, "required": ["of"]})
@@ -186,8 +196,11 @@ def references_in_store(node: Node, options: Options, scope: Scope) -> Iterator[
     for where, ref in items:
         if ref["source"] not in SELF_SOURCES:
             name = f" ({ref['name']})" if isinstance(ref.get("name"), str) else ""
-            yield Finding(f"{where}{name} names another store {ref['source']!r} (path {ref['path']!r}): not followed, "
-                          "its target is not checked", details={"source": ref["source"], "target": ref["path"]})
+            yield Finding(
+                f"{where}{name} names another store {ref['source']!r} (path {ref['path']!r}): not followed, "
+                "its target is not checked",
+                details={"source": ref["source"], "target": ref["path"]},
+            )
 
 
 def spec_cache(scope: Scope) -> Node:
@@ -219,7 +232,7 @@ def below_specloc(node: Node, options: Options, scope: Scope) -> Iterator[Findin
     """
     cache = spec_cache(scope)
     base = cache.path.rstrip("/")
-    rest = node.path[len(base) + 1:] if node.path.startswith(base + "/") else None
+    rest = node.path[len(base) + 1 :] if node.path.startswith(base + "/") else None
     if rest is None or len(rest.split("/")) != options["depth"]:
         raise NotApplicable(f"not {options['depth']} levels below the specification cache {cache.path}")
     yield from ()
@@ -230,7 +243,9 @@ def any_attr_string(node: Node, options: Options, scope: Scope) -> Iterator[Find
     """At least one attribute among `keys` is present, and each of them present is a string."""
     present = [k for k in options["keys"] if k in node.attrs]
     if not present:
-        yield Finding(f"has none of the attributes {', '.join(map(repr, options['keys']))}", details={"keys": list(options["keys"])})
+        yield Finding(
+            f"has none of the attributes {', '.join(map(repr, options['keys']))}", details={"keys": list(options["keys"])}
+        )
     for k in present:
         if not isinstance(node.attrs[k], str):
             yield Finding(f"attribute {k!r} is {_short(node.attrs[k])}, expected a string", details={"key": k})
@@ -248,10 +263,14 @@ def zarr_dtype_mapped(node: Node, options: Options, scope: Scope) -> Iterator[Fi
     if isinstance(value, list) and value:
         for i, field in enumerate(value):
             if not (isinstance(field, dict) and isinstance(field.get("name"), str) and "dtype" in field):
-                yield Finding(f"zarr_dtype[{i}] is {_short(field)}, expected a compound field {{name, dtype}}", details={"value": field})
+                yield Finding(
+                    f"zarr_dtype[{i}] is {_short(field)}, expected a compound field {{name, dtype}}", details={"value": field}
+                )
             elif not (field["dtype"] in options["values"] or isinstance(field["dtype"], (list, dict))):
-                yield Finding(f"zarr_dtype[{i}] has dtype {_short(field['dtype'])}, which the dtype mappings table does not list",
-                              details={"value": field["dtype"]})
+                yield Finding(
+                    f"zarr_dtype[{i}] has dtype {_short(field['dtype'])}, which the dtype mappings table does not list",
+                    details={"value": field["dtype"]},
+                )
     elif value not in options["values"]:
         yield Finding(f"zarr_dtype is {_short(value)}, which the dtype mappings table does not list", details={"value": value})
 
@@ -270,8 +289,10 @@ def codec_absent(node: Node, options: Options, scope: Scope) -> Iterator[Finding
     if "filters" not in meta and "compressor" not in meta:
         raise NotApplicable(f"{node.path} metadata has neither 'filters' nor 'compressor'")
     if options["id"] in _codec_ids(node):
-        yield Finding(f"is stored with the {options['id']!r} codec (filters/compressor in .zarray); its data is never decoded",
-                      details={"codec": options["id"]})
+        yield Finding(
+            f"is stored with the {options['id']!r} codec (filters/compressor in .zarray); its data is never decoded",
+            details={"codec": options["id"]},
+        )
 
 
 def _is_scalar(node: Node) -> bool:
@@ -296,11 +317,15 @@ def scalar_string_storage(node: Node, options: Options, scope: Scope) -> Iterato
         raise NotApplicable(f"{node.path} metadata has no {absent[0]!r}")
     codecs = _codec_ids(node)
     if not _is_scalar(node):
-        yield Finding(f"has shape {_short(meta.get('shape'))}, expected a scalar (shape [], or [1] with zarr_dtype \"scalar\")",
-                      details={"shape": meta.get("shape")})
+        yield Finding(
+            f'has shape {_short(meta.get("shape"))}, expected a scalar (shape [], or [1] with zarr_dtype "scalar")',
+            details={"shape": meta.get("shape")},
+        )
     if meta.get("dtype") != "|O" or not set(codecs) & TEXT_CODECS:
-        yield Finding(f"has dtype {_short(meta.get('dtype'))} with codecs {codecs}, expected \"|O\" with a variable-length string codec",
-                      details={"dtype": meta.get("dtype")})
+        yield Finding(
+            f'has dtype {_short(meta.get("dtype"))} with codecs {codecs}, expected "|O" with a variable-length string codec',
+            details={"dtype": meta.get("dtype")},
+        )
 
 
 # Codecs an element of a JSON-coded dataset may pass through: text codecs and compressors that run no stored
@@ -311,8 +336,13 @@ SAFE_CHUNK_CODECS = TEXT_CODECS | {"zlib", "gzip", "bz2", "lzma", "blosc", "zstd
 def _scalar_json(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
     codecs = set(_codec_ids(node))
     meta = node.metadata
-    if not isinstance(meta, dict) or not _is_scalar(node) or meta.get("dtype") != "|O" \
-            or not codecs & TEXT_CODECS or not codecs <= SAFE_CHUNK_CODECS:
+    if (
+        not isinstance(meta, dict)
+        or not _is_scalar(node)
+        or meta.get("dtype") != "|O"
+        or not codecs & TEXT_CODECS
+        or not codecs <= SAFE_CHUNK_CODECS
+    ):
         raise NotChecked(f"{node.path} is not a scalar string stored with safe codecs; its data is not read")
     return {"invalid": FactRequest("invalid_json", (("limit", 1),))}
 
@@ -337,7 +367,12 @@ def scalar_json_parses(node: Node, options: Options, scope: Scope, facts: Mappin
 def _reference_elements(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
     meta = node.metadata
     codecs = set(_codec_ids(node))
-    if not isinstance(meta, dict) or meta.get("dtype") != "|O" or not codecs & {"json2", "json"} or not codecs <= SAFE_CHUNK_CODECS:
+    if (
+        not isinstance(meta, dict)
+        or meta.get("dtype") != "|O"
+        or not codecs & {"json2", "json"}
+        or not codecs <= SAFE_CHUNK_CODECS
+    ):
         raise NotChecked(f"{node.path} is not an object array stored with a JSON codec; its data is not read")
     required = tuple(options.get("required", ("source", "path")))
     params = (("required", required), ("limit", MAX_ELEMENT_FINDINGS), ("max_targets", MAX_TARGETS))
@@ -363,14 +398,19 @@ def dataset_references_valid(node: Node, options: Options, scope: Scope, facts: 
     if result is None:
         raise NotChecked(f"{node.path} holds no element")
     found = [(e.index, f"element [{e.index}] {e.problem}", e.text) for e in result.malformed_found]
-    missing = [(index, f"element [{index}] points at {path!r}, which is not a node in this store", path)
-               for path, index in result.targets if _target(node, path) is None]
+    missing = [
+        (index, f"element [{index}] points at {path!r}, which is not a node in this store", path)
+        for path, index in result.targets
+        if _target(node, path) is None
+    ]
     for index, message, text in sorted(found + missing)[:MAX_ELEMENT_FINDINGS]:
         yield Finding(message, index=_unravel(index, node.shape), details={"element": text})
     total = result.malformed + len(missing)
     if total > MAX_ELEMENT_FINDINGS:
-        yield Finding(f"... and {total - MAX_ELEMENT_FINDINGS} more elements are not valid references",
-                      details={"more": total - MAX_ELEMENT_FINDINGS})
+        yield Finding(
+            f"... and {total - MAX_ELEMENT_FINDINGS} more elements are not valid references",
+            details={"more": total - MAX_ELEMENT_FINDINGS},
+        )
     if result.targets_dropped:
         raise NotChecked(f"{node.path}: more than {MAX_TARGETS} distinct paths; only the first {MAX_TARGETS} were looked up")
 
@@ -388,8 +428,11 @@ def dataset_references_in_store(node: Node, options: Options, scope: Scope, fact
     if result is None:
         raise NotChecked(f"{node.path} holds no element")
     for e in result.foreign_found:
-        yield Finding(f"element [{e.index}] names another store {e.source!r} (path {e.path!r}): not followed, its target "
-                      "is not checked", index=_unravel(e.index, node.shape), details={"source": e.source, "target": e.path})
+        yield Finding(
+            f"element [{e.index}] names another store {e.source!r} (path {e.path!r}): not followed, its target is not checked",
+            index=_unravel(e.index, node.shape),
+            details={"source": e.source, "target": e.path},
+        )
     if result.foreign > len(result.foreign_found):
         more = result.foreign - len(result.foreign_found)
         yield Finding(f"... and {more} more elements name another store", details={"more": more})
@@ -436,7 +479,7 @@ def namespace_sources_present(node: Node, options: Options, scope: Scope, facts:
         raise NotApplicable(f"{node.path} is not JSON") from None
     namespaces = doc.get("namespaces") if isinstance(doc, dict) else None
     if not isinstance(namespaces, list):
-        raise NotApplicable(f"{node.path} is not a namespace document (no \"namespaces\" list)")
+        raise NotApplicable(f'{node.path} is not a namespace document (no "namespaces" list)')
     parent = node.parent
     for i, ns in enumerate(namespaces):
         for j, entry in enumerate((ns.get("schema") or []) if isinstance(ns, dict) else []):
@@ -446,15 +489,31 @@ def namespace_sources_present(node: Node, options: Options, scope: Scope, facts:
             stored = next((source[: -len(ext)] for ext in SOURCE_EXTENSIONS if source.endswith(ext)), source)
             child = parent.child(stored) if parent is not None else None
             if child is None or child.kind != "array":
-                yield Finding(f"namespaces[{i}].schema[{j}] lists source {source!r}, but {stored!r} is not stored beside the "
-                              f"namespace", path=f"{parent.path.rstrip('/') if parent else ''}/{stored}",
-                              details={"source": source})
+                yield Finding(
+                    f"namespaces[{i}].schema[{j}] lists source {source!r}, but {stored!r} is not stored beside the namespace",
+                    path=f"{parent.path.rstrip('/') if parent else ''}/{stored}",
+                    details={"source": source},
+                )
 
 
 # The storage type of each row of the dtype mappings table, as NumPy kinds: a kind and item size ("f4"), or a kind
 # alone ("O") for the variable-length rows, which zarr stores as objects.
-@check(options={"properties": {"storage": {"type": "object", "additionalProperties": {"type": "array", "items": {
-    "type": "string", "pattern": "^[biufcOSUV][0-9]*$"}, "minItems": 1}}}, "required": ["storage"]}, kind="array")
+@check(
+    options={
+        "properties": {
+            "storage": {
+                "type": "object",
+                "additionalProperties": {
+                    "type": "array",
+                    "items": {"type": "string", "pattern": "^[biufcOSUV][0-9]*$"},
+                    "minItems": 1,
+                },
+            }
+        },
+        "required": ["storage"],
+    },
+    kind="array",
+)
 def zarr_dtype_storage(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The Zarr dtype is the storage type `storage` gives for the dataset's zarr_dtype ("int32": "i4"; "text": "O").
 
@@ -469,5 +528,7 @@ def zarr_dtype_storage(node: Node, options: Options, scope: Scope) -> Iterator[F
     if dtype is None:
         raise NotApplicable(f"{node.path} has no readable dtype")
     if dtype.kind not in allowed and f"{dtype.kind}{dtype.itemsize}" not in allowed:
-        yield Finding(f"zarr_dtype is {value!r}, stored as {dtype.str}; the table's storage type is {' or '.join(allowed)}",
-                      details={"zarr_dtype": value, "dtype": dtype.str})
+        yield Finding(
+            f"zarr_dtype is {value!r}, stored as {dtype.str}; the table's storage type is {' or '.join(allowed)}",
+            details={"zarr_dtype": value, "dtype": dtype.str},
+        )

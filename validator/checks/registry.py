@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from validator.primitive_api import Options, Primitive, REGISTRY as _REGISTRY, check
+from validator.primitive_api import REGISTRY as _REGISTRY
+from validator.primitive_api import Options, Primitive, check
 
 __all__ = ["Options", "Primitive", "all_primitives", "builtin_primitives", "check", "get", "hint"]
 

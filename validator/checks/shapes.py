@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.checks.schemas import PATH, REF
 from validator.nodes.base import Node
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 
 
 def _shape(node: Node, scope: Scope) -> tuple[int, ...]:
@@ -16,7 +16,12 @@ def _shape(node: Node, scope: Scope) -> tuple[int, ...]:
     return shape
 
 
-@check(options={"properties": {"dims": {"type": "array", "items": {"anyOf": [{"type": "string"}, REF]}, "minItems": 1}}, "required": ["dims"]})
+@check(
+    options={
+        "properties": {"dims": {"type": "array", "items": {"anyOf": [{"type": "string"}, REF]}, "minItems": 1}},
+        "required": ["dims"],
+    }
+)
 def dims_equal(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The element's leading dimensions equal `dims` (names such as n_obs, or references), one by one.
 
@@ -27,13 +32,19 @@ def dims_equal(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     expected = [scope.dimension(d, node) if isinstance(d, str) else scope.value(node, d) for d in options["dims"]]
     names = [d if isinstance(d, str) else str(e) for d, e in zip(options["dims"], expected)]
     if len(shape) < len(expected):
-        yield Finding(f"has shape {shape}, expected at least {len(expected)} dimensions ({', '.join(names)})",
-                      details={"shape": list(shape)})
+        yield Finding(
+            f"has shape {shape}, expected at least {len(expected)} dimensions ({', '.join(names)})",
+            details={"shape": list(shape)},
+        )
         return
     wrong = [(i, shape[i], e, n) for i, (e, n) in enumerate(zip(expected, names)) if shape[i] != e]
     if wrong:
-        text = "; ".join(f"dimension {i} is {got}, expected {name} = {want}" if name != str(want) else
-                         f"dimension {i} is {got}, expected {want}" for i, got, want, name in wrong)
+        text = "; ".join(
+            f"dimension {i} is {got}, expected {name} = {want}"
+            if name != str(want)
+            else f"dimension {i} is {got}, expected {want}"
+            for i, got, want, name in wrong
+        )
         yield Finding(f"has shape {shape}: {text}", details={"shape": list(shape), "expected": expected})
 
 
@@ -49,7 +60,9 @@ def shape_dim_equals(node: Node, options: Options, scope: Scope) -> Iterator[Fin
     if len(shape) <= axis:
         yield Finding(f"has shape {shape}, which has no dimension {axis}", details={"shape": list(shape)})
     elif shape[axis] != expected:
-        yield Finding(f"dimension {axis} is {shape[axis]}, expected {expected}", details={"shape": list(shape), "expected": expected})
+        yield Finding(
+            f"dimension {axis} is {shape[axis]}, expected {expected}", details={"shape": list(shape), "expected": expected}
+        )
 
 
 @check(options={"properties": {"other": PATH}, "required": ["other"]})
@@ -63,7 +76,9 @@ def same_shape(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
         raise NotApplicable(f"no node at {options['other']}")
     mine, theirs = _shape(node, scope), _shape(other, scope)
     if mine != theirs:
-        yield Finding(f"has shape {mine}, but {other.path} has shape {theirs}", details={"shape": list(mine), "other": list(theirs)})
+        yield Finding(
+            f"has shape {mine}, but {other.path} has shape {theirs}", details={"shape": list(mine), "other": list(theirs)}
+        )
 
 
 @check(kind="group")
@@ -82,5 +97,8 @@ def children_first_dim_equal(node: Node, options: Options, scope: Scope) -> Iter
         if shape is None or not shape:
             yield Finding(f"entry {name!r} has no first dimension", path=child.path)
         elif shape[0] != length:
-            yield Finding(f"entry {name!r} has first dimension {shape[0]}, the index has {length}",
-                          path=child.path, details={"length": shape[0], "expected": length})
+            yield Finding(
+                f"entry {name!r} has first dimension {shape[0]}, the index has {length}",
+                path=child.path,
+                details={"length": shape[0], "expected": length},
+            )

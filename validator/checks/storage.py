@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.nodes.base import Node
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 
 
 @check(
@@ -35,8 +35,10 @@ def string_storage(node: Node, options: Options, scope: Scope) -> Iterator[Findi
     if options.get("dtype_kind") and (node.dtype is None or node.dtype.kind != options["dtype_kind"]):
         problems.append(f"numpy kind {node.dtype.kind if node.dtype is not None else '?'}")
     if problems:
-        yield Finding(f"stores strings as {info.container_dtype} ({', '.join(problems)}), expected {wanted}",
-                      details={"stored": info.container_dtype})
+        yield Finding(
+            f"stores strings as {info.container_dtype} ({', '.join(problems)}), expected {wanted}",
+            details={"stored": info.container_dtype},
+        )
 
 
 @check(options={"properties": {"id": {"type": "string"}}, "required": ["id"]}, kind="array")
@@ -44,7 +46,9 @@ def has_codec(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The array's codec chain (filters, compressor, or v3 codecs) includes the codec `id`."""
     codecs = node.storage.codecs if node.storage else ()
     if options["id"] not in codecs:
-        yield Finding(f"codecs are {list(codecs) or 'none'}, expected {options['id']!r} among them", details={"codecs": list(codecs)})
+        yield Finding(
+            f"codecs are {list(codecs) or 'none'}, expected {options['id']!r} among them", details={"codecs": list(codecs)}
+        )
 
 
 @check(kind="group")
@@ -68,6 +72,7 @@ def chunks_shared(node: Node, options: Options, scope: Scope) -> Iterator[Findin
     if len(distinct) > 1:
         example = {v: next(p for p, c in seen.items() if c == v) for v in distinct}
         yield Finding(
-            f"entries use {len(distinct)} different chunk lengths: " + ", ".join(f"{v} ({p})" for v, p in list(example.items())[:5]),
+            f"entries use {len(distinct)} different chunk lengths: "
+            + ", ".join(f"{v} ({p})" for v, p in list(example.items())[:5]),
             details={"chunk_lengths": distinct},
         )

@@ -4,21 +4,33 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from validator.primitive_api import Finding, Options, Scope, check
 from validator.checks.schemas import NAMES, PATH
 from validator.nodes.base import Node
+from validator.primitive_api import Finding, Options, Scope, check
 
 KINDS = {"enum": ["group", "array"]}
-DTYPE_KIND_NAMES = {"b": "boolean", "i": "signed integer", "u": "unsigned integer", "f": "floating point",
-                    "c": "complex", "O": "object", "S": "byte string", "U": "unicode", "V": "void/structured",
-                    "M": "datetime", "m": "timedelta"}
+DTYPE_KIND_NAMES = {
+    "b": "boolean",
+    "i": "signed integer",
+    "u": "unsigned integer",
+    "f": "floating point",
+    "c": "complex",
+    "O": "object",
+    "S": "byte string",
+    "U": "unicode",
+    "V": "void/structured",
+    "M": "datetime",
+    "m": "timedelta",
+}
 
 
 @check(options={"properties": {"kind": KINDS}, "required": ["kind"]})
 def node_kind(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The node is a `kind` (group or array)."""
     if node.kind != options["kind"]:
-        what = f"a {node.kind}" if node.kind != "link" else f"a link that is not followed ({node.link_kind or 'of an unknown kind'})"
+        what = (
+            f"a {node.kind}" if node.kind != "link" else f"a link that is not followed ({node.link_kind or 'of an unknown kind'})"
+        )
         yield Finding(f"is {what}, expected a {options['kind']}", details={"kind": node.kind})
 
 
@@ -40,7 +52,9 @@ def ndim(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     if node.shape is None:
         yield Finding("has no readable shape")
     elif len(node.shape) != options["equals"]:
-        yield Finding(f"has {len(node.shape)} dimensions {node.shape}, expected {options['equals']}", details={"shape": list(node.shape)})
+        yield Finding(
+            f"has {len(node.shape)} dimensions {node.shape}, expected {options['equals']}", details={"shape": list(node.shape)}
+        )
 
 
 @check(options={"properties": {"kinds": {"type": "string", "pattern": "^[biufcOSUVMm]+$"}}, "required": ["kinds"]}, kind="array")
@@ -51,8 +65,10 @@ def dtype_kind(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     if dtype is None:
         yield Finding(f"has no readable dtype, expected {wanted}")
     elif dtype.kind not in options["kinds"]:
-        yield Finding(f"has dtype {dtype.str} ({DTYPE_KIND_NAMES.get(dtype.kind, dtype.kind)}), expected {wanted}",
-                      details={"dtype": dtype.str})
+        yield Finding(
+            f"has dtype {dtype.str} ({DTYPE_KIND_NAMES.get(dtype.kind, dtype.kind)}), expected {wanted}",
+            details={"dtype": dtype.str},
+        )
 
 
 @check(options={"properties": {"path": PATH}, "required": ["path"]})
@@ -64,8 +80,9 @@ def path_within(node: Node, options: Options, scope: Scope) -> Iterator[Finding]
         yield Finding(f"lies outside {base}", details={"path": where})
 
 
-@check(options={"properties": {"bytes": {"type": "integer", "minimum": 1}}, "required": ["bytes"]}, kind="array",
-       dtype_kinds="biufc")
+@check(
+    options={"properties": {"bytes": {"type": "integer", "minimum": 1}}, "required": ["bytes"]}, kind="array", dtype_kinds="biufc"
+)
 def dtype_itemsize_at_most(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Each number of the array takes at most `bytes` bytes (a numeric dtype no wider than that).
 
@@ -73,8 +90,10 @@ def dtype_itemsize_at_most(node: Node, options: Options, scope: Scope) -> Iterat
     """
     dtype = node.dtype
     if dtype.itemsize > options["bytes"]:
-        yield Finding(f"has dtype {dtype.str} ({dtype.itemsize * 8}-bit), expected at most {options['bytes'] * 8}-bit",
-                      details={"dtype": dtype.str})
+        yield Finding(
+            f"has dtype {dtype.str} ({dtype.itemsize * 8}-bit), expected at most {options['bytes'] * 8}-bit",
+            details={"dtype": dtype.str},
+        )
 
 
 @check(options={"properties": {"kinds": {"type": "string", "pattern": "^[biufcOSUVMm]+$"}}, "required": ["kinds"]}, kind="array")
@@ -85,5 +104,7 @@ def dtype_kind_not(node: Node, options: Options, scope: Scope) -> Iterator[Findi
     if dtype is None:
         yield Finding(f"has no readable dtype, expected one that is not {unwanted}")
     elif dtype.kind in options["kinds"]:
-        yield Finding(f"has dtype {dtype.str} ({DTYPE_KIND_NAMES.get(dtype.kind, dtype.kind)}), expected one that is not {unwanted}",
-                      details={"dtype": dtype.str})
+        yield Finding(
+            f"has dtype {dtype.str} ({DTYPE_KIND_NAMES.get(dtype.kind, dtype.kind)}), expected one that is not {unwanted}",
+            details={"dtype": dtype.str},
+        )

@@ -46,5 +46,6 @@ def chunks_decode_to_chunk_size(node: Node, options: Options, scope: Scope, fact
         yield Finding(message, details={"key": problem.key, "error": message})
     if result.bad > len(result.found):
         more = result.bad - len(result.found)
-        yield Finding(f"... and {more} more of {result.read} stored chunks do not decode to one chunk",
-                      details={"key": None, "more": more})
+        yield Finding(
+            f"... and {more} more of {result.read} stored chunks do not decode to one chunk", details={"key": None, "more": more}
+        )

@@ -10,9 +10,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 from validator.nodes.base import Node, NodeError
 from validator.nodes.jsondoc import JSONProblem, loads
+from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 
 # numpy typestr: byte order, kind letter, item size, and for datetime/timedelta a unit in brackets.
 # "O" is a NumPy array-protocol kind (Python objects) that zarr writers use with an object codec.
@@ -91,7 +91,9 @@ def metadata_equals(node: Node, options: Options, scope: Scope) -> Iterator[Find
         yield Finding(f"{options['key']} is {_json(value)}, expected {_json(want)}", details={"value": value})
 
 
-@check(options={"properties": {"key": {"type": "string"}, "values": {"type": "array", "minItems": 1}}, "required": ["key", "values"]})
+@check(
+    options={"properties": {"key": {"type": "string"}, "values": {"type": "array", "minItems": 1}}, "required": ["key", "values"]}
+)
 def metadata_one_of(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The metadata field `key`, when present, is one of `values`.
 
@@ -129,8 +131,10 @@ def metadata_int_list(node: Node, options: Options, scope: Scope) -> Iterator[Fi
     other = options.get("same_length_as")
     meta = _metadata(node)
     if other and isinstance(meta.get(other), list) and len(meta[other]) != len(value):
-        yield Finding(f"{key} has {len(value)} entries, expected {len(meta[other])} as {other} has",
-                      details={"value": len(value), "expected": len(meta[other])})
+        yield Finding(
+            f"{key} has {len(value)} entries, expected {len(meta[other])} as {other} has",
+            details={"value": len(value), "expected": len(meta[other])},
+        )
 
 
 @check(options={"properties": {"key": {"type": "string"}, "list": {"type": "boolean"}}, "required": ["key", "list"]})
@@ -151,7 +155,7 @@ def metadata_codec(node: Node, options: Options, scope: Scope) -> Iterator[Findi
         items = [(key, value)]
     for where, item in items:
         if not isinstance(item, dict):
-            yield Finding(f"{where} is {_json(item)}, expected an object with an \"id\"", details={"value": item})
+            yield Finding(f'{where} is {_json(item)}, expected an object with an "id"', details={"value": item})
         elif not isinstance(item.get("id"), str):
             yield Finding(f"{where} has id {_json(item.get('id'))}, expected a string codec id", details={"value": item})
 
@@ -188,7 +192,9 @@ def dtype_encoding(node: Node, options: Options, scope: Scope) -> Iterator[Findi
             continue
         m = TYPESTR.match(part)
         if not m or m["kind"] not in KINDS:
-            yield Finding(f"{where} is {part!r}, expected a typestr such as '<f8' with a kind among {KINDS!r}", details={"value": part})
+            yield Finding(
+                f"{where} is {part!r}, expected a typestr such as '<f8' with a kind among {KINDS!r}", details={"value": part}
+            )
         elif (not m["size"] and m["kind"] != "O") or (m["size"] == "0" and m["kind"] not in "SUV"):
             yield Finding(f"{where} is {part!r}, expected a byte size after the kind letter", details={"value": part})
         elif m["unit"] is not None and m["kind"] not in "mM":
@@ -201,7 +207,9 @@ def dtype_byte_order(node: Node, options: Options, scope: Scope) -> Iterator[Fin
 
     Not applicable when: the dtype field is absent or holds no typestr (dtype_encoding reports that).
     """
-    typestrs = [(where, part) for where, part, problem in _walk_dtype(_field(node, "dtype")) if not problem and isinstance(part, str)]
+    typestrs = [
+        (where, part) for where, part, problem in _walk_dtype(_field(node, "dtype")) if not problem and isinstance(part, str)
+    ]
     if not typestrs:
         raise NotApplicable(f"{node.path} dtype holds no typestr")
     for where, part in typestrs:
@@ -230,14 +238,20 @@ def dtype_byte_order_relevant(node: Node, options: Options, scope: Scope) -> Ite
     A number of more than one byte, and unicode (four bytes a character), has a byte order a reader must know.
     Not applicable when: the dtype holds no typestr whose byte order matters.
     """
-    relevant = [(where, part, m) for where, part, m in _typestrs(node)
-                if m["kind"] not in ORDERLESS_KINDS and (m["kind"] == "U" or (m["size"] or "0") not in ("0", "1"))]
+    relevant = [
+        (where, part, m)
+        for where, part, m in _typestrs(node)
+        if m["kind"] not in ORDERLESS_KINDS and (m["kind"] == "U" or (m["size"] or "0") not in ("0", "1"))
+    ]
     if not relevant:
         raise NotApplicable(f"{node.path} dtype has no typestr whose byte order matters")
     for where, part, m in relevant:
         if m["order"] == "|":
-            yield Finding(f"{where} is {part!r}: '|' says the byte order is not relevant, but a {m['kind']}{m['size']} "
-                          f"has one; expected '<' or '>'", details={"value": part})
+            yield Finding(
+                f"{where} is {part!r}: '|' says the byte order is not relevant, but a {m['kind']}{m['size']} "
+                f"has one; expected '<' or '>'",
+                details={"value": part},
+            )
 
 
 # The byte counts NumPy defines for each kind of fixed size (the strings S, U and void V take any count).
@@ -257,8 +271,9 @@ def dtype_item_size(node: Node, options: Options, scope: Scope) -> Iterator[Find
     for where, part, m in sized:
         if int(m["size"]) not in ITEM_SIZES[m["kind"]]:
             sizes = ", ".join(map(str, ITEM_SIZES[m["kind"]]))
-            yield Finding(f"{where} is {part!r}: kind {m['kind']!r} has no {m['size']}-byte type, expected {sizes}",
-                          details={"value": part})
+            yield Finding(
+                f"{where} is {part!r}: kind {m['kind']!r} has no {m['size']}-byte type, expected {sizes}", details={"value": part}
+            )
 
 
 @check(kind="array")
@@ -267,8 +282,10 @@ def dtype_datetime_units(node: Node, options: Options, scope: Scope) -> Iterator
 
     Not applicable when: the dtype field is absent or holds no datetime64 or timedelta64 typestr.
     """
-    matches = ((where, part, TYPESTR.match(part) if not problem and isinstance(part, str) else None)
-               for where, part, problem in _walk_dtype(_field(node, "dtype")))
+    matches = (
+        (where, part, TYPESTR.match(part) if not problem and isinstance(part, str) else None)
+        for where, part, problem in _walk_dtype(_field(node, "dtype"))
+    )
     times = [(where, part, m) for where, part, m in matches if m and m["kind"] in "mM"]
     if not times:
         raise NotApplicable(f"{node.path} dtype has no datetime64 or timedelta64 typestr")
@@ -298,14 +315,17 @@ def fill_value_float_encoding(node: Node, options: Options, scope: Scope) -> Ite
     if _simple_kind(node) != "f":
         raise NotApplicable(f"{node.path} is not a simple floating-point array")
     value = _field(node, "fill_value")
-    if value is None or value in FLOAT_SPECIALS and isinstance(value, str):
+    if value is None or (value in FLOAT_SPECIALS and isinstance(value, str)):
         return
     if isinstance(value, float) and not math.isfinite(value):
-        yield Finding(f"fill_value is the bare literal {value!r}, expected the string \"NaN\", \"Infinity\" or \"-Infinity\"",
-                      details={"value": str(value)})
+        yield Finding(
+            f'fill_value is the bare literal {value!r}, expected the string "NaN", "Infinity" or "-Infinity"',
+            details={"value": str(value)},
+        )
     elif not (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        yield Finding(f"fill_value is {_json(value)}, expected a number, null, \"NaN\", \"Infinity\" or \"-Infinity\"",
-                      details={"value": value})
+        yield Finding(
+            f'fill_value is {_json(value)}, expected a number, null, "NaN", "Infinity" or "-Infinity"', details={"value": value}
+        )
 
 
 @check(kind="array")
@@ -386,15 +406,17 @@ def fill_value_matches_dtype(node: Node, options: Options, scope: Scope) -> Iter
     """
     kind = _simple_kind(node)
     if kind == "O":
-        raise NotApplicable(f"{node.path} is an object (\"O\") array: the spec defines no fill value encoding for it")
+        raise NotApplicable(f'{node.path} is an object ("O") array: the spec defines no fill value encoding for it')
     if kind not in FILL_TYPES:
         raise NotApplicable(f"{node.path} dtype kind {kind!r} has no simple fill value check")
     value = _field(node, "fill_value")
     if value is None:
         return
     if not _fill_ok(kind, value):
-        yield Finding(f"fill_value is {_json(value)}, expected null or {FILL_TYPES[kind]} for dtype kind {kind!r}",
-                      details={"value": value if not isinstance(value, float) or math.isfinite(value) else str(value)})
+        yield Finding(
+            f"fill_value is {_json(value)}, expected null or {FILL_TYPES[kind]} for dtype kind {kind!r}",
+            details={"value": value if not isinstance(value, float) or math.isfinite(value) else str(value)},
+        )
 
 
 # ------------------------------------------------------------------------------------------ hierarchy
@@ -423,8 +445,11 @@ def group_document_present(node: Node, options: Options, scope: Scope) -> Iterat
     under = [f"{prefix}/{k}" if prefix else k for k in node.stored_keys() or () if k.rsplit("/", 1)[-1] == document]
     if under:
         key = f"{prefix}/.zgroup" if prefix else ".zgroup"
-        yield Finding(f"no {key} is stored, expected a group document at every ancestor of {under[0]} "
-                      f"({len(under)} {options['below']} document(s) below)", details={"key": key, "below": under[0]})
+        yield Finding(
+            f"no {key} is stored, expected a group document at every ancestor of {under[0]} "
+            f"({len(under)} {options['below']} document(s) below)",
+            details={"key": key, "below": under[0]},
+        )
 
 
 def chunk_grid(node: Node) -> tuple[list[int], str]:
@@ -434,9 +459,14 @@ def chunk_grid(node: Node) -> tuple[list[int], str]:
     """
     meta = _metadata(node)
     shape, chunks, sep = meta.get("shape"), meta.get("chunks"), meta.get("dimension_separator", ".")
-    if not (isinstance(shape, list) and isinstance(chunks, list) and len(shape) == len(chunks)
-            and all(_is_int(s) and s >= 0 for s in shape) and all(_is_int(c) and c > 0 for c in chunks)
-            and sep in (".", "/")):
+    if not (
+        isinstance(shape, list)
+        and isinstance(chunks, list)
+        and len(shape) == len(chunks)
+        and all(_is_int(s) and s >= 0 for s in shape)
+        and all(_is_int(c) and c > 0 for c in chunks)
+        and sep in (".", "/")
+    ):
         raise NotApplicable(f"{node.path} has unusable shape, chunks or dimension_separator")
     return [-(-s // c) for s, c in zip(shape, chunks)], sep
 
@@ -452,8 +482,11 @@ def stored_chunk_keys(node: Node, grid: list[int], sep: str) -> Iterator[tuple[s
         if not grid:
             valid = rel == "0"
         else:
-            valid = (parts is not None and len(parts) == len(grid)
-                     and all(p.isdigit() and (p == "0" or not p.startswith("0")) and int(p) < g for p, g in zip(parts, grid)))
+            valid = (
+                parts is not None
+                and len(parts) == len(grid)
+                and all(p.isdigit() and (p == "0" or not p.startswith("0")) and int(p) < g for p, g in zip(parts, grid))
+            )
         yield key, rel, valid
 
 
@@ -471,8 +504,11 @@ def chunk_keys_valid(node: Node, options: Options, scope: Scope) -> Iterator[Fin
         if not valid:
             bad += 1
             if bad <= 20:
-                yield Finding(f"stores key {rel!r}, expected chunk keys like {sep.join(['0'] * max(len(grid), 1))!r} "
-                              f"within grid {grid} (dimension_separator {sep!r})", details={"key": rel})
+                yield Finding(
+                    f"stores key {rel!r}, expected chunk keys like {sep.join(['0'] * max(len(grid), 1))!r} "
+                    f"within grid {grid} (dimension_separator {sep!r})",
+                    details={"key": rel},
+                )
 
 
 # ------------------------------------------------------------------------------------------ consolidated metadata
@@ -510,8 +546,13 @@ def _differences(expected: Any, found: Any) -> list[tuple[str | None, str, str]]
     for field in sorted(set(expected) | set(found)):
         if field in expected and field in found and _canonical(expected[field]) == _canonical(found[field]):
             continue
-        out.append((field, _short(expected[field]) if field in expected else "(absent)",
-                    _short(found[field]) if field in found else "(absent)"))
+        out.append(
+            (
+                field,
+                _short(expected[field]) if field in expected else "(absent)",
+                _short(found[field]) if field in found else "(absent)",
+            )
+        )
     return out
 
 
@@ -527,8 +568,12 @@ def _without_nested_marker(key: str, copy: Any, stored: Any) -> Any:
     group; its reader rebuilds the nesting from the flat keys and zarr-python 2's ignores the key, so it
     misstates nothing and is not staleness.
     """
-    if (key.rsplit("/", 1)[-1] == ".zgroup" and isinstance(copy, dict) and "consolidated_metadata" in copy
-            and not (isinstance(stored, dict) and "consolidated_metadata" in stored)):
+    if (
+        key.rsplit("/", 1)[-1] == ".zgroup"
+        and isinstance(copy, dict)
+        and "consolidated_metadata" in copy
+        and not (isinstance(stored, dict) and "consolidated_metadata" in stored)
+    ):
         return {k: v for k, v in copy.items() if k != "consolidated_metadata"}
     return copy
 
@@ -553,12 +598,18 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
         return
     version = doc.get("zarr_consolidated_format")
     if not (_is_int(version) and version == 1):
-        yield Finding(f"{key} has zarr_consolidated_format {_short(version) if 'zarr_consolidated_format' in doc else '(absent)'}, "
-                      "expected 1", details={"key": key, "field": "zarr_consolidated_format"})
+        yield Finding(
+            f"{key} has zarr_consolidated_format {_short(version) if 'zarr_consolidated_format' in doc else '(absent)'}, "
+            "expected 1",
+            details={"key": key, "field": "zarr_consolidated_format"},
+        )
     entries = doc.get("metadata")
     if not isinstance(entries, dict):
-        yield Finding(f"{key} has metadata {_short(entries) if 'metadata' in doc else '(absent)'}, expected an object "
-                      "mapping document keys to documents", details={"key": key, "field": "metadata"})
+        yield Finding(
+            f"{key} has metadata {_short(entries) if 'metadata' in doc else '(absent)'}, expected an object "
+            "mapping document keys to documents",
+            details={"key": key, "field": "metadata"},
+        )
         return
     stored = _stored_documents(node)
     entries = {k: _without_nested_marker(k, v, stored.get(k)) for k, v in entries.items() if isinstance(k, str)}
@@ -566,7 +617,11 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
     for rel in sorted(set(stored) | set(entries)):
         in_store, in_copy = rel in stored, rel in entries
         diffs: list[tuple[str | None, str, str]] = []
-        if rel.rsplit("/", 1)[-1] == ".zattrs" and in_store != in_copy and (stored.get(rel, {}) == {} and entries.get(rel, {}) == {}):
+        if (
+            rel.rsplit("/", 1)[-1] == ".zattrs"
+            and in_store != in_copy
+            and (stored.get(rel, {}) == {} and entries.get(rel, {}) == {})
+        ):
             continue  # an empty attribute document and an absent one say the same
         if in_store and in_copy and _canonical(stored[rel]) == _canonical(entries[rel]):
             continue
@@ -580,12 +635,17 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
         else:
             diffs = _differences(stored[rel], entries[rel])
             message = f"{key} entry {rel!r} differs from the stored document: " + "; ".join(
-                f"{field + ': ' if field else ''}expected {want}, found {got}" for field, want, got in diffs)
-        yield Finding(message, details={"key": rel, "in_store": in_store, "in_consolidated": in_copy,
-                                        "fields": [f for f, _, _ in diffs if f]})
+                f"{field + ': ' if field else ''}expected {want}, found {got}" for field, want, got in diffs
+            )
+        yield Finding(
+            message,
+            details={"key": rel, "in_store": in_store, "in_consolidated": in_copy, "fields": [f for f, _, _ in diffs if f]},
+        )
     if differing > MAX_KEY_FINDINGS:
-        yield Finding(f"... and {differing - MAX_KEY_FINDINGS} more keys of {key} differ from the stored documents",
-                      details={"key": None, "more": differing - MAX_KEY_FINDINGS})
+        yield Finding(
+            f"... and {differing - MAX_KEY_FINDINGS} more keys of {key} differ from the stored documents",
+            details={"key": None, "more": differing - MAX_KEY_FINDINGS},
+        )
 
 
 def _stored_object(node: Node, name: str) -> tuple[str, Any, str | None] | None:

@@ -38,7 +38,6 @@ from validator.engine.scan import (
     default_workers,
     fold,
     read_and_summarize,
-    summarize,
 )
 from validator.errors import InputError, SpecValidateError
 from validator.kernels.facts import FactRequest
@@ -63,6 +62,7 @@ NETWORK_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
 
 
 # --- worker side -------------------------------------------------------------------------------------
+
 
 class _TreeCache:
     """Opened trees of this worker process, keyed by (source, run token); thread-safe.
@@ -128,8 +128,14 @@ class _TreeCache:
 _TREES = _TreeCache()
 
 
-def scan_block(source: str, node_path: str, rows: RowRange | None, requests: Sequence[FactRequest],
-               token: str = "", block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[Partials | None]:
+def scan_block(
+    source: str,
+    node_path: str,
+    rows: RowRange | None,
+    requests: Sequence[FactRequest],
+    token: str = "",
+    block_elements: int = DEFAULT_BLOCK_ELEMENTS,
+) -> list[Partials | None]:
     """One task: open `source` on this worker (cached), read the block `rows` of `node_path`, summarise it.
 
     `rows is None` scans the whole array in sequence (arrays whose blocks can only be read in order).
@@ -163,6 +169,7 @@ def stores_opened() -> int:
 
 # --- client side -------------------------------------------------------------------------------------
 
+
 def worker_source(source: str) -> str:
     """The name workers open: local paths made absolute (workers do not share our cwd); URLs unchanged."""
     if "://" in source:
@@ -187,8 +194,9 @@ class DaskScanner:
         in_flight: tasks submitted at once (default: `IN_FLIGHT_PER_THREAD` per worker thread).
     """
 
-    def __init__(self, client_or_address: Client | str, block_elements: int = DEFAULT_BLOCK_ELEMENTS,
-                 in_flight: int | None = None) -> None:
+    def __init__(
+        self, client_or_address: Client | str, block_elements: int = DEFAULT_BLOCK_ELEMENTS, in_flight: int | None = None
+    ) -> None:
         self._own = isinstance(client_or_address, str)
         self.client = connect(client_or_address) if isinstance(client_or_address, str) else client_or_address
         self.block_elements = block_elements
@@ -235,7 +243,13 @@ class DaskScanner:
                     continue
                 scan = scans[task.scan]
                 future = self.client.submit(
-                    scan_block, sources[task.scan], scan.node.path, task.rows, scan.requests, token, self.block_elements,
+                    scan_block,
+                    sources[task.scan],
+                    scan.node.path,
+                    task.rows,
+                    scan.requests,
+                    token,
+                    self.block_elements,
                     key=f"spec-validate-scan-{token}-{task.scan}-{task.block}",
                 )
                 running[future.key] = (task, future)
@@ -252,7 +266,9 @@ class DaskScanner:
                         if task.scan not in failed or task.block < failed[task.scan][0]:
                             failed[task.scan] = (task.block, NodeError(str(exc)))
                     elif isinstance(exc, InputError):
-                        raise InputError(f"{exc} (on a Dask worker: workers must reach the store at the same path or URL)") from None
+                        raise InputError(
+                            f"{exc} (on a Dask worker: workers must reach the store at the same path or URL)"
+                        ) from None
                     else:
                         raise exc  # a bug or a lost worker: as in the serial scanner, not a verdict on the array
                 elif isinstance(result, BaseException):  # cancelled behind our back (the cluster shut down)
@@ -294,7 +310,9 @@ def connect(address: str, timeout: float | None = None) -> Client:
         if scheme in ("tcp", "tls"):
             parse_host_port(location)
     except ValueError as exc:
-        raise SpecValidateError(f"--dask {address}: not a scheduler address ({exc}; expected tcp://host:port, local or local:N)") from None
+        raise SpecValidateError(
+            f"--dask {address}: not a scheduler address ({exc}; expected tcp://host:port, local or local:N)"
+        ) from None
     try:
         return Client(address, timeout=timeout or CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
@@ -307,7 +325,7 @@ def parse_local(address: str) -> int | None:
     if address == "local":
         return default_workers()
     if address.startswith("local:"):
-        text = address[len("local:"):]
+        text = address[len("local:") :]
         if not text.isdigit() or int(text) < 1:
             raise SpecValidateError(f"--dask {address}: expected local or local:N with N a whole number of workers, 1 or more")
         return int(text)
@@ -333,8 +351,12 @@ def dask_client(address: str) -> Iterator[Client]:
         raise SpecValidateError("--dask needs dask and distributed: pip install 'spec-validate[dask]'") from None
     threads = max(1, default_workers() // workers)
     # Logs silenced: workers log heartbeat errors while the cluster shuts down; task errors reach us anyway.
-    with LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True, dashboard_address=None,
-                      silence_logs=logging.CRITICAL) as cluster, Client(cluster, set_as_default=False) as client:
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=threads, processes=True, dashboard_address=None, silence_logs=logging.CRITICAL
+        ) as cluster,
+        Client(cluster, set_as_default=False) as client,
+    ):
         yield client
 
 

@@ -86,7 +86,7 @@ def _validate(doc: Any, file: str) -> None:
         raise PackError(f"{file}: {_where(doc, error.absolute_path)}: {_message(error)}")
     for rule in doc.get("rules") or []:
         for j, step in enumerate(rule["check"]):
-            (name, options), = step.items()
+            ((name, options),) = step.items()
             primitive = registry.get(name)
             if primitive is None:
                 raise PackError(f"{file}: {rule['id']}: check[{j}]: unknown primitive {name!r}")
@@ -243,8 +243,10 @@ def _check_one_extension_per_base(packs: Sequence[Pack]) -> None:
         for name in pack.bases:
             other = extended_by.setdefault(name, pack)
             if other is not pack:
-                raise PackError(f"{pack.path}: both {other.name} ({other.path}) and {pack.name} extend {name}; "
-                                f"use one of them, or let one extend the other")
+                raise PackError(
+                    f"{pack.path}: both {other.name} ({other.path}) and {pack.name} extend {name}; "
+                    f"use one of them, or let one extend the other"
+                )
 
 
 def _check_rule_ids_unique(packs: Sequence[Pack]) -> None:
@@ -253,8 +255,10 @@ def _check_rule_ids_unique(packs: Sequence[Pack]) -> None:
         for rule in pack.rules:
             other = defined_in.setdefault(rule.id, pack)
             if other is not pack:
-                raise PackError(f"{pack.path}: {rule.id}: rule id also defined in {other.path} "
-                                f"(to change a rule of {other.name}, extend it and use overrides)")
+                raise PackError(
+                    f"{pack.path}: {rule.id}: rule id also defined in {other.path} "
+                    f"(to change a rule of {other.name}, extend it and use overrides)"
+                )
 
 
 def _is_builtin_file(path: str) -> bool:
@@ -279,8 +283,11 @@ def builtin_pack_files() -> list[str]:
     found = []
     for folder in os.listdir(root):
         if os.path.isdir(os.path.join(root, folder)):
-            found += [os.path.join(root, folder, f) for f in os.listdir(os.path.join(root, folder))
-                      if f.endswith(".yaml") and f != CATALOGUE_FILE]
+            found += [
+                os.path.join(root, folder, f)
+                for f in os.listdir(os.path.join(root, folder))
+                if f.endswith(".yaml") and f != CATALOGUE_FILE
+            ]
     return sorted(found)
 
 

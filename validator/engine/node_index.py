@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from validator.primitive_api import Scope
 from validator.engine.selectors import narrow
 from validator.nodes.base import Node
+from validator.primitive_api import Scope
 
 
 def _encoding(node: Node) -> Any:

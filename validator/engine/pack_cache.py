@@ -50,8 +50,12 @@ def _validation_fingerprint() -> str:
 
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     checks = os.path.join(package, "checks")
-    sources = [SCHEMA_FILE, os.path.join(package, "engine", "selectors.py"), os.path.join(package, "engine", "loader.py"),
-               *sorted(os.path.join(checks, f) for f in os.listdir(checks) if f.endswith(".py"))]
+    sources = [
+        SCHEMA_FILE,
+        os.path.join(package, "engine", "selectors.py"),
+        os.path.join(package, "engine", "loader.py"),
+        *sorted(os.path.join(checks, f) for f in os.listdir(checks) if f.endswith(".py")),
+    ]
     parts = [__version__]
     for source in sources:
         with open(source, "rb") as fh:

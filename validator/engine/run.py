@@ -8,7 +8,6 @@ from typing import Any
 
 from validator.checks import registry
 from validator.engine import activity
-from validator.primitive_api import NotApplicable, NotChecked, Scope
 from validator.engine.model import Pack, Rule
 from validator.engine.node_index import NodeIndex
 from validator.engine.rule_selection import Selection
@@ -27,6 +26,7 @@ from validator.nodes.base import (
     describe,
     walk,
 )
+from validator.primitive_api import NotApplicable, NotChecked, Scope
 from validator.report.model import ClauseResult, Finding, Status
 
 MAX_FINDINGS = 20
@@ -37,8 +37,9 @@ class Outcome:
 
     __slots__ = ("findings", "reason", "status", "unchecked")
 
-    def __init__(self, status: Status, findings: list[Finding] | None = None, reason: str | None = None,
-                 unchecked: bool = False) -> None:
+    def __init__(
+        self, status: Status, findings: list[Finding] | None = None, reason: str | None = None, unchecked: bool = False
+    ) -> None:
         self.status = status
         self.findings = findings if findings is not None else []
         self.reason = reason
@@ -107,13 +108,18 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
         primitive = registry.get(step.primitive)
         assert primitive is not None  # packs are validated against the registry at load time
         if primitive.kind and node.kind != primitive.kind:
-            ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to {primitive.kind}s; {node.path} is a {node.kind}")
+            ev.outcome = Outcome(
+                Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to {primitive.kind}s; {node.path} is a {node.kind}"
+            )
             return
         activity.reading(f"checking {ev.rule.id} on {node.path}")
         try:
             if primitive.dtype_kinds and (node.dtype is None or node.dtype.kind not in primitive.dtype_kinds):
                 dtype = node.dtype.str if node.dtype is not None else "unknown"
-                ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to dtype kinds {primitive.dtype_kinds!r}; {node.path} is {dtype}")
+                ev.outcome = Outcome(
+                    Status.NOT_APPLICABLE,
+                    reason=f"{step.primitive} applies to dtype kinds {primitive.dtype_kinds!r}; {node.path} is {dtype}",
+                )
                 return
             if primitive.facts is None:
                 findings = list(primitive.function(node, step.options, scope))
@@ -220,7 +226,10 @@ def evaluate(
 
 
 def _run_metadata_steps(
-    tree: Tree, packs: Sequence[Pack], selection: Selection, deep: bool = False,
+    tree: Tree,
+    packs: Sequence[Pack],
+    selection: Selection,
+    deep: bool = False,
 ) -> tuple[list[Rule], dict[tuple[str, str], list[Evaluation]], list[Evaluation], list[list[Scope]]]:
     """Select nodes for every chosen rule and run steps up to the first that needs array facts.
 
@@ -258,8 +267,12 @@ def _run_metadata_steps(
     return rules, evaluations, waiting, scopes_by_pack
 
 
-def scan_plan(store: Tree | str, packs: Sequence[Pack] | None = None, selection: Selection = Selection(),
-              block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[tuple[str, str]]:
+def scan_plan(
+    store: Tree | str,
+    packs: Sequence[Pack] | None = None,
+    selection: Selection = Selection(),
+    block_elements: int = DEFAULT_BLOCK_ELEMENTS,
+) -> list[tuple[str, str]]:
     """What a run would read: (array path, "full" or "edges") for every array the selected rules need values of.
 
     `store` is an open tree or a path (opened here); `packs` default to the built-in ones. Runs only the

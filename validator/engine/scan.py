@@ -15,8 +15,8 @@ from typing import Any, NamedTuple, Protocol
 
 from validator.engine import activity
 from validator.kernels import KERNELS
-from validator.kernels.facts import FactRequest
 from validator.kernels.block import Block
+from validator.kernels.facts import FactRequest
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,

@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from validator.primitive_api import Scope
 from validator.nodes.base import Node
+from validator.primitive_api import Scope
 
 if TYPE_CHECKING:
     from validator.engine.node_index import NodeIndex
@@ -50,8 +50,12 @@ def _version_matches(value: Any, spec: str) -> bool:
 _RELEASE = re.compile(r"\d+(?:\.\d+)*\Z")
 _SIMPLE_CLAUSE = re.compile(r"\s*(==|!=|>=|<=|>|<)\s*(\d+(?:\.\d+)*)\s*\Z")
 _COMPARE = {
-    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, ">=": lambda a, b: a >= b,
-    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, "<": lambda a, b: a < b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    ">=": lambda a, b: a >= b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    "<": lambda a, b: a < b,
 }
 
 
@@ -86,6 +90,7 @@ def _padded(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], tu
 
 
 # How a node meets each condition: one function per condition, given the condition's value (`want`).
+
 
 def _kind(want: Any, node: Node, scope: Scope) -> bool:
     return node.kind in _as_list(want)
@@ -150,6 +155,7 @@ def _not(want: Any, node: Node, scope: Scope) -> bool:
 
 # Which nodes of a scope's index can meet a condition, in tree order; None when the condition's value does not
 # let an index bound them (a name glob, a path starting `/**`).
+
 
 def _narrow_name(want: Any, index: NodeIndex) -> list[Node] | None:
     names = _literals(want)
@@ -261,10 +267,27 @@ SELECTOR_SCHEMA: dict[str, Any] = {
 }
 
 # Conditions are tried cheapest first (the outcome is the same: all must hold).
-_COST = {key: i for i, key in enumerate((
-    "kind", "root", "name", "encoding-type", "has_attrs", "lacks_attrs", "attrs", "storage_format",
-    "encoding-version", "path", "has_children", "parent", "not", "any_of",
-))}
+_COST = {
+    key: i
+    for i, key in enumerate(
+        (
+            "kind",
+            "root",
+            "name",
+            "encoding-type",
+            "has_attrs",
+            "lacks_attrs",
+            "attrs",
+            "storage_format",
+            "encoding-version",
+            "path",
+            "has_children",
+            "parent",
+            "not",
+            "any_of",
+        )
+    )
+}
 # Indexes are asked most selective first: a literal name or path names a few nodes, an encoding-type more.
 _NARROWING = ("name", "path", "encoding-type", "parent", "root", "any_of")
 _ORDERED: dict[int, tuple[Mapping[str, Any], tuple[tuple[Callable[[Any, Node, Scope], bool], Any], ...]]] = {}
@@ -297,6 +320,7 @@ def narrow(selector: Mapping[str, Any], index: NodeIndex) -> list[Node] | None:
             if found is not None:
                 return found
     return None
+
 
 def describe(selector: Mapping[str, Any]) -> str:
     """The selector in words, for --explain."""

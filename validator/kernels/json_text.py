@@ -12,6 +12,7 @@ from validator.kernels.block import Block
 # A chunk that does not decode holds no JSON text: this kernel reads the chunk records too (see summarize).
 READS_CHUNKS = True
 
+
 class InvalidJson(NamedTuple):
     index: int
     reason: str

@@ -51,15 +51,22 @@ def _classify(value: Any, required: tuple[str, ...]) -> str | None:
     return f"has no string {', '.join(missing)}" if missing else None
 
 
-def summarize(block: Block, required: tuple[str, ...] = ("source", "path"), limit: int = 20,
-              max_targets: int = 10_000) -> ReferencesPartial:
+def summarize(
+    block: Block, required: tuple[str, ...] = ("source", "path"), limit: int = 20, max_targets: int = 10_000
+) -> ReferencesPartial:
     """Malformed, foreign and in-store references of one block."""
     if block.uniform:  # one value repeated: classified once, counted for every element
         one = summarize(Block(block.start, block.values[:1]), required, limit, max_targets)
         n = block.values.size
         spread = lambda found: tuple(e._replace(index=block.start + i) for e in found for i in range(min(n, limit)))  # noqa: E731
-        return ReferencesPartial(one.malformed * n, spread(one.malformed_found), one.foreign * n, spread(one.foreign_found),
-                                 one.targets, one.targets_dropped)
+        return ReferencesPartial(
+            one.malformed * n,
+            spread(one.malformed_found),
+            one.foreign * n,
+            spread(one.foreign_found),
+            one.targets,
+            one.targets_dropped,
+        )
     malformed: list[Element] = []
     foreign: list[Element] = []
     n_malformed = n_foreign = dropped = 0
@@ -88,8 +95,13 @@ def summarize(block: Block, required: tuple[str, ...] = ("source", "path"), limi
     return ReferencesPartial(n_malformed, tuple(malformed), n_foreign, tuple(foreign), tuple(targets.items()), dropped)
 
 
-def combine(left: ReferencesPartial, right: ReferencesPartial, required: tuple[str, ...] = ("source", "path"),
-            limit: int = 20, max_targets: int = 10_000) -> ReferencesPartial:
+def combine(
+    left: ReferencesPartial,
+    right: ReferencesPartial,
+    required: tuple[str, ...] = ("source", "path"),
+    limit: int = 20,
+    max_targets: int = 10_000,
+) -> ReferencesPartial:
     """Both spans as one: the left span's elements come first, so first occurrences stay first."""
     targets = dict(left.targets)
     dropped = left.targets_dropped + right.targets_dropped
@@ -101,7 +113,10 @@ def combine(left: ReferencesPartial, right: ReferencesPartial, required: tuple[s
         else:
             dropped += 1
     return ReferencesPartial(
-        left.malformed + right.malformed, (left.malformed_found + right.malformed_found)[:limit],
-        left.foreign + right.foreign, (left.foreign_found + right.foreign_found)[:limit],
-        tuple(targets.items()), dropped,
+        left.malformed + right.malformed,
+        (left.malformed_found + right.malformed_found)[:limit],
+        left.foreign + right.foreign,
+        (left.foreign_found + right.foreign_found)[:limit],
+        tuple(targets.items()),
+        dropped,
     )

@@ -388,8 +388,13 @@ class RowRanges(Sequence[RowRange]):
         return f"RowRanges({self.rows} rows, {len(self)} blocks)"
 
 
-def plan_rows(shape: tuple[int, ...], chunks: tuple[int, ...] | None, max_elements: int, itemsize: int,
-              stored_rows: Callable[[], Sequence[int] | None]) -> RowRanges:
+def plan_rows(
+    shape: tuple[int, ...],
+    chunks: tuple[int, ...] | None,
+    max_elements: int,
+    itemsize: int,
+    stored_rows: Callable[[], Sequence[int] | None],
+) -> RowRanges:
     """The blocks of an array, planned around its stored chunks when there are many blocks or they are large.
 
     `stored_rows` gives the sorted axis-0 chunk indices that hold at least one stored chunk (None: unknown, read
@@ -430,8 +435,10 @@ def check_block_size(path: str, shape: tuple[int, ...], rows: RowRange, itemsize
     """NotDecoded when the block `rows` would take more than MAX_BLOCK_BYTES in memory (declared sizes are not trusted)."""
     size = block_bytes(shape, rows[1] - rows[0], itemsize)
     if size > MAX_BLOCK_BYTES:
-        raise NotDecoded(f"{path}: not decoded: a block of rows {rows[0]}..{rows[1]} would take {size} bytes in memory, more than "
-                        f"the {MAX_BLOCK_BYTES} this tool reads at once (declared shape {list(shape)}); not read")
+        raise NotDecoded(
+            f"{path}: not decoded: a block of rows {rows[0]}..{rows[1]} would take {size} bytes in memory, more than "
+            f"the {MAX_BLOCK_BYTES} this tool reads at once (declared shape {list(shape)}); not read"
+        )
 
 
 def row_elements(shape: tuple[int, ...]) -> int:
@@ -534,8 +541,9 @@ def walk(top: Node) -> Iterator[Node]:
         if node.kind == "link":
             continue
         if node.path.count("/") - base >= MAX_DEPTH:
-            node.tree.note_problem(StoreProblem(node.path, f"groups nest more than {MAX_DEPTH} levels deep; nothing below "
-                                                "is read", node.path))
+            node.tree.note_problem(
+                StoreProblem(node.path, f"groups nest more than {MAX_DEPTH} levels deep; nothing below is read", node.path)
+            )
             continue
         stack.extend(reversed(list(node.children().values())))
 

@@ -38,8 +38,18 @@ LZMA_MEMORY_LIMIT = 256 * 2**20
 STREAM_PIECE = 2**20
 
 COMPRESSORS = ("blosc", "zstd", "lz4", "gzip", "zlib", "bz2", "lzma")
-V2_FILTERS = ("shuffle", "delta", "bitround", "fixedscaleoffset", "quantize", "astype", "adler32", "crc32",
-              "fletcher32", "crc32c")
+V2_FILTERS = (
+    "shuffle",
+    "delta",
+    "bitround",
+    "fixedscaleoffset",
+    "quantize",
+    "astype",
+    "adler32",
+    "crc32",
+    "fletcher32",
+    "crc32c",
+)
 OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "json2")
 V2_ALLOWED = frozenset(COMPRESSORS + V2_FILTERS + OBJECT_CODECS)
 V3_ARRAY_TO_BYTES = ("bytes", "vlen-utf8", "vlen-bytes", "sharding_indexed")
@@ -117,7 +127,7 @@ class Sharding(NamedTuple):
         size = self.index_bytes
         if shard.nbytes < size:
             raise ChunkError(f"{where} is {shard.nbytes} bytes, shorter than its {size}-byte shard index (truncated)")
-        data = shard[:size] if self.at_start else shard[shard.nbytes - size:]
+        data = shard[:size] if self.at_start else shard[shard.nbytes - size :]
         for step in self.index_steps:
             data = step.decode(data, f"{where} (shard index)")
         pairs = data.view(self.index_dtype).reshape(-1, 2).astype(np.uint64)
@@ -154,8 +164,7 @@ class ChunkCodec(NamedTuple):
     @property
     def writes_into(self) -> bool:
         """True when the decoded bytes are the values in C order, so they may be decoded straight into a block."""
-        return self.object_codec is None and self.sharding is None and self.axes is None \
-            and self.stored_dtype == self.dtype
+        return self.object_codec is None and self.sharding is None and self.axes is None and self.stored_dtype == self.dtype
 
 
 def decode_chunk(codec: ChunkCodec, raw: Any, where: str, out: np.ndarray | None = None) -> np.ndarray:
@@ -173,8 +182,10 @@ def decode_chunk(codec: ChunkCodec, raw: Any, where: str, out: np.ndarray | None
         data = step.decode(data, where, out if i == last else None)
     if codec.object_codec is not None:
         if data.nbytes > MAX_VARIABLE_BYTES:  # stored uncompressed: the same cap as after a compressor
-            raise ChunkError(f"{where} holds {data.nbytes} bytes of {codec.object_codec} data, more than the "
-                             f"{MAX_VARIABLE_BYTES} decoded at most")
+            raise ChunkError(
+                f"{where} holds {data.nbytes} bytes of {codec.object_codec} data, more than the "
+                f"{MAX_VARIABLE_BYTES} decoded at most"
+            )
         flat = _decode_objects(codec.object_codec, data, codec.elements, where)
     else:
         if data.nbytes != codec.nbytes:  # no steps, or a chain whose last step fixes no size
@@ -208,7 +219,7 @@ def v2_codec(meta: Mapping[str, Any], dtype: np.dtype, chunk_shape: tuple[int, .
     """
     order = meta.get("order", "C")
     if order not in ("C", "F"):
-        raise NotDecoded(f"{where}: not decoded: order {order!r} is neither \"C\" nor \"F\"")
+        raise NotDecoded(f'{where}: not decoded: order {order!r} is neither "C" nor "F"')
     filters = meta.get("filters") or []
     compressor = meta.get("compressor")
     if not isinstance(filters, list) or not (compressor is None or isinstance(compressor, dict)):
@@ -221,30 +232,42 @@ def v2_codec(meta: Mapping[str, Any], dtype: np.dtype, chunk_shape: tuple[int, .
     object_codec = None
     if dtype.hasobject:
         if not filters or filters[0]["id"] not in OBJECT_CODECS:
-            raise NotDecoded(f"{where}: not decoded: an object array needs vlen-utf8, vlen-bytes or json2 as its first "
-                             f"filter (found {[c['id'] for c in written]})")
+            raise NotDecoded(
+                f"{where}: not decoded: an object array needs vlen-utf8, vlen-bytes or json2 as its first "
+                f"filter (found {[c['id'] for c in written]})"
+            )
         object_codec = filters[0]["id"]
         written = written[1:]
     axes = tuple(reversed(range(len(chunk_shape)))) if order == "F" and len(chunk_shape) > 1 else None
     return _chain(written, dtype, dtype, chunk_shape, axes, object_codec, where)
 
 
-def _chain(written: Sequence[Mapping[str, Any]], dtype: np.dtype, stored_dtype: np.dtype, shape: tuple[int, ...],
-           axes: tuple[int, ...] | None, object_codec: str | None, where: str) -> ChunkCodec:
+def _chain(
+    written: Sequence[Mapping[str, Any]],
+    dtype: np.dtype,
+    stored_dtype: np.dtype,
+    shape: tuple[int, ...],
+    axes: tuple[int, ...] | None,
+    object_codec: str | None,
+    where: str,
+) -> ChunkCodec:
     """A codec whose byte-level steps undo `written` (v2-style configurations with "id", in the order applied)."""
     if object_codec in OBJECT_CODECS:
         exact, limit = None, MAX_VARIABLE_BYTES
     else:
         exact = limit = math.prod(shape) * stored_dtype.itemsize
         if exact > MAX_CHUNK_BYTES:
-            raise NotDecoded(f"{where}: not decoded: a chunk of shape {list(shape)} holds {exact} bytes, more than the "
-                             f"{MAX_CHUNK_BYTES} this tool decodes at once")
+            raise NotDecoded(
+                f"{where}: not decoded: a chunk of shape {list(shape)} holds {exact} bytes, more than the "
+                f"{MAX_CHUNK_BYTES} this tool decodes at once"
+            )
     steps, stored_limit = _steps(written, exact, limit, object_codec, where)
     return ChunkCodec(steps, dtype, shape, stored_dtype, axes, object_codec, None, stored_limit)
 
 
-def _steps(written: Sequence[Mapping[str, Any]], exact: int | None, limit: int, object_codec: str | None,
-           where: str) -> tuple[tuple[Step, ...], int]:
+def _steps(
+    written: Sequence[Mapping[str, Any]], exact: int | None, limit: int, object_codec: str | None, where: str
+) -> tuple[tuple[Step, ...], int]:
     """The decode steps undoing `written`, each bounded, given what the last must yield; and the stored bytes' bound."""
     steps: list[Step] = []
     for config in written:
@@ -271,6 +294,7 @@ def compressed_bound(decoded: int) -> int:
 
 def _check_config(name: str, config: Mapping[str, Any], where: str) -> None:
     """Raise NotDecoded when an allow-listed codec's configuration cannot be used for decoding."""
+
     def bad(reason: str) -> NotDecoded:
         return NotDecoded(f"{where}: not decoded: {name} configuration {dict(config)} {reason}")
 
@@ -312,8 +336,7 @@ def _numeric_dtype(spec: Any) -> np.dtype | None:
     return dtype if dtype.kind in NUMERIC_KINDS and dtype.fields is None and dtype.subdtype is None else None
 
 
-def _numeric_input(name: str, config: Mapping[str, Any], exact: int | None, limit: int,
-                   where: str) -> tuple[int | None, int]:
+def _numeric_input(name: str, config: Mapping[str, Any], exact: int | None, limit: int, where: str) -> tuple[int | None, int]:
     """The byte size a numeric filter decodes from, given the size it must decode to (n elements either way)."""
     decoded_key, encoded_key = NUMERIC_FILTERS[name]
     if decoded_key is None:
@@ -322,8 +345,10 @@ def _numeric_input(name: str, config: Mapping[str, Any], exact: int | None, limi
     encoded = np.dtype(config.get(encoded_key, config[decoded_key]) if encoded_key == "astype" else config[encoded_key])
     if exact is not None and exact % decoded.itemsize:
         raise NotDecoded(f"{where}: not decoded: {name} decodes to {decoded}, which does not divide {exact} bytes")
-    return (None if exact is None else exact // decoded.itemsize * encoded.itemsize,
-            -(-limit // decoded.itemsize) * encoded.itemsize)
+    return (
+        None if exact is None else exact // decoded.itemsize * encoded.itemsize,
+        -(-limit // decoded.itemsize) * encoded.itemsize,
+    )
 
 
 def v3_codec(codecs: Any, dtype: np.dtype, chunk_shape: tuple[int, ...], where: str) -> ChunkCodec:
@@ -346,14 +371,18 @@ def v3_codec(codecs: Any, dtype: np.dtype, chunk_shape: tuple[int, ...], where: 
         named.append((name, config))
     names = [n for n, _ in named]
     middle = [i for i, n in enumerate(names) if n in V3_ARRAY_TO_BYTES]
-    if len(middle) != 1 or any(n != "transpose" for n in names[:middle[0]]) \
-            or any(n not in V3_BYTES_TO_BYTES for n in names[middle[0] + 1:]):
-        raise NotDecoded(f"{where}: not decoded: codecs {names} are not transpose..., one array-to-bytes codec, "
-                         "bytes-to-bytes codecs...")
+    if (
+        len(middle) != 1
+        or any(n != "transpose" for n in names[: middle[0]])
+        or any(n not in V3_BYTES_TO_BYTES for n in names[middle[0] + 1 :])
+    ):
+        raise NotDecoded(
+            f"{where}: not decoded: codecs {names} are not transpose..., one array-to-bytes codec, bytes-to-bytes codecs..."
+        )
     at = middle[0]
     axes = _transpose_axes([c for _, c in named[:at]], len(chunk_shape), where)
     name, config = named[at]
-    after = [{"id": n, **c, **({"location": "end"} if n == "crc32c" else {})} for n, c in named[at + 1:]]
+    after = [{"id": n, **c, **({"location": "end"} if n == "crc32c" else {})} for n, c in named[at + 1 :]]
     if name == "sharding_indexed":
         if axes is not None:
             raise NotDecoded(f"{where}: not decoded: transpose before sharding_indexed ({names})")
@@ -382,8 +411,7 @@ def _transpose_axes(configs: list[dict[str, Any]], ndim: int, where: str) -> tup
     axes = list(range(ndim))
     for config in configs:
         order = config.get("order")
-        if not isinstance(order, list) or sorted(order) != list(range(ndim)) \
-                or any(isinstance(o, bool) for o in order):
+        if not isinstance(order, list) or sorted(order) != list(range(ndim)) or any(isinstance(o, bool) for o in order):
             raise NotDecoded(f"{where}: not decoded: transpose order {order!r} is not a permutation of {ndim} axes")
         axes = [axes[o] for o in order]
     return None if axes == list(range(ndim)) else tuple(axes)
@@ -391,11 +419,15 @@ def _transpose_axes(configs: list[dict[str, Any]], ndim: int, where: str) -> tup
 
 def _sharding(config: Mapping[str, Any], dtype: np.dtype, shard_shape: tuple[int, ...], where: str) -> Sharding:
     inner_shape = config.get("chunk_shape")
-    if not isinstance(inner_shape, list) or len(inner_shape) != len(shard_shape) \
-            or not all(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in inner_shape) \
-            or any(s % c for s, c in zip(shard_shape, inner_shape)):
-        raise NotDecoded(f"{where}: not decoded: sharding chunk_shape {inner_shape!r} does not divide the shard shape "
-                         f"{list(shard_shape)}")
+    if (
+        not isinstance(inner_shape, list)
+        or len(inner_shape) != len(shard_shape)
+        or not all(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in inner_shape)
+        or any(s % c for s, c in zip(shard_shape, inner_shape))
+    ):
+        raise NotDecoded(
+            f"{where}: not decoded: sharding chunk_shape {inner_shape!r} does not divide the shard shape {list(shard_shape)}"
+        )
     location = config.get("index_location", "end")
     if location not in ("start", "end"):
         raise NotDecoded(f"{where}: not decoded: sharding index_location {location!r}")
@@ -409,15 +441,18 @@ def _sharding(config: Mapping[str, Any], dtype: np.dtype, shard_shape: tuple[int
         raise NotDecoded(f"{where}: not decoded: sharding index endian {endian!r}")
     per_shard = tuple(s // c for s, c in zip(shard_shape, inner_shape))
     n = math.prod(per_shard)
-    steps = tuple(Step("crc32c", {"location": "end"}, 16 * n + CHECKSUM_BYTES * i, 16 * n + CHECKSUM_BYTES * i)
-                  for i in range(len(names) - 1))
+    steps = tuple(
+        Step("crc32c", {"location": "end"}, 16 * n + CHECKSUM_BYTES * i, 16 * n + CHECKSUM_BYTES * i)
+        for i in range(len(names) - 1)
+    )
     if steps:
         _check_config("crc32c", {}, where)
     return Sharding(inner, per_shard, steps, np.dtype("<u8" if endian == "little" else ">u8"), location == "start")
 
 
-def hdf5_codec(filters: Sequence[int], dtype: np.dtype, chunk_shape: tuple[int, ...], element_size: int,
-               where: str) -> ChunkCodec:
+def hdf5_codec(
+    filters: Sequence[int], dtype: np.dtype, chunk_shape: tuple[int, ...], element_size: int, where: str
+) -> ChunkCodec:
     """How an HDF5 chunk decodes through the filters `filters` (deflate 1, shuffle 2, fletcher32 3, in the order applied).
 
     `element_size` is the on-disk size of one element (the chunk decodes to chunk elements x it).
@@ -475,7 +510,7 @@ def _sized(name: str, data: np.ndarray, exact: int | None, limit: int, out: np.n
     return dest
 
 
-def zstd_content_size(data: np.ndarray) -> int | None | str:
+def zstd_content_size(data: np.ndarray) -> int | str | None:
     """The first Zstandard frame's declared content size; None when it declares none; "other" for no standard frame."""
     if len(data) < 6 or int(data[:4].view("<u4")[0]) != ZSTD_MAGIC:
         return "other"
@@ -487,7 +522,7 @@ def zstd_content_size(data: np.ndarray) -> int | None | str:
         return None
     if len(data) < at + width:
         return "other"
-    size = int.from_bytes(bytes(data[at:at + width]), "little")
+    size = int.from_bytes(bytes(data[at : at + width]), "little")
     return size + 256 if width == 2 else size
 
 
@@ -514,8 +549,9 @@ def _zstd(data: np.ndarray, exact: int | None, limit: int, out: np.ndarray | Non
     except Exception as exc:
         message = str(exc)
         if "too small" in message and exact is None and isinstance(declared, int):
-            raise ChunkError(f"{where} does not decode with zstd (its frames hold more than the {declared} bytes "
-                             "its header declares)") from None
+            raise ChunkError(
+                f"{where} does not decode with zstd (its frames hold more than the {declared} bytes its header declares)"
+            ) from None
         if "too small" in message:
             raise _too_big(where, exact, limit) from None
         got = _zstd_got(message)
@@ -544,8 +580,9 @@ def _lzma_decompressor(config: Mapping[str, Any]) -> Any:
     return lzma.LZMADecompressor(format=fmt, memlimit=LZMA_MEMORY_LIMIT, filters=config.get("filters"))
 
 
-def _stdlib(name: str, config: Mapping[str, Any], data: np.ndarray, exact: int | None, limit: int,
-            out: np.ndarray | None, where: str) -> np.ndarray:
+def _stdlib(
+    name: str, config: Mapping[str, Any], data: np.ndarray, exact: int | None, limit: int, out: np.ndarray | None, where: str
+) -> np.ndarray:
     """`data` inflated by zlib, gzip, bz2 or lzma, member after member, into one buffer of `limit` bytes.
 
     Decoded a piece at a time straight into the buffer (into `out`, the block, when given), so memory is what the
@@ -576,13 +613,13 @@ def _stdlib(name: str, config: Mapping[str, Any], data: np.ndarray, exact: int |
         try:
             while True:
                 if not pending and taken < len(source) and (stream_like or decompressor.needs_input):
-                    pending = source[taken:taken + STREAM_PIECE]
+                    pending = source[taken : taken + STREAM_PIECE]
                     taken += len(pending)
                 wanted = min(STREAM_PIECE, limit - total + 1)
                 piece = decompressor.decompress(pending, wanted)
                 if total + len(piece) > limit:
                     raise _too_big(where, exact, limit)
-                dest[total:total + len(piece)] = np.frombuffer(piece, dtype=np.uint8)
+                dest[total : total + len(piece)] = np.frombuffer(piece, dtype=np.uint8)
                 total += len(piece)
                 if decompressor.eof:
                     break
@@ -640,8 +677,8 @@ def unshuffle(data: np.ndarray, itemsize: int) -> np.ndarray:
         return data
     n = len(data) // itemsize
     out = np.empty(len(data), dtype=np.uint8)
-    out[:n * itemsize].reshape(n, itemsize)[:] = data[:n * itemsize].reshape(itemsize, n).T
-    out[n * itemsize:] = data[n * itemsize:]
+    out[: n * itemsize].reshape(n, itemsize)[:] = data[: n * itemsize].reshape(itemsize, n).T
+    out[n * itemsize :] = data[n * itemsize :]
     return out
 
 
@@ -694,8 +731,12 @@ def _json2(data: np.ndarray, count: int, where: str) -> np.ndarray:
         items = json.loads(data.tobytes().decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ChunkError(f"{where} is not json2 text ({type(exc).__name__}: {exc})") from None
-    if not isinstance(items, list) or len(items) < 3 or not isinstance(items[-1], list) \
-            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in items[-1]):
+    if (
+        not isinstance(items, list)
+        or len(items) < 3
+        or not isinstance(items[-1], list)
+        or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in items[-1])
+    ):
         raise ChunkError(f"{where} is not json2 data (a list ending with a dtype and a shape)")
     shape = tuple(items[-1])
     if math.prod(shape) != count:

@@ -39,9 +39,8 @@ def open_store(path: str) -> Tree:
         raise InputError(f"{path}: not a regular file or directory (a FIFO, socket or device); never opened")
     if os.path.isdir(path):
         from validator.nodes.keyvalue import DirectoryStore
-        from validator.nodes.zarr import ZarrTree, detect_zarr_format
-
         from validator.nodes.tiledb import TileDBTree, looks_like_tiledb
+        from validator.nodes.zarr import ZarrTree, detect_zarr_format
 
         if looks_like_tiledb(path):
             return TileDBTree(path)

@@ -17,24 +17,24 @@ import numpy as np
 
 from validator.errors import InputError
 from validator.kernels.block import Block
+from validator.nodes import hdf5_direct
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Attributes,
     Node,
     NodeError,
     NotDecoded,
+    RowRange,
     RowRanges,
     Storage,
     StoreProblem,
     StringStorage,
     Tree,
-    RowRange,
     Unreadable,
     describe,
-    plan_rows,
     plain,
+    plan_rows,
 )
-from validator.nodes import hdf5_direct
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
@@ -186,15 +186,15 @@ class HDF5Node(Node):
             here = self._ancestors | {_object_key(group)}
             names = sorted(group.keys())
         except Exception as exc:  # a damaged B-tree or heap: the members cannot be listed
-            tree.note_problem(StoreProblem(self.path, f"{self.path}: its members cannot be listed ({describe(exc)})",
-                                           self.path))
+            tree.note_problem(StoreProblem(self.path, f"{self.path}: its members cannot be listed ({describe(exc)})", self.path))
             return {}
         out: dict[str, Node] = {}
         for name in names:
             path = f"{self.path.rstrip('/')}/{name}"
             if not name or "/" in name or name in (".", ".."):
-                tree.note_problem(StoreProblem(path, f"{self.path}: a member named {name!r} cannot be a node; not read",
-                                               self.path))
+                tree.note_problem(
+                    StoreProblem(path, f"{self.path}: a member named {name!r} cannot be a node; not read", self.path)
+                )
                 continue
             try:
                 link = group.get(name, getlink=True)
@@ -203,8 +203,11 @@ class HDF5Node(Node):
                 continue
             if isinstance(link, h5py.ExternalLink):
                 # Never follow: the target is outside the file being validated.
-                tree.note_problem(StoreProblem(path, f"{path}: an external link to {link.filename}:{link.path}, outside "
-                                               "the file; not followed", path))
+                tree.note_problem(
+                    StoreProblem(
+                        path, f"{path}: an external link to {link.filename}:{link.path}, outside the file; not followed", path
+                    )
+                )
                 out[name] = LinkNode(tree, path, "external", f"{link.filename}:{link.path}")
                 continue
             if not isinstance(link, (h5py.SoftLink, h5py.HardLink)):
@@ -234,8 +237,9 @@ class HDF5Node(Node):
             if isinstance(obj, h5py.Dataset):
                 outside = _stored_outside(obj)
                 if outside:
-                    tree.note_problem(StoreProblem(path, f"{path}: its data is stored outside the file ({outside}); "
-                                                   "never read", path))
+                    tree.note_problem(
+                        StoreProblem(path, f"{path}: its data is stored outside the file ({outside}); never read", path)
+                    )
             if isinstance(link, h5py.SoftLink):
                 node.soft_link = link.path
             out[name] = node
@@ -308,7 +312,7 @@ def _stored_outside(ds: h5py.Dataset) -> str | None:
         if count > 0:
             names = sorted({dcpl.get_external(i)[0].decode(errors="replace") for i in range(count)})
             return f"external storage in {', '.join(names[:3])}"
-    except Exception:  # noqa: BLE001 (a property list HDF5 cannot read: reading the data reports it)
+    except Exception:
         return None
     return None
 

@@ -24,15 +24,27 @@ from typing import Any, NamedTuple
 import h5py
 import numpy as np
 
-from validator.nodes import codecs
 from validator.kernels.block import Block, ChunkRead
+from validator.nodes import codecs
 from validator.nodes.base import NodeError, Unreadable, check_block_size, stored_in, uniform_block
 from validator.nodes.codecs import ChunkCodec, ChunkError, NotDecoded
 
 DEFLATE, SHUFFLE, FLETCHER32 = 1, 2, 3
 DECODABLE_FILTERS = {DEFLATE: "deflate", SHUFFLE: "shuffle", FLETCHER32: "fletcher32"}
-OTHER_FILTERS = {4: "szip", 5: "nbit", 6: "scaleoffset", 307: "bzip2", 32000: "lzf", 32001: "blosc", 32004: "lz4",
-                 32008: "bitshuffle", 32013: "zfp", 32015: "zstd", 32017: "sz", 32026: "blosc2"}
+OTHER_FILTERS = {
+    4: "szip",
+    5: "nbit",
+    6: "scaleoffset",
+    307: "bzip2",
+    32000: "lzf",
+    32001: "blosc",
+    32004: "lz4",
+    32008: "bitshuffle",
+    32013: "zfp",
+    32015: "zstd",
+    32017: "sz",
+    32026: "blosc2",
+}
 
 
 class ChunkTable(NamedTuple):
@@ -87,24 +99,38 @@ def plan(ds: h5py.Dataset, file_size: int | None, path: str) -> DirectPlan:
         for f in filters:
             if f not in DECODABLE_FILTERS:
                 name = OTHER_FILTERS.get(f, "a plugin filter")
-                raise NotDecoded(f"{path}: not decoded: HDF5 filter {name} (id {f}) is not on the allow-list "
-                                 f"({', '.join(DECODABLE_FILTERS.values())})")
+                raise NotDecoded(
+                    f"{path}: not decoded: HDF5 filter {name} (id {f}) is not on the allow-list "
+                    f"({', '.join(DECODABLE_FILTERS.values())})"
+                )
         chunk_shape = tuple(int(c) for c in ds.chunks)
         table = _chunk_table(ds, chunk_shape, file_size, path)
         per_row = math.prod(-(-int(n) // c) for n, c in zip(shape[1:], chunk_shape[1:]))
         stored = sorted({int(i) for i in np.unique(table.linear // max(1, per_row))}) if shape else None
-        return DirectPlan(path, shape, dtype, "chunked", direct, element_size, fill, None, chunk_shape, filters, table,
-                          stored)
+        return DirectPlan(path, shape, dtype, "chunked", direct, element_size, fill, None, chunk_shape, filters, table, stored)
     if layout == h5py.h5d.CONTIGUOUS and shape:
         offset = ds.id.get_offset()
         nbytes = math.prod(shape) * element_size
         if offset is not None and file_size is not None and offset + nbytes > file_size:
             raise NodeError(f"{path}: the file ends inside this dataset's data (truncated file)")
-        return DirectPlan(path, shape, dtype, "contiguous", direct, element_size, fill,
-                          None if offset is None else int(offset), None, (), None, [] if offset is None else None)
+        return DirectPlan(
+            path,
+            shape,
+            dtype,
+            "contiguous",
+            direct,
+            element_size,
+            fill,
+            None if offset is None else int(offset),
+            None,
+            (),
+            None,
+            [] if offset is None else None,
+        )
     if shape and math.prod(shape) * element_size > file_size_or(file_size):
-        raise NodeError(f"{path}: declares {math.prod(shape)} elements in a {layout_name(layout)} layout, more than the "
-                        "file holds")
+        raise NodeError(
+            f"{path}: declares {math.prod(shape)} elements in a {layout_name(layout)} layout, more than the file holds"
+        )
     return DirectPlan(path, shape, dtype, "h5py", direct, element_size, fill, None, None, (), None)
 
 
@@ -131,8 +157,9 @@ def disk_size(tid: Any, sizeof_addr: int) -> int:
     if isinstance(tid, h5py.h5t.TypeVlenID) or (isinstance(tid, h5py.h5t.TypeStringID) and tid.is_variable_str()):
         return 4 + sizeof_addr + 4
     if isinstance(tid, h5py.h5t.TypeCompoundID):
-        return size + sum(disk_size(t, sizeof_addr) - int(t.get_size())
-                          for t in (tid.get_member_type(i) for i in range(tid.get_nmembers())))
+        return size + sum(
+            disk_size(t, sizeof_addr) - int(t.get_size()) for t in (tid.get_member_type(i) for i in range(tid.get_nmembers()))
+        )
     if isinstance(tid, h5py.h5t.TypeArrayID):
         inner = tid.get_super()
         return size + math.prod(tid.get_array_dims()) * (disk_size(inner, sizeof_addr) - int(inner.get_size()))
@@ -208,11 +235,17 @@ def read_block(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, rows: tuple[i
         return Block(rows[0] * _row_elements(shape) if shape else 0, values.reshape(-1))
     start, stop = max(0, rows[0]), min(rows[1], shape[0])
     flat_start = start * _row_elements(shape)
-    if stop > start and plan.rows_stored is not None and not stored_in(plan.rows_stored, (plan.chunk_shape or (1,))[0],
-                                                                        (start, stop)):
+    if (
+        stop > start
+        and plan.rows_stored is not None
+        and not stored_in(plan.rows_stored, (plan.chunk_shape or (1,))[0], (start, stop))
+    ):
         # Nothing stored in these rows: the fill value, as a view, whatever their number.
-        fill = plan.fill if plan.direct else _h5py(ds, (slice(start, start + 1),) + (slice(0, 1),) * (len(shape) - 1),
-                                                   plan.path).reshape(-1)[0]
+        fill = (
+            plan.fill
+            if plan.direct
+            else _h5py(ds, (slice(start, start + 1),) + (slice(0, 1),) * (len(shape) - 1), plan.path).reshape(-1)[0]
+        )
         return uniform_block(flat_start, fill, plan.dtype, (stop - start) * _row_elements(shape))
     check_block_size(plan.path, shape, (start, stop), max(plan.dtype.itemsize, plan.element_size))
     if plan.layout == "contiguous":
@@ -246,8 +279,17 @@ def _row_elements(shape: tuple[int, ...]) -> int:
     return math.prod(shape[1:]) if len(shape) > 1 else 1
 
 
-def _read_chunk(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, at: int, index: tuple[int, ...], key: str,
-                target: np.ndarray, inside: tuple[slice, ...], region: tuple[slice, ...]) -> str | None:
+def _read_chunk(
+    ds: h5py.Dataset,
+    fd: int | None,
+    plan: DirectPlan,
+    at: int,
+    index: tuple[int, ...],
+    key: str,
+    target: np.ndarray,
+    inside: tuple[slice, ...],
+    region: tuple[slice, ...],
+) -> str | None:
     """Fill `target` from one stored chunk; its problem, or None when it decoded to exactly one chunk."""
     table = plan.table
     assert table is not None and plan.chunk_shape is not None
@@ -257,8 +299,9 @@ def _read_chunk(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, at: int, ind
     size, offset = int(table.sizes[at]), int(table.offsets[at])
     try:
         if size > codec.stored_limit:
-            raise ChunkError(f"{where} stores {size} bytes, more than its filters make of {codec.nbytes} "
-                             f"({codec.stored_limit} at most)")
+            raise ChunkError(
+                f"{where} stores {size} bytes, more than its filters make of {codec.nbytes} ({codec.stored_limit} at most)"
+            )
         if not active and size != codec.nbytes:
             raise ChunkError(f"{where} stores {size} bytes, expected {codec.nbytes}")
         whole = plan.direct and target.shape == codec.shape and target.flags.c_contiguous
@@ -285,8 +328,7 @@ def _codec(filters: tuple[int, ...], dtype: np.dtype, chunk_shape: tuple[int, ..
     return codecs.hdf5_codec(filters, dtype, chunk_shape, element_size, "an HDF5 chunk")
 
 
-def _raw_chunk(ds: h5py.Dataset, fd: int | None, offset: int, size: int, index: tuple[int, ...],
-               plan: DirectPlan) -> bytes:
+def _raw_chunk(ds: h5py.Dataset, fd: int | None, offset: int, size: int, index: tuple[int, ...], plan: DirectPlan) -> bytes:
     """A chunk's stored bytes, as HDF5's chunk index places them."""
     if fd is not None:
         raw = os.pread(fd, size, offset)

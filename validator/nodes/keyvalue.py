@@ -63,7 +63,7 @@ class KeyValueStore(ABC):
             raw = self.get_bounded(key, limit)
         except ValueTooLarge as exc:
             raise NodeError(f"{where or key}: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 (a remote store's failure; its message carries no credentials)
+        except Exception as exc:
             raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
         if raw is None and self.stored(key):
             raise NodeError(f"{where or key}: {key} is stored but cannot be read")
@@ -239,7 +239,7 @@ class ZipStore(KeyValueStore):
 
             self._zip = zipfile.ZipFile(path, "r")
             infos = self._zip.infolist()
-        except Exception as exc:  # noqa: BLE001 (zipfile raises BadZipFile, OSError, ValueError, EOFError, ...)
+        except Exception as exc:
             raise InputError(f"{path}: cannot open as a zip store ({type(exc).__name__}: {exc})") from None
         self._entries: dict[str, Any] = {}  # name -> zipfile.ZipInfo
         self._refused: dict[str, str] = {}  # entry name -> why it is no key
@@ -249,8 +249,11 @@ class ZipStore(KeyValueStore):
                 continue
             name = info.filename
             if name.startswith("/") or not is_key(name):
-                self._refused.setdefault(name, f"zip entry {name[:200]!r}: its name is no key (empty, '.' or '..' "
-                                               "segments, a backslash, or a leading '/'); not read")
+                self._refused.setdefault(
+                    name,
+                    f"zip entry {name[:200]!r}: its name is no key (empty, '.' or '..' "
+                    "segments, a backslash, or a leading '/'); not read",
+                )
                 continue
             names.append(name)
             self._entries[name] = info
@@ -283,7 +286,7 @@ class ZipStore(KeyValueStore):
             # it is an error here, never a larger allocation.
             with self._zip.open(info) as fh:
                 return fh.read(limit + 1)
-        except Exception:  # noqa: BLE001 (BadZipFile, zlib.error, a CRC mismatch, an unsupported method)
+        except Exception:
             return None
 
     def stored(self, key: str) -> bool:

@@ -76,8 +76,10 @@ def describe_error(exc: BaseException, url: str | None = None) -> str:
     elif isinstance(exc, PermissionError):
         reason = f"access denied ({first})" if first else "access denied"
     elif name == "NoCredentialsError":
-        reason = ("no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE; "
-                  "for a public bucket set FSSPEC_S3_ANON=true)")
+        reason = (
+            "no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE; "
+            "for a public bucket set FSSPEC_S3_ANON=true)"
+        )
     elif isinstance(status, int):
         reason = f"HTTP {status} {getattr(exc, 'message', '') or ''}".rstrip()
     elif isinstance(exc, TimeoutError) or name in ("TimeoutError", "ServerTimeoutError", "ConnectTimeoutError"):
@@ -261,7 +263,7 @@ class RemoteStore(KeyValueStore):
                 name = name.split("?", 1)[0].split("#", 1)[0]
             if not name.startswith(base):
                 continue  # a link elsewhere on the server
-            rest = name[len(base):]
+            rest = name[len(base) :]
             is_dir = rest.endswith("/") or entry.get("type") == "directory"
             rest = rest.rstrip("/")
             if self._http:
@@ -303,7 +305,7 @@ def _children_of(keys: list[str], prefix: str) -> tuple[list[str], list[str]]:
     files, dirs = set(), set()
     for key in keys:
         if key.startswith(base):
-            head, sep, _ = key[len(base):].partition("/")
+            head, sep, _ = key[len(base) :].partition("/")
             (dirs if sep else files).add(head)
     return sorted(files), sorted(dirs)
 
@@ -352,8 +354,9 @@ def _bounded_session(url: str) -> dict[str, Any]:
     (we ask for none, and do not decode one sent anyway: no gzip bomb); and no body larger than MAX_VALUE_BYTES,
     whether its length is declared or not.
     """
-    import aiohttp
     from urllib.parse import urljoin
+
+    import aiohttp
 
     from validator.nodes.keyvalue import MAX_VALUE_BYTES
 
@@ -424,7 +427,9 @@ def _filesystem(url: str) -> tuple[Any, str]:
     try:
         return fsspec.core.url_to_fs(url, **_storage_options(url))
     except ImportError as exc:
-        raise InputError(f"{shown}: the {protocol}:// protocol needs a package that is not installed ({scrub(str(exc), url)})") from None
+        raise InputError(
+            f"{shown}: the {protocol}:// protocol needs a package that is not installed ({scrub(str(exc), url)})"
+        ) from None
     except ValueError as exc:
         if "Protocol not known" in str(exc):
             raise InputError(f"{shown}: unknown protocol {protocol!r} (fsspec has no file system for it)") from None
@@ -492,10 +497,11 @@ def _open_file(fs: Any, path: str, info: dict[str, Any], url: str, shown: str) -
         with fs.open(path, "rb", block_size=0) as fh:
             head = fh.read(8)
         if head == _hdf5_signature():
-            raise InputError(f"{shown}: the server gives no size for this HDF5 file; reading HDF5 needs its size and range requests")
+            raise InputError(
+                f"{shown}: the server gives no size for this HDF5 file; reading HDF5 needs its size and range requests"
+            )
         return None if http else _not_a_store(shown)
-    fh = fs.open(path, "rb", block_size=HDF5_BLOCK_SIZE, cache_type="blockcache",
-                 cache_options={"maxblocks": HDF5_MAX_BLOCKS})
+    fh = fs.open(path, "rb", block_size=HDF5_BLOCK_SIZE, cache_type="blockcache", cache_options={"maxblocks": HDF5_MAX_BLOCKS})
     try:
         if _signature_at(fh):
             from validator.nodes.hdf5 import HDF5Tree

@@ -181,8 +181,9 @@ class TileDBGroupNode(Node):
                         name = member.name or os.path.basename(member.uri.rstrip("/"))
                         found[name] = member.uri
             except Exception as exc:
-                self.tree.note_problem(StoreProblem(self.path, f"{self.path}: the group's members cannot be read "
-                                                    f"({describe(exc)})", self.path))
+                self.tree.note_problem(
+                    StoreProblem(self.path, f"{self.path}: the group's members cannot be read ({describe(exc)})", self.path)
+                )
         try:
             names = sorted(os.listdir(self.uri))
         except OSError:
@@ -191,16 +192,22 @@ class TileDBGroupNode(Node):
             full = os.path.join(self.uri, name)
             if name not in found and not name.startswith("__"):
                 if os.path.islink(full):
-                    self.tree.note_problem(StoreProblem(f"{self.path.rstrip('/')}/{name}", f"{self.path.rstrip('/')}/{name}: "
-                                                        "a symlink; not followed", self.path))
+                    self.tree.note_problem(
+                        StoreProblem(
+                            f"{self.path.rstrip('/')}/{name}",
+                            f"{self.path.rstrip('/')}/{name}: a symlink; not followed",
+                            self.path,
+                        )
+                    )
                 elif os.path.isdir(full):
                     found[name] = full
         out: dict[str, Node] = {}
         for name in sorted(found):
             path = f"{self.path.rstrip('/')}/{name}"
             if not name or "/" in name or name in (".", ".."):
-                self.tree.note_problem(StoreProblem(path, f"{self.path}: a member named {name!r} cannot be a node; not read",
-                                                    self.path))
+                self.tree.note_problem(
+                    StoreProblem(path, f"{self.path}: a member named {name!r} cannot be a node; not read", self.path)
+                )
                 continue
             uri = self.tree.inside(found[name], path)
             if uri is None:
@@ -273,8 +280,10 @@ class TileDBArrayNode(Node):
     def _read_info(self) -> dict[str, Any]:
         with self._open() as array:
             schema = array.schema
-            dims = [{"name": d.name, "dtype": np.dtype(d.dtype).str, "domain": [plain(v) for v in d.domain],
-                     "tile": plain(d.tile)} for d in schema.domain]
+            dims = [
+                {"name": d.name, "dtype": np.dtype(d.dtype).str, "domain": [plain(v) for v in d.domain], "tile": plain(d.tile)}
+                for d in schema.domain
+            ]
             attrs = [{"name": a.name, "dtype": np.dtype(a.dtype).str} for a in schema]
             first = schema.attr(0) if schema.nattr else None
             string = None
@@ -284,12 +293,19 @@ class TileDBArrayNode(Node):
                 string = StringStorage("variable" if first.isvar else "fixed", charset, np.dtype(first.dtype).str)
             try:
                 nonempty = array.nonempty_domain()
-            except Exception:  # noqa: BLE001 (unknown: every block is read)
+            except Exception:
                 nonempty = ()
             fills = {a.name: a.fill for a in schema}
-            return {"string": string, "sparse": bool(schema.sparse), "dims": dims, "attrs": attrs,
-                    "dtype": np.dtype(schema.attr(0).dtype) if schema.nattr else None,
-                    "meta": _meta(array.meta), "nonempty": nonempty, "fills": fills}
+            return {
+                "string": string,
+                "sparse": bool(schema.sparse),
+                "dims": dims,
+                "attrs": attrs,
+                "dtype": np.dtype(schema.attr(0).dtype) if schema.nattr else None,
+                "meta": _meta(array.meta),
+                "nonempty": nonempty,
+                "fills": fills,
+            }
 
     @property
     def attrs(self) -> Mapping[str, Any]:
@@ -315,7 +331,9 @@ class TileDBArrayNode(Node):
     @property
     def storage(self) -> Storage:
         info = self._info
-        return Storage(format="tiledb", string=info["string"], extra={"sparse": info["sparse"], "dims": info["dims"], "attrs": info["attrs"]})
+        return Storage(
+            format="tiledb", string=info["string"], extra={"sparse": info["sparse"], "dims": info["dims"], "attrs": info["attrs"]}
+        )
 
     def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
         """Tile-aligned row blocks of the first attribute (dense: C order; sparse: the cells stored in those rows)."""
@@ -344,10 +362,11 @@ class TileDBArrayNode(Node):
                     if info["sparse"]:
                         result = array.query(attrs=[attr], dims=[]).multi_index[lo:hi]
                     else:
-                        result = array.query(attrs=[attr])[lo:hi + 1]
+                        result = array.query(attrs=[attr])[lo : hi + 1]
                 except Exception as exc:
-                    raise self.tree.unreadable(self.path, f"{self.path}: rows {rows.start}..{rows.stop} cannot be read "
-                                               f"({describe(exc)})") from None
+                    raise self.tree.unreadable(
+                        self.path, f"{self.path}: rows {rows.start}..{rows.stop} cannot be read ({describe(exc)})"
+                    ) from None
                 # One attribute comes back as a bare ndarray, several as a mapping by name.
                 values = np.asarray(result[attr] if isinstance(result, Mapping) else result).reshape(-1)
                 yield Block(start, values)
@@ -402,8 +421,14 @@ class TileDBAttributeNode(TileDBArrayNode):
     @property
     def storage(self) -> Storage:
         info = self._info
-        return Storage(format="tiledb", extra={"sparse": info["sparse"], "attribute_of": self._array.path,
-                                               "attrs": [{"name": self.attribute, "dtype": info["dtype"].str}]})
+        return Storage(
+            format="tiledb",
+            extra={
+                "sparse": info["sparse"],
+                "attribute_of": self._array.path,
+                "attrs": [{"name": self.attribute, "dtype": info["dtype"].str}],
+            },
+        )
 
 
 class TileDBTree(Tree):
@@ -445,8 +470,9 @@ class TileDBTree(Tree):
             self.note_problem(StoreProblem(path, f"{path}: a member at {local}, outside the store; not read", path))
             return None
         if real in self._seen and self._seen[real] != path:
-            self.note_problem(StoreProblem(path, f"{path}: names the folder already read as {self._seen[real]}; not read "
-                                           "again", path))
+            self.note_problem(
+                StoreProblem(path, f"{path}: names the folder already read as {self._seen[real]}; not read again", path)
+            )
             return None
         self._seen[real] = path
         return local

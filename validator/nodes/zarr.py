@@ -10,21 +10,21 @@ from typing import Any
 import numpy as np
 
 from validator.kernels.block import Block
+from validator.nodes import zarr_direct
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
     NodeError,
+    RowRange,
+    RowRanges,
     Storage,
     StoreProblem,
     StringStorage,
-    RowRange,
-    RowRanges,
     Tree,
     plan_rows,
 )
 from validator.nodes.jsondoc import JSONProblem, loads
 from validator.nodes.keyvalue import MAX_DOCUMENT_BYTES, DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
-from validator.nodes import zarr_direct
 
 V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
 V3_DOCUMENT = "zarr.json"
@@ -122,7 +122,7 @@ def numpy_dtype_v3(data_type: Any, codecs: list[Any]) -> np.dtype | None:
 
 
 def _v3_endian(codecs: list[Any]) -> str:
-    """"<" or ">" as the `bytes` codec says (inside a sharding codec too); "<" when it says nothing."""
+    """ "<" or ">" as the `bytes` codec says (inside a sharding codec too); "<" when it says nothing."""
     for codec in codecs:
         if not isinstance(codec, dict):
             continue

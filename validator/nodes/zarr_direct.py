@@ -26,16 +26,29 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from validator.nodes import codecs
 from validator.kernels.block import Block, ChunkRead
+from validator.nodes import codecs
 from validator.nodes.base import NodeError, check_block_size, stored_in, uniform_block
 from validator.nodes.codecs import ChunkCodec, ChunkError, NotDecoded
 from validator.nodes.keyvalue import MAX_VALUE_BYTES, DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
 
 # zarr.json keys this reader understands; any other key may change how chunks are read, unless it says
 # `"must_understand": false`.
-V3_KEYS = frozenset({"zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
-                     "fill_value", "codecs", "attributes", "dimension_names", "storage_transformers"})
+V3_KEYS = frozenset(
+    {
+        "zarr_format",
+        "node_type",
+        "shape",
+        "data_type",
+        "chunk_grid",
+        "chunk_key_encoding",
+        "fill_value",
+        "codecs",
+        "attributes",
+        "dimension_names",
+        "storage_transformers",
+    }
+)
 # Stored chunks up to this size are always read and handed to the decoder (which bounds what they decode to).
 CHUNK_READ_FLOOR = 64 * 2**20
 FLOAT_NAMES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -116,8 +129,13 @@ def _grid(shape: Any, chunks: Any, path: str) -> tuple[tuple[int, ...], tuple[in
     def count(x: Any) -> bool:
         return isinstance(x, int) and not isinstance(x, bool)
 
-    if not (isinstance(shape, list) and isinstance(chunks, list) and len(shape) == len(chunks)
-            and all(count(s) and s >= 0 for s in shape) and all(count(c) and c > 0 for c in chunks)):
+    if not (
+        isinstance(shape, list)
+        and isinstance(chunks, list)
+        and len(shape) == len(chunks)
+        and all(count(s) and s >= 0 for s in shape)
+        and all(count(c) and c > 0 for c in chunks)
+    ):
         raise NodeError(f"{path}: shape {shape!r} and chunks {chunks!r} do not describe a chunk grid; data cannot be read")
     return tuple(shape), tuple(chunks)
 
@@ -244,7 +262,7 @@ def stored_rows(kv: KeyValueStore, plan: ArrayPlan) -> list[int] | None:
     for name in names:
         if not name.startswith(lead):
             continue
-        head = name[len(lead):].split(plan.separator, 1)[0]
+        head = name[len(lead) :].split(plan.separator, 1)[0]
         if head.isdigit() and head.isascii():
             found.add(int(head))
     return sorted(found)
@@ -302,8 +320,9 @@ def _row_elements(shape: tuple[int, ...]) -> int:
     return math.prod(shape[1:]) if len(shape) > 1 else 1
 
 
-def _read_chunk(kv: KeyValueStore, plan: ArrayPlan, index: tuple[int, ...], target: np.ndarray,
-                inside: tuple[slice, ...]) -> tuple[ChunkRead, ...]:
+def _read_chunk(
+    kv: KeyValueStore, plan: ArrayPlan, index: tuple[int, ...], target: np.ndarray, inside: tuple[slice, ...]
+) -> tuple[ChunkRead, ...]:
     """Fill `target` (this chunk's part of the block) from the chunk at grid `index`; its ChunkRead if stored."""
     key = plan.key(index)
     where = f"{plan.path}: chunk {key}"
@@ -342,8 +361,9 @@ def _decode_into(codec: ChunkCodec, raw: Any, where: str, target: np.ndarray, in
     target[...] = codecs.decode_chunk(codec, raw, where)[inside]
 
 
-def _read_shard(plan: ArrayPlan, raw: Any, where: str, index: tuple[int, ...], target: np.ndarray,
-                inside: tuple[slice, ...]) -> str | None:
+def _read_shard(
+    plan: ArrayPlan, raw: Any, where: str, index: tuple[int, ...], target: np.ndarray, inside: tuple[slice, ...]
+) -> str | None:
     """Fill `target` from the inner chunks of one shard; the first inner chunk's problem, or None.
 
     Only inner chunks that overlap `inside` (the shard's part of the block) are decoded; one that does not
@@ -367,7 +387,7 @@ def _read_shard(plan: ArrayPlan, raw: Any, where: str, index: tuple[int, ...], t
             continue
         cut = tuple(slice(l - i * c, h - i * c) for l, h, i, c in zip(lo, hi, inner, inner_shape))
         try:
-            _decode_into(sharding.inner, data[offset:offset + nbytes], f"{where}, inner chunk {name}", part, cut)
+            _decode_into(sharding.inner, data[offset : offset + nbytes], f"{where}, inner chunk {name}", part, cut)
         except ChunkError as exc:
             part[...] = plan.fill.value
             first = first or str(exc)

@@ -69,12 +69,23 @@ def located(report: Report) -> Iterator[Located]:
     """Every failing thing in `report`, one per finding, in report order."""
     file = artifact_uri(report.source)
     for problem in report.problems:
-        yield Located("unreadable", Level.MUST, file, problem.key, fingerprint("unreadable", file, problem.key), None, None, problem.message)
+        yield Located(
+            "unreadable", Level.MUST, file, problem.key, fingerprint("unreadable", file, problem.key), None, None, problem.message
+        )
     for r in report.results:
         pack = fingerprint_pack(r.rule)
         if r.status is Status.ERROR:
-            yield Located(r.rule.id, r.rule.level, file, "", fingerprint(r.rule.id, file, "", pack), r, None, f"error: {r.reason}",
-                          r.rule.pack)
+            yield Located(
+                r.rule.id,
+                r.rule.level,
+                file,
+                "",
+                fingerprint(r.rule.id, file, "", pack),
+                r,
+                None,
+                f"error: {r.reason}",
+                r.rule.pack,
+            )
         elif r.status is Status.FAILED:
             seen: set[str] = set()
             for f in r.findings or (Finding("failed", path="/"),):
@@ -100,9 +111,7 @@ class Baseline(NamedTuple):
 def new_failures(report: Report, fail_on: Level, baseline: Baseline | None) -> list[Located]:
     """Failing things at or above `fail_on` that are not in the baseline: these fail the run."""
     return [
-        item
-        for item in located(report)
-        if item.level.rank >= fail_on.rank and (baseline is None or not baseline.is_known(item))
+        item for item in located(report) if item.level.rank >= fail_on.rank and (baseline is None or not baseline.is_known(item))
     ]
 
 
@@ -124,7 +133,7 @@ def load(path: str | os.PathLike[str]) -> Baseline:
         raise InputError(f"{path}: not a spec-validate baseline ({exc})") from None
     entries = doc.get("findings") if isinstance(doc, dict) else None
     if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("fingerprint"), str) for e in entries):
-        raise InputError(f"{path}: not a spec-validate baseline (expected {{\"findings\": [{{\"fingerprint\": ...}}]}})")
+        raise InputError(f'{path}: not a spec-validate baseline (expected {{"findings": [{{"fingerprint": ...}}]}})')
     return Baseline(frozenset(e["fingerprint"] for e in entries))
 
 

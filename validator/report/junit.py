@@ -21,13 +21,16 @@ def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
             case = ET.SubElement(suite, "testcase", name="unreadable", classname=file, file=file)
             counts["tests"] += 1
             text = "\n".join(f"{p.key}: {p.message}" for p in report.problems)
-            _failure_or_known(case, "error", "parts of the store cannot be read", text,
-                              [i for i in items if i.result is None], baseline, counts)
+            _failure_or_known(
+                case, "error", "parts of the store cannot be read", text, [i for i in items if i.result is None], baseline, counts
+            )
         for r in report.results:
             rule = r.rule
             counts["tests"] += 1
             case = ET.SubElement(suite, "testcase", name=rule.id, classname=rule.pack, file=file)
-            header = f"{rule.level.value}{' (derived)' if rule.derived else ''} {rule.id}\n{rule.section}: \u201c{rule.clause}\u201d"
+            header = (
+                f"{rule.level.value}{' (derived)' if rule.derived else ''} {rule.id}\n{rule.section}: \u201c{rule.clause}\u201d"
+            )
             mine = [i for i in items if i.result is r]
             if r.status is Status.FAILED:
                 body = "\n".join(f"{f.path}: {f.message}" for f in r.findings)
@@ -36,7 +39,9 @@ def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
                 for w in rule.writers:
                     body += f"\nnote: {w.name} {w.versions}: {w.note}"
                 first = r.findings[0].message if r.findings else "failed"
-                _failure_or_known(case, "failure", f"{rule.level.value}: {first}", f"{header}\n{body}", mine, baseline, counts, rule.level.value)
+                _failure_or_known(
+                    case, "failure", f"{rule.level.value}: {first}", f"{header}\n{body}", mine, baseline, counts, rule.level.value
+                )
             elif r.status is Status.ERROR:
                 _failure_or_known(case, "error", r.reason or "error", f"{header}\nerror: {r.reason}", mine, baseline, counts)
             elif r.status is Status.NOT_APPLICABLE:

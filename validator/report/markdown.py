@@ -34,5 +34,7 @@ def render(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None 
         for report, item in failing:
             known = baseline is not None and baseline.is_known(item)
             rule = f"`{item.rule_id}`" + (" (baseline)" if known else "")
-            lines.append(f"| `{_cell(item.file)}` | {item.level.value} | {rule} | `{_cell(item.path or '/')}` | {_cell(item.message)} |")
+            lines.append(
+                f"| `{_cell(item.file)}` | {item.level.value} | {rule} | `{_cell(item.path or '/')}` | {_cell(item.message)} |"
+            )
     return "\n".join(lines) + "\n"

@@ -82,9 +82,7 @@ class Report:
         """True when a clause at `level` or stricter failed, errored, or the store had unreadable parts."""
         if self.problems:
             return True
-        return any(
-            r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results
-        )
+        return any(r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results)
 
     def to_json(self) -> dict[str, Any]:
         from validator.report.json import report_to_json

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import PurePosixPath
-from urllib.parse import quote
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
+from validator.primitive_api import Level
 from validator.report.baseline import Baseline, artifact_uri, located
 from validator.report.links import rule_page
-from validator.primitive_api import Level
 
 if TYPE_CHECKING:
     from validator.report.model import Report

@@ -24,7 +24,9 @@ def render(reports: Sequence[Report], fail_on: Level, colour: bool = False, verb
     paint = (lambda key, text: f"{COLOURS[key]}{text}{RESET}") if colour else (lambda key, text: text)
     lines: list[str] = []
     for report in reports:
-        packs = ", ".join(f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs)
+        packs = ", ".join(
+            f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs
+        )
         lines.append(paint("bold", f"{report.source}") + f" ({report.format}; {packs or 'no pack applies'})")
         for problem in report.problems:
             lines.append(f"  {paint('MUST', 'UNREADABLE')} {problem.key}: {problem.message}")
@@ -64,7 +66,10 @@ def render(reports: Sequence[Report], fail_on: Level, colour: bool = False, verb
         for lvl in ("MUST", "SHOULD", "MAY"):
             c = summary[lvl]
             if sum(c.values()):
-                parts.append(f"{lvl}: {c['failed']} failed, {c['passed']} passed, {c['not_applicable']} n/a" + (f", {c['error']} error" if c["error"] else ""))
+                parts.append(
+                    f"{lvl}: {c['failed']} failed, {c['passed']} passed, {c['not_applicable']} n/a"
+                    + (f", {c['error']} error" if c["error"] else "")
+                )
         verdict = paint("MUST", "does not conform") if report.fails_at(fail_on) else paint("ok", "conforms")
         lines.append(f"  {verdict} at --fail-on {fail_on.value.lower()}. " + "; ".join(parts))
         lines.append("")
@@ -77,8 +82,10 @@ def write(text: str, stream: TextIO = sys.stdout) -> None:
 
 def _unchecked_lines(r: ClauseResult) -> list[str]:
     """The nodes a clause could not check, the first few of them."""
-    shown = [f"    not checked: {reason if reason.startswith(path) else f'{path}: {reason}'}"
-             for path, reason in r.unchecked[:UNCHECKED_SHOWN]]
+    shown = [
+        f"    not checked: {reason if reason.startswith(path) else f'{path}: {reason}'}"
+        for path, reason in r.unchecked[:UNCHECKED_SHOWN]
+    ]
     if len(r.unchecked) > UNCHECKED_SHOWN:
         shown.append(f"    ... and {len(r.unchecked) - UNCHECKED_SHOWN} more not checked")
     return shown
