@@ -166,8 +166,28 @@ def cli_page() -> str:
             "",
             "Exit codes: `0` no failure at or above `--fail-on` (default `must`); `1` failures, or metadata in the store",
             "that cannot be read; `2` a usage error, an input that cannot be opened, or an invalid rule pack, as one line",
-            "on stderr. `--exit-zero` always exits 0 after reporting. A path inside a Zarr store (`x.zarr/X/.zattrs`, as",
-            "pre-commit passes them) is validated as the store (`x.zarr`), once.",
+            "on stderr. Over several inputs the code is the worst: an input that cannot be opened is one `error` entry in",
+            "the report and the others are still checked. `--exit-zero` exits 0 after reporting, unless an input could not",
+            "be opened. Level names are accepted in any case (`--fail-on SHOULD`).",
+            "",
+            "## Inputs: files, stores and folders",
+            "",
+            "Any mix of files, stores, paths inside stores and folders, as ruff takes files and folders; each input is",
+            "reported on its own, under the name it was given (`../data/plain` stays `../data/plain`).",
+            "",
+            "- A folder that is not itself a store is searched for stores and data files: directories named `*.zarr` /",
+            "  `*.cxg` or holding Zarr metadata (`.zgroup`, `.zarray`, `.zattrs`, `zarr.json`) or a TileDB group, and files",
+            "  named `.h5ad`, `.h5Seurat`, `.h5mu`, `.zarr.zip` or carrying the HDF5 signature (or zips holding Zarr",
+            "  metadata). A store found is one input and is not descended into. Hidden entries are skipped, `.gitignore`",
+            "  is respected (inside a git work tree), and `exclude` / `extend-exclude` in `[tool.spec-validate]` or",
+            "  `--exclude` / `--extend-exclude` leave more out (`exclude` replaces the default list: `__pycache__`,",
+            "  `__pypackages__`, `_build`, `buck-out`, `dist`, `node_modules`, `site-packages`, `venv`). Other files found",
+            "  are listed as skipped, one line each, and do not change the exit code; a folder holding nothing to",
+            "  validate is an error (exit 2).",
+            "- A path inside a directory store (`atlas.zarr/X`) validates that node and what lies below it. The rules",
+            "  still see the whole store, and failures on the node's ancestors (a parent without `.zgroup`) are shown once",
+            "  as context, not counted as failures of the path given. A file inside a store (a key such as",
+            "  `atlas.zarr/X/.zattrs`, as pre-commit passes them) validates the whole store, once.",
             "",
             "## spec-validate coverage",
             "",
@@ -175,7 +195,7 @@ def cli_page() -> str:
             help_of(coverage.build_parser()),
             "```",
             "",
-            "Exit codes: `0`; `1` when `--specs DIR` finds a catalogue that no longer matches its spec file or pack;",
+            "Exit codes: `0`; `1` when `--specs DIR` finds a catalogue that no longer matches its spec files or pack;",
             "`2` a usage error. The tables are on [Coverage](coverage.md).",
             "",
         ]
@@ -186,6 +206,9 @@ def coverage_page() -> str:
     from validator import coverage
     from validator.catalogue import builtin_catalogues
 
+    catalogues = builtin_catalogues()
+    zarr3 = next(c for c in catalogues if c.name == "zarr3")
+    declared = ", ".join(f'"{w}"' for w in zarr3.lower_case_keywords or ())
     intro = [
         "",
         "# Coverage",
@@ -194,9 +217,14 @@ def coverage_page() -> str:
         "checked from a stored file, and which are deferred, each with the reason. A statement is a sentence with an RFC",
         "2119 key word in any case (the h5Seurat and hdmf-zarr documents write them in lower case), or a requirement a",
         'spec states without one (tables of required keys and dtypes, "is stored as", JSON shapes), quoted verbatim.',
+        f"The Zarr v3 catalogue lists the keyword sentences of its {len(zarr3.sources)} files: upper-case key words, and the",
+        f"lower-case {declared}",
+        'which those files declare ("for readability, these words do not appear in all uppercase letters"); the rules',
+        "that follow from a definition instead are named above its table.",
         "",
-        "The catalogues are `rules/<spec>/catalogue.yaml`; `tests/test_catalogue.py` fails when a sentence with a key",
-        "word is in no statement, when a statement is not verbatim in its section, or when a rule is listed by none.",
+        "The catalogues are `rules/<folder>/catalogue*.yaml`, one per pack; `tests/test_catalogue.py` fails when a",
+        "sentence with a key word is in no statement, when a statement is not verbatim in its section, or when a rule is",
+        "listed by none.",
         "`spec-validate coverage` prints the same from an installed tool; add `--specs DIR` to check the catalogues against",
         "your copy of the spec files.",
         "",
@@ -209,7 +237,7 @@ def coverage_page() -> str:
         "## Summary",
         "",
     ]
-    body = coverage.render_markdown(builtin_catalogues(), every=True, link=lambda rid: f"rules/{rid}.md", heading="##")
+    body = coverage.render_markdown(catalogues, every=True, link=lambda rid: f"rules/{rid}.md", heading="##")
     return GENERATED + "\n".join(intro) + body.rstrip("\n") + "\n"
 
 

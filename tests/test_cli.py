@@ -188,7 +188,10 @@ def test_main_fails_bad_input_exits_2_with_one_line(tmp_path, valid_h5ad, make):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("spec-validate: error: "), proc.stderr
-    assert proc.stdout == ""
+    if Path(path).is_dir():  # a folder with nothing to validate in it: no report at all
+        assert proc.stdout == ""
+    else:  # the input's one `error` entry in the report, as with several inputs
+        assert proc.stdout.strip().splitlines() == [f"{path}: error: {proc.stderr.split(f'{path}: ', 1)[1].strip()}"]
 
 
 def test_main_fails_broken_root_zattrs_reports_and_exits_1(tmp_path, valid_zarr):
@@ -410,3 +413,199 @@ def test_main_passes_one_pack_in_config_and_on_the_command_line_runs_once(capsys
     Path("pyproject.toml").write_text(f'[tool.spec-validate]\npacks = ["{lab_policy.as_posix()}"]\n', encoding="utf-8")
     code, out, _ = cli(capsys, "--pack", lab_policy, "--format", "json", CHUNKS_NOT_SHARED)
     assert code == 1 and _json_results(out, OVERRIDDEN) == 1
+
+
+# ---------------------------------------------------------------- inputs: folders, stores, paths inside stores
+
+ZARR_VALID = CASES / "zarr-v2" / "valid-every-element.zarr"
+ZARR_FAILING = CASES / "zarr-v2" / "anndata-0.12-string-scalars.zarr"  # fails one MUST clause
+SEURAT_VALID = CASES.parent / "h5seurat" / "valid-every-element.h5Seurat"
+
+
+def _zip(store: Path, target: Path) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(target, "w") as zf:
+        for p in sorted(store.rglob("*")):
+            if p.is_file():
+                zf.write(p, p.relative_to(store).as_posix())
+
+
+@pytest.fixture
+def data_folder() -> Path:
+    """data/ (in the working directory) holding an .h5ad, an .h5Seurat, a failing .zarr, a .zarr.zip and a text file."""
+    data = Path("data")
+    data.mkdir()
+    shutil.copy(CASES / "h5ad" / "valid-every-element.h5ad", data / "cells.h5ad")
+    shutil.copy(SEURAT_VALID, data / "pbmc.h5Seurat")
+    shutil.copytree(ZARR_FAILING, data / "atlas.zarr")
+    _zip(ZARR_VALID, data / "packed.zarr.zip")
+    (data / "notes.txt").write_text("what is in here\n")
+    return data
+
+
+def test_main_folder_gives_a_report_per_store_and_one_line_for_the_text_file(capsys, data_folder):
+    # Before, `spec-validate data/` ran the Zarr pack on the folder itself (inventing zarr.group.ancestors failures)
+    # and skipped the .h5ad and .h5Seurat inside it.
+    code, out, err = cli(capsys, "data/")
+    assert (code, err) == (1, "")  # the worst over the inputs: atlas.zarr fails a MUST clause
+    headers = [line.split(" (")[0] for line in out.splitlines() if re.match(r"^\S+ \((hdf5|zarr-v2); ", line)]
+    assert headers == ["data/atlas.zarr", "data/cells.h5ad", "data/packed.zarr.zip", "data/pbmc.h5Seurat"]
+    assert [line for line in out.splitlines() if "notes.txt" in line] == [
+        "data/notes.txt: skipped: not a store or data file that spec-validate reads"
+    ]
+    assert "zarr.group.ancestors" not in out
+    code, out, _ = cli(capsys, "data", "--format", "json")
+    doc = json.loads(out)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    assert [r["source"] for r in doc["reports"]] == headers
+    assert doc["skipped"] == [{"path": "data/notes.txt", "reason": "not a store or data file that spec-validate reads"}]
+
+
+def test_main_folder_respects_exclude_in_config_and_on_the_command_line(capsys, data_folder):
+    Path("pyproject.toml").write_text('[tool.spec-validate]\nextend-exclude = ["data/atlas.zarr"]\n', encoding="utf-8")
+    code, out, _ = cli(capsys, "data", "--extend-exclude", "*.zip", "--format", "json")
+    assert code == 0
+    assert [r["source"] for r in json.loads(out)["reports"]] == ["data/cells.h5ad", "data/pbmc.h5Seurat"]
+
+
+def test_main_folder_holding_nothing_to_validate_exits_2(capsys, tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("hi")
+    code, out, err = cli(capsys, tmp_path / "docs")
+    assert code == 2 and out == ""
+    assert err == f"spec-validate: error: {tmp_path / 'docs'}: a folder holding no store or data file that spec-validate reads\n"
+
+
+@pytest.fixture
+def store_without_root_group() -> Path:
+    """A valid AnnData Zarr store whose root lacks `.zgroup` (as tensorstore writes): only the root fails."""
+    store = Path("atlas.zarr")
+    shutil.copytree(ZARR_VALID, store)
+    (store / ".zgroup").unlink()
+    (store / ".zmetadata").unlink()
+    return store
+
+
+def test_main_path_inside_a_store_validates_that_node_with_its_ancestors_as_context(capsys, store_without_root_group):
+    # Before, `atlas.zarr/obs` was widened to the whole store and failed on the root's missing .zgroup, while the
+    # same group copied out of the store passed.
+    assert cli(capsys, store_without_root_group)[0] == 1
+    code, out, _ = cli(capsys, "atlas.zarr/obs")
+    assert code == 0
+    assert out.splitlines()[0] == "atlas.zarr/obs (zarr-v2; anndata 0.1.0, zarr 2)"
+    assert "  Context: clauses failing on the ancestors of /obs (not counted for /obs):" in out
+    assert out.count("FAILED MUST zarr.group.ancestors") == 1
+    code, out, _ = cli(capsys, "atlas.zarr/obs", "--format", "json")
+    (report,) = json.loads(out)["reports"]
+    assert (report["source"], report["node"], report["verdict"]["outcome"]) == ("atlas.zarr", "/obs", "conforms")
+    assert {r["id"] for r in report["context"]} == {"zarr.group.ancestors", "zarr.group.group-ancestors"}
+    assert all(f["path"].startswith("/obs") for r in report["results"] for f in r["findings"])
+
+
+def test_main_path_inside_a_store_that_is_no_node_is_an_error(capsys, store_without_root_group):
+    (store_without_root_group / "notes").mkdir()
+    code, _, err = cli(capsys, "atlas.zarr/notes")
+    assert code == 2 and err == "spec-validate: error: atlas.zarr: no group or array at /notes\n"
+
+
+def test_main_store_not_named_zarr_is_reported_as_given(capsys):
+    # Before, a store found from a key inside it was named relative to the working directory.
+    shutil.copytree(ZARR_VALID, "plain")
+    key = str(Path("plain").resolve() / "obs" / ".zattrs")
+    code, out, _ = cli(capsys, key)
+    assert code == 0 and out.splitlines()[0].startswith(f"{Path('plain').resolve()} (zarr-v2; ")
+
+
+# ---------------------------------------------------------------- outcomes that say what happened
+
+
+def test_main_unreadable_zattrs_is_reported_unreadable_not_missing(capsys, tmp_path):
+    # Before: "attribute 'encoding-type' is missing" MUST failures for a .zattrs that could not be read.
+    store = Path("atlas.zarr")
+    shutil.copytree(ZARR_VALID, store)
+    (store / "obs" / ".zattrs").rename(tmp_path / "outside.json")
+    (store / "obs" / ".zattrs").symlink_to(tmp_path / "outside.json")  # a symlink out of the store is never read
+    code, out, _ = cli(capsys, store)
+    assert code == 1
+    assert "  UNREADABLE obs/.zattrs: cannot be read (/obs: obs/.zattrs is stored but cannot be read)" in out.splitlines()
+    assert "is missing" not in out
+    # Reported once, as unreadable; the clauses that need those attributes name /obs as not checked.
+    assert sum(line.startswith("  UNREADABLE") for line in out.splitlines()) == 1
+    assert "    not checked: /obs: cannot be read (/obs: obs/.zattrs is stored but cannot be read)" in out.splitlines()
+
+
+def test_main_select_that_applies_to_nothing_says_so(capsys, valid_h5ad):
+    # Before, `--select zarr` on an .h5ad said "conforms" after checking nothing.
+    code, out, _ = cli(capsys, valid_h5ad, "--select", "zarr")
+    assert code == 0
+    assert out.splitlines()[1] == "  nothing checked: no selected rule belongs to a pack that applies here (anndata 0.1.0)."
+    assert "conforms" not in out
+
+
+def test_main_deep_says_what_it_could_not_decode(capsys):
+    # Before, --deep on chunks it cannot decode said "conforms" without a word about them.
+    store = Path("atlas.zarr")
+    shutil.copytree(ZARR_VALID, store)
+    for meta in store.rglob(".zarray"):
+        doc = json.loads(meta.read_text())
+        doc["compressor"] = {"id": "not-a-known-codec"}
+        meta.write_text(json.dumps(doc))
+    code, out, _ = cli(capsys, store, "--deep", "--select", "zarr.chunks")
+    assert code == 0
+    assert "  NOT CHECKED MUST zarr.chunks.decoded-size" in out.splitlines()
+    verdict_line = out.rstrip().splitlines()[-1]
+    assert "not fully checked" in verdict_line or "could not be checked" in verdict_line, verdict_line
+
+
+def test_main_baseline_blocks_and_summary_agree_with_the_exit_code(capsys, broken_h5ad, valid_h5ad):
+    # Before, each file's block said FAILED / "does not conform" while the summary said "conforms", exit 0.
+    assert cli(capsys, "--write-baseline", "baseline.json", broken_h5ad)[0] == 0
+    code, out, _ = cli(capsys, "--baseline", "baseline.json", broken_h5ad, valid_h5ad)
+    assert code == 0
+    assert "does not conform" not in out
+    assert "  FAILED MUST (derived) anndata.csr_matrix.indptr-monotonic [baseline]" in out.splitlines()
+    assert "0 of 2 do not conform at --fail-on must." in out
+
+
+@pytest.mark.parametrize("level", ["SHOULD", "Should", "should"])
+def test_main_fail_on_accepts_level_names_in_any_case(capsys, should_failing_h5ad, level):
+    assert cli(capsys, should_failing_h5ad, "--fail-on", level)[0] == 1
+
+
+def test_main_output_format_is_format(capsys, valid_h5ad):
+    code, out, _ = cli(capsys, valid_h5ad, "--output-format", "json")
+    assert code == 0 and json.loads(out)["reports"][0]["verdict"]["outcome"] == "conforms"
+
+
+def test_main_statistics_counts_findings_per_rule(capsys, broken_h5ad, two_clauses_fail):
+    code, out, _ = cli(capsys, "--statistics", broken_h5ad, two_clauses_fail)
+    assert code == 1
+    rows = [line.split() for line in out.splitlines()]
+    assert ["1", "MUST", "anndata.csr_matrix.indptr-monotonic", "(1", "input)"] in rows
+    assert [int(r[0]) for r in rows] == sorted((int(r[0]) for r in rows), reverse=True)  # most first
+    code, out, _ = cli(capsys, "--statistics", "--format", "json", broken_h5ad, two_clauses_fail)
+    got = {(r["rule"], r["count"], r["inputs"]) for r in json.loads(out)}
+    assert ("anndata.dataframe.chunks-shared", 1, 1) in got and ("anndata.csr_matrix.indptr-monotonic", 1, 1) in got
+
+
+ZARR_V3 = CASES.parent / "zarr" / "zarr-v3"
+
+
+@pytest.mark.parametrize(
+    ("store", "expected"),
+    [
+        ("valid-every-element.zarr", 0),  # a plain Zarr v3 store, no AnnData: the zarr3 pack applies (no 'no rule pack' exit 2)
+        ("shard-index-checksum-wrong.zarr", 1),
+        ("root-v2-and-v3-metadata.zarr", 0),  # both formats at the root: a SHOULD finding, read as Zarr v3
+    ],
+)
+def test_main_exit_code_on_plain_zarr_v3(capsys, store, expected):
+    assert main([str(ZARR_V3 / store), "--format", "json"]) == expected
+    report = json.loads(capsys.readouterr().out)
+    assert [p["name"] for p in report["reports"][0]["packs"]] == ["zarr3"] and report["reports"][0]["format"] == "zarr-v3"
+
+
+def test_main_fails_root_v2_and_v3_metadata_at_should(capsys):
+    assert main([str(ZARR_V3 / "root-v2-and-v3-metadata.zarr"), "--fail-on", "should"]) == 1
+    assert "zarr3.node.one-format" in capsys.readouterr().out

@@ -138,3 +138,17 @@ def test_config_every_toml_spelling_of_the_table_is_found(tmp_path, monkeypatch,
     (tmp_path / "pyproject.toml").write_text(table)
     monkeypatch.chdir(tmp_path)
     assert load_config().fail_on == "may"
+
+
+def test_merge_passes_exclude_defaults_config_and_flags(tmp_path, monkeypatch):
+    # ruff's precedence: `exclude` replaces the default list, --exclude replaces both; the extend- forms add.
+    from validator import config as cfg
+    from validator.inputs import DEFAULT_EXCLUDE
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.spec-validate]\nexclude = ["old"]\nextend-exclude = ["tmp"]\n')
+    loaded = cfg.load_config()
+    assert [p for p, _ in cfg.merge(cfg.Config()).exclude] == list(DEFAULT_EXCLUDE)
+    assert [p for p, _ in cfg.merge(loaded).exclude] == ["old", "tmp"]
+    assert [p for p, _ in cfg.merge(loaded, exclude=["new"], extend_exclude=["more"]).exclude] == ["new", "tmp", "more"]
+    assert {base for _, base in cfg.merge(loaded).exclude} == {str(tmp_path)}

@@ -84,3 +84,14 @@ def test_coverage_passes_output_file(capsys, tmp_path):
     code, out, _ = run(capsys, "--format", "json", "-o", str(tmp_path / "c.json"))
     assert code == 0 and out == ""
     assert [s["name"] for s in json.loads((tmp_path / "c.json").read_text())["specs"]] == NAMES
+
+
+def test_coverage_passes_spec_of_several_files_names_each_statements_file(capsys):
+    code, out, _ = run(capsys, "--spec", "zarr3", "--format", "json")
+    assert code == 0
+    spec = json.loads(out)["specs"][0]
+    assert len(spec["sources"]) > 1 and "zarr-v3/core.rst" in spec["sources"]
+    assert {s["source"] for s in spec["statements"]} == set(spec["sources"])
+    assert spec["derived_rules"] and all(s["keyword"] for s in spec["statements"])  # keyword sentences only
+    code, out, _ = run(capsys, "--spec", "zarr3")
+    assert code == 0 and "(zarr-v3/, 15 files)" in out and "[core.rst: Node names]" in out

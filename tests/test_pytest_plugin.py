@@ -106,6 +106,11 @@ def test_plugin_fail_on_option(pytester):
     result.assert_outcomes(passed=1)
 
 
+def failure_section(result: pytest.RunResult) -> str:
+    """pytest's output up to its short summary, which repeats each message in full where CI is set."""
+    return result.stdout.str().split("short test summary info")[0]
+
+
 def test_plugin_packs_option_replaces_the_pack_it_extends(pytester):
     # The docs' example pack makes the SHOULD clause chunks-shared MUST: the file fails, and the clause once.
     (pytester.path / "data").mkdir()
@@ -116,4 +121,64 @@ def test_plugin_packs_option_replaces_the_pack_it_extends(pytester):
     pytester.makeini("[pytest]\nspec_validate_files = data/*.h5ad\nspec_validate_packs = lab-policy.yaml\n")
     result = pytester.runpytest("--spec-validate")
     result.assert_outcomes(failed=1)
-    assert result.stdout.str().count("FAILED MUST anndata.dataframe.chunks-shared") == 1
+    assert failure_section(result).count("FAILED MUST anndata.dataframe.chunks-shared") == 1
+
+
+def test_plugin_reads_tool_spec_validate_as_the_cli_does(pytester):
+    # Before, `pytest --spec-validate` ignored [tool.spec-validate]: the CLI and the plugin disagreed about one file.
+    from validator.cli import main
+
+    make_data(pytester.path)
+    pytester.makepyprojecttoml(
+        '[tool.spec-validate]\nignore = ["anndata.dataframe.index-attr"]\n'
+        '[tool.pytest.ini_options]\nspec_validate_files = ["data/bad.h5ad"]\n'
+    )
+    assert main(["data/bad.h5ad"]) == 0  # pytester runs in its own directory: the CLI reads the same file
+    pytester.runpytest("--spec-validate").assert_outcomes(passed=1)
+    pytester.makepyfile("def test_fixture(spec_validate):\n    spec_validate.assert_conforms('data/bad.h5ad')\n")
+    pytester.runpytest("-k", "fixture").assert_outcomes(passed=1)
+
+
+def test_plugin_reads_fail_on_and_per_path_ignores_from_the_configuration(pytester):
+    make_data(pytester.path)
+    shutil.copy(CASES / "h5ad" / "dataframe-chunks-not-shared.h5ad", pytester.path / "data/chunks.h5ad")  # a SHOULD failure
+    pytester.makepyprojecttoml(
+        '[tool.spec-validate]\nfail-on = "SHOULD"\n'
+        '[tool.spec-validate.per-path-ignores]\n"data/bad.h5ad" = ["anndata.dataframe"]\n'
+        '[tool.pytest.ini_options]\nspec_validate_files = ["data/*.h5ad"]\n'
+    )
+    result = pytester.runpytest("--spec-validate", "-rf")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["FAILED data/chunks.h5ad::conforms*"])
+    pytester.runpytest("--spec-validate", "--spec-validate-fail-on", "MUST").assert_outcomes(passed=3)  # the option wins
+
+
+def test_plugin_failure_shows_the_report_not_the_plugins_source(pytester):
+    # Before, a failing assert_conforms showed some 35 lines of library source before the message.
+    make_data(pytester.path)
+    pytester.makepyfile(
+        """
+        import validator
+
+        def test_function():
+            validator.assert_conforms("data/bad.h5ad")
+
+        def test_fixture(spec_validate):
+            spec_validate.assert_conforms("data/bad.h5ad")
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=2)
+    out = failure_section(result)
+    assert out.count("data/bad.h5ad does not conform (fail_on=must): 1 clause(s) failed") == 2
+    for source in ("def assert_conforms", "__tracebackhide__", "report = validate(", "raise AssertionError(describe_failures"):
+        assert source not in out, source
+
+
+def test_plugin_collects_every_format_by_default_in_any_case(pytester):
+    (pytester.path / "data").mkdir()
+    shutil.copy(VALID_H5AD, pytester.path / "data/cells.H5AD")
+    shutil.copy(CASES.parent / "h5seurat" / "valid-every-element.h5Seurat", pytester.path / "data/pbmc.h5Seurat")
+    result = pytester.runpytest("--spec-validate", "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*data/cells.H5AD::conforms PASSED*", "*data/pbmc.h5Seurat::conforms PASSED*"])

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from validator.engine.model import Pack
 from validator.engine.rule_selection import Selection
+from validator.errors import InputError
 from validator.report.model import ClauseResult, Finding, Level, Report, Status
 from validator.version import __version__
 
@@ -29,11 +30,14 @@ def validate(
     scanner: Scanner | None = None,
     progress: Progress | None = None,
     deep: bool = False,
+    node: str = "/",
 ) -> Report:
     """Validate one store against every rule pack that applies to it.
 
     Args:
         path: an HDF5 file or a Zarr store (directory or zip).
+        node: validate only this node of the store and what lies below it (`/X`). Rules still see the whole
+            store; failures on the node's ancestors are reported as `Report.context`, not as the node's.
         select, ignore, extend_select: rule ids or dotted prefixes (`anndata.csr_matrix`).
         packs: the packs to use instead of the built-in ones.
         extra_packs: paths of further YAML packs to load and use as well; one that extends a pack in use
@@ -48,12 +52,12 @@ def validate(
         The Report: one ClauseResult per selected rule of each pack that applies.
 
     Raises:
-        InputError: the store cannot be opened. PackError: a pack is invalid, two packs extend the same pack,
+        InputError: the store cannot be opened, or holds no node `node`. PackError: a pack is invalid, two packs extend the same pack,
             or two packs define one rule id.
     """
     from validator.engine import activity
     from validator.engine.loader import builtin_packs, load_pack, packs_to_run
-    from validator.engine.run import evaluate
+    from validator.engine.run import evaluate, in_reach
     from validator.engine.scan import make_scanner
     from validator.nodes.detect import open_store
     from validator.report.model import PackInfo, Problem
@@ -63,24 +67,41 @@ def validate(
     activity.reading(f"opening {_shown(os.fspath(path))}")
     with open_store(os.fspath(path)) as tree:
         activity.opened(tree.format)
-        results, scopes_by_pack = evaluate(
-            tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress, deep=deep
-        )
+        if node != "/" and tree.get(node) is None:
+            raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
+        done = evaluate(tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress, deep=deep, within=node)
         infos = [
             PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
-            for pack, scopes in zip(chosen, scopes_by_pack)
+            for pack, scopes in zip(chosen, done.scopes, strict=True)
             if scopes
         ]
-        problems = tuple(Problem(p.key, p.message, getattr(p, "path", None)) for p in getattr(tree, "problems", ()))
+        # A node run keeps the unreadable keys of the node, what lies below it and its ancestors, not its siblings'.
+        problems = tuple(
+            Problem(p.key, p.message, getattr(p, "path", None))
+            for p in getattr(tree, "problems", ())
+            if in_reach(_problem_node(p), node)
+        )
         return Report(
             _shown(os.fspath(path)),
             tree.format,
             tuple(infos),
             __version__,
-            tuple(results),
+            tuple(done.results),
             problems,
-            _metadata_keys(tree, results),
+            _metadata_keys(tree, done.results),
+            node,
+            tuple(done.context),
         )
+
+
+def _problem_node(problem) -> str:
+    """The node an unreadable record belongs to: its own path where the backend knows it, else the folder of its
+    store key (`X/indptr/.zarray` -> `/X/indptr`)."""
+    if getattr(problem, "path", None):
+        return problem.path
+    if problem.key.startswith("/"):
+        return problem.key
+    return "/" + problem.key.rpartition("/")[0]
 
 
 def _shown(source: str) -> str:
@@ -134,6 +155,7 @@ def assert_conforms(
     Returns:
         The Report, when nothing at or above `fail_on` failed.
     """
+    __tracebackhide__ = True  # pytest: a failure shows the report, not this function's source
     level = fail_on if isinstance(fail_on, Level) else Level(str(fail_on).upper())
     report = validate(path, select=select, ignore=ignore, extend_select=extend_select, extra_packs=extra_packs, deep=deep)
     if report.fails_at(level):

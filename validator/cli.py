@@ -12,20 +12,19 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from validator import __version__
-from validator.errors import SpecValidateError
+from validator.errors import InputError, PackError, SpecValidateError
 from validator.report.model import Level, Report
 
 if TYPE_CHECKING:
     from validator.config import Settings
     from validator.engine.model import Pack
+    from validator.inputs import Input
 
 # Set by `console`: this process runs one validation and exits (see there); `main` called from Python leaves the
 # garbage collector alone.
 _OWN_PROCESS = False
-FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
-STORE_SUFFIXES = (".zarr", ".cxg")
-STORE_DOCUMENTS = (".zgroup", ".zarray", "zarr.json")
-FILE_SUFFIXES = (".h5ad", ".h5mu", ".h5seurat", ".h5", ".hdf5", ".nwb", ".zip", ".loom")
+FORMATS = ("text", "json", "sarif", "github", "junit", "markdown", "html")
+LEVELS = ("must", "should", "may")
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -54,12 +53,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="spec-validate",
         formatter_class=_HelpFormatter,
-        description="Check scientific array stores (AnnData .h5ad/.zarr, Zarr) clause by clause against their format specs.",
+        description="Check scientific array stores (AnnData .h5ad/.zarr, Zarr, h5Seurat, NWB-Zarr, CXG) clause by clause "
+        "against their format specs.",
         epilog="spec-validate coverage [--spec NAME] [--format text|json|markdown]: which statements of each spec the "
         "rules check, and why the others are not (spec-validate coverage --help).",
     )
-    p.add_argument("paths", nargs="*", metavar="PATH", help="files or store directories to validate")
-    p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files, stores, paths inside stores, and folders to search for stores (.gitignore respected)",
+    )
+    p.add_argument(
+        "--format",
+        "--output-format",
+        dest="format",
+        type=str.lower,
+        choices=FORMATS,
+        default="text",
+        metavar="FORMAT",
+        help=f"output format: {', '.join(FORMATS)} (default: text); --output-format is the same option under ruff's name",
+    )
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument(
         "--select",
@@ -72,17 +86,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore", action="append", default=[], metavar="ID", help="skip these rule ids or prefixes")
     p.add_argument(
         "--fail-on",
-        choices=("must", "should", "may"),
+        type=str.lower,
+        choices=LEVELS,
         default=None,
-        help="lowest level whose failure fails the run (default: must, or fail-on in [tool.spec-validate])",
+        help="lowest level whose failure fails the run, in any case (default: must, or fail-on in [tool.spec-validate])",
     )
-    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when clauses fail")
+    p.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when clauses fail (still 2 when an input cannot be opened)"
+    )
     p.add_argument("--pack", action="append", default=[], metavar="FILE", help="also use this YAML rule pack")
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave paths matching GLOB out of folder searches, instead of the defaults and the configuration's "
+        "`exclude` (repeatable, or comma-separated)",
+    )
+    p.add_argument(
+        "--extend-exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="also leave paths matching GLOB out of folder searches",
+    )
+    p.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print the number of failing findings per rule instead of the report (with --format json: as JSON)",
+    )
     p.add_argument("--list-rules", action="store_true", help="list every rule (with --format json: as JSON)")
     p.add_argument(
         "--explain",
         metavar="ID",
-        help="print a rule's clause, section, level, checks and documentation page; a dotted prefix explains every rule it selects",
+        help="print a rule's clause, section, level, checks and documentation page; a dotted prefix explains "
+        "every rule it selects",
     )
     p.add_argument(
         "--baseline", metavar="FILE", help="findings recorded in FILE are reported as baseline and do not fail the run"
@@ -149,78 +187,8 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def store_root(path: str) -> str:
-    """The store a path belongs to: pre-commit passes inner keys (`x.zarr/X/.zattrs`); we validate `x.zarr` once.
-
-    The nearest ancestor (or the path itself) whose name ends in .zarr/.cxg; otherwise, for a path inside a
-    directory holding Zarr metadata, the highest such directory; otherwise the path unchanged. A URL is
-    passed through unchanged: it names its store, and a remote store is not walked to find a root.
-    """
-    from validator.nodes.urls import is_url
-
-    if is_url(path) or _is_store_file(path):
-        return path  # a file that is a store itself is what was asked for, never an enclosing folder
-    norm = os.path.normpath(path)
-    parts = norm.split(os.sep)
-    for i in range(len(parts), 0, -1):
-        name = parts[i - 1]
-        if name.lower().endswith(STORE_SUFFIXES):
-            candidate = os.sep.join(parts[:i]) or os.sep
-            if i == len(parts) or os.path.isdir(candidate):
-                return candidate
-    start = norm if os.path.isdir(norm) else os.path.dirname(norm) or os.curdir
-    if not os.path.isdir(norm) and not _has_store_document(start):
-        return path
-    found = None
-    here = os.path.abspath(start)
-    while _has_store_document(here):
-        found = here
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
-    if found is None:
-        return path
-    rel = os.path.relpath(found)
-    return found if rel.startswith(os.pardir) else rel
-
-
-def _is_store_file(path: str) -> bool:
-    """True for a regular file that is a store of its own (HDF5, or a zip), by its name or its first bytes."""
-    import stat
-
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return False
-    except OSError:
-        return False
-    if path.lower().endswith(FILE_SUFFIXES):
-        return True
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(8)
-    except OSError:
-        return False
-    return head == b"\x89HDF\r\n\x1a\n" or head.startswith(b"PK\x03\x04")  # HDF5's signature, a zip's first entry
-
-
-def _has_store_document(directory: str) -> bool:
-    return any(os.path.isfile(os.path.join(directory, name)) for name in STORE_DOCUMENTS)
-
-
-def store_roots(paths: Sequence[str]) -> list[str]:
-    """Every path mapped to its store root, duplicates dropped, first-seen order kept."""
-    from validator.nodes.urls import is_url
-
-    seen: dict[str, str] = {}
-    for path in paths:
-        root = store_root(path)
-        seen.setdefault(root if is_url(root) else os.path.abspath(root), root)
-    return list(seen.values())
-
-
 def _validate_one(
-    path: str,
+    item: Input,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     extend: tuple[str, ...],
@@ -231,23 +199,50 @@ def _validate_one(
     progress=None,
 ) -> Report:
     """One input; runs in a worker process under --jobs (or a Dask task under --dask), so it takes pack file names,
-    not Pack objects."""
+    not Pack objects. An input that cannot be opened gives a report carrying the error, so the others still run."""
     from validator import validate
 
-    report = validate(
-        path,
-        select=select,
-        ignore=ignore,
-        extend_select=extend,
-        packs=_packs(pack_files),
-        jobs=threads,
-        scanner=scanner,
-        deep=deep,
-        progress=progress,
-    )
+    try:
+        report = validate(
+            item.path,
+            select=select,
+            ignore=ignore,
+            extend_select=extend,
+            packs=_packs(pack_files),
+            jobs=threads,
+            scanner=scanner,
+            deep=deep,
+            progress=progress,
+            node=item.node,
+        )
+    except PackError:
+        raise  # a bad pack is the run's error, not one input's
+    except SpecValidateError as exc:
+        return _unchecked(item, error=str(exc))
+    except OSError as exc:
+        return _unchecked(item, error=_os_error(exc))
+    except Exception as exc:  # a bug met on one input: that input's error; the others are still reported
+        if os.environ.get("SPEC_VALIDATE_DEBUG"):
+            raise
+        return _unchecked(
+            item, error=f"{item.path}: internal error: {type(exc).__name__}: {exc} (set SPEC_VALIDATE_DEBUG=1 for a traceback)"
+        )
     if not report.packs:
-        raise SpecValidateError(f"{report.source}: no rule pack applies (not an AnnData or Zarr store that spec-validate knows)")
+        what = f"no rule pack applies (a {report.format} file, but not a store that spec-validate's packs describe)"
+        # Named on the command line, that is an error; found in a folder (any HDF5 file is), it is skipped.
+        return _unchecked(item, **({"error": f"{report.source}: {what}"} if item.explicit else {"skipped": what}))
     return report
+
+
+def _unchecked(item: Input, error: str | None = None, skipped: str | None = None) -> Report:
+    """The report of an input that was not checked: it could not be opened, or was found in a folder and skipped."""
+    from validator import __version__ as version
+
+    return Report(item.path, "", (), version, (), node=item.node, error=error, skipped=skipped)
+
+
+def _os_error(exc: OSError) -> str:
+    return f"{exc.filename or ''}: {exc.strerror or exc}".replace(": : ", ": ").lstrip(": ")
 
 
 def _label(path: str) -> str:
@@ -308,8 +303,20 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.timeout is not None and args.dask:
         parser.error("--timeout runs each input in a child process here; it cannot be used with --dask")
     settings = _settle(args, packs)
-    reports = _validate_all(args, settings, store_roots(args.paths))
+    reports = _validate_all(args, settings, _inputs(args, settings))
     return _finish(args, settings, reports)
+
+
+def _inputs(args: argparse.Namespace, settings: Settings) -> list[Input]:
+    """The inputs the paths name (folders searched); an error when nothing at all is left to validate."""
+    from validator.inputs import discover
+
+    inputs = discover(args.paths, settings.exclude)
+    if inputs and all(item.skipped is not None for item in inputs):  # only folders, with nothing to validate in them
+        first = inputs[0]
+        others = f" (nor do the {len(args.paths) - 1} other paths given)" if len(args.paths) > 1 else ""
+        raise InputError(f"{first.path}: {first.skipped}{others}")
+    return inputs
 
 
 def _explain(args: argparse.Namespace, packs: list[Pack]) -> int:
@@ -365,6 +372,8 @@ def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
         extend_select=_ids(args.extend_select),
         fail_on=args.fail_on,
         packs=args.pack,
+        exclude=_ids(args.exclude),
+        extend_exclude=_ids(args.extend_exclude),
     )
     if settings.packs != tuple(args.pack):
         packs = _packs(settings.packs)
@@ -375,26 +384,31 @@ def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
     return settings
 
 
-def _validate_all(args: argparse.Namespace, settings: Settings, paths: list[str]) -> list[Report]:
-    """A report per input, in input order: on a Dask cluster, in worker processes (several inputs), or here."""
+def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Input]) -> list[Report]:
+    """A report per input, in input order: on a Dask cluster, in worker processes (several inputs), or here.
+    Files found in a folder and skipped get their one-line report without being opened."""
     from validator.engine.scan import default_workers
 
     _startup_finished()
+    todo = [item for item in inputs if item.skipped is None]
     workers = args.jobs or default_workers()
-    processes = min(workers, len(paths))
+    processes = min(workers, len(todo))
     # Several inputs: one process each, up to N at once, sharing the N workers as scan threads.
     threads = max(1, workers // max(1, processes))
-    jobs = [(p, settings.select, settings.ignore_for(p), settings.extend_select, settings.packs, threads) for p in paths]
+    jobs = [(i, settings.select, settings.ignore_for(i.path), settings.extend_select, settings.packs, threads) for i in todo]
     validate_one = functools.partial(_validate_one, deep=args.deep)  # a partial of a module function still pickles
     if args.timeout is not None:
-        return _with_timeout(jobs, validate_one, args.timeout, args.quiet, workers)
-    if args.dask:
+        done = _with_timeout(jobs, validate_one, args.timeout, args.quiet, workers)
+    elif args.dask:
         from validator.engine.dask_scan import validate_on_dask
 
-        return validate_on_dask(args.dask, jobs, validate_one)
-    if processes > 1:
-        return _in_processes(jobs, validate_one, processes, args.quiet)
-    return _serially(jobs, validate_one, args.quiet)
+        done = validate_on_dask(args.dask, jobs, validate_one)
+    elif processes > 1:
+        done = _in_processes(jobs, validate_one, processes, args.quiet)
+    else:
+        done = _serially(jobs, validate_one, args.quiet)
+    checked = iter(done)
+    return [_unchecked(item, skipped=item.skipped) if item.skipped is not None else next(checked) for item in inputs]
 
 
 def _in_processes(jobs: list[tuple], validate_one: Callable[..., Report], processes: int, quiet: bool) -> list[Report]:
@@ -420,8 +434,9 @@ def _with_timeout(
 
     reports = []
     for job in jobs:
+        item = job[0]
         job = (*job[:5], workers)
-        reports.append(run_with_timeout(job, validate_one, seconds, _shown(job[0]), _label(job[0]), quiet))
+        reports.append(run_with_timeout(job, validate_one, seconds, _shown(item.path), item.node, _label(item.path), quiet))
     return reports
 
 
@@ -437,39 +452,39 @@ def _serially(jobs: list[tuple], validate_one: Callable[..., Report], quiet: boo
 
     reports = []
     for job in jobs:  # a bar per input, named for it, once its scan has lasted a second
-        with TerminalProgress(_label(job[0]), quiet=quiet) as bar:
+        with TerminalProgress(_label(job[0].path), quiet=quiet) as bar:
             reports.append(validate_one(*job, progress=bar))
     return reports
 
 
 def _finish(args: argparse.Namespace, settings: Settings, reports: list[Report]) -> int:
-    """The baseline written or read, the report emitted; the exit code."""
+    """The baseline written or read, the report (or --statistics) emitted, each input that could not be opened
+    named on stderr; the exit code, the worst over the inputs."""
     from validator.report import baseline as bl
+    from validator.report.verdict import exit_code
 
     fail_on = Level(settings.fail_on.upper())
     if args.write_baseline:
         _write_baseline(args.write_baseline, reports)
     known = bl.load(args.baseline) if args.baseline else None
-    _emit(_render(args, reports, fail_on, known), args.output)
-    return _exit_code(args, reports, fail_on, known)
+    if args.statistics:
+        from validator.report.statistics import render as render_statistics
+
+        _emit(render_statistics(reports, args.format == "json", known), args.output)
+    else:
+        _emit(_render(args, reports, fail_on, known), args.output)
+    for report in reports:
+        if report.error is not None:
+            print(f"spec-validate: error: {report.error}", file=sys.stderr)
+    return exit_code(reports, fail_on, known, exit_zero=bool(args.exit_zero or args.write_baseline))
 
 
 def _write_baseline(path: str, reports: list[Report]) -> None:
     from validator.report import baseline as bl
 
     bl.write(path, reports)
-    count = sum(1 for r in reports for _ in bl.located(r))
+    count = sum(1 for r in reports for item in bl.located(r) if item.rule_id != bl.INPUT_ERROR)
     print(f"spec-validate: wrote {count} finding(s) to baseline {path}", file=sys.stderr)
-
-
-def _exit_code(args: argparse.Namespace, reports: list[Report], fail_on: Level, known) -> int:
-    """1 when a failure at or above --fail-on is not in the baseline; 0 otherwise, or with --exit-zero or
-    --write-baseline."""
-    from validator.report import baseline as bl
-
-    if args.exit_zero or args.write_baseline:
-        return 0
-    return 1 if any(bl.fails(r, fail_on, known) for r in reports) else 0
 
 
 def _gather(futures, progress) -> list[Report]:
@@ -491,9 +506,7 @@ def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, kno
     if args.format == "json":
         from validator.report.json import render as render_json
 
-        if known is None:
-            return render_json(reports, __version__)
-        return _json_with_baseline(reports, known)
+        return render_json(reports, __version__, fail_on, known)
     if args.format == "sarif":
         from validator.report.sarif import render as render_sarif
 
@@ -510,70 +523,15 @@ def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, kno
         from validator.report.markdown import render as render_markdown
 
         return render_markdown(reports, fail_on, known)
+    if args.format == "html":
+        from validator.report.html import render as render_html
+
+        return render_html(reports, fail_on, known, __version__)
     from validator.report.text import render as render_text
     from validator.report.text import use_colour
 
     colour = not args.output and use_colour(sys.stdout)
-    text = render_text(reports, fail_on, colour=colour, verbose=args.verbose)
-    if known is not None:
-        text += _baseline_text(reports, fail_on, known)
-    if len(reports) > 1:
-        text += _summary_table(reports, fail_on, known)
-    return text
-
-
-def _json_with_baseline(reports: list[Report], known) -> str:
-    """The JSON report, each report carrying which of its failures are new and which are in the baseline."""
-    from validator.report import baseline as bl
-    from validator.report.json import report_to_json
-
-    docs = []
-    for report in reports:
-        doc = report_to_json(report)
-        doc["baseline"] = [
-            {"fingerprint": i.fingerprint, "rule": i.rule_id, "path": i.path, "state": "baseline" if known.is_known(i) else "new"}
-            for i in bl.located(report)
-        ]
-        docs.append(doc)
-    doc = {"tool": {"name": "spec-validate", "version": __version__}, "reports": docs}
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-
-
-def _baseline_text(reports: list[Report], fail_on: Level, known) -> str:
-    """After the text report: each failing finding marked `baseline` (known) or `new`."""
-    from validator.report import baseline as bl
-
-    lines = ["Baseline:"]
-    for report in reports:
-        for item in bl.located(report):
-            state = "baseline" if known.is_known(item) else "new"
-            lines.append(f"  {state:<8} {item.level.value:<6} {item.rule_id} {item.file} {item.path}")
-    new = sum(1 for r in reports for _ in bl.new_failures(r, fail_on, known))
-    lines.append(f"  {new} new failure(s) at --fail-on {fail_on.value.lower()}")
-    return "\n".join(lines) + "\n\n"
-
-
-def _summary_table(reports: list[Report], fail_on: Level, known) -> str:
-    """The table after several inputs: one row per input, failures per level and the verdict."""
-    from validator.report import baseline as bl
-
-    header = ("file", "format", "MUST", "SHOULD", "MAY", "result")
-    rows = []
-    for report in reports:
-        s = report.summary()
-        verdict = "does not conform" if bl.fails(report, fail_on, known) else "conforms"
-        failed = (str(s[level]["failed"] + s[level]["error"]) for level in ("MUST", "SHOULD", "MAY"))
-        rows.append((report.source, report.format, *failed, verdict))
-    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
-
-    def fmt(row: tuple[str, ...]) -> str:  # file, format and result left-aligned; the counts right-aligned
-        cells = (cell.ljust(w) if i in (0, 1, 5) else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
-        return "  ".join(cells).rstrip()
-
-    failing = sum(1 for row in rows if row[5] != "conforms")
-    lines = [f"Summary ({len(reports)} inputs; failed clauses per level):", fmt(header), *map(fmt, rows)]
-    lines.append(f"{failing} of {len(reports)} do not conform at --fail-on {fail_on.value.lower()}.")
-    return "\n".join(lines) + "\n"
+    return render_text(reports, fail_on, colour=colour, verbose=args.verbose, baseline=known)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -586,7 +544,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("spec-validate: interrupted", file=sys.stderr)
         return 130
     except OSError as exc:
-        print(f"spec-validate: error: {exc.filename or ''}: {exc.strerror or exc}".replace(": : ", ": "), file=sys.stderr)
+        print(f"spec-validate: error: {_os_error(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:  # a bug: still one line, and how to see more
         print(

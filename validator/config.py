@@ -11,7 +11,7 @@ from typing import NamedTuple
 from validator.errors import InputError
 
 _MAY_CONFIGURE = re.compile(r"spec-validate[\"']?[ \t]*[\].=]")
-KEYS = ("select", "ignore", "extend-select", "fail-on", "per-path-ignores", "packs")
+KEYS = ("select", "ignore", "extend-select", "fail-on", "per-path-ignores", "packs", "exclude", "extend-exclude")
 FAIL_ON = ("must", "should", "may")
 
 
@@ -26,6 +26,8 @@ class Config(NamedTuple):
     packs: tuple[str, ...] = ()
     root: str = ""  # the directory holding the pyproject.toml; per-path globs are relative to it
     source: str = ""
+    exclude: tuple[str, ...] | None = None  # folder-search globs replacing the default list; None: not set
+    extend_exclude: tuple[str, ...] = ()
 
 
 def find_pyproject(start: str | None = None) -> str | None:
@@ -113,6 +115,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         packs=tuple(os.path.join(root, p) for p in strings("packs")),
         root=root,
         source=found,
+        exclude=strings("exclude") if "exclude" in table else None,
+        extend_exclude=strings("extend-exclude"),
     )
 
 
@@ -126,6 +130,8 @@ class Settings(NamedTuple):
     packs: tuple[str, ...]
     per_path_ignores: Mapping[str, tuple[str, ...]]
     root: str
+    # (glob, directory it is relative to) for folder searches: the defaults or `exclude`, then `extend-exclude`
+    exclude: tuple[tuple[str, str], ...] = ()
 
     def ignore_for(self, path: str) -> tuple[str, ...]:
         """`ignore` plus the per-path-ignores whose glob matches `path` (relative to the config's directory)."""
@@ -153,15 +159,30 @@ def merge(
     extend_select: Sequence[str] = (),
     fail_on: str | None = None,
     packs: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    extend_exclude: Sequence[str] = (),
 ) -> Settings:
     """CLI over config, as ruff does: --select replaces `select`; ignore, extend-select and packs add up;
-    --fail-on replaces `fail-on`."""
+    --fail-on replaces `fail-on`; --exclude replaces `exclude` (itself replacing the default list), and
+    `extend-exclude` and --extend-exclude add to it. Config globs are relative to the config's directory, the
+    flags' to the working directory."""
+    from validator.inputs import DEFAULT_EXCLUDE
+
+    cwd = os.getcwd()
+    if exclude:
+        excludes = [(p, cwd) for p in exclude]
+    elif config.exclude is not None:
+        excludes = [(p, config.root) for p in config.exclude]
+    else:
+        excludes = [(p, cwd) for p in DEFAULT_EXCLUDE]
+    excludes += [(p, config.root) for p in config.extend_exclude] + [(p, cwd) for p in extend_exclude]
     return Settings(
         select=tuple(select) if select else (config.select or ()),
         ignore=config.ignore + tuple(ignore),
         extend_select=config.extend_select + tuple(extend_select),
-        fail_on=(fail_on or config.fail_on or "must").lower(),
+        fail_on=(fail_on or config.fail_on or "must").lower(),  # level names in any case (`SHOULD`)
         packs=config.packs + tuple(packs),
         per_path_ignores=dict(config.per_path_ignores or {}),
         root=config.root,
+        exclude=tuple(excludes),
     )

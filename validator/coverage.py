@@ -1,19 +1,20 @@
 """`spec-validate coverage`: which statements of each spec the built-in packs check, which they cannot, and why.
 
-Read from the clause catalogues (`rules/<spec>/catalogue.yaml`, validator/catalogue.py). Exit codes as for a
-validation run: 0, or 1 when `--specs DIR` finds a catalogue that has drifted from its spec file or its pack,
-and 2 for a usage error.
+Read from the clause catalogues (`rules/<folder>/catalogue*.yaml`, one per built-in pack; validator/catalogue.py).
+Exit codes as for a validation run: 0, or 1 when `--specs DIR` finds a catalogue that has drifted from its spec
+files or its pack, and 2 for a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
 
-from validator.catalogue import STATUSES, Catalogue, Statement, builtin_catalogues, check_against
+from validator.catalogue import STATUSES, Catalogue, Statement, builtin_catalogues, check_against, where
 from validator.errors import SpecValidateError
 from validator.report.links import rule_page
 
@@ -26,22 +27,22 @@ def build_parser() -> argparse.ArgumentParser:
         prog="spec-validate coverage",
         description="Per spec: its normative statements, how many the built-in rules cover (fully or in part), how many "
         "cannot be checked from stored data and how many are deferred, then each statement that is not fully "
-        "covered with the reason. Read from rules/<spec>/catalogue.yaml.",
+        "covered with the reason. Read from rules/<folder>/catalogue*.yaml, one per built-in pack.",
     )
     p.add_argument(
         "--spec",
         action="append",
         default=[],
         metavar="NAME",
-        help="only this spec (a pack name: anndata, zarr, h5seurat, hdmf-zarr, cxg; repeatable)",
+        help="only this spec (a pack name: anndata, zarr, zarr3, h5seurat, hdmf-zarr, cxg; repeatable)",
     )
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     p.add_argument("--all", action="store_true", help="list every statement, covered ones too")
     p.add_argument(
         "--specs",
         metavar="DIR",
-        help="also check each catalogue against the spec files in DIR (every sentence with an RFC 2119 key "
-        "word listed, every statement verbatim) and against its pack; exit 1 if one has drifted",
+        help="also check each catalogue against the spec files in DIR (every sentence with a key word listed, "
+        "every statement verbatim) and against its pack; exit 1 if one has drifted",
     )
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
     return p
@@ -104,9 +105,12 @@ def render_text(catalogues: Sequence[Catalogue], every: bool = False, drift: dic
         totals = [sum(int(r[i]) for r in rows) for i in range(1, len(header))]
         rows.append(("total", *map(str, totals)))
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-    line = lambda row: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()  # noqa: E731
+
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+
     out = [
-        "Normative statements of each spec and what the built-in rules check (rules/<spec>/catalogue.yaml)",
+        "Normative statements of each spec and what the built-in rules check (rules/<folder>/catalogue*.yaml)",
         "",
         line(header),
         *map(line, rows),
@@ -114,9 +118,12 @@ def render_text(catalogues: Sequence[Catalogue], every: bool = False, drift: dic
     ]
     for c in catalogues:
         shown = [s for s in c.statements if every or s.status != "covered"]
-        out.append(f"{c.name}: {c.title} ({c.source}): {_tally(c)}")
+        out.append(f"{c.name}: {c.title} ({sources(c)}): {_tally(c)}")
+        if c.derived_rules:
+            out.append(f"  {'derived rules':<14} {', '.join(c.derived_rules)}")
+            out.append(f"  {'':<14} {DERIVED}")
         for s in shown:
-            out.append(f"  {LABELS[s.status]:<14} [{s.section}] \u201c{_short(s.text)}\u201d")
+            out.append(f"  {LABELS[s.status]:<14} [{where(c, s.source, s.section)}] \u201c{_short(s.text)}\u201d")
             if s.rules:
                 out.append(f"  {'':<14} rules: {', '.join(s.rules)}")
             if _why(s):
@@ -125,6 +132,20 @@ def render_text(catalogues: Sequence[Catalogue], every: bool = False, drift: dic
             out.append(f"  DRIFT          {problem}")
         out.append("")
     return "\n".join(out)
+
+
+DERIVED = "follow from a definition, not from a listed statement (this catalogue lists keyword sentences only)"
+
+
+def sources(c: Catalogue, code: str = "") -> str:
+    """The spec file, or for a spec of several files their folder and number (`zarr-v3/, 15 files`); `code`
+    quotes the names (Markdown's backtick)."""
+    if len(c.sources) == 1:
+        return f"{code}{c.sources[0]}{code}"
+    folders = {os.path.dirname(s) for s in c.sources}
+    if len(folders) == 1 and folders != {""}:
+        return f"{code}{folders.pop()}/{code}, {len(c.sources)} files"
+    return ", ".join(f"{code}{s}{code}" for s in c.sources)
 
 
 def _tally(c: Catalogue) -> str:
@@ -141,18 +162,26 @@ def as_dict(c: Catalogue) -> dict:
     return {
         "name": c.name,
         "title": c.title,
-        "source": c.source,
+        "sources": list(c.sources),
         "rules": _rule_count(c.name),
+        "derived_rules": list(c.derived_rules),
         "counts": counts(c),
         "statements": [
             {
+                "source": s.source,
                 "section": s.section,
                 "text": s.text,
                 "status": s.status,
-                "keyword": s.keyword,
+                "keyword": c.has_keyword(s),
                 **{
                     k: v
-                    for k, v in (("rules", list(s.rules)), ("missing", s.missing), ("reason", s.reason), ("note", s.note))
+                    for k, v in (
+                        ("rules", list(s.rules)),
+                        ("missing", s.missing),
+                        ("reason", s.reason),
+                        ("note", s.note),
+                        ("occurrences", s.occurrences if s.occurrences > 1 else None),
+                    )
                     if v
                 },
             }
@@ -186,14 +215,18 @@ def render_markdown(
     out.append("")
     for c in catalogues:
         shown = [s for s in c.statements if every or s.status != "covered"]
-        out += [f"{heading} {c.title}", "", f"`{c.source}`: {_tally(c)}.", ""]
+        out += [f"{heading} {c.title}", "", f"{sources(c, code='`')}: {_tally(c)}.", ""]
+        if c.derived_rules:
+            rules = ", ".join(f"[`{r}`]({link(r)})" for r in c.derived_rules)
+            out += [f"Rules that {DERIVED}: {rules}.", ""]
         if not shown:
             out += ["Every statement is covered.", ""]
             continue
         out += ["| status | section | statement | rules | what is missing, or why |", "|---|---|---|---|---|"]
         for s in shown:
             rules = ", ".join(f"[`{r}`]({link(r)})" for r in s.rules)
-            out.append(f"| {LABELS[s.status]} | {_cell(s.section)} | {_cell(s.text)} | {rules} | {_cell(_why(s))} |")
+            section = _cell(s.section) if len(c.sources) == 1 else f"`{os.path.basename(s.source)}`: {_cell(s.section)}"
+            out.append(f"| {LABELS[s.status]} | {section} | {_cell(s.text)} | {rules} | {_cell(_why(s))} |")
         out.append("")
     return "\n".join(out)
 

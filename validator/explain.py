@@ -15,7 +15,8 @@ def explain(rule: Rule) -> str:
     lines = [head, ""]
     if rule.level is not rule.spec_level:
         lines += [f"Level raised or lowered by a pack override; the spec says {rule.spec_level.value}.", ""]
-    lines += [f"Pack: {rule.pack}. Section: {rule.section} (spec version {rule.spec_version}).", ""]
+    source = f" of {rule.spec_source}" if rule.spec_source else ""
+    lines += [f"Pack: {rule.pack}. Section: {rule.section}{source} (spec version {rule.spec_version}).", ""]
     lines += [f"> {rule.clause}", ""]
     if rule.rationale:
         lines += [f"Derived: {rule.rationale}", ""]

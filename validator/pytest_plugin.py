@@ -1,4 +1,8 @@
-"""pytest plugin (entry point `pytest11`): the `spec_validate` fixture and `pytest --spec-validate` collection."""
+"""pytest plugin (entry point `pytest11`): the `spec_validate` fixture and `pytest --spec-validate` collection.
+
+Both read `[tool.spec-validate]` as the command line does (the nearest pyproject.toml from where pytest was
+started, upwards), so `spec-validate FILE` and `pytest --spec-validate` agree about the same file.
+"""
 
 from __future__ import annotations
 
@@ -6,30 +10,77 @@ import fnmatch
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from validator import assert_conforms, describe_failures, validate
+from validator import describe_failures, validate
 from validator.report.model import Level, Report
 
+if TYPE_CHECKING:
+    from validator.config import Settings
+
 STORE_SUFFIXES = (".zarr", ".cxg")
+# Every format a pack reads, by name (matched case-insensitively: `.h5Seurat` as SeuratDisk writes it).
+DEFAULT_FILES = ["*.h5ad", "*.h5seurat", "*.h5mu", "*.zarr", "*.zarr.zip", "*.cxg"]
+LEVELS = ("must", "should", "may")
+
+
+def project_settings(config: pytest.Config) -> Settings:
+    """`[tool.spec-validate]` merged with the ini option `spec_validate_packs`, as the CLI merges it with --pack."""
+    from validator import config as cfg
+
+    start = str(config.invocation_params.dir)
+    found = cfg.find_pyproject(start)
+    packs = [str(config.rootpath / p) for p in config.getini("spec_validate_packs")]
+    return cfg.merge(cfg.load_config(found) if found else cfg.Config(), packs=packs)
+
+
+def _level(value: str | Level) -> Level:
+    return value if isinstance(value, Level) else Level(str(value).upper())
 
 
 class SpecValidator:
-    """What the `spec_validate` fixture gives a test: `spec_validate(path)` -> Report, and `.assert_conforms`."""
+    """What the `spec_validate` fixture gives a test: `spec_validate(path)` -> Report, and `.assert_conforms`.
+
+    The project's `[tool.spec-validate]` gives the defaults (select, ignore and per-path ignores, extend-select,
+    packs, fail-on); keyword arguments win as flags do on the command line: `select` replaces, `ignore` and
+    `extend_select` add.
+    """
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings
+
+    def _options(self, path: str | os.PathLike[str], kwargs: dict[str, Any]) -> dict[str, Any]:
+        s = self.settings
+        if s is None:
+            return kwargs
+        return {
+            **kwargs,
+            "select": tuple(kwargs.get("select") or s.select),
+            "ignore": s.ignore_for(os.fspath(path)) + tuple(kwargs.get("ignore", ())),
+            "extend_select": s.extend_select + tuple(kwargs.get("extend_select", ())),
+            "extra_packs": tuple(s.packs) + tuple(kwargs.get("extra_packs", ())),
+        }
 
     def __call__(self, path: str | os.PathLike[str], **kwargs: Any) -> Report:
-        return validate(path, **kwargs)
+        return validate(path, **self._options(path, kwargs))
 
-    def assert_conforms(self, path: str | os.PathLike[str], fail_on: str | Level = "must", **kwargs: Any) -> Report:
-        return assert_conforms(path, fail_on=fail_on, **kwargs)
+    def assert_conforms(self, path: str | os.PathLike[str], fail_on: str | Level | None = None, **kwargs: Any) -> Report:
+        """Validate `path` and fail the test, showing the report, when a clause at or above `fail_on` fails."""
+        __tracebackhide__ = True  # the failure shows the report, not this plugin's source
+        level = _level(fail_on or (self.settings.fail_on if self.settings else "must"))
+        report = self(path, **kwargs)
+        if report.fails_at(level):
+            raise AssertionError(describe_failures(report, level))
+        return report
 
 
 @pytest.fixture
-def spec_validate() -> SpecValidator:
-    """Validate stores from a test: `spec_validate.assert_conforms(tmp_path / "x.h5ad")`."""
-    return SpecValidator()
+def spec_validate(pytestconfig: pytest.Config) -> SpecValidator:
+    """Validate stores from a test: `spec_validate.assert_conforms(tmp_path / "x.h5ad")`, with the project's
+    `[tool.spec-validate]` settings."""
+    return SpecValidator(project_settings(pytestconfig))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,17 +93,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--spec-validate-fail-on",
-        choices=("must", "should", "may"),
+        type=str.lower,
+        choices=LEVELS,
         default=None,
-        help="lowest level whose failure fails a data-file test (default: spec_validate_fail_on or must)",
+        help="lowest level whose failure fails a data-file test, in any case (default: spec_validate_fail_on, "
+        "else fail-on in [tool.spec-validate], else must)",
     )
     parser.addini(
         "spec_validate_files",
         type="linelist",
-        default=["*.h5ad", "*.zarr"],
-        help="globs of data files (and .zarr/.cxg store directories) that --spec-validate collects",
+        default=DEFAULT_FILES,
+        help="globs of data files (and .zarr/.cxg store directories) that --spec-validate collects, matched "
+        "case-insensitively (default: every format a pack reads)",
     )
-    parser.addini("spec_validate_fail_on", default="must", help="must, should or may (default: must)")
+    parser.addini(
+        "spec_validate_fail_on",
+        default="",
+        help="must, should or may, in any case (default: fail-on in [tool.spec-validate], else must)",
+    )
     parser.addini(
         "spec_validate_packs",
         type="linelist",
@@ -67,7 +125,8 @@ def _matches(config: pytest.Config, path: Path) -> bool:
         rel = path.relative_to(config.rootpath).as_posix()
     except ValueError:
         rel = path.as_posix()
-    return any(fnmatch.fnmatchcase(rel, g) or fnmatch.fnmatchcase(path.name, g) for g in globs)
+    rel, name = rel.lower(), path.name.lower()
+    return any(fnmatch.fnmatchcase(rel, g.lower()) or fnmatch.fnmatchcase(name, g.lower()) for g in globs)
 
 
 def _enabled(config: pytest.Config) -> bool:
@@ -101,16 +160,12 @@ class SpecValidateFailure(Exception):
 class DataFileItem(pytest.Item):
     """Validates one data file; each failed clause is listed in the failure."""
 
-    def _fail_on(self) -> Level:
-        value = self.config.getoption("spec_validate_fail_on", default=None) or self.config.getini("spec_validate_fail_on")
-        return Level(str(value).upper())
-
-    def _packs(self) -> list[Path]:
-        return [self.config.rootpath / p for p in self.config.getini("spec_validate_packs")]
-
     def runtest(self) -> None:
-        fail_on = self._fail_on()
-        report = validate(self.path, extra_packs=self._packs())  # validate() drops a base pack a user pack extends
+        __tracebackhide__ = True
+        settings = project_settings(self.config)
+        value = self.config.getoption("spec_validate_fail_on", default=None) or self.config.getini("spec_validate_fail_on")
+        fail_on = _level(value or settings.fail_on)
+        report = SpecValidator(settings)(self.path)  # validate() drops a base pack a user pack extends
         self.user_properties.append(("spec_validate_results", len(report.results)))
         if report.fails_at(fail_on):
             raise SpecValidateFailure(describe_failures(report, fail_on))

@@ -1,4 +1,8 @@
-"""A spec file read as prose: its sections, its sentences, and which of them carry an RFC 2119 key word."""
+"""A spec file read as prose: its sections, its sentences, and which of them carry an RFC 2119 key word.
+
+The one sentence cutter of the project: the clause catalogues (validator/catalogue.py) hold every keyword sentence
+it finds to a statement, and the tests hold rule clauses to the same text.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,19 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-# RFC 2119's key words (MUST NOT, SHALL NOT, SHOULD NOT are found by their first word), in any case: the
-# h5Seurat and hdmf-zarr documents write them in lower case.
+# RFC 2119's key words (MUST NOT, SHALL NOT, SHOULD NOT are found by their first word).
+RFC2119 = ("must", "shall", "should", "may", "required", "recommended", "optional")
+# By default in any case: the h5Seurat and hdmf-zarr documents write them in lower case without saying so.
 KEYWORD = re.compile(r"\b(must|shall|should|may|required|recommended|optional)\b", re.IGNORECASE)
 # A sentence ends at . ! ? followed by a space and something that starts a sentence.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"`(*\\\u201c])")
-_ABBREVIATIONS = ("e.g.", "i.e.", "eg.", "ie.", "E.g.", "I.e.", "N.B.", "etc.", "vs.")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"`(\[*\\\u201c])")
+# No sentence ends at an abbreviation's last period (it may still start one: "... store. E.g. a database").
+_ABBREVIATIONS = ("e.g.", "i.e.", "eg.", "ie.", "E.g.", "I.e.", "N.B.", "etc.", "vs.", "cf.")
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+])\1{2,}\s*$")
 _BULLET = re.compile(r"^\s*(?:[*\-+]|\u2022)\s+")
+# `.. name:: argument` (group 1: the argument), or any other explicit markup: `.. _label:`, `.. [ref]`, a comment.
+_RST_EXPLICIT = re.compile(r"^\s*\.\.(?:\s+[\w:-]+::(?!\S)(.*)|\s.*|)$")
 
 
 def normalised(text: str) -> str:
@@ -70,18 +78,32 @@ def sentences(units: Sequence[Unit]) -> list[Sentence]:
     return found
 
 
-def keyword_sentences(units: Sequence[Unit]) -> list[Sentence]:
-    """The sentences of the prose that carry an RFC 2119 key word, in any case."""
-    return [s for s in sentences(units) if KEYWORD.search(s.text)]
+def keyword_pattern(lower_case: Sequence[str] | None = None) -> re.Pattern[str]:
+    """What counts as a key word: by default RFC 2119's words in any case (KEYWORD).
+
+    A spec that says how it writes its key words declares `lower_case`: the words that count in lower case too
+    (in any case, so also at the start of a sentence), while the other RFC 2119 words count only in upper case.
+    The Zarr v3 files write "for readability, these words do not appear in all uppercase letters", yet their
+    lower-case "may" and "optional" mostly describe what exists rather than permit anything.
+    """
+    if lower_case is None:
+        return KEYWORD
+    upper = "|".join(w.upper() for w in RFC2119)
+    lower = "|".join(re.escape(w) for w in sorted(lower_case, key=len, reverse=True))
+    return re.compile(rf"\b(?:{upper})\b|\b(?i:{lower})\b")
+
+
+def keyword_sentences(units: Sequence[Unit], keyword: re.Pattern[str] = KEYWORD) -> list[Sentence]:
+    """The sentences of the prose that carry a key word (by default RFC 2119's, in any case; see keyword_pattern)."""
+    return [s for s in sentences(units) if keyword.search(s.text)]
 
 
 def _split_sentences(text: str) -> list[str]:
     protected = text
-    for i, abbr in enumerate(_ABBREVIATIONS):
-        protected = protected.replace(abbr + " ", f"\x00{i}\x00 ")
+    for abbr in _ABBREVIATIONS:  # the last period hidden, so _SENTENCE_END does not see it
+        protected = protected.replace(abbr + " ", abbr[:-1] + "\x00 ")
     pieces = _SENTENCE_END.split(protected)
-    restore = lambda s: re.sub(r"\x00(\d+)\x00", lambda m: _ABBREVIATIONS[int(m.group(1))], s)
-    return [restore(p).strip() for p in pieces if p.strip()]
+    return [p.replace("\x00", ".").strip() for p in pieces if p.strip()]
 
 
 # ------------------------------------------------------------------------------------------------ Markdown
@@ -94,19 +116,15 @@ def _md_units(text: str) -> list[Unit]:
     code: list[str] = []
 
     def flush() -> None:
-        if para:
-            units.append(Unit(section, max(index, 0), normalised(" ".join(para)), False))
-            para.clear()
+        _add_unit(units, para, section, index, code=False)
 
     for line in lines:
         fence = re.match(r"^\s*(`{3,}|~{3,})(.*)$", line)
         if fence:
             marker, info = fence.group(1), fence.group(2).strip()
             if fences and marker == fences[-1][0] and not info:
-                closed_code = fences.pop()[1]
-                if closed_code and code:
-                    units.append(Unit(section, max(index, 0), normalised(" ".join(code)), True))
-                    code.clear()
+                if fences.pop()[1]:
+                    _add_unit(units, code, section, index, code=True)
                 flush()
                 continue
             flush()
@@ -127,15 +145,21 @@ def _md_units(text: str) -> list[Unit]:
         if not line.strip():
             flush()
             continue
-        if _BULLET.match(line) or line.lstrip().startswith("|"):
+        row = line.lstrip().startswith("|")
+        if row or _BULLET.match(line):  # a list item or a table row starts a unit of its own, a row ends it too
             flush()
-            para.append(_BULLET.sub("", line) if _BULLET.match(line) else line)
-            if line.lstrip().startswith("|"):
-                flush()
-            continue
-        para.append(line)
+        para.append(_BULLET.sub("", line, count=1))
+        if row:
+            flush()
     flush()
     return units
+
+
+def _add_unit(units: list[Unit], lines: list[str], section: str, index: int, code: bool) -> None:
+    """The lines gathered so far as one unit (none when there are none), and the gathering started afresh."""
+    if lines:
+        units.append(Unit(section, max(index, 0), normalised(" ".join(lines)), code))
+        lines.clear()
 
 
 def _strip_html_comments(text: str) -> str:
@@ -179,9 +203,11 @@ def _rst_units(text: str) -> list[Unit]:
             section, index = line.strip(), index + 1
             i += 2
             continue
-        if line.startswith(".. "):
+        markup = _rst_markup(line)
+        if markup is not None:
             flush()
             literal_next = False
+            para.extend([markup] if markup else [])
             i += 1
             continue
         if not line.strip():
@@ -194,7 +220,7 @@ def _rst_units(text: str) -> list[Unit]:
             i += 1
             continue
         literal_next = False
-        starts_item = _BULLET.match(line) and not line.startswith("  ")
+        starts_item = _BULLET.match(line)  # nested items and list-table cells too: each a unit of its own
         # A definition-list term: a line at the margin after an indented one starts a new unit.
         starts_term = para and not line.startswith(" ") and lines[i - 1].startswith(" ")
         if starts_item or starts_term:
@@ -206,6 +232,18 @@ def _rst_units(text: str) -> list[Unit]:
         units.append(Unit(section, max(index, 0), normalised(" ".join(literal)), True))
     flush()
     return units
+
+
+def _rst_markup(line: str) -> str | None:
+    """None for a line of text; for markup (a title's overline, a transition, `.. note::`, `.. _label:`, a comment,
+    at the margin or nested) the prose it carries: what follows a directive's `::` on its line (an admonition's
+    first words, a table's title) starts the directive's content, which is prose; else ""."""
+    if _RST_UNDERLINE.match(line):
+        return ""
+    explicit = _RST_EXPLICIT.match(line)
+    if explicit is None:
+        return None
+    return (explicit.group(1) or "").strip()
 
 
 # ------------------------------------------------------------------------------------------------ plain text

@@ -30,6 +30,7 @@ def run_with_timeout(
     validate_one: Callable[..., Report],
     seconds: float,
     shown: str,
+    node: str = "/",
     progress_label: str | None = None,
     quiet: bool = True,
 ) -> Report:
@@ -66,16 +67,16 @@ def run_with_timeout(
             child.join()
         receive.close()
     what = _text(reading) or "starting"
-    shown_format = _text(fmt) or "unknown"
+    shown_format = _text(fmt)  # "" (null in JSON) when it timed out before the store was opened
     if outcome is None:
         code = child.exitcode
         how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-        return _report(shown, shown_format, what, f"the reader crashed ({how}) while {what}")
+        return _report(shown, node, shown_format, what, f"the reader crashed ({how}) while {what}")
     kind, payload = outcome
     if kind == "report":
         return payload
     if kind == "timeout":
-        return _report(shown, shown_format, what, f"timed out after {seconds:g} s while {what}")
+        return _report(shown, node, shown_format, what, f"timed out after {seconds:g} s while {what}")
     if kind == "error":
         raise SpecValidateError(payload)
     raise RuntimeError(payload)  # a bug in the child: main() reports it as an internal error
@@ -135,7 +136,9 @@ def _text(buffer: Any) -> str:
     return bytes(buffer.value).decode("utf-8", errors="replace")
 
 
-def _report(shown: str, fmt: str, what: str, message: str) -> Report:
+def _report(shown: str, node: str, fmt: str, what: str, message: str) -> Report:
     """The report of an input whose run did not finish: one unreadable record naming what was being read."""
-    path = next((word for word in what.split() if word.startswith("/")), "/")
-    return Report(shown, fmt, (), __version__, (), (Problem(path, f"{shown}: {message}", path),))
+    # "walking /obs", "checking RULE on /X", "reading /X/data rows 0..4096": the node; "opening PATH": the input's.
+    words = what.split()
+    path = node if words[:1] == ["opening"] else next((w for w in words if w.startswith("/")), node)
+    return Report(shown, fmt, (), __version__, (), (Problem(path, f"{shown}: {message}", path),), node=node)

@@ -185,12 +185,22 @@ RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
     "attrs_document_object": ("*", "passes when `.zattrs` is absent or a JSON object: absent attributes are empty"),
     "absent_unless_sparse": ("*", "passes when the node at `other` is absent or a sparse TileDB array"),
     "metadata_keys_allowed": ("*", "passes when the document has no key outside `keys`: one with fewer keys has none"),
+    "metadata_fields_understood": (
+        {"zarr-v3:/e", "zarr-v3:/g"},
+        "passes when the document has no field outside the spec's: one with fewer fields has none",
+    ),
+    "v2_documents_absent": ("*", "passes when no Zarr v2 document is stored beside zarr.json"),
     # The node lacks nothing the primitive reads.
     "node_kind": ("*", "reads only the node's kind, which every node has"),
     "ndim": ("*", "reads only the array's shape, which the memory arrays have"),
     "dtype_kind": ("*", "reads only the array's dtype, which the memory arrays have"),
     "dtype_kind_not": ("*", "reads only the array's dtype, which the memory arrays have"),
     "group_document_present": ({"zarr-v2:/g"}, "/g is an explicit group (its .zgroup is stored): the passing condition"),
+    "group_metadata_stored": (
+        {"zarr-v3:/g", "zarr-v3:/x"},
+        "/g and /x have a stored zarr.json (unreadable for /x, which the tree reports): the passing condition",
+    ),
+    "node_name_pattern": ("*", "reads only the node's name, which every non-root node has"),
     "metadata_equals": ({"zarr-v2:/g"}, "/g's .zgroup holds zarr_format 2, the value of the first use"),
 }
 

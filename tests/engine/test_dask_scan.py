@@ -41,6 +41,10 @@ CORPUS = [
     "zarr-v2/categorical-code-too-large.zarr",
     "zarr-v2/valid-every-element.zarr",
     "zarr-v3/valid-every-element.zarr",
+    # Zarr v3 shard indexes: read on the workers (index bytes only), checked by a kernel, folded on the client.
+    "../zarr/zarr-v3/valid-every-element.zarr",
+    "../zarr/zarr-v3/shard-index-range-outside.zarr",
+    "../zarr/zarr-v3/shard-index-checksum-wrong.zarr",
 ]
 
 ROWS = 300_000  # a 300,001-long indptr and 450,000 stored values

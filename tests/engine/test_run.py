@@ -281,3 +281,25 @@ def test_iter_results_reports_a_pack_given_twice_once():
     t = tree(csr(indptr=(0, 3, 2, 5)))
     results = list(iter_results(t, [pack(RULES), pack(RULES)]))
     assert sorted(r.rule.id for r in results) == sorted(r.id for r in RULES)
+
+
+def test_evaluate_within_a_node_counts_only_it_and_what_lies_below_and_gives_its_ancestors_as_context():
+    # `spec-validate x.zarr/X` validates /X: the root's failure (it lacks `flag`) is context, not a failure of /X,
+    # and arrays outside /X are never read.
+    from validator.engine.run import evaluate
+
+    t = tree({**csr(indptr=(0, 3, 2, 5)), "@attrs": {}})
+    rules = RULES + [rule("t.root.flag", {"root": True}, ("attr_present", {"key": "flag"}))]
+    done = evaluate(t, [pack(rules)], Selection(), block_elements=2, within="/X")
+    got = {r.rule.id: r for r in done.results}
+    assert got["t.csr.indptr-monotonic"].status is Status.FAILED  # below /X: counted
+    assert got["t.root.flag"].status is Status.NOT_APPLICABLE  # the root is not /X or below it
+    assert [(r.rule.id, r.status) for r in done.context] == [("t.root.flag", Status.FAILED)]
+    assert "/other" not in t.block_reads and "/X/indptr" in t.block_reads
+
+
+def test_evaluate_without_within_has_no_context():
+    from validator.engine.run import evaluate
+
+    done = evaluate(tree(csr()), [pack(RULES)], Selection(), block_elements=2)
+    assert done.context == [] and len(done.results) == len(RULES)

@@ -143,3 +143,26 @@ def test_every_condition_has_a_schema_a_test_and_a_place_in_the_matching_order()
     assert set(SELECTOR_SCHEMA["properties"]) == set(CONDITIONS) == set(_COST)
     assert all(CONDITIONS[key].narrow is not None for key in _NARROWING)
     assert {key for key, c in CONDITIONS.items() if c.narrow is not None} == set(_NARROWING)
+
+
+def test_matches_fails_a_condition_on_attributes_that_cannot_be_read():
+    # An unreadable `.zattrs` makes no selector on attributes hold (and raises nothing): the tree reports the key
+    # itself, and no rule claims the node lacks what could not be read.
+    from memory_tree import tree
+
+    from validator.engine.selectors import matches
+    from validator.nodes.base import NodeError
+    from validator.primitive_api import Scope
+
+    t = tree({"a": {"@attrs": {"encoding-type": "dataframe"}}})
+    node = t.get("/a")
+
+    class Unreadable(type(node)):
+        @property
+        def attrs(self):
+            raise NodeError("/a: a/.zattrs is stored but cannot be read")
+
+    node.__class__ = Unreadable
+    scope = Scope(None, t.root)
+    assert matches({"name": "a"}, node, scope)
+    assert not matches({"encoding-type": "dataframe"}, node, scope)

@@ -151,7 +151,7 @@ def fuzz_one(
         lines = stderr.decode(errors="replace").strip().splitlines()
         if len(lines) != 1 or not lines[0].startswith("spec-validate: error:"):
             d.append(f"exit 2 without one error line: {lines[-3:]}")
-    elif got["code"] in (0, 1):
+    if got["code"] in (0, 1, 2):  # exit 2 too: an input that cannot be opened has a report carrying the error
         d.extend(_check_report(text, inp.path))
         result.timed_out = b"timed out after" in text
     if got["peak_mb"] > peak_mb:
@@ -179,6 +179,9 @@ def _check_report(text: bytes, path: Path) -> list[str]:
     if errors:
         return [f"report fails its schema: {errors[0].message[:200]} at {list(errors[0].path)}"]
     out = []
+    if b"internal error" in text or b"Traceback" in text:
+        line = next(ln for ln in text.decode(errors="replace").splitlines() if "internal error" in ln or "Traceback" in ln)
+        out.append(f"internal error in the report: {line.strip()[:300]}")
     sources = [r["source"] for r in doc["reports"]]
     if sources != [str(path)]:
         out.append(f"report names {sources}, not the input {str(path)!r}")
@@ -264,7 +267,7 @@ def tally(results: list[Result]) -> str:
 
 
 def _kind(defect: str) -> str:
-    if defect.startswith("stderr"):
+    if defect.startswith(("stderr", "internal error")):
         return "traceback or internal error"
     if defect.startswith("still running"):
         return "hang past the timeout"

@@ -19,6 +19,7 @@ PARAMS = {
     "chunk_problems": {"limit": 3},
     "invalid_json": {"limit": 3},
     "reference_elements": {"limit": 3, "max_targets": 5},
+    "shard_index_problems": {"limit": 3},
 }
 
 

@@ -221,8 +221,11 @@ def test_direct_fails_external_storage_never_read(tmp_path):
     path = tmp_path / "d.h5"
     with h5py.File(path, "w") as f:
         f.create_dataset("a", shape=(100,), dtype="<i4", external=[(str(outside), 0, 400)])
-    with open_store(str(path)) as tree, pytest.raises(
-        NodeError, match=r"/a: its data is stored outside the file \(external storage / virtual dataset\); not read"
+    with (
+        open_store(str(path)) as tree,
+        pytest.raises(
+            NodeError, match=r"/a: its data is stored outside the file \(external storage / virtual dataset\); not read"
+        ),
     ):
         tree.get("/a").read_block((0, 100))
 

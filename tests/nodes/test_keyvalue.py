@@ -84,3 +84,21 @@ def test_read_fails_on_a_key_stored_but_unreadable(tmp_path):
     (store / ".zattrs").symlink_to(tmp_path / "outside.json")  # leads out of the store: never read
     with pytest.raises(NodeError, match=r"\.zattrs is stored but cannot be read"):
         DirectoryStore(str(store)).read(".zattrs")
+
+
+@pytest.mark.parametrize(
+    ("offset", "length", "expected"), [(0, 2, b"ch"), (-3, 3, b"unk"), (3, 10, b"nk"), (-10, 4, b"chun"), (9, 2, b"")]
+)
+def test_read_part_passes_same_bytes_as_a_whole_read_sliced(store, offset, length, expected):
+    kv = DirectoryStore(str(store[0]))
+    assert kv.read_part("a/b/0", offset, length) == (expected, 5)
+    assert super(DirectoryStore, kv).read_part("a/b/0", offset, length) == (expected, 5)  # the fallback: a whole read
+
+
+def test_read_part_passes_none_for_absent_and_outside_keys(store):
+    root, outside = store
+    os.symlink(outside / "secret", root / "a" / "leak")
+    kv = DirectoryStore(str(root))
+    assert kv.read_part("a/b/9", 0, 4) is None
+    assert kv.read_part("a/leak", 0, 4) is None
+    assert kv.read_part("a/b", 0, 4) is None  # a directory is no value

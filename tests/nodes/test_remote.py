@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from validator import validate
-from validator.cli import main, store_root, store_roots
+from validator.cli import main
 from validator.errors import InputError
+from validator.inputs import Input, discover, store_root
 from validator.nodes.remote import redact_url, scrub
 from validator.nodes.urls import is_url
 
@@ -369,4 +370,4 @@ def test_scrub_masks_url_secrets_anywhere_in_a_message():
 def test_cli_passes_urls_through_unchanged():
     urls = ["s3://bucket/x.zarr/X/.zattrs", "https://host/x.zarr", "s3://bucket/x.zarr/X/.zattrs"]
     assert store_root(urls[0]) == urls[0]
-    assert store_roots(urls) == urls[:2]
+    assert discover(urls) == [Input(urls[0]), Input(urls[1])]

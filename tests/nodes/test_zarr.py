@@ -128,9 +128,34 @@ def test_zarr_passes_symlink_outside_store_never_read(tmp_path, v2, monkeypatch)
     monkeypatch.setattr("builtins.open", spy)
     with open_store(v2) as tree:
         assert "escape" not in tree.root.children()
-        assert dict(tree.get("/b").attrs) == {}
+        with pytest.raises(NodeError, match=r"b/\.zattrs is stored but cannot be read"):
+            tree.get("/b").attrs  # noqa: B018 (unknown, not empty: the link is never followed)
         list(tree.walk())
     assert not any(isinstance(p, str) and p.startswith(str(secret_dir)) for p in read)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda key, outside: os.symlink(outside, key), id="symlink-out-of-the-store"),
+        pytest.param(lambda key, outside: os.mkdir(key), id="directory-in-its-place"),
+    ],
+)
+def test_zarr_fails_unreadable_zattrs_is_unreadable_not_empty(tmp_path, v2, make):
+    # Stored but unreadable attributes are unknown: reading them raises, and the tree reports the key once, so
+    # no clause says an attribute "is missing" (we run as root here, so permissions cannot make a file unreadable).
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"encoding-type": "dataframe"}))
+    key = os.path.join(v2, "a", ".zattrs")
+    if os.path.lexists(key):
+        os.remove(key)
+    make(key, outside)
+    with open_store(v2) as tree:
+        for _ in range(2):
+            with pytest.raises(NodeError, match="cannot be read"):
+                tree.get("/a").attrs  # noqa: B018
+        assert [p.key for p in tree.problems] == ["a/.zattrs"]
+        assert "cannot be read" in tree.problems[0].message
 
 
 def test_zarr_passes_symlinked_file_inside_store_is_followed(v2):

@@ -114,6 +114,76 @@ def test_render_names_nodes_a_passing_clause_could_not_check():
     assert "... and 2 more not checked" in text
 
 
+def test_render_marks_baseline_findings_in_the_block_and_the_verdict_agrees():
+    # Before, each block said FAILED / "does not conform" while the summary said "conforms" and the run exited 0.
+    from validator.report import baseline as bl
+
+    r = report()
+    known = bl.Baseline(frozenset(item.fingerprint for item in bl.located(r)))
+    text = render([r], Level.MUST, baseline=known)
+    assert "  FAILED MUST (derived) t.a.monotonic [baseline]" in text.splitlines()
+    assert "does not conform" not in text
+    assert "  conforms at --fail-on must (0 new failure(s), 2 known in the baseline). MUST:" in text
+
+
+def test_render_marks_only_the_known_findings_of_a_clause():
+    from validator.report import baseline as bl
+
+    r = report()
+    flag = next(item for item in bl.located(r) if item.rule_id == "t.root.flag")
+    text = render([r], Level.SHOULD, baseline=bl.Baseline(frozenset({flag.fingerprint})))
+    assert "  FAILED MUST (derived) t.a.monotonic" in text.splitlines()  # new: not marked
+    assert "  FAILED SHOULD t.root.flag [baseline]" in text.splitlines()
+    assert "does not conform at --fail-on should (1 new failure(s), 1 known in the baseline)" in text
+
+
+def test_render_says_nothing_was_checked():
+    empty = Report("demo.h5ad", "hdf5", (PackInfo("t", "Test", "0.0.1", ("/",)),), "0.1.0", ())
+    text = render([empty], Level.MUST)
+    assert "  nothing checked: no selected rule belongs to a pack that applies here (t 0.0.1)." in text
+    assert "conforms" not in text
+
+
+def test_render_names_nodes_a_not_applicable_clause_could_not_check():
+    # `--deep` on chunks it cannot decode: the clause is not applicable on every node, and says so with the verdict.
+    from validator.report.model import ClauseResult, Status
+
+    base = report(values=(0, 1, 2))
+    undecoded = ClauseResult(RULES[0], Status.NOT_APPLICABLE, (), 0, "not decoded", 0, (("/a", "/a: not decoded: codec 'x'"),))
+    text = render([Report(base.source, base.format, base.packs, base.tool_version, (*base.results, undecoded))], Level.MUST)
+    assert "  NOT CHECKED MUST t.a.monotonic" in text.splitlines()
+    assert "    not checked: /a: not decoded: codec 'x'" in text.splitlines()
+    assert "conforms at --fail-on must (1 clause(s) not fully checked: nodes not decoded or not readable)." in text
+
+
+def test_render_an_input_that_cannot_be_opened_is_one_line():
+    error = Report("notes.txt", "", (), "0", (), error="notes.txt: not an HDF5 file or a Zarr store")
+    text = render([error, report()], Level.MUST)
+    assert text.splitlines()[0] == "notes.txt: error: not an HDF5 file or a Zarr store"
+    row = next(line for line in text.splitlines() if line.startswith("notes.txt "))  # the summary table's row
+    assert row.split() == ["notes.txt", "-", "-", "-", "-", "error"]
+    assert text.rstrip().endswith("1 of 2 do not conform at --fail-on must; 1 could not be opened.")
+
+
+def test_render_a_skipped_file_is_one_line():
+    text = render([report(), Report("data/notes.txt", "", (), "0", (), skipped="not a store")], Level.MUST)
+    assert text.count("data/notes.txt") == 1
+    assert "data/notes.txt: skipped: not a store" in text.splitlines()
+
+
+def test_render_context_is_shown_once_and_not_counted():
+    from validator.report.model import ClauseResult, Finding, Status
+
+    r = report(values=(0, 1, 2))
+    above = ClauseResult(RULES[2], Status.FAILED, (Finding("no .zgroup is stored", "/"),), 1, None, 1)
+    text = render([Report("x.zarr", "zarr-v2", r.packs, "0", r.results, node="/a", context=(above,))], Level.MUST)
+    lines = text.splitlines()
+    assert lines[0] == "x.zarr/a (zarr-v2; t 0.0.1)"
+    i = lines.index("  Context: clauses failing on the ancestors of /a (not counted for /a):")
+    assert lines[i + 1] == "    FAILED MUST t.root.group" and text.count("t.root.group") == 1
+    assert "  conforms at --fail-on must." in text
+
+
 def test_render_passes_failed_builtin_rule_links_its_page(monkeypatch):
     from corpus_paths import CASES
 

@@ -35,6 +35,7 @@ def _load() -> None:
         structure,
         zarr_chunks,
         zarr_metadata,
+        zarr_v3,
     )
 
     BUILTIN.update({name: p for name, p in _REGISTRY.items() if p.function.__module__.startswith("validator.checks.")})

@@ -363,7 +363,7 @@ def dask_client(address: str) -> Iterator[Client]:
 def validate_on_dask(address: str, jobs: Sequence[tuple], validate_one) -> list[Report]:
     """Validate the inputs on the cluster at `address`; reports in input order.
 
-    `jobs` are the arguments of `validator.cli._validate_one` (path, select, ignore, extend, pack files,
+    `jobs` are the arguments of `validator.cli._validate_one` (the input, select, ignore, extend, pack files,
     threads), `validate_one` that function. One input: opened here, its blocks scanned as Dask tasks. Several
     inputs: each is one task validating the whole file on a worker, whose block scans run on threads of that
     worker (not as nested tasks), the cluster's threads shared out among the files.
@@ -374,18 +374,22 @@ def validate_on_dask(address: str, jobs: Sequence[tuple], validate_one) -> list[
         nthreads = client.nthreads().values()
         threads = max(1, min(max(nthreads, default=1), sum(nthreads) // len(jobs)))
         futures = []
-        for path, select, ignore, extend, pack_files, _threads in jobs:
+        for item, select, ignore, extend, pack_files, _threads in jobs:
             packs = tuple(worker_source(str(f)) for f in pack_files)  # --pack files too are opened on the worker
-            futures.append(client.submit(validate_one, worker_source(path), select, ignore, extend, packs, threads, pure=False))
+            futures.append(
+                client.submit(
+                    validate_one, item._replace(path=worker_source(item.path)), select, ignore, extend, packs, threads, pure=False
+                )
+            )
         reports = []
         try:
-            for (path, *_), future in zip(jobs, futures):
-                try:
-                    report = future.result()
-                except InputError as exc:
-                    raise InputError(f"{exc} (on a Dask worker: workers must reach the store at the same path or URL)") from None
+            for (item, *_), future in zip(jobs, futures, strict=True):
+                report = future.result()
+                if report.error is not None:
+                    hint = "on a Dask worker: workers must reach the store at the same path or URL"
+                    report = dataclasses.replace(report, error=f"{report.error} ({hint})")
                 # Workers opened the absolute path; the report names the input as the user gave it.
-                reports.append(dataclasses.replace(report, source=str(path)))
+                reports.append(dataclasses.replace(report, source=item.path))
         finally:
             client.cancel(futures)
         return reports

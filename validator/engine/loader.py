@@ -136,7 +136,7 @@ def parse_and_validate(raw: bytes, path: str) -> dict[str, Any]:
     return doc
 
 
-def _rule(raw: Mapping[str, Any], pack: str, file: str, level_override: str | None, builtin: bool) -> Rule:
+def _rule(raw: Mapping[str, Any], pack: str, file: str, level_override: str | None, builtin: bool, spec_source: str) -> Rule:
     spec_level = Level(raw["level"])
     return Rule(
         id=raw["id"],
@@ -153,6 +153,7 @@ def _rule(raw: Mapping[str, Any], pack: str, file: str, level_override: str | No
         rationale=" ".join(raw["rationale"].split()) if raw.get("rationale") else None,
         writers=tuple(Writer(w["name"], w["versions"], " ".join(w["note"].split())) for w in raw.get("writers", [])),
         source_file=file,
+        spec_source=raw.get("source", spec_source),
         builtin=builtin,
     )
 
@@ -180,7 +181,7 @@ def load_pack(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> Pack
             rules.append(r._replace(pack=spec["name"], level=Level(lvl) if lvl else r.level))
     builtin = _is_builtin_file(path)
     for raw in doc.get("rules") or []:
-        rules.append(_rule(raw, spec["name"], path, overrides.get(raw["id"], {}).get("level"), builtin))
+        rules.append(_rule(raw, spec["name"], path, overrides.get(raw["id"], {}).get("level"), builtin, spec["source"]))
     known = {r.id for r in rules}
     unknown = sorted(set(overrides) - known)
     if unknown:
@@ -267,18 +268,24 @@ def _is_builtin_file(path: str) -> bool:
 
 
 def _builtin_path(name: str) -> str:
+    """The built-in pack file `extends: name` means: by folder (`zarr`: its first file), file stem (`zarr-3`), or
+    the pack's own name (`zarr3`, when one folder holds several packs)."""
     for pack in builtin_pack_files():
         if os.path.basename(os.path.dirname(pack)) == name or os.path.splitext(os.path.basename(pack))[0] == name:
             return pack
+    for pack in builtin_packs():
+        if pack.name == name:
+            return pack.path
     raise PackError(f"no built-in pack named {name!r}")
 
 
-# Beside each pack: the spec's clause catalogue (validator/catalogue.py), which is not a pack.
-CATALOGUE_FILE = "catalogue.yaml"
+# Beside the packs: their clause catalogues (validator/catalogue.py), which are no packs: catalogue.yaml, and
+# catalogue-3.yaml for the second pack of rules/zarr/ (each names its pack in spec.name).
+CATALOGUE_PREFIX = "catalogue"
 
 
 def builtin_pack_files() -> list[str]:
-    """The shipped pack files (`rules/<pack>/<file>.yaml`, not the catalogue), sorted."""
+    """The shipped pack files (`rules/<pack>/<file>.yaml`), sorted; clause catalogues (`catalogue*.yaml`) are no packs."""
     root = builtin_rules_dir()
     found = []
     for folder in os.listdir(root):
@@ -286,7 +293,7 @@ def builtin_pack_files() -> list[str]:
             found += [
                 os.path.join(root, folder, f)
                 for f in os.listdir(os.path.join(root, folder))
-                if f.endswith(".yaml") and f != CATALOGUE_FILE
+                if f.endswith(".yaml") and not f.startswith(CATALOGUE_PREFIX)
             ]
     return sorted(found)
 

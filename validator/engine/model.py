@@ -35,7 +35,8 @@ class Rule(NamedTuple):
     basis: str = "stated"  # or "derived"
     rationale: str | None = None
     writers: tuple[Writer, ...] = ()
-    source_file: str = ""
+    source_file: str = ""  # the pack file the rule is defined in
+    spec_source: str = ""  # the spec file its clause is quoted from (the rule's own `source`, else the pack's)
     builtin: bool = False  # defined in a pack shipped with the tool (still so when a user pack extends that pack)
 
     @property

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from validator.checks import registry
 from validator.engine import activity
@@ -132,7 +132,7 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
                     raise wanted
                 damaged = next((facts[r] for r in wanted.values() if isinstance(facts.get(r), Damaged)), None)
                 if damaged is not None:
-                    ev.outcome = _unread(node, Unreadable(damaged.message))
+                    ev.outcome = _unread(node, NodeError(damaged.message))
                     return
                 findings = list(primitive.function(node, step.options, scope, {k: facts[r] for k, r in wanted.items()}))
         except NotApplicable as exc:
@@ -151,9 +151,10 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
 
 
 def _unread(node: Node, exc: NodeError) -> Outcome:
-    """The outcome on a node a clause could not read: reported once as unreadable (unless deliberately not decoded),
-    and the node named as not checked; the clause keeps its verdict on the other nodes."""
-    if not isinstance(exc, NotDecoded):
+    """The outcome on a node a clause could not read: reported once as unreadable (unless deliberately not decoded,
+    or reported already by the backend that raised Unreadable, under the node or document it belongs to), and the
+    node named as not checked; the clause keeps its verdict on the other nodes."""
+    if not isinstance(exc, (NotDecoded, Unreadable)):
         unreadable(node, str(exc) if str(exc).startswith(node.path) else f"{node.path}: {exc}")
     return Outcome(Status.NOT_APPLICABLE, reason=str(exc), unchecked=True)
 
@@ -180,6 +181,16 @@ def compute_facts(node: Node, requests: set[FactRequest], block_elements: int = 
     return result
 
 
+class Evaluated(NamedTuple):
+    """What `evaluate` found: a result per selected rule, each pack's scopes, and the context of a node run."""
+
+    results: list[ClauseResult]
+    scopes: list[list[Scope]]  # aligned with the packs given
+    # For a run `within` a node: the rules' failed or errored results on that node's ancestors, which the node's
+    # own verdict does not count (an ancestor's missing `.zgroup` is not a fault of the array asked about).
+    context: list[ClauseResult]
+
+
 def iter_results(tree: Tree, packs: Sequence[Pack], selection: Selection = Selection(), **options: Any) -> Iterator[ClauseResult]:
     """One ClauseResult per selected rule of every pack that applies to the tree, in pack order.
 
@@ -198,15 +209,18 @@ def evaluate(
     scanner: Scanner | None = None,
     progress: Progress | None = None,
     deep: bool = False,
-) -> tuple[list[ClauseResult], list[list[Scope]]]:
+    within: str = "/",
+) -> Evaluated:
     """One ClauseResult per selected rule of every pack that applies, and the scopes each pack applies at
     (aligned with `packs`).
 
     Metadata steps run first; then every array some rule needs values of is scanned once, by `scanner`
     (default: serial), for all the facts its rules asked for; then the waiting rules finish.
     `deep` (the CLI's --deep) is set on every Scope: rules that decode stored chunks run only then.
+    `within` (a node path) limits the run to that node, what lies below it, and its ancestors: the results are
+    about the first two, the ancestors' failures come back as `context`. Selectors still see the whole tree.
     """
-    rules, evaluations, waiting, scopes = _run_metadata_steps(tree, packs, selection, deep)
+    rules, evaluations, waiting, scopes = _run_metadata_steps(tree, packs, selection, deep, within)
     scans = _plan_scans(waiting, block_elements)
     if progress is not None:
         progress.start(sum(s.elements for s in scans))
@@ -222,7 +236,26 @@ def evaluate(
             ev.outcome = _unread(ev.node, got)
             continue
         _advance(ev, got)
-    return [aggregate(rule, evaluations[rule.key], max_findings) for rule in rules], scopes
+    if within == "/":
+        return Evaluated([aggregate(rule, evaluations[rule.key], max_findings) for rule in rules], scopes, [])
+    results, context = [], []
+    for rule in rules:
+        inside = [ev for ev in evaluations[rule.key] if is_within(ev.node.path, within)]
+        results.append(aggregate(rule, inside, max_findings))
+        above = aggregate(rule, [ev for ev in evaluations[rule.key] if not is_within(ev.node.path, within)], max_findings)
+        if above.status in (Status.FAILED, Status.ERROR):
+            context.append(above)
+    return Evaluated(results, scopes, context)
+
+
+def is_within(path: str, node: str) -> bool:
+    """True when `path` is `node` or lies below it."""
+    return node == "/" or path == node or path.startswith(node + "/")
+
+
+def in_reach(path: str, node: str) -> bool:
+    """True when `path` is `node`, lies below it, or is one of its ancestors."""
+    return is_within(path, node) or is_within(node, path)
 
 
 def _run_metadata_steps(
@@ -230,8 +263,10 @@ def _run_metadata_steps(
     packs: Sequence[Pack],
     selection: Selection,
     deep: bool = False,
+    within: str = "/",
 ) -> tuple[list[Rule], dict[tuple[str, str], list[Evaluation]], list[Evaluation], list[list[Scope]]]:
-    """Select nodes for every chosen rule and run steps up to the first that needs array facts.
+    """Select nodes for every chosen rule and run steps up to the first that needs array facts; with `within`,
+    only on that node, the nodes below it and its ancestors.
 
     Also returns each pack's scopes (aligned with `packs`): finding them walks the tree, so it is done once.
     Evaluations are keyed by (pack, rule id): keyed by the id alone, two packs' rules of one id would share
@@ -241,7 +276,7 @@ def _run_metadata_steps(
     rules: list[Rule] = []
     scopes_by_pack: list[list[Scope]] = []
     for pack in packs:
-        scopes = [s._replace(deep=deep) for s in find_scopes(tree, pack)]
+        scopes = [s._replace(deep=deep) for s in find_scopes(tree, pack) if in_reach(s.root.path, within)]
         scopes_by_pack.append(scopes)
         if not scopes:
             continue
@@ -256,7 +291,7 @@ def _run_metadata_steps(
                 Evaluation(rule, node, scope)
                 for scope, index in nodes
                 for node in index.candidates(rule.applies_to)
-                if safe_match(rule.applies_to, node, scope)
+                if (within == "/" or in_reach(node.path, within)) and safe_match(rule.applies_to, node, scope)
             ]
     waiting: list[Evaluation] = []
     for evs in evaluations.values():

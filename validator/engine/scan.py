@@ -86,7 +86,7 @@ def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> 
     A block some of whose chunks did not decode still feeds the kernels that read the chunk records
     (`READS_CHUNKS`); every other kernel gets `Damaged` instead, since those values are not the array's.
     """
-    if not block.values.size and not block.chunks:
+    if not block.values.size and not block.chunks and not block.shards:
         return None
     problem = block.problem()
     out: Partials = {}
@@ -121,11 +121,23 @@ def fold(requests: Sequence[FactRequest], partials: Iterable[Partials | None]) -
     return facts
 
 
+def read(node: Node, rows: RowRange, requests: Sequence[FactRequest]) -> Block:
+    """The block `rows` as the requests need it: only its shard indexes when no kernel asked reads anything else
+    (no value is decoded), its values and their shard indexes when both are asked for, else its values."""
+    wants_shards = [getattr(KERNELS[r.kernel], "READS_SHARD_INDEXES", False) for r in requests]
+    if wants_shards and all(wants_shards):
+        return node.read_shard_indexes(rows)
+    block = node.read_block(rows)
+    if any(wants_shards) and not block.shards:
+        block = block._replace(shards=node.read_shard_indexes(rows).shards)
+    return block
+
+
 def read_and_summarize(node: Node, rows: RowRange, requests: Sequence[FactRequest]) -> Partials | None:
     """One task: read one block and summarise it. Any failure is a NodeError naming the array."""
     activity.reading(f"reading {node.path} rows {rows[0]}..{rows[1]}")
     try:
-        block = node.read_block(rows)
+        block = read(node, rows, requests)
     except NodeError:
         raise
     except Exception as exc:  # a backend's failure on this block: this array's, not the run's

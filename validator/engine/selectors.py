@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from validator.nodes.base import Node
+from validator.nodes.base import Node, NodeError
 from validator.primitive_api import Scope
 
 if TYPE_CHECKING:
@@ -306,8 +306,15 @@ def _conditions(selector: Mapping[str, Any]) -> tuple[tuple[Callable[[Any, Node,
 
 
 def matches(selector: Mapping[str, Any], node: Node, scope: Scope) -> bool:
-    """True when every condition of `selector` holds for `node` (paths are relative to the scope root)."""
-    return all(holds(want, node, scope) for holds, want in _conditions(selector))
+    """True when every condition of `selector` holds for `node` (paths are relative to the scope root).
+
+    A condition on metadata that cannot be read (a `.zattrs` stored but unreadable) does not hold: the tree
+    reports the unreadable document itself, and no clause claims the node lacks what could not be read.
+    """
+    try:
+        return all(holds(want, node, scope) for holds, want in _conditions(selector))
+    except NodeError:
+        return False
 
 
 def narrow(selector: Mapping[str, Any], index: NodeIndex) -> list[Node] | None:

@@ -14,6 +14,22 @@ class ChunkRead(NamedTuple):
     problem: str | None = None  # None: it decoded to exactly one chunk; else one line naming the array path, key and reason
 
 
+class ShardIndex(NamedTuple):
+    """The index of one stored shard (Zarr v3 `sharding_indexed`), as stored: read for a block, checked by a kernel.
+
+    `pairs` is None when the index could not be read (the shard is shorter than it, or a checksum fails: `problem`
+    says which). Inner chunks must lie in the shard's bytes [`data_start`, `data_stop`), the part outside the index.
+    """
+
+    key: str  # the shard's key, relative to the array
+    size: int  # the shard's stored bytes
+    pairs: np.ndarray | None  # (inner chunks, 2) uint64: offset, nbytes per inner chunk, C order of the inner grid
+    problem: str | None
+    data_start: int
+    data_stop: int
+    per_shard: tuple[int, ...]  # inner chunks along each dimension (to name an inner chunk by its grid index)
+
+
 class Block(NamedTuple):
     """A chunk-aligned run of rows of an array, flattened in C order.
 
@@ -21,12 +37,14 @@ class Block(NamedTuple):
     the stored chunks the block was read from, in chunk-grid order (chunks not stored, read as the fill value,
     are not listed). A chunk that did not decode carries its problem, and its elements in `values` are the
     fill value (or zeros, or None), not data: `problem()` says whether the values can be trusted. A `uniform`
-    block is the fill value of rows where nothing is stored.
+    block is the fill value of rows where nothing is stored. `shards` lists the shard indexes read for the block
+    (Zarr v3 sharding), when a kernel asked for them.
     """
 
     start: int
     values: np.ndarray
     chunks: tuple[ChunkRead, ...] = ()
+    shards: tuple[ShardIndex, ...] = ()
 
     @property
     def uniform(self) -> bool:

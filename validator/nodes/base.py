@@ -272,6 +272,11 @@ class Node(ABC):
         """
         raise NodeError(f"{self.path}: not an array")
 
+    def read_shard_indexes(self, rows: RowRange) -> Block:
+        """The shard indexes of the rows `rows` (from `block_rows`) as a block with no values: Zarr v3 sharded arrays
+        only. Reads each shard's index bytes, never its inner chunks. Safe to call from threads."""
+        raise NodeError(f"{self.path}: not a sharded array")
+
     def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
         """Chunk-aligned blocks of rows in storage order; the whole array, once."""
         ranges = self.block_rows(max_elements)

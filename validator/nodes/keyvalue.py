@@ -73,6 +73,17 @@ class KeyValueStore(ABC):
         """True when something is stored under `key` (readable or not). Backends that cannot tell say False."""
         return False
 
+    def read_part(self, key: str, offset: int, length: int) -> tuple[bytes, int] | None:
+        """Up to `length` bytes of the value of `key` from `offset` (from the end when negative), and the value's whole
+        size; None when the key is not stored. Raises NodeError as `read` does. Stores that can read a range override
+        this; the fallback reads the whole value (bounded as any value is)."""
+        raw = self.read(key, limit=MAX_VALUE_BYTES)
+        if raw is None:
+            return None
+        size = len(raw)
+        start = max(0, size + offset) if offset < 0 else min(offset, size)
+        return bytes(raw[start : start + length]), size
+
     def list_keys(self, prefix: str) -> list[str]:
         """Every key below `prefix`, recursively, relative to the store root."""
         return list(self.iter_keys(prefix))
@@ -159,6 +170,26 @@ class DirectoryStore(KeyValueStore):
         if not is_key(key):
             return False
         return os.path.lexists(os.path.join(self._root, *key.split("/")))
+
+    def read_part(self, key: str, offset: int, length: int) -> tuple[bytes, int] | None:
+        full = self.resolve(key)
+        if full is None:
+            return None
+        try:
+            fd = os.open(full, _OPEN_FLAGS & ~_NO_FOLLOW)  # `full` has its symlinks resolved, inside the store
+        except OSError:
+            if self.stored(key):
+                raise NodeError(f"{key}: stored but cannot be read") from None
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            size = info.st_size
+            start = max(0, size + offset) if offset < 0 else min(offset, size)
+            return os.pread(fd, max(0, min(length, size - start)), start), size
+        finally:
+            os.close(fd)
 
     def _get_resolved(self, key: str, limit: int) -> bytes | None:
         full = self.resolve(key)

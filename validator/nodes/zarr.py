@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
@@ -15,6 +16,7 @@ from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
     NodeError,
+    NotDecoded,
     RowRange,
     RowRanges,
     Storage,
@@ -22,11 +24,16 @@ from validator.nodes.base import (
     StringStorage,
     Tree,
     plan_rows,
+    row_elements,
+    stored_in,
 )
 from validator.nodes.jsondoc import JSONProblem, loads
 from validator.nodes.keyvalue import MAX_DOCUMENT_BYTES, DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
 
 V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
+# The most shards whose indexes are looked up for one block: a declared grid can name any number, but what is
+# stored is bounded by the store (rows with nothing stored are skipped by the listing).
+MAX_SHARDS_PER_BLOCK = 1 << 16
 V3_DOCUMENT = "zarr.json"
 
 V3_DTYPES = {
@@ -181,7 +188,13 @@ class ZarrNode(Node):
         if self.tree.zarr_format == 3:
             attrs = (self.metadata or {}).get("attributes", {})
             return attrs if isinstance(attrs, dict) else {}
-        doc, problem = read_document(self.tree.kv, self.key(".zattrs"))
+        try:
+            raw = self.tree.kv.read(self.key(".zattrs"), self.path)  # bounded (keyvalue.MAX_DOCUMENT_BYTES)
+        except NodeError as exc:
+            # Stored but unreadable (a symlink out of the store, a directory or FIFO in its place, too large): the
+            # attributes are unknown, not absent. Reported once; each clause that reads them skips the node.
+            raise self.tree.unreadable(self.key(".zattrs"), f"cannot be read ({exc})", self.path) from None
+        doc, problem = parse_json(raw, self.key(".zattrs"))
         if problem:
             self.tree.note_problem(problem)
         elif doc is not None and not isinstance(doc, dict):
@@ -309,6 +322,31 @@ class ZarrNode(Node):
         if isinstance(got, NodeError):
             raise type(got)(str(got))
         return got
+
+    def read_shard_indexes(self, rows: RowRange) -> Block:
+        from validator.nodes import codecs, zarr_v3
+
+        layout = zarr_v3.shard_layout(self.metadata or {}) if self.tree.zarr_format == 3 and self.kind == "array" else None
+        if layout is None or isinstance(layout, str) or self.shape is None:
+            raise NotDecoded(f"{self.path}: shard indexes not read ({layout or 'not a Zarr v3 array'})")
+        start, stop = rows
+        grid = layout.keys.grid or ()
+        if grid:
+            per_row = layout.shard_shape[0] or 1
+            cells = max(0, min(grid[0], -(-stop // per_row)) - start // per_row) * math.prod(grid[1:])
+            if cells > MAX_SHARDS_PER_BLOCK:
+                # A declared shape far larger than what is written: only rows holding a stored shard are looked at.
+                stored = self._stored_rows()
+                if stored is not None and not stored_in(stored, per_row, (start, stop)):
+                    return Block(start * row_elements(self.shape), np.empty(0, dtype=np.uint8))
+                raise NotDecoded(
+                    f"{self.path}: shard indexes not read: rows {start}..{stop} span {cells} shards, more than the "
+                    f"{MAX_SHARDS_PER_BLOCK} looked at for one block"
+                )
+        # Codecs after sharding_indexed encode whole shards: undone by the codec module, as a data read would.
+        unwrap = (lambda raw, where: codecs.shard_bytes(self.plan.codec, raw, f"{self.path}: {where}")) if layout.after else None
+        shards = zarr_v3.read_shard_indexes(self.tree.kv, self.prefix, layout, start, stop, unwrap)
+        return Block(start * row_elements(self.shape), np.empty(0, dtype=np.uint8), shards=shards)
 
 
 def _string_storage(dtype: np.dtype | None, codecs: tuple[str, ...], written: str) -> StringStorage | None:

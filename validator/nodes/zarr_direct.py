@@ -26,8 +26,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from validator.kernels.block import Block, ChunkRead
-from validator.nodes import codecs
+from validator.kernels.block import Block, ChunkRead, ShardIndex
+from validator.nodes import codecs, zarr_v3
 from validator.nodes.base import NodeError, check_block_size, stored_in, uniform_block
 from validator.nodes.codecs import ChunkCodec, ChunkError, NotDecoded
 from validator.nodes.keyvalue import MAX_VALUE_BYTES, DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
@@ -284,8 +284,9 @@ def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored
     shape, chunks = plan.shape, plan.chunk_shape
     if not shape:  # 0-d: one element, one chunk
         out = np.empty((), dtype=plan.dtype)
-        reads = _read_chunk(kv, plan, (), out, ())
-        return Block(0, out.reshape(-1), reads)
+        shards: list[ShardIndex] = []
+        reads = _read_chunk(kv, plan, (), out, (), shards)
+        return Block(0, out.reshape(-1), reads, tuple(shards))
     start, stop = max(0, rows[0]), min(rows[1], shape[0])  # as slicing would
     if stored is not None and stop > start and not stored_in(stored, chunks[0], (start, stop)):
         if plan.fill.problem is not None:
@@ -298,6 +299,7 @@ def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored
     axes = [range(start // chunks[0], (stop - 1) // chunks[0] + 1)]
     axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:])]
     reads: list[ChunkRead] = []
+    shards: list[ShardIndex] = []  # the index of each shard read, as stored (the zarr3 shard index rules check it)
     for index in itertools.product(*axes):
         # The part of this chunk inside the block, in block coordinates and in chunk coordinates.
         lo = [i * c for i, c in zip(index, chunks)]
@@ -305,8 +307,8 @@ def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored
         lo[0], hi[0] = max(lo[0], start), min(hi[0], stop)
         target = out[(slice(lo[0] - start, hi[0] - start),) + tuple(slice(l, h) for l, h in zip(lo[1:], hi[1:]))]
         inside = tuple(slice(l - i * c, h - i * c) for l, h, i, c in zip(lo, hi, index, chunks))
-        reads.extend(_read_chunk(kv, plan, index, target, inside))
-    return Block(start * _row_elements(shape), out.reshape(-1), tuple(reads))
+        reads.extend(_read_chunk(kv, plan, index, target, inside, shards))
+    return Block(start * _row_elements(shape), out.reshape(-1), tuple(reads), tuple(shards))
 
 
 def chunk_read_limit(plan: ArrayPlan) -> int:
@@ -321,7 +323,12 @@ def _row_elements(shape: tuple[int, ...]) -> int:
 
 
 def _read_chunk(
-    kv: KeyValueStore, plan: ArrayPlan, index: tuple[int, ...], target: np.ndarray, inside: tuple[slice, ...]
+    kv: KeyValueStore,
+    plan: ArrayPlan,
+    index: tuple[int, ...],
+    target: np.ndarray,
+    inside: tuple[slice, ...],
+    shards: list[ShardIndex],
 ) -> tuple[ChunkRead, ...]:
     """Fill `target` (this chunk's part of the block) from the chunk at grid `index`; its ChunkRead if stored."""
     key = plan.key(index)
@@ -336,13 +343,15 @@ def _read_chunk(
         return ()
     try:
         if plan.codec.sharding is not None:
-            problem = _read_shard(plan, raw, where, index, target, inside)
+            problem = _read_shard(plan, raw, where, index, target, inside, shards)
         else:
             _decode_into(plan.codec, raw, where, target, inside)
             problem = None
     except ChunkError as exc:
         target[...] = plan.fill.value
         problem = str(exc)
+        if plan.codec.sharding is not None and not any(s.key == key for s in shards):  # the whole shard did not decode
+            shards.append(ShardIndex(key, len(raw), None, problem.removeprefix(f"{where} "), 0, 0, plan.codec.sharding.per_shard))
     return (ChunkRead(key, problem),)
 
 
@@ -362,7 +371,13 @@ def _decode_into(codec: ChunkCodec, raw: Any, where: str, target: np.ndarray, in
 
 
 def _read_shard(
-    plan: ArrayPlan, raw: Any, where: str, index: tuple[int, ...], target: np.ndarray, inside: tuple[slice, ...]
+    plan: ArrayPlan,
+    raw: Any,
+    where: str,
+    index: tuple[int, ...],
+    target: np.ndarray,
+    inside: tuple[slice, ...],
+    shards: list[ShardIndex],
 ) -> str | None:
     """Fill `target` from the inner chunks of one shard; the first inner chunk's problem, or None.
 
@@ -372,6 +387,7 @@ def _read_shard(
     sharding = plan.codec.sharding
     assert sharding is not None
     data = codecs.shard_bytes(plan.codec, raw, where)
+    shards.append(zarr_v3.shard_index_record(plan.key(index), data, sharding))
     pairs = sharding.index(data, where)
     inner_shape = sharding.inner.shape
     first: str | None = None

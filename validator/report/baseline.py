@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from validator.engine.model import Rule
 
 BASELINE_VERSION = 1
+UNREADABLE = "unreadable"  # the rule id of a store key that cannot be read
+INPUT_ERROR = "input-error"  # the rule id of an input that cannot be opened: never recorded in a baseline
 
 
 def artifact_uri(source: str) -> str:
@@ -66,12 +68,14 @@ class Located(NamedTuple):
 
 
 def located(report: Report) -> Iterator[Located]:
-    """Every failing thing in `report`, one per finding, in report order."""
+    """Every failing thing in `report`, one per finding, in report order (an input that cannot be opened: one)."""
     file = artifact_uri(report.source)
+    if report.error is not None:
+        yield Located(INPUT_ERROR, Level.MUST, file, "", fingerprint(INPUT_ERROR, file, ""), None, None, report.error)
+        return
     for problem in report.problems:
-        yield Located(
-            "unreadable", Level.MUST, file, problem.key, fingerprint("unreadable", file, problem.key), None, None, problem.message
-        )
+        fp = fingerprint(UNREADABLE, file, problem.key)
+        yield Located(UNREADABLE, Level.MUST, file, problem.key, fp, None, None, problem.message)
     for r in report.results:
         pack = fingerprint_pack(r.rule)
         if r.status is Status.ERROR:
@@ -105,7 +109,8 @@ class Baseline(NamedTuple):
         return fp in self.fingerprints
 
     def is_known(self, item: Located) -> bool:
-        return item.fingerprint in self.fingerprints
+        """True for a finding recorded in the baseline; an input that cannot be opened is never known."""
+        return item.rule_id != INPUT_ERROR and item.fingerprint in self.fingerprints
 
 
 def new_failures(report: Report, fail_on: Level, baseline: Baseline | None) -> list[Located]:
@@ -143,6 +148,7 @@ def dump(reports: Sequence[Report]) -> str:
         {"fingerprint": item.fingerprint, "rule": item.rule_id, "file": item.file, "path": item.path}
         for report in reports
         for item in located(report)
+        if item.rule_id != INPUT_ERROR
     ]
     entries.sort(key=lambda e: (e["file"], e["rule"], e["path"]))
     doc = {"tool": "spec-validate", "version": BASELINE_VERSION, "findings": entries}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from validator.report.baseline import Baseline, located
+from validator.report.baseline import INPUT_ERROR, Baseline, located
 from validator.report.model import Level, Report
 
 COMMAND = {Level.MUST: "error", Level.SHOULD: "warning", Level.MAY: "notice"}
@@ -28,7 +28,9 @@ def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
             known = baseline is not None and baseline.is_known(item)
             command = "notice" if known else COMMAND[item.level]
             title = f"{'[baseline] ' if known else ''}{item.level.value} {item.rule_id}"
-            if item.result is not None:
+            if item.rule_id == INPUT_ERROR:
+                message = f"cannot be opened: {item.message}"
+            elif item.result is not None:
                 message = f"{item.path}: {item.message}" if item.path else item.message
                 message += f"\n{item.result.rule.section}: \u201c{item.result.rule.clause}\u201d"
             else:

@@ -6,9 +6,10 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from validator.primitive_api import Finding, Status
+from validator.primitive_api import Finding, Level, Status
 
 if TYPE_CHECKING:
+    from validator.report.baseline import Baseline
     from validator.report.model import ClauseResult, Report
 
 
@@ -48,19 +49,52 @@ def result_to_json(r: ClauseResult) -> dict[str, Any]:
     return out
 
 
-def report_to_json(report: Report) -> dict[str, Any]:
-    return {
+def report_to_json(report: Report, fail_on: Level = Level.MUST, baseline: Baseline | None = None) -> dict[str, Any]:
+    """One input's report; `verdict` is the one the text report prints and the exit code follows (at `fail_on`,
+    with `baseline`). An input that could not be opened has `error` and nothing checked."""
+    from validator.report.verdict import verdict
+
+    v = verdict(report, fail_on, baseline)
+    out: dict[str, Any] = {
         "source": report.source,
-        "format": report.format,
+        "node": report.node,
+        "format": report.format or None,
+        "verdict": {"outcome": v.outcome, "fail_on": fail_on.value, "new": v.new, "known": v.known, "unchecked": v.unchecked},
         "packs": [{"name": p.name, "title": p.title, "version": p.version, "scopes": list(p.scopes)} for p in report.packs],
         "summary": report.summary(),
         "problems": [{"key": p.key, "message": p.message, **({"path": p.path} if p.path else {})} for p in report.problems],
         "results": [result_to_json(r) for r in report.results],
     }
+    if v.reason:
+        out["verdict"]["reason"] = v.reason
+    if report.error is not None:
+        out["error"] = report.error
+    if report.context:
+        out["context"] = [result_to_json(r) for r in report.context]
+    if baseline is not None:
+        from validator.report.baseline import located
+
+        out["baseline"] = [
+            {
+                "fingerprint": i.fingerprint,
+                "rule": i.rule_id,
+                "path": i.path,
+                "state": "baseline" if baseline.is_known(i) else "new",
+            }
+            for i in located(report)
+        ]
+    return out
 
 
-def render(reports: Sequence[Report], tool_version: str) -> str:
-    doc = {"tool": {"name": "spec-validate", "version": tool_version}, "reports": [report_to_json(r) for r in reports]}
+def render(reports: Sequence[Report], tool_version: str, fail_on: Level = Level.MUST, baseline: Baseline | None = None) -> str:
+    """One document: a report per input checked (or that could not be opened), and the files a folder search skipped."""
+    doc: dict[str, Any] = {
+        "tool": {"name": "spec-validate", "version": tool_version},
+        "reports": [report_to_json(r, fail_on, baseline) for r in reports if r.skipped is None],
+    }
+    skipped = [{"path": r.name, "reason": r.skipped} for r in reports if r.skipped is not None]
+    if skipped:
+        doc["skipped"] = skipped
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 

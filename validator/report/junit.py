@@ -12,10 +12,12 @@ from validator.report.model import Report, Status
 def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
     suites = ET.Element("testsuites", name="spec-validate")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    for report in reports:
+    for report in (r for r in reports if r.skipped is None):  # a file found in a folder and skipped: no test
         file = artifact_uri(report.source)
         suite = ET.SubElement(suites, "testsuite", name=file)
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        if report.error is not None:
+            _input_error(suite, file, report.error, counts)
         items = list(located(report))
         if report.problems:
             case = ET.SubElement(suite, "testcase", name="unreadable", classname=file, file=file)
@@ -54,6 +56,14 @@ def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
         suites.set(key, str(value))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _input_error(suite: ET.Element, file: str, error: str, counts: dict[str, int]) -> None:
+    """An input that cannot be opened: one test, opening it, in error."""
+    case = ET.SubElement(suite, "testcase", name="open", classname=file, file=file)
+    ET.SubElement(case, "error", message="the input cannot be opened").text = error
+    counts["tests"] += 1
+    counts["errors"] += 1
 
 
 def _failure_or_known(case, tag, message, text, items, baseline, counts, type_=None) -> None:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from validator.report.baseline import Baseline, artifact_uri, fails, located
+from validator.report.baseline import Baseline, artifact_uri, located
 from validator.report.model import Level, Report
+from validator.report.verdict import CONFORMS, DOES_NOT_CONFORM, ERROR, NOTHING_CHECKED, verdict
+
+ICONS = {CONFORMS: "\u2705", DOES_NOT_CONFORM: "\u274c", ERROR: "\u26a0\ufe0f", NOTHING_CHECKED: "\u2796"}
 
 
 def _cell(text: str) -> str:
@@ -17,21 +20,30 @@ def render(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None 
     lines.append("| File | Format | Result | MUST failed | SHOULD failed | MAY failed | Passed | Not applicable |")
     lines.append("|---|---|---|---:|---:|---:|---:|---:|")
     for report in reports:
+        if report.skipped is not None:
+            continue
         s = report.summary()
-        verdict = "\u274c does not conform" if fails(report, fail_on, baseline) else "\u2705 conforms"
+        v = verdict(report, fail_on, baseline)
+        # An error's message is in the failures table below; the table says only that the input was not checked.
+        result = f"{ICONS[v.outcome]} {_cell(v.outcome if report.error is not None else v.describe())}"
         passed = sum(s[lvl]["passed"] for lvl in s)
         na = sum(s[lvl]["not_applicable"] for lvl in s)
+        name = artifact_uri(report.source) + (report.node if report.node != "/" else "")
         lines.append(
-            f"| `{_cell(artifact_uri(report.source))}` | {report.format} | {verdict} | "
+            f"| `{_cell(name)}` | {report.format or '-'} | {result} | "
             f"{s['MUST']['failed'] + s['MUST']['error']} | {s['SHOULD']['failed'] + s['SHOULD']['error']} | "
             f"{s['MAY']['failed'] + s['MAY']['error']} | {passed} | {na} |"
         )
     lines.append("")
     lines.append(f"Fails on: {fail_on.value} and stricter.")
+    skipped = [r for r in reports if r.skipped is not None]
+    if skipped:
+        listed = ", ".join(f"`{_cell(r.name)}` ({_cell(r.skipped or '')})" for r in skipped)
+        lines += ["", f"Skipped {len(skipped)} file(s) found in folders: {listed}"]
     failing = [(report, item) for report in reports for item in located(report)]
     if failing:
         lines += ["", "### Failures", "", "| File | Level | Rule | Node | Message |", "|---|---|---|---|---|"]
-        for report, item in failing:
+        for _, item in failing:
             known = baseline is not None and baseline.is_known(item)
             rule = f"`{item.rule_id}`" + (" (baseline)" if known else "")
             lines.append(

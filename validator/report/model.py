@@ -53,7 +53,11 @@ class Problem:
 
 @dataclass(frozen=True)
 class Report:
-    """Everything one validation of one store found."""
+    """Everything one validation of one store found.
+
+    A report for an input that could not be opened has only `source` and `error`; one for a file found in a
+    folder that is not a store spec-validate reads has only `source` and `skipped`.
+    """
 
     source: str
     format: str
@@ -63,6 +67,17 @@ class Report:
     problems: tuple[Problem, ...] = ()
     # node path -> the store key of its metadata document (Zarr: `X/indptr/.zarray`), for failing nodes only
     metadata_keys: Mapping[str, str] = field(default_factory=dict)
+    # The node validated: "/" for the whole store, or the node a path inside the store named (`x.zarr/X`).
+    node: str = "/"
+    # Failed or errored clauses on the ancestors of `node`: shown as context, never failures of the path given.
+    context: tuple[ClauseResult, ...] = ()
+    error: str | None = None  # the input could not be opened or checked (exit 2); one line
+    skipped: str | None = None  # found in a folder but not checked (not a store, or no pack applies); one line
+
+    @property
+    def name(self) -> str:
+        """The input as the user named it: the store, followed by the node when a path inside the store was given."""
+        return self.source if self.node == "/" else self.source.rstrip("/") + self.node
 
     def __iter__(self) -> Iterator[ClauseResult]:
         return iter(self.results)
@@ -79,8 +94,9 @@ class Report:
         return {lvl: {s.value: c[s.value] for s in Status} for lvl, c in counts.items()}
 
     def fails_at(self, level: Level) -> bool:
-        """True when a clause at `level` or stricter failed, errored, or the store had unreadable parts."""
-        if self.problems:
+        """True when a clause at `level` or stricter failed, errored, the store had unreadable parts, or the input
+        could not be opened."""
+        if self.problems or self.error is not None:
             return True
         return any(r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results)
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from validator.primitive_api import Level
-from validator.report.baseline import Baseline, artifact_uri, located
+from validator.report.baseline import INPUT_ERROR, Baseline, artifact_uri, located
 from validator.report.links import rule_page
 
 if TYPE_CHECKING:
@@ -62,6 +62,19 @@ def _unreadable_descriptor() -> dict[str, Any]:
     }
 
 
+def _input_error_descriptor() -> dict[str, Any]:
+    text = "Every input can be opened as a store that spec-validate reads."
+    return {
+        "id": INPUT_ERROR,
+        "name": INPUT_ERROR,
+        "shortDescription": {"text": text},
+        "fullDescription": {"text": f"{text} An input that cannot be opened (missing, truncated, not a store) is not checked."},
+        "help": {"text": text},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"rfc2119_level": "MUST", "basis": "tool"},
+    }
+
+
 def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline | None = None) -> dict[str, Any]:
     """The SARIF log for every report of one invocation (one run)."""
     descriptors: list[dict[str, Any]] = []
@@ -75,15 +88,19 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
     results: list[dict[str, Any]] = []
     artifacts: list[dict[str, Any]] = []
     for report in reports:
+        if report.skipped is not None:  # found in a folder, not a store: nothing to locate
+            continue
         root = _uri(artifact_uri(report.source))
-        artifacts.append({"location": {"uri": root}, "properties": {"format": report.format}})
+        artifacts.append({"location": {"uri": root}, "properties": {"format": report.format or "unknown"}})
         for item in located(report):
             key = (item.pack, item.rule_id)
             if key not in index:
                 index[key] = len(descriptors)
-                descriptors.append(_unreadable_descriptor())
+                descriptors.append(_input_error_descriptor() if item.rule_id == INPUT_ERROR else _unreadable_descriptor())
             uri = root
-            if item.result is None:  # an unreadable key: point at it
+            if item.rule_id == INPUT_ERROR:
+                pass  # the input itself
+            elif item.result is None:  # an unreadable key: point at it
                 uri = f"{root}/{quote(item.path)}"
             elif item.path in report.metadata_keys:
                 uri = f"{root}/{quote(report.metadata_keys[item.path])}"
@@ -129,6 +146,8 @@ def _uri(path: str) -> str:
 
 def _message(item: Any) -> str:
     """`<node path>: <what was found>` plus the offending values the primitive recorded."""
+    if item.rule_id == INPUT_ERROR:
+        return f"cannot be opened: {item.message}"
     if item.result is None:
         return f"{item.path}: unreadable: {item.message}"
     text = f"{item.path or '/'}: {item.message}" if item.path else item.message

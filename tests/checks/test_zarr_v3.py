@@ -1,0 +1,637 @@
+"""Zarr v3 metadata primitives, on in-memory stores of raw zarr.json documents."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, NamedTuple
+
+import pytest
+from memory_tree import findings
+
+from validator.nodes.keyvalue import KeyValueStore
+from validator.nodes.zarr import ZarrTree
+from validator.primitive_api import NotApplicable, NotChecked
+
+
+class DictStore(KeyValueStore):
+    """Keys to bytes, in memory (documents given as JSON values)."""
+
+    def __init__(self, items: dict[str, Any]) -> None:
+        self.location = "memory"
+        self.items = {k: v if isinstance(v, bytes) else json.dumps(v).encode() for k, v in items.items()}
+
+    def get(self, key: str) -> bytes | None:
+        return self.items.get(key)
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        start = f"{prefix}/" if prefix else ""
+        keys, dirs = set(), set()
+        for k in self.items:
+            if k.startswith(start):
+                rest = k[len(start) :]
+                (dirs if "/" in rest else keys).add(rest.split("/", 1)[0])
+        return sorted(keys), sorted(dirs)
+
+
+GROUP = {"zarr_format": 3, "node_type": "group", "attributes": {}}
+ARRAY = {
+    "zarr_format": 3,
+    "node_type": "array",
+    "shape": [4, 6],
+    "data_type": "float64",
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 3]}},
+    "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+    "fill_value": "NaN",
+    "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+    "attributes": {},
+}
+SHARDING = {
+    "name": "sharding_indexed",
+    "configuration": {
+        "chunk_shape": [1, 3],
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+        "index_location": "end",
+    },
+}
+
+
+def array(extra_keys: dict[str, Any] | None = None, **changes: Any):
+    """The node /a of a store holding ARRAY with `changes` (a value of ... removes the field)."""
+    meta = copy.deepcopy(ARRAY)
+    for key, value in changes.items():
+        if value is ...:
+            meta.pop(key)
+        else:
+            meta[key] = value
+    items = {"zarr.json": GROUP, "a/zarr.json": meta, **(extra_keys or {})}
+    return ZarrTree(DictStore(items), 3).get("/a")
+
+
+def group(items: dict[str, Any], path: str = "/"):
+    return ZarrTree(DictStore(items), 3).get(path)
+
+
+def run(primitive: str, node: Any, options: dict | None = None) -> list:
+    return findings(primitive, node, options, sc="unused")
+
+
+class Case(NamedTuple):
+    id: str
+    primitive: str
+    node: Any
+    options: dict | None
+    expect: int | type  # the number of findings, or NotApplicable / NotChecked
+
+
+def case(id: str, primitive: str, node: Any, expect: int | type, options: dict | None = None) -> Any:
+    return pytest.param(Case(id, primitive, node, options, expect), id=id)
+
+
+CASES = [
+    # extension definitions
+    case(
+        "extension_definition_passes_short_hand_data_type",
+        "extension_definition",
+        array(),
+        0,
+        {"key": "data_type", "list": False},
+    ),
+    case("extension_definition_fails_number", "extension_definition", array(data_type=5), 1, {"key": "data_type", "list": False}),
+    case(
+        "extension_definition_fails_codecs_not_a_list",
+        "extension_definition",
+        array(codecs={"name": "bytes"}),
+        1,
+        {"key": "codecs", "list": True},
+    ),
+    case(
+        "extension_definition_fails_codec_item_number",
+        "extension_definition",
+        array(codecs=[{"name": "bytes"}, 3]),
+        1,
+        {"key": "codecs", "list": True},
+    ),
+    case(
+        "extension_definition_not_applicable_when_absent",
+        "extension_definition",
+        array(),
+        NotApplicable,
+        {"key": "storage_transformers", "list": True},
+    ),
+    case(
+        "extension_names_are_strings_fails_object_without_name",
+        "extension_names_are_strings",
+        array(chunk_key_encoding={"configuration": {}}),
+        1,
+    ),
+    case(
+        "extension_names_are_strings_fails_nested_codec",
+        "extension_names_are_strings",
+        array(codecs=[{**SHARDING, "configuration": {**SHARDING["configuration"], "codecs": [{"name": 1}]}}]),
+        1,
+    ),
+    case(
+        "extension_names_conform_passes_uri",
+        "extension_names_conform",
+        array(codecs=[{"name": "https://example.org/codecs/mine"}]),
+        0,
+    ),
+    case("extension_names_conform_fails_uppercase", "extension_names_conform", array(data_type="Float64"), 1),
+    case("extension_names_conform_fails_single_letter", "extension_names_conform", array(data_type="f"), 1),
+    case(
+        "extension_configurations_are_objects_fails_list",
+        "extension_configurations_are_objects",
+        array(chunk_grid={"name": "regular", "configuration": [2, 3]}),
+        1,
+    ),
+    case(
+        "extension_must_understand_boolean_passes_true",
+        "extension_must_understand_boolean",
+        array(codecs=[{"name": "bytes", "configuration": {"endian": "little"}, "must_understand": True}]),
+        0,
+    ),
+    case(
+        "extension_must_understand_boolean_fails_zero",
+        "extension_must_understand_boolean",
+        array(codecs=[{"name": "bytes", "configuration": {"endian": "little"}, "must_understand": 0}]),
+        1,
+    ),
+    case(
+        "extension_must_understand_boolean_not_applicable_without_it", "extension_must_understand_boolean", array(), NotApplicable
+    ),
+    case(
+        "extension_must_understand_allowed_passes_codec_false",
+        "extension_must_understand_allowed",
+        array(
+            data_type={"name": "numpy.datetime64", "configuration": {"unit": "s"}},
+            codecs=[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "x.y", "must_understand": False}],
+        ),
+        0,
+    ),
+    case(
+        "extension_must_understand_allowed_fails_data_type_false",
+        "extension_must_understand_allowed",
+        array(data_type={"name": "numpy.datetime64", "must_understand": False}),
+        1,
+    ),
+    case(
+        "metadata_fields_understood_passes_ignorable_field",
+        "metadata_fields_understood",
+        array(notes={"must_understand": False}),
+        0,
+    ),
+    case("metadata_fields_understood_fails_plain_field", "metadata_fields_understood", array(notes="x"), 1),
+    case(
+        "metadata_fields_understood_fails_consolidated_on_an_array",
+        "metadata_fields_understood",
+        array(consolidated_metadata={"kind": "inline", "metadata": {}}),
+        1,
+    ),
+    case(
+        "metadata_fields_understood_passes_group_consolidated",
+        "metadata_fields_understood",
+        group({"zarr.json": {**GROUP, "consolidated_metadata": {"kind": "inline", "must_understand": False, "metadata": {}}}}),
+        0,
+    ),
+    # data types and fill values
+    case("data_type_core_as_string_fails_object", "data_type_core_as_string", array(data_type={"name": "float64"}), 1),
+    case(
+        "data_type_core_as_string_fails_raw_bits_object",
+        "data_type_core_as_string",
+        array(data_type={"name": "r16"}, fill_value=[0, 0]),
+        1,
+    ),
+    case(
+        "data_type_core_as_string_not_applicable_extension", "data_type_core_as_string", array(data_type="string"), NotApplicable
+    ),
+    case("raw_bits_multiple_of_8_passes_r24", "raw_bits_multiple_of_8", array(data_type="r24"), 0),
+    case("raw_bits_multiple_of_8_fails_r0", "raw_bits_multiple_of_8", array(data_type="r0"), 1),
+    case(
+        "fill_value_permitted_passes_bool",
+        "fill_value_permitted",
+        array(data_type="bool", fill_value=True),
+        0,
+        {"family": "boolean"},
+    ),
+    case(
+        "fill_value_permitted_fails_bool_null",
+        "fill_value_permitted",
+        array(data_type="bool", fill_value=None),
+        1,
+        {"family": "boolean"},
+    ),
+    case(
+        "fill_value_permitted_passes_uint64_max",
+        "fill_value_permitted",
+        array(data_type="uint64", fill_value=2**64 - 1),
+        0,
+        {"family": "integer"},
+    ),
+    case(
+        "fill_value_permitted_fails_int8_128",
+        "fill_value_permitted",
+        array(data_type="int8", fill_value=128),
+        1,
+        {"family": "integer"},
+    ),
+    case(
+        "fill_value_permitted_fails_integer_true",
+        "fill_value_permitted",
+        array(data_type="int32", fill_value=True),
+        1,
+        {"family": "integer"},
+    ),
+    case(
+        "fill_value_permitted_passes_float_hex",
+        "fill_value_permitted",
+        array(data_type="float32", fill_value="0x7FC00000"),
+        0,
+        {"family": "float"},
+    ),
+    case(
+        "fill_value_permitted_passes_float_minus_infinity",
+        "fill_value_permitted",
+        array(fill_value="-Infinity"),
+        0,
+        {"family": "float"},
+    ),
+    case("fill_value_permitted_passes_float_integer_number", "fill_value_permitted", array(fill_value=3), 0, {"family": "float"}),
+    case(
+        "fill_value_permitted_fails_float_hex_too_wide",
+        "fill_value_permitted",
+        array(data_type="float16", fill_value="0x7e000"),
+        1,
+        {"family": "float"},
+    ),
+    case(
+        "fill_value_permitted_fails_float_infinity_lowercase",
+        "fill_value_permitted",
+        array(fill_value="inf"),
+        1,
+        {"family": "float"},
+    ),
+    case(
+        "fill_value_permitted_passes_complex_specials",
+        "fill_value_permitted",
+        array(data_type="complex128", fill_value=["-Infinity", "NaN"]),
+        0,
+        {"family": "complex"},
+    ),
+    case(
+        "fill_value_permitted_fails_complex_bad_part",
+        "fill_value_permitted",
+        array(data_type="complex64", fill_value=[0, "0x7ff8000000000000"]),
+        1,
+        {"family": "complex"},
+    ),
+    case(
+        "fill_value_permitted_passes_raw_bytes",
+        "fill_value_permitted",
+        array(data_type="r24", fill_value=[1, 2, 255]),
+        0,
+        {"family": "raw"},
+    ),
+    case(
+        "fill_value_permitted_fails_raw_byte_256",
+        "fill_value_permitted",
+        array(data_type="r8", fill_value=[256]),
+        1,
+        {"family": "raw"},
+    ),
+    case(
+        "fill_value_permitted_not_applicable_other_family", "fill_value_permitted", array(), NotApplicable, {"family": "integer"}
+    ),
+    case(
+        "fill_value_permitted_not_applicable_extension_type",
+        "fill_value_permitted",
+        array(data_type="string", fill_value=""),
+        NotApplicable,
+        {"family": "float"},
+    ),
+    # chunk grid and keys
+    case("regular_grid_object_fails_short_hand", "regular_grid_object", array(chunk_grid="regular"), 1),
+    case(
+        "regular_grid_object_not_applicable_other_grid",
+        "regular_grid_object",
+        array(chunk_grid={"name": "rectilinear"}),
+        NotApplicable,
+    ),
+    case(
+        "regular_grid_configuration_fails_without_chunk_shape",
+        "regular_grid_configuration",
+        array(chunk_grid={"name": "regular", "configuration": {"shape": [2, 3]}}),
+        1,
+    ),
+    case(
+        "regular_grid_chunk_shape_fails_string_item",
+        "regular_grid_chunk_shape",
+        array(chunk_grid={"name": "regular", "configuration": {"chunk_shape": [2, "3"]}}),
+        1,
+    ),
+    case(
+        "regular_grid_chunks_positive_fails_negative",
+        "regular_grid_chunks_positive",
+        array(chunk_grid={"name": "regular", "configuration": {"chunk_shape": [2, -3]}}),
+        1,
+    ),
+    case(
+        "chunk_key_separator_passes_no_configuration",
+        "chunk_key_separator",
+        array(chunk_key_encoding={"name": "default"}),
+        0,
+        {"encoding": "default"},
+    ),
+    case(
+        "chunk_key_separator_fails_extra_member",
+        "chunk_key_separator",
+        array(chunk_key_encoding={"name": "v2", "configuration": {"separator": ".", "padding": 2}}),
+        1,
+        {"encoding": "v2"},
+    ),
+    case(
+        "chunk_keys_encoded_passes_chunks_and_extension_keys",
+        "chunk_keys_encoded",
+        array(extra_keys={"a/c/0/0": b"x", "a/c/1/1": b"x", "a/__index/x": b"x"}),
+        0,
+    ),
+    case(
+        "chunk_keys_encoded_fails_leading_zero_and_v2_key",
+        "chunk_keys_encoded",
+        array(extra_keys={"a/c/01/0": b"x", "a/0.0": b"x", "a/c/0": b"x"}),
+        3,
+    ),
+    case(
+        "chunk_keys_encoded_passes_scalar_c",
+        "chunk_keys_encoded",
+        array(shape=[], chunk_grid={"name": "regular", "configuration": {"chunk_shape": []}}, extra_keys={"a/c": b"x"}),
+        0,
+    ),
+    case(
+        "chunk_keys_encoded_passes_v2_dot_keys",
+        "chunk_keys_encoded",
+        array(chunk_key_encoding={"name": "v2"}, extra_keys={"a/1.1": b"x"}),
+        0,
+    ),
+    case(
+        "chunk_keys_encoded_not_checked_with_storage_transformers",
+        "chunk_keys_encoded",
+        array(storage_transformers=[{"name": "x"}]),
+        NotChecked,
+    ),
+    case(
+        "chunk_keys_in_grid_fails_index_past_grid", "chunk_keys_in_grid", array(extra_keys={"a/c/2/0": b"x", "a/c/1/1": b"x"}), 1
+    ),
+    # codecs
+    case(
+        "codecs_contain_array_to_bytes_fails_only_compressors",
+        "codecs_contain_array_to_bytes",
+        array(codecs=[{"name": "gzip", "configuration": {"level": 1}}]),
+        1,
+    ),
+    case(
+        "codecs_contain_array_to_bytes_not_checked_unknown_codec",
+        "codecs_contain_array_to_bytes",
+        array(codecs=[{"name": "mystery"}]),
+        NotChecked,
+    ),
+    case(
+        "codec_chains_ordered_passes_transpose_bytes_blosc",
+        "codec_chains_ordered",
+        array(
+            codecs=[
+                {"name": "transpose", "configuration": {"order": [1, 0]}},
+                {"name": "bytes", "configuration": {"endian": "big"}},
+                {"name": "blosc"},
+            ]
+        ),
+        0,
+    ),
+    case(
+        "codec_chains_ordered_fails_two_array_to_bytes",
+        "codec_chains_ordered",
+        array(codecs=[{"name": "bytes"}, {"name": "bytes"}]),
+        1,
+    ),
+    case(
+        "codec_chains_ordered_fails_transpose_after_bytes",
+        "codec_chains_ordered",
+        array(codecs=[{"name": "bytes"}, {"name": "transpose", "configuration": {"order": [1, 0]}}]),
+        1,
+    ),
+    case(
+        "codec_chains_ordered_fails_inner_chain",
+        "codec_chains_ordered",
+        array(
+            codecs=[{**SHARDING, "configuration": {**SHARDING["configuration"], "codecs": [{"name": "gzip"}, {"name": "bytes"}]}}]
+        ),
+        1,
+    ),
+    case(
+        "codec_member_fails_required_member_of_short_hand",
+        "codec_member",
+        array(codecs=[{"name": "bytes"}, "blosc"]),
+        1,
+        {"codec": "blosc", "member": "shuffle", "required": True},
+    ),
+    case(
+        "codec_member_not_applicable_unless_noshuffle",
+        "codec_member",
+        array(codecs=[{"name": "bytes"}, {"name": "blosc", "configuration": {"shuffle": "noshuffle"}}]),
+        NotApplicable,
+        {"codec": "blosc", "member": "typesize", "required": True, "unless": {"member": "shuffle", "equals": "noshuffle"}},
+    ),
+    case(
+        "codec_member_fails_level_string",
+        "codec_member",
+        array(codecs=[{"name": "bytes"}, {"name": "gzip", "configuration": {"level": "9"}}]),
+        1,
+        {"codec": "gzip", "member": "level", "type": "integer", "minimum": 0, "maximum": 9},
+    ),
+    case(
+        "codec_member_not_applicable_without_codec", "codec_member", array(), NotApplicable, {"codec": "gzip", "member": "level"}
+    ),
+    case(
+        "bytes_endian_present_fails_shard_index_without_endian",
+        "bytes_endian_present",
+        array(
+            data_type="uint8",
+            fill_value=0,
+            codecs=[
+                {
+                    **SHARDING,
+                    "configuration": {
+                        **SHARDING["configuration"],
+                        "codecs": [{"name": "bytes"}],
+                        "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}],
+                    },
+                }
+            ],
+        ),
+        1,
+    ),
+    case(
+        "bytes_endian_present_not_applicable_single_byte",
+        "bytes_endian_present",
+        array(data_type="int8", fill_value=0, codecs=[{"name": "bytes"}]),
+        NotApplicable,
+    ),
+    case(
+        "transpose_order_permutation_fails_length",
+        "transpose_order_permutation",
+        array(codecs=[{"name": "transpose", "configuration": {"order": [2, 1, 0]}}, {"name": "bytes"}]),
+        1,
+    ),
+    case(
+        "transpose_order_permutation_passes_in_index_codecs",
+        "transpose_order_permutation",
+        array(
+            codecs=[
+                {
+                    **SHARDING,
+                    "configuration": {
+                        **SHARDING["configuration"],
+                        "index_codecs": [
+                            {"name": "transpose", "configuration": {"order": [2, 0, 1]}},
+                            {"name": "bytes", "configuration": {"endian": "little"}},
+                        ],
+                    },
+                }
+            ]
+        ),
+        0,
+    ),
+    # sharding
+    case("sharding_chunk_shape_passes", "sharding_chunk_shape", array(codecs=[SHARDING]), 0),
+    case(
+        "sharding_chunk_shape_fails_not_dividing_after_transpose",
+        "sharding_chunk_shape",
+        array(codecs=[{"name": "transpose", "configuration": {"order": [1, 0]}}, SHARDING]),
+        1,
+    ),
+    case(
+        "sharding_codec_list_fails_item_number",
+        "sharding_codec_list",
+        array(codecs=[{**SHARDING, "configuration": {**SHARDING["configuration"], "codecs": [5]}}]),
+        1,
+        {"member": "codecs"},
+    ),
+    case(
+        "sharding_index_codecs_fixed_size_fails_zstd",
+        "sharding_index_codecs_fixed_size",
+        array(
+            codecs=[
+                {
+                    **SHARDING,
+                    "configuration": {**SHARDING["configuration"], "index_codecs": [{"name": "bytes"}, {"name": "zstd"}]},
+                }
+            ]
+        ),
+        1,
+    ),
+    case(
+        "sharding_index_codecs_recommended_fails_without_crc32c",
+        "sharding_index_codecs_recommended",
+        array(
+            codecs=[
+                {
+                    **SHARDING,
+                    "configuration": {
+                        **SHARDING["configuration"],
+                        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                    },
+                }
+            ]
+        ),
+        1,
+    ),
+    case("sharding_configuration_members_passes", "sharding_configuration_members", array(codecs=[SHARDING]), 0),
+    # optional members, consolidated metadata, hierarchy
+    case("dimension_names_valid_passes_nulls", "dimension_names_valid", array(dimension_names=[None, "y"]), 0),
+    case("dimension_names_valid_fails_number", "dimension_names_valid", array(dimension_names=["x", 2]), 1),
+    case("dimension_names_distinct_passes_repeated_empty", "dimension_names_distinct", array(dimension_names=["", ""]), 0),
+    case("attributes_object_fails_string", "attributes_object", array(attributes="x"), 1),
+    case("attributes_object_not_applicable_when_absent", "attributes_object", array(attributes=...), NotApplicable),
+    case(
+        "consolidated_marker_fails_must_understand_true",
+        "consolidated_marker",
+        group({"zarr.json": {**GROUP, "consolidated_metadata": {"kind": "inline", "must_understand": True, "metadata": {}}}}),
+        1,
+    ),
+    case(
+        "consolidated_marker_fails_metadata_missing",
+        "consolidated_marker",
+        group({"zarr.json": {**GROUP, "consolidated_metadata": {"kind": "inline", "must_understand": False}}}),
+        1,
+    ),
+    case(
+        "consolidated_entries_match_passes_nested_marker",
+        "consolidated_entries_match",
+        group(
+            {
+                "zarr.json": {
+                    **GROUP,
+                    "consolidated_metadata": {
+                        "kind": "inline",
+                        "must_understand": False,
+                        "metadata": {
+                            "s": {**GROUP, "consolidated_metadata": {"kind": "inline", "must_understand": False, "metadata": {}}}
+                        },
+                    },
+                },
+                "s/zarr.json": GROUP,
+            }
+        ),
+        0,
+    ),
+    case(
+        "consolidated_entries_match_fails_missing_and_extra",
+        "consolidated_entries_match",
+        group(
+            {
+                "zarr.json": {
+                    **GROUP,
+                    "consolidated_metadata": {"kind": "inline", "must_understand": False, "metadata": {"gone": GROUP}},
+                },
+                "s/zarr.json": GROUP,
+            }
+        ),
+        2,
+    ),
+    case(
+        "node_name_nfkc_fails_ligature",
+        "node_name_nfkc",
+        group({"zarr.json": GROUP, "\ufb01le/zarr.json": GROUP}, "/\ufb01le"),
+        1,
+    ),
+    case(
+        "node_name_nfkc_fails_sharp_s_not_case_folded",
+        "node_name_nfkc",
+        group({"zarr.json": GROUP, "stra\u00dfe/zarr.json": GROUP}, "/stra\u00dfe"),
+        1,
+    ),
+    case("group_metadata_stored_fails_implicit_root", "group_metadata_stored", group({"a/zarr.json": ARRAY}), 1),
+    case("v2_documents_absent_fails_zattrs", "v2_documents_absent", group({"zarr.json": GROUP, ".zattrs": {}}), 1),
+]
+
+
+@pytest.mark.parametrize("c", CASES)
+def test_zarr_v3_primitive(c: Case):
+    if isinstance(c.expect, type):
+        with pytest.raises(c.expect):
+            run(c.primitive, c.node, c.options)
+    else:
+        got = run(c.primitive, c.node, c.options)
+        assert len(got) == c.expect, [f.message for f in got]
+
+
+def test_fill_value_permitted_fails_bare_nan_naming_the_string_to_write():
+    got = run("fill_value_permitted", array(fill_value=float("nan")), {"family": "float"})
+    assert len(got) == 1 and '"NaN"' in got[0].message
+
+
+def test_chunk_keys_encoded_fails_at_most_20_then_a_count():
+    node = array(extra_keys={f"a/junk{i}": b"x" for i in range(25)})
+    got = run("chunk_keys_encoded", node)
+    assert len(got) == 21 and got[-1].details["more"] == 5

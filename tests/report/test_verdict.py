@@ -1,0 +1,83 @@
+"""One verdict per input, shared by every format and the exit code: a summary never contradicts the exit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from memory_tree import Arr, pack, tree
+
+from validator.engine.model import CheckStep, Rule
+from validator.engine.run import iter_results
+from validator.report import baseline as bl
+from validator.report.model import ClauseResult, Level, PackInfo, Report, Status
+from validator.report.verdict import CONFORMS, DOES_NOT_CONFORM, ERROR, NOTHING_CHECKED, SKIPPED, exit_code, verdict
+
+MUST = Rule(
+    id="t.a.monotonic",
+    level=Level.MUST,
+    spec_level=Level.MUST,
+    clause="c",
+    section="S",
+    spec_version="1",
+    applies_to={"name": "a"},
+    check=(CheckStep("non_decreasing", {}),),
+    pack="t",
+)
+PACK = (PackInfo("t", "Test", "1", ("/",)),)
+
+
+def report(values=(0, 2, 1), rules=(MUST,)) -> Report:
+    results = tuple(iter_results(tree({"a": Arr(np.array(values), chunks=(2,))}), [pack(list(rules))]))
+    return Report("demo.h5ad", "hdf5", PACK, "0", results)
+
+
+def known_all(r: Report) -> bl.Baseline:
+    return bl.Baseline(frozenset(item.fingerprint for item in bl.located(r)))
+
+
+@pytest.mark.parametrize(
+    "make,fail_on,outcome,code",
+    [
+        pytest.param(lambda: report((0, 1, 2)), Level.MUST, CONFORMS, 0, id="conforms"),
+        pytest.param(lambda: report(), Level.MUST, DOES_NOT_CONFORM, 1, id="fails"),
+        pytest.param(lambda: report(rules=()), Level.MUST, NOTHING_CHECKED, 0, id="no-rule-selected"),
+        pytest.param(lambda: Report("x.txt", "", (), "0", (), error="x.txt: not an HDF5 file"), Level.MUST, ERROR, 2, id="error"),
+        pytest.param(lambda: Report("x.txt", "", (), "0", (), skipped="not a store"), Level.MUST, SKIPPED, 0, id="skipped"),
+    ],
+)
+def test_verdict_and_exit_code_agree(make, fail_on, outcome, code):
+    r = make()
+    assert verdict(r, fail_on).outcome == outcome
+    assert exit_code([r], fail_on) == code
+
+
+def test_verdict_passes_baseline_holds_every_failure():
+    # With --baseline, a known failure neither fails the input nor the run, and the verdict says it is known.
+    r = report()
+    v = verdict(r, Level.MUST, known_all(r))
+    assert (v.outcome, v.new, v.known) == (CONFORMS, 0, 1)
+    assert "1 known failure(s) in the baseline" in v.describe()
+    assert exit_code([r], Level.MUST, known_all(r)) == 0
+
+
+def test_verdict_nothing_checked_when_every_clause_is_not_applicable():
+    r = report(rules=(MUST._replace(applies_to={"name": "nothing-named-so"}),))
+    v = verdict(r, Level.MUST)
+    assert v.outcome == NOTHING_CHECKED and "none of the 1 selected clause(s) applies" in v.reason
+
+
+def test_verdict_counts_clauses_that_could_not_check_their_nodes():
+    r = report((0, 1, 2))
+    partly = ClauseResult(MUST, Status.NOT_APPLICABLE, unchecked=(("/a", "/a: not decoded"),))
+    v = verdict(Report("d.zarr", "zarr-v2", PACK, "0", (*r.results, partly)), Level.MUST)
+    assert (v.outcome, v.unchecked) == (CONFORMS, 1)
+    assert v.describe() == "conforms (1 clause(s) not fully checked)"
+
+
+def test_exit_code_is_the_worst_over_the_inputs():
+    bad, good = report(), report((0, 1, 2))
+    error = Report("x", "", (), "0", (), error="x: cannot be opened")
+    assert exit_code([good, bad], Level.MUST) == 1
+    assert exit_code([good, bad, error], Level.MUST) == 2
+    assert exit_code([good, bad], Level.MUST, exit_zero=True) == 0
+    assert exit_code([good, error], Level.MUST, exit_zero=True) == 2  # an input that was not checked at all
