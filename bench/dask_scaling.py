@@ -154,10 +154,16 @@ def main() -> None:
         n = scanned_elements(path)
         size = f"{path.name} ({disk_bytes(path) / 2**20:.0f} MiB)"
         reference = validate(path, jobs=1).to_json()
-        serial = timed(lambda: validate(path, jobs=1), args.repeat)
+        serial = timed(lambda path=path: validate(path, jobs=1), args.repeat)
         rows = [("serial (jobs=1)", serial, peak_rss_mib())]
         for threads in thread_counts:
-            rows.append((f"threads (jobs={threads})", timed(lambda: validate(path, jobs=threads), args.repeat), peak_rss_mib()))
+            rows.append(
+                (
+                    f"threads (jobs={threads})",
+                    timed(lambda path=path, threads=threads: validate(path, jobs=threads), args.repeat),
+                    peak_rss_mib(),
+                )
+            )
         # The Dask rows count the workers' CPU too: the client's alone would hide the scan.
         for workers in worker_counts:
             t0 = time.perf_counter()
@@ -170,7 +176,11 @@ def main() -> None:
                 started = time.perf_counter() - t0
                 scanner = DaskScanner(client)
                 assert validate(path, scanner=scanner).to_json() == reference  # the same report, or the timing means nothing
-                wall = timed(lambda: validate(path, scanner=scanner), args.repeat, lambda: sum(client.run(cpu_seconds).values()))
+                wall = timed(
+                    lambda path=path, scanner=scanner: validate(path, scanner=scanner),
+                    args.repeat,
+                    lambda client=client: sum(client.run(cpu_seconds).values()),
+                )
                 rss = max(client.run(peak_rss_mib).values())
             rows.append(
                 (f"dask LocalCluster {workers} worker{'s' if workers > 1 else ''} x 1 thread (start {started:.1f} s)", wall, rss)

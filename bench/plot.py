@@ -32,11 +32,11 @@ def plot(doc: dict, out: Path = PNG) -> None:
     nrows = max(1, -(-len(formats) // cols))
     fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 3.6 * nrows), sharex=True, sharey=True, squeeze=False)
     plain = FuncFormatter(lambda v, _: f"{v:g}")
-    for ax, fmt in zip(axes.flat, formats):
+    for ax, fmt in zip(axes.flat, formats, strict=True):
         for tool, (colour, marker, line) in STYLE.items():
             pts = sorted((r["stored_values"], r["median_s"]) for r in rows if r["format"] == fmt and r["tool"] == tool)
             if pts:
-                ax.plot(*zip(*pts), color=colour, marker=marker, linestyle=line, label=tool)
+                ax.plot(*zip(*pts, strict=True), color=colour, marker=marker, linestyle=line, label=tool)
         if baseline is not None:
             ax.axhline(baseline, color="black", linestyle=":", linewidth=1, label='python -c "import numpy, h5py"')
         ax.set_xscale("log")

@@ -155,7 +155,7 @@ def update_doc(doc: dict, path: Path = DOC) -> None:
         pattern = re.compile(rf"(<!-- bench:{name} -->\n).*?(<!-- /bench:{name} -->)", re.S)
         if not pattern.search(text):
             raise SystemExit(f"{path}: no <!-- bench:{name} --> ... <!-- /bench:{name} --> block")
-        text = pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
+        text = pattern.sub(lambda m, body=body: m.group(1) + body + "\n" + m.group(2), text)
     path.write_text(text)
 
 

@@ -227,7 +227,7 @@ def print_table(rows: list[dict]) -> None:
         f"{'format':<10} {'values':>6} {'tool':<42} {'min s':>7} {'median s':>8} {'peak MB':>8} {'sv/floor':>8} {'anndata/sv':>10}"
     )
     for r in rows:
-        ratio = lambda k: f"{r[k]:.2f}" if r.get(k) is not None else ""  # noqa: E731
+        ratio = lambda k, r=r: f"{r[k]:.2f}" if r.get(k) is not None else ""  # noqa: E731
         print(
             f"{r['format'] or '-':<10} {r['size'] or '-':>6} {r['tool']:<42} {r['min_s']:>7.3f} {r['median_s']:>8.3f} "
             f"{r['peak_rss_mb']:>8.0f} {ratio('sv_over_floor'):>8} {ratio('anndata_over_sv'):>10}"

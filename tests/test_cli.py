@@ -82,6 +82,7 @@ def test_main_fails_unknown_rule_prefix_exits_2(capsys, valid_h5ad):
 
 def test_main_passes_select_limits_results(capsys, broken_h5ad):
     code, out, _ = cli(capsys, broken_h5ad, "--select", "anndata.csr_matrix", "--format", "json")
+    assert code == 1  # the selected clause still fails
     ids = {r["id"] for r in json.loads(out)["reports"][0]["results"]}
     assert ids and all(i.startswith("anndata.csr_matrix.") for i in ids)
 
@@ -91,7 +92,7 @@ def test_main_passes_list_rules_lists_every_rule(capsys):
     assert code == 0
     lines = out.splitlines()
     assert len(lines) == len(RULES)
-    for line, rule in zip(lines, RULES):
+    for line, rule in zip(lines, RULES, strict=True):
         level, rid = line.split()[:2]
         assert (level, rid) == (rule.level.value, rule.id)
 
@@ -231,6 +232,7 @@ def test_main_passes_output_writes_file(capsys, tmp_path, broken_h5ad, fmt):
 @pytest.mark.parametrize("fixture", ["valid_h5ad", "broken_h5ad", "valid_zarr"])
 def test_main_passes_json_validates_against_schema(request, capsys, fixture):
     code, out, _ = cli(capsys, request.getfixturevalue(fixture), "--format", "json")
+    assert code == (1 if fixture == "broken_h5ad" else 0)
     jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(out))
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from corpus_paths import CASES, VALID_H5AD
+from corpus_paths import FAILING_ZARR as ZARR
 
 from validator.cli import main
 from validator.inputs import Input, discover, store_root
 
 REPO = Path(__file__).resolve().parent.parent
-from corpus_paths import CASES, VALID_H5AD
-from corpus_paths import FAILING_ZARR as ZARR
 
 CORPUS = REPO / "conformance-corpus"
 SEURAT = CORPUS / "h5seurat" / "valid-every-element.h5Seurat"

@@ -86,7 +86,7 @@ def runs(tmp_path_factory) -> dict[tuple[str, str], Run]:
 
     keys = [(fmt, mode) for fmt in ("json", "sarif") for mode in MODES]
     with ThreadPoolExecutor(3) as pool:  # six short subprocesses, mostly start-up: overlap them
-        return dict(zip(keys, pool.map(lambda key: one(*key), keys)))
+        return dict(zip(keys, pool.map(lambda key: one(*key), keys), strict=True))
 
 
 @pytest.mark.parametrize("fmt", ["json", "sarif"])

@@ -52,8 +52,8 @@ def validate(
         The Report: one ClauseResult per selected rule of each pack that applies.
 
     Raises:
-        InputError: the store cannot be opened, or holds no node `node`. PackError: a pack is invalid, two packs extend the same pack,
-            or two packs define one rule id.
+        InputError: the store cannot be opened, or holds no node `node`.
+        PackError: a pack is invalid, two packs extend the same pack, or two packs define one rule id.
     """
     from validator.engine import activity
     from validator.engine.loader import builtin_packs, load_pack, packs_to_run

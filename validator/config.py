@@ -70,54 +70,64 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     found = os.fspath(path) if path else find_pyproject()
     if found is None:
         return Config()
-    try:
-        with open(found, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{found}: cannot be read ({exc})") from None
-    doc = _parse_toml(found, text)
-    table = doc.get("tool", {}).get("spec-validate", {})
+    table = _read_table(found)
     where = f"{found}: [tool.spec-validate]"
-    if not isinstance(table, dict):
-        raise InputError(f"{where}: expected a table")
-    for key in table:
-        if key not in KEYS:
-            raise InputError(f"{where}: {key}: unknown option (known: {', '.join(KEYS)})")
 
     def strings(key: str) -> tuple[str, ...]:
-        value = table.get(key, [])
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise InputError(f"{where}: {key}: expected a list of strings")
-        return tuple(value)
+        return _strings(table.get(key, []), f"{where}: {key}: expected a list of strings")
 
     fail_on = table.get("fail-on")
     if fail_on is not None and (not isinstance(fail_on, str) or fail_on.lower() not in FAIL_ON):
         raise InputError(f"{where}: fail-on: expected one of {', '.join(FAIL_ON)}, got {fail_on!r}")
-    ppi = table.get("per-path-ignores", {})
-    if not isinstance(ppi, dict):
-        raise InputError(f"{where}: per-path-ignores: expected a table of glob = [rule prefixes]")
-    per_path: dict[str, tuple[str, ...]] = {}
-    for glob, prefixes in ppi.items():
-        if isinstance(prefixes, str):
-            prefixes = [prefixes]
-        if not isinstance(prefixes, list) or not all(isinstance(p, str) for p in prefixes):
-            raise InputError(f"{where}: per-path-ignores.{glob}: expected a list of rule ids or prefixes")
-        per_path[glob] = tuple(prefixes)
     root = os.path.dirname(os.path.abspath(found))
     return Config(
         select=strings("select") if "select" in table else None,
         ignore=strings("ignore"),
         extend_select=strings("extend-select"),
         fail_on=fail_on.lower() if fail_on else None,
-        per_path_ignores=per_path,
+        per_path_ignores=_per_path_ignores(table.get("per-path-ignores", {}), where),
         packs=tuple(os.path.join(root, p) for p in strings("packs")),
         root=root,
         source=found,
         exclude=strings("exclude") if "exclude" in table else None,
         extend_exclude=strings("extend-exclude"),
     )
+
+
+def _read_table(found: str) -> dict:
+    """The `[tool.spec-validate]` table of the pyproject at `found` ({} without one), its keys all known."""
+    try:
+        with open(found, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{found}: cannot be read ({exc})") from None
+    table = _parse_toml(found, text).get("tool", {}).get("spec-validate", {})
+    where = f"{found}: [tool.spec-validate]"
+    if not isinstance(table, dict):
+        raise InputError(f"{where}: expected a table")
+    for key in table:
+        if key not in KEYS:
+            raise InputError(f"{where}: {key}: unknown option (known: {', '.join(KEYS)})")
+    return table
+
+
+def _strings(value: object, error: str) -> tuple[str, ...]:
+    """`value` as a tuple of strings (one string is a list of one); InputError(`error`) for anything else."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(error)
+    return tuple(value)
+
+
+def _per_path_ignores(value: object, where: str) -> dict[str, tuple[str, ...]]:
+    """The per-path-ignores table: glob -> rule ids or prefixes."""
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: per-path-ignores: expected a table of glob = [rule prefixes]")
+    return {
+        glob: _strings(prefixes, f"{where}: per-path-ignores.{glob}: expected a list of rule ids or prefixes")
+        for glob, prefixes in value.items()
+    }
 
 
 class Settings(NamedTuple):

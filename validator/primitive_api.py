@@ -123,28 +123,34 @@ class Scope(NamedTuple):
             target = self.node(base, ref.get("node", "."))
             if target is None:
                 raise NotApplicable(f"{what}: no node at {ref.get('node')}")
-            if "dim" in ref:
-                shape = self.logical_shape(target)
-                if shape is None or len(shape) <= ref["dim"]:
-                    raise NotApplicable(f"{what}: {target.path} has no dimension {ref['dim']}")
-                value = shape[ref["dim"]]
-            elif "attr" in ref:
-                if ref["attr"] not in target.attrs:
-                    raise NotApplicable(f"{what}: {target.path} has no attribute {ref['attr']!r}")
-                value = target.attrs[ref["attr"]]
-                if "index" in ref:
-                    if not isinstance(value, list) or len(value) <= ref["index"]:
-                        raise NotApplicable(f"{what}: {target.path}[{ref['attr']!r}] has no item {ref['index']}")
-                    value = value[ref["index"]]
-            else:
-                shape = self.logical_shape(target)
-                if not shape:
-                    raise NotApplicable(f"{what}: the length of {target.path} is unknown")
-                value = shape[0]
+            value = self._attr_value(target, ref, what) if "attr" in ref else self._extent(target, ref, what)
         if "plus" in ref:
             if not _is_int(value):
                 raise NotApplicable(f"{what}: {value!r} is not an integer")
             value = value + ref["plus"]
+        return value
+
+    def _extent(self, target: Node, ref: Mapping, what: str) -> Any:
+        """The length of `target` along `ref["dim"]` (default: its first dimension)."""
+        shape = self.logical_shape(target)
+        if "dim" not in ref:
+            if not shape:
+                raise NotApplicable(f"{what}: the length of {target.path} is unknown")
+            return shape[0]
+        if shape is None or len(shape) <= ref["dim"]:
+            raise NotApplicable(f"{what}: {target.path} has no dimension {ref['dim']}")
+        return shape[ref["dim"]]
+
+    @staticmethod
+    def _attr_value(target: Node, ref: Mapping, what: str) -> Any:
+        """The attribute `ref["attr"]` of `target`, or its item `ref["index"]`."""
+        if ref["attr"] not in target.attrs:
+            raise NotApplicable(f"{what}: {target.path} has no attribute {ref['attr']!r}")
+        value = target.attrs[ref["attr"]]
+        if "index" in ref:
+            if not isinstance(value, list) or len(value) <= ref["index"]:
+                raise NotApplicable(f"{what}: {target.path}[{ref['attr']!r}] has no item {ref['index']}")
+            value = value[ref["index"]]
         return value
 
 

@@ -263,7 +263,9 @@ def reference_dataset_pickle(path: Path) -> None:
 
 @with_valid
 def reference_dataset_external_source(path: Path) -> None:
-    """The second element of /general/electrodes/group (JSON codec) references a node of "../other.nwb.zarr": not followed, reported."""
+    """The second element of /general/electrodes/group (JSON codec) references a node of "../other.nwb.zarr".
+
+    The reference is not followed; it is reported."""
     ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
     shutil.rmtree(path / "general/electrodes/group")
     other = {**ref, "source": "../other.nwb.zarr", "path": "/general/devices/elsewhere", "source_object_id": "f00d-other"}

@@ -111,7 +111,7 @@ def valid_every_element(path: Path) -> None:
 def small_store(path: Path, dtype: str = "<i4", fill_value: Any = 0, **kwargs: Any) -> Path:
     """A root group holding one array `x` of 4 elements in chunks of 2; returns the path of x/.zarray."""
     root = zarr.open_group(str(path), mode="w", zarr_format=2)
-    x = root.create_array("x", shape=(4,), chunks=(2,), dtype=dtype, fill_value=fill_value, **kwargs)
+    root.create_array("x", shape=(4,), chunks=(2,), dtype=dtype, fill_value=fill_value, **kwargs)
     return path / "x" / ".zarray"
 
 

@@ -216,7 +216,7 @@ def test_dask_scanner_fails_as_input_error_when_workers_cannot_open_the_store(cl
     with open_store(path) as tree:  # open here, then take the file away from the workers
         scan = plan(tree.get("/X/indptr"), {FactRequest("find_decreases", (("limit", 3),))}, BLOCK)
         (tmp_path / "here-only.h5ad").rename(tmp_path / "moved.h5ad")
-        with pytest.raises(InputError, match="here-only.h5ad.*workers must reach the store"):
+        with pytest.raises(InputError, match=r"here-only\.h5ad.*workers must reach the store"):
             DaskScanner(client, block_elements=BLOCK).run([scan])
 
 

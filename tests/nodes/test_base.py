@@ -131,7 +131,7 @@ def test_block_passes_problem_is_the_first_chunk_problem():
 def test_blocks_fails_block_with_a_chunk_problem_raises_it():
     node = BlocksNode([GOOD, BAD])
     assert node.read_block((5, 10)) is BAD  # read_block reports; it does not raise
-    with pytest.raises(NodeError, match="^/x: chunk 2 decodes to more than 40 bytes, expected 40$"):
+    with pytest.raises(NodeError, match=r"^/x: chunk 2 decodes to more than 40 bytes, expected 40$"):
         list(node.blocks())
     with pytest.raises(NodeError, match="chunk 2"):
         node.edge_blocks()

@@ -20,7 +20,10 @@ TILEDB_ATTRS = {k: v for k, v in ATTRS.items() if k not in ("names", "flag")}
 
 
 def _array(uri, shape, tiles, attr, data, sparse=False):
-    dims = [tiledb.Dim(name=f"d{i}", domain=(0, n - 1), tile=t, dtype=np.uint32) for i, (n, t) in enumerate(zip(shape, tiles))]
+    dims = [
+        tiledb.Dim(name=f"d{i}", domain=(0, n - 1), tile=t, dtype=np.uint32)
+        for i, (n, t) in enumerate(zip(shape, tiles, strict=True))
+    ]
     schema = tiledb.ArraySchema(domain=tiledb.Domain(*dims), attrs=[attr], sparse=sparse)
     tiledb.Array.create(str(uri), schema)
     with tiledb.open(str(uri), mode="w") as array:

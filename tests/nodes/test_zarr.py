@@ -354,9 +354,11 @@ def test_zarr_fails_pickle_is_not_decoded(tmp_path):
     from validator.nodes.codecs import NotDecoded
 
     write_pickle_array(tmp_path / "p.zarr", tmp_path / "PWNED")
-    with open_store(str(tmp_path / "p.zarr")) as tree:
-        with pytest.raises(NotDecoded, match="/obj: not decoded: codec 'pickle' is not on the allow-list"):
-            tree.get("/obj").read_block((0, 1))
+    with (
+        open_store(str(tmp_path / "p.zarr")) as tree,
+        pytest.raises(NotDecoded, match="/obj: not decoded: codec 'pickle' is not on the allow-list"),
+    ):
+        tree.get("/obj").read_block((0, 1))
     assert not (tmp_path / "PWNED").exists()
 
 

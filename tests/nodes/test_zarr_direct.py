@@ -9,6 +9,7 @@ import json
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numcodecs
 import numpy as np
@@ -229,7 +230,7 @@ def test_direct_passes_n_dimensional_with_edge_chunks(tmp_path, zarr_format, chu
 @pytest.mark.parametrize("compressor", [None, numcodecs.Blosc(), numcodecs.Zlib()], ids=["raw", "blosc", "zlib"])
 def test_direct_passes_v2_order_f(tmp_path, compressor):
     path = write(tmp_path / "a.zarr", ND.astype(">f8"), 2, chunks=(4, 3, 2), order="F", compressors=compressor)
-    assert json.loads(open(os.path.join(path, ".zarray")).read())["order"] == "F"
+    assert json.loads(Path(path, ".zarray").read_text())["order"] == "F"
     assert_reads_like_zarr(path, block_sizes=[1, 100, 10**6])
 
 
@@ -286,12 +287,12 @@ def write_json2(path, items, chunks, fill_value=None, compressor=None):
     }
     (path / ".zarray").write_text(json.dumps(meta))
     codec = numcodecs.get_codec(compressor) if compressor else None
-    grid = [range(-(-n // c)) for n, c in zip(items.shape, chunks)]
+    grid = [range(-(-n // c)) for n, c in zip(items.shape, chunks, strict=True)]
     import itertools
 
     for index in itertools.product(*grid):
         part = np.empty(chunks, dtype=object)
-        region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(index, chunks, items.shape))
+        region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(index, chunks, items.shape, strict=True))
         part[tuple(slice(0, r.stop - r.start) for r in region)] = items[region]
         raw = numcodecs.JSON().encode(part)
         (path / ".".join(map(str, index))).write_bytes(bytes(codec.encode(raw)) if codec else bytes(raw))
@@ -331,7 +332,7 @@ def test_direct_passes_sharded(tmp_path, location, inner_codecs):
     data[8:16] = 0  # the fill value: those inner chunks are not stored (2**64-1 in the index)
     serializer = ShardingCodec(chunk_shape=(4, 5), codecs=inner_codecs, index_location=location)
     path = write(tmp_path / "a.zarr", data, 3, chunks=(8, 10), serializer=serializer, compressors=None)
-    meta = json.loads(open(os.path.join(path, "zarr.json")).read())
+    meta = json.loads(Path(path, "zarr.json").read_text())
     assert meta["codecs"][0]["configuration"]["index_location"] == location
     assert_reads_like_zarr(path, block_sizes=[1, 160, 10**6])
 
@@ -340,7 +341,7 @@ def test_direct_passes_sharded_with_codecs_after_the_shard(tmp_path):
     data = np.arange(1000, dtype="<i4")
     serializer = ShardingCodec(chunk_shape=(10,), codecs=[BytesCodec(), ZstdCodec()])
     path = write(tmp_path / "a.zarr", data, 3, chunks=(100,), serializer=serializer)  # zarr-python adds zstd after
-    names = [c["name"] for c in json.loads(open(os.path.join(path, "zarr.json")).read())["codecs"]]
+    names = [c["name"] for c in json.loads(Path(path, "zarr.json").read_text())["codecs"]]
     assert names == ["sharding_indexed", "zstd"]
     assert_reads_like_zarr(path, block_sizes=[1, 300])
 
@@ -440,18 +441,18 @@ def test_direct_passes_missing_chunk_allocates_only_the_block(tmp_path):
 
 def test_direct_passes_v3_hex_fill_value(tmp_path):
     path = write(tmp_path / "a.zarr", np.zeros(LENGTH, "<f4"), 3)  # all fill: no chunk is stored
-    meta = json.loads(open(os.path.join(path, "zarr.json")).read())
+    meta = json.loads(Path(path, "zarr.json").read_text())
     meta["fill_value"] = "0x7fc00000"  # NaN, as bits
-    open(os.path.join(path, "zarr.json"), "w").write(json.dumps(meta))
+    Path(path, "zarr.json").write_text(json.dumps(meta))
     assert np.isnan(through_zarr(path)).all()
     assert_reads_like_zarr(path)
 
 
 def v2_with(tmp_path, **changes):
     path = write(tmp_path / "a.zarr", VALUES.astype("<i4"), 2, compressors=numcodecs.Zlib())
-    meta = json.loads(open(os.path.join(path, ".zarray")).read())
+    meta = json.loads(Path(path, ".zarray").read_text())
     meta.update(changes)
-    open(os.path.join(path, ".zarray"), "w").write(json.dumps(meta))
+    Path(path, ".zarray").write_text(json.dumps(meta))
     return path
 
 
@@ -461,9 +462,11 @@ def test_direct_fails_unusable_fill_value_only_where_a_chunk_is_missing(tmp_path
     with open_store(path) as tree:
         np.testing.assert_array_equal(np.concatenate([b.values for b in tree.get("/").blocks(2048)]), VALUES.astype("<i4"))
     os.remove(os.path.join(path, "3"))
-    with open_store(path) as tree:
-        with pytest.raises(NodeError, match=r"/: chunk 3 is not stored, and its fill_value .* is not a value of int32"):
-            list(tree.get("/").blocks(2048))
+    with (
+        open_store(path) as tree,
+        pytest.raises(NodeError, match=r"/: chunk 3 is not stored, and its fill_value .* is not a value of int32"),
+    ):
+        list(tree.get("/").blocks(2048))
 
 
 # --- arrays that are not decoded -------------------------------------------------------------------------------
@@ -530,9 +533,9 @@ def test_direct_fails_not_decoded_with_the_reason(tmp_path, build, reason):
 
 def v3_with(tmp_path, **changes):
     path = write(tmp_path / "a.zarr", VALUES, 3)
-    meta = json.loads(open(os.path.join(path, "zarr.json")).read())
+    meta = json.loads(Path(path, "zarr.json").read_text())
     meta.update(changes)
-    open(os.path.join(path, "zarr.json"), "w").write(json.dumps(meta))
+    Path(path, "zarr.json").write_text(json.dumps(meta))
     return path
 
 
@@ -592,8 +595,7 @@ def test_direct_passes_zip_store(tmp_path):
 
 def replace_chunk(path, key, transform):
     full = os.path.join(path, *key.split("/"))
-    raw = open(full, "rb").read()
-    open(full, "wb").write(transform(raw))
+    Path(full).write_bytes(transform(Path(full).read_bytes()))
 
 
 def read_all(path):
@@ -719,7 +721,7 @@ def test_direct_passes_gzip_members_read_as_numcodecs_reads_them(tmp_path):
     half = VALUES[3000:3500].tobytes(), VALUES[3500:4000].tobytes()
     gz = numcodecs.GZip()
     replace_chunk(path, "3", lambda b: bytes(gz.encode(half[0])) + bytes(gz.encode(half[1])) + b"\0" * 8)
-    assert gz.decode(open(os.path.join(path, "3"), "rb").read()) == b"".join(half)
+    assert gz.decode(Path(path, "3").read_bytes()) == b"".join(half)
     np.testing.assert_array_equal(read_all(path), VALUES)
 
 
@@ -759,11 +761,11 @@ def test_direct_fails_corrupt_inner_chunk_of_a_shard(tmp_path):
     path = write(tmp_path / "a.zarr", data, 3, chunks=(4,), shards=(16,), compressors=[GzipCodec()], fill_value=-1)
     with open_store(path) as tree:
         sharding = tree.get("/").plan.codec.sharding
-    raw = bytearray(open(os.path.join(path, "c", "1"), "rb").read())
+    raw = bytearray(Path(path, "c", "1").read_bytes())
     index = np.frombuffer(bytes(raw[-(16 * 4 + 4) : -4]), dtype="<u8").reshape(-1, 2)
     offset, nbytes = (int(x) for x in index[2])
     raw[offset + nbytes - 9 : offset + nbytes] = bytes(9)  # the gzip trailer of inner chunk 2 of shard 1
-    open(os.path.join(path, "c", "1"), "wb").write(bytes(raw))
+    Path(path, "c", "1").write_bytes(bytes(raw))
     with open_store(path) as tree:
         block = tree.get("/").read_block((0, 64))
     assert sharding.per_shard == (4,)

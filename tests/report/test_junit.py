@@ -21,7 +21,7 @@ def test_junit_structure_parsed_with_junitparser(broken_h5ad_here, tmp_path, cap
     xml = junitparser.JUnitXml.fromfile("report.xml")
     suites = list(xml)
     assert [s.name for s in suites] == ["broken.h5ad", "valid.h5ad"]
-    for suite, path in zip(suites, ["broken.h5ad", "valid.h5ad"]):
+    for suite, path in zip(suites, ["broken.h5ad", "valid.h5ad"], strict=True):
         report = validator.validate(path)
         cases = list(suite)
         assert [c.name for c in cases] == [r.rule.id for r in report.results]

@@ -174,7 +174,7 @@ def _link_items(node: Node, of: str) -> list[tuple[str, dict[str, Any]]]:
     """(where, reference object) for each well-formed link (`zarr_link`) or attribute reference of the node."""
     if of == "zarr_link":
         links = node.attrs.get("zarr_link")
-        items = [(f"zarr_link[{i}]", l) for i, l in enumerate(links)] if isinstance(links, list) else []
+        items = [(f"zarr_link[{i}]", link) for i, link in enumerate(links)] if isinstance(links, list) else []
     else:
         items = [(f"attribute {k!r}", r.get("value")) for k, r in _references(node)]
     return [

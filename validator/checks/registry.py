@@ -73,12 +73,11 @@ def hint(modules: Mapping[str, str]) -> None:
 
 def get(name: str) -> Primitive | None:
     if name not in _REGISTRY and name in _HINTS and not _loaded:
+        import contextlib
         import importlib
 
-        try:
+        with contextlib.suppress(ImportError):  # a stale hint: the full load below finds it, or reports it unknown
             importlib.import_module(_HINTS[name])
-        except ImportError:
-            pass  # a stale hint: the full load below finds it, or reports it unknown
     if name not in _REGISTRY:
         _load()
     if name not in _REGISTRY:

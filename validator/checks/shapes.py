@@ -30,14 +30,14 @@ def dims_equal(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """
     shape = _shape(node, scope)
     expected = [scope.dimension(d, node) if isinstance(d, str) else scope.value(node, d) for d in options["dims"]]
-    names = [d if isinstance(d, str) else str(e) for d, e in zip(options["dims"], expected)]
+    names = [d if isinstance(d, str) else str(e) for d, e in zip(options["dims"], expected, strict=False)]
     if len(shape) < len(expected):
         yield Finding(
             f"has shape {shape}, expected at least {len(expected)} dimensions ({', '.join(names)})",
             details={"shape": list(shape)},
         )
         return
-    wrong = [(i, shape[i], e, n) for i, (e, n) in enumerate(zip(expected, names)) if shape[i] != e]
+    wrong = [(i, shape[i], e, n) for i, (e, n) in enumerate(zip(expected, names, strict=False)) if shape[i] != e]
     if wrong:
         text = "; ".join(
             f"dimension {i} is {got}, expected {name} = {want}"

@@ -468,7 +468,7 @@ def chunk_grid(node: Node) -> tuple[list[int], str]:
         and sep in (".", "/")
     ):
         raise NotApplicable(f"{node.path} has unusable shape, chunks or dimension_separator")
-    return [-(-s // c) for s, c in zip(shape, chunks)], sep
+    return [-(-s // c) for s, c in zip(shape, chunks, strict=False)], sep
 
 
 def stored_chunk_keys(node: Node, grid: list[int], sep: str) -> Iterator[tuple[str, str, bool]]:
@@ -485,7 +485,9 @@ def stored_chunk_keys(node: Node, grid: list[int], sep: str) -> Iterator[tuple[s
             valid = (
                 parts is not None
                 and len(parts) == len(grid)
-                and all(p.isdigit() and (p == "0" or not p.startswith("0")) and int(p) < g for p, g in zip(parts, grid))
+                and all(
+                    p.isdigit() and (p == "0" or not p.startswith("0")) and int(p) < g for p, g in zip(parts, grid, strict=False)
+                )
             )
         yield key, rel, valid
 

@@ -158,9 +158,9 @@ def _chains(codecs: Any, where: str, data_type: Any, ndim: int | None, shape: tu
                 inner_ok
                 and current is not None
                 and len(inner) == len(current)
-                and all(s % c == 0 for s, c in zip(current, inner))
+                and all(s % c == 0 for s, c in zip(current, inner, strict=False))
             ):
-                per_shard = tuple(s // c for s, c in zip(current, inner))
+                per_shard = tuple(s // c for s, c in zip(current, inner, strict=False))
             at = f"{where}[{i}].configuration"
             yield from _chains(config.get("codecs"), f"{at}.codecs", data_type, ndim, tuple(inner) if inner_ok else None)
             yield from _chains(
@@ -614,7 +614,7 @@ def chunk_keys_in_grid(node: Node, options: Options, scope: Scope) -> Iterator[F
     bad = []
     for key in keys:
         index = form.parse(key, ndim)
-        if index is not None and any(i >= g for i, g in zip(index, form.grid)):
+        if index is not None and any(i >= g for i, g in zip(index, form.grid, strict=False)):
             bad.append(
                 Finding(
                     f"stores chunk {key!r} at grid index {list(index)}, outside the grid {list(form.grid)}",
@@ -642,7 +642,7 @@ def codecs_contain_array_to_bytes(node: Node, options: Options, scope: Scope) ->
     if ARRAY_TO_BYTES in kinds:
         return
     if None in kinds:
-        unknown = [extension(c)[0] for c, k in zip(codecs, kinds) if k is None]
+        unknown = [extension(c)[0] for c, k in zip(codecs, kinds, strict=False) if k is None]
         raise NotChecked(f"{node.path}: codecs {_short(unknown)} are extensions of unknown kind; no known array -> bytes codec")
     yield Finding(
         f"codecs {_short([extension(c)[0] for c in codecs])} hold no array -> bytes codec",
@@ -663,7 +663,7 @@ def codec_chains_ordered(node: Node, options: Options, scope: Scope) -> Iterator
     for chain in _array_chains(node):
         kinds = [_codec_kind(c) for c in chain.codecs]
         if None in kinds:
-            unknown += [str(extension(c)[0]) for c, k in zip(chain.codecs, kinds) if k is None]
+            unknown += [str(extension(c)[0]) for c, k in zip(chain.codecs, kinds, strict=False) if k is None]
             continue
         checked += 1
         middle = [i for i, k in enumerate(kinds) if k == ARRAY_TO_BYTES]
@@ -676,8 +676,8 @@ def codec_chains_ordered(node: Node, options: Options, scope: Scope) -> Iterator
                 details={"where": chain.where, "value": names},
             )
             continue
-        before = [n for n, k in zip(names[: middle[0]], kinds) if k != ARRAY_TO_ARRAY]
-        after = [n for n, k in zip(names[middle[0] + 1 :], kinds[middle[0] + 1 :]) if k != BYTES_TO_BYTES]
+        before = [n for n, k in zip(names[: middle[0]], kinds, strict=False) if k != ARRAY_TO_ARRAY]
+        after = [n for n, k in zip(names[middle[0] + 1 :], kinds[middle[0] + 1 :], strict=False) if k != BYTES_TO_BYTES]
         if before or after:
             yield Finding(
                 f"{chain.where} {_short(names)} is out of order: expected array -> array codecs, then "
@@ -849,7 +849,7 @@ def sharding_chunk_shape(node: Node, options: Options, scope: Scope) -> Iterator
                 f"{where} chunk_shape {inner} has {len(inner)} lengths, the shard shape {list(shard)} {len(shard)}",
                 details={"where": where, "value": inner, "shard_shape": list(shard)},
             )
-        elif any(s % c for s, c in zip(shard, inner)):
+        elif any(s % c for s, c in zip(shard, inner, strict=False)):
             yield Finding(
                 f"{where} chunk_shape {inner} does not evenly divide the shard shape {list(shard)}",
                 details={"where": where, "value": inner, "shard_shape": list(shard)},

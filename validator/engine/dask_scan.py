@@ -217,13 +217,7 @@ class DaskScanner:
         from distributed import as_completed
 
         token = uuid.uuid4().hex
-        tasks: list[_Task] = []
-        for i, scan in enumerate(scans):
-            if scan.rows is None:
-                tasks.append(_Task(i, 0, None, scan.elements))
-                continue
-            per_row = row_elements(scan.node.shape) if scan.node.shape else 1
-            tasks.extend(_Task(i, j, rows, (rows[1] - rows[0]) * per_row) for j, rows in enumerate(scan.rows))
+        tasks = _tasks(scans)
         if not tasks:  # nothing to read (no arrays, or only empty ones): no round trip to the cluster
             return {scan.node.path: fold(scan.requests, ()) for scan in scans}
         sources = [worker_source(scan.node.tree.locator or scan.node.tree.source) for scan in scans]
@@ -260,17 +254,7 @@ class DaskScanner:
             for future, result in done:
                 task, _ = running.pop(future.key)
                 if future.status == "error":
-                    exc = result[1]  # (type, exception, traceback)
-                    if isinstance(exc, NodeError):
-                        # A fresh NodeError: the message only, without the remote traceback.
-                        if task.scan not in failed or task.block < failed[task.scan][0]:
-                            failed[task.scan] = (task.block, NodeError(str(exc)))
-                    elif isinstance(exc, InputError):
-                        raise InputError(
-                            f"{exc} (on a Dask worker: workers must reach the store at the same path or URL)"
-                        ) from None
-                    else:
-                        raise exc  # a bug or a lost worker: as in the serial scanner, not a verdict on the array
+                    _record_failure(task, result[1], failed)  # result: (type, exception, traceback)
                 elif isinstance(result, BaseException):  # cancelled behind our back (the cluster shut down)
                     raise SpecValidateError(f"Dask task {future.key} was cancelled ({result})")
                 else:
@@ -284,14 +268,45 @@ class DaskScanner:
             with contextlib.suppress(Exception):  # closing the workers' files is housekeeping, not a result
                 self.client.run(forget_trees, token)
 
-        results: dict[str, Facts | NodeError] = {}
-        for i, scan in enumerate(scans):
-            if i in failed:
-                results[scan.node.path] = failed[i][1]
-            else:
-                ordered = (p for j in sorted(partials[i]) for p in partials[i][j])
-                results[scan.node.path] = fold(scan.requests, ordered)
-        return results
+        return _gather(scans, partials, failed)
+
+
+def _tasks(scans: Sequence[ArrayScan]) -> list[_Task]:
+    """One task per block of rows of each scan (one for a scan read whole)."""
+    tasks: list[_Task] = []
+    for i, scan in enumerate(scans):
+        if scan.rows is None:
+            tasks.append(_Task(i, 0, None, scan.elements))
+            continue
+        per_row = row_elements(scan.node.shape) if scan.node.shape else 1
+        tasks.extend(_Task(i, j, rows, (rows[1] - rows[0]) * per_row) for j, rows in enumerate(scan.rows))
+    return tasks
+
+
+def _record_failure(task: _Task, exc: BaseException, failed: dict[int, tuple[int, NodeError]]) -> None:
+    """Keep a worker's NodeError as its array's result (the first failing block's); raise anything else."""
+    if isinstance(exc, NodeError):
+        # A fresh NodeError: the message only, without the remote traceback.
+        if task.scan not in failed or task.block < failed[task.scan][0]:
+            failed[task.scan] = (task.block, NodeError(str(exc)))
+    elif isinstance(exc, InputError):
+        raise InputError(f"{exc} (on a Dask worker: workers must reach the store at the same path or URL)") from None
+    else:
+        raise exc  # a bug or a lost worker: as in the serial scanner, not a verdict on the array
+
+
+def _gather(
+    scans: Sequence[ArrayScan], partials: list[dict[int, list[Partials | None]]], failed: dict[int, tuple[int, NodeError]]
+) -> dict[str, Facts | NodeError]:
+    """Each array's facts, folded from its blocks' partials in row order, or its NodeError."""
+    results: dict[str, Facts | NodeError] = {}
+    for i, scan in enumerate(scans):
+        if i in failed:
+            results[scan.node.path] = failed[i][1]
+        else:
+            ordered = (p for j in sorted(partials[i]) for p in partials[i][j])
+            results[scan.node.path] = fold(scan.requests, ordered)
+    return results
 
 
 def connect(address: str, timeout: float | None = None) -> Client:

@@ -141,7 +141,7 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
         except NodeError as exc:
             ev.outcome = _unread(node, exc)
             return
-        except Exception as exc:  # a primitive's bug or an unforeseen input: an error on this clause, never a crash
+        except Exception as exc:  # noqa: BLE001 -- a primitive's bug or an unforeseen input: an error on this clause, never a crash
             ev.outcome = Outcome(Status.ERROR, reason=f"{step.primitive}: {type(exc).__name__}: {exc}")
             return
         if findings:

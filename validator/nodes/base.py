@@ -518,8 +518,8 @@ class Tree(ABC):
         """Every node once, depth first, in sorted order; links are yielded but never entered."""
         return walk(self.root)
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 -- optional: a tree holding nothing open inherits this
+        """Release what the tree holds open (files, connections); nothing by default."""
 
     def __enter__(self) -> Tree:
         return self

@@ -13,7 +13,7 @@ numcodecs is imported inside the functions that need it: a run that reads no arr
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -303,22 +303,9 @@ def _check_config(name: str, config: Mapping[str, Any], where: str) -> None:
         if not isinstance(size, int) or isinstance(size, bool) or size < 1:
             raise bad("has no positive elementsize")
     elif name in NUMERIC_FILTERS:
-        for key in NUMERIC_FILTERS[name]:
-            if key is None:
-                continue
-            value = config.get(key, config.get("dtype")) if key == "astype" else config.get(key)
-            if _numeric_dtype(value) is None:
-                raise bad(f"has {key} {value!r}, not a numeric dtype")
-        if name in ("delta", "fixedscaleoffset", "quantize", "astype"):
-            try:
-                _numcodec(config)
-            except Exception as exc:
-                raise bad(f"cannot be used ({type(exc).__name__}: {exc})") from None
+        _check_numeric_filter(name, config, bad)
     elif name == "lzma":
-        try:
-            _lzma_decompressor(config)
-        except Exception as exc:
-            raise bad(f"cannot be used ({type(exc).__name__}: {exc})") from None
+        _check_usable(lambda: _lzma_decompressor(config), bad)
     elif name in CHECKSUMS and config.get("location", "start") not in ("start", "end"):
         raise bad("has a location that is neither start nor end")
     elif name == "crc32c":
@@ -326,6 +313,26 @@ def _check_config(name: str, config: Mapping[str, Any], where: str) -> None:
 
         if crc32c_checksum is None:
             raise NotDecoded(f"{where}: not decoded: crc32c needs google-crc32c, which is not installed")
+
+
+def _check_numeric_filter(name: str, config: Mapping[str, Any], bad: Callable[[str], NotDecoded]) -> None:
+    """Raise bad(...) unless the filter's dtypes are numeric and numcodecs can build it."""
+    for key in NUMERIC_FILTERS[name]:
+        if key is None:
+            continue
+        value = config.get(key, config.get("dtype")) if key == "astype" else config.get(key)
+        if _numeric_dtype(value) is None:
+            raise bad(f"has {key} {value!r}, not a numeric dtype")
+    if name in ("delta", "fixedscaleoffset", "quantize", "astype"):
+        _check_usable(lambda: _numcodec(config), bad)
+
+
+def _check_usable(build: Callable[[], Any], bad: Callable[[str], NotDecoded]) -> None:
+    """Raise bad(...) when building the decoder from its configuration fails."""
+    try:
+        build()
+    except Exception as exc:  # whatever numcodecs or lzma raise on a bad configuration
+        raise bad(f"cannot be used ({type(exc).__name__}: {exc})") from None
 
 
 def _numeric_dtype(spec: Any) -> np.dtype | None:
@@ -423,7 +430,7 @@ def _sharding(config: Mapping[str, Any], dtype: np.dtype, shard_shape: tuple[int
         not isinstance(inner_shape, list)
         or len(inner_shape) != len(shard_shape)
         or not all(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in inner_shape)
-        or any(s % c for s, c in zip(shard_shape, inner_shape))
+        or any(s % c for s, c in zip(shard_shape, inner_shape, strict=False))
     ):
         raise NotDecoded(
             f"{where}: not decoded: sharding chunk_shape {inner_shape!r} does not divide the shard shape {list(shard_shape)}"
@@ -439,7 +446,7 @@ def _sharding(config: Mapping[str, Any], dtype: np.dtype, shard_shape: tuple[int
     endian = (index[0].get("configuration") or {}).get("endian", "little") if isinstance(index[0], dict) else "little"
     if endian not in ("little", "big"):
         raise NotDecoded(f"{where}: not decoded: sharding index endian {endian!r}")
-    per_shard = tuple(s // c for s, c in zip(shard_shape, inner_shape))
+    per_shard = tuple(s // c for s, c in zip(shard_shape, inner_shape, strict=False))
     n = math.prod(per_shard)
     steps = tuple(
         Step("crc32c", {"location": "end"}, 16 * n + CHECKSUM_BYTES * i, 16 * n + CHECKSUM_BYTES * i)
@@ -591,42 +598,12 @@ def _stdlib(
     stream, ignoring what follows); trailing bytes that are no member are ignored after the first one, except
     non-zero bytes after gzip members, which Python's gzip reader refuses.
     """
-    import zlib
-
-    def fresh() -> Any:
-        if name == "zlib":
-            return zlib.decompressobj()
-        if name == "gzip":
-            return zlib.decompressobj(31)
-        if name == "bz2":
-            import bz2
-
-            return bz2.BZ2Decompressor()
-        return _lzma_decompressor(config)
-
     dest = out if out is not None and out.nbytes == limit else np.empty(limit, dtype=np.uint8)  # pages unused stay free
     total, source, members = 0, memoryview(data).cast("B"), 0
     while True:
-        decompressor, taken, pending = fresh(), 0, b""
-        # Input goes in pieces too: zlib hands back what it has not taken (unconsumed_tail) as a new copy.
-        stream_like = name in ("zlib", "gzip")
+        decompressor = _fresh_decompressor(name, config)
         try:
-            while True:
-                if not pending and taken < len(source) and (stream_like or decompressor.needs_input):
-                    pending = source[taken : taken + STREAM_PIECE]
-                    taken += len(pending)
-                wanted = min(STREAM_PIECE, limit - total + 1)
-                piece = decompressor.decompress(pending, wanted)
-                if total + len(piece) > limit:
-                    raise _too_big(where, exact, limit)
-                dest[total : total + len(piece)] = np.frombuffer(piece, dtype=np.uint8)
-                total += len(piece)
-                if decompressor.eof:
-                    break
-                pending = decompressor.unconsumed_tail if stream_like else b""
-                starved = len(piece) < wanted if stream_like else decompressor.needs_input
-                if not pending and taken >= len(source) and starved:
-                    raise ChunkError(f"{where} does not decode with {name} (the stream is truncated)")
+            total, taken = _inflate_member(name, decompressor, source, dest, total, exact, where)
         except ChunkError:
             raise
         except Exception as exc:  # zlib.error, OSError, LZMAError: the codec's own words
@@ -639,6 +616,47 @@ def _stdlib(
             break
         source = memoryview(rest)
     return dest if total == dest.nbytes else dest[:total]
+
+
+def _fresh_decompressor(name: str, config: Mapping[str, Any]) -> Any:
+    """A new streaming decompressor for one member of a zlib, gzip, bz2 or lzma stream."""
+    import zlib
+
+    if name == "zlib":
+        return zlib.decompressobj()
+    if name == "gzip":
+        return zlib.decompressobj(31)
+    if name == "bz2":
+        import bz2
+
+        return bz2.BZ2Decompressor()
+    return _lzma_decompressor(config)
+
+
+def _inflate_member(
+    name: str, decompressor: Any, source: memoryview, dest: np.ndarray, total: int, exact: int | None, where: str
+) -> tuple[int, int]:
+    """Inflate one member of `source` into `dest` from byte `total` on: (the new total, the source bytes taken)."""
+    limit = dest.nbytes
+    taken, pending = 0, b""
+    # Input goes in pieces too: zlib hands back what it has not taken (unconsumed_tail) as a new copy.
+    stream_like = name in ("zlib", "gzip")
+    while True:
+        if not pending and taken < len(source) and (stream_like or decompressor.needs_input):
+            pending = source[taken : taken + STREAM_PIECE]
+            taken += len(pending)
+        wanted = min(STREAM_PIECE, limit - total + 1)
+        piece = decompressor.decompress(pending, wanted)
+        if total + len(piece) > limit:
+            raise _too_big(where, exact, limit)
+        dest[total : total + len(piece)] = np.frombuffer(piece, dtype=np.uint8)
+        total += len(piece)
+        if decompressor.eof:
+            return total, taken
+        pending = decompressor.unconsumed_tail if stream_like else b""
+        starved = len(piece) < wanted if stream_like else decompressor.needs_input
+        if not pending and taken >= len(source) and starved:
+            raise ChunkError(f"{where} does not decode with {name} (the stream is truncated)")
 
 
 def _checksum(name: str, data: np.ndarray, location: str | None, where: str) -> np.ndarray:

@@ -7,6 +7,7 @@ the file (external storage, virtual datasets, external links) is reported and ne
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from functools import cached_property
@@ -387,15 +388,11 @@ class HDF5Tree(Tree):
         if getattr(self, "_raw_fd", None) is not None:
             os.close(self._raw_fd)
             self._raw_fd = None
-        try:
+        with contextlib.suppress(Exception):
             self._file.close()
-        except Exception:
-            pass
         if self._fileobj is not None:
-            try:
+            with contextlib.suppress(Exception):  # a remote file whose connection is gone: nothing left to release
                 self._fileobj.close()
-            except Exception:  # a remote file whose connection is gone: nothing left to release
-                pass
 
 
 def _first_line(exc: Exception) -> str:

@@ -189,14 +189,14 @@ def _fill(ds: h5py.Dataset, dtype: np.dtype) -> Any:
 
 
 def _chunk_table(ds: h5py.Dataset, chunk_shape: tuple[int, ...], file_size: int | None, path: str) -> ChunkTable:
-    grid = tuple(-(-int(n) // c) for n, c in zip(ds.shape, chunk_shape))
+    grid = tuple(-(-int(n) // c) for n, c in zip(ds.shape, chunk_shape, strict=False))
     if math.prod(grid) >= 2**62:
         raise NotDecoded(f"{path}: not decoded: a chunk grid of {grid} chunks is too large to index")
     found: list[tuple[int, int, int, int]] = []
 
     def record(info: Any) -> None:
-        index = tuple(o // c for o, c in zip(info.chunk_offset, chunk_shape))
-        if all(0 <= i < g for i, g in zip(index, grid)):
+        index = tuple(o // c for o, c in zip(info.chunk_offset, chunk_shape, strict=False))
+        if all(0 <= i < g for i, g in zip(index, grid, strict=False)):
             found.append((_linear(index, grid), int(info.byte_offset), int(info.size), int(info.filter_mask)))
 
     if hasattr(ds.id, "chunk_iter"):
@@ -213,7 +213,7 @@ def _chunk_table(ds: h5py.Dataset, chunk_shape: tuple[int, ...], file_size: int 
 
 def _linear(index: tuple[int, ...], grid: tuple[int, ...]) -> int:
     out = 0
-    for i, g in zip(index, grid):
+    for i, g in zip(index, grid, strict=False):
         out = out * g + i
     return out
 
@@ -255,16 +255,16 @@ def read_block(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, rows: tuple[i
         return Block(flat_start, out.reshape(-1))
     chunks = plan.chunk_shape
     assert chunks is not None and plan.table is not None
-    grid = tuple(-(-n // c) for n, c in zip(shape, chunks))
+    grid = tuple(-(-n // c) for n, c in zip(shape, chunks, strict=False))
     axes = [range(start // chunks[0], (stop - 1) // chunks[0] + 1)] + [range(g) for g in grid[1:]]
     reads: list[ChunkRead] = []
     for index in itertools.product(*axes):
-        lo = [i * c for i, c in zip(index, chunks)]
-        hi = [min(l + c, n) for l, c, n in zip(lo, chunks, shape)]
+        lo = [i * c for i, c in zip(index, chunks, strict=False)]
+        hi = [min(low + c, n) for low, c, n in zip(lo, chunks, shape, strict=False)]
         lo[0], hi[0] = max(lo[0], start), min(hi[0], stop)
-        region = tuple(slice(l, h) for l, h in zip(lo, hi))
+        region = tuple(slice(low, high) for low, high in zip(lo, hi, strict=False))
         target = out[(slice(lo[0] - start, hi[0] - start),) + region[1:]]
-        inside = tuple(slice(l - i * c, h - i * c) for l, h, i, c in zip(lo, hi, index, chunks))
+        inside = tuple(slice(low - i * c, high - i * c) for low, high, i, c in zip(lo, hi, index, chunks, strict=False))
         at = plan.table.find(_linear(index, grid))
         if at is None:  # never written: the fill value, which h5py knows for the types it converts
             target[...] = plan.fill if plan.direct else _h5py(ds, region, plan.path)
@@ -337,7 +337,7 @@ def _raw_chunk(ds: h5py.Dataset, fd: int | None, offset: int, size: int, index: 
         return raw
     assert plan.chunk_shape is not None
     try:
-        _, raw = ds.id.read_direct_chunk(tuple(i * c for i, c in zip(index, plan.chunk_shape)))
+        _, raw = ds.id.read_direct_chunk(tuple(i * c for i, c in zip(index, plan.chunk_shape, strict=False)))
     except Exception as exc:
         raise NodeError(f"{plan.path}: cannot read chunk {'.'.join(map(str, index))} ({type(exc).__name__}: {exc})") from None
     return raw

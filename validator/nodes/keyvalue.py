@@ -109,8 +109,8 @@ class KeyValueStore(ABC):
         if self.report is not None:
             self.report(key, why)
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 -- optional: a store holding nothing open inherits this
+        """Release what the store holds open; nothing by default."""
 
 
 def _join(prefix: str, name: str) -> str:

@@ -178,7 +178,7 @@ class RemoteStore(KeyValueStore):
             return await asyncio.gather(*(self._fs._cat_file(self._path(k)) for k in keys), return_exceptions=True)
 
         results = sync(self._fs.loop, fetch_all)
-        return {k: self._absent_or_raise(k, r) if isinstance(r, BaseException) else r for k, r in zip(keys, results)}
+        return {k: self._absent_or_raise(k, r) if isinstance(r, BaseException) else r for k, r in zip(keys, results, strict=True)}
 
     def _absent_or_raise(self, key: str, exc: BaseException, denied_is_absent: bool = False) -> None:
         """None for an absent key; InputError, with the reason and no credentials, for any other failure."""

@@ -175,15 +175,10 @@ def _zero(dtype: np.dtype) -> Any:
 
 
 def _fill(value: Any, dtype: np.dtype, object_codec: str | None, v3: bool) -> Any:
+    """The stored fill_value as a value of `dtype` (None: the dtype's zero or NaT), or _UNUSABLE."""
     kind = dtype.kind
     if dtype.hasobject:
-        if object_codec == "json2":
-            return value
-        if value is None:
-            return "" if object_codec == "vlen-utf8" else b""
-        if object_codec == "vlen-bytes":
-            return value.encode("utf-8") if isinstance(value, str) else _UNUSABLE
-        return value if isinstance(value, str) else _UNUSABLE if isinstance(value, (list, dict)) else str(value)
+        return _object_fill(value, object_codec)
     if value is None:
         return np.array("NaT", dtype=dtype)[()] if kind in "mM" else _zero(dtype)
     if kind == "b":
@@ -191,18 +186,11 @@ def _fill(value: Any, dtype: np.dtype, object_codec: str | None, v3: bool) -> An
     if isinstance(value, bool):
         return _UNUSABLE
     if kind in "iu":
-        if not isinstance(value, int):
-            return _UNUSABLE
-        info = np.iinfo(dtype)
-        return dtype.type(value) if info.min <= value <= info.max else _UNUSABLE
+        return _int_fill(value, dtype)
     if kind == "f":
         return _float(value, dtype, v3)
     if kind == "c":
-        if not (isinstance(value, list) and len(value) == 2):
-            return _UNUSABLE
-        part = np.dtype(f"{dtype.byteorder}f{dtype.itemsize // 2}")
-        re, im = _float(value[0], part, v3), _float(value[1], part, v3)
-        return _UNUSABLE if re is _UNUSABLE or im is _UNUSABLE else dtype.type(complex(re, im))
+        return _complex_fill(value, dtype, v3)
     if kind in "mM":
         if value == "NaT":
             return np.array("NaT", dtype=dtype)[()]
@@ -210,16 +198,50 @@ def _fill(value: Any, dtype: np.dtype, object_codec: str | None, v3: bool) -> An
     if kind == "U":
         return dtype.type(value) if isinstance(value, str) and len(value) <= dtype.itemsize // 4 else _UNUSABLE
     if kind in "SV":
-        if isinstance(value, list) and v3:  # raw bytes as the v3 spec writes them: one integer per byte
-            raw = bytes(value)
-        elif isinstance(value, str):
-            raw = base64.b64decode(value, validate=True)
-        else:
-            return _UNUSABLE
-        if len(raw) > dtype.itemsize or (kind == "V" and len(raw) != dtype.itemsize):
-            return _UNUSABLE
-        return np.frombuffer(raw.ljust(dtype.itemsize, b"\0"), dtype=dtype)[0]
+        return _bytes_fill(value, dtype, v3)
     return _UNUSABLE
+
+
+def _object_fill(value: Any, object_codec: str | None) -> Any:
+    if object_codec == "json2":
+        return value
+    if value is None:
+        return "" if object_codec == "vlen-utf8" else b""
+    if object_codec == "vlen-bytes":
+        return value.encode("utf-8") if isinstance(value, str) else _UNUSABLE
+    return value if isinstance(value, str) else _UNUSABLE if isinstance(value, (list, dict)) else str(value)
+
+
+def _int_fill(value: Any, dtype: np.dtype) -> Any:
+    if not isinstance(value, int):
+        return _UNUSABLE
+    info = np.iinfo(dtype)
+    return dtype.type(value) if info.min <= value <= info.max else _UNUSABLE
+
+
+def _complex_fill(value: Any, dtype: np.dtype, v3: bool) -> Any:
+    if not (isinstance(value, list) and len(value) == 2):
+        return _UNUSABLE
+    part = np.dtype(f"{dtype.byteorder}f{dtype.itemsize // 2}")
+    real, imag = _float(value[0], part, v3), _float(value[1], part, v3)
+    return _UNUSABLE if real is _UNUSABLE or imag is _UNUSABLE else dtype.type(complex(real, imag))
+
+
+def _bytes_fill(value: Any, dtype: np.dtype, v3: bool) -> Any:
+    if isinstance(value, list) and v3:  # raw bytes as the v3 spec writes them: one integer per byte
+        if not all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b < 256 for b in value):
+            return _UNUSABLE
+        raw = bytes(value)
+    elif isinstance(value, str):
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except ValueError:  # binascii.Error: not base64
+            return _UNUSABLE
+    else:
+        return _UNUSABLE
+    if len(raw) > dtype.itemsize or (dtype.kind == "V" and len(raw) != dtype.itemsize):
+        return _UNUSABLE
+    return np.frombuffer(raw.ljust(dtype.itemsize, b"\0"), dtype=dtype)[0]
 
 
 def _float(value: Any, dtype: np.dtype, v3: bool) -> Any:
@@ -228,7 +250,10 @@ def _float(value: Any, dtype: np.dtype, v3: bool) -> Any:
     if isinstance(value, str) and value in FLOAT_NAMES:
         return dtype.type(FLOAT_NAMES[value])
     if isinstance(value, str) and v3 and value.startswith("0x"):
-        bits = int(value, 16)
+        try:
+            bits = int(value, 16)
+        except ValueError:  # not hexadecimal after 0x
+            return _UNUSABLE
         if bits >> (8 * dtype.itemsize):
             return _UNUSABLE
         return np.array(bits, dtype=f"<u{dtype.itemsize}").view(f"<f{dtype.itemsize}").astype(dtype)[()]
@@ -297,16 +322,17 @@ def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored
     if stop <= start or not out.size:
         return Block(start * _row_elements(shape), out.reshape(-1))
     axes = [range(start // chunks[0], (stop - 1) // chunks[0] + 1)]
-    axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:])]
+    axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=False)]
     reads: list[ChunkRead] = []
     shards: list[ShardIndex] = []  # the index of each shard read, as stored (the zarr3 shard index rules check it)
     for index in itertools.product(*axes):
         # The part of this chunk inside the block, in block coordinates and in chunk coordinates.
-        lo = [i * c for i, c in zip(index, chunks)]
-        hi = [min(l + c, n) for l, c, n in zip(lo, chunks, shape)]
+        lo = [i * c for i, c in zip(index, chunks, strict=False)]
+        hi = [min(low + c, n) for low, c, n in zip(lo, chunks, shape, strict=False)]
         lo[0], hi[0] = max(lo[0], start), min(hi[0], stop)
-        target = out[(slice(lo[0] - start, hi[0] - start),) + tuple(slice(l, h) for l, h in zip(lo[1:], hi[1:]))]
-        inside = tuple(slice(l - i * c, h - i * c) for l, h, i, c in zip(lo, hi, index, chunks))
+        rest = tuple(slice(low, high) for low, high in zip(lo[1:], hi[1:], strict=False))
+        target = out[(slice(lo[0] - start, hi[0] - start), *rest)]
+        inside = tuple(slice(low - i * c, high - i * c) for low, high, i, c in zip(lo, hi, index, chunks, strict=False))
         reads.extend(_read_chunk(kv, plan, index, target, inside, shards))
     return Block(start * _row_elements(shape), out.reshape(-1), tuple(reads), tuple(shards))
 
@@ -391,17 +417,17 @@ def _read_shard(
     pairs = sharding.index(data, where)
     inner_shape = sharding.inner.shape
     first: str | None = None
-    ranges = [range(s.start // c, -(-s.stop // c)) for s, c in zip(inside, inner_shape)]
+    ranges = [range(s.start // c, -(-s.stop // c)) for s, c in zip(inside, inner_shape, strict=False)]
     for inner in itertools.product(*ranges):
-        lo = [max(s.start, i * c) for s, i, c in zip(inside, inner, inner_shape)]
-        hi = [min(s.stop, (i + 1) * c) for s, i, c in zip(inside, inner, inner_shape)]
-        part = target[tuple(slice(l - s.start, h - s.start) for l, h, s in zip(lo, hi, inside))]
+        lo = [max(s.start, i * c) for s, i, c in zip(inside, inner, inner_shape, strict=False)]
+        hi = [min(s.stop, (i + 1) * c) for s, i, c in zip(inside, inner, inner_shape, strict=False)]
+        part = target[tuple(slice(low - s.start, high - s.start) for low, high, s in zip(lo, hi, inside, strict=False))]
         offset, nbytes = (int(x) for x in pairs[int(np.ravel_multi_index(inner, sharding.per_shard))])
         name = ".".join(map(str, inner))
         if offset == codecs.SHARD_EMPTY and nbytes == codecs.SHARD_EMPTY:
             _fill_unstored(plan, f"{plan.key(index)}, inner chunk {name}", part)
             continue
-        cut = tuple(slice(l - i * c, h - i * c) for l, h, i, c in zip(lo, hi, inner, inner_shape))
+        cut = tuple(slice(low - i * c, high - i * c) for low, high, i, c in zip(lo, hi, inner, inner_shape, strict=False))
         try:
             _decode_into(sharding.inner, data[offset : offset + nbytes], f"{where}, inner chunk {name}", part, cut)
         except ChunkError as exc:

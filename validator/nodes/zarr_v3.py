@@ -2,8 +2,8 @@
 shard indexes of `sharding_indexed` arrays, read from the store a few bytes per shard.
 
 Pure functions over the parsed document, shared by the primitives (`validator/checks/zarr_v3.py`) and the backend
-(`ZarrNode.read_shard_indexes`). Nothing here decodes chunk data: a shard index is read, its checksums verified by the codec module
-(`validator/nodes/codecs.py`) and its (offset, nbytes) pairs handed to the `shard_index_problems` kernel as stored.
+(`ZarrNode.read_shard_indexes`). Nothing here decodes chunk data: a shard index is read, its checksums verified by the
+codec module (`validator/nodes/codecs.py`) and its (offset, nbytes) pairs handed to the `shard_index_problems` kernel as stored.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def key_form(meta: Mapping[str, Any]) -> KeyForm | None:
     if sep not in ("/", "."):
         return None
     shape, chunks = array_shape(meta), regular_chunk_shape(meta)
-    grid = tuple(-(-s // c) for s, c in zip(shape, chunks)) if shape is not None and chunks is not None else None
+    grid = tuple(-(-s // c) for s, c in zip(shape, chunks, strict=False)) if shape is not None and chunks is not None else None
     return KeyForm("c" + sep, sep, "c", grid) if name == "default" else KeyForm("", sep, "0", grid)
 
 
@@ -153,7 +153,7 @@ def shard_layout(meta: Mapping[str, Any]) -> ShardLayout | str:
         isinstance(inner, list)
         and len(inner) == len(shard)
         and all(is_int(c) and c > 0 for c in inner)
-        and all(s % c == 0 for s, c in zip(shard, inner))
+        and all(s % c == 0 for s, c in zip(shard, inner, strict=False))
     ):
         return f"sharding chunk_shape {inner!r} does not divide the shard shape {shard}"
     location = config.get("index_location", "end")
@@ -169,7 +169,7 @@ def shard_layout(meta: Mapping[str, Any]) -> ShardLayout | str:
     return ShardLayout(
         keys,
         tuple(chunks),
-        tuple(s // c for s, c in zip(shard, inner)),
+        tuple(s // c for s, c in zip(shard, inner, strict=False)),
         location == "start",
         "<" if endian == "little" else ">",
         len(index_names) - 1,
