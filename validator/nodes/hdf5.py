@@ -1,5 +1,8 @@
 """HDF5 backend (h5py): files opened read-only; soft links reported, external links never followed.
 
+A soft link to a dataset is read as the dataset (and records the link); one to a group is a link node, the group
+being read at the path it names; each group is entered once, whatever links lead to it.
+
 Whatever cannot be read (a group's member list, an object header, an attribute, a dataset's storage) is reported on
 the tree once, with the node path and HDF5's reason, and the rest of the file is still read. Data stored outside
 the file (external storage, virtual datasets, external links) is reported and never read.
@@ -182,69 +185,72 @@ class HDF5Node(Node):
         if self.kind != "group":
             return {}
         group: h5py.Group = self._obj
-        tree = self.tree
         try:
             here = self._ancestors | {_object_key(group)}
             names = sorted(group.keys())
         except Exception as exc:  # a damaged B-tree or heap: the members cannot be listed
-            tree.note_problem(StoreProblem(self.path, f"{self.path}: its members cannot be listed ({describe(exc)})", self.path))
+            self._report(self.path, f"{self.path}: its members cannot be listed ({describe(exc)})", self.path)
             return {}
         out: dict[str, Node] = {}
         for name in names:
             path = f"{self.path.rstrip('/')}/{name}"
             if not name or "/" in name or name in (".", ".."):
-                tree.note_problem(
-                    StoreProblem(path, f"{self.path}: a member named {name!r} cannot be a node; not read", self.path)
-                )
+                self._report(path, f"{self.path}: a member named {name!r} cannot be a node; not read", self.path)
                 continue
-            try:
-                link = group.get(name, getlink=True)
-            except Exception as exc:
-                out[name] = self._broken(path, f"{path}: its link cannot be read ({describe(exc)})")
-                continue
-            if isinstance(link, h5py.ExternalLink):
-                # Never follow: the target is outside the file being validated.
-                tree.note_problem(
-                    StoreProblem(
-                        path, f"{path}: an external link to {link.filename}:{link.path}, outside the file; not followed", path
-                    )
-                )
-                out[name] = LinkNode(tree, path, "external", f"{link.filename}:{link.path}")
-                continue
-            if not isinstance(link, (h5py.SoftLink, h5py.HardLink)):
-                out[name] = LinkNode(tree, path, "other", type(link).__name__)
-                continue
-            try:
-                obj = group[name]
-            except Exception as exc:  # dangling soft link, unreadable object header
-                if isinstance(link, h5py.SoftLink):
-                    out[name] = LinkNode(tree, path, "soft", link.path)
-                else:
-                    out[name] = self._broken(path, f"{path}: cannot be opened ({describe(exc)})")
-                continue
-            if not isinstance(obj, (h5py.Group, h5py.Dataset)):
-                out[name] = LinkNode(tree, path, "other", type(obj).__name__)
-                continue
-            try:
-                key = _object_key(obj)
-            except Exception as exc:
-                out[name] = self._broken(path, f"{path}: cannot be opened ({describe(exc)})")
-                continue
-            if isinstance(obj, h5py.Group) and key in here:
-                target = link.path if isinstance(link, h5py.SoftLink) else "an ancestor group"
-                out[name] = LinkNode(tree, path, "cycle", target)
-                continue
-            node = HDF5Node(tree, path, obj, here)
-            if isinstance(obj, h5py.Dataset):
-                outside = _stored_outside(obj)
-                if outside:
-                    tree.note_problem(
-                        StoreProblem(path, f"{path}: its data is stored outside the file ({outside}); never read", path)
-                    )
-            if isinstance(link, h5py.SoftLink):
-                node.soft_link = link.path
-            out[name] = node
+            out[name] = self._member(group, name, path, here)
         return out
+
+    def _member(self, group: h5py.Group, name: str, path: str, here: frozenset[int]) -> Node:
+        """The node for member `name`: opened, or a link node that is never entered (external, dangling, a cycle, a
+        second link to a group already in the tree, unreadable)."""
+        tree = self.tree
+        try:
+            link = group.get(name, getlink=True)
+        except Exception as exc:
+            return self._broken(path, f"{path}: its link cannot be read ({describe(exc)})")
+        if isinstance(link, h5py.ExternalLink):
+            # Never follow: the target is outside the file being validated.
+            target = f"{link.filename}:{link.path}"
+            self._report(path, f"{path}: an external link to {target}, outside the file; not followed", path)
+            return LinkNode(tree, path, "external", target)
+        if not isinstance(link, (h5py.SoftLink, h5py.HardLink)):
+            return LinkNode(tree, path, "other", type(link).__name__)
+        try:
+            obj = group[name]
+            key = _object_key(obj)
+        except Exception as exc:  # dangling soft link, unreadable object header
+            if isinstance(link, h5py.SoftLink):
+                return LinkNode(tree, path, "soft", link.path)
+            return self._broken(path, f"{path}: cannot be opened ({describe(exc)})")
+        if not isinstance(obj, (h5py.Group, h5py.Dataset)):
+            return LinkNode(tree, path, "other", type(obj).__name__)
+        if isinstance(obj, h5py.Group):
+            seen = self._seen_group(key, link, path, here)
+            if seen is not None:
+                return seen
+        node = HDF5Node(tree, path, obj, here)
+        if isinstance(obj, h5py.Dataset):
+            outside = _stored_outside(obj)
+            if outside:
+                self._report(path, f"{path}: its data is stored outside the file ({outside}); never read", path)
+        if isinstance(link, h5py.SoftLink):
+            node.soft_link = link.path
+        return node
+
+    def _seen_group(self, key: int, link: Any, path: str, here: frozenset[int]) -> Node | None:
+        """A link node for a group not entered here, else None: an ancestor (a cycle), a soft link (the group is read
+        at the path it names), a second hard link to a group already in the tree.
+
+        Every group is entered once: links between groups could otherwise make a walk visit 2**depth paths."""
+        if key in here:
+            return LinkNode(self.tree, path, "cycle", link.path if isinstance(link, h5py.SoftLink) else "an ancestor group")
+        if isinstance(link, h5py.SoftLink):
+            return LinkNode(self.tree, path, "soft", link.path)
+        first = self.tree.groups.setdefault(key, path)
+        return LinkNode(self.tree, path, "alias", first) if first != path else None
+
+    def _report(self, key: str, message: str, path: str) -> None:
+        self.tree.note_problem(StoreProblem(key, message, path))
 
     def _broken(self, path: str, message: str) -> Node:
         self.tree.note_problem(StoreProblem(path, message, path))
@@ -353,11 +359,14 @@ class HDF5Tree(Tree):
         self.format = "hdf5"
         self._fileobj = None if local else path
         self.opened: list[HDF5Node] = []  # every node made, so close() can let go of their h5py objects
+        self.groups: dict[int, str] = {}  # HDF5 object key -> the path its group is read under, entered once
         try:
             self._file = h5py.File(path, "r", locking=False) if local else h5py.File(path, "r")
         except Exception as exc:
             raise InputError(f"{self.source}: cannot open as HDF5 ({_first_line(exc)})") from None
         self._root = HDF5Node(self, "/", self._file["/"], frozenset())
+        with contextlib.suppress(Exception):  # an unreadable root header: its members say so when listed
+            self.groups[_object_key(self._file["/"])] = "/"
 
     @property
     def root(self) -> Node:
