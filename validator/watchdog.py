@@ -10,6 +10,7 @@ record of the input's report, and the run goes on with the next input.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -126,10 +127,8 @@ def _child(
 
 def _kill(child: Any) -> None:
     if child.pid is not None and child.is_alive():
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(child.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _text(buffer: Any) -> str:

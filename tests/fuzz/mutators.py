@@ -11,6 +11,7 @@ report and whose access time must not change, an HDF5 file and a directory besid
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -363,10 +364,8 @@ def hdf5_dataset_dtype(t: Target) -> str:
         else:
             ds = f.create_dataset(name, shape=shape, dtype=dtype)
         for k, v in attrs.items():
-            try:
+            with contextlib.suppress(Exception):
                 ds.attrs[k] = v
-            except Exception:
-                pass
     return f"dataset {name} retyped {dtype}"
 
 
@@ -437,7 +436,8 @@ def hdf5_huge_shape(t: Target) -> str:
         if name in f:
             del f[name]
         shape = t.rng.choice(((2**40,), (2**25, 2**25), (2**50,), (2**31, 3), (2**62,)))
-        chunks = tuple(min(s, c) for s, c in zip(shape, t.rng.choice(((2**20,), (1,), (1024, 1024), (2**16, 2**16))) * 2))
+        wanted = t.rng.choice(((2**20,), (1,), (1024, 1024), (2**16, 2**16))) * 2
+        chunks = tuple(min(s, c) for s, c in zip(shape, wanted, strict=False))  # as many as the shape has
         try:
             ds = f.create_dataset(
                 name, shape=shape, dtype=t.rng.choice(("<i8", "<f4", "|u1")), chunks=chunks, fillvalue=t.rng.choice((0, 1, 7))
@@ -1031,27 +1031,32 @@ def write_zip(src: Path, dest: Path, rng: random.Random, extra: list[str]) -> No
             if "backslash" in extra and rng.random() < 0.3:
                 name = name.replace("/", "\\")
             z.writestr(name, data)
-        if "duplicate" in extra and entries:
-            name, _ = entries[rng.randrange(len(entries))]
-            z.writestr(name, b'{"zarr_format": 2, "shape": [2**40]}')
-        if "dot-dot" in extra:
-            z.writestr("../escape/.zgroup", b'{"zarr_format": 2}')
-            z.writestr("a/../../.zattrs", b"{}")
-        if "absolute" in extra:
-            z.writestr("/abs/.zgroup", b'{"zarr_format": 2}')
-        if "deep" in extra:
-            depth = rng.choice((1500, 10_000))
-            z.writestr("/".join(["g"] * depth) + "/.zgroup", b'{"zarr_format": 2}')
-            z.writestr("/".join(["h"] * 300) + "/.zgroup", b'{"zarr_format": 2}')
-        if "bomb" in extra and entries:
-            from tests.nodes.bombs import raw_deflate_zeros
+        _add_entries(z, entries, rng, extra)
 
-            body, n = raw_deflate_zeros(rng.choice((600_000_000, 2_000_000_000)))
-            name = rng.choice([e[0] for e in entries])
-            info = zipfile.ZipInfo(name)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            z.writestr(info, b"")  # a placeholder entry; the raw member is appended below
-            _append_raw_member(z, name + ("" if rng.random() < 0.5 else ".bomb"), body, n, rng.random() < 0.5)
+
+def _add_entries(z: zipfile.ZipFile, entries: list[tuple[str, bytes]], rng: random.Random, extra: list[str]) -> None:
+    """The entries `extra` asks for beyond the store's own: a duplicate, names that climb out or nest deep, a bomb."""
+    if "duplicate" in extra and entries:
+        name, _ = entries[rng.randrange(len(entries))]
+        z.writestr(name, b'{"zarr_format": 2, "shape": [2**40]}')
+    if "dot-dot" in extra:
+        z.writestr("../escape/.zgroup", b'{"zarr_format": 2}')
+        z.writestr("a/../../.zattrs", b"{}")
+    if "absolute" in extra:
+        z.writestr("/abs/.zgroup", b'{"zarr_format": 2}')
+    if "deep" in extra:
+        depth = rng.choice((1500, 10_000))
+        z.writestr("/".join(["g"] * depth) + "/.zgroup", b'{"zarr_format": 2}')
+        z.writestr("/".join(["h"] * 300) + "/.zgroup", b'{"zarr_format": 2}')
+    if "bomb" in extra and entries:
+        from tests.nodes.bombs import raw_deflate_zeros
+
+        body, n = raw_deflate_zeros(rng.choice((600_000_000, 2_000_000_000)))
+        name = rng.choice([e[0] for e in entries])
+        info = zipfile.ZipInfo(name)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(info, b"")  # a placeholder entry; the raw member is appended below
+        _append_raw_member(z, name + ("" if rng.random() < 0.5 else ".bomb"), body, n, rng.random() < 0.5)
 
 
 def _append_raw_member(z: zipfile.ZipFile, name: str, deflated: bytes, size: int, lie: bool) -> None:
@@ -1142,11 +1147,11 @@ def tiledb_special(t: Target) -> str:
 
     uri = str(_canary_array(t)) if how == "member-absolute" else "../" + _canary_array(t).name
     try:
-        if not (t.path / "__group").exists():
-            tiledb.Group.create(str(t.path)) if not (t.path / "__tiledb_group.tdb").exists() else None
+        if not (t.path / "__group").exists() and not (t.path / "__tiledb_group.tdb").exists():
+            tiledb.Group.create(str(t.path))
         with tiledb.Group(str(t.path), "w") as g:
             g.add(
-                uri if how == "member-absolute" else uri,
+                uri,
                 name=t.rng.choice(("outside", "X", "emb")),
                 relative=how != "member-absolute",
             )

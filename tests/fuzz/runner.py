@@ -139,23 +139,10 @@ def fuzz_one(
     stdout = out.read_bytes()
     text = report.read_bytes() if report.exists() else b""
     d = result.defects
-    if got["killed"]:
-        d.append(f"still running {timeout + MARGIN:.0f} s after it started (--timeout {timeout:.0f})")
-    elif got["signal"] is not None:
-        d.append(f"killed by signal {got['signal']}")
-    elif got["code"] not in (0, 1, 2):
-        d.append(f"exit code {got['code']}")
-    if b"Traceback" in stderr or b"internal error" in stderr:
-        d.append("stderr: " + stderr.decode(errors="replace").strip().splitlines()[-1][:300])
-    if got["code"] == 2:
-        lines = stderr.decode(errors="replace").strip().splitlines()
-        if len(lines) != 1 or not lines[0].startswith("spec-validate: error:"):
-            d.append(f"exit 2 without one error line: {lines[-3:]}")
+    d.extend(_run_defects(got, stderr, timeout, peak_mb))
     if got["code"] in (0, 1, 2):  # exit 2 too: an input that cannot be opened has a report carrying the error
         d.extend(_check_report(text, inp.path))
         result.timed_out = b"timed out after" in text
-    if got["peak_mb"] > peak_mb:
-        d.append(f"peak RSS {got['peak_mb']:.0f} MB > {peak_mb:.0f} MB")
     after = mutators.snapshot(inp.path)
     if after != before:
         changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
@@ -168,6 +155,27 @@ def fuzz_one(
     if not keep and not d:
         mutators.remove_tree(work)
     return result
+
+
+def _run_defects(got: dict, stderr: bytes, timeout: float, peak_mb: float) -> list[str]:
+    """What is wrong with how the run ended: a hang, a signal, an exit code other than 0/1/2, a traceback or
+    `internal error` line, an exit 2 without its one error line, too much memory."""
+    d = []
+    if got["killed"]:
+        d.append(f"still running {timeout + MARGIN:.0f} s after it started (--timeout {timeout:.0f})")
+    elif got["signal"] is not None:
+        d.append(f"killed by signal {got['signal']}")
+    elif got["code"] not in (0, 1, 2):
+        d.append(f"exit code {got['code']}")
+    if b"Traceback" in stderr or b"internal error" in stderr:
+        d.append("stderr: " + stderr.decode(errors="replace").strip().splitlines()[-1][:300])
+    if got["code"] == 2:
+        lines = stderr.decode(errors="replace").strip().splitlines()
+        if len(lines) != 1 or not lines[0].startswith("spec-validate: error:"):
+            d.append(f"exit 2 without one error line: {lines[-3:]}")
+    if got["peak_mb"] > peak_mb:
+        d.append(f"peak RSS {got['peak_mb']:.0f} MB > {peak_mb:.0f} MB")
+    return d
 
 
 def _check_report(text: bytes, path: Path) -> list[str]:
@@ -215,7 +223,7 @@ def fuzz(
                     return
                 try:
                     result = fuzz_one(index, seed, zygote, root, timeout, peak_mb, formats, keep)
-                except Exception as exc:  # the harness's own failure on this input: shown, not hidden
+                except Exception as exc:  # noqa: BLE001 (the harness's own failure on this input: shown, not hidden)
                     result = Result(index, "?", "?", [], defects=[f"harness: {type(exc).__name__}: {exc}"])
                     if "zygote died" in str(exc):
                         zygote = Zygote()

@@ -90,7 +90,7 @@ def safe_match(selector: Mapping[str, Any], node: Node, scope: Scope) -> bool:
         return matches(selector, node, scope)
     except Unreadable:
         return False
-    except Exception as exc:  # a part of the node its backend could not read: reported, and the node not selected
+    except Exception as exc:  # noqa: BLE001 (a part of the node its backend could not read: reported, not selected)
         unreadable(node, f"{node.path}: cannot be read ({describe(exc)})")
         return False
 

@@ -140,7 +140,7 @@ def read_and_summarize(node: Node, rows: RowRange, requests: Sequence[FactReques
         block = read(node, rows, requests)
     except NodeError:
         raise
-    except Exception as exc:  # a backend's failure on this block: this array's, not the run's
+    except Exception as exc:  # noqa: BLE001 (a backend's failure on this block: this array's, not the run's)
         raise NodeError(f"{node.path}: rows {rows[0]}..{rows[1]} cannot be read ({describe(exc)})") from None
     return _summarize_guarded(block, requests, node.path)
 
@@ -176,7 +176,7 @@ def _sequential(scan: ArrayScan, block_elements: int, progress: Progress | None)
             block = next(blocks, None)
         except NodeError:
             raise
-        except Exception as exc:  # a backend's failure: this array's, not the run's
+        except Exception as exc:  # noqa: BLE001 (a backend's failure: this array's, not the run's)
             raise NodeError(f"{scan.node.path}: cannot be read ({describe(exc)})") from None
         if block is None:
             return
@@ -223,22 +223,13 @@ class ThreadScanner:
         self.block_elements = block_elements
 
     def run(self, scans: Sequence[ArrayScan], progress: Progress | None = None) -> dict[str, Facts | NodeError]:
-        def tasks() -> Iterator[tuple[int, Callable[[], Any], int]]:  # (scan index, work, elements), made as needed
-            for i, scan in enumerate(scans):
-                if scan.rows is None:
-                    yield i, lambda s=scan: list(_sequential(s, self.block_elements, None)), scan.elements
-                    continue
-                per_row = row_elements(scan.node.shape) if scan.node.shape else 1
-                for rows in scan.rows:
-                    yield i, lambda s=scan, r=rows: [read_and_summarize(s.node, r, s.requests)], (rows[1] - rows[0]) * per_row
-
         partials: list[list[Partials | None]] = [[] for _ in scans]
         failed: dict[int, NodeError] = {}
         # At most 2 blocks per worker in flight: memory stays a few blocks whatever the file size.
         window = 2 * self.workers
         with ThreadPoolExecutor(self.workers, thread_name_prefix="spec-validate-scan") as pool:
             pending: list[tuple[int, Future, int]] = []
-            queue = tasks()
+            queue = _tasks(scans, self.block_elements)
             for i, work, size in _take(queue, window):
                 pending.append((i, pool.submit(work), size))
             while pending:
@@ -253,13 +244,32 @@ class ThreadScanner:
                     progress.advance(size)
                 for j, work, size2 in _take(queue, 1):
                     pending.append((j, pool.submit(work), size2))
-        results: dict[str, Facts | NodeError] = {}
-        for i, scan in enumerate(scans):
-            try:
-                results[scan.node.path] = failed[i] if i in failed else fold(scan.requests, partials[i])
-            except Exception as exc:  # noqa: BLE001 (a kernel's combine on values it cannot compare: this array's)
-                results[scan.node.path] = KernelFailed(f"{scan.node.path}: a kernel failed on these values ({describe(exc)})")
-        return results
+        return _fold_all(scans, partials, failed)
+
+
+def _tasks(scans: Sequence[ArrayScan], block_elements: int) -> Iterator[tuple[int, Callable[[], Any], int]]:
+    """(scan index, work, elements) for every block of every scan, made as they are taken (never listed up front:
+    a declared shape may ask for more blocks than memory holds)."""
+    for i, scan in enumerate(scans):
+        if scan.rows is None:
+            yield i, lambda s=scan: list(_sequential(s, block_elements, None)), scan.elements
+            continue
+        per_row = row_elements(scan.node.shape) if scan.node.shape else 1
+        for rows in scan.rows:
+            yield i, lambda s=scan, r=rows: [read_and_summarize(s.node, r, s.requests)], (rows[1] - rows[0]) * per_row
+
+
+def _fold_all(
+    scans: Sequence[ArrayScan], partials: list[list[Partials | None]], failed: dict[int, NodeError]
+) -> dict[str, Facts | NodeError]:
+    """Each scan's facts from its partials, or its failure."""
+    results: dict[str, Facts | NodeError] = {}
+    for i, scan in enumerate(scans):
+        try:
+            results[scan.node.path] = failed[i] if i in failed else fold(scan.requests, partials[i])
+        except Exception as exc:  # noqa: BLE001 (a kernel's combine on values it cannot compare: this array's)
+            results[scan.node.path] = KernelFailed(f"{scan.node.path}: a kernel failed on these values ({describe(exc)})")
+    return results
 
 
 def _take(queue: Iterator[Any], n: int) -> list[Any]:

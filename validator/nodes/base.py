@@ -385,7 +385,11 @@ class RowRanges(Sequence[RowRange]):
             yield (start, min(self.rows, start + self.step))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and len(self) == len(other) and all(a == tuple(b) for a, b in zip(self, other))
+        return (
+            isinstance(other, Sequence)
+            and len(self) == len(other)
+            and all(a == tuple(b) for a, b in zip(self, other, strict=True))
+        )
 
     __hash__ = None  # type: ignore[assignment]
 

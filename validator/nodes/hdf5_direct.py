@@ -105,7 +105,7 @@ def plan(ds: h5py.Dataset, file_size: int | None, path: str) -> DirectPlan:
                 )
         chunk_shape = tuple(int(c) for c in ds.chunks)
         table = _chunk_table(ds, chunk_shape, file_size, path)
-        per_row = math.prod(-(-int(n) // c) for n, c in zip(shape[1:], chunk_shape[1:]))
+        per_row = math.prod(-(-int(n) // c) for n, c in zip(shape[1:], chunk_shape[1:], strict=False))
         stored = sorted({int(i) for i in np.unique(table.linear // max(1, per_row))}) if shape else None
         return DirectPlan(path, shape, dtype, "chunked", direct, element_size, fill, None, chunk_shape, filters, table, stored)
     if layout == h5py.h5d.CONTIGUOUS and shape:

@@ -78,22 +78,28 @@ def unsafe_entry(folder: str, only_own: bool) -> str | None:
             count += 1
             if count > MAX_ENTRIES:
                 return f"holds more than {MAX_ENTRIES} files"
-            try:
-                mode = entry.stat(follow_symlinks=False).st_mode
-            except OSError as exc:
-                return f"{entry.path} cannot be examined ({exc.strerror or exc})"
-            if stat.S_ISLNK(mode):
-                return f"{os.path.relpath(entry.path, folder)} is a symlink"
-            if stat.S_ISDIR(mode):
-                if depth >= MAX_OBJECT_DEPTH:
-                    return f"{os.path.relpath(entry.path, folder)} nests deeper than a TileDB object does"
+            why = _entry_problem(entry, here, depth)
+            if why is not None:
+                return f"{os.path.relpath(entry.path, folder)} {why}"
+            if entry.is_dir(follow_symlinks=False):
                 stack.append((entry.path, depth + 1))
-            elif not stat.S_ISREG(mode):
-                return f"{os.path.relpath(entry.path, folder)} is not a regular file (a FIFO, socket or device)"
-            elif os.path.basename(here) in TILE_FOLDERS:
-                problem = tile_header_problem(entry.path)
-                if problem is not None:
-                    return f"{os.path.relpath(entry.path, folder)} {problem}"
+    return None
+
+
+def _entry_problem(entry: os.DirEntry, here: str, depth: int) -> str | None:
+    """Why one entry of an object's folder (at `depth` below it, in the folder `here`) must not reach TileDB."""
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror or exc})"
+    if stat.S_ISLNK(mode):
+        return "is a symlink"
+    if stat.S_ISDIR(mode):
+        return "nests deeper than a TileDB object does" if depth >= MAX_OBJECT_DEPTH else None
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a FIFO, socket or device)"
+    if os.path.basename(here) in TILE_FOLDERS:
+        return tile_header_problem(entry.path)
     return None
 
 
@@ -171,43 +177,12 @@ class TileDBGroupNode(Node):
     @cached_property
     def _children(self) -> dict[str, Node]:
         tiledb = self.tree.tiledb
-        found: dict[str, str] = {}
-        # Groups written before the group format of TileDB 2.8 list no members; their members are the
-        # TileDB objects in the group's folder. Newer groups may also name members by URI.
-        if os.path.isdir(os.path.join(self.uri, "__group")) and self._safe:
-            try:
-                with tiledb.Group(self.uri, mode="r") as group:
-                    for member in group:
-                        name = member.name or os.path.basename(member.uri.rstrip("/"))
-                        found[name] = member.uri
-            except Exception as exc:
-                self.tree.note_problem(
-                    StoreProblem(self.path, f"{self.path}: the group's members cannot be read ({describe(exc)})", self.path)
-                )
-        try:
-            names = sorted(os.listdir(self.uri))
-        except OSError:
-            names = []
-        for name in names:
-            full = os.path.join(self.uri, name)
-            if name not in found and not name.startswith("__"):
-                if os.path.islink(full):
-                    self.tree.note_problem(
-                        StoreProblem(
-                            f"{self.path.rstrip('/')}/{name}",
-                            f"{self.path.rstrip('/')}/{name}: a symlink; not followed",
-                            self.path,
-                        )
-                    )
-                elif os.path.isdir(full):
-                    found[name] = full
+        found = self._members()
         out: dict[str, Node] = {}
         for name in sorted(found):
             path = f"{self.path.rstrip('/')}/{name}"
             if not name or "/" in name or name in (".", ".."):
-                self.tree.note_problem(
-                    StoreProblem(path, f"{self.path}: a member named {name!r} cannot be a node; not read", self.path)
-                )
+                self._report(path, f"{self.path}: a member named {name!r} cannot be a node; not read")
                 continue
             uri = self.tree.inside(found[name], path)
             if uri is None:
@@ -218,6 +193,35 @@ class TileDBGroupNode(Node):
             elif kind == "array":
                 out[name] = TileDBArrayNode(self.tree, path, uri)
         return out
+
+    def _members(self) -> dict[str, str]:
+        """Member name -> URI or folder. Groups written before the group format of TileDB 2.8 list no members; their
+        members are the TileDB objects in the group's folder. Newer groups may also name members by URI."""
+        found: dict[str, str] = {}
+        if os.path.isdir(os.path.join(self.uri, "__group")) and self._safe:
+            try:
+                with self.tree.tiledb.Group(self.uri, mode="r") as group:
+                    for member in group:
+                        found[member.name or os.path.basename(member.uri.rstrip("/"))] = member.uri
+            except Exception as exc:
+                self._report(self.path, f"{self.path}: the group's members cannot be read ({describe(exc)})")
+        try:
+            names = sorted(os.listdir(self.uri))
+        except OSError:
+            names = []
+        for name in names:
+            full = os.path.join(self.uri, name)
+            if name in found or name.startswith("__"):
+                continue
+            if os.path.islink(full):
+                path = f"{self.path.rstrip('/')}/{name}"
+                self._report(path, f"{path}: a symlink; not followed")
+            elif os.path.isdir(full):
+                found[name] = full
+        return found
+
+    def _report(self, key: str, message: str) -> None:
+        self.tree.note_problem(StoreProblem(key, message, self.path))
 
     def children(self) -> dict[str, Node]:
         return self._children
