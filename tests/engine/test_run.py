@@ -184,6 +184,23 @@ def test_iter_results_unreadable_array_is_reported_once_and_not_checked(monkeypa
         assert results["t.csr.group"].status is Status.PASSED
 
 
+def test_iter_results_error_when_a_kernel_fails_the_store_not_blamed(monkeypatch):
+    """A kernel that raises on values (the tool's failure) puts the clauses on that array in error; no unreadable
+    record is made, since the store was read."""
+    from validator.kernels import KERNELS
+
+    def boom(block, **params):
+        raise TypeError("no such values")
+
+    monkeypatch.setattr(KERNELS["find_decreases"], "summarize", boom)
+    for scanner in (SerialScanner(2), ThreadScanner(2, 2)):
+        t = tree(csr())
+        results = {r.rule.id: r for r in iter_results(t, [pack(RULES)], block_elements=2, scanner=scanner)}
+        r = results["t.csr.indptr-monotonic"]
+        assert r.status is Status.ERROR and "a kernel failed on these values (TypeError: no such values)" in r.reason
+        assert t.problems == [] and results["t.csr.group"].status is Status.PASSED
+
+
 def test_iter_results_passes_message_template_stamped_by_engine():
     rules = [rule("t.csr.m", INDPTR, ("non_decreasing", {}), message="{path}: {detail} [{previous}] {0.__class__}")]
     (f,) = run(tree(csr(indptr=(0, 3, 2, 5))), rules)["t.csr.m"].findings

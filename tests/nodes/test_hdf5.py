@@ -226,3 +226,21 @@ def test_hdf5_passes_compact_dataset(tmp_path):
         node = tree.get("/c")
         assert node.storage.layout == "compact"
         assert np.concatenate([b.values for b in node.blocks(2)]).tolist() == list(range(5))
+
+
+def test_hdf5_fails_attribute_larger_than_any_metadata_is_reported_not_read(tmp_path, monkeypatch):
+    from validator.nodes import hdf5
+
+    monkeypatch.setattr(hdf5, "MAX_ATTRIBUTE_BYTES", 1024)
+    path = tmp_path / "big-attribute.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        f.attrs["big"] = np.zeros(1000, dtype="<f8")
+        f.attrs["many"] = np.zeros(hdf5.MAX_ATTRIBUTE_ELEMENTS + 1, dtype="i1")
+        f.attrs["small"] = "fine"
+    with open_store(str(path)) as tree:
+        attrs = tree.root.attrs
+        assert attrs["small"] == "fine" and set(attrs) == {"big", "many", "small"}
+        for key in ("big", "many"):
+            with pytest.raises(NodeError, match=f"attribute '{key}' holds .* more than the .* read for an attribute; not read"):
+                attrs[key]
+        assert sorted(p.key for p in tree.problems) == ["/@big", "/@many"]

@@ -376,8 +376,8 @@ def _schema_type(node: Node, key: str) -> str | None:
     parent = node.parent
     text = parent.attrs.get(key) if parent is not None else None
     try:
-        schema = json.loads(text) if isinstance(text, str) else None
-    except json.JSONDecodeError:
+        schema = loads(text) if isinstance(text, str) else None
+    except JSONProblem:
         return None
     entry = schema.get(node.name) if isinstance(schema, dict) else None
     return entry.get("type") if isinstance(entry, dict) and isinstance(entry.get("type"), str) else None

@@ -11,6 +11,7 @@ the file (external storage, virtual datasets, external links) is reported and ne
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Mapping
 from functools import cached_property
@@ -41,6 +42,10 @@ from validator.nodes.base import (
 )
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+# The most an attribute may hold to be read: real metadata (encoding types, column orders, uns scalars) is far
+# smaller; a larger one is reported, not read (the memory it would take is set by the file).
+MAX_ATTRIBUTE_BYTES = 64 * 2**20
+MAX_ATTRIBUTE_ELEMENTS = 1 << 20
 
 
 def is_hdf5(path: str) -> bool:
@@ -70,6 +75,12 @@ def _attrs(node: HDF5Node) -> Attributes:
     out: dict[str, Any] = {}
     unreadable: dict[str, str] = {}
     for key in names:
+        too_large = _attribute_too_large(obj, key)
+        if too_large is not None:
+            message = f"attribute {key!r} {too_large}; not read"
+            tree.note_problem(StoreProblem(f"{node.path}@{key}", message, node.path))
+            unreadable[key] = message
+            continue
         try:
             value = obj.attrs[key]
             # An attribute with a null dataspace exists but holds no value: JSON null is the nearest plain value.
@@ -79,6 +90,22 @@ def _attrs(node: HDF5Node) -> Attributes:
             tree.note_problem(StoreProblem(f"{node.path}@{key}", message, node.path))
             unreadable[key] = message
     return Attributes(out, unreadable)
+
+
+def _attribute_too_large(obj: h5py.HLObject, key: str) -> str | None:
+    """Why the attribute `key` is too large to read, or None: more bytes stored, or more elements, than an attribute
+    of real metadata has (HDF5 says both before reading; the heap behind variable-length strings it does not)."""
+    try:
+        aid = obj.attrs.get_id(key)
+        stored, shape = aid.get_storage_size(), aid.shape
+    except Exception:  # reading it reports what is wrong
+        return None
+    elements = math.prod(shape) if shape else 1
+    if stored > MAX_ATTRIBUTE_BYTES:
+        return f"holds {stored} bytes, more than the {MAX_ATTRIBUTE_BYTES} read for an attribute"
+    if elements > MAX_ATTRIBUTE_ELEMENTS:
+        return f"holds {elements} elements, more than the {MAX_ATTRIBUTE_ELEMENTS} read for an attribute"
+    return None
 
 
 def _attr_string_storage(obj: h5py.HLObject, name: str) -> StringStorage | None:

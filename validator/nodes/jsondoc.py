@@ -3,7 +3,8 @@
 Python's parser recurses once per nesting level and a document 100,000 levels deep stops it with RecursionError;
 one that parses a few hundred levels deep may stop every check that walks it afterwards. So nesting is measured
 first, without recursion, and a document nested deeper than MAX_NESTING is refused with a reason, like one that
-is not JSON. Sizes are bounded where the bytes are read (`keyvalue.MAX_DOCUMENT_BYTES`).
+is not JSON; so is text of more than MAX_JSON_BYTES (documents are bounded where they are read as well,
+`keyvalue.MAX_DOCUMENT_BYTES`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ import numpy as np
 
 # The deepest nesting of arrays and objects a stored document may have: real metadata nests a few levels.
 MAX_NESTING = 64
+# The most bytes of JSON text parsed at once (a stored document, a JSON-valued attribute): parsing N bytes builds
+# Python objects of several times N. Documents read from a store are bounded at the same size when read.
+MAX_JSON_BYTES = 64 * 2**20
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _OPEN, _CLOSE = np.frombuffer(b"[{", dtype=np.uint8), np.frombuffer(b"]}", dtype=np.uint8)
 
@@ -33,7 +37,7 @@ def nesting(raw: bytes) -> int:
     return int(np.cumsum(steps).max(initial=0))
 
 
-def loads(raw: bytes | str, max_nesting: int = MAX_NESTING) -> Any:
+def loads(raw: bytes | str, max_nesting: int = MAX_NESTING, max_bytes: int = MAX_JSON_BYTES) -> Any:
     """The JSON value of `raw` (UTF-8 bytes or text); JSONProblem, in one line, when it is none this tool reads.
 
     NaN, Infinity and -Infinity are read as Python reads them (Zarr v2 writes them as fill values).
@@ -47,6 +51,8 @@ def loads(raw: bytes | str, max_nesting: int = MAX_NESTING) -> Any:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise JSONProblem(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    if len(data) > max_bytes:
+        raise JSONProblem(f"{len(data)} bytes of JSON text, more than the {max_bytes} this tool parses; not parsed")
     depth = nesting(data)
     if depth > max_nesting:
         raise JSONProblem(f"nested {depth} levels deep, more than the {max_nesting} levels this tool reads")

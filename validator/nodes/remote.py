@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from typing import Any
@@ -10,6 +9,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from validator.errors import InputError
 from validator.nodes.base import Tree
+from validator.nodes.jsondoc import JSONProblem, loads
 from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.urls import URL_SCHEME
 
@@ -283,8 +283,8 @@ class RemoteStore(KeyValueStore):
                 continue
             keys.add(name)
             try:
-                doc = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
+                doc = loads(raw)
+            except JSONProblem:
                 continue  # the validator reports a broken document; here it names no keys
             if not isinstance(doc, dict):
                 continue
