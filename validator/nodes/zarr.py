@@ -23,6 +23,7 @@ from validator.nodes.base import (
     StoreProblem,
     StringStorage,
     Tree,
+    Unreadable,
     plan_rows,
     row_elements,
     stored_in,
@@ -196,8 +197,10 @@ class ZarrNode(Node):
             raise self.tree.unreadable(self.key(".zattrs"), f"cannot be read ({exc})", self.path) from None
         doc, problem = parse_json(raw, self.key(".zattrs"))
         if problem:
+            # Not JSON, nested too deeply, too large: unknown as well, never empty ("missing" would be a false claim).
             self.tree.note_problem(problem)
-        elif doc is not None and not isinstance(doc, dict):
+            raise Unreadable(f"{self.key('.zattrs')}: {problem.message}")
+        if doc is not None and not isinstance(doc, dict):
             self.tree.note_problem(MetadataProblem(self.key(".zattrs"), f"not a JSON object but {type(doc).__name__}"))
             return {}
         return doc or {}
