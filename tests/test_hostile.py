@@ -165,9 +165,10 @@ def test_declared_huge_array_with_no_chunks_is_read_as_its_fill_value_in_bounded
     assert "timed out" not in result["text"]
     by_id = {r["id"]: r for r in report["results"]}
     # indptr is scanned (every element the fill value 0): it starts at 0 and never decreases; its length is wrong.
-    assert by_id["anndata.csr_matrix.indptr-monotonic"]["status"] == "passed"
-    assert by_id["anndata.csr_matrix.indptr-start"]["status"] == "passed"
+    for rule in ("anndata.csr_matrix.indptr-monotonic", "anndata.csr_matrix.indptr-start"):
+        assert by_id[rule]["status"] == "passed" and not by_id[rule].get("unchecked"), by_id[rule]
     assert by_id["anndata.csr_matrix.indptr-length"]["status"] == "failed"
+    assert by_id["anndata.csr_matrix.indptr-end"]["status"] == "failed"  # the last of 2**62 zeros is no nnz
 
 
 def test_declared_huge_hdf5_dataset_with_no_chunks_is_read_as_its_fill_value(tmp_path):
@@ -179,7 +180,10 @@ def test_declared_huge_hdf5_dataset_with_no_chunks_is_read_as_its_fill_value(tmp
         f["X/indptr"].attrs["encoding-type"], f["X/indptr"].attrs["encoding-version"] = "array", "0.2.0"
     result = run_cli(path, "--timeout", "100", tmp_path=tmp_path)
     assert result["peak_mb"] < LIMIT_MB, result
-    assert statuses(result["report"])["anndata.csr_matrix.indptr-monotonic"] == "passed"
+    by_id = {r["id"]: r for r in result["report"]["results"]}
+    monotonic = by_id["anndata.csr_matrix.indptr-monotonic"]
+    assert monotonic["status"] == "passed" and not monotonic.get("unchecked"), monotonic
+    assert by_id["anndata.csr_matrix.indptr-end"]["status"] == "failed"
 
 
 def test_block_larger_than_memory_bound_is_not_read_and_named(tmp_path):

@@ -48,7 +48,7 @@ def _uniform(block: Block, low: Any, high: Any, limit: int) -> BoundsPartial:
     value = block.values[0]
     if value != value:  # NaN: no extremes, never out of range
         return BoundsPartial(None, None, 0, ())
-    v = value.item()
+    v = value.item() if isinstance(value, np.generic) else value
     if (low is None or v >= low) and (high is None or v <= high):
         return BoundsPartial(v, v, 0, ())
     n = block.values.size

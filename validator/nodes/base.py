@@ -25,6 +25,9 @@ MAX_BLOCK_BYTES = 256 * 2**20
 # Past this many blocks, an array's blocks are planned around the chunks actually stored: a run of blocks with no
 # stored chunk is one block of the fill value, so a declared 2**62 elements with nothing written is one block.
 SPARSE_PLAN_BLOCKS = 1024
+# The most elements one block of a fill value stands for: numpy makes no view of more than 2**63 bytes (even one
+# that takes none), so a longer run is cut into several (2**62 elements with nothing written: 64 blocks).
+MAX_UNIFORM_ELEMENTS = 1 << 56
 # Groups nested deeper than this are not walked (reported once): no real store nests this deep, and every walk
 # must end on any input.
 MAX_DEPTH = 256
@@ -340,22 +343,23 @@ class RowRanges(Sequence[RowRange]):
     the fill value without being materialised.
     """
 
-    def __init__(self, rows: int, step: int, data: Sequence[int] | None = None) -> None:
+    def __init__(self, rows: int, step: int, data: Sequence[int] | None = None, max_run: int | None = None) -> None:
         self.rows, self.step = rows, max(1, step)
         self._blocks = -(-rows // self.step)
         self._ranges: list[RowRange] | None = None
         if data is not None:
+            # A run longer than `max_run` rows is cut (at block boundaries): numpy holds no view of more than
+            # 2**63 bytes, even one that takes none.
+            run = max(self.step, (max_run or rows) // self.step * self.step)
             ranges: list[RowRange] = []
             at = 0  # the next block not yet covered
             for b in data:
                 if b < at or b >= self._blocks:
                     continue
-                if b > at:
-                    ranges.append((at * self.step, b * self.step))
+                ranges.extend(_cut(at * self.step, b * self.step, run))
                 ranges.append((b * self.step, min(rows, (b + 1) * self.step)))
                 at = b + 1
-            if at < self._blocks:
-                ranges.append((at * self.step, rows))
+            ranges.extend(_cut(at * self.step, rows, run))
             self._ranges = ranges
 
     def __len__(self) -> int:
@@ -397,6 +401,11 @@ class RowRanges(Sequence[RowRange]):
         return f"RowRanges({self.rows} rows, {len(self)} blocks)"
 
 
+def _cut(start: int, stop: int, run: int) -> list[RowRange]:
+    """[start, stop) as ranges of at most `run` rows (none when empty)."""
+    return [(at, min(stop, at + run)) for at in range(start, stop, run)]
+
+
 def plan_rows(
     shape: tuple[int, ...],
     chunks: tuple[int, ...] | None,
@@ -418,7 +427,7 @@ def plan_rows(
         return dense
     chunk_rows = max(1, chunks[0]) if chunks else 1
     data = sorted({(r * chunk_rows) // dense.step for r in stored})
-    return RowRanges(shape[0], dense.step, data)
+    return RowRanges(shape[0], dense.step, data, max(1, MAX_UNIFORM_ELEMENTS // max(1, row_elements(shape))))
 
 
 def block_bytes(shape: tuple[int, ...], rows: int, itemsize: int) -> int:
@@ -434,10 +443,17 @@ def stored_in(stored: Sequence[int], chunk_rows: int, rows: RowRange) -> bool:
 
 
 def uniform_block(start: int, value: Any, dtype: np.dtype, count: int) -> Block:
-    """`count` elements all equal to `value`, as a read-only broadcast view: no memory for them, whatever `count`."""
+    """`count` elements all equal to `value`, as a read-only broadcast view: no memory for them, up to
+    MAX_UNIFORM_ELEMENTS (plans cut longer runs; `uniform_blocks` splits one)."""
     scalar = np.empty((), dtype=dtype)
     scalar[()] = value
     return Block(start, np.broadcast_to(scalar.reshape(1), (count,)))
+
+
+def uniform_blocks(start: int, value: Any, dtype: np.dtype, count: int) -> Iterator[Block]:
+    """`count` elements all equal to `value`, as uniform blocks of at most MAX_UNIFORM_ELEMENTS each."""
+    for at in range(0, count, MAX_UNIFORM_ELEMENTS):
+        yield uniform_block(start + at, value, dtype, min(MAX_UNIFORM_ELEMENTS, count - at))
 
 
 def check_block_size(path: str, shape: tuple[int, ...], rows: RowRange, itemsize: int) -> None:

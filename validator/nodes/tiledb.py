@@ -31,7 +31,7 @@ from validator.nodes.base import (
     describe,
     plain,
     row_slices,
-    uniform_block,
+    uniform_blocks,
 )
 
 # Files or folders that mark a directory as a TileDB group or array (old and new layouts).
@@ -357,7 +357,7 @@ class TileDBArrayNode(Node):
                 if rows.step == 0:  # rows outside the non-empty domain: the fill value (dense) or no cells (sparse)
                     if not info["sparse"]:
                         fill = np.asarray(info["fills"].get(attr, 0)).reshape(-1)
-                        yield uniform_block(start, fill[0] if fill.size else 0, dtype, (rows.stop - rows.start) * row)
+                        yield from uniform_blocks(start, fill[0] if fill.size else 0, dtype, (rows.stop - rows.start) * row)
                         start += (rows.stop - rows.start) * row
                     continue
                 if not info["sparse"]:

@@ -310,7 +310,8 @@ class ZarrNode(Node):
         """
         if self.kind != "array" or self.shape is None or not self.metadata:
             raise NodeError(f"{self.path}: array metadata is unusable, data cannot be read")
-        return zarr_direct.read_block(self.tree.kv, self.plan, rows, self.__dict__.get("_stored") or None)
+        stored = self.__dict__.get("_stored")  # listed by block_rows when the plan needed it; [] means none stored
+        return zarr_direct.read_block(self.tree.kv, self.plan, rows, stored if isinstance(stored, list) else None)
 
     @property
     def plan(self) -> zarr_direct.ArrayPlan:
