@@ -91,9 +91,10 @@ class KeyValueStore(ABC):
     def iter_keys(self, prefix: str) -> Iterator[str]:
         """Every key below `prefix`, depth first in sorted order, found as they are listed (no recursion limit).
 
-        Directories more than MAX_DEPTH levels below `prefix` are not entered (and reported once).
+        Directories more than MAX_DEPTH levels below the store's root are not entered (and reported once, at the
+        same key whichever prefix a listing started from).
         """
-        stack = [(prefix, 0)]
+        stack = [(prefix, prefix.count("/") + 1 if prefix else 0)]
         while stack:
             here, depth = stack.pop()
             keys, dirs = self.list_dir(here)
