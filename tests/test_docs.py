@@ -95,3 +95,14 @@ def test_docs_passes_rule_page_examples_fail_and_pass_as_shown(rule):
         report = validator.validate(path, select=[rule.id], deep=deep)
         statuses = {r.rule.id: r.status for r in report.results}
         assert statuses[rule.id] is (Status.FAILED if kind == "Fails" else Status.PASSED), (kind, file)
+
+
+def test_docs_passes_security_page_names_tests_and_cases_that_exist():
+    """docs/security.md says which tests hold each guarantee: every test, file and corpus case it names exists."""
+    text = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    defined = {m[1] for path in (ROOT / "tests").rglob("*.py") for m in re.finditer(r"^def (test_\w+)", path.read_text(), re.M)}
+    named = set(re.findall(r"(test_\w+)`", text)) | set(re.findall(r"::(test_\w+)", text))
+    assert named and named <= defined, sorted(named - defined)
+    paths = re.findall(r"`((?:tests|conformance-corpus|validator)/[\w/.\-]+?)(?:::\w+)?`", text)
+    missing = [p for p in paths if not (ROOT / p).exists() and not list((ROOT / "conformance-corpus/hostile").glob(p))]
+    assert paths and not missing, missing

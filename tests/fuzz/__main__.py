@@ -20,7 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=runner.TIMEOUT, help="the tool's --timeout per input")
     p.add_argument("--peak-mb", type=float, default=runner.PEAK_MB, help="peak resident memory allowed per input")
     p.add_argument("--format", action="append", choices=mutators.FORMATS, help="only these formats (repeatable)")
-    p.add_argument("--work", help="where inputs are made (default: a temporary folder); inputs with a defect are kept")
+    p.add_argument(
+        "--work", help="where inputs are made (default: a temporary folder); inputs with a defect or a timeout are kept"
+    )
     p.add_argument("--keep", action="store_true", help="keep every input, not only those with a defect")
     args = p.parse_args(argv)
     root = Path(args.work or tempfile.mkdtemp(prefix="spec-validate-fuzz-"))
@@ -31,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     def progress(result: runner.Result) -> None:
         nonlocal done
         done += 1
-        if result.defects:
+        if result.defects or result.timed_out:
             print(result.line(), end="", flush=True)
         if done % 100 == 0:
             print(f"... {done}/{args.n} in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)

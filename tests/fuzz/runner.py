@@ -44,7 +44,9 @@ class Result:
     def line(self) -> str:
         return (
             f"#{self.index} {self.format} {self.base} exit={self.code} {self.peak_mb:.0f}MB {self.seconds:.1f}s\n"
-            f"    mutations: {'; '.join(self.mutations)}\n" + "".join(f"    DEFECT: {d}\n" for d in self.defects)
+            f"    mutations: {'; '.join(self.mutations)}\n"
+            + ("    timed out (the tool's own --timeout: reported, not a defect)\n" if self.timed_out else "")
+            + "".join(f"    DEFECT: {d}\n" for d in self.defects)
         )
 
 
@@ -152,7 +154,7 @@ def fuzz_one(
     shown = leaked(canary.token, [stdout, stderr, text])
     if shown:
         d.append(f"canary bytes in the output: {shown!r}")
-    if not keep and not d:
+    if not keep and not d and not result.timed_out:  # a tool-reported timeout is kept to look at, not a defect
         mutators.remove_tree(work)
     return result
 
