@@ -187,8 +187,9 @@ def small_adata() -> anndata.AnnData:
     )
 
 
-def add_awkward(f: h5py.File, name: str = "/uns/awk", **overrides: Any) -> h5py.Group:
-    """An awkward array group as the spec describes it: `form` (JSON string), `length`, and the buffers."""
+def add_awkward(f: h5py.File, name: str = "/uns/awk", length: int = 3, **overrides: Any) -> h5py.Group:
+    """An awkward array group as the spec describes it: `form` (JSON string), `length`, and the buffers, each
+    written as anndata writes them (write_elem: a dense array with its encoding metadata)."""
     g = f.create_group(name)
     g.attrs["encoding-type"] = "awkward-array"
     g.attrs["encoding-version"] = "0.1.0"
@@ -200,9 +201,12 @@ def add_awkward(f: h5py.File, name: str = "/uns/awk", **overrides: Any) -> h5py.
             "form_key": "node0",
         }
     )
-    g.attrs["length"] = np.int64(3)
-    g.create_dataset("node0-offsets", data=np.array([0, 2, 2, 5], dtype=np.int64))
-    g.create_dataset("node1-data", data=np.arange(5, dtype=np.int64))
+    g.attrs["length"] = np.int64(length)
+    offsets = np.array([0, 2, 2, 5, 6, 6][: length + 1], dtype=np.int64)
+    for key, data in (("node0-offsets", offsets), ("node1-data", np.arange(int(offsets[-1]), dtype=np.int64))):
+        ds = g.create_dataset(key, data=data)
+        ds.attrs["encoding-type"] = "array"
+        ds.attrs["encoding-version"] = "0.2.0"
     for key, value in overrides.items():
         if value is None:
             del g.attrs[key]
@@ -816,17 +820,127 @@ attr_case(
 
 @h5_edit("h5ad/valid-awkward-array")
 def awkward_array_buffer_missing(f):
-    """The awkward array's form names buffer node1-data, which the group does not hold."""
+    """/uns/awk has no node1-data, the buffer its form's NumpyArray (form_key node1) reads."""
     del f["uns/awk/node1-data"]
 
 
-# ---------------------------------------------------------------------------------------------- scalars
+@h5_edit("h5ad/valid-awkward-array")
+def awkward_array_buffer_unencoded(f):
+    """/uns/awk/node0-offsets, written as anndata writes buffers (write_elem), lost its encoding-type."""
+    del f["uns/awk/node0-offsets"].attrs["encoding-type"]
+
+
+@case("h5ad")
+def valid_awkward_array_in_obsm_varm(path: Path) -> None:
+    """Awkward arrays in varm (as the spec's own AwkwardArrays section stores varm/transcript) and in obsm."""
+    small_adata().write_h5ad(path)
+    with h5py.File(path, "r+") as f:
+        add_awkward(f, "/varm/transcript", length=2)
+        add_awkward(f, "/obsm/ragged", length=3)
+
+
+# ---------------------------------------------------------------------------------------------- legacy files
+def _strip_encoding(f: h5py.File, names: tuple[str, ...]) -> None:
+    for name in names:
+        for key in ("encoding-type", "encoding-version"):
+            if key in f[name].attrs:
+                del f[name].attrs[key]
+
+
+@case("h5ad")
+def legacy_anndata_0_7(path: Path) -> None:
+    """The anndata 0.7 layout: no encoding metadata on the root, X or the mappings; dataframes at 0.1.0."""
+    small_adata().write_h5ad(path)
+    with h5py.File(path, "r+") as f:
+        _strip_encoding(f, ("/", "X", "layers", "obsm", "obsp", "varm", "varp", "uns"))
+        for name in ("obs", "var"):
+            f[name].attrs["encoding-version"] = "0.1.0"
+
+
+@case("h5ad")
+def legacy_anndata_pre_0_7(path: Path) -> None:
+    """The layout before anndata 0.7: obs and var as HDF5 compound datasets, no attributes anywhere."""
+    with h5py.File(path, "w") as f:
+        f.create_dataset("X", data=np.arange(6, dtype=np.float32).reshape(3, 2))
+        f.create_dataset("obs", data=np.array([(b"c0", 1), (b"c1", 2), (b"c2", 3)], dtype=[("index", "S2"), ("n_genes", "<i8")]))
+        f.create_dataset("var", data=np.array([(b"g0",), (b"g1",)], dtype=[("index", "S2")]))
+        f.create_group("uns")
+
+
+# ---------------------------------------------------------------------------------------------- uns encodings
+@case("h5ad")
+def valid_uns_rec_array(path: Path) -> None:
+    """scanpy's rank_genes_groups as anndata writes it: structured arrays with encoding-type rec-array."""
+    adata = small_adata()
+    names = np.rec.fromarrays([np.array(["g0", "g1"]), np.array(["g1", "g0"])], names=["0", "1"])
+    scores = np.rec.fromarrays([np.array([2.5, 1.0], dtype=np.float32), np.array([1.5, 0.5], dtype=np.float32)], names=["0", "1"])
+    adata.uns["rank_genes_groups"] = {"names": names, "scores": scores, "params": {"method": "t-test"}}
+    adata.write_h5ad(path)
+
+
+@case("h5ad")
+def valid_uns_bytes(path: Path) -> None:
+    """A byte-string scalar in uns with encoding-type bytes, which anndata reads (read_scalar); written with h5py."""
+    small_adata().write_h5ad(path)
+    with h5py.File(path, "r+") as f:
+        ds = f["uns"].create_dataset("checksum", data=np.bytes_(b"\x00\xffabc"))
+        ds.attrs["encoding-type"] = "bytes"
+        ds.attrs["encoding-version"] = "0.2.0"
+
+
+@h5_edit()
+def numeric_scalar_encoded_as_array(f):
+    """The 0-d numeric /uns/int says encoding-type array (a dense array) instead of numeric-scalar."""
+    f["uns/int"].attrs["encoding-type"] = "array"
+
+
+@h5_edit()
+def string_scalar_encoded_as_string_array(f):
+    """The 0-d string /uns/str says encoding-type string-array instead of string."""
+    f["uns/str"].attrs["encoding-type"] = "string-array"
+
+
 @h5_edit()
 def scalar_outside_uns(f):
     """A string scalar (encoding-type string) stored at /note, beside obs and var rather than inside uns."""
     d = f.create_dataset("note", data="kept outside uns", dtype=h5py.string_dtype())
     d.attrs["encoding-type"] = "string"
     d.attrs["encoding-version"] = "0.2.0"
+
+
+@h5_edit()
+def scalar_numeric_outside_uns(f):
+    """A numeric scalar /threshold beside obs and var, outside uns (a SHOULD)."""
+    ds = f.create_dataset("threshold", data=np.float64(0.5))
+    ds.attrs["encoding-type"] = "numeric-scalar"
+    ds.attrs["encoding-version"] = "0.2.0"
+
+
+@h5_edit()
+def anndata_X_three_dimensional(f):
+    """/X is a dense (n_obs, n_var, 2) array: its leading dimensions are right, but X is two-dimensional."""
+    del f["X"]
+    ds = f.create_dataset("X", data=np.zeros((N_OBS, N_VAR, 2), dtype=np.float32))
+    ds.attrs["encoding-type"] = "array"
+    ds.attrs["encoding-version"] = "0.2.0"
+
+
+@h5_edit()
+def anndata_layers_three_dimensional(f):
+    """/layers/dense is (n_obs, n_var, 3)."""
+    replace(f, "layers/dense", np.zeros((N_OBS, N_VAR, 3)))
+
+
+@h5_edit()
+def dataframe_column_order_lists_index(f):
+    """/obs lists its index array, named by _index, in column-order."""
+    f["obs"].attrs["column-order"] = np.array(list(f["obs"].attrs["column-order"]) + [f["obs"].attrs["_index"]], dtype=object)
+
+
+@h5_edit()
+def dataframe_index_one_element_array(f):
+    """/obs stores _index as a one-element array of strings, as R writers store string attributes."""
+    f["obs"].attrs["_index"] = np.array([f["obs"].attrs["_index"]], dtype=h5py.string_dtype())
 
 
 # ---------------------------------------------------------------------------------------------- zarr-only clauses

@@ -25,6 +25,7 @@ from validator.nodes.base import (
     block_row_ranges,
     row_elements,
 )
+from validator.primitive_api import Omitted
 
 
 class Arr:
@@ -174,10 +175,13 @@ def findings(primitive: str, node: Node, options: Mapping[str, Any] | None = Non
     options = dict(options or {})
     sc = sc or scope(node.tree)
     if p.facts is None:
-        return list(p.function(node, options, sc))
+        return [f for f in p.function(node, options, sc) if not isinstance(f, Omitted)]
     wanted = dict(p.facts(node, options, sc))
-    facts = compute_facts(node, set(wanted.values()), 7)
-    return list(p.function(node, options, sc, {k: facts[r] for k, r in wanted.items()}))
+    given = {}
+    for k, r in wanted.items():  # a request may name another array (FactRequest.node): its facts come from that one
+        target = node if r.node is None else node.tree.get(r.node)
+        given[k] = compute_facts(target, {r._replace(node=None)}, 7)[r._replace(node=None)]
+    return [f for f in p.function(node, options, sc, given) if not isinstance(f, Omitted)]
 
 
 def passes(argnames: str, cases: list) -> Any:

@@ -34,10 +34,11 @@ def test_coverage_passes_text_table_for_every_spec(capsys):
 
 
 def test_coverage_passes_lists_what_is_not_covered_with_why(capsys):
-    code, out, _ = run(capsys, "--spec", "zarr")
+    # A spec with deferred statements (the Zarr v2 catalogue has none left since issue #16's key rules).
+    catalogue = next(c for c in builtin_catalogues() if any(s.status == "deferred" for s in c.statements))
+    code, out, _ = run(capsys, "--spec", catalogue.name)
     assert code == 0
-    deferred = [s for s in next(c for c in builtin_catalogues() if c.name == "zarr").statements if s.status == "deferred"]
-    assert deferred
+    deferred = [s for s in catalogue.statements if s.status == "deferred"]
     for s in deferred:
         assert s.reason in out
 

@@ -117,16 +117,19 @@ def _in(module: str, *prefixes: str) -> bool:
     return any(module == p or module.startswith(p + ".") for p in prefixes)
 
 
-# (layer, the modules of ours it may import). Kernels are numpy only; backends see kernels' Block and errors;
-# primitives see the primitive API, nodes and kernels, never the engine or the reports.
+# (layer, the modules of ours it may import). Kernels are numpy only (and the leaf that quotes values);
+# backends see kernels' Block and errors; primitives see the primitive API, nodes and kernels, never the engine
+# or the reports.
+LEAVES = ("validator.excerpt",)  # import nothing of ours: any layer may use them
 ALLOWED = [
-    ("validator.kernels", ("validator.kernels",)),
-    ("validator.nodes", ("validator.nodes", "validator.kernels", "validator.errors")),
-    ("validator.primitive_api", ("validator.nodes", "validator.kernels")),
+    ("validator.kernels", ("validator.kernels", *LEAVES)),
+    ("validator.nodes", ("validator.nodes", "validator.kernels", "validator.errors", *LEAVES)),
+    ("validator.primitive_api", ("validator.nodes", "validator.kernels", *LEAVES)),
     (
         "validator.checks",
-        ("validator.checks", "validator.primitive_api", "validator.nodes", "validator.kernels", "validator.errors"),
+        ("validator.checks", "validator.primitive_api", "validator.nodes", "validator.kernels", "validator.errors", *LEAVES),
     ),
+    ("validator.excerpt", ()),
 ]
 
 

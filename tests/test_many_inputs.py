@@ -102,7 +102,8 @@ def _sarif_entry(out):
 def _github_entry(out):
     (bad,) = [line for line in out.splitlines() if "file=notes.txt," in line]
     assert bad.startswith("::error ") and "title=MUST input-error::cannot be opened: notes.txt" in bad
-    annotated = {line.split("file=")[1].split(",")[0].split("/")[0] for line in out.splitlines()} - {"notes.txt"}
+    annotations = [line for line in out.splitlines() if line.startswith("::")]  # not the era/writer log lines
+    annotated = {line.split("file=")[1].split(",")[0].split("/")[0] for line in annotations} - {"notes.txt"}
     return [*annotated, "valid.h5ad"]  # a conforming file has nothing to annotate
 
 

@@ -9,13 +9,24 @@ from typing import TYPE_CHECKING
 from validator.engine.model import Pack
 from validator.engine.rule_selection import Selection
 from validator.errors import InputError
-from validator.report.model import ClauseResult, Finding, Level, Report, Status
+from validator.report.model import ClauseResult, Finding, LegacyVerdict, Level, Report, Status
 from validator.version import __version__
 
 if TYPE_CHECKING:
     from validator.engine.scan import Progress, Scanner
 
-__all__ = ["ClauseResult", "Finding", "Level", "Report", "Selection", "Status", "__version__", "assert_conforms", "validate"]
+__all__ = [
+    "ClauseResult",
+    "Finding",
+    "LegacyVerdict",
+    "Level",
+    "Report",
+    "Selection",
+    "Status",
+    "__version__",
+    "assert_conforms",
+    "validate",
+]
 
 
 def validate(
@@ -31,6 +42,7 @@ def validate(
     progress: Progress | None = None,
     deep: bool = False,
     node: str = "/",
+    all_clauses: bool = False,
 ) -> Report:
     """Validate one store against every rule pack that applies to it.
 
@@ -47,9 +59,12 @@ def validate(
         progress: told the elements to scan and the elements scanned (a progress bar).
         deep: also run the rules that read and decode every stored chunk (Zarr v2 chunk decoding); without
             it they are not applicable ("needs --deep").
+        all_clauses: also check every clause where the store is of an era before the spec (a legacy file,
+            such as an .h5ad written before anndata 0.8); without it one legacy verdict stands for them.
 
     Returns:
-        The Report: one ClauseResult per selected rule of each pack that applies.
+        The Report: one ClauseResult per selected rule of each pack that applies, the store's eras and likely
+        writers (`provenance`), and a legacy verdict per scope of an era before its spec (`legacy`).
 
     Raises:
         InputError: the store cannot be opened, or holds no node `node`.
@@ -57,6 +72,7 @@ def validate(
     """
     from validator.engine import activity
     from validator.engine.loader import builtin_packs, load_pack, packs_to_run
+    from validator.engine.provenance import detect
     from validator.engine.run import evaluate, in_reach
     from validator.engine.scan import make_scanner
     from validator.nodes.detect import open_store
@@ -69,12 +85,37 @@ def validate(
         activity.opened(tree.format)
         if node != "/" and tree.get(node) is None:
             raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
-        done = evaluate(tree, chosen, selection, scanner=scanner or make_scanner(jobs), progress=progress, deep=deep, within=node)
+        provenance = detect(tree)
+
+        def skip_scope(scope) -> str | None:
+            era = _legacy_era(scope, provenance)
+            if era is None or all_clauses:
+                return None
+            return f"legacy: {era.label}; {scope.pack.legacy_id} stands for this clause (--all-clauses checks it)"
+
+        done = evaluate(
+            tree,
+            chosen,
+            selection,
+            scanner=scanner or make_scanner(jobs),
+            progress=progress,
+            deep=deep,
+            within=node,
+            skip_scope=skip_scope,
+            writers_fit=lambda w: provenance.fits(w.name, w.versions),
+        )
         infos = [
             PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
             for pack, scopes in zip(chosen, done.scopes, strict=True)
             if scopes
         ]
+        legacy = tuple(
+            _legacy_verdict(scope, era, provenance, all_clauses)
+            for pack, scopes in zip(chosen, done.scopes, strict=True)
+            for scope in scopes
+            if (era := _legacy_era(scope, provenance)) is not None
+            and selection.redirected(pack.redirects).includes(pack.legacy_id)
+        )
         # A node run keeps the unreadable keys of the node, what lies below it and its ancestors, not its siblings'.
         problems = tuple(
             Problem(p.key, p.message, getattr(p, "path", None))
@@ -91,6 +132,8 @@ def validate(
             _metadata_keys(tree, done.results),
             node,
             tuple(done.context),
+            provenance=provenance,
+            legacy=legacy,
         )
 
 
@@ -102,6 +145,32 @@ def _problem_node(problem) -> str:
     if problem.key.startswith("/"):
         return problem.key
     return "/" + problem.key.rpartition("/")[0]
+
+
+def _legacy_era(scope, provenance):
+    """The era of a scope's root when its pack calls that era legacy (before the spec), else None."""
+    legacy = scope.pack.legacy
+    if legacy is None:
+        return None
+    return next((e for e in provenance.eras if e.path == scope.root.path and e.id in legacy.eras), None)
+
+
+def _legacy_verdict(scope, era, provenance, clauses_checked: bool) -> LegacyVerdict:
+    pack = scope.pack
+    writers = tuple(w.label for w in provenance.writers if w.role == era.family)
+    return LegacyVerdict(
+        pack.name,
+        pack.legacy_id,
+        scope.root.path,
+        era.label,
+        era.id,
+        writers,
+        pack.legacy.eras[era.id],
+        pack.legacy.clause,
+        pack.legacy.section,
+        era.evidence,
+        clauses_checked,
+    )
 
 
 def _shown(source: str) -> str:
@@ -142,6 +211,7 @@ def assert_conforms(
     extend_select: Sequence[str] = (),
     extra_packs: Sequence[str | os.PathLike[str]] = (),
     deep: bool = False,
+    all_clauses: bool = False,
 ) -> Report:
     """Validate `path` and raise AssertionError listing each failed clause at or above `fail_on`.
 
@@ -151,13 +221,22 @@ def assert_conforms(
         select, ignore, extend_select: rule ids or dotted prefixes, as on the command line.
         extra_packs: further YAML packs (one that extends a pack in use replaces it, as in `validate`).
         deep: also decode every stored chunk (as --deep).
+        all_clauses: also check every clause of a legacy file (as --all-clauses).
 
     Returns:
         The Report, when nothing at or above `fail_on` failed.
     """
     __tracebackhide__ = True  # pytest: a failure shows the report, not this function's source
     level = fail_on if isinstance(fail_on, Level) else Level(str(fail_on).upper())
-    report = validate(path, select=select, ignore=ignore, extend_select=extend_select, extra_packs=extra_packs, deep=deep)
+    report = validate(
+        path,
+        select=select,
+        ignore=ignore,
+        extend_select=extend_select,
+        extra_packs=extra_packs,
+        deep=deep,
+        all_clauses=all_clauses,
+    )
     if report.fails_at(level):
         raise AssertionError(describe_failures(report, level))
     return report
@@ -169,6 +248,8 @@ def describe_failures(report: Report, fail_on: Level) -> str:
     lines = [f"{report.source} does not conform (fail_on={fail_on.value.lower()}): {len(bad)} clause(s) failed"]
     for problem in report.problems:
         lines.append(f"  UNREADABLE {problem.key}: {problem.message}")
+    for v in report.legacy:
+        lines.append(f"  LEGACY {v.id} at {v.path}: {v.era}: {v.message}")
     for r in sorted(bad, key=lambda r: (-r.rule.level.rank, r.rule.id)):
         status = "FAILED" if r.status is Status.FAILED else "ERROR"
         lines.append(f"  {status} {r.rule.level.value}{' (derived)' if r.rule.derived else ''} {r.rule.id}")
@@ -179,4 +260,6 @@ def describe_failures(report: Report, fail_on: Level) -> str:
             lines.append(f"    {f.path}: {f.message}")
         if r.finding_count > len(r.findings):
             lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
+        for w in r.writer_notes:
+            lines.append(f"    note: {w.name} {w.versions}: {w.note}")
     return "\n".join(lines)

@@ -163,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="give each input at most SECONDS: it runs in a child process, and one that is still reading then "
         "is reported as timed out, naming what it was reading (the other inputs are still validated)",
     )
+    _add_all_clauses(p)
     p.add_argument("--version", action="version", version=f"spec-validate {__version__}")
     return p
 
@@ -175,6 +176,17 @@ def _positive_seconds(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
     return value
+
+
+def _add_all_clauses(p: argparse.ArgumentParser) -> None:
+    """--all-clauses: a legacy file (an era before the spec, such as an .h5ad of anndata < 0.8) gets one verdict,
+    `<pack>.legacy`, counted as a MUST failure; with this flag every clause is checked as well."""
+    p.add_argument(
+        "--all-clauses",
+        action="store_true",
+        help="also check every clause of a legacy file (one written before the spec, e.g. by anndata < 0.8), "
+        "which otherwise gets one verdict, <pack>.legacy (a MUST failure; --ignore it to accept such files)",
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -197,6 +209,7 @@ def _validate_one(
     scanner=None,
     deep: bool = False,
     progress=None,
+    all_clauses: bool = False,
 ) -> Report:
     """One input; runs in a worker process under --jobs (or a Dask task under --dask), so it takes pack file names,
     not Pack objects. An input that cannot be opened gives a report carrying the error, so the others still run."""
@@ -214,6 +227,7 @@ def _validate_one(
             deep=deep,
             progress=progress,
             node=item.node,
+            all_clauses=all_clauses,
         )
     except PackError:
         raise  # a bad pack is the run's error, not one input's
@@ -322,16 +336,23 @@ def _inputs(args: argparse.Namespace, settings: Settings) -> list[Input]:
 def _explain(args: argparse.Namespace, packs: list[Pack]) -> int:
     """--explain ID: the rule, or every rule a dotted prefix selects (as --select reads it), each with its page."""
     from validator.engine.rule_selection import prefix_matches
-    from validator.explain import explain
+    from validator.explain import explain, explain_legacy
     from validator.report.links import rule_page
 
     rules = [r for pack in packs for r in pack.rules]
+    legacies = [pack for pack in packs if pack.legacy is not None]
     redirects = {k: v for pack in packs for k, v in pack.redirects.items()}
     wanted = redirects.get(args.explain, args.explain)
-    match = [r for r in rules if r.id == wanted] or [r for r in rules if prefix_matches(wanted, r.id)]
-    if not match:
+    match = [r for r in rules if r.id == wanted]
+    legacy = [pack for pack in legacies if pack.legacy_id == wanted]
+    if not match and not legacy:  # a dotted prefix: every rule it selects, and the legacy verdicts it names
+        match = [r for r in rules if prefix_matches(wanted, r.id)]
+        legacy = [pack for pack in legacies if prefix_matches(wanted, pack.legacy_id)]
+    if not match and not legacy:
         raise SpecValidateError(f"no rule matches {wanted!r} (see --list-rules)")
-    _emit("\n".join(explain(r) + (f"\nDocumentation: {rule_page(r.id)}\n" if r.builtin else "") for r in match), args.output)
+    pages = [explain_legacy(pack) for pack in legacy]
+    pages += [explain(r) + (f"\nDocumentation: {rule_page(r.id)}\n" if r.builtin else "") for r in match]
+    _emit("\n".join(pages), args.output)
     return 0
 
 
@@ -378,6 +399,7 @@ def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
     if settings.packs != tuple(args.pack):
         packs = _packs(settings.packs)
     known = [r.id for pack in packs for r in pack.rules] + [k for pack in packs for k in pack.redirects]
+    known += [pack.legacy_id for pack in packs if pack.legacy is not None]  # a legacy verdict is selected like a rule
     unknown = unknown_prefixes(settings.all_prefixes(), known)
     if unknown:
         raise SpecValidateError(f"no rule matches {unknown[0]!r} (see --list-rules)")
@@ -396,7 +418,9 @@ def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Inp
     # Several inputs: one process each, up to N at once, sharing the N workers as scan threads.
     threads = max(1, workers // max(1, processes))
     jobs = [(i, settings.select, settings.ignore_for(i.path), settings.extend_select, settings.packs, threads) for i in todo]
-    validate_one = functools.partial(_validate_one, deep=args.deep)  # a partial of a module function still pickles
+    validate_one = functools.partial(
+        _validate_one, deep=args.deep, all_clauses=args.all_clauses
+    )  # a partial of a module function still pickles
     if args.timeout is not None:
         done = _with_timeout(jobs, validate_one, args.timeout, args.quiet, workers)
     elif args.dask:

@@ -35,6 +35,9 @@ class Status(str, Enum):
     FAILED = "failed"
     NOT_APPLICABLE = "not_applicable"
     ERROR = "error"
+    # A rule that reports a fact worth knowing which is no conformance failure (a `notice:` rule, such as the
+    # pickle codec the hdmf-zarr spec names as its default): its findings are shown, never fail a run.
+    NOTICE = "notice"
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,19 @@ class Finding:
     path: str = ""
     index: tuple[int, ...] | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    # Set by the engine, never by a primitive: the rule's `writers:` notes that fit the store (a note naming a
+    # writer the store shows it was not written by is left off).
+    writers: tuple[Any, ...] = ()
+
+
+class Omitted(NamedTuple):
+    """Yielded by a primitive after its findings: `count` more findings of the same kind that it does not list.
+
+    A kernel that counts every offending element but keeps the first few (values_in_range) says how many it
+    left out, so the report's count of findings, and its "... and N more", are exact.
+    """
+
+    count: int
 
 
 class NotApplicable(Exception):

@@ -81,8 +81,9 @@ def build(
     """A CXG as the spec describes it; the keyword arguments each change one thing.
 
     `xr` / `xc` change one half of the sparse pair: `n` (domain length), `other` (name of the index attribute),
-    `dtype` (of the values), `index_shift` (added to the first index), `dense` (a dense array). `obs_extra` adds
-    obs columns (name -> values), each one more TileDB attribute.
+    `dtype` (of the values), `index_shift` (added to the first index), `dense` (a dense array), `value_shift`
+    (added to the first value), `drop_last` (the last cell left out). `obs_extra` adds obs columns (name -> values),
+    each one more TileDB attribute.
     """
     if path.exists():
         shutil.rmtree(path)
@@ -137,9 +138,12 @@ def build(
             for name, (dim, n, other, coords, index, change) in halves.items():
                 if name in omit:
                     continue
-                values = counts[rows, cols][order] if name == "Xc" else counts[rows, cols]
+                values = (counts[rows, cols][order] if name == "Xc" else counts[rows, cols]).copy()
+                values[0] += change.get("value_shift", 0)
                 index = index.copy()
                 index[0] += change.get("index_shift", 0)
+                if change.get("drop_last"):
+                    values, coords, index = values[:-1], coords[:-1], index[:-1]
                 _sparse(
                     path / name,
                     _dim(dim, change.get("n", n)),
@@ -247,6 +251,9 @@ CASES: dict[str, dict[str, Any]] = {
     "X-col-shift-shape-wrong": {"sparse": True, "col_shift_n": N_VAR + 1},
     "X-col-shift-float64": {"sparse": True, "col_shift_dtype": "float64"},
     "X-col-shift-attribute-named": {"sparse": True, "col_shift_attr": "shift"},
+    "valid-properties-null": {"group_meta": {"cxg_properties": json.dumps({"title": None, "about": None})}},
+    "Xr-Xc-different-values": {"sparse": True, "xc": {"value_shift": 0.25}},
+    "Xr-Xc-different-count": {"sparse": True, "xc": {"drop_last": True}},
     "obs-column-int64": {"obs_extra": {"n_genes": np.arange(N_OBS, dtype=np.int64)}},
     "obs-column-bool": {"obs_extra": {"is_doublet": np.array([True, False, False, True])}},
     "valid-boolean-column": {"obs_extra": {"is_doublet": np.array([1, 0, 0, 1], np.uint8)}, "obs_schema": BOOLEAN_SCHEMA},

@@ -684,6 +684,38 @@ def _(f):
     attr_strings(f["reductions/pca/jackstraw"], "s4class", ["SeuratObject::JackStrawData"])
 
 
+# ------------------------------------------------------------------ what R and SeuratDisk write (passing)
+@case("factor-values-na-integer", [], "/meta.data/orig.ident holds R's NA_integer_ (-2147483648): a missing value, not a code.")
+def _(f):
+    replace(f["meta.data/orig.ident"], "values", np.array([1, 2, -2147483648, 1, 2, 2], dtype="i4"))
+
+
+@case("list-with-row-names-entry", [], "/misc/params, a list (not a data frame), has an integer entry named row.names.")
+def _(f):
+    params = f["misc"].create_group("params")
+    params.create_dataset("row.names", data=np.array([1, 2, 3], dtype="i4"))
+    params.create_dataset("k", data=np.array([20], dtype="i4"))
+
+
+@case("object-reference-dataset", [], "/misc/refs is a dataset of HDF5 object references, not strings.")
+def _(f):
+    f["misc"].create_dataset("refs", data=[f["cell.names"].ref, f["meta.data"].ref], dtype=h5py.ref_dtype)
+
+
+@case(
+    "valid-sparse-without-dims", [], "/assays/RNA/data and counts without the optional dims: checked against cells and features."
+)
+def _(f):
+    for name in ("data", "counts"):
+        del f[f"assays/RNA/{name}"].attrs["dims"]
+
+
+@case("assay-is-dataset", ["h5seurat.assay.stored-as-group"], "/assays/ADT, an assay the file holds, is replaced by a dataset.")
+def _(f):
+    del f["assays/ADT"]
+    f["assays"].create_dataset("ADT", data=np.zeros((N_CELLS, 3)))
+
+
 # ------------------------------------------------------------------ statements without a key word (issue #17)
 @case("assay-not-group", ["h5seurat.assay.stored-as-group"], "/assays/extra is a dataset, not an assay group.")
 def _(f):
@@ -693,6 +725,75 @@ def _(f):
 @case("reduction-not-group", ["h5seurat.reduction.stored-as-group"], "/reductions/umap is a dataset, not a reduction group.")
 def _(f):
     f["reductions"].create_dataset("umap", data=np.zeros((2, N_CELLS)))
+
+
+@case(
+    "sparse-without-dims-columns-wrong",
+    ["h5seurat.assay.sparse-columns"],
+    "/assays/RNA/data has no dims, and its indptr has n_cells + 2 entries (an extra empty column).",
+)
+def _(f):
+    data = f["assays/RNA/data"]
+    del data.attrs["dims"]
+    indptr = data["indptr"][()]
+    replace(data, "indptr", np.append(indptr, indptr[-1]).astype("i4"))
+
+
+@case(
+    "sparse-without-dims-rows-wrong",
+    ["h5seurat.assay.sparse-rows"],
+    "/assays/RNA/data has no dims, and its first row number is 4, for 4 features (0-based rows 0 to 3).",
+    expect={"h5seurat.assay.sparse-rows": {"path": "/assays/RNA/data/indices", "index": [0]}},
+)
+def _(f):
+    data = f["assays/RNA/data"]
+    del data.attrs["dims"]
+    indices = data["indices"][()]
+    indices[0] = 4
+    replace(data, "indices", indices)
+
+
+@case(
+    "reduction-global-boolean",
+    ["h5seurat.reduction.global"],
+    "/reductions/pca 'global' is an HDF5 boolean (h5py's FALSE/TRUE enum).",
+)
+def _(f):
+    del f["reductions/pca"].attrs["global"]
+    f["reductions/pca"].attrs["global"] = np.bool_(False)
+
+
+@case(
+    "reduction-global-r-logical",
+    ["h5seurat.reduction.global"],
+    "/reductions/pca 'global' is R's logical enum (FALSE 0, TRUE 1, NA 2), not an integer.",
+)
+def _(f):
+    del f["reductions/pca"].attrs["global"]
+    logical_enum = h5py.enum_dtype({"FALSE": 0, "TRUE": 1, "NA": 2}, basetype="i1")
+    f["reductions/pca"].attrs.create("global", np.array([0], dtype="i1"), dtype=logical_enum)
+
+
+@case(
+    "factor-levels-repeated",
+    ["h5seurat.factor.levels-unique"],
+    "/meta.data/orig.ident lists the level 'a' twice.",
+    expect={"h5seurat.factor.levels-unique": {"path": "/meta.data/orig.ident/levels", "index": [1]}},
+)
+def _(f):
+    replace(f["meta.data/orig.ident"], "levels", strings(["a", "a"]), dtype=STR)
+
+
+@case(
+    "dataframe-compound-logical-member-three",
+    ["h5seurat.dataframe.compound-logicals-encoded"],
+    "/assays/ADT/meta.features member is_ctrl, named in 'logicals', holds 3.",
+)
+def _(f):
+    ds = f["assays/ADT/meta.features"]
+    rows = ds[()]
+    rows["is_ctrl"][1] = 3
+    ds[...] = rows
 
 
 @case("graphs-not-group", ["h5seurat.graph.graphs-group"], "/graphs is a dataset, not a group of graphs.")

@@ -95,6 +95,14 @@ GROUP_COLUMN = {
 }
 
 
+# A compound zarr_dtype with a reference field, as hdmf-zarr writes TimeSeriesReferenceVectorData.
+COMPOUND_DTYPE = [
+    {"name": "idx_start", "dtype": "int32"},
+    {"name": "count", "dtype": "int32"},
+    {"name": "timeseries", "dtype": "object"},
+]
+
+
 def spec_string(g: zarr.Group, name: str, text: str) -> None:
     """A cached specification file: a 0-d variable-length UTF-8 string (dtype |O, vlen-utf8)."""
     a = g.create_array(name, shape=(), dtype=str)
@@ -162,6 +170,9 @@ def valid_every_element(path: Path) -> None:
     )
     ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
     object_array(path, "general/electrodes/group", [ref, ref], GROUP_COLUMN)
+    # A compound dataset with a reference field (as TimeSeriesReferenceVectorData): rows of (start, count, reference).
+    ts_ref = {"source": ".", "path": "/acquisition/ts", "object_id": "0b5e-ts", "source_object_id": ROOT_ID}
+    object_array(path, "acquisition/ts_refs", [[0, 3, ts_ref], [3, 3, ts_ref]], {"zarr_dtype": COMPOUND_DTYPE})
 
 
 def with_valid(change: Callable[[Path], None]) -> Callable[[Path], None]:
@@ -352,6 +363,94 @@ def dataset_type_not_string(path: Path) -> None:
     set_attrs(path, "general/electrodes/group", neurodata_type=["VectorData"])
 
 
+# ---------------------------------------------------------------------------------------------- what hdmf-zarr does
+@with_valid
+def valid_relative_paths(path: Path) -> None:
+    """Link, attribute and dataset references with paths without a leading "/": hdmf-zarr resolves them from the root."""
+    doc = read_json(path / "acquisition/ts_link/.zattrs")
+    for link in doc["zarr_link"]:
+        link["path"] = link["path"].lstrip("/")
+    write_json(path / "acquisition/ts_link/.zattrs", doc)
+    doc = read_json(path / "general/electrodes/.zattrs")
+    doc["table"]["value"]["path"] = "general/devices/probe"
+    write_json(path / "general/electrodes/.zattrs", doc)
+    ref = {"source": ".", "path": "general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
+    shutil.rmtree(path / "general/electrodes/group")
+    object_array(path, "general/electrodes/group", [ref, ref], GROUP_COLUMN)
+
+
+@with_valid
+def zarr_dtype_scalar_and_bytes(path: Path) -> None:
+    """As hdmf-zarr writes them: a cached spec as a one-element array marked zarr_dtype "scalar", and "bytes" on a
+    byte-string dataset; neither value is in the dtype mappings table (a SHOULD; the reader reads both back)."""
+    root = zarr.open_group(str(path), mode="r+", zarr_format=2)
+    version = root["specifications/core/2.7.0"]
+    del version["nwb.base"]
+    a = version.create_array("nwb.base", shape=(1,), dtype=str)
+    a[0] = json.dumps(BASE)
+    a.attrs["zarr_dtype"] = "scalar"
+    b = root.create_array("file_create_date", shape=(1,), dtype="|S19")
+    b[0] = b"2024-01-01T00:00:00"
+    b.attrs["zarr_dtype"] = "bytes"
+
+
+# ---------------------------------------------------------------------------------------------- references
+@with_valid
+def compound_reference_target_missing(path: Path) -> None:
+    """A compound dataset (zarr_dtype with a reference field, as hdmf-zarr writes TimeSeriesReferenceVectorData) whose
+    second row references /acquisition/gone, which does not exist."""
+    ok = {"source": ".", "path": "/acquisition/ts", "object_id": "0b5e-ts", "source_object_id": ROOT_ID}
+    rows = [[0, 3, ok], [3, 3, {**ok, "path": "/acquisition/gone"}]]
+    shutil.rmtree(path / "acquisition/ts_refs")
+    object_array(path, "acquisition/ts_refs", rows, {"zarr_dtype": COMPOUND_DTYPE})
+
+
+@with_valid
+def reference_dataset_ref_dtype_target_missing(path: Path) -> None:
+    """/general/electrodes/group says zarr_dtype "reference" (a synonym the dtype table gives for object) and its
+    second element references /general/devices/gone, which does not exist."""
+    ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
+    shutil.rmtree(path / "general/electrodes/group")
+    object_array(
+        path,
+        "general/electrodes/group",
+        [ref, {**ref, "path": "/general/devices/gone"}],
+        {**GROUP_COLUMN, "zarr_dtype": "reference"},
+    )
+
+
+@with_valid
+def reference_dataset_unmarked(path: Path) -> None:
+    """/general/electrodes/group holds reference objects (JSON codec) but has no zarr_dtype."""
+    ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
+    shutil.rmtree(path / "general/electrodes/group")
+    object_array(path, "general/electrodes/group", [ref, ref], {k: v for k, v in GROUP_COLUMN.items() if k != "zarr_dtype"})
+
+
+@with_valid
+def reference_dataset_dtype_contradicts(path: Path) -> None:
+    """/acquisition/ts/data (stored <i4) says zarr_dtype "object": an integer dtype cannot hold reference objects."""
+    set_attrs(path, "acquisition/ts/data", zarr_dtype="object")
+
+
+@with_valid
+def reference_attribute_unmarked(path: Path) -> None:
+    """The `table` attribute of /general/electrodes holds the bare reference object, without {zarr_dtype, value}."""
+    doc = read_json(path / "general/electrodes/.zattrs")
+    doc["table"] = doc["table"]["value"]
+    write_json(path / "general/electrodes/.zattrs", doc)
+
+
+# ---------------------------------------------------------------------------------------------- cached specifications
+@with_valid
+def specifications_version_missing(path: Path) -> None:
+    """/specifications/core holds namespace and nwb.base directly: the <version> level is missing."""
+    version = path / "specifications/core/2.7.0"
+    for name in ("namespace", "nwb.base"):
+        (version / name).rename(path / "specifications/core" / name)
+    shutil.rmtree(version)
+
+
 @with_valid
 def zarr_dtype_storage_mismatch(path: Path) -> None:
     """/acquisition/ts/timestamps (float64, "<f8") says zarr_dtype "float32" (a SHOULD: the table's single precision)."""
@@ -362,6 +461,29 @@ def zarr_dtype_storage_mismatch(path: Path) -> None:
 def specifications_source_missing(path: Path) -> None:
     """The cached core namespace lists source nwb.base, but /specifications/core/2.7.0/nwb.base is not stored."""
     shutil.rmtree(path / "specifications/core/2.7.0/nwb.base")
+
+
+@with_valid
+def specifications_source_with_extension_missing(path: Path) -> None:
+    """The cached namespace lists the sources nwb.base and nwb.misc.yaml; /specifications/core/2.7.0 has no nwb.misc."""
+    a = zarr.open_array(str(path / "specifications/core/2.7.0/namespace"), mode="r+", zarr_format=2)
+    namespace = json.loads(json.dumps(NAMESPACE))
+    namespace["namespaces"][0]["schema"].append({"source": "nwb.misc.yaml"})
+    a[()] = json.dumps(namespace)
+
+
+# ---------------------------------------------------------------------------------------------- the root
+@with_valid
+def root_specloc_missing(path: Path) -> None:
+    """The root (namespace core, neurodata_type NWBFile) has no .specloc, though the specifications are cached."""
+    drop_attr(path, "", ".specloc")
+
+
+@with_valid
+def root_namespace_and_specloc_missing(path: Path) -> None:
+    """The root says neurodata_type NWBFile but has neither namespace nor .specloc."""
+    drop_attr(path, "", ".specloc")
+    drop_attr(path, "", "namespace")
 
 
 def main(names: list[str]) -> None:

@@ -270,14 +270,141 @@ zgroup_case("group-zarr-format-3", {"zarr_format": 3}, "sub/.zgroup says zarr_fo
 zgroup_case("group-extra-key", {"zarr_format": 2, "attributes": {}}, "sub/.zgroup holds a key besides zarr_format")
 
 
-def main() -> None:
+@case
+def group_bare_infinity(path: Path) -> None:
+    """sub/.zgroup holds a bare Infinity token, which is not JSON (and a key besides zarr_format to carry it)."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=2)
+    root.create_group("sub")
+    (path / "sub" / ".zgroup").write_text('{\n    "scale": Infinity,\n    "zarr_format": 2\n}')
+
+
+@case
+def attrs_bare_nan(path: Path) -> None:
+    """sub/.zattrs holds a bare NaN token (Python's json writes it), which is not JSON."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=2)
+    root.create_group("sub").attrs["a"] = 1
+    (path / "sub" / ".zattrs").write_text('{\n    "a": 1,\n    "missing": NaN\n}')
+
+
+@case
+def array_chunks_nested_without_separator(path: Path) -> None:
+    """A 2-d array whose chunks are stored under 0/0-style keys while .zarray sets no dimension_separator."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=2)
+    x = root.create_array(
+        "x", shape=(4, 4), chunks=(2, 2), dtype="<i4", fill_value=0, chunk_key_encoding={"name": "v2", "separator": "/"}
+    )
+    x[:] = np.arange(16, dtype="<i4").reshape(4, 4)
+    meta = read_json(path / "x" / ".zarray")
+    meta.pop("dimension_separator", None)
+    write_json(path / "x" / ".zarray", meta)
+
+
+@case
+def valid_array_stray_files(path: Path) -> None:
+    """Files in array directories that are no chunk keys: an editor's backup, .DS_Store, netcdf-c's .nczarray and .nczattrs."""
+    small_store(path)
+    zarr.open_array(str(path / "x"), mode="r+", zarr_format=2)[:] = [1, 2, 3, 4]
+    x = path / "x"
+    (x / ".zarray~").write_text((x / ".zarray").read_text())
+    (x / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    (x / ".nczarray").write_text('{"dimrefs": ["/dim0"], "storage": "chunked"}')
+    (x / ".nczattrs").write_text('{"types": {}}')
+
+
+def arrays_case(name: str, dtypes: dict[str, tuple[Any, Any]], doc: str) -> None:
+    """A root group with one small array per entry, each's .zarray then given the dtype and fill_value named."""
+
+    def write(path: Path) -> None:
+        root = zarr.open_group(str(path), mode="w", zarr_format=2)
+        for array, (dtype, fill) in dtypes.items():
+            root.create_array(array, shape=(4,), chunks=(2,), dtype="<i4", fill_value=0)
+            meta = read_json(path / array / ".zarray")
+            meta["dtype"], meta["fill_value"] = dtype, fill
+            write_json(path / array / ".zarray", meta)
+
+    write.__doc__ = doc
+    CASES[name] = write
+
+
+arrays_case(
+    "fill-value-outside-dtype-range",
+    {"i1": ("|i1", 300), "u1": ("|u1", 256), "u8": ("<u8", 2**64)},
+    "integer fill values their dtype cannot hold: 300 for |i1, 256 for |u1, 2**64 for <u8",
+)
+arrays_case(
+    "dtype-no-such-size",
+    {"f3": ("<f3", 0.0), "i3": ("<i3", 0), "b2": ("|b2", False)},
+    "typestrs naming no NumPy type: <f3, <i3, |b2",
+)
+arrays_case("dtype-duplicate-field", {"rec": ([["a", "<i4"], ["a", "<f8"]], None)}, "a structured dtype naming the field a twice")
+
+
+@case
+def keys_backslash(path: Path) -> None:
+    """A directory store holding a file whose name has a backslash (a Windows path written as one key)."""
+    small_store(path)
+    (path / "x\\.zattrs").write_text("{}")
+
+
+@case
+def keys_not_ascii(path: Path) -> None:
+    """An array at a path with non-ASCII characters (donn\u00e9es)."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=2)
+    root.create_array("donn\u00e9es", shape=(2,), chunks=(2,), dtype="<i4", fill_value=0)
+
+
+def main(wanted: list[str]) -> None:
     OUT.mkdir(exist_ok=True)
     for name, write in CASES.items():
+        if wanted and name not in wanted:
+            continue
         path = OUT / f"{name}.zarr"
         shutil.rmtree(path, ignore_errors=True)
         write(path)
         print(path.relative_to(HERE.parent))
 
 
+def zip_case(name: str, entries: dict[str, bytes], doc: str) -> None:
+    """A zipped store holding `entries` (raw names, as a zip writer may store them) beside a valid group and array."""
+
+    def write(path: Path) -> None:
+        import zipfile
+
+        path = path.with_suffix(".zip")
+        path.unlink(missing_ok=True)
+        with zipfile.ZipFile(path, "w") as z:
+            # ZipInfo entries carry a fixed date, so a rerun writes the same bytes.
+            z.writestr(zipfile.ZipInfo(".zgroup"), json.dumps({"zarr_format": 2}))
+            z.writestr(
+                zipfile.ZipInfo("x/.zarray"),
+                json.dumps(
+                    {
+                        "zarr_format": 2,
+                        "shape": [2],
+                        "chunks": [2],
+                        "dtype": "<i4",
+                        "compressor": None,
+                        "fill_value": 0,
+                        "order": "C",
+                        "filters": None,
+                    }
+                ),
+            )
+            for key, value in entries.items():
+                z.writestr(zipfile.ZipInfo(key), value)
+
+    write.__doc__ = doc
+    CASES[name] = write
+
+
+zip_case(
+    "keys-not-normalized-zip",
+    {"y//z/.zattrs": b"{}", "/x/.zattrs": b"{}", "../w/.zattrs": b"{}"},
+    "A zipped store with entries y//z/.zattrs (an empty segment), /x/.zattrs (a leading slash) and ../w/.zattrs",
+)
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])

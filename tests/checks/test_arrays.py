@@ -122,3 +122,16 @@ def test_values_in_range_fails(values, options, expected):
     got = findings("values_in_range", node(values, b=np.zeros(7)), options)
     assert len(got) == expected
     assert all(f.details["count"] == expected for f in got)
+
+
+def test_values_in_range_passes_the_missing_marker():
+    t = tree({"v": np.array([1, -2147483648, 2], dtype="i4")})
+    assert findings("values_in_range", t.get("/v"), {"min": 1, "max": 2, "missing": -2147483648}) == []
+    assert len(findings("values_in_range", t.get("/v"), {"min": 1, "max": 2})) == 1
+
+
+def test_values_unique_fails_each_repeat_naming_its_first_occurrence():
+    t = tree({"levels": np.array(["a", "b", "a", "c", "b"], dtype=object)})
+    got = findings("values_unique", t.get("/levels"))
+    assert [(f.index, f.details["first"]) for f in got] == [((2,), 0), ((4,), 1)]
+    assert findings("values_unique", tree({"v": np.array(["a", "b"], dtype=object)}).get("/v")) == []

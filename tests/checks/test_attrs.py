@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from memory_tree import fails, findings, passes, tree
 
@@ -136,3 +137,19 @@ def test_attr_type_fails_message_names_key_type_and_expected():
     (f,) = findings("attr_type", node(), {"key": "n", "type": "string"})
     assert f.message == "attribute 'n' is integer 3, expected string"
     assert f.details == {"key": "n", "value": 3}
+
+
+def test_attr_lists_children_fails_listing_the_index():
+    from memory_tree import findings, tree
+
+    t = tree({"df": {"@attrs": {"_index": "ids", "column-order": ["a", "ids"]}, "ids": np.arange(2), "a": np.arange(2)}})
+    (f,) = findings("attr_lists_children", t.get("/df"), {"key": "column-order", "except_named_by": ["_index"]})
+    assert "'ids'" in f.message and f.details == {"listed": "ids", "named_by": "_index"}
+
+
+def test_attr_lists_children_is_not_applicable_with_a_one_element_array_index():
+    from memory_tree import findings, tree
+
+    t = tree({"df": {"@attrs": {"_index": ["ids"], "column-order": ["a"]}, "ids": np.arange(2), "a": np.arange(2)}})
+    with pytest.raises(NotApplicable):
+        findings("attr_lists_children", t.get("/df"), {"key": "column-order", "except_named_by": ["_index"]})

@@ -80,3 +80,48 @@ def test_awkward_buffers_present_fails_unreadable_form_node(form):
 def test_awkward_buffers_present_is_not_applicable_without_a_form_object(form):
     with pytest.raises(NotApplicable):
         findings("awkward_buffers_present", group(form), {"key": "form"})
+
+
+# Awkward 1 names: a RecordArray of a BitMaskedArray of strings and a ListArray64 (the index width in the class).
+FORM_AWKWARD_1 = {
+    "class": "RecordArray",
+    "fields": ["tx", "starts"],
+    "contents": [
+        {
+            "class": "BitMaskedArray",
+            "mask": "u8",
+            "form_key": "node1",
+            "content": {
+                "class": "ListOffsetArray",
+                "offsets": "i64",
+                "form_key": "node2",
+                "content": {"class": "NumpyArray", "primitive": "uint8", "form_key": "node3"},
+            },
+        },
+        {
+            "class": "ListArray64",
+            "starts": "i64",
+            "stops": "i64",
+            "form_key": "node4",
+            "content": {"class": "NumpyArray", "primitive": "int64", "form_key": "node5"},
+        },
+    ],
+    "form_key": "node0",
+}
+BUFFERS_AWKWARD_1 = ["node1-mask", "node2-offsets", "node3-data", "node4-starts", "node4-stops", "node5-data"]
+
+
+def test_form_buffers_passes_awkward_1_width_suffixed_classes():
+    assert sorted(b for _, b, problem in form_buffers(FORM_AWKWARD_1) if problem is None) == BUFFERS_AWKWARD_1
+
+
+def test_form_buffers_passes_awkward_1_record_contents_keyed_by_field():
+    form = {"class": "RecordArray", "contents": {"x": {"class": "NumpyArray", "primitive": "int64", "form_key": "n1"}}}
+    assert [b for _, b, _ in form_buffers(form)] == ["n1-data"]
+
+
+def test_awkward_buffers_present_fails_missing_and_two_dimensional_buffers():
+    buffers = {name: np.zeros((2, 2) if name == "node4-stops" else 4) for name in BUFFERS_AWKWARD_1 if name != "node3-data"}
+    got = findings("awkward_buffers_present", group(FORM_AWKWARD_1, buffers), {"key": "form"})
+    assert sorted(f.path for f in got) == ["/awk/node3-data", "/awk/node4-stops"]
+    assert "one-dimensional" in next(f.message for f in got if f.path == "/awk/node4-stops")

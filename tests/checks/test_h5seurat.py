@@ -354,6 +354,48 @@ def test_attr_strings_match_passes_not_applicable_without_strings(attrs):
         findings("attr_strings_match", tree({"g": {"@attrs": attrs}}).get("/g"), {"key": "s4class", "pattern": S4_FORM})
 
 
+def test_strings_stored_as_is_not_applicable_to_an_object_reference_dataset():
+    refs = Arr(np.array([object(), object()], dtype=object), storage=Storage("hdf5"))
+    with pytest.raises(NotApplicable, match="not strings"):
+        findings("strings_stored_as", tree({"refs": refs}).get("/refs"), {"length": "variable", "charset": "utf-8"})
+
+
+def test_attr_integer_type_fails_an_hdf5_boolean_and_an_r_logical_enum(tmp_path):
+    import h5py
+
+    from validator.nodes.hdf5 import HDF5Tree
+
+    path = tmp_path / "g.h5"
+    with h5py.File(path, "w") as f:
+        f.create_group("int").attrs.create("global", np.array([0], dtype="i4"))
+        f.create_group("bool").attrs["global"] = np.bool_(False)
+        logical = h5py.enum_dtype({"FALSE": 0, "TRUE": 1, "NA": 2}, basetype="i1")
+        f.create_group("enum").attrs.create("global", np.array([1], dtype="i1"), dtype=logical)
+    with HDF5Tree(str(path)) as t:
+        assert findings("attr_integer_type", t.get("/int"), {"key": "global"}) == []
+        for name in ("bool", "enum"):
+            (f,) = findings("attr_integer_type", t.get(f"/{name}"), {"key": "global"})
+            assert f.details["stored"] == "enum"
+
+
+def test_attr_integer_type_is_not_applicable_where_the_backend_does_not_record_types():
+    with pytest.raises(NotApplicable):
+        findings("attr_integer_type", tree({"r": {"@attrs": {"global": 1}}}).get("/r"), {"key": "global"})
+
+
+def test_compound_logicals_encoded_fails_values_and_non_integer_members():
+    rows = np.array([(0, 1.0, b"a"), (3, 2.0, b"b"), (2, 0.5, b"c")], dtype=[("ok", "i4"), ("f", "f8"), ("s", "S1")])
+    node = tree({"df": Arr(rows, attrs={"logicals": ["ok", "f", "absent"]})}).get("/df")
+    got = findings("compound_logicals_encoded", node, {"key": "logicals"})
+    assert sorted((f.details["member"], f.index) for f in got) == [("f", None), ("ok", (1,))]
+
+
+def test_compound_logicals_encoded_is_not_applicable_when_no_member_is_named():
+    rows = np.zeros(2, dtype=[("a", "i4")])
+    with pytest.raises(NotApplicable):
+        findings("compound_logicals_encoded", tree({"df": Arr(rows, attrs={"logicals": ["b"]})}).get("/df"), {"key": "logicals"})
+
+
 @pytest.mark.parametrize(
     ("version", "expected"),
     [

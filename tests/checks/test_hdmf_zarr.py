@@ -240,7 +240,7 @@ def test_codec_absent_fails_pickle_and_nothing_is_unpickled(tmp_path):
     write_store(tmp_path / "p.zarr", spec_filters=[{"id": "pickle", "protocol": 5}], spec_chunk=payload, pickle_chunk=payload)
     got = results(tmp_path / "p.zarr")
     assert not marker.exists()
-    assert got["hdmf-zarr.dataset.pickle-codec"].status is Status.FAILED
+    assert got["hdmf-zarr.dataset.pickle-codec"].status is Status.NOTICE  # the spec's default: a notice, not a failure
     assert {f.path for f in got["hdmf-zarr.dataset.pickle-codec"].findings} == {
         "/general/electrodes/group",
         "/specifications/core/2.7.0/namespace",
@@ -308,8 +308,9 @@ def test_scalar_json_parses_fails_corrupt_chunk(tmp_path):
     assert got.status is Status.FAILED and "does not decode" in got.findings[0].message
 
 
-def write_reference_dataset(path, elements, chunks, present=None):
-    """A store whose /general/electrodes/group holds `elements` (JSON codec) in chunks of `chunks`; `present` chunks only."""
+def write_reference_dataset(path, elements, chunks, present=None, zarr_dtype="object"):
+    """A store whose /general/electrodes/group holds `elements` (JSON codec) in chunks of `chunks`; `present` chunks
+    only; its zarr_dtype is `zarr_dtype` (none when None)."""
     import numcodecs
 
     write_store(path, spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk("{}"))
@@ -329,13 +330,13 @@ def write_reference_dataset(path, elements, chunks, present=None):
             }
         )
     )
-    (rel / ".zattrs").write_text(json.dumps({"zarr_dtype": "object"}))
+    (rel / ".zattrs").write_text(json.dumps({} if zarr_dtype is None else {"zarr_dtype": zarr_dtype}))
     for i in range(0, len(elements), chunks):
         if present is not None and i // chunks not in present:
             continue
         block = np.full(chunks, 0, dtype=object)  # the edge chunk is padded with the fill value, as zarr does
-        part = elements[i : i + chunks]
-        block[: len(part)] = part
+        for j, element in enumerate(elements[i : i + chunks]):  # one by one: a row (a list) stays one element
+            block[j] = element
         (rel / str(i // chunks)).write_bytes(numcodecs.JSON().encode(block))
 
 
@@ -377,6 +378,57 @@ def test_dataset_references_in_store_passes_or_fails(tmp_path, elements, chunks,
     assert got.status is (Status.FAILED if indices else Status.PASSED)
     assert [list(f.index) for f in got.findings] == indices
     assert all("not followed" in f.message for f in got.findings)
+
+
+# A compound zarr_dtype with a reference field, as hdmf-zarr writes TimeSeriesReferenceVectorData.
+COMPOUND = [
+    {"name": "idx_start", "dtype": "int32"},
+    {"name": "count", "dtype": "int32"},
+    {"name": "timeseries", "dtype": "object"},
+]
+COMPOUND_REFS = [
+    pytest.param([[0, 3, ref("/general")], [3, 3, ref("/general/electrodes")]], 2, [], id="rows-of-references"),
+    pytest.param([{"idx_start": 0, "count": 3, "timeseries": ref("/general")}], 1, [], id="rows-keyed-by-field"),
+    pytest.param(
+        [[0, 3, ref("/general")], [3, 3, ref("/gone")], [6, 1, ref("/gone")]], 2, [[1]], id="missing-target-once-per-path"
+    ),
+    pytest.param(
+        [[0, 3, "text"], [3, 3], [6, 1, ref("/x", source="../o.zarr")]], 2, [[0], [1]], id="not-a-reference-and-short-row"
+    ),
+]
+
+
+@pytest.mark.parametrize("elements,chunks,indices", COMPOUND_REFS)
+def test_compound_references_valid_passes_or_fails(tmp_path, elements, chunks, indices):
+    write_reference_dataset(tmp_path / "r.zarr", elements, chunks, zarr_dtype=COMPOUND)
+    got = results(tmp_path / "r.zarr")["hdmf-zarr.reference.compound-fields"]
+    assert got.status is (Status.FAILED if indices else Status.PASSED)
+    assert [list(f.index) for f in got.findings] == indices
+
+
+UNMARKED = [
+    pytest.param(None, [ref("/general"), "text", [1, ref("/general")]], [[0], [2]], id="no-zarr-dtype"),
+    pytest.param("text", ["a", {"path": "/general"}, ref("/general")], [[2]], id="text-zarr-dtype"),
+    pytest.param("object", [ref("/general")], [], id="marked"),
+    pytest.param(None, ["a", "b"], [], id="no-reference-object"),
+]
+
+
+@pytest.mark.parametrize("zarr_dtype,elements,indices", UNMARKED)
+def test_dataset_references_marked_passes_or_fails_json_coded_objects(tmp_path, zarr_dtype, elements, indices):
+    write_reference_dataset(tmp_path / "r.zarr", elements, 2, zarr_dtype=zarr_dtype)
+    got = results(tmp_path / "r.zarr")["hdmf-zarr.reference.dataset-marked"]
+    assert got.status is (Status.FAILED if indices else Status.PASSED)
+    assert [list(f.index) for f in got.findings] == indices
+
+
+def test_dataset_references_marked_reads_no_pickle(tmp_path):
+    marker = tmp_path / "unpickled"
+    write_store(tmp_path / "p.zarr", spec_chunk=b"", pickle_chunk=pickle.dumps(np.array([Boom(str(marker))], dtype=object)))
+    (tmp_path / "p.zarr/general/electrodes/group/.zattrs").write_text("{}")  # unmarked: its elements would be read
+    got = results(tmp_path / "p.zarr")["hdmf-zarr.reference.dataset-marked"]
+    assert (got.status, got.unchecked[0][0]) == (Status.NOT_APPLICABLE, "/general/electrodes/group")
+    assert not marker.exists()
 
 
 def test_dataset_references_valid_passes_not_applicable_for_pickle(tmp_path):
@@ -485,6 +537,64 @@ def test_typed_rules_on_an_hdmf_zarr_store(tmp_path):
     assert got["hdmf-zarr.dataset.namespace-present"].status is Status.NOT_APPLICABLE
 
 
+# ------------------------------------------------------------------------------------------ paths, marking references
+def test_reference_targets_exist_resolves_relative_paths_from_the_root():
+    # hdmf-zarr looks a reference's path up in the source store's root group, leading "/" or not.
+    t = nwb(
+        acquisition={
+            "ts": {"data": np.arange(3), "@attrs": {"namespace": "core"}},
+            "ts_link": {"@attrs": {"zarr_link": [{"name": "data", "source": ".", "path": "acquisition/ts/data"}]}},
+        }
+    )
+    assert findings("reference_targets_exist", t.get("/acquisition/ts_link"), {"of": "zarr_link"}) == []
+
+
+def test_attr_references_marked_fails_a_bare_reference_and_passes_links_and_wrapped_ones():
+    t = nwb(
+        e={
+            "@attrs": {
+                "table": ref("/general/devices/probe"),
+                "wrapped": {"zarr_dtype": "object", "value": ref("/general/devices/probe")},
+                "zarr_link": [{"name": "x", **ref("/general")}],
+            }
+        }
+    )
+    (f,) = findings("attr_references_marked", t.get("/e"))
+    assert f.details == {"key": "table"}
+
+
+def test_dataset_references_marked_fails_a_reference_dtype_on_a_numeric_dataset():
+    t = tree({"d": Arr(np.arange(3), attrs={"zarr_dtype": "reference"}, metadata={"dtype": "<i8"})})
+    (f,) = findings("dataset_references_marked", t.get("/d"))
+    assert "cannot hold reference objects" in f.message
+
+
+def test_dataset_references_marked_passes_a_numeric_dataset_without_zarr_dtype():
+    t = tree({"d": Arr(np.arange(3), metadata={"dtype": "<i8"})})
+    assert findings("dataset_references_marked", t.get("/d")) == []
+
+
+def test_compound_references_valid_fails_a_numeric_compound_with_a_reference_field():
+    zarr_dtype = [{"name": "start", "dtype": "int32"}, {"name": "ts", "dtype": "object"}]
+    t = tree(
+        {
+            "d": Arr(
+                np.zeros(2, dtype=[("start", "i4"), ("ts", "i8")]),
+                attrs={"zarr_dtype": zarr_dtype},
+                metadata={"dtype": [["start", "<i4"], ["ts", "<i8"]]},
+            )
+        }
+    )
+    (f,) = findings("compound_references_valid", t.get("/d"), {"required": ["source", "path"]})
+    assert "reference fields (ts)" in f.message
+
+
+def test_compound_references_valid_is_not_applicable_without_a_reference_field():
+    t = tree({"d": Arr(np.arange(2), attrs={"zarr_dtype": [{"name": "a", "dtype": "int32"}]}, metadata={"dtype": "<i4"})})
+    with pytest.raises(NotApplicable):
+        findings("compound_references_valid", t.get("/d"), {"required": ["source", "path"]})
+
+
 # ------------------------------------------------------------------------------------------ cached namespace sources
 def write_namespace(path, schema, siblings=()):
     import numcodecs
@@ -565,3 +675,14 @@ def test_zarr_dtype_storage_passes_not_applicable(attrs):
     node = tree({"d": Arr(np.arange(2), attrs=attrs)}).get("/d")
     with pytest.raises(NotApplicable):
         findings("zarr_dtype_storage", node, STORAGE)
+
+
+def test_dataset_references_marked_passes_a_string_array_unread():
+    # vlen-utf8 decodes to strings only: the cached specifications are never read for references, nor "not checked".
+    from validator.checks import registry
+    from validator.primitive_api import Scope
+
+    t = tree({"s": Arr(np.array(["{}"], dtype=object), metadata={"dtype": "|O", "filters": [{"id": "vlen-utf8"}]})})
+    primitive = registry.get("dataset_references_marked")
+    assert primitive.facts(t.get("/s"), {}, Scope(None, t.root)) == {}  # nothing for the scan to read
+    assert findings("dataset_references_marked", t.get("/s")) == []

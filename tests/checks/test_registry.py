@@ -4,12 +4,11 @@ and no primitive passes silently on a node lacking what it reads."""
 from __future__ import annotations
 
 import fnmatch
-import json
-from typing import Any
 
 import jsonschema
 import numpy as np
 import pytest
+from dict_store import DictStore
 from memory_tree import tree
 
 from validator.checks import registry
@@ -18,7 +17,6 @@ from validator.engine.loader import builtin_packs
 from validator.engine.model import CheckStep, Pack, Rule
 from validator.engine.run import Evaluation, Outcome, _advance, compute_facts
 from validator.nodes.base import Node, Tree
-from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.zarr import ZarrTree
 from validator.primitive_api import NotApplicable, Scope
 from validator.report.model import Level, Status
@@ -73,26 +71,6 @@ def test_check_fails_registering_a_name_twice():
 
 # Being rewritten by another change; their not-applicable cases are that change's to settle.
 REWRITTEN = {"chunks_decode_to_chunk_size", "scalar_json_parses", "dataset_references_valid", "dataset_references_in_store"}
-
-
-class DictStore(KeyValueStore):
-    """Keys to bytes, in memory; JSON documents given as Python values."""
-
-    def __init__(self, items: dict[str, Any]) -> None:
-        self.location = "memory"
-        self.items = {k: v if isinstance(v, bytes) else json.dumps(v).encode() for k, v in items.items()}
-
-    def get(self, key: str) -> bytes | None:
-        return self.items.get(key)
-
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        start = f"{prefix}/" if prefix else ""
-        keys, dirs = set(), set()
-        for k in self.items:
-            if k.startswith(start):
-                rest = k[len(start) :]
-                (dirs if "/" in rest else keys).add(rest.split("/", 1)[0])
-        return sorted(keys), sorted(dirs)
 
 
 # Values that break every value clause of the packs (a decrease, a negative number), so that a pass on them can
@@ -185,6 +163,10 @@ RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
     "attrs_document_object": ("*", "passes when `.zattrs` is absent or a JSON object: absent attributes are empty"),
     "absent_unless_sparse": ("*", "passes when the node at `other` is absent or a sparse TileDB array"),
     "metadata_keys_allowed": ("*", "passes when the document has no key outside `keys`: one with fewer keys has none"),
+    "attr_references_marked": (
+        "*",
+        "passes when no attribute holds a bare reference object: a node without attributes holds none",
+    ),
     "metadata_fields_understood": (
         {"zarr-v3:/e", "zarr-v3:/g"},
         "passes when the document has no field outside the spec's: one with fewer fields has none",
@@ -202,6 +184,12 @@ RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
     ),
     "node_name_pattern": ("*", "reads only the node's name, which every non-root node has"),
     "metadata_equals": ({"zarr-v2:/g"}, "/g's .zgroup holds zarr_format 2, the value of the first use"),
+    "children_are": (
+        {"zarr-v2:/g", "hdf5:/g", "tiledb:/g", "zarr-v3:/g"},
+        "/g is an empty group: it holds no child of another kind",
+    ),
+    "document_strict_json": ({"zarr-v2:/g"}, "/g's .zgroup is stored and is strict JSON, the passing condition"),
+    "values_unique": ({"hdf5:/a", "tiledb:/a", "zarr-v2:/a", "zarr-v3:/a"}, "/a holds 2, -1, 5: no element repeats"),
 }
 
 

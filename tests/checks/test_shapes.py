@@ -110,3 +110,20 @@ def test_children_first_dim_equal_passes(col_len, expected):
 def test_children_first_dim_equal_fails(col_len, expected):
     (f,) = findings("children_first_dim_equal", anndata(col_len=col_len).get("/obs"))
     assert f.path == "/obs/c" and f.details == {"length": 5, "expected": 4}
+
+
+def test_dims_equal_exact_fails_a_third_dimension():
+    from memory_tree import findings, scope, tree
+
+    t = tree(
+        {
+            "obs": {"@attrs": {"_index": "i", "encoding-type": "dataframe"}, "i": np.arange(3)},
+            "var": {"@attrs": {"_index": "i", "encoding-type": "dataframe"}, "i": np.arange(2)},
+            "X": np.zeros((3, 2, 4)),
+            "Y": np.zeros((3, 2)),
+        }
+    )
+    (f,) = findings("dims_equal", t.get("/X"), {"dims": ["n_obs", "n_var"], "exact": True}, sc=scope(t))
+    assert "expected exactly 2" in f.message
+    assert findings("dims_equal", t.get("/X"), {"dims": ["n_obs", "n_var"]}, sc=scope(t)) == []
+    assert findings("dims_equal", t.get("/Y"), {"dims": ["n_obs", "n_var"], "exact": True}, sc=scope(t)) == []

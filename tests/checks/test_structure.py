@@ -86,6 +86,31 @@ def test_dtype_kind_fails(path, kinds, expected):
     assert f.message == "has dtype <f8 (floating point), expected signed integer or unsigned integer"
 
 
+def test_ndim_min_passes_and_fails():
+    from memory_tree import findings, tree
+
+    t = tree({"s": np.float64(1.0), "v": np.zeros(3)})
+    assert findings("ndim", t.get("/v"), {"min": 1}) == []
+    (f,) = findings("ndim", t.get("/s"), {"min": 1})
+    assert "at least 1" in f.message
+
+
+def test_children_are_fails_each_child_of_another_kind():
+    from memory_tree import findings, tree
+
+    t = tree({"core": {"2.7.0": {}, "namespace": np.array("x"), "nwb.base": np.array("y")}})
+    got = findings("children_are", t.get("/core"), {"kind": "group"})
+    assert sorted(f.path for f in got) == ["/core/namespace", "/core/nwb.base"]
+
+
+@pytest.mark.parametrize(("path", "expected"), [("/uns/x", 0), ("/uns/a/b", 0), ("/threshold", 1), ("/uns", 1)])
+def test_path_within_scalars_in_uns(path, expected):
+    from memory_tree import findings, scope, tree
+
+    t = tree({"uns": {"x": np.float64(1.0), "a": {"b": np.float64(2.0)}}, "threshold": np.float64(0.5)})
+    assert len(findings("path_within", t.get(path), {"path": "/uns"}, sc=scope(t))) == expected
+
+
 PATH_WITHIN = [
     pytest.param("/g/a", {"path": "/g"}, 0, id="below"),
     pytest.param("/g/sub", {"path": "g/"}, 0, id="below-path-without-slashes"),

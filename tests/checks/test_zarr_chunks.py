@@ -10,36 +10,16 @@ from typing import Any
 import numcodecs
 import numpy as np
 import pytest
+from dict_store import DictStore
 from memory_tree import pack
 
 import validator
 from validator.checks import registry
 from validator.engine.run import compute_facts
 from validator.nodes.base import NotDecoded
-from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.zarr import ZarrTree
-from validator.primitive_api import NotApplicable, NotChecked, Scope
+from validator.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Scope
 from validator.report.model import Status
-
-
-class DictStore(KeyValueStore):
-    """Keys to bytes, in memory; JSON documents given as Python values."""
-
-    def __init__(self, items: dict[str, Any]) -> None:
-        self.location = "memory"
-        self.items = {k: v if isinstance(v, bytes) else json.dumps(v).encode() for k, v in items.items()}
-
-    def get(self, key: str) -> bytes | None:
-        return self.items.get(key)
-
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        start = f"{prefix}/" if prefix else ""
-        keys, dirs = set(), set()
-        for k in self.items:
-            if k.startswith(start):
-                rest = k[len(start) :]
-                (dirs if "/" in rest else keys).add(rest.split("/", 1)[0])
-        return sorted(keys), sorted(dirs)
 
 
 def zarray(dtype: str = "<i4", shape=(5,), chunks=(2,), compressor=None, filters=None, **extra) -> dict:
@@ -185,10 +165,13 @@ def test_chunks_decode_to_chunk_size_skips_keys_outside_the_grid():
     assert run(array_store(meta, {**full_chunks(meta), "7": b"x", "notes.txt": b"x"})) == []
 
 
-def test_chunks_decode_to_chunk_size_caps_findings_and_counts_the_rest():
+def test_chunks_decode_to_chunk_size_lists_the_first_bad_chunks_and_counts_the_rest():
+    # The scan keeps the first 20 bad chunks; the rest are counted (Omitted), so the report's count is exact.
     meta = zarray(shape=(60,), chunks=(2,))
     got = run(array_store(meta, {str(i): b"short" for i in range(30)}))
-    assert len(got) == 21 and got[-1].details["more"] == 10
+    listed = [f for f in got if isinstance(f, Finding)]
+    assert len(listed) == 20 and {f.details["key"] for f in listed} <= {str(i) for i in range(30)}
+    assert [o.count for o in got if isinstance(o, Omitted)] == [10]
 
 
 def test_chunks_decode_to_chunk_size_fails_each_chunk_whatever_extra_configuration_the_codec_has():

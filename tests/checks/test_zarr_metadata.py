@@ -2,36 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
+from dict_store import DictStore
 from memory_tree import findings
 
-from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.zarr import ZarrTree
 from validator.primitive_api import NotApplicable
-
-
-class DictStore(KeyValueStore):
-    """Keys to bytes, in memory."""
-
-    def __init__(self, items: dict[str, Any]) -> None:
-        self.location = "memory"
-        self.items = {k: v if isinstance(v, bytes) else json.dumps(v).encode() for k, v in items.items()}
-
-    def get(self, key: str) -> bytes | None:
-        return self.items.get(key)
-
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        start = f"{prefix}/" if prefix else ""
-        keys, dirs = set(), set()
-        for k in self.items:
-            if k.startswith(start):
-                rest = k[len(start) :]
-                (dirs if "/" in rest else keys).add(rest.split("/", 1)[0])
-        return sorted(keys), sorted(dirs)
-
 
 ZARRAY = {
     "zarr_format": 2,
@@ -301,24 +279,27 @@ def test_metadata_keys_allowed_fails_extra_group_key():
     assert "'attrs'" in f.message
 
 
+# (changes, keys, findings of chunk_keys_valid (MUST: the other separator), findings of only_chunk_keys (SHOULD))
 @pytest.mark.parametrize(
-    ("changes", "keys", "expected"),
+    ("changes", "keys", "other_separator", "other"),
     [
-        pytest.param({}, ["0.0", "1.1", "0.1"], 0, id="dot-keys"),
-        pytest.param({"dimension_separator": "/"}, ["0/0", "1/1"], 0, id="slash-keys"),
-        pytest.param({}, ["0/0"], 1, id="slash-keys-without-separator"),
-        pytest.param({}, ["2.0"], 1, id="outside-grid"),
-        pytest.param({}, ["0"], 1, id="too-few-indices"),
-        pytest.param({}, ["00.1"], 1, id="leading-zero"),
-        pytest.param({}, ["notes.txt"], 1, id="stray-file"),
-        pytest.param({"shape": [], "chunks": []}, ["0"], 0, id="scalar"),
-        pytest.param({"shape": [], "chunks": []}, ["0.0"], 1, id="scalar-wrong-key"),
+        pytest.param({}, ["0.0", "1.1", "0.1"], 0, 0, id="dot-keys"),
+        pytest.param({"dimension_separator": "/"}, ["0/0", "1/1"], 0, 0, id="slash-keys"),
+        pytest.param({}, ["0/0"], 1, 0, id="slash-keys-without-separator"),
+        pytest.param({"dimension_separator": "/"}, ["1.0"], 1, 0, id="dot-keys-with-slash-separator"),
+        pytest.param({}, ["2.0"], 0, 1, id="outside-grid"),
+        pytest.param({}, ["0"], 0, 1, id="too-few-indices"),
+        pytest.param({}, ["00.1"], 0, 1, id="leading-zero"),
+        pytest.param({}, ["notes.txt", ".DS_Store", ".nczarray", ".zarray~"], 0, 4, id="stray-files"),
+        pytest.param({"shape": [], "chunks": []}, ["0"], 0, 0, id="scalar"),
+        pytest.param({"shape": [], "chunks": []}, ["0.0"], 0, 1, id="scalar-wrong-key"),
     ],
 )
-def test_chunk_keys_valid(changes, keys, expected):
+def test_chunk_keys_valid_and_only_chunk_keys(changes, keys, other_separator, other):
     meta = {**ZARRAY, **changes}
     tree = store(meta, {**{f"a/{k}": b"\0" for k in keys}, "a/.zattrs": {}})
-    assert len(run("chunk_keys_valid", tree.get("/a"))) == expected
+    assert len(run("chunk_keys_valid", tree.get("/a"))) == other_separator
+    assert len(run("only_chunk_keys", tree.get("/a"))) == other
 
 
 def test_chunk_keys_valid_is_not_applicable_with_unusable_chunks():
@@ -380,14 +361,15 @@ def test_consolidated_metadata_matches_fails_once_on_a_document_that_is_not_an_o
     assert "JSON list" in f.message
 
 
-def test_consolidated_metadata_matches_caps_findings_and_counts_the_rest():
+def test_consolidated_metadata_matches_yields_a_finding_per_differing_key():
+    # No cap inside the primitive: the engine keeps the first findings and counts them all (exact counts).
     items = {
         ".zgroup": {"zarr_format": 2},
         ".zmetadata": {"zarr_consolidated_format": 1, "metadata": {".zgroup": {"zarr_format": 2}}},
     }
     items.update({f"g{i:02d}/.zgroup": {"zarr_format": 2} for i in range(25)})
     got = run("consolidated_metadata_matches", ZarrTree(DictStore(items), 2).root)
-    assert len(got) == 21 and got[-1].details["more"] == 5
+    assert len(got) == 25 and all(f.details["key"].endswith("/.zgroup") for f in got)
 
 
 def test_consolidated_metadata_matches_is_not_applicable_without_zmetadata():
@@ -416,6 +398,100 @@ def test_consolidated_metadata_matches_passes_zarr_python_3_nested_group_marker(
         },
     }
     assert run("consolidated_metadata_matches", ZarrTree(DictStore(items), 2).root) == []
+
+
+# ------------------------------------------------------------------------------------------ dtypes NumPy has, fill value ranges
+@pytest.mark.parametrize(
+    ("dtype", "encoding", "size"),
+    [
+        pytest.param("<f3", 0, 1, id="f3"),
+        pytest.param("<i3", 0, 1, id="i3"),
+        pytest.param("|b2", 0, 1, id="b2"),
+        pytest.param("<c12", 0, 1, id="c12"),
+        pytest.param("<f2", 0, 0, id="f2"),
+        pytest.param("|u1", 0, 0, id="u1"),
+        pytest.param("|O", 0, NA, id="object"),
+        pytest.param("<U7", 0, NA, id="unicode-any-size"),
+        pytest.param([["a", "<i4"], ["a", "<f8"]], 1, 0, id="duplicate-field"),
+        pytest.param([["a", "<i4"], ["b", [["a", "<f8"], ["a", "<f8"]]]], 1, 0, id="duplicate-nested-field"),
+    ],
+)
+def test_dtype_encoding_field_names_and_dtype_item_size_sizes(dtype, encoding, size):
+    # A byte count the kind lacks is dtype_item_size's (zarr.dtype.item-size), reported once; field names are dtype_encoding's.
+    node = array(dtype=dtype, fill_value=None)
+    assert count("dtype_encoding", node) == encoding
+    assert count("dtype_item_size", node) == size
+
+
+@pytest.mark.parametrize(
+    ("dtype", "fill", "expected"),
+    [
+        pytest.param("|i1", 300, 1, id="i1-300"),
+        pytest.param("|i1", -128, 0, id="i1-min"),
+        pytest.param("|u1", 256, 1, id="u1-256"),
+        pytest.param("|u1", 255, 0, id="u1-255"),
+        pytest.param("<u8", 2**64, 1, id="u8-2-64"),
+        pytest.param("<u8", 2**64 - 1, 0, id="u8-max"),
+        pytest.param("<i8", -(2**63) - 1, 1, id="i8-below"),
+    ],
+)
+def test_fill_value_matches_dtype_range(dtype, fill, expected):
+    assert count("fill_value_matches_dtype", array(dtype=dtype, fill_value=fill)) == expected
+
+
+# ------------------------------------------------------------------------------------------ strict JSON
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(b'{"a": NaN}', 1, id="bare-nan"),
+        pytest.param(b'{"a": -Infinity}', 1, id="bare-minus-infinity"),
+        pytest.param(b'{"a": "NaN"}', 0, id="nan-string"),
+        pytest.param(b'{"a": 1.5}', 0, id="number"),
+    ],
+)
+def test_attrs_document_object_and_document_strict_json_refuse_bare_constants(text, expected):
+    tree = ZarrTree(DictStore({".zgroup": {"zarr_format": 2}, "g/.zgroup": text, "g/.zattrs": text}), 2)
+    assert len(run("attrs_document_object", tree.get("/g"))) == expected
+    assert len(run("document_strict_json", tree.get("/g"), {"name": ".zgroup"})) == expected
+
+
+def test_document_strict_json_is_not_applicable_without_the_document():
+    with pytest.raises(NotApplicable):
+        run("document_strict_json", array(), {"name": ".zgroup"})
+
+
+# ------------------------------------------------------------------------------------------ keys as stored
+class RawKeyStore(DictStore):
+    """A store that also holds keys the tree cannot name (as a zip file or a directory may)."""
+
+    def __init__(self, items: dict[str, Any], raw: list[str]) -> None:
+        super().__init__(items)
+        self.raw = raw
+
+    def raw_keys(self) -> list[str]:
+        return sorted(list(self.items) + self.raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "normalized", "ascii"),
+    [
+        pytest.param([], 0, 0, id="clean"),
+        pytest.param(["a//b/.zattrs"], 1, 0, id="double-slash"),
+        pytest.param(["/a/.zattrs"], 1, 0, id="leading-slash"),
+        pytest.param(["a\\b/.zattrs"], 1, 0, id="backslash"),
+        pytest.param(["../x/.zattrs", "a/./b"], 2, 0, id="dot-segments"),
+        pytest.param(["donn\u00e9es/.zattrs"], 0, 1, id="not-ascii"),
+    ],
+)
+def test_keys_normalized_and_keys_ascii(raw, normalized, ascii):
+    tree = ZarrTree(RawKeyStore({".zgroup": {"zarr_format": 2}, "a/.zarray": ZARRAY}, raw), 2)
+    assert len(run("keys_normalized", tree.root)) == normalized
+    assert len(run("keys_ascii", tree.root)) == ascii
+
+
+def test_keys_primitives_are_not_applicable_below_the_root():
+    with pytest.raises(NotApplicable):
+        run("keys_normalized", array())
 
 
 @pytest.mark.parametrize(

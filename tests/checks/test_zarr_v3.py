@@ -3,36 +3,14 @@
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any, NamedTuple
 
 import pytest
+from dict_store import DictStore
 from memory_tree import findings
 
-from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.zarr import ZarrTree
 from validator.primitive_api import NotApplicable, NotChecked
-
-
-class DictStore(KeyValueStore):
-    """Keys to bytes, in memory (documents given as JSON values)."""
-
-    def __init__(self, items: dict[str, Any]) -> None:
-        self.location = "memory"
-        self.items = {k: v if isinstance(v, bytes) else json.dumps(v).encode() for k, v in items.items()}
-
-    def get(self, key: str) -> bytes | None:
-        return self.items.get(key)
-
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        start = f"{prefix}/" if prefix else ""
-        keys, dirs = set(), set()
-        for k in self.items:
-            if k.startswith(start):
-                rest = k[len(start) :]
-                (dirs if "/" in rest else keys).add(rest.split("/", 1)[0])
-        return sorted(keys), sorted(dirs)
-
 
 GROUP = {"zarr_format": 3, "node_type": "group", "attributes": {}}
 ARRAY = {

@@ -19,7 +19,9 @@ import validator
 from validator.nodes.keyvalue import DirectoryStore
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
-DOCUMENTS = {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"}
+# Metadata documents, not chunks: Zarr's own, and netcdf-c's NCZarr documents, which the provenance detection
+# looks for (validator/engine/provenance.py) to tell a netcdf-c store.
+DOCUMENTS = {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json", ".nczarr", ".nczgroup", ".nczarray", ".nczattrs"}
 
 
 def _cases() -> list:

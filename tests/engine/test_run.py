@@ -279,7 +279,7 @@ def test_aggregate_passes_caps_findings_and_counts_all():
     t = tree({"a": Arr(np.arange(50)[::-1].copy(), chunks=(5,))})
     rules = [rule("t.a.m", {"name": "a"}, ("non_decreasing", {"max_examples": 30}))]
     (r,) = iter_results(t, [pack(rules)], max_findings=4)
-    assert len(r.findings) == 4 and r.finding_count == 30
+    assert len(r.findings) == 4 and r.finding_count == 49  # every decrease counts, not only the 30 examples listed
 
 
 def test_iter_results_keeps_one_id_of_two_packs_apart():
@@ -298,6 +298,65 @@ def test_iter_results_reports_a_pack_given_twice_once():
     t = tree(csr(indptr=(0, 3, 2, 5)))
     results = list(iter_results(t, [pack(RULES), pack(RULES)]))
     assert sorted(r.rule.id for r in results) == sorted(r.id for r in RULES)
+
+
+# ------------------------------------------------------------------------------- exact counts, notices, skipped scopes, notes
+def test_iter_results_counts_findings_a_primitive_leaves_out():
+    # 50 values outside the range: values_in_range lists 5 and says 45 more (Omitted); the count is exact.
+    t = tree({"v": Arr(np.full(50, 9), chunks=(10,))})
+    (r,) = iter_results(t, [pack([rule("t.v.range", {"name": "v"}, ("values_in_range", {"max": 1}))])], max_findings=3)
+    assert r.status is Status.FAILED and len(r.findings) == 3 and r.finding_count == 50
+
+
+def test_iter_results_reports_a_failed_notice_rule_as_a_notice():
+    notice = rule("t.g.notice", {"root": True}, ("attr_present", {"key": "x"}))._replace(notice="security")
+    (r,) = iter_results(tree({}), [pack([notice])])
+    assert r.status is Status.NOTICE and r.finding_count == 1
+
+
+def test_iter_results_skips_a_scope_with_its_reason():
+    (r,) = iter_results(tree(csr()), [pack(RULES[:1])], skip_scope=lambda s: "legacy: old layout")
+    assert r.status is Status.NOT_APPLICABLE and r.reason == "legacy: old layout"
+
+
+def test_iter_results_attaches_only_the_writer_notes_that_fit():
+    from validator.engine.model import Writer
+
+    notes = (Writer("fits", "", "shown"), Writer("other", "", "left off"))
+    failing = rule("t.g.present", {"root": True}, ("attr_present", {"key": "x"}))._replace(writers=notes)
+    (r,) = iter_results(tree({}), [pack([failing])], writers_fit=lambda w: w.name == "fits")
+    assert [w.name for w in r.findings[0].writers] == ["fits"] and [w.name for w in r.writer_notes] == ["fits"]
+
+
+def test_iter_results_gives_a_primitive_the_facts_of_another_array_each_read_once():
+    from validator.kernels.facts import FactRequest
+    from validator.primitive_api import Finding, check
+
+    def _two(node, options, scope):
+        other = scope.node(node, options["other"])
+        return {
+            "mine": FactRequest("first_last", edges_only=True),
+            "other": FactRequest("first_last", edges_only=True, node=other.path),
+        }
+
+    @check(options={"properties": {"other": {"type": "string"}}, "required": ["other"]}, kind="array", facts=_two)
+    def probe_same_last_for_test(node, options, scope, facts):
+        """The array ends with the value the array at `other` ends with."""
+        if facts["mine"].last != facts["other"].last:
+            yield Finding(f"ends with {facts['mine'].last}, the other with {facts['other'].last}")
+
+    try:
+        t = tree({"a": Arr(np.arange(5), chunks=(2,)), "b": Arr(np.array([0, 4]), chunks=(2,)), "c": Arr(np.array([1, 7]))})
+        rules = [
+            rule("t.a.same", {"name": "a"}, ("probe_same_last_for_test", {"other": "/b"})),
+            rule("t.c.same", {"name": "c"}, ("probe_same_last_for_test", {"other": "/b"})),
+        ]
+        results = {r.rule.id: r for r in iter_results(t, [pack(rules)], block_elements=2)}
+        assert results["t.a.same"].status is Status.PASSED
+        assert results["t.c.same"].status is Status.FAILED
+        assert t.block_reads["/b"] == [(0, 2)]  # one read of /b for both rules
+    finally:
+        registry._REGISTRY.pop("probe_same_last_for_test", None)
 
 
 def test_evaluate_within_a_node_counts_only_it_and_what_lies_below_and_gives_its_ancestors_as_context():

@@ -19,6 +19,9 @@ PARAMS = {
     "chunk_problems": {"limit": 3},
     "invalid_json": {"limit": 3},
     "reference_elements": {"limit": 3, "max_targets": 5},
+    "cell_digest": {"fields": ()},
+    "find_duplicates": {"limit": 3},
+    "reference_objects": {"limit": 3},
     "shard_index_problems": {"limit": 3},
 }
 

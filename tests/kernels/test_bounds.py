@@ -79,3 +79,20 @@ def test_count_outside_passes_with_empty_blocks_skipped():
     a = np.array([1, 200])
     got = reduce_serial(bounds, [Block(0, a[:0]), Block(0, a[:1]), Block(1, a[1:1]), Block(1, a[1:])], low=0, high=100)
     assert got.count == 1 and got.found[0] == bounds.Offender(1, 200)
+
+
+def test_count_outside_passes_ignored_value_never_counted():
+    from validator.kernels.block import Block
+
+    a = np.array([1, -2147483648, 3, 9, -2147483648], dtype="i4")
+    got = bounds.summarize(Block(0, a), low=1, high=3, limit=5, ignore=-2147483648)
+    assert got.count == 1 and [(o.index, o.value) for o in got.found] == [(3, 9)]
+    assert (got.minimum, got.maximum) == (1, 9)
+
+
+def test_count_outside_passes_field_of_a_compound_block():
+    from validator.kernels.block import Block
+
+    a = np.array([(0.5, 0), (1.5, 3), (2.5, 1)], dtype=[("mean", "f8"), ("flag", "i4")])
+    got = bounds.summarize(Block(10, a), low=0, high=2, limit=5, field="flag")
+    assert got.count == 1 and [(o.index, o.value) for o in got.found] == [(11, 3)]

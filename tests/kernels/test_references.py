@@ -54,3 +54,55 @@ def test_reference_elements_passes_words_for_each_kind():
     got = references.summarize(split(a, 3)[0])
     assert [e.problem for e in got.malformed_found] == ["is 3, expected a reference object", "has no string source"]
     assert (got.foreign_found[0].source, got.foreign_found[0].path) == ("x.zarr", "/p")
+
+
+# A compound dataset's rows, as hdmf-zarr stores TimeSeriesReferenceVectorData: (idx_start, count, timeseries),
+# with the reference in field 2.
+FIELDS = ((2, "timeseries"),)
+
+
+def _rows() -> np.ndarray:
+    out = np.empty(30, dtype=object)
+    for i in range(30):
+        out[i] = [
+            [i, 1, {"source": ".", "path": f"/t{i % 4}"}],
+            {"idx_start": i, "count": 1, "timeseries": {"source": "o.zarr", "path": "/x"}},  # keyed by field name
+            [i, 1, "text"],  # the reference field holds no reference object
+            [i, 1],  # a row of another width
+            [i, 1, {"source": ".", "path": "/t0"}],
+        ][i % 5]
+    return out
+
+
+def compound_reference(a: np.ndarray, limit: int):
+    malformed, foreign, targets = [], [], {}
+    for i, row in enumerate(a):
+        values = list(row.values()) if isinstance(row, dict) else row
+        if len(values) != 3 or not isinstance(values[2], dict):
+            malformed.append(i)
+        elif values[2]["source"] != ".":
+            foreign.append(i)
+        elif values[2]["path"] not in targets:
+            targets[values[2]["path"]] = i
+    return len(malformed), malformed[:limit], len(foreign), foreign[:limit], list(targets.items())
+
+
+@pytest.mark.parametrize("fold", FOLDS)
+@pytest.mark.parametrize("size", block_sizes(30))
+def test_reference_elements_passes_compound_rows_at_every_block_size_and_grouping(size, fold):
+    a = _rows()
+    got = fold(references, split(a, size), limit=3, fields=FIELDS, width=3)
+    m, mf, f, ff, targets = compound_reference(a, 3)
+    assert (got.malformed, [e.index for e in got.malformed_found]) == (m, mf)
+    assert (got.foreign, [e.index for e in got.foreign_found]) == (f, ff)
+    assert list(got.targets) == targets
+    assert set(got.target_fields) == {"timeseries"} and len(got.target_fields) == len(got.targets)
+
+
+def test_reference_elements_passes_words_for_compound_rows():
+    a = _rows()[2:4]
+    got = references.summarize(split(a, 2)[0], fields=FIELDS, width=3)
+    assert [e.problem for e in got.malformed_found] == [
+        "field 'timeseries' is \"text\", expected a reference object",
+        "is [3, 1], expected a row of 3 fields",
+    ]

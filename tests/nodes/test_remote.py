@@ -50,7 +50,11 @@ CASES = [
     Case("zarr-v2-anndata-code-too-large", "anndata/zarr-v2/categorical-code-too-large.zarr", ("anndata.categorical.codes-max",)),
     Case("zarr-v3-anndata-valid", "anndata/zarr-v3/valid-every-element.zarr"),
     Case("zarr-v2-chunk-truncated", "zarr/zarr-v2/chunk-truncated.zarr", ("zarr.chunks.decoded-size",), deep=True),
-    Case("zarr-v2-chunk-key-outside-grid", "zarr/zarr-v2/array-chunk-key-outside-grid.zarr", ("zarr.array.chunk-keys",)),
+    Case(
+        "zarr-v2-chunks-nested-without-separator",
+        "zarr/zarr-v2/array-chunks-nested-without-separator.zarr",
+        ("zarr.array.chunk-keys",),
+    ),
 ]
 
 
@@ -363,7 +367,7 @@ def s3_bucket(served):
 # moto spends 5-10 ms of CPU on each request, so S3 runs what HTTP does not already cover: the valid h5ad is
 # left out, and the CLI (the same code for every protocol once the URL is open) runs on the small stores only.
 S3_CASES = [c for c in CASES if c.id != "h5ad-valid"]
-S3_CLI = {"h5ad-indptr-decreasing", "zarr-v2-chunk-truncated", "zarr-v2-chunk-key-outside-grid"}
+S3_CLI = {"h5ad-indptr-decreasing", "zarr-v2-chunk-truncated", "zarr-v2-chunks-nested-without-separator"}
 
 
 @pytest.mark.parametrize("case", S3_CASES, ids=[c.id for c in S3_CASES])

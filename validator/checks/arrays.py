@@ -10,7 +10,7 @@ import numpy as np
 from validator.checks.schemas import REF
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node
-from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
+from validator.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Options, Scope, check
 
 LIMIT = {"max_examples": {"type": "integer", "minimum": 1, "maximum": 1000}}
 
@@ -50,6 +50,8 @@ def non_decreasing(node: Node, options: Options, scope: Scope, facts: Mapping[st
             index=position(node, d.index),
             details={"previous": d.previous, "value": d.value, "count": result.count},
         )
+    if result.count > len(result.found):
+        yield Omitted(result.count - len(result.found))
 
 
 def _endpoints(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
@@ -100,13 +102,21 @@ def _bounds(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequ
     low = scope.value(node, options["min"]) if "min" in options else None
     high = scope.value(node, options["max"]) if "max" in options else None
     params = (("low", low), ("high", high), ("limit", options.get("max_examples", 5)))
+    if "missing" in options:
+        params += (("ignore", options["missing"]),)
     return {"outside": FactRequest("count_outside", params)}
 
 
-@check(options={"properties": {"min": REF, "max": REF, **LIMIT}}, kind="array", dtype_kinds="iuf", facts=_bounds)
+@check(
+    options={"properties": {"min": REF, "max": REF, "missing": {"type": "number"}, **LIMIT}},
+    kind="array",
+    dtype_kinds="iuf",
+    facts=_bounds,
+)
 def values_in_range(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
-    """Every element lies in [`min`, `max`] (each bound a number or a reference; an absent bound is open).
+    """Every element lies in [`min`, `max`] (each bound a number or a reference; an absent bound is open), or equals `missing`.
 
+    `missing` is the value that marks a missing element (R's NA_integer_, -2147483648), never out of range.
     Memory: one block at a time; every element is scanned. Reports the first `max_examples` offenders.
     """
     result = facts["outside"]
@@ -121,3 +131,33 @@ def values_in_range(node: Node, options: Options, scope: Scope, facts: Mapping[s
             index=position(node, o.index),
             details={"value": o.value, "count": result.count, "min": result.minimum, "max": result.maximum},
         )
+    if result.count > len(result.found):
+        yield Omitted(result.count - len(result.found))
+
+
+def _duplicates(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    _ordered(node)
+    return {"duplicates": FactRequest("find_duplicates", (("limit", options.get("max_examples", 5)),))}
+
+
+@check(options={"properties": {**LIMIT}}, kind="array", dtype_kinds="biuSUO", facts=_duplicates)
+def values_unique(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """No element equals an earlier element of the array.
+
+    Memory: one block at a time, plus every distinct value with its first index (for lookup tables such as factor
+    levels); past a million distinct values the array is reported as not checked.
+    Not applicable when: the array is 0-d or its shape is unknown.
+    """
+    result = facts["duplicates"]
+    if result is None:
+        return
+    if result.overflow:
+        raise NotChecked(f"{node.path} holds more than a million distinct values; their uniqueness is not checked")
+    for d in result.found:
+        yield Finding(
+            f"element {d.value!r} at index {d.index} repeats the one at index {d.first} ({result.count} repeat(s) in all)",
+            index=position(node, d.index),
+            details={"value": d.value, "first": d.first, "count": result.count},
+        )
+    if result.count > len(result.found):
+        yield Omitted(result.count - len(result.found))

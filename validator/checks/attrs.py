@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from validator.checks.schemas import KEY, NAMES
+from validator.excerpt import cut
 from validator.nodes.base import Node
 from validator.nodes.jsondoc import JSONProblem, loads
 from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
@@ -174,7 +175,7 @@ def attr_names_child(node: Node, options: Options, scope: Scope) -> Iterator[Fin
 
 @check(options={"properties": {"key": KEY, "except_named_by": NAMES}, "required": ["key"]})
 def attr_lists_children(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """The string-array attribute `key` names each child exactly once, apart from children named by `except_named_by` attributes.
+    """The string-array attribute `key` names each child exactly once, apart from children named by `except_named_by` attributes, which it does not name.
 
     Not applicable when: the attribute is absent or not an array of strings, or an `except_named_by`
     attribute is absent or not a string (which child it sets apart is then unknown; its own rule reports it).
@@ -182,10 +183,11 @@ def attr_lists_children(node: Node, options: Options, scope: Scope) -> Iterator[
     listed = node.attrs.get(options["key"])
     if not is_type(listed, "string-array"):
         raise NotApplicable(f"{node.path} has no string-array attribute {options['key']!r}")
-    excluded = {node.attrs.get(k) for k in options.get("except_named_by", [])}
+    # Checked before the set is built: an attribute that is no string (R writes a one-element array) names no entry.
     unnamed = [k for k in options.get("except_named_by", []) if not isinstance(node.attrs.get(k), str)]
     if unnamed:
         raise NotApplicable(f"{node.path} has no string attribute {unnamed[0]!r}, so which entry it sets apart is unknown")
+    excluded = {node.attrs[k]: k for k in options.get("except_named_by", [])}
     children = [n for n in node.children() if n not in excluded]
     missing = [n for n in listed if node.child(n) is None]
     unlisted = [n for n in children if n not in listed]
@@ -198,11 +200,16 @@ def attr_lists_children(node: Node, options: Options, scope: Scope) -> Iterator[
         yield Finding(f"entries {unlisted[:10]} are not listed in {options['key']!r}", details={"unlisted": unlisted[:10]})
     if repeated:
         yield Finding(f"{options['key']!r} lists {repeated[:10]} more than once", details={"repeated": repeated[:10]})
+    for name in sorted({n for n in listed if n in excluded}):
+        yield Finding(
+            f"{options['key']!r} lists {name!r}, which {excluded[name]!r} names: that entry is not one of those listed",
+            details={"listed": name, "named_by": excluded[name]},
+        )
 
 
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return cut(text, limit)
 
 
 def _jsonable(value: Any) -> Any:

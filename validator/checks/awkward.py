@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,36 +27,58 @@ BUFFER_ROLES = {
     "UnmaskedArray": (),
     "EmptyArray": (),
 }
+# Awkward 1 spelled the index width into class names (ListOffsetArray64, IndexedOptionArray32, UnionArray8_64).
+_WIDTH = re.compile(r"(?:U?\d+|8_?\d*)$")
+
+
+def _roles(cls: Any) -> tuple[str, ...] | None:
+    """The buffer roles of a form class (awkward 1 width suffixes included); None for a class awkward does not define."""
+    if not isinstance(cls, str):
+        return None
+    return BUFFER_ROLES.get(cls, BUFFER_ROLES.get(_WIDTH.sub("", cls)))
 
 
 def form_buffers(form: Any, where: str = "form") -> Iterator[tuple[str, str | None, str | None]]:
     """(location, buffer key, problem) for every buffer a form names, depth first; problem is set where the form is
     not one ak.from_buffers can read (an unknown class, a node needing buffers without a form_key)."""
+    if isinstance(form, str):  # a bare primitive ("int64"): a NumpyArray with no form_key, so its buffer has no name
+        yield where, None, f"is the bare primitive {form!r}, a NumpyArray without a form_key, so its buffer has no name"
+        return
     if not isinstance(form, dict):
         yield where, None, f"is {json.dumps(form)[:60]}, expected a form object"
         return
     cls = form.get("class")
-    if cls not in BUFFER_ROLES:
+    roles = _roles(cls)
+    if roles is None:
         yield where, None, f"has class {cls!r}, which awkward does not define"
         return
-    roles = BUFFER_ROLES[cls]
     key = form.get("form_key")
     if roles and not isinstance(key, str):
         yield where, None, f"is a {cls} without a form_key, so its buffers have no names"
     elif roles:
         for role in roles:
             yield where, f"{key}-{role}", None
-    if isinstance(form.get("content"), dict):
+    if form.get("content") is not None:
         yield from form_buffers(form["content"], f"{where}.content")
-    for i, content in enumerate(form.get("contents") or []):
-        yield from form_buffers(content, f"{where}.contents[{i}]")
+    contents = form.get("contents")
+    if isinstance(contents, dict):  # awkward 1's RecordArray: contents keyed by field name
+        for name, content in contents.items():
+            yield from form_buffers(content, f"{where}.contents[{json.dumps(name)}]")
+    elif isinstance(contents, list):
+        for i, content in enumerate(contents):
+            yield from form_buffers(content, f"{where}.contents[{i}]")
 
 
 @check(options={"properties": {"key": KEY}, "required": ["key"]}, kind="group")
 def awkward_buffers_present(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """Every buffer the awkward form in attribute `key` names (`<form_key>-<role>`, as ak.to_buffers writes them) is an array of the group.
+    """Every buffer the awkward form in attribute `key` names (`<form_key>-<role>`, as ak.to_buffers writes them) is a one-dimensional array of the group.
 
-    Not applicable when: the attribute is absent, or is not a JSON object (the rule on the form reports that).
+    Each node class reads its own buffers (NumpyArray `data`, ListOffsetArray `offsets`, ListArray `starts` and
+    `stops`, the masked arrays `mask`, the indexed ones `index`, UnionArray `tags` and `index`; awkward 1's
+    width-suffixed class names alike), which `ak.from_buffers` looks up under those names. A form node of a class
+    awkward does not define, or one that needs buffers but has no form_key, is a finding as well.
+    Not applicable when: the attribute is absent, or is not JSON text holding an object (the rule on the form
+    reports that).
     """
     text = node.attrs.get(options["key"])
     if not isinstance(text, str):
@@ -76,5 +99,11 @@ def awkward_buffers_present(node: Node, options: Options, scope: Scope) -> Itera
             yield Finding(
                 f"the form names buffer {buffer!r} ({where}), but the group has {what} {buffer!r}",
                 path=f"{node.path.rstrip('/')}/{buffer}",
-                details={"buffer": buffer},
+                details={"buffer": buffer, "where": where},
+            )
+        elif child.shape is None or len(child.shape) != 1:
+            yield Finding(
+                f"buffer {buffer!r} ({where}) is an array of shape {child.shape}, expected a one-dimensional array",
+                path=child.path,
+                details={"buffer": buffer, "where": where},
             )

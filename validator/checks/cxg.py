@@ -13,7 +13,8 @@ from validator.checks.schemas import KEY, NAMES, PATH
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node
 from validator.nodes.jsondoc import JSONProblem, loads
-from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
+from validator.nodes.tiledb import CELLS
+from validator.primitive_api import Finding, NotApplicable, Omitted, Options, Scope, check
 
 # semver.org 2.0.0, the suggested regular expression.
 SEMVER = re.compile(
@@ -264,20 +265,27 @@ JSON_FIELD_WORDS = {"string": "a string", "http-url": "a string holding an absol
 
 @check(
     options={
-        "properties": {"key": KEY, "field": KEY, "type": {"enum": sorted(JSON_FIELD_TYPES)}},
+        "properties": {
+            "key": KEY,
+            "field": KEY,
+            "type": {"enum": sorted(JSON_FIELD_TYPES)},
+            "null_is_absent": {"type": "boolean"},
+        },
         "required": ["key", "field", "type"],
     }
 )
 def attr_json_field(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """When the JSON object in attribute `key` has the name `field`, its value is a `type` (string; http-url: an absolute http or https URL).
+    """When the JSON object in attribute `key` has the name `field`, its value is a `type` (string; http-url: an absolute http or https URL), or null with `null_is_absent`.
 
     Not applicable when: the attribute is absent or not a JSON object (attr_json reports that), or the object
-    has no name `field`.
+    has no name `field` (or, with `null_is_absent`, holds null there: an optional field with no value).
     """
     parsed = _json_object(node, options["key"])
     field = options["field"]
     if field not in parsed:
         raise NotApplicable(f"{node.path} attribute {options['key']!r} has no {field!r}")
+    if parsed[field] is None and options.get("null_is_absent"):
+        raise NotApplicable(f"{node.path} attribute {options['key']!r} holds null for {field!r}: the optional field has no value")
     if not JSON_FIELD_TYPES[options["type"]](parsed[field]):
         value = json.dumps(parsed[field])
         yield Finding(
@@ -444,4 +452,56 @@ def codes_within_categories(node: Node, options: Options, scope: Scope, facts) -
             f"({result.count} in all; min {result.minimum}, max {result.maximum})",
             index=(o.index,),
             details={"value": o.value, "count": result.count},
+        )
+    if result.count > len(result.found):
+        yield Omitted(result.count - len(result.found))
+
+
+def _cells(node: Node | None) -> Node | None:
+    """The stored-cells child of a sparse TileDB array (see validator.nodes.tiledb), or None."""
+    return node.child(CELLS) if node is not None and node.kind == "array" else None
+
+
+def _cell_digests(node: Node, options: Options, scope: Scope):
+    mine, other = _cells(node), _cells(scope.node(node, options["other"]))
+    if mine is None:
+        raise NotApplicable(f"{node.path} is not a sparse TileDB array (no stored cells)")
+    if other is None:
+        raise NotApplicable(f"{options['other']} is not a sparse TileDB array (no stored cells)")
+    for cells in (mine, other):
+        missing = [f for f in options["fields"] if f not in (cells.dtype.names or ())]
+        if missing:
+            raise NotApplicable(f"the cells of {cells.path.rsplit('/', 1)[0]} have no field {json.dumps(missing[0])}")
+    params = (("fields", tuple(options["fields"])),)
+    return {
+        "mine": FactRequest("cell_digest", params, node=mine.path),
+        "other": FactRequest("cell_digest", params, node=other.path),
+    }
+
+
+@check(
+    options={"properties": {"other": PATH, "fields": NAMES}, "required": ["other", "fields"]}, kind="array", facts=_cell_digests
+)
+def same_cells_as(node: Node, options: Options, scope: Scope, facts) -> Iterator[Finding]:
+    """The sparse array stores the same cells as the sparse array at `other`: as many, and equal in `fields` (coordinates and values), in any order.
+
+    Each array is summarised in its own pass (a count, and an order-free hash of each cell's `fields`, values
+    compared as numbers whatever their width), and the summaries are compared: no cell of one is held against
+    the other. Memory: one block of one array at a time.
+    Not applicable when: either node is not a sparse TileDB array, or its cells lack one of `fields`.
+    """
+    mine, theirs = facts["mine"], facts["other"]
+    other = scope.node(node, options["other"])
+    mine_count = mine.count if mine is not None else 0
+    their_count = theirs.count if theirs is not None else 0
+    if mine_count != their_count:
+        yield Finding(
+            f"stores {mine_count} cells, but {other.path} stores {their_count}: they are not the same matrix",
+            details={"cells": mine_count, "other_cells": their_count},
+        )
+    elif mine is not None and theirs is not None and mine.sums != theirs.sums:
+        fields = ", ".join(json.dumps(f) for f in options["fields"])
+        yield Finding(
+            f"stores {mine_count} cells, as {other.path} does, but not the same ones: their ({fields}) differ",
+            details={"cells": mine_count},
         )

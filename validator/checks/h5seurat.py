@@ -9,8 +9,9 @@ import numpy as np
 
 from validator.checks.schemas import KEY, NAMES, PATH, REF
 from validator.checks.storage import string_storage
+from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node, StringStorage
-from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
+from validator.primitive_api import Finding, NotApplicable, Omitted, Options, Scope, check
 
 STRING_OPTIONS = {"length": {"enum": ["variable", "fixed"]}, "charset": {"enum": ["utf-8", "ascii", "utf-32"]}}
 
@@ -96,8 +97,11 @@ def strings_stored_as(node: Node, options: Options, scope: Scope) -> Iterator[Fi
     """An array of strings stores them as `length` (variable or fixed) strings in `charset`, when given.
 
     As string_storage, but only for arrays whose dtype can hold strings (numpy kinds O, S, U).
-    Not applicable when: the array is numeric or compound.
+    Not applicable when: the array is numeric or compound, or an object array that holds no strings (an HDF5
+    object-reference dataset, which h5py reads as objects).
     """
+    if node.dtype is not None and node.dtype.kind == "O" and (node.storage is None or node.storage.string is None):
+        raise NotApplicable(f"{node.path} holds objects that are not strings (an HDF5 reference type)")
     yield from string_storage(node, options, scope)
 
 
@@ -275,6 +279,72 @@ def attr_strings_match(node: Node, options: Options, scope: Scope) -> Iterator[F
                 f"attribute {options['key']!r} is {value!r}, which does not match {options['pattern']}",
                 details={"key": options["key"], "value": value},
             )
+
+
+@check(options={"properties": {"key": KEY}, "required": ["key"]})
+def attr_integer_type(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The attribute `key` is stored with an integer type, not an enum (R's logical, or h5py's FALSE/TRUE boolean).
+
+    The type is the container's (`Node.attr_type_class`): h5py reads an enum as its integers, or a FALSE/TRUE
+    enum as booleans, so the value alone does not say.
+    Not applicable when: the attribute is absent, or the backend does not record how attributes are stored.
+    """
+    key = options["key"]
+    if key not in node.attrs:
+        raise NotApplicable(f"{node.path} has no attribute {key!r}")
+    stored = node.attr_type_class(key)
+    if stored is None:
+        raise NotApplicable(f"{node.path}: how attribute {key!r} is stored is not recorded")
+    if stored != "integer":
+        what = "an HDF5 enum (a boolean or R logical type)" if stored == "enum" else f"an HDF5 {stored}"
+        yield Finding(f"attribute {key!r} is stored as {what}, expected an integer type", details={"key": key, "stored": stored})
+
+
+def _logical_members(node: Node, options: Options) -> list[str]:
+    names = _string_values(node.attrs.get(options["key"]))
+    members = [n for n in names if node.dtype is not None and node.dtype.names and n in node.dtype.names]
+    if not members:
+        raise NotApplicable(f"{node.path}: {options['key']!r} names no member of the compound dataset")
+    return members
+
+
+def _member_bounds(node: Node, options: Options, scope: Scope):
+    return {
+        name: FactRequest("count_outside", (("field", name), ("high", 2), ("limit", 5), ("low", 0)))
+        for name in _logical_members(node, options)
+        if node.dtype.fields[name][0].kind in "iu"
+    }
+
+
+@check(options={"properties": {"key": KEY}, "required": ["key"]}, kind="array", dtype_kinds="V", facts=_member_bounds)
+def compound_logicals_encoded(node: Node, options: Options, scope: Scope, facts) -> Iterator[Finding]:
+    """Every compound member named in the attribute `key` (`logicals`) is an integer member holding only 0, 1 and 2.
+
+    Memory: one block at a time; each named member is scanned, in the array's one pass.
+    Not applicable when: the attribute names no member of the compound dataset (attr_values_name_columns reports
+    names that are not members).
+    """
+    for name in _logical_members(node, options):
+        kind = node.dtype.fields[name][0].kind
+        if kind not in "iu":
+            yield Finding(
+                f"member {name!r} is listed in {options['key']!r} but has dtype {node.dtype.fields[name][0].str}, "
+                "expected integers 0, 1, 2",
+                details={"member": name},
+            )
+            continue
+        result = facts.get(name)
+        if result is None or not result.count:
+            continue
+        for o in result.found:
+            yield Finding(
+                f"member {name!r} holds {o.value} at index {o.index}, expected 0 (FALSE), 1 (TRUE) or 2 (NA) "
+                f"({result.count} in all)",
+                index=(o.index,),
+                details={"member": name, "value": o.value},
+            )
+        if result.count > len(result.found):
+            yield Omitted(result.count - len(result.found))
 
 
 VERSION = re.compile(r"\d+([.-]\d+)+")  # as R's package_version() reads one: two or more numbers

@@ -2,30 +2,26 @@
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from validator.checks.schemas import KEY, NAMES
+from validator.excerpt import json_excerpt
 from validator.kernels.facts import FactRequest
+from validator.kernels.reference_objects import is_reference
 from validator.kernels.references import SELF_SOURCES
 from validator.nodes.base import Node
 from validator.nodes.jsondoc import JSONProblem, loads
-from validator.primitive_api import Finding, NotApplicable, NotChecked, Options, Scope, check
+from validator.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Options, Scope, check
 
-# Findings per dataset from the element-by-element reference primitives: the first ones locate the problem.
+# Findings listed per dataset by the element-by-element reference primitives: the first ones locate the problem,
+# and the rest are counted (`Omitted`), so the report gives the exact number.
 MAX_ELEMENT_FINDINGS = 20
 # Codecs that decode an object array without running code (pickle is never decoded: see the node backend).
 TEXT_CODECS = {"vlen-utf8", "vlen-bytes", "json2", "json"}
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+# Object codecs whose elements are strings (or bytes) only, never dicts.
+STRING_CODECS = {"vlen-utf8", "vlen-bytes"}
 
 
 def _codec_ids(node: Node) -> list[str]:
@@ -41,15 +37,26 @@ def _codec_ids(node: Node) -> list[str]:
     return ids
 
 
+# zarr_dtype values that mark object references (the dtype mappings table: "ref", "reference", "object"; "region").
+REFERENCE_DTYPES = ("object", "ref", "reference", "region")
+
+
 def _target(node: Node, path: str) -> Node | None:
-    """The node at an hdmf-zarr path: absolute paths from the store root, relative ones from `node`."""
-    base = "/" if path.startswith("/") else node.path
-    target = posixpath.normpath(posixpath.join(base, path))
+    """The node at an hdmf-zarr path, which names it from the store root whether or not it starts with "/":
+    hdmf-zarr opens the source store's root group and looks the path up there (ZarrIO.resolve_ref)."""
+    target = posixpath.normpath(posixpath.join("/", path))
     if target.startswith("//"):
         target = target[1:]
-    if target.startswith(".."):
-        return None
     return node.tree.get(target)
+
+
+def _reference_fields(zarr_dtype: Any) -> list[tuple[int, str]]:
+    """(position, name) of each field of a compound zarr_dtype ([{name, dtype}]) whose dtype marks references."""
+    if not isinstance(zarr_dtype, list):
+        return []
+    return [
+        (i, f.get("name", str(i))) for i, f in enumerate(zarr_dtype) if isinstance(f, dict) and f.get("dtype") in REFERENCE_DTYPES
+    ]
 
 
 def _references(node: Node) -> Iterator[tuple[str, Any]]:
@@ -65,7 +72,7 @@ def reserved_attr_absent(node: Node, options: Options, scope: Scope) -> Iterator
     key = options["key"]
     if key in node.attrs:
         yield Finding(
-            f"carries attribute {key!r} ({_short(node.attrs[key])}), expected it only on the root group",
+            f"carries attribute {key!r} ({json_excerpt(node.attrs[key])}), expected it only on the root group",
             details={"key": key, "value": node.attrs[key]},
         )
 
@@ -81,7 +88,7 @@ def attr_path_is_group(node: Node, options: Options, scope: Scope) -> Iterator[F
         raise NotApplicable(f"{node.path} has no {key!r}")
     value = node.attrs[key]
     if not isinstance(value, str) or not value.strip("/"):
-        yield Finding(f"attribute {key!r} is {_short(value)}, expected the path of a group", details={"value": value})
+        yield Finding(f"attribute {key!r} is {json_excerpt(value)}, expected the path of a group", details={"value": value})
         return
     target = _target(node, value)
     if target is None:
@@ -105,18 +112,20 @@ def attr_link_list(node: Node, options: Options, scope: Scope) -> Iterator[Findi
         raise NotApplicable(f"{node.path} has no {key!r}")
     links = node.attrs[key]
     if not isinstance(links, list):
-        yield Finding(f"attribute {key!r} is {_short(links)}, expected a list of link objects", details={"value": links})
+        yield Finding(f"attribute {key!r} is {json_excerpt(links)}, expected a list of link objects", details={"value": links})
         return
     for i, link in enumerate(links):
         if not isinstance(link, dict):
-            yield Finding(f"{key}[{i}] is {_short(link)}, expected an object", details={"index": i})
+            yield Finding(f"{key}[{i}] is {json_excerpt(link)}, expected an object", details={"index": i})
             continue
         for k in options["required"]:
             if not isinstance(link.get(k), str):
-                yield Finding(f"{key}[{i}] has {k} {_short(link.get(k))}, expected a string", details={"index": i, "field": k})
+                yield Finding(
+                    f"{key}[{i}] has {k} {json_excerpt(link.get(k))}, expected a string", details={"index": i, "field": k}
+                )
         for k in ("object_id", "source_object_id"):
             if k in link and not (link[k] is None or isinstance(link[k], str)):
-                yield Finding(f"{key}[{i}] has {k} {_short(link[k])}, expected a string", details={"index": i, "field": k})
+                yield Finding(f"{key}[{i}] has {k} {json_excerpt(link[k])}, expected a string", details={"index": i, "field": k})
 
 
 @check(options={"properties": {"required": NAMES, "zarr_dtypes": NAMES}, "required": ["required", "zarr_dtypes"]})
@@ -131,18 +140,18 @@ def attr_references_valid(node: Node, options: Options, scope: Scope) -> Iterato
     for key, ref in refs:
         if ref["zarr_dtype"] not in options["zarr_dtypes"]:
             yield Finding(
-                f"attribute {key!r} has zarr_dtype {_short(ref['zarr_dtype'])}, expected one of {options['zarr_dtypes']}",
+                f"attribute {key!r} has zarr_dtype {json_excerpt(ref['zarr_dtype'])}, expected one of {options['zarr_dtypes']}",
                 details={"key": key},
             )
             continue
         value = ref.get("value")
         if not isinstance(value, dict):
-            yield Finding(f"attribute {key!r} has value {_short(value)}, expected a reference object", details={"key": key})
+            yield Finding(f"attribute {key!r} has value {json_excerpt(value)}, expected a reference object", details={"key": key})
             continue
         for k in options["required"]:
             if not isinstance(value.get(k), str):
                 yield Finding(
-                    f"attribute {key!r} reference has {k} {_short(value.get(k))}, expected a string",
+                    f"attribute {key!r} reference has {k} {json_excerpt(value.get(k))}, expected a string",
                     details={"key": key, "field": k},
                 )
 
@@ -217,7 +226,7 @@ def spec_cache(scope: Scope) -> Node:
     else:
         cache = _target(root, value) if isinstance(value, str) and value.strip("/") else None
     if cache is None or cache.kind != "group":
-        where = f".specloc {_short(value)}" if value is not None else "/specifications (no .specloc)"
+        where = f".specloc {json_excerpt(value)}" if value is not None else "/specifications (no .specloc)"
         raise NotApplicable(f"{where} names no group of the store: no cached specifications to check")
     return cache
 
@@ -249,7 +258,7 @@ def any_attr_string(node: Node, options: Options, scope: Scope) -> Iterator[Find
         )
     for k in present:
         if not isinstance(node.attrs[k], str):
-            yield Finding(f"attribute {k!r} is {_short(node.attrs[k])}, expected a string", details={"key": k})
+            yield Finding(f"attribute {k!r} is {json_excerpt(node.attrs[k])}, expected a string", details={"key": k})
 
 
 @check(options={"properties": {"values": NAMES}, "required": ["values"]}, kind="array")
@@ -265,15 +274,18 @@ def zarr_dtype_mapped(node: Node, options: Options, scope: Scope) -> Iterator[Fi
         for i, field in enumerate(value):
             if not (isinstance(field, dict) and isinstance(field.get("name"), str) and "dtype" in field):
                 yield Finding(
-                    f"zarr_dtype[{i}] is {_short(field)}, expected a compound field {{name, dtype}}", details={"value": field}
+                    f"zarr_dtype[{i}] is {json_excerpt(field)}, expected a compound field {{name, dtype}}",
+                    details={"value": field},
                 )
             elif not (field["dtype"] in options["values"] or isinstance(field["dtype"], (list, dict))):
                 yield Finding(
-                    f"zarr_dtype[{i}] has dtype {_short(field['dtype'])}, which the dtype mappings table does not list",
+                    f"zarr_dtype[{i}] has dtype {json_excerpt(field['dtype'])}, which the dtype mappings table does not list",
                     details={"value": field["dtype"]},
                 )
     elif value not in options["values"]:
-        yield Finding(f"zarr_dtype is {_short(value)}, which the dtype mappings table does not list", details={"value": value})
+        yield Finding(
+            f"zarr_dtype is {json_excerpt(value)}, which the dtype mappings table does not list", details={"value": value}
+        )
 
 
 @check(options={"properties": {"id": KEY}, "required": ["id"]}, kind="array")
@@ -319,12 +331,12 @@ def scalar_string_storage(node: Node, options: Options, scope: Scope) -> Iterato
     codecs = _codec_ids(node)
     if not _is_scalar(node):
         yield Finding(
-            f'has shape {_short(meta.get("shape"))}, expected a scalar (shape [], or [1] with zarr_dtype "scalar")',
+            f'has shape {json_excerpt(meta.get("shape"))}, expected a scalar (shape [], or [1] with zarr_dtype "scalar")',
             details={"shape": meta.get("shape")},
         )
     if meta.get("dtype") != "|O" or not set(codecs) & TEXT_CODECS:
         yield Finding(
-            f'has dtype {_short(meta.get("dtype"))} with codecs {codecs}, expected "|O" with a variable-length string codec',
+            f'has dtype {json_excerpt(meta.get("dtype"))} with codecs {codecs}, expected "|O" with a variable-length string codec',
             details={"dtype": meta.get("dtype")},
         )
 
@@ -366,15 +378,7 @@ def scalar_json_parses(node: Node, options: Options, scope: Scope, facts: Mappin
 
 
 def _reference_elements(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
-    meta = node.metadata
-    codecs = set(_codec_ids(node))
-    if (
-        not isinstance(meta, dict)
-        or meta.get("dtype") != "|O"
-        or not codecs & {"json2", "json"}
-        or not codecs <= SAFE_CHUNK_CODECS
-    ):
-        raise NotChecked(f"{node.path} is not an object array stored with a JSON codec; its data is not read")
+    _json_coded(node)
     required = tuple(options.get("required", ("source", "path")))
     params = (("required", required), ("limit", MAX_ELEMENT_FINDINGS), ("max_targets", MAX_TARGETS))
     return {"references": FactRequest("reference_elements", params)}
@@ -408,10 +412,7 @@ def dataset_references_valid(node: Node, options: Options, scope: Scope, facts: 
         yield Finding(message, index=_unravel(index, node.shape), details={"element": text})
     total = result.malformed + len(missing)
     if total > MAX_ELEMENT_FINDINGS:
-        yield Finding(
-            f"... and {total - MAX_ELEMENT_FINDINGS} more elements are not valid references",
-            details={"more": total - MAX_ELEMENT_FINDINGS},
-        )
+        yield Omitted(total - MAX_ELEMENT_FINDINGS)
     if result.targets_dropped:
         raise NotChecked(f"{node.path}: more than {MAX_TARGETS} distinct paths; only the first {MAX_TARGETS} were looked up")
 
@@ -435,8 +436,161 @@ def dataset_references_in_store(node: Node, options: Options, scope: Scope, fact
             details={"source": e.source, "target": e.path},
         )
     if result.foreign > len(result.foreign_found):
-        more = result.foreign - len(result.foreign_found)
-        yield Finding(f"... and {more} more elements name another store", details={"more": more})
+        yield Omitted(result.foreign - len(result.foreign_found))
+
+
+def _json_coded(node: Node) -> None:
+    """Raises NotChecked unless the array is "|O" stored with a JSON codec and safe compressors (how it is read)."""
+    meta = node.metadata
+    codecs = set(_codec_ids(node))
+    if (
+        not isinstance(meta, dict)
+        or meta.get("dtype") != "|O"
+        or not codecs & {"json2", "json"}
+        or not codecs <= SAFE_CHUNK_CODECS
+    ):
+        raise NotChecked(f"{node.path} is not an object array stored with a JSON codec; its data is not read")
+
+
+def _stored_dtype(node: Node) -> Any:
+    return node.metadata.get("dtype") if isinstance(node.metadata, dict) else None
+
+
+def _compound_references(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    fields = _reference_fields(node.attrs.get("zarr_dtype"))
+    if not fields:
+        raise NotApplicable(f"{node.path} zarr_dtype marks no reference field")
+    if _stored_dtype(node) != "|O":
+        return {}  # the stored dtype alone fails the clause: nothing to read
+    _json_coded(node)
+    params = (
+        ("required", tuple(options["required"])),
+        ("limit", MAX_ELEMENT_FINDINGS),
+        ("max_targets", MAX_TARGETS),
+        ("fields", tuple(fields)),
+        ("width", len(node.attrs["zarr_dtype"])),
+    )
+    return {"references": FactRequest("reference_elements", params)}
+
+
+@check(options={"properties": {"required": NAMES}, "required": ["required"]}, kind="array", facts=_compound_references)
+def compound_references_valid(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """In a compound dataset whose zarr_dtype marks reference fields, each element's reference fields are reference objects with string `required` keys, and one with source "." names a node of the store.
+
+    hdmf-zarr stores such a dataset as an object array (dtype "|O") of rows, one value per field in zarr_dtype
+    order, with ZarrReference dicts in the reference fields. The engine's scan reads the rows once, as for
+    dataset_references_valid (JSON codecs and plain compressors only; pickle is never decoded), and each distinct
+    path is looked up once. A dataset stored with another dtype cannot hold reference objects and fails from its
+    metadata alone. Memory: a few blocks, and at most 10,000 distinct paths.
+    Not applicable when: zarr_dtype marks no reference field; the array is not JSON-coded (listed as not checked).
+    """
+    fields = _reference_fields(node.attrs.get("zarr_dtype"))
+    if "references" not in facts:
+        dtype = _stored_dtype(node)
+        yield Finding(
+            f"zarr_dtype marks reference fields ({', '.join(n for _, n in fields)}), but the stored dtype is "
+            f"{json_excerpt(dtype)}, which cannot hold reference objects",
+            details={"dtype": dtype},
+        )
+        return
+    result = facts["references"]
+    if result is None:
+        raise NotChecked(f"{node.path} holds no element")
+    found = [(e.index, f"element [{e.index}] {e.problem}", {"element": e.text}) for e in result.malformed_found]
+    fields_of = result.target_fields or (None,) * len(result.targets)
+    missing = [
+        (
+            index,
+            f"element [{index}] field {field!r} points at {path!r}, which is not a node in this store",
+            {"field": field, "target": path},
+        )
+        for (path, index), field in zip(result.targets, fields_of, strict=True)
+        if _target(node, path) is None
+    ]
+    for index, message, details in sorted(found + missing, key=lambda item: (item[0], item[1]))[:MAX_ELEMENT_FINDINGS]:
+        yield Finding(message, index=_unravel(index, node.shape), details=details)
+    total = result.malformed + len(missing)
+    if total > MAX_ELEMENT_FINDINGS:
+        yield Omitted(total - MAX_ELEMENT_FINDINGS)
+    if result.targets_dropped:
+        raise NotChecked(f"{node.path}: more than {MAX_TARGETS} distinct paths; only the first {MAX_TARGETS} were looked up")
+
+
+def _marks_references(zarr_dtype: Any) -> bool:
+    return zarr_dtype in REFERENCE_DTYPES if isinstance(zarr_dtype, str) else bool(_reference_fields(zarr_dtype))
+
+
+def _unmarked_objects(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    dtype = _stored_dtype(node)
+    if dtype is None:
+        raise NotApplicable(f"{node.path} has no readable dtype in its metadata document")
+    if _marks_references(node.attrs.get("zarr_dtype")) or dtype != "|O":
+        return {}  # judged from the metadata alone: a marked dataset's dtype, or a dtype that holds no reference object
+    codecs = set(_codec_ids(node))
+    if codecs & STRING_CODECS and not codecs & {"json2", "json"}:
+        return {}  # a variable-length string or bytes codec decodes to strings only: no element is a reference object
+    _json_coded(node)
+    return {"holders": FactRequest("reference_objects", (("limit", MAX_ELEMENT_FINDINGS),))}
+
+
+@check(kind="array", facts=_unmarked_objects)
+def dataset_references_marked(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """A dataset holds reference objects exactly when its zarr_dtype marks references, and one that does is stored as objects ("|O").
+
+    zarr_dtype "object", "ref", "reference" or "region" (or a compound zarr_dtype with such a field) on a dataset
+    whose stored dtype is not "|O" contradicts it: such a dtype cannot hold reference objects. An object array
+    stored with a JSON codec whose zarr_dtype marks no references (or that has none) is read by the engine's scan,
+    and each element that is a reference object ({source, path}, alone or in a row) is a reference a reader
+    will not resolve. An object array of variable-length strings (vlen-utf8, vlen-bytes) holds none and passes
+    unread. Pickle is never decoded. Memory: a few blocks.
+    Not applicable when: the metadata has no dtype; an object array is neither JSON- nor string-coded (listed as not
+    checked).
+    """
+    zarr_dtype = node.attrs.get("zarr_dtype")
+    dtype = _stored_dtype(node)
+    if _marks_references(zarr_dtype):
+        if dtype != "|O":
+            yield Finding(
+                f"zarr_dtype {json_excerpt(zarr_dtype)} marks references, but the stored dtype is {json_excerpt(dtype)}, "
+                "which cannot hold reference objects",
+                details={"dtype": dtype, "zarr_dtype": json_excerpt(zarr_dtype)},
+            )
+        return
+    result = facts.get("holders")
+    if result is None:  # a dtype that cannot hold reference objects holds none; or no element is stored
+        return
+    said = f"zarr_dtype is {json_excerpt(zarr_dtype)}" if zarr_dtype is not None else "there is no zarr_dtype"
+    for holder in result.found:
+        yield Finding(
+            f"element [{holder.index}] holds a reference object ({holder.text}), but {said}: a reader does not resolve it",
+            index=_unravel(holder.index, node.shape),
+            details={"zarr_dtype": json_excerpt(zarr_dtype)},
+        )
+    if result.count > len(result.found):
+        yield Omitted(result.count - len(result.found))
+
+
+@check()
+def attr_references_marked(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every attribute holding a reference object ({source, path}) stores it as {"zarr_dtype": ..., "value": reference}.
+
+    A bare reference object in an attribute is a dict a reader returns as it is, not the object it names.
+    `zarr_link` (links, which the link rules judge) is not looked at. A node with no reference object in its
+    attributes passes (nothing is unmarked).
+    """
+    for key, value in node.attrs.items():
+        if key == "zarr_link":  # links, not references: the link rules judge them
+            continue
+        if is_reference(value) and "zarr_dtype" not in value:
+            yield Finding(
+                f"attribute {key!r} holds a reference object ({json_excerpt(value)}) without zarr_dtype: a reader does not resolve it",
+                details={"key": key},
+            )
+        elif isinstance(value, list) and any(is_reference(v) for v in value):
+            yield Finding(
+                f"attribute {key!r} holds reference objects in a list ({json_excerpt(value)}) without zarr_dtype",
+                details={"key": key},
+            )
 
 
 def _unravel(flat: int, shape: tuple[int, ...] | None) -> tuple[int, ...]:

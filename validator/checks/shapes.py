@@ -18,12 +18,15 @@ def _shape(node: Node, scope: Scope) -> tuple[int, ...]:
 
 @check(
     options={
-        "properties": {"dims": {"type": "array", "items": {"anyOf": [{"type": "string"}, REF]}, "minItems": 1}},
+        "properties": {
+            "dims": {"type": "array", "items": {"anyOf": [{"type": "string"}, REF]}, "minItems": 1},
+            "exact": {"type": "boolean"},
+        },
         "required": ["dims"],
     }
 )
 def dims_equal(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """The element's leading dimensions equal `dims` (names such as n_obs, or references), one by one.
+    """The element's leading dimensions equal `dims` (names such as n_obs, or references), one by one; with `exact`, it has no other dimension.
 
     The element's shape is its logical shape: an array's shape, a sparse group's `shape` attribute,
     a dataframe's index length. Not applicable when: the shape or a dimension is unknown.
@@ -35,6 +38,12 @@ def dims_equal(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
         yield Finding(
             f"has shape {shape}, expected at least {len(expected)} dimensions ({', '.join(names)})",
             details={"shape": list(shape)},
+        )
+        return
+    if options.get("exact") and len(shape) != len(expected):
+        yield Finding(
+            f"has shape {shape}: {len(shape)} dimensions, expected exactly {len(expected)} ({', '.join(names)})",
+            details={"shape": list(shape), "expected": expected},
         )
         return
     wrong = [(i, shape[i], e, n) for i, (e, n) in enumerate(zip(expected, names, strict=False)) if shape[i] != e]

@@ -46,15 +46,38 @@ def child_present(node: Node, options: Options, scope: Scope) -> Iterator[Findin
             yield Finding(f"{name!r} is a {child.kind}, expected a {options['kind']}", path=path, details={"child": name})
 
 
-@check(options={"properties": {"equals": {"type": "integer", "minimum": 0}}, "required": ["equals"]}, kind="array")
+@check(
+    options={
+        "properties": {"equals": {"type": "integer", "minimum": 0}, "min": {"type": "integer", "minimum": 0}},
+        "oneOf": [{"required": ["equals"]}, {"required": ["min"]}],
+    },
+    kind="array",
+)
 def ndim(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """The array has exactly `equals` dimensions."""
+    """The array has exactly `equals` dimensions (or at least `min`)."""
     if node.shape is None:
         yield Finding("has no readable shape")
-    elif len(node.shape) != options["equals"]:
+    elif "equals" in options and len(node.shape) != options["equals"]:
         yield Finding(
             f"has {len(node.shape)} dimensions {node.shape}, expected {options['equals']}", details={"shape": list(node.shape)}
         )
+    elif "min" in options and len(node.shape) < options["min"]:
+        yield Finding(
+            f"has {len(node.shape)} dimensions {node.shape}, expected at least {options['min']}",
+            details={"shape": list(node.shape)},
+        )
+
+
+@check(options={"properties": {"kind": KINDS}, "required": ["kind"]}, kind="group")
+def children_are(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every child of the group is a `kind` (group or array); one finding per child that is not."""
+    for name, child in node.children().items():
+        if child.kind != options["kind"]:
+            yield Finding(
+                f"holds {name!r}, a {child.kind}, expected only {options['kind']}s",
+                path=child.path,
+                details={"child": name, "kind": child.kind},
+            )
 
 
 @check(options={"properties": {"kinds": {"type": "string", "pattern": "^[biufcOSUVMm]+$"}}, "required": ["kinds"]}, kind="array")

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from validator.excerpt import cut
 from validator.nodes.base import Node, NodeError
 from validator.nodes.jsondoc import JSONProblem, loads
 from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
@@ -169,6 +170,9 @@ def _walk_dtype(spec: Any, where: str = "dtype") -> Iterator[tuple[str, Any, str
     if not isinstance(spec, list) or not spec:
         yield where, spec, f"is {_json(spec)}, expected a typestr or a non-empty list of fields"
         return
+    names = [f[0] for f in spec if isinstance(f, list) and f and isinstance(f[0], str)]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        yield where, spec, f"names the field {name!r} {names.count(name)} times, expected each field name once"
     for i, field in enumerate(spec):
         at = f"{where}[{i}]"
         if not isinstance(field, list) or len(field) not in (2, 3) or not isinstance(field[0], str):
@@ -183,7 +187,9 @@ def _walk_dtype(spec: Any, where: str = "dtype") -> Iterator[tuple[str, Any, str
 def dtype_encoding(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The dtype is a typestr with a known kind letter and a byte size, or a list of [name, type(, shape)] fields.
 
-    "|O" (objects, item size implied) is NumPy's own typestr for object arrays. Byte order and datetime units are left to dtype_byte_order and dtype_datetime_units.
+    "|O" (objects, item size implied) is NumPy's own typestr for object arrays. No field name repeats within a
+    structured type. Byte order, a byte count the kind has (no "<f3", "<i3" or "|b2") and datetime units are left to
+    dtype_byte_order, dtype_item_size and dtype_datetime_units.
     Not applicable when: the dtype field is absent.
     """
     for where, part, problem in _walk_dtype(_field(node, "dtype")):
@@ -351,8 +357,8 @@ def fill_value_base64(node: Node, options: Options, scope: Scope) -> Iterator[Fi
 INT64 = (-(2**63), 2**63 - 1)
 FILL_TYPES = {
     "b": "a boolean",
-    "i": "an integer",
-    "u": "a non-negative integer",
+    "i": "an integer in the type's range",
+    "u": "a non-negative integer in the type's range",
     "U": "a string",
     "c": 'a list [real, imaginary], each a number or "NaN", "Infinity" or "-Infinity"',
     "m": "an integer (the int64 count of the unit; NaT is -9223372036854775808)",
@@ -378,13 +384,18 @@ def _is_base64(value: Any) -> bool:
     return True
 
 
-def _fill_ok(kind: str, value: Any) -> bool:
+def _int_range(kind: str, size: int | None) -> tuple[int, int]:
+    """The values an integer type of `size` bytes holds (int64's when the size is not one NumPy has)."""
+    bits = 8 * size if size in (1, 2, 4, 8) else 64
+    return (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if kind == "i" else (0, 2**bits - 1)
+
+
+def _fill_ok(kind: str, value: Any, size: int | None = None) -> bool:
     if kind == "b":
         return isinstance(value, bool)
-    if kind == "i":
-        return _is_int(value)
-    if kind == "u":
-        return _is_int(value) and value >= 0
+    if kind in "iu":
+        low, high = _int_range(kind, size)
+        return _is_int(value) and low <= value <= high
     if kind == "U":
         return isinstance(value, str)
     if kind == "c":
@@ -398,7 +409,7 @@ def _fill_ok(kind: str, value: Any) -> bool:
 def fill_value_matches_dtype(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """fill_value is null or a JSON value of the dtype's kind, encoded as zarr writers do where JSON has no such scalar.
 
-    boolean for "b"; integer for "i", non-negative for "u"; string for "U"; for complex ("c") a list
+    boolean for "b"; integer for "i" and "u" within the type's range (0 to 255 for "|u1"); string for "U"; for complex ("c") a list
     [real, imaginary], each part a number or "NaN"/"Infinity"/"-Infinity" (a bare NaN literal fails); for
     datetime64/timedelta64 ("M"/"m") an int64 integer; for void ("V") a Base64 string.
     Not applicable when: the dtype is a float, byte string or structured type (their own clauses check
@@ -412,9 +423,15 @@ def fill_value_matches_dtype(node: Node, options: Options, scope: Scope) -> Iter
     value = _field(node, "fill_value")
     if value is None:
         return
-    if not _fill_ok(kind, value):
+    m = TYPESTR.match(_metadata(node).get("dtype"))
+    size = int(m["size"]) if m and m["size"] else None
+    if not _fill_ok(kind, value, size):
+        detail = FILL_TYPES[kind]
+        if kind in "iu" and _is_int(value):
+            low, high = _int_range(kind, size)
+            detail = f"an integer in [{low}, {high}] (dtype {m.string})"
         yield Finding(
-            f"fill_value is {_json(value)}, expected null or {FILL_TYPES[kind]} for dtype kind {kind!r}",
+            f"fill_value is {_json(value)}, expected null or {detail} for dtype kind {kind!r}",
             details={"value": value if not isinstance(value, float) or math.isfinite(value) else str(value)},
         )
 
@@ -422,13 +439,36 @@ def fill_value_matches_dtype(node: Node, options: Options, scope: Scope) -> Iter
 # ------------------------------------------------------------------------------------------ hierarchy
 @check()
 def attrs_document_object(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """The node's `.zattrs`, read raw, is absent or a JSON object (UTF-8, valid JSON, an object at the top).
+    """The node's `.zattrs`, read raw, is absent or a JSON object (UTF-8, strict JSON, an object at the top).
 
-    The document is read here as stored, not through node.attrs, which treats a bad one as empty.
+    The document is read here as stored, not through node.attrs, which treats a bad one as empty. Strict JSON
+    has no bare NaN, Infinity or -Infinity token (Python's parser takes them; a browser's JSON.parse does not).
     """
     stored = _stored_object(node, ".zattrs")
     if stored is not None and stored[2] is not None:
         yield Finding(stored[2], details={"key": stored[0]})
+
+
+@check(options={"properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]})
+def document_strict_json(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The node's stored document `name` (`.zgroup`), when stored, parses as strict JSON: no bare NaN, Infinity or -Infinity token.
+
+    Not applicable when: the node stores no such document. Whether it is an object, and its keys, are other
+    steps' and rules' to judge.
+    """
+    prefix = node.path.strip("/")
+    key = f"{prefix}/{options['name']}" if prefix else options["name"]
+    try:
+        raw = node.read_document(options["name"])
+    except NodeError as exc:
+        yield Finding(f"{key} cannot be read ({exc})", details={"key": key})
+        return
+    if raw is None:
+        raise NotApplicable(f"{node.path} stores no {options['name']}")
+    try:
+        loads(raw, parse_constant=_no_constant)
+    except JSONProblem as exc:
+        yield Finding(f"{key} is {exc}", details={"key": key})
 
 
 @check(options={"properties": {"below": {"enum": ["array", "group"]}}, "required": ["below"]}, kind="group")
@@ -471,51 +511,130 @@ def chunk_grid(node: Node) -> tuple[list[int], str]:
     return [-(-s // c) for s, c in zip(shape, chunks, strict=False)], sep
 
 
+def _chunk_key(rel: str, grid: list[int], sep: str) -> bool:
+    """Whether `rel` is the key of a chunk inside `grid` for separator `sep` ("0" for a 0-d array)."""
+    if not grid:
+        return rel == "0"
+    if sep == "." and "/" in rel:
+        return False
+    parts = rel.split(sep)
+    return len(parts) == len(grid) and all(
+        p.isdigit() and (p == "0" or not p.startswith("0")) and int(p) < g for p, g in zip(parts, grid, strict=True)
+    )
+
+
 def stored_chunk_keys(node: Node, grid: list[int], sep: str) -> Iterator[tuple[str, str, bool]]:
     """(store key, key relative to the array, is a chunk key inside the grid) for every key beside the metadata."""
+    for key, rel, kind in classified_keys(node, grid, sep):
+        yield key, rel, kind == "chunk"
+
+
+def classified_keys(node: Node, grid: list[int], sep: str) -> Iterator[tuple[str, str, str]]:
+    """(store key, key relative to the array, kind) for every key beside the metadata documents.
+
+    kind is "chunk" (a chunk key inside the grid), "other-separator" (the key of a chunk inside the grid
+    with the other dimension separator: chunk data a reader that follows the metadata does not find), or
+    "other" (any other key: an editor's backup, `.DS_Store`, netcdf-c's `.nczarray`, a chunk outside the grid).
+    """
     prefix = node.path.strip("/")
+    other = "/" if sep == "." else "."
     for rel in node.stored_keys() or ():
         key = f"{prefix}/{rel}" if prefix else rel
         if rel in (".zarray", ".zattrs"):
             continue
-        parts = rel.split(sep) if sep == "/" or "/" not in rel else None
-        if not grid:
-            valid = rel == "0"
+        if _chunk_key(rel, grid, sep):
+            yield key, rel, "chunk"
+        elif len(grid) > 1 and _chunk_key(rel, grid, other):
+            yield key, rel, "other-separator"
         else:
-            valid = (
-                parts is not None
-                and len(parts) == len(grid)
-                and all(
-                    p.isdigit() and (p == "0" or not p.startswith("0")) and int(p) < g for p, g in zip(parts, grid, strict=False)
-                )
-            )
-        yield key, rel, valid
+            yield key, rel, "other"
 
 
 @check(kind="array")
 def chunk_keys_valid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """Every key stored under the array is `.zarray`, `.zattrs`, or a chunk key inside the grid for its separator.
+    """No chunk is stored under a key with the other dimension separator ("0/0" where the metadata says "." or says nothing).
 
-    A chunk key joins one index per dimension ("0" for a 0-d array) with dimension_separator ("." when
-    absent); each index is below ceil(shape / chunks). Not applicable when: shape, chunks or the
-    separator are unusable (other rules report them).
+    A reader forms chunk keys with dimension_separator ("." when absent), so chunk data stored with the other
+    separator is never found: the reader sees the fill value instead. One finding per such key.
+    Not applicable when: shape, chunks or the separator are unusable (other rules report them).
     """
     grid, sep = chunk_grid(node)
-    bad = 0
-    for _, rel, valid in stored_chunk_keys(node, grid, sep):
-        if not valid:
-            bad += 1
-            if bad <= 20:
-                yield Finding(
-                    f"stores key {rel!r}, expected chunk keys like {sep.join(['0'] * max(len(grid), 1))!r} "
-                    f"within grid {grid} (dimension_separator {sep!r})",
-                    details={"key": rel},
-                )
+    declared = "dimension_separator" in _metadata(node)
+    for _, rel, kind in classified_keys(node, grid, sep):
+        if kind == "other-separator":
+            yield Finding(
+                f"stores chunk {rel!r} with separator {'/' if sep == '.' else '.'!r}, but dimension_separator is "
+                f"{sep!r}{'' if declared else ' (absent, so the default)'}: a reader looks for "
+                f"{rel.replace('/', sep) if sep == '.' else rel.replace('.', sep)!r}",
+                details={"key": rel, "declared": declared},
+            )
+
+
+@check(kind="array")
+def only_chunk_keys(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every key stored under the array is `.zarray`, `.zattrs`, or a chunk key inside the grid (for either separator).
+
+    Other keys (an editor's backup, `.DS_Store`, netcdf-c's `.nczarray` and `.nczattrs`, a chunk outside the
+    grid or with the wrong number of indices) are never read. Chunks stored with the other separator are
+    chunk_keys_valid's to report. One finding per key.
+    Not applicable when: shape, chunks or the separator are unusable (other rules report them).
+    """
+    grid, sep = chunk_grid(node)
+    for _, rel, kind in classified_keys(node, grid, sep):
+        if kind == "other":
+            yield Finding(
+                f"stores key {rel!r}, which is not a chunk key like {sep.join(['0'] * max(len(grid), 1))!r} "
+                f"within grid {grid} (dimension_separator {sep!r}): no reader reads it",
+                details={"key": rel},
+            )
+
+
+@check()
+def keys_normalized(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every key of the store, as stored, is a normalized logical path: no backslash, no leading, trailing or doubled "/", no "." or ".." segment.
+
+    Keys are read as the store holds them (a zip entry's name, a file's path), including those the tree does
+    not read. One finding per key.
+    Not applicable when: the node is not the store root, or the backend cannot list its keys as stored.
+    """
+    keys = node.stored_raw_keys()
+    if keys is None:
+        raise NotApplicable(f"{node.path}: the store's keys, as stored, cannot be listed here")
+    for key in keys:
+        problems = []
+        if "\\" in key:
+            problems.append("a backslash")
+        if key.startswith("/"):
+            problems.append("a leading '/'")
+        if key.endswith("/"):
+            problems.append("a trailing '/'")
+        if "//" in key:
+            problems.append("an empty segment ('//')")
+        if any(part in (".", "..") for part in key.replace("\\", "/").split("/")):
+            problems.append("a '.' or '..' segment")
+        if problems:
+            yield Finding(
+                f"stores key {key!r}, which has {' and '.join(problems)}: logical paths are normalized", details={"key": key}
+            )
+
+
+@check()
+def keys_ascii(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every key of the store, as stored, is an ASCII string.
+
+    Not applicable when: the node is not the store root, or the backend cannot list its keys as stored.
+    """
+    keys = node.stored_raw_keys()
+    if keys is None:
+        raise NotApplicable(f"{node.path}: the store's keys, as stored, cannot be listed here")
+    for key in keys:
+        if not key.isascii():
+            first = next(c for c in key if not c.isascii())
+            yield Finding(f"stores key {key!r}, which is not ASCII ({first!r}, U+{ord(first):04X})", details={"key": key})
 
 
 # ------------------------------------------------------------------------------------------ consolidated metadata
 CONSOLIDATED_KEY = ".zmetadata"
-MAX_KEY_FINDINGS = 20
 
 
 def _canonical(doc: Any) -> str:
@@ -560,7 +679,7 @@ def _differences(expected: Any, found: Any) -> list[tuple[str | None, str, str]]
 
 def _short(value: Any, limit: int = 60) -> str:
     text = _json(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return cut(text, limit)
 
 
 def _without_nested_marker(key: str, copy: Any, stored: Any) -> Any:
@@ -588,7 +707,7 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
     the group, equal as JSON to the stored document, and no entry names a document that is not stored. A
     `.zattrs` of `{}` counts as equal to an absent one (absent attributes are empty), and zarr-python 3's
     "consolidated_metadata" marker in a nested `.zgroup` entry is not a difference. One finding per
-    differing key, with the expected (stored) and found (consolidated) fields; at most 20, then a count.
+    differing key, with the expected (stored) and found (consolidated) fields.
     Not applicable when: the group stores no `.zmetadata`.
     """
     stored = _stored_object(node, CONSOLIDATED_KEY)
@@ -628,8 +747,6 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
         if in_store and in_copy and _canonical(stored[rel]) == _canonical(entries[rel]):
             continue
         differing += 1
-        if differing > MAX_KEY_FINDINGS:
-            continue
         if not in_copy:
             message = f"{rel} is stored but missing from {key}: a reader of the consolidated metadata does not see it"
         elif not in_store:
@@ -643,17 +760,17 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
             message,
             details={"key": rel, "in_store": in_store, "in_consolidated": in_copy, "fields": [f for f, _, _ in diffs if f]},
         )
-    if differing > MAX_KEY_FINDINGS:
-        yield Finding(
-            f"... and {differing - MAX_KEY_FINDINGS} more keys of {key} differ from the stored documents",
-            details={"key": None, "more": differing - MAX_KEY_FINDINGS},
-        )
+
+
+def _no_constant(token: str) -> Any:
+    raise ValueError(f"bare {token} is not JSON (RFC 8259 has no NaN or Infinity; JSON.parse rejects it)")
 
 
 def _stored_object(node: Node, name: str) -> tuple[str, Any, str | None] | None:
     """The node's stored document `name` as (key, parsed value, problem); None when the store has no such key.
 
-    `problem` says why the document is not a JSON object (unparseable, or another JSON type).
+    `problem` says why the document is not a JSON object (unparseable as strict JSON, with no bare NaN or
+    Infinity token, or another JSON type).
     """
     prefix = node.path.strip("/")
     key = f"{prefix}/{name}" if prefix else name
@@ -664,7 +781,7 @@ def _stored_object(node: Node, name: str) -> tuple[str, Any, str | None] | None:
     if raw is None:
         return None
     try:
-        doc = loads(raw)
+        doc = loads(raw, parse_constant=_no_constant)
     except JSONProblem as exc:
         return key, None, f"{key} is {exc}, expected a JSON object"
     if not isinstance(doc, dict):

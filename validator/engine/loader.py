@@ -13,7 +13,7 @@ from typing import Any
 from validator.checks import registry
 from validator.checks.schemas import REF
 from validator.engine import pack_cache
-from validator.engine.model import CheckStep, Pack, Rule, Writer
+from validator.engine.model import CheckStep, Legacy, Pack, Rule, SpecNote, Writer
 from validator.engine.selectors import SELECTOR_SCHEMA
 from validator.errors import PackError
 from validator.primitive_api import Level
@@ -155,6 +155,7 @@ def _rule(raw: Mapping[str, Any], pack: str, file: str, level_override: str | No
         source_file=file,
         spec_source=raw.get("source", spec_source),
         builtin=builtin,
+        notice=raw.get("notice"),
     )
 
 
@@ -205,7 +206,17 @@ def load_pack(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> Pack
         formats=tuple(doc.get("formats", base.formats if base else ())),
         redirects={**(base.redirects if base else {}), **doc.get("redirects", {})},
         bases=(base.name, *base.bases) if base else (),
+        legacy=_legacy(doc["legacy"]) if "legacy" in doc else (base.legacy if base else None),
+        notes=tuple(_note(n) for n in doc["notes"]) if "notes" in doc else (base.notes if base else ()),
     )
+
+
+def _legacy(raw: Mapping[str, Any]) -> Legacy:
+    return Legacy(" ".join(raw["clause"].split()), raw["section"], {k: " ".join(v.split()) for k, v in raw["eras"].items()})
+
+
+def _note(raw: Mapping[str, Any]) -> SpecNote:
+    return SpecNote(raw["id"], raw["title"], tuple(raw["rules"]), " ".join(raw["text"].split()))
 
 
 def packs_to_run(base: Sequence[Pack], extra: Sequence[Pack]) -> list[Pack]:

@@ -16,6 +16,23 @@ class Writer(NamedTuple):
     note: str
 
 
+class Legacy(NamedTuple):
+    """Eras of files that predate the spec a pack checks: such a scope gets one verdict, `<pack>.legacy`."""
+
+    clause: str  # the spec's own sentence about such files, verbatim
+    section: str
+    eras: Mapping[str, str]  # era id (validator.engine.provenance) -> what such a file is and what readers do
+
+
+class SpecNote(NamedTuple):
+    """A place where the spec contradicts itself or its reference writer, and the side the pack takes."""
+
+    id: str
+    title: str
+    rules: tuple[str, ...]
+    text: str
+
+
 class CheckStep(NamedTuple):
     primitive: str
     options: Mapping[str, Any]
@@ -38,6 +55,7 @@ class Rule(NamedTuple):
     source_file: str = ""  # the pack file the rule is defined in
     spec_source: str = ""  # the spec file its clause is quoted from (the rule's own `source`, else the pack's)
     builtin: bool = False  # defined in a pack shipped with the tool (still so when a user pack extends that pack)
+    notice: str | None = None  # "security": a failure is reported as a notice (status notice), never as a failure
 
     @property
     def derived(self) -> bool:
@@ -65,3 +83,10 @@ class Pack(NamedTuple):
     redirects: Mapping[str, str]  # renamed rule id -> its id now
     formats: tuple[str, ...] = ()  # tree formats the pack applies to (globs); empty: any
     bases: tuple[str, ...] = ()  # names of the packs it extends, nearest first (`extends:`, through a chain)
+    legacy: Legacy | None = None  # eras of files before the spec: one verdict instead of the clauses
+    notes: tuple[SpecNote, ...] = ()  # where the spec contradicts itself or its reference writer
+
+    @property
+    def legacy_id(self) -> str:
+        """The id of this pack's legacy verdict: selectable and ignorable like a rule id."""
+        return f"{self.name}.legacy"

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from validator.checks import registry
 from validator.engine import activity
-from validator.engine.model import Pack, Rule
+from validator.engine.model import Pack, Rule, Writer
 from validator.engine.node_index import NodeIndex
 from validator.engine.rule_selection import Selection
 from validator.engine.scan import ArrayScan, Damaged, KernelFailed, Progress, Scanner, SerialScanner, plan
@@ -26,7 +26,7 @@ from validator.nodes.base import (
     describe,
     walk,
 )
-from validator.primitive_api import NotApplicable, NotChecked, Scope
+from validator.primitive_api import NotApplicable, NotChecked, Omitted, Scope
 from validator.report.model import ClauseResult, Finding, Status
 
 MAX_FINDINGS = 20
@@ -35,15 +35,21 @@ MAX_FINDINGS = 20
 class Outcome:
     """The verdict of one rule on one node."""
 
-    __slots__ = ("findings", "reason", "status", "unchecked")
+    __slots__ = ("findings", "omitted", "reason", "status", "unchecked")
 
     def __init__(
-        self, status: Status, findings: list[Finding] | None = None, reason: str | None = None, unchecked: bool = False
+        self,
+        status: Status,
+        findings: list[Finding] | None = None,
+        reason: str | None = None,
+        unchecked: bool = False,
+        omitted: int = 0,
     ) -> None:
         self.status = status
         self.findings = findings if findings is not None else []
         self.reason = reason
         self.unchecked = unchecked  # not applicable because the node could not be checked (NotChecked)
+        self.omitted = omitted  # findings the primitive counted but did not list (`Omitted`)
 
     def __repr__(self) -> str:
         return f"Outcome({self.status.value}, {len(self.findings)} findings, reason={self.reason!r})"
@@ -100,29 +106,24 @@ def unreadable(node: Node, message: str) -> None:
     node.tree.note_problem(StoreProblem(node.path, message, node.path))
 
 
-def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
-    """Run steps from `ev.step` until the rule passes, fails, or waits for array facts."""
+def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: Callable[[str], Any] | None = None) -> None:
+    """Run steps from `ev.step` until the rule passes, fails, or waits for array facts.
+
+    `facts` are the node's own array facts; `facts_of(path)` gives another array's (a request naming `node`).
+    """
     node, scope = ev.node, ev.scope
     for i in range(ev.step, len(ev.rule.check)):
         step = ev.rule.check[i]
         primitive = registry.get(step.primitive)
         assert primitive is not None  # packs are validated against the registry at load time
-        if primitive.kind and node.kind != primitive.kind:
-            ev.outcome = Outcome(
-                Status.NOT_APPLICABLE, reason=f"{step.primitive} applies to {primitive.kind}s; {node.path} is a {node.kind}"
-            )
-            return
         activity.reading(f"checking {ev.rule.id} on {node.path}")
         try:
-            if primitive.dtype_kinds and (node.dtype is None or node.dtype.kind not in primitive.dtype_kinds):
-                dtype = node.dtype.str if node.dtype is not None else "unknown"
-                ev.outcome = Outcome(
-                    Status.NOT_APPLICABLE,
-                    reason=f"{step.primitive} applies to dtype kinds {primitive.dtype_kinds!r}; {node.path} is {dtype}",
-                )
+            reason = _not_for(primitive, step.primitive, node)  # a node's dtype may be unreadable: inside the try
+            if reason is not None:
+                ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=reason)
                 return
             if primitive.facts is None:
-                findings = list(primitive.function(node, step.options, scope))
+                output = primitive.function(node, step.options, scope)
             elif facts is None:
                 _plan_facts(ev, i)
                 return
@@ -130,33 +131,92 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None) -> None:
                 wanted = ev.requests[i]
                 if isinstance(wanted, NotApplicable):
                     raise wanted
-                damaged = next((facts[r] for r in wanted.values() if isinstance(facts.get(r), Damaged)), None)
-                if damaged is not None:
-                    ev.outcome = _unread(node, NodeError(damaged.message))
+                given = {k: _fact(node, r, facts, facts_of) for k, r in wanted.items()}
+                ev.outcome = _unread(node, given)
+                if ev.outcome is not None:
                     return
-                findings = list(primitive.function(node, step.options, scope, {k: facts[r] for k, r in wanted.items()}))
+                output = primitive.function(node, step.options, scope, given)
+            findings, omitted = _collect(output)
         except NotApplicable as exc:
             ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=str(exc), unchecked=isinstance(exc, NotChecked))
             return
         except NodeError as exc:
-            ev.outcome = _unread(node, exc)
+            ev.outcome = _not_read(node, exc)
             return
         except Exception as exc:  # noqa: BLE001 -- a primitive's bug or an unforeseen input: an error on this clause, never a crash
             ev.outcome = Outcome(Status.ERROR, reason=f"{step.primitive}: {type(exc).__name__}: {exc}")
             return
-        if findings:
-            ev.outcome = Outcome(Status.FAILED, findings)
+        if findings or omitted:
+            ev.outcome = Outcome(Status.FAILED, findings, omitted=omitted)
             return
     ev.outcome = Outcome(Status.PASSED)
 
 
-def _unread(node: Node, exc: NodeError) -> Outcome:
-    """The outcome on a node a clause could not read: reported once as unreadable (unless deliberately not decoded,
-    or reported already by the backend that raised Unreadable, under the node or document it belongs to), and the
-    node named as not checked; the clause keeps its verdict on the other nodes."""
+def _not_for(primitive: Any, name: str, node: Node) -> str | None:
+    """Why the primitive does not apply to this kind of node or dtype, or None when it does."""
+    if primitive.kind and node.kind != primitive.kind:
+        return f"{name} applies to {primitive.kind}s; {node.path} is a {node.kind}"
+    if primitive.dtype_kinds and (node.dtype is None or node.dtype.kind not in primitive.dtype_kinds):
+        dtype = node.dtype.str if node.dtype is not None else "unknown"
+        return f"{name} applies to dtype kinds {primitive.dtype_kinds!r}; {node.path} is {dtype}"
+    return None
+
+
+def _unread(node: Node, given: Mapping[str, Any]) -> Outcome | None:
+    """The outcome when a fact a step needs could not be computed (see `_not_read`); None when every fact is there."""
+    unread = next((v for v in given.values() if isinstance(v, (Damaged, NodeError))), None)
+    if unread is None:
+        return None
+    return _not_read(node, NodeError(unread.message) if isinstance(unread, Damaged) else unread)
+
+
+def _not_read(node: Node, exc: NodeError) -> Outcome:
+    """The outcome on a node a clause could not read.
+
+    The tool's own failure (a kernel raising, facts not computed) is an error. Anything else is an unreadable part
+    of the store: reported once (unless deliberately not decoded, or reported already by the backend that raised
+    Unreadable), under the node its message names (an array whose facts another node's clause needed) or this node,
+    and the node named as not checked; the clause keeps its verdict on the other nodes.
+    """
+    if isinstance(exc, KernelFailed):
+        return Outcome(Status.ERROR, reason=str(exc))
     if not isinstance(exc, (NotDecoded, Unreadable)):
-        unreadable(node, str(exc) if str(exc).startswith(node.path) else f"{node.path}: {exc}")
+        message = str(exc)
+        named = message.split(": ", 1)[0] if message.startswith("/") and ": " in message else None
+        path = named or node.path
+        node.tree.note_problem(StoreProblem(path, message if named else f"{node.path}: {message}", path))
     return Outcome(Status.NOT_APPLICABLE, reason=str(exc), unchecked=True)
+
+
+# Findings kept per (rule, node); those beyond are counted, not kept (a store with a million stray keys).
+KEEP_PER_NODE = 1000
+
+
+def _collect(output: Iterable[Finding | Omitted]) -> tuple[list[Finding], int]:
+    """A primitive's findings (the first KEEP_PER_NODE), and the count of the others: those it said it left out
+    (`Omitted`) and those beyond the ones kept."""
+    findings: list[Finding] = []
+    omitted = 0
+    for item in output:
+        if isinstance(item, Omitted):
+            omitted += max(0, int(item.count))
+        elif len(findings) < KEEP_PER_NODE:
+            findings.append(item)
+        else:
+            omitted += 1
+    return findings, omitted
+
+
+def _fact(node: Node, request: FactRequest, facts: Mapping[FactRequest, Any], facts_of: Callable[[str], Any] | None) -> Any:
+    """The result of one request: on the node itself, or on the array the request names."""
+    if request.node is None or request.node == node.path:
+        return facts.get(request._replace(node=None), facts.get(request))
+    other = facts_of(request.node) if facts_of is not None else None
+    if isinstance(other, NodeError):
+        return other
+    if other is None:
+        return KernelFailed(f"{request.node}: its facts were not computed")
+    return other.get(request._replace(node=None))
 
 
 def _plan_facts(ev: Evaluation, first_fact_step: int) -> None:
@@ -210,6 +270,8 @@ def evaluate(
     progress: Progress | None = None,
     deep: bool = False,
     within: str = "/",
+    skip_scope: Callable[[Scope], str | None] | None = None,
+    writers_fit: Callable[[Writer], bool] | None = None,
 ) -> Evaluated:
     """One ClauseResult per selected rule of every pack that applies, and the scopes each pack applies at
     (aligned with `packs`).
@@ -217,10 +279,14 @@ def evaluate(
     Metadata steps run first; then every array some rule needs values of is scanned once, by `scanner`
     (default: serial), for all the facts its rules asked for; then the waiting rules finish.
     `deep` (the CLI's --deep) is set on every Scope: rules that decode stored chunks run only then.
+    `skip_scope(scope)` gives a reason not to check a scope's clauses (a legacy file: one verdict stands for
+    them), or None; a clause with no other scope is then not applicable for that reason.
+    `writers_fit(writer)` says whether a rule's writer note fits this store; notes that do not fit are left off
+    the findings (default: none is attached).
     `within` (a node path) limits the run to that node, what lies below it, and its ancestors: the results are
     about the first two, the ancestors' failures come back as `context`. Selectors still see the whole tree.
     """
-    rules, evaluations, waiting, scopes = _run_metadata_steps(tree, packs, selection, deep, within)
+    rules, evaluations, waiting, scopes = _run_metadata_steps(tree, packs, selection, deep, within, skip_scope)
     scans = _plan_scans(waiting, block_elements)
     if progress is not None:
         progress.start(sum(s.elements for s in scans))
@@ -229,20 +295,19 @@ def evaluate(
         progress.finish()
     for ev in waiting:
         got = facts.get(ev.node.path, {})
-        if isinstance(got, KernelFailed):  # the tool's failure on these values, not the store's
-            ev.outcome = Outcome(Status.ERROR, reason=str(got))
+        if isinstance(got, NodeError) and _needs_own_facts(ev):
+            ev.outcome = _not_read(ev.node, got)  # not decoded, unreadable (not checked), or the tool's failure (error)
             continue
-        if isinstance(got, NodeError):  # not decoded (a codec off the allow-list), or unreadable: not checked
-            ev.outcome = _unread(ev.node, got)
-            continue
-        _advance(ev, got)
+        _advance(ev, got if isinstance(got, Mapping) else {}, facts.get)
     if within == "/":
-        return Evaluated([aggregate(rule, evaluations[rule.key], max_findings) for rule in rules], scopes, [])
+        results = [aggregate(rule, evaluations[rule.key], max_findings, writers_fit) for rule in rules]
+        return Evaluated(results, scopes, [])
     results, context = [], []
     for rule in rules:
         inside = [ev for ev in evaluations[rule.key] if is_within(ev.node.path, within)]
-        results.append(aggregate(rule, inside, max_findings))
-        above = aggregate(rule, [ev for ev in evaluations[rule.key] if not is_within(ev.node.path, within)], max_findings)
+        results.append(aggregate(rule, inside, max_findings, writers_fit))
+        outside = [ev for ev in evaluations[rule.key] if not is_within(ev.node.path, within)]
+        above = aggregate(rule, outside, max_findings, writers_fit)
         if above.status in (Status.FAILED, Status.ERROR):
             context.append(above)
     return Evaluated(results, scopes, context)
@@ -264,6 +329,7 @@ def _run_metadata_steps(
     selection: Selection,
     deep: bool = False,
     within: str = "/",
+    skip_scope: Callable[[Scope], str | None] | None = None,
 ) -> tuple[list[Rule], dict[tuple[str, str], list[Evaluation]], list[Evaluation], list[list[Scope]]]:
     """Select nodes for every chosen rule and run steps up to the first that needs array facts; with `within`,
     only on that node, the nodes below it and its ancestors.
@@ -282,7 +348,8 @@ def _run_metadata_steps(
             continue
         selected = selection.redirected(pack.redirects)
         chosen = [r for r in pack.rules if selected.includes(r.id)]
-        nodes = [(scope, NodeIndex(scope, list(subtree(scope.root)))) for scope in scopes]
+        skipped = {id(s): reason for s in scopes if skip_scope is not None and (reason := skip_scope(s)) is not None}
+        nodes = [(scope, NodeIndex(scope, list(subtree(scope.root)))) for scope in scopes if id(scope) not in skipped]
         for rule in chosen:
             if rule.key in evaluations:  # one pack given twice: its clauses are still checked and reported once
                 continue
@@ -292,14 +359,23 @@ def _run_metadata_steps(
                 for scope, index in nodes
                 for node in index.candidates(rule.applies_to)
                 if (within == "/" or in_reach(node.path, within)) and safe_match(rule.applies_to, node, scope)
-            ]
+            ] + [_skipped(rule, scope, skipped[id(scope)]) for scope in scopes if id(scope) in skipped]
     waiting: list[Evaluation] = []
     for evs in evaluations.values():
         for ev in evs:
+            if ev.outcome is not None:  # a skipped (legacy) scope: its verdict is already set
+                continue
             _advance(ev, None)
             if ev.outcome is None:
                 waiting.append(ev)
     return rules, evaluations, waiting, scopes_by_pack
+
+
+def _skipped(rule: Rule, scope: Scope, reason: str) -> Evaluation:
+    """A scope whose clauses are not checked (a legacy file): the clause is not applicable there, for `reason`."""
+    ev = Evaluation(rule, scope.root, scope)
+    ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=reason)
+    return ev
 
 
 def scan_plan(
@@ -329,30 +405,57 @@ def scan_plan(
     return out
 
 
+def _needs_own_facts(ev: Evaluation) -> bool:
+    """Whether a waiting rule asked for facts of its own node (not only of other arrays)."""
+    return any(
+        r.node is None or r.node == ev.node.path
+        for w in ev.requests.values()
+        if not isinstance(w, NotApplicable)
+        for r in w.values()
+    )
+
+
 def _plan_scans(waiting: Sequence[Evaluation], block_elements: int) -> list[ArrayScan]:
-    """One scan per array, with the facts of every rule waiting on it; arrays in tree order."""
+    """One scan per array, with the facts of every rule waiting on it (or naming it); arrays in tree order."""
     by_array: dict[str, tuple[Node, set[FactRequest]]] = {}
     for ev in waiting:
         for wanted in ev.requests.values():
             if isinstance(wanted, NotApplicable):
                 continue
-            entry = by_array.setdefault(ev.node.path, (ev.node, set()))
-            entry[1].update(wanted.values())
+            for r in wanted.values():
+                target = ev.node if r.node is None or r.node == ev.node.path else ev.node.tree.get(r.node)
+                if target is None:
+                    continue  # `_fact` reports the missing array on the clause
+                entry = by_array.setdefault(target.path, (target, set()))
+                entry[1].add(r._replace(node=None))
     return [plan(by_array[path][0], by_array[path][1], block_elements) for path in sorted(by_array)]
 
 
-def aggregate(rule: Rule, evaluations: list[Evaluation], max_findings: int = MAX_FINDINGS) -> ClauseResult:
-    """One clause's verdict over all its nodes: failed > error > passed > not applicable."""
+def aggregate(
+    rule: Rule,
+    evaluations: list[Evaluation],
+    max_findings: int = MAX_FINDINGS,
+    writers_fit: Callable[[Writer], bool] | None = None,
+) -> ClauseResult:
+    """One clause's verdict over all its nodes: failed > error > passed > not applicable.
+
+    A failed `notice:` rule is a notice: its findings are reported, and it fails nothing. `finding_count`
+    counts every finding, those a primitive left unlisted (`Omitted`) included; `max_findings` are kept.
+    """
     outcomes = [(ev.node, ev.outcome) for ev in evaluations if ev.outcome is not None]
     statuses = {o.status for _, o in outcomes}
+    notes = tuple(w for w in rule.writers if writers_fit is not None and writers_fit(w))
     findings: list[Finding] = []
+    total = 0
     for node, outcome in outcomes:
+        total += len(outcome.findings) + outcome.omitted
         for f in outcome.findings:
-            findings.append(_stamp(rule, node, f))
+            if len(findings) < max_findings:
+                findings.append(_stamp(rule, node, f, notes))
     checked = sum(1 for _, o in outcomes if o.status in (Status.PASSED, Status.FAILED))
     reason = None
     if Status.FAILED in statuses:
-        status = Status.FAILED
+        status = Status.NOTICE if rule.notice else Status.FAILED
     elif Status.ERROR in statuses:
         status = Status.ERROR
         reason = "; ".join(sorted({o.reason or "" for _, o in outcomes if o.status is Status.ERROR}))[:500]
@@ -363,13 +466,13 @@ def aggregate(rule: Rule, evaluations: list[Evaluation], max_findings: int = MAX
         reasons = sorted({o.reason for _, o in outcomes if o.reason})
         reason = reasons[0] if reasons else "no node in the store is selected by this rule"
     unchecked = tuple((node.path, o.reason or "") for node, o in outcomes if o.unchecked)
-    return ClauseResult(rule, status, tuple(findings[:max_findings]), checked, reason, len(findings), unchecked[:max_findings])
+    return ClauseResult(rule, status, tuple(findings), checked, reason, total, unchecked[:max_findings], len(unchecked))
 
 
-def _stamp(rule: Rule, node: Node, finding: Finding) -> Finding:
+def _stamp(rule: Rule, node: Node, finding: Finding, writers: tuple[Writer, ...] = ()) -> Finding:
     path = finding.path or node.path
     message = finding.message
     if rule.message:
         values = {**{k: v for k, v in finding.details.items() if isinstance(k, str)}, "path": path, "detail": finding.message}
         message = render(rule.message, values)
-    return Finding(message, path, finding.index, finding.details)
+    return Finding(message, path, finding.index, finding.details, writers)

@@ -1,6 +1,17 @@
 """Array kernels: numpy only, each a summarize (per block) + associative combine pair."""
 
-from validator.kernels import bounds, chunk_decoding, endpoints, json_text, monotonic, references, shard_index
+from validator.kernels import (
+    bounds,
+    chunk_decoding,
+    digest,
+    duplicates,
+    endpoints,
+    json_text,
+    monotonic,
+    reference_objects,
+    references,
+    shard_index,
+)
 
 KERNELS = {
     "find_decreases": monotonic,
@@ -9,5 +20,8 @@ KERNELS = {
     "chunk_problems": chunk_decoding,
     "invalid_json": json_text,
     "reference_elements": references,
+    "reference_objects": reference_objects,
+    "cell_digest": digest,
+    "find_duplicates": duplicates,
     "shard_index_problems": shard_index,
 }

@@ -21,11 +21,28 @@ class BoundsPartial(NamedTuple):
     found: tuple[Offender, ...]  # the first `limit` of them, in index order
 
 
-def summarize(block: Block, low: Any = None, high: Any = None, limit: int = 5) -> BoundsPartial:
-    """Min, max and out-of-range elements of one block (NaN is never counted as out of range)."""
-    a = block.values
+def _values(block: Block, field: str | None, ignore: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """The block's values (one field of a compound block, with `field`), and the positions kept when `ignore` is set."""
+    a = block.values if field is None else np.asarray(block.values[field]).reshape(-1)
+    if ignore is None:
+        return a, None
+    kept = np.flatnonzero(a != ignore)
+    return a[kept], kept
+
+
+def summarize(
+    block: Block, low: Any = None, high: Any = None, limit: int = 5, field: str | None = None, ignore: Any = None
+) -> BoundsPartial:
+    """Min, max and out-of-range elements of one block (NaN is never counted as out of range).
+
+    `field` reads one member of a compound array; `ignore` is a value that is never counted (R's NA_integer_,
+    -2147483648, in factor codes), nor taken into min and max.
+    """
     if block.uniform:
-        return _uniform(block, low, high, limit)
+        return _uniform(block, low, high, limit, field, ignore)
+    a, kept = _values(block, field, ignore)
+    if not a.size:
+        return BoundsPartial(None, None, 0, ())
     if a.dtype.kind in "fc":
         minimum, maximum = _nan_extremes(a)
     else:
@@ -39,16 +56,17 @@ def summarize(block: Block, low: Any = None, high: Any = None, limit: int = 5) -
     if high is not None:
         outside |= a > high
     bad = np.flatnonzero(outside)
-    found = tuple(Offender(block.start + int(i), a[i].item()) for i in bad[:limit])
+    at = bad if kept is None else kept[bad]  # positions in the block, ignored elements counted in
+    found = tuple(Offender(block.start + int(j), a[i].item()) for i, j in zip(bad[:limit], at[:limit], strict=True))
     return BoundsPartial(minimum, maximum, int(bad.size), found)
 
 
-def _uniform(block: Block, low: Any, high: Any, limit: int) -> BoundsPartial:
-    """A block of one value repeated: judged once, its count the block's size."""
-    value = block.values[0]
-    if value != value:  # NaN: no extremes, never out of range
-        return BoundsPartial(None, None, 0, ())
+def _uniform(block: Block, low: Any, high: Any, limit: int, field: str | None, ignore: Any) -> BoundsPartial:
+    """A block of one value repeated (rows where nothing is stored): judged once, its count the block's size."""
+    value = block.values[0] if field is None else block.values[0][field]
     v = value.item() if isinstance(value, np.generic) else value
+    if v != v or (ignore is not None and v == ignore):  # NaN or the ignored value: no extremes, never out of range
+        return BoundsPartial(None, None, 0, ())
     if (low is None or v >= low) and (high is None or v <= high):
         return BoundsPartial(v, v, 0, ())
     n = block.values.size
@@ -72,7 +90,15 @@ def _pick(a: Any, b: Any, choose: Any) -> Any:
     return choose(a, b)
 
 
-def combine(left: BoundsPartial, right: BoundsPartial, low: Any = None, high: Any = None, limit: int = 5) -> BoundsPartial:
+def combine(
+    left: BoundsPartial,
+    right: BoundsPartial,
+    low: Any = None,
+    high: Any = None,
+    limit: int = 5,
+    field: str | None = None,
+    ignore: Any = None,
+) -> BoundsPartial:
     """Both spans as one; offenders stay in index order because left precedes right."""
     return BoundsPartial(
         _pick(left.minimum, right.minimum, min),

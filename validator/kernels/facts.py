@@ -9,12 +9,15 @@ class FactRequest(NamedTuple):
     """A request for one kernel's result on one array; equal requests are computed once.
 
     `edges_only` kernels need only the first and last blocks, so an array that only they
-    ask about is not read in full.
+    ask about is not read in full. `node` names another array (its absolute path in the tree) whose
+    facts a primitive compares with those of its own node (Xc against Xr); None is the node itself.
+    Each array is still read once, for every request on it.
     """
 
     kernel: str
     params: tuple[tuple[str, Any], ...] = ()
     edges_only: bool = False
+    node: str | None = None
 
     def param(self, name: str, default: Any = None) -> Any:
         return dict(self.params).get(name, default)

@@ -161,6 +161,12 @@ class Node(ABC):
         """
         return None
 
+    def attr_type_class(self, name: str) -> str | None:
+        """The type class the container stores attribute `name` with ("integer", "float", "string", "enum",
+        "compound", ...), which the plain value no longer says (h5py reads an enum as its integers, or a
+        two-member FALSE/TRUE enum as booleans). None when absent, or the backend does not record it."""
+        return None
+
     @property
     def shape(self) -> tuple[int, ...] | None:
         return None
@@ -224,6 +230,11 @@ class Node(ABC):
 
         Keys that would lead out of the store (symlinks, `..`) are never listed.
         """
+        return None
+
+    def stored_raw_keys(self) -> list[str] | None:
+        """At the store root: every key as the store holds it, unnormalised (`a//b`, `\\`, `..`, a leading `/`,
+        non-ASCII names kept), including keys the tree does not read. None elsewhere and for backends without keys."""
         return None
 
     def read_document(self, name: str) -> bytes | None:

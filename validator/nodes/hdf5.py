@@ -122,6 +122,27 @@ def _attr_string_storage(obj: h5py.HLObject, name: str) -> StringStorage | None:
     return StringStorage("variable" if variable else "fixed", charset, stored)
 
 
+_TYPE_CLASSES = {
+    h5py.h5t.INTEGER: "integer",
+    h5py.h5t.FLOAT: "float",
+    h5py.h5t.STRING: "string",
+    h5py.h5t.ENUM: "enum",
+    h5py.h5t.COMPOUND: "compound",
+    h5py.h5t.BITFIELD: "bitfield",
+    h5py.h5t.OPAQUE: "opaque",
+    h5py.h5t.REFERENCE: "reference",
+    h5py.h5t.ARRAY: "array",
+    h5py.h5t.VLEN: "vlen",
+}
+
+
+def _attr_type_class(obj: h5py.HLObject, name: str) -> str | None:
+    try:
+        return _TYPE_CLASSES.get(obj.attrs.get_id(name).get_type().get_class())
+    except Exception:  # absent, or an attribute table h5py cannot read
+        return None
+
+
 def _string_storage(dtype: np.dtype, stored: str) -> StringStorage | None:
     info = h5py.check_string_dtype(dtype)
     if info is None:
@@ -154,6 +175,9 @@ class HDF5Node(Node):
 
     def attr_storage(self, name: str) -> StringStorage | None:
         return _attr_string_storage(self._obj, name)
+
+    def attr_type_class(self, name: str) -> str | None:
+        return _attr_type_class(self._obj, name)
 
     @cached_property
     def _layout(self) -> tuple[tuple[int, ...] | None, np.dtype | None, tuple[int, ...] | None]:

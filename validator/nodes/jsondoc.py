@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,10 +38,16 @@ def nesting(raw: bytes) -> int:
     return int(np.cumsum(steps).max(initial=0))
 
 
-def loads(raw: bytes | str, max_nesting: int = MAX_NESTING, max_bytes: int = MAX_JSON_BYTES) -> Any:
+def loads(
+    raw: bytes | str,
+    max_nesting: int = MAX_NESTING,
+    max_bytes: int = MAX_JSON_BYTES,
+    parse_constant: Callable[[str], Any] | None = None,
+) -> Any:
     """The JSON value of `raw` (UTF-8 bytes or text); JSONProblem, in one line, when it is none this tool reads.
 
-    NaN, Infinity and -Infinity are read as Python reads them (Zarr v2 writes them as fill values).
+    NaN, Infinity and -Infinity are read as Python reads them (Zarr v2 writes them as fill values), unless
+    `parse_constant` says otherwise (it may raise ValueError: strict JSON has no such tokens).
     """
     if isinstance(raw, str):
         text = raw
@@ -57,7 +64,7 @@ def loads(raw: bytes | str, max_nesting: int = MAX_NESTING, max_bytes: int = MAX
     if depth > max_nesting:
         raise JSONProblem(f"nested {depth} levels deep, more than the {max_nesting} levels this tool reads")
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=parse_constant)
     except json.JSONDecodeError as exc:
         raise JSONProblem(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:  # nesting was measured; kept as a guard

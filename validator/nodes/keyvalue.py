@@ -110,6 +110,11 @@ class KeyValueStore(ABC):
         if self.report is not None:
             self.report(key, why)
 
+    def raw_keys(self) -> list[str] | None:
+        """Every key as the store holds it, unnormalised (backslashes, empty or dot segments, non-ASCII names kept),
+        including those `list_dir` leaves out. Here: the keys `list_dir` finds (backends that see more override it)."""
+        return sorted(self.list_keys(""))
+
     def close(self) -> None:  # noqa: B027 -- optional: a store holding nothing open inherits this
         """Release what the store holds open; nothing by default."""
 
@@ -221,8 +226,8 @@ class DirectoryStore(KeyValueStore):
                 # Inside a directory that lies in the store only a symlink can lead out; a name with a backslash
                 # is no key (resolve refuses it).
                 if "\\" in entry.name:
-                    self.skip(key, f"{key}: a name with a backslash is no key; not read")
-                elif link and self.resolve(key) is None:
+                    continue  # no key can name it (a rule on the stored names reports it: raw_keys); nothing unsafe
+                if link and self.resolve(key) is None:
                     self.skip(key, f"{key}: a symlink that leads outside the store; not read")
                 elif entry.is_dir():
                     # A symlinked directory is never entered: it could lead back to an ancestor (a walk without
@@ -238,6 +243,29 @@ class DirectoryStore(KeyValueStore):
             except OSError as exc:  # a name the file system cannot stat (a symlink loop): not a key
                 self.skip(key, f"{key}: cannot be examined ({exc.strerror or exc}); not read")
         return keys, dirs
+
+    def raw_keys(self) -> list[str]:
+        # Iterative, never through a symlink, MAX_DEPTH levels at most (os.walk recurses once per level).
+        out = []
+        stack = [("", 0)]
+        while stack:
+            prefix, depth = stack.pop()
+            try:
+                entries = list(os.scandir(os.path.join(self._root, *prefix.split("/")) if prefix else self._root))
+            except OSError:
+                continue
+            for entry in entries:
+                key = prefix + entry.name
+                try:
+                    walked = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    walked = False
+                if not walked:
+                    # A file, a special file or a symlink (to a directory too): its own name is what the store holds.
+                    out.append(key)
+                elif depth < MAX_DEPTH:
+                    stack.append((key + "/", depth + 1))
+        return sorted(out)
 
 
 def _read_regular(fd: int, key: str, limit: int) -> bytes | None:
@@ -330,6 +358,9 @@ class ZipStore(KeyValueStore):
                 self.skip(name, why)
         keys, dirs = self._listing.get(prefix, ((), ()))
         return sorted(keys), sorted(dirs)
+
+    def raw_keys(self) -> list[str]:
+        return sorted(info.filename for info in self._zip.infolist() if not info.is_dir())
 
     def close(self) -> None:
         self._zip.close()

@@ -36,6 +36,9 @@ from validator.nodes.base import (
 
 # Files or folders that mark a directory as a TileDB group or array (old and new layouts).
 GROUP_MARKERS = ("__tiledb_group.tdb", "__group")
+# The child of a sparse array that shows its stored cells: coordinates and attribute values, one record per cell.
+# TileDB reserves names starting "__", so no attribute can be called this.
+CELLS = "__cells"
 ARRAY_MARKERS = ("__schema", "__array_schema.tdb")
 INSTALL_HINT = "install spec-validate[tiledb] to read TileDB groups and arrays"
 
@@ -241,17 +244,20 @@ class TileDBArrayNode(Node):
         self.tree, self.path, self.uri = tree, path, uri
 
     def children(self) -> dict[str, Node]:
+        if self.attribute is not None:
+            return {}
         try:
-            attrs = self._info["attrs"]
+            return self._attribute_nodes
         except Unreadable:  # reported by the tree: an array that cannot be opened shows no columns
             return {}
-        if self.attribute is not None or len(attrs) < 2:
-            return {}
-        return self._attribute_nodes
 
     @cached_property
     def _attribute_nodes(self) -> dict[str, Node]:
         out: dict[str, Node] = {}
+        if self._info["sparse"]:
+            out[CELLS] = TileDBCellsNode(self)
+        if len(self._info["attrs"]) < 2:
+            return out
         for a in sorted(self._info["attrs"], key=lambda a: a["name"]):
             if a["name"]:  # the anonymous attribute has no name to address it by
                 out[a["name"]] = TileDBAttributeNode(self, a["name"])
@@ -433,6 +439,71 @@ class TileDBAttributeNode(TileDBArrayNode):
                 "attrs": [{"name": self.attribute, "dtype": info["dtype"].str}],
             },
         )
+
+
+class TileDBCellsNode(TileDBArrayNode):
+    """The stored cells of a sparse TileDB array, at `<array path>/__cells`: a one-dimensional structured array with
+    one field per dimension (the cell's coordinates) and per attribute ("" for the anonymous one), in the order
+    the array returns its cells. Two arrays that store one matrix differently (CXG `Xr` and `Xc`) can then be
+    summarised cell by cell, each in its own pass."""
+
+    def __init__(self, array: TileDBArrayNode) -> None:
+        super().__init__(array.tree, f"{array.path.rstrip('/')}/{CELLS}", array.uri)
+        self.attribute = CELLS
+        self._array = array
+
+    @cached_property
+    def _info(self) -> dict[str, Any]:
+        info = self._array._info
+        names = [d["name"] for d in info["dims"]] + [a["name"] for a in info["attrs"]]
+        formats = [np.dtype(d["dtype"]) for d in info["dims"]] + [np.dtype(a["dtype"]) for a in info["attrs"]]
+        # A var-sized attribute (strings) comes back as objects.
+        formats = [f if f.kind not in "SU" else np.dtype(object) for f in formats]
+        return {**info, "dtype": np.dtype({"names": names, "formats": formats}), "meta": {}, "string": None}
+
+    @cached_property
+    def _cell_count(self) -> int:
+        try:
+            fragments = self.tree.tiledb.array_fragments(self.uri)
+            return int(sum(fragments.cell_num))
+        except Exception:  # an old layout without fragment info: the count is not known before reading
+            return 0
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self._cell_count,)
+
+    @property
+    def chunks(self) -> tuple[int, ...] | None:
+        return None
+
+    @property
+    def storage(self) -> Storage:
+        info = self._info
+        return Storage(
+            format="tiledb", extra={"sparse": True, "cells_of": self._array.path, "dims": info["dims"], "attrs": info["attrs"]}
+        )
+
+    def blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Iterator[Block]:
+        """The cells stored in tile-aligned row blocks of the array's first dimension, in the array's order."""
+        info = self._array._info
+        dims = [d["name"] for d in info["dims"]]
+        attrs = [a["name"] for a in info["attrs"]]
+        low = info["dims"][0]["domain"][0]
+        dtype = self._info["dtype"]
+        with self._array._open() as array:
+            start = 0
+            # Runs of rows outside the non-empty domain hold no cells: not queried (a declared 2**62 rows).
+            for rows in _merged(row_slices(self._array.shape, self._array.chunks, max_elements), info.get("nonempty"), low, True):
+                if rows.step == 0:
+                    continue
+                result = array.query(attrs=attrs, dims=dims).multi_index[low + rows.start : low + rows.stop - 1]
+                count = len(np.asarray(result[dims[0]]))
+                values = np.empty(count, dtype=dtype)
+                for name in dims + attrs:
+                    values[name] = np.asarray(result[name])
+                yield Block(start, values)
+                start += count
 
 
 class TileDBTree(Tree):

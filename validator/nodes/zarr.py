@@ -171,6 +171,9 @@ class ZarrNode(Node):
         cut = len(prefix) + 1 if prefix else 0
         return sorted(k[cut:] for k in self.tree.kv.list_keys(prefix))
 
+    def stored_raw_keys(self) -> list[str] | None:
+        return self.tree.kv.raw_keys() if self.path == "/" else None
+
     def read_document(self, name: str) -> bytes | None:
         return self.read_key(name)
 

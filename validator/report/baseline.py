@@ -11,10 +11,8 @@ from validator.errors import InputError
 from validator.primitive_api import Finding, Level, Status
 
 if TYPE_CHECKING:
-    from validator.report.model import ClauseResult, Report
-
-if TYPE_CHECKING:
     from validator.engine.model import Rule
+    from validator.report.model import ClauseResult, LegacyVerdict, Report
 
 BASELINE_VERSION = 1
 UNREADABLE = "unreadable"  # the rule id of a store key that cannot be read
@@ -54,7 +52,8 @@ def fingerprint_pack(rule: Rule) -> str | None:
 
 
 class Located(NamedTuple):
-    """One failing thing in a report: a finding of a failed clause, a clause that errored, or an unreadable key."""
+    """One failing thing in a report: a finding of a failed clause, a clause that errored, an unreadable key, or a
+    legacy verdict (a scope of an era before its spec)."""
 
     rule_id: str
     level: Level
@@ -65,6 +64,7 @@ class Located(NamedTuple):
     finding: Finding | None
     message: str
     pack: str = ""  # the pack whose rule failed (none for an unreadable key): with rule_id, the rule's key
+    legacy: LegacyVerdict | None = None  # set for a legacy verdict (rule_id is then `<pack>.legacy`)
 
 
 def located(report: Report) -> Iterator[Located]:
@@ -76,6 +76,9 @@ def located(report: Report) -> Iterator[Located]:
     for problem in report.problems:
         fp = fingerprint(UNREADABLE, file, problem.key)
         yield Located(UNREADABLE, Level.MUST, file, problem.key, fp, None, None, problem.message)
+    for v in report.legacy:
+        fp = fingerprint(v.id, file, v.path)
+        yield Located(v.id, v.level, file, v.path, fp, None, None, f"legacy: {v.era}: {v.message}", v.pack, v)
     for r in report.results:
         pack = fingerprint_pack(r.rule)
         if r.status is Status.ERROR:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from validator.report.baseline import INPUT_ERROR, Baseline, located
-from validator.report.model import Level, Report
+from validator.report.baseline import INPUT_ERROR, Baseline, artifact_uri, located
+from validator.report.model import Level, Report, Status
 
 COMMAND = {Level.MUST: "error", Level.SHOULD: "warning", Level.MAY: "notice"}
 
@@ -24,15 +24,22 @@ def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
     """One annotation per failing finding; findings in the baseline become notices marked [baseline]."""
     lines: list[str] = []
     for report in reports:
+        about = report.provenance.describe() if report.provenance is not None else ""
+        if about:  # the report header, a plain log line (no annotation): what the store shows of its era and writers
+            lines.append(f"spec-validate: {artifact_uri(report.source)}: {about}".replace("\n", " "))
         for item in located(report):
             known = baseline is not None and baseline.is_known(item)
             command = "notice" if known else COMMAND[item.level]
             title = f"{'[baseline] ' if known else ''}{item.level.value} {item.rule_id}"
             if item.rule_id == INPUT_ERROR:
                 message = f"cannot be opened: {item.message}"
+            elif item.legacy is not None:
+                message = f"{item.path}: {item.message}\n{item.legacy.section}: \u201c{item.legacy.clause}\u201d"
             elif item.result is not None:
                 message = f"{item.path}: {item.message}" if item.path else item.message
                 message += f"\n{item.result.rule.section}: \u201c{item.result.rule.clause}\u201d"
+                for w in item.finding.writers if item.finding is not None else ():
+                    message += f"\nnote: {w.name} {w.versions}: {w.note}"
             else:
                 message = f"{item.path}: unreadable: {item.message}"
             file = item.file
@@ -40,4 +47,10 @@ def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
                 file = f"{file}/{report.metadata_keys[item.path]}"
             props = f"file={escape_property(file)},line=1,title={escape_property(title)}"
             lines.append(f"::{command} {props}::{escape_data(message)}")
+        for r in report.results:  # notices (the pickle codec): reported, never failures
+            if r.status is Status.NOTICE:
+                title = escape_property(f"NOTICE ({r.rule.notice}) {r.rule.id}")
+                for f in r.findings:
+                    props = f"file={escape_property(artifact_uri(report.source))},line=1,title={title}"
+                    lines.append(f"::notice {props}::{escape_data(f'{f.path}: {f.message}')}")
     return "".join(line + "\n" for line in lines)

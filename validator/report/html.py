@@ -8,22 +8,24 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from validator.excerpt import cut
 from validator.report.baseline import Baseline, located
 from validator.report.links import rule_page
 from validator.report.model import ClauseResult, Finding, Level, Report, Status
 from validator.report.verdict import CONFORMS, Verdict, sentence, verdict
 
 # The order a clause is shown in, within an input: what needs reading first comes first.
-STATUS_ORDER = {"failed": 0, "error": 1, "baseline": 2, "not-checked": 3, "passed": 4, "not_applicable": 5}
+STATUS_ORDER = {"failed": 0, "error": 1, "baseline": 2, "not-checked": 3, "notice": 4, "passed": 5, "not_applicable": 6}
 STATUS_LABEL = {
     "failed": "FAILED",
     "error": "ERROR",
     "baseline": "BASELINE",
     "not-checked": "NOT CHECKED",
+    "notice": "NOTICE",  # a `notice:` rule's findings (the hdmf-zarr pickle codec): reported, never a failure
     "passed": "passed",
     "not_applicable": "not applicable",
 }
-SHOWN_AT_FIRST = ("failed", "error", "baseline", "not-checked")  # passed and not-applicable clauses: one click away
+SHOWN_AT_FIRST = ("failed", "error", "baseline", "not-checked", "notice")  # passed and not-applicable clauses: one click away
 
 STYLE = """
 :root { --must: #b3261e; --should: #8a5a00; --may: #0b6e99; --ok: #1b6e3a; --dim: #5f6368; --rule: #e0e0e0; }
@@ -48,7 +50,7 @@ article.clause h3 { font-size: .95rem; margin: 0; font-weight: 600; }
 .badge { display: inline-block; min-width: 6.5em; font-size: .75rem; padding: 0 .35em; border-radius: 4px;
          border: 1px solid currentColor; text-align: center; }
 .s-failed, .s-error { color: var(--must); } .s-baseline, .s-not-checked { color: var(--should); } .s-passed { color: var(--ok); }
-.s-not_applicable { color: var(--dim); }
+.s-not_applicable { color: var(--dim); } .s-notice { color: var(--may); }
 .level { display: inline-block; min-width: 4.2em; font-weight: 700; }
 .l-MUST { color: var(--must); } .l-SHOULD { color: var(--should); } .l-MAY { color: var(--may); }
 blockquote { margin: .25rem 0 .25rem 1rem; padding-left: .6rem; border-left: 3px solid var(--rule); }
@@ -203,11 +205,19 @@ def _input(report: Report, fail_on: Level, baseline: Baseline | None, number: in
     packs = ", ".join(
         f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs
     )
-    body = [head, line, f'<p class="meta">{_e(report.format)}; {_e(packs or "no pack applies")}</p>']
+    about = report.provenance.describe() if report.provenance is not None else ""  # the eras and likely writers
+    meta = f"{report.format}; {packs or 'no pack applies'}" + (f"; {about}" if about else "")
+    body = [head, line, f'<p class="meta">{_e(meta)}</p>']
     for problem in report.problems:
         body.append(
             f'<p class="s-failed"><span class="badge s-failed">UNREADABLE</span> <code>{_e(problem.key)}</code>: '
             f"{_e(problem.message)}</p>"
+        )
+    for lv in report.legacy:  # one verdict standing for every clause of a scope of an era before its spec
+        more = "" if lv.clauses_checked else " (--all-clauses checks every clause)"
+        body.append(
+            f'<p class="s-failed"><span class="badge s-failed">LEGACY</span> <code>{_e(lv.id)}</code> at '
+            f"<code>{_e(lv.path)}</code>: {_e(lv.era)}: {_e(lv.message)}{_e(more)}</p>"
         )
     known = _known(report, baseline)
     ordered = sorted(report.results, key=lambda r: (STATUS_ORDER[_status(r, known)], -r.rule.level.rank, r.rule.id))
@@ -256,8 +266,8 @@ def _clause(r: ClauseResult, status: str, known: set[str]) -> str:
         items = "".join(_finding(f, f.path in known and status != "baseline") for f in r.findings)
         more = f"<li>... and {r.finding_count - len(r.findings)} more</li>" if r.finding_count > len(r.findings) else ""
         out.append(f'<ul class="findings">{items}{more}</ul>')
-    if r.status is Status.FAILED:
-        out.extend(f'<p class="meta">note: {_e(w.name)} {_e(w.versions)}: {_e(w.note)}</p>' for w in rule.writers)
+    if r.status is Status.FAILED:  # only the writer notes that fit the store
+        out.extend(f'<p class="meta">note: {_e(w.name)} {_e(w.versions)}: {_e(w.note)}</p>' for w in r.writer_notes)
     if r.unchecked:
         rows = "".join(f"<li>not checked: <code>{_e(path)}</code>: {_e(reason)}</li>" for path, reason in r.unchecked)
         out.append(f'<ul class="findings">{rows}</ul>')
@@ -285,7 +295,7 @@ def _short(value: Any, limit: int = 200) -> str:
         text = json.dumps(value, ensure_ascii=False, default=repr)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return cut(text, limit)
 
 
 def _skipped(reports: Sequence[Report]) -> str:

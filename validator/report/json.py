@@ -6,11 +6,11 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from validator.primitive_api import Finding, Level, Status
+from validator.primitive_api import Finding, Level
 
 if TYPE_CHECKING:
     from validator.report.baseline import Baseline
-    from validator.report.model import ClauseResult, Report
+    from validator.report.model import ClauseResult, LegacyVerdict, Report
 
 
 def finding_to_json(f: Finding) -> dict[str, Any]:
@@ -19,7 +19,13 @@ def finding_to_json(f: Finding) -> dict[str, Any]:
         out["index"] = list(f.index)
     if f.details:
         out["details"] = {k: _plain(v) for k, v in f.details.items()}
+    if f.writers:
+        out["writers"] = [_writer(w) for w in f.writers]
     return out
+
+
+def _writer(w) -> dict[str, Any]:
+    return {"name": w.name, "versions": w.versions, "note": w.note}
 
 
 def result_to_json(r: ClauseResult) -> dict[str, Any]:
@@ -42,11 +48,32 @@ def result_to_json(r: ClauseResult) -> dict[str, Any]:
         out["reason"] = r.reason
     if r.unchecked:
         out["unchecked"] = [{"path": path, "reason": reason} for path, reason in r.unchecked]
+        out["unchecked_count"] = max(r.unchecked_count, len(r.unchecked))
     if rule.rationale:
         out["rationale"] = rule.rationale
-    if r.status is Status.FAILED and rule.writers:
-        out["writers"] = [{"name": w.name, "versions": w.versions, "note": w.note} for w in rule.writers]
+    notes = r.writer_notes  # only notes that fit the store: never a writer the store shows it was not written by
+    if notes:
+        out["writers"] = [_writer(w) for w in notes]
+    if rule.notice:
+        out["notice"] = rule.notice
     return out
+
+
+def legacy_to_json(v: LegacyVerdict) -> dict[str, Any]:
+    return {
+        "id": v.id,
+        "pack": v.pack,
+        "path": v.path,
+        "level": v.level.value,
+        "era": v.era,
+        "era_id": v.era_id,
+        "writers": list(v.writers),
+        "message": v.message,
+        "clause": v.clause,
+        "section": v.section,
+        "evidence": list(v.evidence),
+        "clauses_checked": v.clauses_checked,
+    }
 
 
 def report_to_json(report: Report, fail_on: Level = Level.MUST, baseline: Baseline | None = None) -> dict[str, Any]:
@@ -62,6 +89,8 @@ def report_to_json(report: Report, fail_on: Level = Level.MUST, baseline: Baseli
         "verdict": {"outcome": v.outcome, "fail_on": fail_on.value, "new": v.new, "known": v.known, "unchecked": v.unchecked},
         "packs": [{"name": p.name, "title": p.title, "version": p.version, "scopes": list(p.scopes)} for p in report.packs],
         "summary": report.summary(),
+        "provenance": report.provenance.to_json() if report.provenance is not None else {"eras": [], "writers": []},
+        "legacy": [legacy_to_json(lv) for lv in report.legacy],
         "problems": [{"key": p.key, "message": p.message, **({"path": p.path} if p.path else {})} for p in report.problems],
         "results": [result_to_json(r) for r in report.results],
     }

@@ -26,6 +26,8 @@ def render(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None 
         v = verdict(report, fail_on, baseline)
         # An error's message is in the failures table below; the table says only that the input was not checked.
         result = f"{ICONS[v.outcome]} {_cell(v.outcome if report.error is not None else v.describe())}"
+        if report.legacy and v.outcome == DOES_NOT_CONFORM:
+            result += " (legacy)"
         passed = sum(s[lvl]["passed"] for lvl in s)
         na = sum(s[lvl]["not_applicable"] for lvl in s)
         name = artifact_uri(report.source) + (report.node if report.node != "/" else "")
@@ -35,6 +37,14 @@ def render(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None 
             f"{s['MAY']['failed'] + s['MAY']['error']} | {passed} | {na} |"
         )
     lines.append("")
+    for report in reports:
+        about = report.provenance.describe() if report.provenance is not None else ""
+        if about:
+            lines.append(f"- `{_cell(artifact_uri(report.source))}`: {about}")
+        for lv in report.legacy:
+            lines.append(f"- `{_cell(artifact_uri(report.source))}`: **legacy** ({lv.id} at `{lv.path}`): {lv.message}")
+    if any((r.provenance is not None and r.provenance.describe()) or r.legacy for r in reports):
+        lines.append("")
     lines.append(f"Fails on: {fail_on.value} and stricter.")
     skipped = [r for r in reports if r.skipped is not None]
     if skipped:
@@ -46,7 +56,10 @@ def render(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None 
         for _, item in failing:
             known = baseline is not None and baseline.is_known(item)
             rule = f"`{item.rule_id}`" + (" (baseline)" if known else "")
+            message = item.message + "".join(
+                f" (note: {w.name} {w.versions}: {w.note})" for w in (item.finding.writers if item.finding else ())
+            )
             lines.append(
-                f"| `{_cell(item.file)}` | {item.level.value} | {rule} | `{_cell(item.path or '/')}` | {_cell(item.message)} |"
+                f"| `{_cell(item.file)}` | {item.level.value} | {rule} | `{_cell(item.path or '/')}` | {_cell(message)} |"
             )
     return "\n".join(lines) + "\n"

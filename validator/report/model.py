@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from validator.primitive_api import Finding, Level, Status
 
-__all__ = ["ClauseResult", "Finding", "Level", "PackInfo", "Problem", "Report", "Status"]
+__all__ = ["ClauseResult", "Finding", "LegacyVerdict", "Level", "PackInfo", "Problem", "Report", "Status"]
 
 if TYPE_CHECKING:
     from validator.engine.model import Rule
+    from validator.engine.provenance import Provenance
 
 
 @dataclass(frozen=True)
@@ -26,8 +27,16 @@ class ClauseResult:
     nodes_checked: int = 0
     reason: str | None = None  # why not applicable, or the error, in one line
     finding_count: int = 0  # all findings, including those beyond the cap kept in `findings`
-    # (node path, reason) for selected nodes that could not be checked (NotChecked), whatever the status
+    # (node path, reason) for selected nodes that could not be checked (NotChecked), whatever the status; the first
+    # ones, as for findings: `unchecked_count` counts them all
     unchecked: tuple[tuple[str, str], ...] = ()
+    unchecked_count: int = 0
+
+    @property
+    def writer_notes(self) -> list[Any]:
+        """The rule's writer notes attached to its listed findings (those that fit the store), each once, in rule order."""
+        attached = {w for f in self.findings for w in f.writers}
+        return [w for w in self.rule.writers if w in attached]
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,30 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class LegacyVerdict:
+    """One verdict on an AnnData group (or CXG) of an era before the spec it is checked against.
+
+    It stands for every clause of the pack at that scope: they are not checked (unless `clauses_checked`,
+    with --all-clauses). The file does not conform to the spec version checked, so the verdict counts as a
+    MUST failure for the exit code at every --fail-on; `--ignore <pack>.legacy` (or a baseline) accepts it.
+    """
+
+    pack: str
+    id: str  # "<pack>.legacy"
+    path: str  # the scope root it is about
+    era: str  # the era in words ("anndata 0.7 (...)")
+    era_id: str  # the era id the pack's `legacy.eras` names
+    writers: tuple[str, ...]  # the likely writers of that layer ("SeuratDisk", "anndata >=0.7,<0.8")
+    message: str  # what such a file is and what current readers do with it
+    clause: str  # the spec's own sentence about such files
+    section: str
+    evidence: tuple[str, ...] = ()
+    clauses_checked: bool = False  # --all-clauses: the pack's clauses were checked as well
+
+    level: Level = Level.MUST
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything one validation of one store found.
 
@@ -73,6 +106,8 @@ class Report:
     context: tuple[ClauseResult, ...] = ()
     error: str | None = None  # the input could not be opened or checked (exit 2); one line
     skipped: str | None = None  # found in a folder but not checked (not a store, or no pack applies); one line
+    provenance: Provenance | None = None  # the eras and likely writers the store shows
+    legacy: tuple[LegacyVerdict, ...] = ()  # scopes of an era before the spec: one verdict each
 
     @property
     def name(self) -> str:
@@ -94,9 +129,10 @@ class Report:
         return {lvl: {s.value: c[s.value] for s in Status} for lvl, c in counts.items()}
 
     def fails_at(self, level: Level) -> bool:
-        """True when a clause at `level` or stricter failed, errored, the store had unreadable parts, or the input
-        could not be opened."""
-        if self.problems or self.error is not None:
+        """True when a clause at `level` or stricter failed, errored, the store had unreadable parts, the input
+        could not be opened, or a scope is of an era before its spec (a legacy verdict, which counts as a MUST
+        failure)."""
+        if self.problems or self.error is not None or self.legacy:
             return True
         return any(r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results)
 

@@ -62,6 +62,48 @@ def _unreadable_descriptor() -> dict[str, Any]:
     }
 
 
+def _legacy_descriptor(v: Any) -> dict[str, Any]:
+    text = f"The store follows the spec this pack checks, not an era before it. {v.section}: \u201c{v.clause}\u201d"
+    return {
+        "id": v.id,
+        "name": v.id,
+        "shortDescription": {"text": v.clause},
+        "fullDescription": {"text": text},
+        "help": {"text": text},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"spec": v.pack, "section": v.section, "rfc2119_level": "MUST", "basis": "legacy"},
+    }
+
+
+def _notice_results(report: Report, root: str, index: dict, descriptors: list) -> list[dict[str, Any]]:
+    """Findings of `notice:` rules (the pickle codec): informational results, never failures."""
+    from validator.primitive_api import Status
+
+    out = []
+    for r in report.results:
+        if r.status is not Status.NOTICE:
+            continue
+        for f in r.findings:
+            uri = f"{root}/{quote(report.metadata_keys[f.path])}" if f.path in report.metadata_keys else root
+            out.append(
+                {
+                    "ruleId": r.rule.id,
+                    "ruleIndex": index[r.rule.key],
+                    "kind": "informational",
+                    "level": "note",
+                    "message": {"text": f"{f.path or '/'}: {f.message}"},
+                    "locations": [
+                        {
+                            "physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": 1}},
+                            "logicalLocations": [{"fullyQualifiedName": f.path or "/", "kind": "object"}],
+                        }
+                    ],
+                    "properties": {"notice": r.rule.notice},
+                }
+            )
+    return out
+
+
 def _input_error_descriptor() -> dict[str, Any]:
     text = "Every input can be opened as a store that spec-validate reads."
     return {
@@ -87,23 +129,27 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
                 descriptors.append(rule_descriptor(r.rule))
     results: list[dict[str, Any]] = []
     artifacts: list[dict[str, Any]] = []
+    provenance: list[dict[str, Any]] = []
     for report in reports:
         if report.skipped is not None:  # found in a folder, not a store: nothing to locate
             continue
         root = _uri(artifact_uri(report.source))
-        artifacts.append({"location": {"uri": root}, "properties": {"format": report.format or "unknown"}})
+        about = report.provenance.to_json() if report.provenance is not None else {"eras": [], "writers": []}
+        artifacts.append({"location": {"uri": root}, "properties": {"format": report.format or "unknown", **about}})
+        provenance.append(
+            {
+                "artifact": root,
+                "summary": report.provenance.describe() if report.provenance is not None else "",
+                **about,
+                "legacy": [lv.id for lv in report.legacy],
+            }
+        )
         for item in located(report):
             key = (item.pack, item.rule_id)
             if key not in index:
                 index[key] = len(descriptors)
-                descriptors.append(_input_error_descriptor() if item.rule_id == INPUT_ERROR else _unreadable_descriptor())
-            uri = root
-            if item.rule_id == INPUT_ERROR:
-                pass  # the input itself
-            elif item.result is None:  # an unreadable key: point at it
-                uri = f"{root}/{quote(item.path)}"
-            elif item.path in report.metadata_keys:
-                uri = f"{root}/{quote(report.metadata_keys[item.path])}"
+                descriptors.append(_descriptor_without_rule(item))
+            uri = _location(item, report, root)
             message = _message(item)
             result: dict[str, Any] = {
                 "ruleId": item.rule_id,
@@ -120,7 +166,12 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
             }
             if baseline is not None:
                 result["baselineState"] = "unchanged" if baseline.is_known(item) else "new"
+            if item.finding is not None and item.finding.writers:
+                result["properties"] = {
+                    "writers": [{"name": w.name, "versions": w.versions, "note": w.note} for w in item.finding.writers]
+                }
             results.append(result)
+        results.extend(_notice_results(report, root, index, descriptors))
     run = {
         "tool": {
             "driver": {
@@ -134,8 +185,32 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
         "artifacts": artifacts,
         "results": results,
         "columnKind": "unicodeCodePoints",
+        # Per input: the eras its layout shows and its likely writers (the report header of the other formats).
+        "properties": {"provenance": provenance},
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _descriptor_without_rule(item: Any) -> dict[str, Any]:
+    """The descriptor of a failing thing that no pack rule is: an input that cannot be opened, a legacy verdict,
+    an unreadable key."""
+    if item.rule_id == INPUT_ERROR:
+        return _input_error_descriptor()
+    if item.legacy is not None:
+        return _legacy_descriptor(item.legacy)
+    return _unreadable_descriptor()
+
+
+def _location(item: Any, report: Report, root: str) -> str:
+    """Where a failing thing is: the input itself (it cannot be opened; a legacy verdict is about the whole store),
+    an unreadable key, or the metadata document of the node a finding is on (the Zarr key), else the input."""
+    if item.rule_id == INPUT_ERROR or item.legacy is not None:
+        return root
+    if item.result is None:  # an unreadable key: point at it
+        return f"{root}/{quote(item.path)}"
+    if item.path in report.metadata_keys:
+        return f"{root}/{quote(report.metadata_keys[item.path])}"
+    return root
 
 
 def _uri(path: str) -> str:
@@ -148,6 +223,8 @@ def _message(item: Any) -> str:
     """`<node path>: <what was found>` plus the offending values the primitive recorded."""
     if item.rule_id == INPUT_ERROR:
         return f"cannot be opened: {item.message}"
+    if item.legacy is not None:
+        return f"{item.path}: {item.message}"
     if item.result is None:
         return f"{item.path}: unreadable: {item.message}"
     text = f"{item.path or '/'}: {item.message}" if item.path else item.message
@@ -161,6 +238,8 @@ def _message(item: Any) -> str:
     r = item.result
     if r is not None and r.finding_count > len(r.findings) and f is r.findings[-1]:
         text += f"; and {r.finding_count - len(r.findings)} more"
+    for w in f.writers if f is not None else ():
+        text += f" (note: {w.name} {w.versions}: {w.note})"
     return text
 
 

@@ -53,18 +53,15 @@ def _block(report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline
     """One input: its header, what failed, what could not be checked, the context above a node, the verdict."""
     if report.error is not None:
         return [paint("bold", report.name) + ": " + paint("MUST", "error") + f": {_without(report.source, report.error)}"]
-    packs = ", ".join(
-        f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs
-    )
-    lines = [paint("bold", report.name) + f" ({report.format}; {packs or 'no pack applies'})"]
     states = _baseline_states(report, baseline)
-    for problem in report.problems:
-        mark = " [baseline]" if states.get((None, problem.key)) else ""
-        lines.append(f"  {paint('MUST', 'UNREADABLE')} {problem.key}: {problem.message}{mark}")
+    lines = _head(report, paint, states)
     failing = (r for r in report.results if r.status in (Status.FAILED, Status.ERROR))
     shown = sorted(failing, key=lambda r: (-r.rule.level.rank, r.rule.id))
     for r in shown:
         lines.extend(_failed_clause(r, paint, states))
+    for r in report.results:  # notices (the hdmf-zarr pickle codec): reported, never failures
+        if r.status is Status.NOTICE:
+            lines.extend(_notice(r, paint))
     # A clause that could not check some of its nodes says so, verbose or not, whether it passed or not.
     for r in report.results:
         if r.unchecked and r.status in (Status.PASSED, Status.NOT_APPLICABLE):
@@ -85,14 +82,32 @@ def _block(report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline
     return lines
 
 
-def _failed_clause(r: ClauseResult, paint: Paint, states: dict[tuple[int | None, str], bool]) -> list[str]:
+def _head(report: Report, paint: Paint, states: dict[tuple, bool]) -> list[str]:
+    """The input's name, format, packs, era and likely writers; its unreadable keys and legacy verdicts."""
+    packs = ", ".join(
+        f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs
+    )
+    about = report.provenance.describe() if report.provenance is not None else ""  # the eras and likely writers
+    lines = [paint("bold", report.name) + f" ({report.format}; {packs or 'no pack applies'}{'; ' + about if about else ''})"]
+    for problem in report.problems:
+        mark = " [baseline]" if states.get((None, problem.key)) else ""
+        lines.append(f"  {paint('MUST', 'UNREADABLE')} {problem.key}: {problem.message}{mark}")
+    for lv in report.legacy:  # one verdict standing for every clause of a scope of an era before its spec
+        where = f" at {lv.path}" if lv.path != "/" else ""
+        more = "" if lv.clauses_checked else " (--all-clauses checks every clause)"
+        mark = " [baseline]" if states.get((None, lv.path, lv.id)) else ""
+        lines.append(f"  {paint('MUST', 'LEGACY')} {lv.id}{where}: {lv.era}: {lv.message}{more}{mark}")
+    return lines
+
+
+def _failed_clause(r: ClauseResult, paint: Paint, states: dict[tuple, bool]) -> list[str]:
     """A failed or errored clause: level, id, the quoted clause, each finding; `[baseline]` on the clause when the
     baseline holds all its findings, else on each finding it holds."""
     level = r.rule.level.value + (" (derived)" if r.rule.derived else "")
     if r.rule.spec_level is not r.rule.level:  # a pack's override: the spec's own word is shown too
         level += f" (spec: {r.rule.spec_level.value})"
     status = "FAILED" if r.status is Status.FAILED else "ERROR"
-    mine = [known for (owner, _), known in states.items() if owner == id(r)]
+    mine = [known for (owner, *_), known in states.items() if owner == id(r)]
     in_baseline = bool(mine) and all(mine)
     lines = [f"  {paint(r.rule.level.value, f'{status} {level}')} {r.rule.id}" + (" [baseline]" if in_baseline else "")]
     lines.append(paint("dim", f"    {r.rule.section}: \u201c{r.rule.clause}\u201d"))
@@ -104,7 +119,7 @@ def _failed_clause(r: ClauseResult, paint: Paint, states: dict[tuple[int | None,
         lines.append(f"    {where}: {f.message}{mark}")
     if r.finding_count > len(r.findings):
         lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
-    for w in r.rule.writers:
+    for w in r.writer_notes:  # only notes that fit the store: never a writer the store shows it was not written by
         lines.append(f"    note: {w.name} {w.versions}: {w.note}")
     if r.rule.builtin:  # the rule's page: what it checks, examples that fail and pass, how to suppress it
         lines.append(paint("dim", f"    see {rule_page(r.rule.id)}"))
@@ -112,14 +127,32 @@ def _failed_clause(r: ClauseResult, paint: Paint, states: dict[tuple[int | None,
     return lines
 
 
-def _baseline_states(report: Report, baseline: Baseline | None) -> dict[tuple[int | None, str], bool]:
+def _notice(r: ClauseResult, paint: Paint) -> list[str]:
+    """A `notice:` rule's findings: a fact worth knowing (a security notice), never a failure."""
+    lines = [f"  {paint('MAY', f'NOTICE ({r.rule.notice})')} {r.rule.id}"]
+    lines.append(paint("dim", f"    {r.rule.section}: \u201c{r.rule.clause}\u201d"))
+    for f in r.findings:
+        where = f.path + (f"[{', '.join(map(str, f.index))}]" if f.index is not None else "")
+        lines.append(f"    {where}: {f.message}")
+    if r.finding_count > len(r.findings):
+        lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
+    if r.rule.builtin:
+        lines.append(paint("dim", f"    see {rule_page(r.rule.id)}"))
+    return lines
+
+
+def _baseline_states(report: Report, baseline: Baseline | None) -> dict[tuple, bool]:
     """(id of the clause result, or None for an unreadable key; node path or key) -> whether the baseline holds it,
-    for each failing thing of the report; empty without a baseline."""
+    for each failing thing of the report (a legacy verdict: (None, its path, its id)); empty without a baseline."""
     if baseline is None:
         return {}
-    return {
-        (id(item.result) if item.result is not None else None, item.path): baseline.is_known(item) for item in located(report)
-    }
+    states: dict[tuple, bool] = {}
+    for item in located(report):
+        if item.legacy is not None:
+            states[(None, item.path, item.rule_id)] = baseline.is_known(item)
+        else:
+            states[(id(item.result) if item.result is not None else None, item.path)] = baseline.is_known(item)
+    return states
 
 
 def _verdict_line(report: Report, v: Verdict, fail_on: Level, paint: Paint) -> str:
@@ -144,8 +177,9 @@ def _unchecked_lines(r: ClauseResult) -> list[str]:
         f"    not checked: {reason if reason.startswith(path) else f'{path}: {reason}'}"
         for path, reason in r.unchecked[:UNCHECKED_SHOWN]
     ]
-    if len(r.unchecked) > UNCHECKED_SHOWN:
-        shown.append(f"    ... and {len(r.unchecked) - UNCHECKED_SHOWN} more not checked")
+    total = max(r.unchecked_count, len(r.unchecked))
+    if total > UNCHECKED_SHOWN:
+        shown.append(f"    ... and {total - UNCHECKED_SHOWN} more not checked")
     return shown
 
 
@@ -176,7 +210,8 @@ def _summary_table(reports: Sequence[Report], fail_on: Level, baseline: Baseline
             continue
         s = report.summary()
         failed = (str(s[level]["failed"] + s[level]["error"]) for level in ("MUST", "SHOULD", "MAY"))
-        rows.append((report.name, report.format, *failed, v.describe()))
+        legacy = " (legacy)" if report.legacy and v.outcome == DOES_NOT_CONFORM else ""
+        rows.append((report.name, report.format, *failed, v.describe() + legacy))
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
 
     def fmt(row: tuple[str, ...]) -> str:  # file, format and result left-aligned; the counts right-aligned

@@ -76,8 +76,11 @@ def sentence(report: Report, v: Verdict, fail_on: Level) -> str:
             parts.append(
                 f"{lvl}: {c['failed']} failed, {c['passed']} passed, {c['not_applicable']} n/a"
                 + (f", {c['error']} error" if c["error"] else "")
+                + (f", {c['notice']} notice" if c.get("notice") else "")
             )
     notes = []
+    if report.legacy and v.outcome == DOES_NOT_CONFORM:  # one verdict standing for the clauses of a legacy file
+        notes.append(f"legacy: {', '.join(lv.id for lv in report.legacy)}; --ignore it to accept such files")
     if v.known:
         notes.append(f"{v.new} new failure(s), {v.known} known in the baseline")
     if v.unchecked:
@@ -90,6 +93,8 @@ def _why_nothing(report: Report) -> str:
     packs = ", ".join(f"{p.name} {p.version}" for p in report.packs)
     if not report.results:
         return f"no selected rule belongs to a pack that applies here ({packs})"
+    if report.results and all((r.reason or "").startswith("legacy: ") for r in report.results):
+        return "the store is of an era before the spec (legacy); --all-clauses checks its clauses"
     if any(r.unchecked for r in report.results):
         return (
             f"the nodes the {len(report.results)} selected clause(s) apply to could not be checked (not decoded or "

@@ -1,0 +1,153 @@
+"""Provenance: the eras a store's layout shows and its likely writers, from metadata only; which writer notes fit."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from dict_store import DictStore
+from memory_tree import Arr, tree
+
+from validator.engine.provenance import Provenance, WriterMark, anndata_era, detect
+from validator.nodes.zarr import ZarrTree
+
+
+class TextStore(DictStore):
+    """Keys to stored text, kept byte for byte (how a writer spelled its JSON is the evidence)."""
+
+    def __init__(self, items: dict[str, str]) -> None:
+        super().__init__({k: v.encode() for k, v in items.items()})
+
+
+ZARRAY = {
+    "chunks": [2],
+    "compressor": None,
+    "dtype": "<i4",
+    "fill_value": 0,
+    "filters": None,
+    "order": "C",
+    "shape": [4],
+    "zarr_format": 2,
+}
+ZARR3_ORDER = ["shape", "chunks", "dtype", "fill_value", "order", "filters", "dimension_separator", "compressor", "zarr_format"]
+ZARRJS_ORDER = ["zarr_format", "shape", "chunks", "dtype", "fill_value", "order", "compressor", "filters"]
+
+
+def spelled(how: str) -> str:
+    doc = {**ZARRAY, "dimension_separator": "."}
+    if how == "zarr-python 2":
+        return json.dumps(ZARRAY, indent=4, sort_keys=True)
+    if how == "zarr-python 3":
+        return json.dumps({k: doc[k] for k in ZARR3_ORDER}, indent=2)
+    if how == "zarr.js":
+        return json.dumps({k: ZARRAY[k] for k in ZARRJS_ORDER}, separators=(",", ":"))
+    return json.dumps(doc, separators=(",", ":"), sort_keys=True)  # tensorstore
+
+
+@pytest.mark.parametrize(
+    ("how", "name", "versions"),
+    [
+        ("zarr-python 2", "zarr-python", "<3"),
+        ("zarr-python 3", "zarr-python", ">=3"),
+        ("zarr.js", "zarr.js", ""),
+        ("tensorstore", "tensorstore", ""),
+    ],
+)
+def test_detect_tells_zarr_writers_by_how_they_spell_zarray(how, name, versions):
+    items = {"x/.zarray": spelled(how)}
+    if how != "tensorstore":
+        items[".zgroup"] = '{"zarr_format": 2}'
+    (w,) = detect(ZarrTree(TextStore(items), 2)).writers
+    assert (w.name, w.versions, w.role) == (name, versions, "zarr")
+
+
+def test_detect_tells_netcdf_c_by_its_nczarr_keys():
+    items = {".zgroup": '{"zarr_format": 2}', "x/.zarray": spelled("zarr-python 2"), "x/.nczarray": "{}"}
+    assert [w.name for w in detect(ZarrTree(TextStore(items), 2)).writers] == ["netcdf-c"]
+    items = {".zgroup": '{"zarr_format": 2, "_nczarr_superblock": {"version": "2.0.0"}}', "x/.zarray": spelled("zarr.js")}
+    assert [w.name for w in detect(ZarrTree(TextStore(items), 2)).writers] == ["netcdf-c"]
+
+
+@pytest.mark.parametrize(
+    ("layout", "era"),
+    [
+        (
+            {
+                "@attrs": {"encoding-type": "anndata", "encoding-version": "0.1.0"},
+                "obs": {"@attrs": {"encoding-type": "dataframe", "encoding-version": "0.2.0"}},
+                "var": {},
+            },
+            "anndata-0.8",
+        ),
+        (
+            {
+                "obs": {"@attrs": {"encoding-type": "dataframe", "encoding-version": "0.1.0", "_index": "_index"}},
+                "var": {"@attrs": {"encoding-type": "dataframe", "encoding-version": "0.1.0", "_index": "_index"}},
+            },
+            "anndata-0.7",
+        ),
+        (
+            {"obs": Arr(np.zeros(2, dtype=[("index", "S2"), ("n", "i8")])), "var": Arr(np.zeros(2, dtype=[("index", "S2")]))},
+            "anndata-pre-0.7",
+        ),
+        # A 0.8 file that lost its root attributes is not legacy: its dataframes say 0.2.0.
+        ({"obs": {"@attrs": {"encoding-type": "dataframe", "encoding-version": "0.2.0"}}, "var": {}}, None),
+    ],
+)
+def test_anndata_era_reads_the_layout(layout, era):
+    found = anndata_era(tree(layout).root)
+    assert (found.id if found else None) == era
+
+
+def test_detect_names_seuratdisk_on_a_converted_h5ad():
+    layout = {
+        "obs": {
+            "@attrs": {"encoding-type": "dataframe", "encoding-version": "0.1.0"},
+            "__categories": {"groups": np.array(["a", "b"], dtype=object)},
+            "groups": np.array([0, 1]),
+        },
+        "var": {"@attrs": {"encoding-type": "dataframe", "encoding-version": "0.1.0"}},
+        "uns": {},
+    }
+    p = detect(tree(layout))
+    assert [e.id for e in p.eras] == ["anndata-0.7"] and [w.name for w in p.writers] == ["SeuratDisk"]
+
+
+@pytest.mark.parametrize(
+    ("writers", "name", "versions", "fits"),
+    [
+        ((), "tensorstore", "<=0.1.86", True),  # nothing known about the Zarr writer: not contradicted
+        ((WriterMark("zarr-python", "<3", "zarr", ""),), "tensorstore", "<=0.1.86", False),  # another writer of the role
+        ((WriterMark("netcdf-c", "", "zarr", ""),), "zarr-python", "<2.8", False),
+        ((WriterMark("zarr-python", ">=3", "zarr", ""),), "zarr-python", "<2.8", False),  # versions that do not overlap
+        ((WriterMark("zarr-python", "<3", "zarr", ""),), "zarr-python", "<2.8", True),
+        ((WriterMark("anndata", ">=0.8", "anndata", ""),), "anndata", ">=0.12", True),
+        ((WriterMark("anndata", ">=0.7,<0.8", "anndata", ""),), "SeuratDisk", "0.0.0.9021", False),
+        ((WriterMark("zarr-python", "<3", "zarr", ""),), "some other tool", "1.0", True),  # a writer of no known role
+    ],
+)
+def test_fits_shows_a_note_unless_the_store_shows_another_writer(writers, name, versions, fits):
+    assert Provenance((), writers).fits(name, versions) is fits
+
+
+def test_detect_falls_back_on_zarr_python_3s_consolidated_marker():
+    marker = {"kind": "inline", "must_understand": False, "metadata": {}}
+    zmetadata = {"zarr_consolidated_format": 1, "metadata": {"g/.zgroup": {"zarr_format": 2, "consolidated_metadata": marker}}}
+    items = {
+        ".zgroup": '{"zarr_format": 2}',
+        "g/.zgroup": '{"zarr_format": 2}',
+        ".zmetadata": json.dumps(zmetadata),
+        "g/x/.zarray": json.dumps(
+            {
+                "zarr_format": 2,
+                **{k: ZARRAY[k] for k in ("shape", "chunks", "dtype")},
+                "compressor": None,
+                "fill_value": 0,
+                "order": "C",
+                "filters": None,
+            }
+        ),
+    }
+    (w,) = detect(ZarrTree(TextStore(items), 2)).writers
+    assert (w.name, w.versions) == ("zarr-python", ">=3") and "consolidated_metadata" in w.evidence

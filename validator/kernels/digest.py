@@ -1,0 +1,73 @@
+"""cell_digest: how many records a block holds and an order-free hash of them, so two arrays that store the same
+records in different orders (CXG Xr by row, Xc by column) give the same digest, each from its own pass."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import NamedTuple
+
+import numpy as np
+
+from validator.kernels.block import Block
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_SEEDS = (np.uint64(0x243F6A8885A308D3), np.uint64(0x13198A2E03707344))
+
+
+class Digest(NamedTuple):
+    count: int  # records summarised
+    sums: tuple[int, int]  # two independent 64-bit sums of the records' hashes, modulo 2**64
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, elementwise on uint64 (wrapping arithmetic)."""
+    z = x + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+def _bits(column: np.ndarray) -> np.ndarray:
+    """A column as uint64 words that equal when the values are equal, whatever the width they are stored in.
+
+    Integers and booleans widen to int64, floats to float64 (so 0.5 stored as float32 and as float64 agree;
+    every NaN is one NaN, and -0.0 is 0.0). Other kinds are hashed from their text.
+    """
+    if column.dtype.kind in "biu":
+        return column.astype(np.int64).view(np.uint64)
+    if column.dtype.kind == "f":
+        wide = column.astype(np.float64) + 0.0  # -0.0 + 0.0 is 0.0
+        wide[np.isnan(wide)] = np.nan
+        return wide.view(np.uint64)
+    # blake2b, not hash(): Python's string hash changes per process, and Dask workers are other processes.
+    return np.array(
+        [int.from_bytes(hashlib.blake2b(str(v).encode("utf-8"), digest_size=8).digest(), "little") for v in column.tolist()],
+        dtype=np.uint64,
+    )
+
+
+def summarize(block: Block, fields: tuple[str, ...] = ()) -> Digest:
+    """The number of records of one block and the two sums of their hashes (a record is its `fields`, in order;
+    with no fields, the element itself)."""
+    if block.uniform:  # n equal records: n times one record's hash, modulo 2**64
+        one = summarize(Block(block.start, block.values[:1]), fields)
+        n, mask = int(block.values.shape[0]), (1 << 64) - 1
+        return Digest(n, ((one.sums[0] * n) & mask, (one.sums[1] * n) & mask))
+    a = block.values
+    columns = [np.asarray(a[name]).reshape(-1) for name in fields] if fields else [a.reshape(-1)]
+    sums = []
+    with np.errstate(over="ignore"):
+        for seed in _SEEDS:
+            h = np.full(a.shape[0], seed, dtype=np.uint64)
+            for column in columns:
+                h = _mix(h ^ _bits(column))
+            sums.append(int(h.sum(dtype=np.uint64)))
+    return Digest(int(a.shape[0]), (sums[0], sums[1]))
+
+
+def combine(left: Digest, right: Digest, fields: tuple[str, ...] = ()) -> Digest:
+    """Both spans as one: counts add, sums add modulo 2**64 (order-free, so any grouping gives the same digest)."""
+    mask = (1 << 64) - 1
+    return Digest(left.count + right.count, ((left.sums[0] + right.sums[0]) & mask, (left.sums[1] + right.sums[1]) & mask))
