@@ -399,3 +399,18 @@ def test_timeout_reports_a_crashed_reader_and_goes_on(tmp_path, monkeypatch):
     assert code == 1 and [r["source"] for r in reports] == [str(tmp_path / "crash.h5ad"), str(VALID_H5AD)]
     assert "the reader crashed (killed by signal 11)" in reports[0]["problems"][0]["message"]
     assert reports[1]["problems"] == [] and reports[1]["results"]
+
+
+def test_timed_out_input_is_shown_as_not_checked_with_what_was_read():
+    from validator.report.model import Level
+    from validator.report.text import render
+    from validator.watchdog import _report
+
+    opening = _report("http://host/data.h5ad", "/", "", "opening http://host/data.h5ad", "timed out after 3 s while opening")
+    reading = _report("a.zarr", "/", "zarr-v2", "reading /X/data rows 0..4096", "timed out after 3 s while reading /X/data")
+    text = render([opening, reading], Level.MUST, colour=False).splitlines()
+    assert text[:2] == [
+        "http://host/data.h5ad (format unknown; not checked)",
+        "  UNREADABLE /: timed out after 3 s while opening",
+    ]
+    assert "  UNREADABLE /X/data: timed out after 3 s while reading /X/data" in text

@@ -140,4 +140,4 @@ def _report(shown: str, node: str, fmt: str, what: str, message: str) -> Report:
     # "walking /obs", "checking RULE on /X", "reading /X/data rows 0..4096": the node; "opening PATH": the input's.
     words = what.split()
     path = node if words[:1] == ["opening"] else next((w for w in words if w.startswith("/")), node)
-    return Report(shown, fmt, (), __version__, (), (Problem(path, f"{shown}: {message}", path),), node=node)
+    return Report(shown, fmt, (), __version__, (), (Problem(path, message, path),), node=node)
