@@ -410,6 +410,30 @@ def test_direct_passes_missing_chunks_read_as_fill_value(tmp_path, zarr_format, 
     assert_reads_like_zarr(path)
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_direct_passes_declared_rows_far_beyond_the_stored_chunks_are_read_from_the_listing(tmp_path, zarr_format):
+    """2**40 rows in chunks of one row, two stored: each block reads the stored chunks only, never a lookup per
+    declared chunk (2**22 of them per block), and every row not stored is the fill value."""
+    data = np.full(8, 7, dtype="<i4")
+    data[3], data[5] = 1, 2
+    path = write(tmp_path / "a.zarr", data, zarr_format, chunks=(1,), fill_value=7, compressors=None)
+    meta_key = "zarr.json" if zarr_format == 3 else ".zarray"
+    meta = json.loads(Path(path, meta_key).read_text())
+    meta["shape"] = [2**40]
+    Path(path, meta_key).write_text(json.dumps(meta))
+    for name in os.listdir(os.path.join(path, "c") if zarr_format == 3 else path):
+        if name not in ("3", "5") and name[0].isdigit():
+            os.unlink(os.path.join(path, "c", name) if zarr_format == 3 else os.path.join(path, name))
+    with open_store(path) as tree:
+        node = tree.get("/")
+        fetched = count_gets(tree)
+        rows = node.block_rows(1 << 22)
+        first = node.read_block(rows[0])
+        assert first.values[:8].tolist() == [7, 7, 7, 1, 7, 2, 7, 7] and (first.values[8:] == 7).all()
+        assert sorted(fetched) == (["c/3", "c/5"] if zarr_format == 3 else ["3", "5"])
+        assert len(rows) < 300 and all(node.read_block(r).uniform for r in list(rows)[1:3])
+
+
 def test_direct_passes_missing_chunks_listed_nowhere(tmp_path):
     data = np.zeros((6, 6), dtype="<i4")
     data[0, 0] = 1

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import itertools
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -321,7 +322,7 @@ def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored
     out = np.empty((max(0, stop - start),) + shape[1:], dtype=plan.dtype)
     if stop <= start or not out.size:
         return Block(start * _row_elements(shape), out.reshape(-1))
-    axes = [range(start // chunks[0], (stop - 1) // chunks[0] + 1)]
+    axes: list[Sequence[int]] = [_chunk_rows(plan, out, start, stop, stored)]
     axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=False)]
     reads: list[ChunkRead] = []
     shards: list[ShardIndex] = []  # the index of each shard read, as stored (the zarr3 shard index rules check it)
@@ -335,6 +336,22 @@ def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored
         inside = tuple(slice(low - i * c, high - i * c) for low, high, i, c in zip(lo, hi, index, chunks, strict=False))
         reads.extend(_read_chunk(kv, plan, index, target, inside, shards))
     return Block(start * _row_elements(shape), out.reshape(-1), tuple(reads), tuple(shards))
+
+
+def _chunk_rows(plan: ArrayPlan, out: np.ndarray, start: int, stop: int, stored: list[int] | None) -> Sequence[int]:
+    """The axis-0 chunk indices to read for rows [start, stop): all of them, or, where the listing of stored chunks
+    names fewer, only those (`out` then holds the fill value elsewhere): a block of 2**22 chunks of one row with one
+    stored is one read, not 2**22 lookups."""
+    rows = range(start // plan.chunk_shape[0], (stop - 1) // plan.chunk_shape[0] + 1)
+    if stored is None:
+        return rows
+    present = stored[bisect.bisect_left(stored, rows.start) : bisect.bisect_left(stored, rows.stop)]
+    if len(present) == len(rows):
+        return rows
+    if plan.fill.problem is not None:
+        raise NodeError(f"{plan.path}: rows {start}..{stop} hold chunks not stored, and its {plan.fill.problem}; not read")
+    out[...] = plan.fill.value
+    return present
 
 
 def chunk_read_limit(plan: ArrayPlan) -> int:
