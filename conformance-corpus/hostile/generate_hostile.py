@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import h5py
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent
@@ -151,6 +152,34 @@ def huge_unwritten_zarr_v2(path: Path) -> None:
     for chunk in (path / "X" / "indptr").iterdir():
         if not chunk.name.startswith("."):
             chunk.unlink()
+
+
+@case("zarr-v2")
+def huge_sparse_chunks(path: Path) -> None:
+    """X/indptr declares 2**40 elements in chunks of one element, and its 13 values are stored as chunks 0 to 12
+    (found by the fuzzer: the first block, 2**22 rows, was read by asking for each of its 2**22 chunk keys and ran
+    past --timeout; now the chunks the store lists are read, and the rest is the fill value)."""
+    zarr_copy(path)
+    folder = path / "X" / "indptr"
+    meta = json.loads((folder / ".zarray").read_text())
+    values = zarr_values(folder, meta)
+    for chunk in folder.iterdir():
+        if not chunk.name.startswith("."):
+            chunk.unlink()
+    meta.update(shape=[2**40], chunks=[1], compressor=None, filters=None)
+    (folder / ".zarray").write_text(json.dumps(meta, indent=2))
+    for i, value in enumerate(values):
+        (folder / str(i)).write_bytes(value.tobytes())
+
+
+def zarr_values(folder: Path, meta: dict) -> np.ndarray:
+    """The values of a one-chunk Zarr v2 array, decoded with its compressor (numcodecs)."""
+    import numcodecs
+
+    raw = (folder / "0").read_bytes()
+    codec = numcodecs.get_codec(meta["compressor"]) if meta.get("compressor") else None
+    data = codec.decode(raw) if codec is not None else raw
+    return np.frombuffer(data, dtype=meta["dtype"])[: meta["shape"][0]]
 
 
 # ---------------------------------------------------------------------------------------------- zipped Zarr
