@@ -345,7 +345,7 @@ def hdf5_dataset_dtype(t: Target) -> str:
         name = t.pick(_h5_items(f, "dataset"))
         old = f[name]
         attrs = dict(old.attrs)
-        n = max(1, old.size or 1)
+        n = old.size if old.shape is not None else 1  # a null dataspace (no shape) becomes one element
         dtype = t.rng.choice(("<i1", ">f8", "<u8", "|b1", "S3", "<c16", "O", "enum", "compound", "vlen-int", "ref", "<M8"))
         del f[name]
         shape = old.shape if old.shape is not None else (n,)
