@@ -3,7 +3,6 @@ chunk key encodings, codec chains and their configurations, sharding, node names
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
@@ -13,6 +12,7 @@ from typing import Any, NamedTuple
 from validator.checks.zarr_metadata import _canonical, _json, _short
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node, NodeError
+from validator.nodes.jsondoc import JSONProblem, loads
 from validator.nodes.zarr_v3 import SEPARATOR_DEFAULTS, KeyForm, array_shape, extension, is_int, key_form, regular_chunk_shape
 from validator.nodes.zarr_v3 import configuration as _config
 from validator.primitive_api import Finding, NotApplicable, NotChecked, Options, Scope, check
@@ -1055,8 +1055,8 @@ def _stored_documents(node: Node) -> dict[str, Any]:
             continue
         try:
             raw = node.read_key(rel)
-            out[rel[: -len(METADATA_KEY) - 1]] = json.loads(raw.decode("utf-8")) if raw is not None else "<not JSON>"
-        except (UnicodeDecodeError, ValueError, NodeError):
+            out[rel[: -len(METADATA_KEY) - 1]] = loads(raw) if raw is not None else "<not JSON>"
+        except (JSONProblem, NodeError):
             out[rel[: -len(METADATA_KEY) - 1]] = "<not JSON>"
     return out
 

@@ -1,8 +1,17 @@
-"""HDF5 backend (h5py): files opened read-only; soft links reported, external links never followed."""
+"""HDF5 backend (h5py): files opened read-only; soft links reported, external links never followed.
+
+A soft link to a dataset is read as the dataset (and records the link); one to a group is a link node, the group
+being read at the path it names; each group is entered once, whatever links lead to it.
+
+Whatever cannot be read (a group's member list, an object header, an attribute, a dataset's storage) is reported on
+the tree once, with the node path and HDF5's reason, and the rest of the file is still read. Data stored outside
+the file (external storage, virtual datasets, external links) is reported and never read.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Mapping
 from functools import cached_property
@@ -16,32 +25,36 @@ from validator.kernels.block import Block
 from validator.nodes import hdf5_direct
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
+    Attributes,
     Node,
     NodeError,
+    NotDecoded,
     RowRange,
+    RowRanges,
     Storage,
+    StoreProblem,
     StringStorage,
     Tree,
-    block_row_ranges,
+    Unreadable,
+    describe,
     plain,
+    plan_rows,
 )
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
-
-
-class Unreadable:
-    """An attribute h5py could not read (unsupported type, corrupt storage)."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def __repr__(self) -> str:
-        return f"<unreadable attribute: {self.reason}>"
+# The most an attribute may hold to be read: real metadata (encoding types, column orders, uns scalars) is far
+# smaller; a larger one is reported, not read (the memory it would take is set by the file).
+MAX_ATTRIBUTE_BYTES = 64 * 2**20
+MAX_ATTRIBUTE_ELEMENTS = 1 << 20
 
 
 def is_hdf5(path: str) -> bool:
     """True when the file carries the HDF5 signature at offset 0 or at a user-block offset."""
+    import stat
+
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False  # a FIFO or device is never opened
         with open(path, "rb") as fh:
             for offset in (0, 512, 1024, 2048, 4096, 8192):
                 fh.seek(offset)
@@ -52,20 +65,47 @@ def is_hdf5(path: str) -> bool:
     return False
 
 
-def _attrs(obj: h5py.HLObject) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _attrs(node: HDF5Node) -> Attributes:
+    """The node's attributes; one that cannot be read is reported and raises Unreadable when asked for."""
+    obj, tree = node._obj, node.tree
     try:
         names = list(obj.attrs.keys())
     except Exception as exc:  # corrupt attribute table
-        return {"": Unreadable(str(exc))}
+        raise tree.unreadable(node.path, f"{node.path}: its attributes cannot be listed ({describe(exc)})") from None
+    out: dict[str, Any] = {}
+    unreadable: dict[str, str] = {}
     for key in names:
+        too_large = _attribute_too_large(obj, key)
+        if too_large is not None:
+            message = f"attribute {key!r} {too_large}; not read"
+            tree.note_problem(StoreProblem(f"{node.path}@{key}", message, node.path))
+            unreadable[key] = message
+            continue
         try:
             value = obj.attrs[key]
             # An attribute with a null dataspace exists but holds no value: JSON null is the nearest plain value.
             out[key] = None if isinstance(value, h5py.Empty) else plain(value)
-        except Exception as exc:  # an attribute type h5py cannot map to numpy
-            out[key] = Unreadable(f"{type(exc).__name__}: {exc}")
-    return out
+        except Exception as exc:  # an attribute type h5py cannot map to numpy, or corrupt storage
+            message = f"attribute {key!r} cannot be read ({describe(exc)})"
+            tree.note_problem(StoreProblem(f"{node.path}@{key}", message, node.path))
+            unreadable[key] = message
+    return Attributes(out, unreadable)
+
+
+def _attribute_too_large(obj: h5py.HLObject, key: str) -> str | None:
+    """Why the attribute `key` is too large to read, or None: more bytes stored, or more elements, than an attribute
+    of real metadata has (HDF5 says both before reading; the heap behind variable-length strings it does not)."""
+    try:
+        aid = obj.attrs.get_id(key)
+        stored, shape = aid.get_storage_size(), aid.shape
+    except Exception:  # reading it reports what is wrong
+        return None
+    elements = math.prod(shape) if shape else 1
+    if stored > MAX_ATTRIBUTE_BYTES:
+        return f"holds {stored} bytes, more than the {MAX_ATTRIBUTE_BYTES} read for an attribute"
+    if elements > MAX_ATTRIBUTE_ELEMENTS:
+        return f"holds {elements} elements, more than the {MAX_ATTRIBUTE_ELEMENTS} read for an attribute"
+    return None
 
 
 def _attr_string_storage(obj: h5py.HLObject, name: str) -> StringStorage | None:
@@ -120,10 +160,18 @@ class HDF5Node(Node):
         self._obj = obj
         self._ancestors = ancestors
         self.kind = "group" if isinstance(obj, h5py.Group) else "array"
+        tree.opened.append(self)
 
     @cached_property
     def attrs(self) -> Mapping[str, Any]:
-        return _attrs(self._obj)
+        attrs = self.__dict__.get("_attrs_error")
+        if attrs is not None:
+            raise Unreadable(attrs)
+        try:
+            return _attrs(self)
+        except Unreadable as exc:
+            self.__dict__["_attrs_error"] = str(exc)  # asked again, answered again without HDF5
+            raise
 
     def attr_storage(self, name: str) -> StringStorage | None:
         return _attr_string_storage(self._obj, name)
@@ -131,23 +179,43 @@ class HDF5Node(Node):
     def attr_type_class(self, name: str) -> str | None:
         return _attr_type_class(self._obj, name)
 
+    @cached_property
+    def _layout(self) -> tuple[tuple[int, ...] | None, np.dtype | None, tuple[int, ...] | None]:
+        """(shape, dtype, chunks) read once; Unreadable (reported) when the object header does not say."""
+        if self.kind != "array":
+            return None, None, None
+        try:
+            ds: h5py.Dataset = self._obj
+            # A dataset with a null dataspace (h5py.Empty) has no shape at all: h5py reports None.
+            shape = tuple(int(n) for n in ds.shape) if ds.shape is not None else None
+            return shape, ds.dtype, tuple(int(c) for c in ds.chunks) if ds.chunks else None
+        except Exception as exc:
+            raise self.tree.unreadable(self.path, f"{self.path}: its shape and type cannot be read ({describe(exc)})") from None
+
     @property
     def shape(self) -> tuple[int, ...] | None:
-        # A dataset with a null dataspace (h5py.Empty) has no shape at all: h5py reports None.
-        return tuple(self._obj.shape) if self.kind == "array" and self._obj.shape is not None else None
+        return self._layout[0]
 
     @property
     def dtype(self) -> np.dtype | None:
-        return self._obj.dtype if self.kind == "array" else None
+        return self._layout[1]
 
     @property
     def chunks(self) -> tuple[int, ...] | None:
-        return tuple(self._obj.chunks) if self.kind == "array" and self._obj.chunks else None
+        return self._layout[2]
 
     @cached_property
     def storage(self) -> Storage | None:
         if self.kind != "array":
             return None
+        try:
+            return self._storage()
+        except Unreadable:
+            raise
+        except Exception as exc:
+            raise self.tree.unreadable(self.path, f"{self.path}: its storage cannot be read ({describe(exc)})") from None
+
+    def _storage(self) -> Storage:
         ds: h5py.Dataset = self._obj
         plist = ds.id.get_create_plist()
         layout = {h5py.h5d.CONTIGUOUS: "contiguous", h5py.h5d.CHUNKED: "chunked", h5py.h5d.COMPACT: "compact"}.get(
@@ -168,72 +236,117 @@ class HDF5Node(Node):
         if self.kind != "group":
             return {}
         group: h5py.Group = self._obj
-        here = self._ancestors | {_object_key(group)}
+        try:
+            here = self._ancestors | {_object_key(group)}
+            names = sorted(group.keys())
+        except Exception as exc:  # a damaged B-tree or heap: the members cannot be listed
+            self._report(self.path, f"{self.path}: its members cannot be listed ({describe(exc)})", self.path)
+            return {}
         out: dict[str, Node] = {}
-        for name in sorted(group.keys()):
+        for name in names:
             path = f"{self.path.rstrip('/')}/{name}"
-            try:
-                link = group.get(name, getlink=True)
-            except Exception as exc:
-                out[name] = LinkNode(self.tree, path, "broken", str(exc))
+            if not name or "/" in name or name in (".", ".."):
+                self._report(path, f"{self.path}: a member named {name!r} cannot be a node; not read", self.path)
                 continue
-            if isinstance(link, h5py.ExternalLink):
-                # Never follow: the target is outside the file being validated.
-                out[name] = LinkNode(self.tree, path, "external", f"{link.filename}:{link.path}")
-                continue
-            try:
-                obj = group[name]
-            except Exception as exc:  # dangling soft link, unreadable object header
-                kind = "soft" if isinstance(link, h5py.SoftLink) else "broken"
-                out[name] = LinkNode(self.tree, path, kind, getattr(link, "path", str(exc)))
-                continue
-            if not isinstance(obj, (h5py.Group, h5py.Dataset)):
-                out[name] = LinkNode(self.tree, path, "other", type(obj).__name__)
-                continue
-            if isinstance(obj, h5py.Group) and _object_key(obj) in here:
-                target = link.path if isinstance(link, h5py.SoftLink) else "an ancestor group"
-                out[name] = LinkNode(self.tree, path, "cycle", target)
-                continue
-            node = HDF5Node(self.tree, path, obj, here)
-            if isinstance(link, h5py.SoftLink):
-                node.soft_link = link.path
-            out[name] = node
+            out[name] = self._member(group, name, path, here)
         return out
+
+    def _member(self, group: h5py.Group, name: str, path: str, here: frozenset[int]) -> Node:
+        """The node for member `name`: opened, or a link node that is never entered (external, dangling, a cycle, a
+        second link to a group already in the tree, unreadable)."""
+        tree = self.tree
+        try:
+            link = group.get(name, getlink=True)
+        except Exception as exc:
+            return self._broken(path, f"{path}: its link cannot be read ({describe(exc)})")
+        if isinstance(link, h5py.ExternalLink):
+            # Never follow: the target is outside the file being validated.
+            target = f"{link.filename}:{link.path}"
+            self._report(path, f"{path}: an external link to {target}, outside the file; not followed", path)
+            return LinkNode(tree, path, "external", target)
+        if not isinstance(link, (h5py.SoftLink, h5py.HardLink)):
+            return LinkNode(tree, path, "other", type(link).__name__)
+        try:
+            obj = group[name]
+            key = _object_key(obj)
+        except Exception as exc:  # dangling soft link, unreadable object header
+            if isinstance(link, h5py.SoftLink):
+                return LinkNode(tree, path, "soft", link.path)
+            return self._broken(path, f"{path}: cannot be opened ({describe(exc)})")
+        if not isinstance(obj, (h5py.Group, h5py.Dataset)):
+            return LinkNode(tree, path, "other", type(obj).__name__)
+        if isinstance(obj, h5py.Group):
+            seen = self._seen_group(key, link, path, here)
+            if seen is not None:
+                return seen
+        node = HDF5Node(tree, path, obj, here)
+        if isinstance(obj, h5py.Dataset):
+            outside = _stored_outside(obj)
+            if outside:
+                self._report(path, f"{path}: its data is stored outside the file ({outside}); never read", path)
+        if isinstance(link, h5py.SoftLink):
+            node.soft_link = link.path
+        return node
+
+    def _seen_group(self, key: int, link: Any, path: str, here: frozenset[int]) -> Node | None:
+        """A link node for a group not entered here, else None: an ancestor (a cycle), a soft link (the group is read
+        at the path it names), a second hard link to a group already in the tree.
+
+        Every group is entered once: links between groups could otherwise make a walk visit 2**depth paths."""
+        if key in here:
+            return LinkNode(self.tree, path, "cycle", link.path if isinstance(link, h5py.SoftLink) else "an ancestor group")
+        if isinstance(link, h5py.SoftLink):
+            return LinkNode(self.tree, path, "soft", link.path)
+        first = self.tree.groups.setdefault(key, path)
+        return LinkNode(self.tree, path, "alias", first) if first != path else None
+
+    def _report(self, key: str, message: str, path: str) -> None:
+        self.tree.note_problem(StoreProblem(key, message, path))
+
+    def _broken(self, path: str, message: str) -> Node:
+        self.tree.note_problem(StoreProblem(path, message, path))
+        return LinkNode(self.tree, path, "broken", message)
 
     soft_link: str | None = None
 
     def children(self) -> dict[str, Node]:
         return self._children
 
-    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[RowRange] | None:
+    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> RowRanges | None:
         if self.kind != "array":
             raise NodeError(f"{self.path}: not an array")
-        if self._obj.shape is None:
+        if self.shape is None:
             raise NodeError(f"{self.path}: a dataset with a null dataspace holds no data")
-        return block_row_ranges(self._obj.shape, self.chunks, max_elements)
+        itemsize = self.dtype.itemsize if self.dtype is not None else 1
+        return plan_rows(self.shape, self.chunks, max_elements, itemsize, lambda: hdf5_direct.stored_rows(self.plan))
 
     def read_block(self, rows: RowRange) -> Block:
         """One block, each stored chunk decoded (bounded) before HDF5 may decode it; problems in `Block.chunks`.
 
-        Raises NotDecoded for a filter off the allow-list, NodeError for data stored outside the file.
+        Raises NotDecoded for a filter off the allow-list or a block too large to hold, Unreadable for data stored
+        outside the file or a chunk index HDF5 cannot read.
         """
         ds: h5py.Dataset = self._obj
-        if self.kind != "array" or ds.shape is None:
+        if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not an array with data (a null dataspace holds none)")
         return hdf5_direct.read_block(ds, self.tree.raw_fd(), self.plan, rows)
 
     @property
     def plan(self) -> hdf5_direct.DirectPlan:
-        """How this dataset's blocks are read; NotDecoded or NodeError when they are not."""
+        """How this dataset's blocks are read; NotDecoded or Unreadable (reported) when they are not."""
         got = self.__dict__.get("_plan")
         if got is None:
             try:
                 got = hdf5_direct.plan(self._obj, self.tree.raw_size(), self.path)
+            except NotDecoded as exc:
+                got = NotDecoded(str(exc))
             except NodeError as exc:
-                got = exc
+                got = self.tree.unreadable(self.path, str(exc))
             except Exception as exc:  # a dataset h5py cannot describe
-                got = NodeError(f"{self.path}: cannot read data ({type(exc).__name__}: {exc})")
-            self.__dict__["_plan"] = got  # the refusal too: it is the same for every block
+                got = self.tree.unreadable(self.path, f"{self.path}: cannot read data ({describe(exc)})")
+            # The refusal too: it is the same for every block. Kept without its traceback, whose frames hold HDF5
+            # property lists: one of a virtual dataset still open when HDF5 shuts down at exit crashes it (exit 139).
+            self.__dict__["_plan"] = got
         if isinstance(got, NodeError):
             raise type(got)(str(got))
         return got
@@ -244,6 +357,22 @@ def _hdf5_type_name(ds: h5py.Dataset) -> str:
     if info is not None:
         return f"{'vlen' if info.length is None else f'fixed[{info.length}]'} {info.encoding} string"
     return ds.dtype.str
+
+
+def _stored_outside(ds: h5py.Dataset) -> str | None:
+    """Where a dataset's data lies outside the file (external storage files, a virtual dataset's sources), or None."""
+    try:
+        dcpl = ds.id.get_create_plist()
+        if dcpl.get_layout() == h5py.h5d.VIRTUAL:
+            sources = sorted({dcpl.get_virtual_filename(i) for i in range(dcpl.get_virtual_count())})
+            return f"a virtual dataset mapping {', '.join(sources[:3]) or 'other files'}"
+        count = dcpl.get_external_count()
+        if count > 0:
+            names = sorted({dcpl.get_external(i)[0].decode(errors="replace") for i in range(count)})
+            return f"external storage in {', '.join(names[:3])}"
+    except Exception:
+        return None
+    return None
 
 
 def _object_key(obj: h5py.HLObject) -> int:
@@ -280,11 +409,15 @@ class HDF5Tree(Tree):
         self.source = source if source is not None else str(path)
         self.format = "hdf5"
         self._fileobj = None if local else path
+        self.opened: list[HDF5Node] = []  # every node made, so close() can let go of their h5py objects
+        self.groups: dict[int, str] = {}  # HDF5 object key -> the path its group is read under, entered once
         try:
             self._file = h5py.File(path, "r", locking=False) if local else h5py.File(path, "r")
         except Exception as exc:
             raise InputError(f"{self.source}: cannot open as HDF5 ({_first_line(exc)})") from None
         self._root = HDF5Node(self, "/", self._file["/"], frozenset())
+        with contextlib.suppress(Exception):  # an unreadable root header: its members say so when listed
+            self.groups[_object_key(self._file["/"])] = "/"
 
     @property
     def root(self) -> Node:
@@ -306,6 +439,12 @@ class HDF5Tree(Tree):
         return self._raw_fd
 
     def close(self) -> None:
+        # Nodes and tree refer to each other, so their h5py objects would live until a cyclic collection, which the
+        # command pauses at exit: a virtual dataset's property list still open when HDF5 shuts down crashes it
+        # (exit 139). So every node lets go of its object now, while HDF5 is up, and the cycle holds nothing of HDF5.
+        for node in self.opened:
+            node._obj = None
+        self.opened = []
         if getattr(self, "_raw_fd", None) is not None:
             os.close(self._raw_fd)
             self._raw_fd = None

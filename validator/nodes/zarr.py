@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
@@ -17,15 +18,23 @@ from validator.nodes.base import (
     NodeError,
     NotDecoded,
     RowRange,
+    RowRanges,
     Storage,
+    StoreProblem,
     StringStorage,
     Tree,
-    block_row_ranges,
+    Unreadable,
+    plan_rows,
     row_elements,
+    stored_in,
 )
-from validator.nodes.keyvalue import DirectoryStore, KeyValueStore, ZipStore
+from validator.nodes.jsondoc import JSONProblem, loads
+from validator.nodes.keyvalue import MAX_DOCUMENT_BYTES, DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
 
 V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
+# The most shards whose indexes are looked up for one block: a declared grid can name any number, but what is
+# stored is bounded by the store (rows with nothing stored are skipped by the listing).
+MAX_SHARDS_PER_BLOCK = 1 << 16
 V3_DOCUMENT = "zarr.json"
 
 V3_DTYPES = {
@@ -49,15 +58,8 @@ V3_DTYPES = {
 }
 
 
-class MetadataProblem:
-    """A stored metadata document that is missing, not JSON, or not a JSON object."""
-
-    def __init__(self, key: str, message: str) -> None:
-        self.key = key
-        self.message = message
-
-    def __repr__(self) -> str:
-        return f"{self.key}: {self.message}"
+# A stored metadata document that is missing, not JSON, not a JSON object, too large or nested too deeply.
+MetadataProblem = StoreProblem
 
 
 def parse_json(raw: bytes | None, key: str) -> tuple[Any, MetadataProblem | None]:
@@ -65,11 +67,20 @@ def parse_json(raw: bytes | None, key: str) -> tuple[Any, MetadataProblem | None
         return None, None
     try:
         # The stored JSON may carry NaN/Infinity (zarr v2 fill values); Python's parser accepts them.
-        return json.loads(raw.decode("utf-8")), None
-    except UnicodeDecodeError as exc:
-        return None, MetadataProblem(key, f"not UTF-8 ({exc.reason} at byte {exc.start})")
-    except json.JSONDecodeError as exc:
-        return None, MetadataProblem(key, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})")
+        return loads(raw), None
+    except JSONProblem as exc:
+        return None, MetadataProblem(key, str(exc))
+
+
+def read_document(kv: KeyValueStore, key: str) -> tuple[Any, MetadataProblem | None]:
+    """The parsed document stored at `key` (None when absent), or the problem that keeps it from being read."""
+    try:
+        raw = kv.get_bounded(key, MAX_DOCUMENT_BYTES)
+    except ValueTooLarge as exc:
+        return None, MetadataProblem(key, str(exc).removeprefix(f"{key} "))
+    except NodeError as exc:
+        return None, MetadataProblem(key, str(exc))
+    return parse_json(raw, key)
 
 
 def _tupled(fields: Any) -> Any:
@@ -182,25 +193,26 @@ class ZarrNode(Node):
             attrs = (self.metadata or {}).get("attributes", {})
             return attrs if isinstance(attrs, dict) else {}
         try:
-            raw = self.tree.kv.read(self.key(".zattrs"), self.path)
+            raw = self.tree.kv.read(self.key(".zattrs"), self.path)  # bounded (keyvalue.MAX_DOCUMENT_BYTES)
         except NodeError as exc:
-            # Stored but unreadable (a symlink out of the store, a directory in its place): the attributes are
-            # unknown, not absent. Reported once as a problem; each clause that reads them is an error.
-            self.tree.note_problem(MetadataProblem(self.key(".zattrs"), f"cannot be read ({exc})"))
-            raise
+            # Stored but unreadable (a symlink out of the store, a directory or FIFO in its place, too large): the
+            # attributes are unknown, not absent. Reported once; each clause that reads them skips the node.
+            raise self.tree.unreadable(self.key(".zattrs"), f"cannot be read ({exc})", self.path) from None
         doc, problem = parse_json(raw, self.key(".zattrs"))
         if problem:
+            # Not JSON, nested too deeply, too large: unknown as well, never empty ("missing" would be a false claim).
             self.tree.note_problem(problem)
-        elif doc is not None and not isinstance(doc, dict):
+            raise Unreadable(f"{self.key('.zattrs')}: {problem.message}")
+        if doc is not None and not isinstance(doc, dict):
             self.tree.note_problem(MetadataProblem(self.key(".zattrs"), f"not a JSON object but {type(doc).__name__}"))
             return {}
         return doc or {}
 
     @property
     def shape(self) -> tuple[int, ...] | None:
-        if self.kind != "array":
+        if self.kind != "array" or not isinstance(self.metadata, dict):
             return None
-        shape = (self.metadata or {}).get("shape")
+        shape = self.metadata.get("shape")
         if isinstance(shape, list) and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape):
             return tuple(shape)
         return None
@@ -215,7 +227,7 @@ class ZarrNode(Node):
 
     @property
     def _v3_codecs(self) -> list[Any]:
-        codecs = (self.metadata or {}).get("codecs") or []
+        codecs = self.metadata.get("codecs") if isinstance(self.metadata, dict) else []
         return codecs if isinstance(codecs, list) else []
 
     @property
@@ -275,20 +287,34 @@ class ZarrNode(Node):
     def children(self) -> dict[str, Node]:
         return self._children
 
-    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[RowRange] | None:
+    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> RowRanges | None:
         if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not a readable array")
-        return block_row_ranges(self.shape, self.chunks, max_elements)
+        itemsize = self.dtype.itemsize if self.dtype is not None else 1
+        return plan_rows(self.shape, self.chunks, max_elements, itemsize, self._stored_rows)
+
+    def _stored_rows(self) -> list[int] | None:
+        """The axis-0 chunk indices of the chunks stored (from the store's listing), or None when it cannot say."""
+        got = self.__dict__.get("_stored")
+        if got is None:
+            try:
+                got = zarr_direct.stored_rows(self.tree.kv, self.plan)
+            except NodeError:
+                got = False
+            self.__dict__["_stored"] = got
+        return got if got is not False else None
 
     def read_block(self, rows: RowRange) -> Block:
         """One block, each stored chunk decoded through `codecs`; chunks that do not decode are listed in `Block.chunks`.
 
-        Raises NotDecoded for an array whose codecs or layout are not read, NodeError for unusable metadata or a
-        chunk outside the store or unreadable.
+        Rows where the listing shows no stored chunk are the fill value, never materialised. Raises NotDecoded for
+        an array whose codecs or layout are not read, NodeError for unusable metadata, a chunk outside the store or
+        unreadable, or a block too large to hold.
         """
         if self.kind != "array" or self.shape is None or not self.metadata:
             raise NodeError(f"{self.path}: array metadata is unusable, data cannot be read")
-        return zarr_direct.read_block(self.tree.kv, self.plan, rows)
+        stored = self.__dict__.get("_stored")  # listed by block_rows when the plan needed it; [] means none stored
+        return zarr_direct.read_block(self.tree.kv, self.plan, rows, stored if isinstance(stored, list) else None)
 
     @property
     def plan(self) -> zarr_direct.ArrayPlan:
@@ -311,6 +337,19 @@ class ZarrNode(Node):
         if layout is None or isinstance(layout, str) or self.shape is None:
             raise NotDecoded(f"{self.path}: shard indexes not read ({layout or 'not a Zarr v3 array'})")
         start, stop = rows
+        grid = layout.keys.grid or ()
+        if grid:
+            per_row = layout.shard_shape[0] or 1
+            cells = max(0, min(grid[0], -(-stop // per_row)) - start // per_row) * math.prod(grid[1:])
+            if cells > MAX_SHARDS_PER_BLOCK:
+                # A declared shape far larger than what is written: only rows holding a stored shard are looked at.
+                stored = self._stored_rows()
+                if stored is not None and not stored_in(stored, per_row, (start, stop)):
+                    return Block(start * row_elements(self.shape), np.empty(0, dtype=np.uint8))
+                raise NotDecoded(
+                    f"{self.path}: shard indexes not read: rows {start}..{stop} span {cells} shards, more than the "
+                    f"{MAX_SHARDS_PER_BLOCK} looked at for one block"
+                )
         # Codecs after sharding_indexed encode whole shards: undone by the codec module, as a data read would.
         unwrap = (lambda raw, where: codecs.shard_bytes(self.plan.codec, raw, f"{self.path}: {where}")) if layout.after else None
         shards = zarr_v3.read_shard_indexes(self.tree.kv, self.prefix, layout, start, stop, unwrap)
@@ -337,15 +376,11 @@ class ZarrTree(Tree):
         self.source = kv.location
         self.zarr_format = zarr_format
         self.format = f"zarr-v{zarr_format}"
-        self.problems: list[MetadataProblem] = []
+        kv.report = lambda key, why: self.note_problem(StoreProblem(key, why))
         self._nodes: dict[str, Node | None] = {}
         root = self.node_at("/")
         # A store with no root document still has a root: report it as an implicit group.
         self._root = root if root is not None else ZarrNode(self, "/", "group", None, implicit=True)
-
-    def note_problem(self, problem: MetadataProblem) -> None:
-        if all(p.key != problem.key for p in self.problems):
-            self.problems.append(problem)
 
     @property
     def root(self) -> Node:
@@ -360,7 +395,7 @@ class ZarrTree(Tree):
         prefix = path.strip("/")
         key = lambda name: f"{prefix}/{name}" if prefix else name  # noqa: E731
         if self.zarr_format == 3:
-            doc, problem = parse_json(self.kv.get(key(V3_DOCUMENT)), key(V3_DOCUMENT))
+            doc, problem = read_document(self.kv, key(V3_DOCUMENT))
             if problem:
                 self.note_problem(problem)
                 return ZarrNode(self, path, "group", None)
@@ -371,18 +406,16 @@ class ZarrTree(Tree):
                 return ZarrNode(self, path, "group", None)
             kind = "array" if doc.get("node_type") == "array" else "group"
             return ZarrNode(self, path, kind, doc)
-        raw_array = self.kv.get(key(".zarray"))
-        if raw_array is not None:
-            doc, problem = parse_json(raw_array, key(".zarray"))
+        doc, problem = read_document(self.kv, key(".zarray"))
+        if doc is not None or problem is not None:
             if problem:
                 self.note_problem(problem)
             elif not isinstance(doc, dict):
                 self.note_problem(MetadataProblem(key(".zarray"), f"not a JSON object but {type(doc).__name__}"))
                 doc = None
             return ZarrNode(self, path, "array", doc)
-        raw_group = self.kv.get(key(".zgroup"))
-        if raw_group is not None:
-            doc, problem = parse_json(raw_group, key(".zgroup"))
+        doc, problem = read_document(self.kv, key(".zgroup"))
+        if doc is not None or problem is not None:
             if problem:
                 self.note_problem(problem)
             elif not isinstance(doc, dict):
@@ -393,7 +426,7 @@ class ZarrTree(Tree):
     def _implicit(self, path: str, prefix: str) -> Node | None:
         # Only directories that lead to some node document are nodes; other directories are not ours.
         documents = (V3_DOCUMENT,) if self.zarr_format == 3 else V2_DOCUMENTS
-        if any(k.rsplit("/", 1)[-1] in documents for k in self.kv.list_keys(prefix)):
+        if any(k.rsplit("/", 1)[-1] in documents for k in self.kv.iter_keys(prefix)):
             return ZarrNode(self, path, "group", None, implicit=True)
         return None
 
@@ -412,14 +445,24 @@ def open_zarr(path: str) -> ZarrTree:
 
 def detect_zarr_format(kv: KeyValueStore) -> int | None:
     """3 when the root has `zarr.json`, 2 for v2 documents at the root or below; None when neither."""
-    if kv.get(V3_DOCUMENT) is not None:
+    if _present(kv, V3_DOCUMENT):
         return 3
-    if any(kv.get(doc) is not None for doc in V2_DOCUMENTS):
+    if any(_present(kv, doc) for doc in V2_DOCUMENTS):
         return 2
-    for key in kv.list_keys(""):
+    for key in kv.iter_keys(""):
         name = key.rsplit("/", 1)[-1]
         if name in V2_DOCUMENTS:
             return 2
         if name == V3_DOCUMENT:
             return 3
     return None
+
+
+def _present(kv: KeyValueStore, key: str) -> bool:
+    """True when something is stored at `key` (read within the document bound: a huge one is present, and reported later)."""
+    try:
+        return kv.get_bounded(key, MAX_DOCUMENT_BYTES) is not None
+    except ValueTooLarge:
+        return True
+    except NodeError:
+        return kv.stored(key)
