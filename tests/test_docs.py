@@ -104,3 +104,14 @@ def test_docs_passes_spec_notes_are_a_generated_page():
     # docs/spec-notes.md (the packs' notes, writers' departures and legacy eras) is checked like every page above.
     assert PAGES["spec-notes.md"] == generate_docs.spec_notes()
     assert "# Spec notes" in PAGES["spec-notes.md"]
+
+
+def test_docs_passes_security_page_names_tests_and_cases_that_exist():
+    """docs/security.md says which tests hold each guarantee: every test, file and corpus case it names exists."""
+    text = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    defined = {m[1] for path in (ROOT / "tests").rglob("*.py") for m in re.finditer(r"^def (test_\w+)", path.read_text(), re.M)}
+    named = set(re.findall(r"(test_\w+)`", text)) | set(re.findall(r"::(test_\w+)", text))
+    assert named and named <= defined, sorted(named - defined)
+    paths = re.findall(r"`((?:tests|conformance-corpus|validator)/[\w/.\-]+?)(?:::\w+)?`", text)
+    missing = [p for p in paths if not (ROOT / p).exists() and not list((ROOT / "conformance-corpus/hostile").glob(p))]
+    assert paths and not missing, missing

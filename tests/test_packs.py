@@ -58,7 +58,7 @@ def corpus_cases() -> tuple[dict, ...]:
 def passed_in_valid_cases() -> frozenset[str]:
     passed = set()
     for case in corpus_cases():
-        if not case["fails"]:
+        if not case["fails"] and not case.get("problems"):  # a case with unreadable parts is no valid case
             report = validator.validate(CORPUS / case["file"], deep=case.get("deep", False))
             passed |= {r.rule.id for r in report.results if r.status is Status.PASSED}
     return frozenset(passed)

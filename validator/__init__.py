@@ -70,6 +70,7 @@ def validate(
         InputError: the store cannot be opened, or holds no node `node`.
         PackError: a pack is invalid, two packs extend the same pack, or two packs define one rule id.
     """
+    from validator.engine import activity
     from validator.engine.loader import builtin_packs, load_pack, packs_to_run
     from validator.engine.provenance import detect
     from validator.engine.run import evaluate, in_reach
@@ -79,7 +80,9 @@ def validate(
 
     chosen = packs_to_run(builtin_packs() if packs is None else packs, [load_pack(p) for p in extra_packs])
     selection = Selection(tuple(select), tuple(extend_select), tuple(ignore))
+    activity.reading(f"opening {_shown(os.fspath(path))}")
     with open_store(os.fspath(path)) as tree:
+        activity.opened(tree.format)
         if node != "/" and tree.get(node) is None:
             raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
         provenance = detect(tree)
@@ -115,7 +118,9 @@ def validate(
         )
         # A node run keeps the unreadable keys of the node, what lies below it and its ancestors, not its siblings'.
         problems = tuple(
-            Problem(p.key, p.message) for p in getattr(tree, "problems", ()) if in_reach("/" + p.key.rpartition("/")[0], node)
+            Problem(p.key, p.message, getattr(p, "path", None))
+            for p in getattr(tree, "problems", ())
+            if in_reach(_problem_node(p), node)
         )
         return Report(
             _shown(os.fspath(path)),
@@ -130,6 +135,16 @@ def validate(
             provenance=provenance,
             legacy=legacy,
         )
+
+
+def _problem_node(problem) -> str:
+    """The node an unreadable record belongs to: its own path where the backend knows it, else the folder of its
+    store key (`X/indptr/.zarray` -> `/X/indptr`)."""
+    if getattr(problem, "path", None):
+        return problem.path
+    if problem.key.startswith("/"):
+        return problem.key
+    return "/" + problem.key.rpartition("/")[0]
 
 
 def _legacy_era(scope, provenance):

@@ -155,9 +155,27 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also read and decode every stored Zarr v2 chunk (allow-listed codecs only; never pickle or object codecs)",
     )
+    p.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="give each input at most SECONDS: it runs in a child process, and one that is still reading then "
+        "is reported as timed out, naming what it was reading (the other inputs are still validated)",
+    )
     _add_all_clauses(p)
     p.add_argument("--version", action="version", version=f"spec-validate {__version__}")
     return p
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
 
 
 def _add_all_clauses(p: argparse.ArgumentParser) -> None:
@@ -255,11 +273,14 @@ def _ids(values: Sequence[str]) -> tuple[str, ...]:
 
 
 def _emit(text: str, output: str | None) -> None:
+    # Names read from a store can hold what no encoding writes (lone surrogates from undecodable file or member
+    # names): written as backslash escapes, which in JSON text are the string's own escapes.
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
+        with open(output, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
     else:
-        sys.stdout.write(text)
+        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+        sys.stdout.write(text.encode(encoding, "backslashreplace").decode(encoding))
 
 
 def _packs(extra: Sequence[str]) -> list[Pack]:
@@ -293,6 +314,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         return _list_rules(args, packs)
     if not args.paths:
         parser.error("give at least one PATH (or --list-rules / --explain)")
+    if args.timeout is not None and args.dask:
+        parser.error("--timeout runs each input in a child process here; it cannot be used with --dask")
     settings = _settle(args, packs)
     reports = _validate_all(args, settings, _inputs(args, settings))
     return _finish(args, settings, reports)
@@ -398,7 +421,9 @@ def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Inp
     validate_one = functools.partial(
         _validate_one, deep=args.deep, all_clauses=args.all_clauses
     )  # a partial of a module function still pickles
-    if args.dask:
+    if args.timeout is not None:
+        done = _with_timeout(jobs, validate_one, args.timeout, args.quiet, workers)
+    elif args.dask:
         from validator.engine.dask_scan import validate_on_dask
 
         done = validate_on_dask(args.dask, jobs, validate_one)
@@ -423,6 +448,26 @@ def _in_processes(jobs: list[tuple], validate_one: Callable[..., Report], proces
         TerminalProgress("validating", unit="files", quiet=quiet) as bar,
     ):
         return _gather([pool.submit(validate_one, *job) for job in jobs], bar)  # in input order
+
+
+def _with_timeout(
+    jobs: list[tuple], validate_one: Callable[..., Report], seconds: float, quiet: bool, workers: int
+) -> list[Report]:
+    """Each input in turn in a child process given `seconds`, with all the scan threads (see `validator.watchdog`)."""
+    from validator.watchdog import run_with_timeout
+
+    reports = []
+    for job in jobs:
+        item = job[0]
+        job = (*job[:5], workers)
+        reports.append(run_with_timeout(job, validate_one, seconds, _shown(item.path), item.node, _label(item.path), quiet))
+    return reports
+
+
+def _shown(path: str) -> str:
+    from validator import _shown as shown
+
+    return shown(path)
 
 
 def _serially(jobs: list[tuple], validate_one: Callable[..., Report], quiet: bool) -> list[Report]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
@@ -114,14 +115,24 @@ def store_root(path: str) -> str:
     The nearest ancestor whose name ends in .zarr/.cxg; otherwise, for a file in a directory holding Zarr
     metadata, the highest such directory; otherwise the path unchanged (also for a URL or a directory). A key
     that is gone (a chunk deleted in the commit) maps to its store as well. The root keeps the spelling given.
+    A data file (an .h5ad, any HDF5 file, a zipped store) is a store of its own: the path given is the path
+    validated, never an enclosing folder (`dir/data.h5ad` beside `dir/.zgroup` is the .h5ad).
     """
     from validator.nodes.urls import is_url
 
-    if is_url(path) or os.path.isdir(path):
+    if is_url(path) or os.path.isdir(path) or (_is_regular_file(path) and is_data_file(path)):
         return path
     parent = os.path.dirname(path) or os.curdir
     found = _store_of(parent) if os.path.isdir(parent) else None
     return found[0] if found is not None else path
+
+
+def _is_regular_file(path: str) -> bool:
+    """True for a regular file (after symlinks): a FIFO or device is never opened to look at its first bytes."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _store_of(directory: str) -> tuple[str, str] | None:

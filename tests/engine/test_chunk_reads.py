@@ -39,17 +39,17 @@ class ChunkReads:
     def __init__(self, monkeypatch: pytest.MonkeyPatch, delay: float = 0.0) -> None:
         self.reads: list[tuple[str, int]] = []
         self._lock = threading.Lock()
-        original = DirectoryStore.get
+        original = DirectoryStore.get_bounded
 
-        def get(store: DirectoryStore, key: str) -> bytes | None:
+        def get_bounded(store: DirectoryStore, key: str, limit: int) -> bytes | None:
             if key.rsplit("/", 1)[-1] not in DOCUMENTS:
                 with self._lock:
                     self.reads.append((key, threading.get_ident()))
                 if delay:
                     time.sleep(delay)  # keeps a read in flight long enough for the other thread to take a block
-            return original(store, key)
+            return original(store, key, limit)
 
-        monkeypatch.setattr(DirectoryStore, "get", get)
+        monkeypatch.setattr(DirectoryStore, "get_bounded", get_bounded)
 
     def per_key(self) -> Counter:
         return Counter(key for key, _ in self.reads)

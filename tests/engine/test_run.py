@@ -164,7 +164,9 @@ def test_iter_results_error_when_primitive_raises(exploding_primitive):
     assert results["t.csr.group"].status is Status.PASSED
 
 
-def test_iter_results_error_when_array_cannot_be_read(monkeypatch):
+def test_iter_results_unreadable_array_is_reported_once_and_not_checked(monkeypatch):
+    """An array that cannot be read is an unreadable record of the tree; the clauses needing it name it as not
+    checked, and keep their verdicts on the other nodes."""
     from memory_tree import MemoryNode
 
     from validator.nodes.base import NodeError
@@ -174,9 +176,29 @@ def test_iter_results_error_when_array_cannot_be_read(monkeypatch):
 
     monkeypatch.setattr(MemoryNode, "read_block", broken)
     for scanner in (SerialScanner(2), ThreadScanner(2, 2)):
-        results = {r.rule.id: r for r in iter_results(tree(csr()), [pack(RULES)], block_elements=2, scanner=scanner)}
+        t = tree(csr())
+        results = {r.rule.id: r for r in iter_results(t, [pack(RULES)], block_elements=2, scanner=scanner)}
         r = results["t.csr.indptr-monotonic"]
-        assert r.status is Status.ERROR and "cannot read data" in r.reason
+        assert r.status is Status.NOT_APPLICABLE and r.unchecked == (("/X/indptr", "/X/indptr: cannot read data (broken)"),)
+        assert ("/X/indptr", "cannot read data (broken)") in [(p.key, p.message) for p in t.problems]
+        assert results["t.csr.group"].status is Status.PASSED
+
+
+def test_iter_results_error_when_a_kernel_fails_the_store_not_blamed(monkeypatch):
+    """A kernel that raises on values (the tool's failure) puts the clauses on that array in error; no unreadable
+    record is made, since the store was read."""
+    from validator.kernels import KERNELS
+
+    def boom(block, **params):
+        raise TypeError("no such values")
+
+    monkeypatch.setattr(KERNELS["find_decreases"], "summarize", boom)
+    for scanner in (SerialScanner(2), ThreadScanner(2, 2)):
+        t = tree(csr())
+        results = {r.rule.id: r for r in iter_results(t, [pack(RULES)], block_elements=2, scanner=scanner)}
+        r = results["t.csr.indptr-monotonic"]
+        assert r.status is Status.ERROR and "a kernel failed on these values (TypeError: no such values)" in r.reason
+        assert t.problems == [] and results["t.csr.group"].status is Status.PASSED
 
 
 def test_iter_results_passes_message_template_stamped_by_engine():

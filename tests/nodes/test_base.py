@@ -8,12 +8,18 @@ import pytest
 from validator.kernels.block import Block, ChunkRead
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
+    MAX_UNIFORM_ELEMENTS,
     Node,
     NodeError,
+    RowRanges,
+    block_row_ranges,
     normalize_path,
     plain,
+    plan_rows,
     row_slices,
     rows_per_block,
+    uniform_block,
+    uniform_blocks,
 )
 
 
@@ -142,3 +148,53 @@ def test_blocks_passes_blocks_without_problems():
     assert [b.start for b in node.blocks()] == [0, 5]
     first, last = node.edge_blocks()
     assert first is GOOD and last.start == 5
+
+
+# ---------------------------------------------------------------- block plans bounded by what is stored
+
+
+def test_row_ranges_passes_dense_ranges_as_row_slices_give_them_never_listed():
+    ranges = block_row_ranges((10,), (3,), 6)
+    assert list(ranges) == [(0, 6), (6, 10)] and ranges[-1] == (6, 10) and len(ranges) == 2
+    huge = block_row_ranges((2**62,), (1,), 1 << 22)
+    assert len(huge) == 2**40 and huge[2**40 - 1] == (2**62 - (1 << 22), 2**62)  # computed, not stored
+
+
+def test_row_ranges_passes_runs_without_stored_blocks_are_one_range_each():
+    # 10 blocks of 4 rows; blocks 2 and 3 hold stored chunks
+    assert list(RowRanges(40, 4, [2, 3])) == [(0, 8), (8, 12), (12, 16), (16, 40)]
+    assert list(RowRanges(40, 4, [])) == [(0, 40)]
+    assert list(RowRanges(40, 4, [0, 9])) == [(0, 4), (4, 36), (36, 40)]
+
+
+def test_row_ranges_passes_long_runs_are_cut_at_block_boundaries():
+    assert list(RowRanges(40, 4, [], max_run=10)) == [(0, 8), (8, 16), (16, 24), (24, 32), (32, 40)]
+
+
+def test_plan_rows_passes_small_arrays_are_never_listed():
+    def never() -> list[int]:
+        raise AssertionError("listed")
+
+    assert list(plan_rows((100,), (10,), 50, 8, never)) == [(0, 50), (50, 100)]
+
+
+def test_plan_rows_passes_a_declared_2_62_with_nothing_stored_is_64_uniform_runs():
+    plan = plan_rows((2**62,), (2**20,), 1 << 22, 8, lambda: [])
+    assert len(plan) == 2**62 // MAX_UNIFORM_ELEMENTS and plan[0] == (0, MAX_UNIFORM_ELEMENTS)
+    assert sum(stop - start for start, stop in plan) == 2**62
+
+
+def test_plan_rows_passes_unknown_listing_reads_every_block():
+    assert len(plan_rows((2**40,), (1,), 1 << 20, 1, lambda: None)) == 2**20
+
+
+def test_uniform_block_passes_a_view_of_one_value_taking_no_memory():
+    block = uniform_block(5, 7, np.dtype("<i8"), 2**50)
+    assert block.uniform and block.values.size == 2**50 and block.values[123] == 7 and block.start == 5
+    assert not Block(0, np.arange(3)).uniform and not uniform_block(0, 7, np.dtype("<i8"), 1).uniform
+
+
+def test_uniform_blocks_passes_counts_past_what_numpy_holds_are_split():
+    blocks = list(uniform_blocks(0, 0, np.dtype("<i4"), 2**62))
+    assert len(blocks) == 2**62 // MAX_UNIFORM_ELEMENTS and blocks[1].start == MAX_UNIFORM_ELEMENTS
+    assert all(b.uniform for b in blocks)

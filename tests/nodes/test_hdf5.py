@@ -40,6 +40,7 @@ def linked(tmp_path):
         g = f.create_group("g")
         g.create_dataset("data", data=np.arange(3))
         f["soft"] = h5py.SoftLink("/g")
+        f["softdata"] = h5py.SoftLink("/g/data")
         f["dangling"] = h5py.SoftLink("/nowhere")
         f["ext"] = h5py.ExternalLink(str(tmp_path / "other.h5"), "/secret")
         g["loop"] = f["g"]  # a hard link: the group is its own descendant
@@ -50,10 +51,32 @@ def linked(tmp_path):
         yield tree
 
 
-def test_hdf5_passes_soft_link_followed_and_recorded(linked):
+def test_hdf5_passes_soft_link_to_a_dataset_followed_and_recorded(linked):
+    node = linked.get("/softdata")
+    assert node.kind == "array" and node.soft_link == "/g/data" and node.shape == (3,)
+
+
+def test_hdf5_passes_soft_link_to_a_group_is_a_link_node_the_group_read_where_it_is(linked):
     node = linked.get("/soft")
-    assert node.kind == "group" and node.soft_link == "/g"
-    assert list(node.children()) == ["data", "loop", "sub"]
+    assert (node.kind, node.link_kind, node.target) == ("link", "soft", "/g")
+    assert list(linked.get("/g").children()) == ["data", "loop", "sub"]
+
+
+def test_hdf5_passes_every_group_entered_once_whatever_links_lead_to_it(tmp_path):
+    """Two hard links and a soft link from each group to the next: walking every path would visit 3**40 nodes."""
+    path = tmp_path / "dag.h5"
+    with h5py.File(path, "w") as f:
+        here = f
+        for _ in range(40):
+            below = here.create_group("a")
+            here["b"] = below
+            here["s"] = h5py.SoftLink(below.name)
+            here = below
+    with open_store(str(path)) as tree:
+        paths = [n.path for n in tree.walk()]
+        assert len(paths) == len(set(paths)) == 1 + 3 * 40
+        kinds = {n.link_kind for n in tree.walk() if n.kind == "link"}
+        assert kinds == {"alias", "soft"}
 
 
 def test_hdf5_passes_dangling_soft_link_is_link_node(linked):
@@ -203,3 +226,21 @@ def test_hdf5_passes_compact_dataset(tmp_path):
         node = tree.get("/c")
         assert node.storage.layout == "compact"
         assert np.concatenate([b.values for b in node.blocks(2)]).tolist() == list(range(5))
+
+
+def test_hdf5_fails_attribute_larger_than_any_metadata_is_reported_not_read(tmp_path, monkeypatch):
+    from validator.nodes import hdf5
+
+    monkeypatch.setattr(hdf5, "MAX_ATTRIBUTE_BYTES", 1024)
+    path = tmp_path / "big-attribute.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        f.attrs["big"] = np.zeros(1000, dtype="<f8")
+        f.attrs["many"] = np.zeros(hdf5.MAX_ATTRIBUTE_ELEMENTS + 1, dtype="i1")
+        f.attrs["small"] = "fine"
+    with open_store(str(path)) as tree:
+        attrs = tree.root.attrs
+        assert attrs["small"] == "fine" and set(attrs) == {"big", "many", "small"}
+        for key in ("big", "many"):
+            with pytest.raises(NodeError, match=f"attribute '{key}' holds .* more than the .* read for an attribute; not read"):
+                attrs[key]
+        assert sorted(p.key for p in tree.problems) == ["/@big", "/@many"]

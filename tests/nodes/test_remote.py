@@ -3,7 +3,9 @@ and no message shows a URL's credentials."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gzip
 import json
 import logging
 import os
@@ -228,6 +230,99 @@ def test_http_refused_connection_is_one_line():
 def test_http_html_page_is_not_a_store(http_base):
     with pytest.raises(InputError, match="not an HDF5 file or a Zarr store"):
         validate(f"{http_base}/")
+
+
+# --- a hostile server: bounded time, size and reach ------------------------------------------------------
+
+
+class HostileHandler(RangeHandler):
+    """Serves the cases, and under a prefix misbehaves: /elsewhere/ redirects to another host name of this server,
+    /here/ redirects on this host, /stall/ sends headers and then nothing, /endless/ sends a body of no declared
+    length, /declared/ declares a huge one, /gzip/ sends every document gzip-encoded."""
+
+    release = threading.Event()
+
+    def do_GET(self) -> None:
+        port = self.server.server_address[1]
+        prefix, _, rest = self.path.lstrip("/").partition("/")
+        if prefix in ("elsewhere", "here"):
+            self.send_response(302)
+            self.send_header("Location", f"http://localhost:{port}/{rest}" if prefix == "elsewhere" else f"/{rest}")
+            self.end_headers()
+        elif prefix == "stall":
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.flush()
+            self.release.wait(120)
+        elif prefix == "endless":
+            self.send_response(200)
+            self.end_headers()
+            with contextlib.suppress(OSError):  # the reader hangs up once it has had enough
+                for _ in range(64):
+                    self.wfile.write(b"x" * 4096)
+        elif prefix == "declared":
+            self.send_response(200)
+            self.send_header("Content-Length", str(2**40))
+            self.end_headers()
+        elif prefix == "gzip":
+            data = (Path(self.directory) / rest).read_bytes() if (Path(self.directory) / rest).is_file() else None
+            if data is None:
+                return super().do_GET()
+            body = gzip.compress(data)
+            self.send_response(200)
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:
+            super().do_GET()
+
+
+@pytest.fixture(scope="module")
+def hostile_base(served):
+    HostileHandler.release.clear()
+    server, thread = serve(HostileHandler, served)
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    HostileHandler.release.set()
+    server.shutdown()
+    thread.join()
+
+
+ZARR_CASE = "categorical-code-too-large.zarr"
+
+
+def test_http_redirect_to_another_host_is_not_followed(hostile_base):
+    with pytest.raises(InputError, match=r"redirected to another host \(localhost\); not followed"):
+        validate(f"{hostile_base}/elsewhere/{ZARR_CASE}")
+
+
+def test_http_redirect_on_the_same_host_is_followed(hostile_base, served):
+    redirected = validate(f"{hostile_base}/here/{ZARR_CASE}")
+    assert clauses(redirected) == clauses(local_report(str(served / ZARR_CASE), False))
+
+
+def test_http_stalled_response_ends_at_the_read_timeout(hostile_base, monkeypatch):
+    from validator.nodes import remote
+
+    monkeypatch.setattr(remote, "HTTP_READ_TIMEOUT", 1.0)
+    with pytest.raises(InputError, match="timed out"):
+        validate(f"{hostile_base}/stall/{ZARR_CASE}")
+
+
+@pytest.mark.parametrize("how", ["endless", "declared"])
+def test_http_response_larger_than_any_value_is_refused(hostile_base, monkeypatch, how):
+    from validator.nodes import keyvalue
+
+    monkeypatch.setattr(keyvalue, "MAX_VALUE_BYTES", 64 * 1024)
+    with pytest.raises(InputError, match=r"the response holds (more than the 65536 bytes|\d+ bytes, more than the 65536)"):
+        validate(f"{hostile_base}/{how}/{ZARR_CASE}")
+
+
+def test_http_gzip_encoded_response_is_never_inflated(hostile_base):
+    """A server's transfer compression is never undone (a gzip bomb would be): the documents read are the bytes sent."""
+    report = validate(f"{hostile_base}/gzip/{ZARR_CASE}")
+    assert any(p.key == ".zgroup" and "not UTF-8" in p.message for p in report.problems), report.problems
 
 
 # --- S3 (moto) -------------------------------------------------------------------------------------------

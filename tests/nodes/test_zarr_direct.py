@@ -367,14 +367,14 @@ def test_direct_passes_each_shard_read_once_per_block(tmp_path):
 def count_gets(tree):
     """Record every key the tree's store is asked for (chunk keys only)."""
     fetched = []
-    real = tree.kv.get
+    real = tree.kv.get_bounded
 
-    def get(key):
+    def get_bounded(key, limit):
         if not key.endswith((".zarray", ".zattrs", ".zgroup", "zarr.json")):
             fetched.append(key)
-        return real(key)
+        return real(key, limit)
 
-    tree.kv.get = get
+    tree.kv.get_bounded = get_bounded
     return fetched
 
 
@@ -408,6 +408,30 @@ def test_direct_passes_missing_chunks_read_as_fill_value(tmp_path, zarr_format, 
     chunk_dir = os.path.join(path, "c") if zarr_format == 3 else path
     assert sorted(n for n in os.listdir(chunk_dir) if n[0].isdigit()) == ["1", "2"]
     assert_reads_like_zarr(path)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_direct_passes_declared_rows_far_beyond_the_stored_chunks_are_read_from_the_listing(tmp_path, zarr_format):
+    """2**40 rows in chunks of one row, two stored: each block reads the stored chunks only, never a lookup per
+    declared chunk (2**22 of them per block), and every row not stored is the fill value."""
+    data = np.full(8, 7, dtype="<i4")
+    data[3], data[5] = 1, 2
+    path = write(tmp_path / "a.zarr", data, zarr_format, chunks=(1,), fill_value=7, compressors=None)
+    meta_key = "zarr.json" if zarr_format == 3 else ".zarray"
+    meta = json.loads(Path(path, meta_key).read_text())
+    meta["shape"] = [2**40]
+    Path(path, meta_key).write_text(json.dumps(meta))
+    for name in os.listdir(os.path.join(path, "c") if zarr_format == 3 else path):
+        if name not in ("3", "5") and name[0].isdigit():
+            os.unlink(os.path.join(path, "c", name) if zarr_format == 3 else os.path.join(path, name))
+    with open_store(path) as tree:
+        node = tree.get("/")
+        fetched = count_gets(tree)
+        rows = node.block_rows(1 << 22)
+        first = node.read_block(rows[0])
+        assert first.values[:8].tolist() == [7, 7, 7, 1, 7, 2, 7, 7] and (first.values[8:] == 7).all()
+        assert sorted(fetched) == (["c/3", "c/5"] if zarr_format == 3 else ["3", "5"])
+        assert len(rows) < 300 and all(node.read_block(r).uniform for r in list(rows)[1:3])
 
 
 def test_direct_passes_missing_chunks_listed_nowhere(tmp_path):
@@ -562,7 +586,7 @@ def test_direct_passes_reads_concurrently_from_threads(tmp_path):
         node = tree.get("/")
         ranges = node.block_rows(3000)
         with ThreadPoolExecutor(4) as pool:
-            blocks = list(pool.map(node.read_block, ranges * 3))
+            blocks = list(pool.map(node.read_block, list(ranges) * 3))
         np.testing.assert_array_equal(np.concatenate([b.values for b in blocks]), np.concatenate([data] * 3))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -11,6 +10,7 @@ from typing import Any
 from validator.checks.schemas import KEY, NAMES
 from validator.excerpt import cut
 from validator.nodes.base import Node
+from validator.nodes.jsondoc import JSONProblem, loads
 from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 
 TYPES = ["string", "boolean", "integer", "number", "array", "object", "string-array", "integer-array"]
@@ -154,9 +154,9 @@ def attr_json(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     if not isinstance(value, str):
         raise NotApplicable(f"{node.path} has no string attribute {options['key']!r}")
     try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError as exc:
-        yield Finding(f"attribute {options['key']!r} is not JSON ({exc.msg} at column {exc.colno})")
+        parsed = loads(value)
+    except JSONProblem as exc:
+        yield Finding(f"attribute {options['key']!r} is {exc}")
         return
     expected = options.get("type", "object")
     if expected != "any" and type_name(parsed) != expected:

@@ -9,6 +9,7 @@ from typing import Any
 
 from validator.checks.schemas import KEY
 from validator.nodes.base import Node
+from validator.nodes.jsondoc import JSONProblem, loads
 from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 
 # The buffers ak.to_buffers writes for a node of each form class, named "<form_key>-<role>" (awkward 2).
@@ -83,8 +84,8 @@ def awkward_buffers_present(node: Node, options: Options, scope: Scope) -> Itera
     if not isinstance(text, str):
         raise NotApplicable(f"{node.path} has no form string in {options['key']!r}")
     try:
-        form = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+        form = loads(text)
+    except JSONProblem:
         raise NotApplicable(f"{node.path}[{options['key']!r}] is not JSON") from None
     if not isinstance(form, dict):
         raise NotApplicable(f"{node.path}[{options['key']!r}] is not a JSON object")

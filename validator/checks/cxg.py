@@ -12,6 +12,7 @@ import numpy as np
 from validator.checks.schemas import KEY, NAMES, PATH
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node
+from validator.nodes.jsondoc import JSONProblem, loads
 from validator.nodes.tiledb import CELLS
 from validator.primitive_api import Finding, NotApplicable, Omitted, Options, Scope, check
 
@@ -243,8 +244,8 @@ def dtype_same_as(node: Node, options: Options, scope: Scope) -> Iterator[Findin
 def _json_object(node: Node, key: str) -> dict:
     value = node.attrs.get(key)
     try:
-        parsed = json.loads(value) if isinstance(value, str) else None
-    except json.JSONDecodeError:
+        parsed = loads(value) if isinstance(value, str) else None
+    except JSONProblem:
         parsed = None
     if not isinstance(parsed, dict):
         raise NotApplicable(f"{node.path} attribute {key!r} is absent or not a JSON object")
@@ -369,8 +370,8 @@ def _categories(node: Node, key: str) -> list | None:
     parent = node.parent
     text = parent.attrs.get(key) if parent is not None else None
     try:
-        schema = json.loads(text) if isinstance(text, str) else None
-    except json.JSONDecodeError:
+        schema = loads(text) if isinstance(text, str) else None
+    except JSONProblem:
         return None
     entry = schema.get(node.name) if isinstance(schema, dict) else None
     if isinstance(entry, dict) and entry.get("type") == "categorical" and isinstance(entry.get("categories"), list):
@@ -383,8 +384,8 @@ def _schema_type(node: Node, key: str) -> str | None:
     parent = node.parent
     text = parent.attrs.get(key) if parent is not None else None
     try:
-        schema = json.loads(text) if isinstance(text, str) else None
-    except json.JSONDecodeError:
+        schema = loads(text) if isinstance(text, str) else None
+    except JSONProblem:
         return None
     entry = schema.get(node.name) if isinstance(schema, dict) else None
     return entry.get("type") if isinstance(entry, dict) and isinstance(entry.get("type"), str) else None

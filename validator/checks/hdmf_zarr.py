@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -13,6 +12,7 @@ from validator.kernels.facts import FactRequest
 from validator.kernels.reference_objects import is_reference
 from validator.kernels.references import SELF_SOURCES
 from validator.nodes.base import Node
+from validator.nodes.jsondoc import JSONProblem, loads
 from validator.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Options, Scope, check
 
 # Findings listed per dataset by the element-by-element reference primitives: the first ones locate the problem,
@@ -629,8 +629,8 @@ def namespace_sources_present(node: Node, options: Options, scope: Scope, facts:
     if not isinstance(value, str):
         raise NotApplicable(f"{node.path} holds no string")
     try:
-        doc = json.loads(value)
-    except (json.JSONDecodeError, RecursionError):
+        doc = loads(value)
+    except JSONProblem:
         raise NotApplicable(f"{node.path} is not JSON") from None
     namespaces = doc.get("namespaces") if isinstance(doc, dict) else None
     if not isinstance(namespaces, list):

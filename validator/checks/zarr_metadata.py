@@ -12,6 +12,7 @@ from typing import Any
 
 from validator.excerpt import cut
 from validator.nodes.base import Node, NodeError
+from validator.nodes.jsondoc import JSONProblem, loads
 from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
 
 # numpy typestr: byte order, kind letter, item size, and for datetime/timedelta a unit in brackets.
@@ -473,9 +474,9 @@ def document_strict_json(node: Node, options: Options, scope: Scope) -> Iterator
     if raw is None:
         raise NotApplicable(f"{node.path} stores no {options['name']}")
     try:
-        json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError) as exc:
-        yield Finding(f"{key} is not JSON ({exc})", details={"key": key})
+        loads(raw, parse_constant=_no_constant)
+    except JSONProblem as exc:
+        yield Finding(f"{key} is {exc}", details={"key": key})
 
 
 @check(options={"properties": {"below": {"enum": ["array", "group"]}}, "required": ["below"]}, kind="group")
@@ -659,8 +660,9 @@ def _stored_documents(node: Node) -> dict[str, Any]:
         if rel.rsplit("/", 1)[-1] not in (".zarray", ".zgroup", ".zattrs"):
             continue
         try:
-            out[rel] = node.read_json(rel) if node.read_key(rel) is not None else "<not JSON>"  # parsed once by the tree
-        except (UnicodeDecodeError, ValueError, NodeError):
+            raw = node.read_key(rel)
+            out[rel] = node.read_json(rel) if raw is not None else "<not JSON>"  # parsed once by the tree, for every rule
+        except (JSONProblem, NodeError):
             out[rel] = "<not JSON>"
     return out
 
@@ -787,9 +789,9 @@ def _stored_object(node: Node, name: str) -> tuple[str, Any, str | None] | None:
     if raw is None:
         return None
     try:
-        doc = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError) as exc:
-        return key, None, f"{key} is not JSON ({exc}), expected a JSON object"
+        doc = loads(raw, parse_constant=_no_constant)
+    except JSONProblem as exc:
+        return key, None, f"{key} is {exc}, expected a JSON object"
     if not isinstance(doc, dict):
         return key, doc, f"{key} is a JSON {type(doc).__name__}, expected a JSON object"
     return key, doc, None

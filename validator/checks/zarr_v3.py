@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 from validator.checks.zarr_metadata import _canonical, _json, _short
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node, NodeError
+from validator.nodes.jsondoc import JSONProblem
 from validator.nodes.zarr_v3 import SEPARATOR_DEFAULTS, KeyForm, array_shape, extension, is_int, key_form, regular_chunk_shape
 from validator.nodes.zarr_v3 import configuration as _config
 from validator.primitive_api import Finding, NotApplicable, NotChecked, Options, Scope, check
@@ -1065,9 +1066,9 @@ def _stored_documents(node: Node) -> dict[str, Any]:
         if rel == METADATA_KEY or rel.rsplit("/", 1)[-1] != METADATA_KEY:
             continue
         try:
-            stored = node.read_key(rel) is not None
-            out[rel[: -len(METADATA_KEY) - 1]] = node.read_json(rel) if stored else "<not JSON>"  # parsed once by the tree
-        except (UnicodeDecodeError, ValueError, NodeError):
+            raw = node.read_key(rel)
+            out[rel[: -len(METADATA_KEY) - 1]] = node.read_json(rel) if raw is not None else "<not JSON>"  # parsed once
+        except (JSONProblem, NodeError):
             out[rel[: -len(METADATA_KEY) - 1]] = "<not JSON>"
     return out
 

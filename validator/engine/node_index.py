@@ -11,6 +11,14 @@ from validator.nodes.base import Node, NodeError
 from validator.primitive_api import Scope
 
 
+def _encoding(node: Node) -> Any:
+    """The node's encoding-type attribute; None when its attributes cannot be read (its tree reports that)."""
+    try:
+        return node.attrs.get("encoding-type")
+    except Exception:  # noqa: BLE001 (Unreadable, or a backend's own error: matching then reports the node)
+        return None
+
+
 class NodeIndex:
     """A scope's nodes in tree order, indexed to narrow each selector's candidates.
 

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
+from validator.engine import activity
 from validator.nodes.base import Node, Tree
 
 
@@ -171,6 +172,7 @@ def _safe(fn):
     """Detection never breaks a run: a detector that meets metadata it cannot read finds nothing."""
 
     def run(tree: Tree) -> list[Any]:
+        activity.reading(f"reading metadata to recognise the era and writer ({fn.__name__.strip('_')})")
         try:
             return list(fn(tree))
         except Exception:  # noqa: BLE001 (odd metadata is the rules' business, not provenance's)

@@ -8,14 +8,25 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from validator.checks import registry
+from validator.engine import activity
 from validator.engine.model import Pack, Rule, Writer
 from validator.engine.node_index import NodeIndex
 from validator.engine.rule_selection import Selection
-from validator.engine.scan import ArrayScan, Damaged, Progress, Scanner, SerialScanner, plan
+from validator.engine.scan import ArrayScan, Damaged, KernelFailed, Progress, Scanner, SerialScanner, plan
 from validator.engine.selectors import decided_by_kind, matches
 from validator.engine.template import render
 from validator.kernels.facts import FactRequest
-from validator.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, NodeError, NotDecoded, Tree
+from validator.nodes.base import (
+    DEFAULT_BLOCK_ELEMENTS,
+    Node,
+    NodeError,
+    NotDecoded,
+    StoreProblem,
+    Tree,
+    Unreadable,
+    describe,
+    walk,
+)
 from validator.primitive_api import NotApplicable, NotChecked, Omitted, Scope
 from validator.report.model import ClauseResult, Finding, Status
 
@@ -170,19 +181,34 @@ def find_scopes(tree: Tree, pack: Pack, walked: list[Node] | None = None) -> lis
     if walked is None:
         walked = []
     if not walked:
-        walked.extend(tree.walk())
-    found = [Scope(pack, n) for n in walked if roots is not None and matches(roots, n, Scope(pack, n))]
-    if not found and "fallback" in pack.scope and matches(pack.scope["fallback"], tree.root, Scope(pack, tree.root)):
+        walked.extend(subtree(tree.root))
+    found = [Scope(pack, n) for n in walked if roots is not None and safe_match(roots, n, Scope(pack, n))]
+    if not found and "fallback" in pack.scope and safe_match(pack.scope["fallback"], tree.root, Scope(pack, tree.root)):
         found = [Scope(pack, tree.root)]
     return found
 
 
 def subtree(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
+    """`node` and every node below it once (a walk that ends on any input; see `nodes.base.walk`)."""
+    for current in walk(node):
+        activity.reading(f"walking {current.path}")
         yield current
-        stack.extend(reversed(list(current.children().values())))
+
+
+def safe_match(selector: Mapping[str, Any], node: Node, scope: Scope) -> bool:
+    """Whether `selector` selects `node`; False for a node whose attributes cannot be read (the tree reports it)."""
+    try:
+        return matches(selector, node, scope)
+    except Unreadable:
+        return False
+    except Exception as exc:  # noqa: BLE001 (a part of the node its backend could not read: reported, not selected)
+        unreadable(node, f"{node.path}: cannot be read ({describe(exc)})")
+        return False
+
+
+def unreadable(node: Node, message: str) -> None:
+    """Report that `node` (or a part of it) cannot be read: once, on its tree."""
+    node.tree.note_problem(StoreProblem(node.path, message, node.path))
 
 
 def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: Callable[[str], Any] | None = None) -> None:
@@ -196,11 +222,12 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: 
         step = ev.rule.check[i]
         primitive = primitives[i]
         assert primitive is not None  # packs are validated against the registry at load time
-        reason = _not_for(primitive, step.primitive, node)
-        if reason is not None:
-            ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=reason)
-            return
+        activity.reading(f"checking {ev.rule.id} on {node.path}")
         try:
+            reason = _not_for(primitive, step.primitive, node)  # a node's dtype may be unreadable: inside the try
+            if reason is not None:
+                ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=reason)
+                return
             if primitive.facts is None:
                 output = primitive.function(node, step.options, scope)
             elif facts is None:
@@ -211,7 +238,7 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: 
                 if isinstance(wanted, NotApplicable):
                     raise wanted
                 given = {k: _fact(node, r, facts, facts_of) for k, r in wanted.items()}
-                ev.outcome = _unread(given)
+                ev.outcome = _unread(node, given)
                 if ev.outcome is not None:
                     return
                 output = primitive.function(node, step.options, scope, given)
@@ -220,7 +247,7 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: 
             ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=str(exc), unchecked=isinstance(exc, NotChecked))
             return
         except NodeError as exc:
-            ev.outcome = Outcome(Status.ERROR, reason=str(exc))
+            ev.outcome = _not_read(node, exc)
             return
         except Exception as exc:  # noqa: BLE001 -- a primitive's bug or an unforeseen input: an error on this clause, never a crash
             ev.outcome = Outcome(Status.ERROR, reason=f"{step.primitive}: {type(exc).__name__}: {exc}")
@@ -241,15 +268,30 @@ def _not_for(primitive: Any, name: str, node: Node) -> str | None:
     return None
 
 
-def _unread(given: Mapping[str, Any]) -> Outcome | None:
-    """The outcome when a fact a step needs could not be computed: not checked for a codec off the allow-list (the
-    node is one the clause is about), an error for a damaged or unreadable array; None when every fact is there."""
+def _unread(node: Node, given: Mapping[str, Any]) -> Outcome | None:
+    """The outcome when a fact a step needs could not be computed (see `_not_read`); None when every fact is there."""
     unread = next((v for v in given.values() if isinstance(v, (Damaged, NodeError))), None)
-    if isinstance(unread, NotDecoded):
-        return Outcome(Status.NOT_APPLICABLE, reason=str(unread), unchecked=True)
-    if unread is not None:
-        return Outcome(Status.ERROR, reason=unread.message if isinstance(unread, Damaged) else str(unread))
-    return None
+    if unread is None:
+        return None
+    return _not_read(node, NodeError(unread.message) if isinstance(unread, Damaged) else unread)
+
+
+def _not_read(node: Node, exc: NodeError) -> Outcome:
+    """The outcome on a node a clause could not read.
+
+    The tool's own failure (a kernel raising, facts not computed) is an error. Anything else is an unreadable part
+    of the store: reported once (unless deliberately not decoded, or reported already by the backend that raised
+    Unreadable), under the node its message names (an array whose facts another node's clause needed) or this node,
+    and the node named as not checked; the clause keeps its verdict on the other nodes.
+    """
+    if isinstance(exc, KernelFailed):
+        return Outcome(Status.ERROR, reason=str(exc))
+    if not isinstance(exc, (NotDecoded, Unreadable)):
+        message = str(exc)
+        named = message.split(": ", 1)[0] if message.startswith("/") and ": " in message else None
+        path = named or node.path
+        node.tree.note_problem(StoreProblem(path, message if named else f"{node.path}: {message}", path))
+    return Outcome(Status.NOT_APPLICABLE, reason=str(exc), unchecked=True)
 
 
 # Findings kept per (rule, node); those beyond are counted, not kept (a store with a million stray keys).
@@ -279,7 +321,7 @@ def _fact(node: Node, request: FactRequest, facts: Mapping[FactRequest, Any], fa
     if isinstance(other, NodeError):
         return other
     if other is None:
-        return NodeError(f"{request.node}: its facts were not computed")
+        return KernelFailed(f"{request.node}: its facts were not computed")
     return other.get(request._replace(node=None))
 
 
@@ -366,10 +408,7 @@ def evaluate(
     for ev in waiting:
         got = facts.get(ev.node.path, {})
         if isinstance(got, NodeError) and _needs_own_facts(ev):
-            if isinstance(got, NotDecoded):  # a codec off the allow-list: the node is one the clause is about
-                ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=str(got), unchecked=True)
-            else:
-                ev.outcome = Outcome(Status.ERROR, reason=str(got))
+            ev.outcome = _not_read(ev.node, got)  # not decoded, unreadable (not checked), or the tool's failure (error)
             continue
         _advance(ev, got if isinstance(got, Mapping) else {}, facts.get)
     if within == "/":
@@ -493,7 +532,7 @@ def _selected(
         if within != "/":
             candidates = [n for n in candidates if in_reach(n.path, within)]
         if not decided_by_kind(selector):
-            candidates = [n for n in candidates if matches(selector, n, scope)]
+            candidates = [n for n in candidates if safe_match(selector, n, scope)]
         found = selections[key] = _Selected(candidates)
     return found
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, NamedTuple, Protocol
 
+from validator.engine import activity
 from validator.kernels import KERNELS
 from validator.kernels.block import Block
 from validator.kernels.facts import FactRequest
@@ -22,6 +23,7 @@ from validator.nodes.base import (
     Node,
     NodeError,
     RowRange,
+    describe,
     row_elements,
 )
 
@@ -30,19 +32,27 @@ Facts = dict[FactRequest, Any]
 
 
 class ArrayScan(NamedTuple):
-    """What to compute over one array, and which of its blocks to read (None: in sequence via `blocks()`)."""
+    """What to compute over one array, and which of its blocks to read (None: in sequence via `blocks()`).
+
+    `rows` is a sequence computed on demand for a full scan (`nodes.base.RowRanges`): never listed up front.
+    """
 
     node: Node
     requests: tuple[FactRequest, ...]
-    rows: tuple[RowRange, ...] | None
+    rows: Sequence[RowRange] | None
 
     @property
     def elements(self) -> int:
         """How many elements the scan reads (for progress)."""
-        if self.rows is None or not self.node.shape:
-            return self.node.size or 0
-        per_row = row_elements(self.node.shape)
-        return sum((stop - start) * per_row for start, stop in self.rows)
+        try:
+            if self.rows is None or not self.node.shape:
+                return self.node.size or 0
+            if not isinstance(self.rows, tuple):  # every block: the whole array
+                return self.node.size or 0
+            per_row = row_elements(self.node.shape)
+            return sum((stop - start) * per_row for start, stop in self.rows)
+        except NodeError:
+            return 0
 
 
 class Progress(Protocol):
@@ -58,11 +68,11 @@ def plan(node: Node, requests: Iterable[FactRequest], block_elements: int = DEFA
     wanted = tuple(sorted(set(requests), key=repr))
     try:
         rows = node.block_rows(block_elements)
-    except NodeError:
-        rows = None  # read in sequence: blocks() raises the same error inside the scanner, onto this array's rules
-    if rows is not None and all(r.edges_only for r in wanted):
-        rows = [] if not node.size else sorted({rows[0], rows[-1]})
-    return ArrayScan(node, wanted, None if rows is None else tuple(rows))
+        if rows is not None and all(r.edges_only for r in wanted):
+            rows = () if not node.size or not len(rows) else tuple(sorted({tuple(rows[0]), tuple(rows[-1])}))
+    except Exception:  # noqa: BLE001 (read in sequence: blocks() raises the same error inside the scanner, onto this array's rules)
+        rows = None
+    return ArrayScan(node, wanted, rows)
 
 
 class Damaged(NamedTuple):
@@ -125,8 +135,20 @@ def read(node: Node, rows: RowRange, requests: Sequence[FactRequest]) -> Block:
 
 
 def read_and_summarize(node: Node, rows: RowRange, requests: Sequence[FactRequest]) -> Partials | None:
-    """One task: read one block and summarise it."""
-    return _summarize_guarded(read(node, rows, requests), requests, node.path)
+    """One task: read one block and summarise it. Any failure is a NodeError naming the array."""
+    activity.reading(f"reading {node.path} rows {rows[0]}..{rows[1]}")
+    try:
+        block = read(node, rows, requests)
+    except NodeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (a backend's failure on this block: this array's, not the run's)
+        raise NodeError(f"{node.path}: rows {rows[0]}..{rows[1]} cannot be read ({describe(exc)})") from None
+    return _summarize_guarded(block, requests, node.path)
+
+
+class KernelFailed(NodeError):
+    """A kernel raised on an array's values: a bug, or values no kernel expected. The array's clauses are in error
+    (the tool's failure, not the store's), where a block that cannot be read is an unreadable record."""
 
 
 def _summarize_guarded(block: Block, requests: Sequence[FactRequest], path: str) -> Partials | None:
@@ -137,13 +159,30 @@ def _summarize_guarded(block: Block, requests: Sequence[FactRequest], path: str)
     except NodeError:
         raise
     except Exception as exc:  # noqa: BLE001 (one array's error, never the run's)
-        raise NodeError(f"{path}: a kernel failed on these values ({type(exc).__name__}: {exc})") from None
+        raise KernelFailed(f"{path}: a kernel failed on these values ({describe(exc)})") from None
 
 
 def _sequential(scan: ArrayScan, block_elements: int, progress: Progress | None) -> Iterator[Partials | None]:
-    blocks = scan.node.blocks(block_elements) if scan.rows is None else (read(scan.node, r, scan.requests) for r in scan.rows)
-    for block in blocks:
-        yield _summarize_guarded(block, scan.requests, scan.node.path)
+    if scan.rows is not None:
+        for rows in scan.rows:
+            partial = read_and_summarize(scan.node, rows, scan.requests)
+            yield partial
+            if progress is not None:
+                progress.advance((rows[1] - rows[0]) * (row_elements(scan.node.shape) if scan.node.shape else 1))
+        return
+    activity.reading(f"reading {scan.node.path}")
+    blocks = scan.node.blocks(block_elements)
+    while True:
+        try:
+            block = next(blocks, None)
+        except NodeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (a backend's failure: this array's, not the run's)
+            raise NodeError(f"{scan.node.path}: cannot be read ({describe(exc)})") from None
+        if block is None:
+            return
+        partial = _summarize_guarded(block, scan.requests, scan.node.path)
+        yield partial
         if progress is not None:
             progress.advance(block.values.size)
 
@@ -164,7 +203,11 @@ class SerialScanner:
             try:
                 results[scan.node.path] = fold(scan.requests, _sequential(scan, self.block_elements, progress))
             except NodeError as exc:
-                results[scan.node.path] = exc
+                # Kept without its traceback: its frames hold the backend's objects (an HDF5 dataset), which must be
+                # released with the tree, not at interpreter exit (see `nodes.hdf5.HDF5Tree.close`).
+                results[scan.node.path] = exc.with_traceback(None)
+            except Exception as exc:  # noqa: BLE001 (a kernel's combine on values it cannot compare: this array's)
+                results[scan.node.path] = KernelFailed(f"{scan.node.path}: a kernel failed on these values ({describe(exc)})")
         return results
 
 
@@ -188,16 +231,6 @@ class ThreadScanner:
         self.block_elements = block_elements
 
     def run(self, scans: Sequence[ArrayScan], progress: Progress | None = None) -> dict[str, Facts | NodeError]:
-        tasks: list[tuple[int, Callable[[], Any], int]] = []  # (scan index, work, elements)
-        for i, scan in enumerate(scans):
-            if scan.rows is None:
-                tasks.append((i, lambda s=scan: list(_sequential(s, self.block_elements, None)), scan.elements))
-                continue
-            per_row = row_elements(scan.node.shape) if scan.node.shape else 1
-            for rows in scan.rows:
-                tasks.append(
-                    (i, lambda s=scan, r=rows: [read_and_summarize(s.node, r, s.requests)], (rows[1] - rows[0]) * per_row)
-                )
         partials: list[list[Partials | None]] = [[] for _ in scans]
         failed: dict[int, NodeError] = {}
         threads = max(self.workers, REMOTE_THREADS) if any(s.node.tree.remote for s in scans) else self.workers
@@ -205,25 +238,51 @@ class ThreadScanner:
         with ThreadPoolExecutor(threads, thread_name_prefix="spec-validate-scan") as pool:
             pending: deque[tuple[int, Future, int]] = deque()
             in_flight = 0
-            queue = deque(tasks)
-            while queue or pending:
+            queue = _tasks(scans, self.block_elements)
+            upcoming = next(queue, None)
+            while upcoming is not None or pending:
                 # Submit in order while the window has room (always at least one task in flight).
-                while queue and len(pending) < 2 * threads and (not pending or in_flight + queue[0][2] <= budget):
-                    j, work, size = queue.popleft()
+                while upcoming is not None and len(pending) < 2 * threads and (not pending or in_flight + upcoming[2] <= budget):
+                    j, work, size = upcoming
                     pending.append((j, pool.submit(work), size))
                     in_flight += size
+                    upcoming = next(queue, None)
                 i, future, size = pending.popleft()
                 in_flight -= size
                 try:
                     partials[i].extend(future.result())
                 except NodeError as exc:
-                    failed.setdefault(i, exc)
+                    failed.setdefault(i, exc.with_traceback(None))  # see SerialScanner.run
+                except Exception as exc:  # noqa: BLE001 (a sequential scan's own failure: this array's, not the run's)
+                    failed.setdefault(i, KernelFailed(f"{scans[i].node.path}: a kernel failed ({describe(exc)})"))
                 if progress is not None:
                     progress.advance(size)
-        results: dict[str, Facts | NodeError] = {}
-        for i, scan in enumerate(scans):
+        return _fold_all(scans, partials, failed)
+
+
+def _tasks(scans: Sequence[ArrayScan], block_elements: int) -> Iterator[tuple[int, Callable[[], Any], int]]:
+    """(scan index, work, elements) for every block of every scan, made as they are taken (never listed up front:
+    a declared shape may ask for more blocks than memory holds)."""
+    for i, scan in enumerate(scans):
+        if scan.rows is None:
+            yield i, lambda s=scan: list(_sequential(s, block_elements, None)), scan.elements
+            continue
+        per_row = row_elements(scan.node.shape) if scan.node.shape else 1
+        for rows in scan.rows:
+            yield i, lambda s=scan, r=rows: [read_and_summarize(s.node, r, s.requests)], (rows[1] - rows[0]) * per_row
+
+
+def _fold_all(
+    scans: Sequence[ArrayScan], partials: list[list[Partials | None]], failed: dict[int, NodeError]
+) -> dict[str, Facts | NodeError]:
+    """Each scan's facts from its partials, or its failure."""
+    results: dict[str, Facts | NodeError] = {}
+    for i, scan in enumerate(scans):
+        try:
             results[scan.node.path] = failed[i] if i in failed else fold(scan.requests, partials[i])
-        return results
+        except Exception as exc:  # noqa: BLE001 (a kernel's combine on values it cannot compare: this array's)
+            results[scan.node.path] = KernelFailed(f"{scan.node.path}: a kernel failed on these values ({describe(exc)})")
+    return results
 
 
 def default_workers() -> int:

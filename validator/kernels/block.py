@@ -36,14 +36,25 @@ class Block(NamedTuple):
     `start` is the flat (C-order) index of the first element of `values` in the whole array. `chunks` lists
     the stored chunks the block was read from, in chunk-grid order (chunks not stored, read as the fill value,
     are not listed). A chunk that did not decode carries its problem, and its elements in `values` are the
-    fill value (or zeros, or None), not data: `problem()` says whether the values can be trusted.
-    `shards` lists the shard indexes read for the block (Zarr v3 sharding), when a kernel asked for them.
+    fill value (or zeros, or None), not data: `problem()` says whether the values can be trusted. A `uniform`
+    block is the fill value of rows where nothing is stored. `shards` lists the shard indexes read for the block
+    (Zarr v3 sharding), when a kernel asked for them.
     """
 
     start: int
     values: np.ndarray
     chunks: tuple[ChunkRead, ...] = ()
     shards: tuple[ShardIndex, ...] = ()
+
+    @property
+    def uniform(self) -> bool:
+        """True when every element is the first one, held once (a broadcast view: rows where no chunk is stored).
+
+        Such a block may stand for more elements than memory could hold (a declared 2**62 with nothing written):
+        kernels summarise it from `values[0]` and its size, never by touching each element.
+        """
+        v = self.values
+        return v.ndim == 1 and v.size > 1 and v.strides == (0,)
 
     def problem(self) -> str | None:
         """The first chunk problem (one line naming the array path and the chunk's key), or None when every chunk decoded."""

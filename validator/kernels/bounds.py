@@ -38,6 +38,8 @@ def summarize(
     `field` reads one member of a compound array; `ignore` is a value that is never counted (R's NA_integer_,
     -2147483648, in factor codes), nor taken into min and max.
     """
+    if block.uniform:
+        return _uniform(block, low, high, limit, field, ignore)
     a, kept = _values(block, field, ignore)
     if not a.size:
         return BoundsPartial(None, None, 0, ())
@@ -57,6 +59,18 @@ def summarize(
     at = bad if kept is None else kept[bad]  # positions in the block, ignored elements counted in
     found = tuple(Offender(block.start + int(j), a[i].item()) for i, j in zip(bad[:limit], at[:limit], strict=True))
     return BoundsPartial(minimum, maximum, int(bad.size), found)
+
+
+def _uniform(block: Block, low: Any, high: Any, limit: int, field: str | None, ignore: Any) -> BoundsPartial:
+    """A block of one value repeated (rows where nothing is stored): judged once, its count the block's size."""
+    value = block.values[0] if field is None else block.values[0][field]
+    v = value.item() if isinstance(value, np.generic) else value
+    if v != v or (ignore is not None and v == ignore):  # NaN or the ignored value: no extremes, never out of range
+        return BoundsPartial(None, None, 0, ())
+    if (low is None or v >= low) and (high is None or v <= high):
+        return BoundsPartial(v, v, 0, ())
+    n = block.values.size
+    return BoundsPartial(v, v, n, tuple(Offender(block.start + i, v) for i in range(min(n, limit))))
 
 
 def _nan_extremes(a: np.ndarray) -> tuple[Any, Any]:

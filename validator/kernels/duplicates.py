@@ -32,6 +32,12 @@ def _key(value: Any) -> Any:
 
 def summarize(block: Block, limit: int = 5, max_distinct: int = 1_000_000) -> DuplicatesPartial:
     """The block's distinct values with their first index, and its elements equal to an earlier one."""
+    if block.uniform:  # one value repeated: every element after the first equals it
+        value = block.values[0]
+        key = _key(value.item() if hasattr(value, "item") else value)
+        n = block.values.size
+        found = tuple(Duplicate(block.start + i, key, block.start) for i in range(1, min(n, limit + 1)))
+        return DuplicatesPartial({key: block.start}, n - 1, found)
     seen: dict = {}
     found: list[Duplicate] = []
     count = 0

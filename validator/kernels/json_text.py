@@ -52,6 +52,13 @@ def summarize(block: Block, limit: int = 20) -> JsonPartial:
     if bad_chunks:
         found = [InvalidJson(block.start, f"does not decode ({c.problem})", "") for c in bad_chunks]
         return JsonPartial(len(bad_chunks), tuple(found[:limit]))
+    if block.uniform:  # one value repeated: judged once
+        value = block.values[0]
+        reason = _reason(value.item() if isinstance(value, np.generic) else value)
+        if reason is None:
+            return JsonPartial(0, ())
+        n = block.values.size
+        return JsonPartial(n, tuple(InvalidJson(block.start + i, reason, str(value)[:80]) for i in range(min(n, limit))))
     count, found = 0, []
     for offset, value in enumerate(block.values.reshape(-1)):
         reason = _reason(value.item() if isinstance(value, np.generic) else value)

@@ -26,6 +26,8 @@ class MonotonicPartial(NamedTuple):
 def summarize(block: Block, limit: int = 5) -> MonotonicPartial:
     """Decreasing positions inside one block, and its first/last values for the boundary check."""
     a = block.values
+    if block.uniform:  # one value repeated never steps down
+        return MonotonicPartial(block.start, a[0].item(), a[0].item(), 0, ())
     steps_down = a[1:] < a[:-1]
     bad = np.flatnonzero(steps_down)
     found = tuple(Decrease(block.start + int(i) + 1, a[i].item(), a[i + 1].item()) for i in bad[:limit])

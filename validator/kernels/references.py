@@ -69,6 +69,21 @@ def summarize(
     width: int = 0,
 ) -> ReferencesPartial:
     """Malformed, foreign and in-store references of one block (of the reference fields of each row, for `fields`)."""
+    if block.uniform:  # one value repeated (rows where nothing is stored): classified once, counted for each
+        one = _elements(Block(block.start, block.values[:1]), required, limit, max_targets, fields, width)
+        return _repeated(one, block.start, block.values.size, limit)
+    return _elements(block, required, limit, max_targets, fields, width)
+
+
+def _elements(
+    block: Block,
+    required: tuple[str, ...],
+    limit: int,
+    max_targets: int,
+    fields: tuple[tuple[int, str], ...],
+    width: int,
+) -> ReferencesPartial:
+    """`summarize`, element by element."""
     malformed: list[Element] = []
     foreign: list[Element] = []
     n_malformed = n_foreign = dropped = 0
@@ -112,6 +127,24 @@ def summarize(
         dropped,
         tuple(f for _, f in targets.values()),
     )
+
+
+def _repeated(one: ReferencesPartial, start: int, n: int, limit: int) -> ReferencesPartial:
+    """The summary of `n` elements equal to the one summarised in `one`."""
+    return one._replace(
+        malformed=one.malformed * n,
+        malformed_found=_spread(one.malformed_found, start, n, limit),
+        foreign=one.foreign * n,
+        foreign_found=_spread(one.foreign_found, start, n, limit),
+    )
+
+
+def _spread(found: tuple[Element, ...], start: int, n: int, limit: int) -> tuple[Element, ...]:
+    """The elements found in the first of `n` equal elements, repeated for the others up to `limit` in all."""
+    out: list[Element] = []
+    for i in range(min(n, limit) if found else 0):
+        out.extend(e._replace(index=start + i) for e in found)
+    return tuple(out[:limit])
 
 
 def combine(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
+import bisect
+import math
 import posixpath
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterator, Mapping
-from typing import Any, Literal, NamedTuple
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 
@@ -17,6 +18,19 @@ NodeKind = Literal["group", "array", "link"]
 # A block holds at most about this many elements unless a single storage chunk is larger:
 # big enough to amortise per-call overhead, small enough to keep memory flat.
 DEFAULT_BLOCK_ELEMENTS = 1 << 22
+# The most bytes one block may take in memory. A block holds whole chunks along axis 0 and every element along the
+# other axes, so declared shapes and chunks (2**25 x 2**25) could ask for any size: past this, a block is read only
+# when no chunk of it is stored (then it is the fill value, never materialised), and otherwise refused.
+MAX_BLOCK_BYTES = 256 * 2**20
+# Past this many blocks, an array's blocks are planned around the chunks actually stored: a run of blocks with no
+# stored chunk is one block of the fill value, so a declared 2**62 elements with nothing written is one block.
+SPARSE_PLAN_BLOCKS = 1024
+# The most elements one block of a fill value stands for: numpy makes no view of more than 2**63 bytes (even one
+# that takes none), so a longer run is cut into several (2**62 elements with nothing written: 64 blocks).
+MAX_UNIFORM_ELEMENTS = 1 << 56
+# Groups nested deeper than this are not walked (reported once): no real store nests this deep, and every walk
+# must end on any input.
+MAX_DEPTH = 256
 
 
 class StringStorage(NamedTuple):
@@ -44,9 +58,81 @@ class NodeError(Exception):
     """A node could not be read; the message names the path and the reason."""
 
 
+class Unreadable(NodeError):
+    """A node, or a part of one (its attributes, its members, its metadata), that cannot be read.
+
+    The tree reports it once (`Tree.problems`); clauses that need that part skip the node, which the report
+    names as not checked, and every other clause keeps its verdict.
+    """
+
+
+class StoreProblem:
+    """Something in the store that could not be read, in one line: a node, its attributes or members, a document."""
+
+    __slots__ = ("key", "message", "path")
+
+    def __init__(self, key: str, message: str, path: str | None = None) -> None:
+        self.key = key  # a node path (`/X/indptr`) or a store key (`X/indptr/.zarray`)
+        # The underlying error, in one line, without the key in front (reports show the key beside it).
+        self.message = one_line(message.removeprefix(f"{key}: "))
+        self.path = path  # the node it belongs to, where known
+
+    def __repr__(self) -> str:
+        return f"{self.key}: {self.message}"
+
+
+def one_line(text: str, limit: int = 500) -> str:
+    """`text` as one line of at most `limit` characters (library errors span lines and can be long)."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as `Type: first words`, in one line."""
+    message = one_line(str(exc), 300)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
 class NotDecoded(NodeError):
     """An array whose data is deliberately not decoded (a codec off the allow-list, pickle above all): the
     clauses about its values are not checked, which the report says, rather than in error."""
+
+
+class Attributes(Mapping[str, Any]):
+    """A node's attributes, where some could not be read: those are listed, and reading one raises Unreadable.
+
+    So a clause that needs such an attribute skips the node (it is reported once, by the tree), and clauses about
+    the other attributes keep their verdicts.
+    """
+
+    def __init__(self, values: Mapping[str, Any], unreadable: Mapping[str, str] | None = None) -> None:
+        self._values = dict(values)
+        self._unreadable = dict(unreadable or {})
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._unreadable:
+            raise Unreadable(self._unreadable[key])
+        return self._values[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values or key in self._unreadable
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._values
+        yield from (k for k in self._unreadable if k not in self._values)
+
+    def __len__(self) -> int:
+        return len(self._values) + sum(1 for k in self._unreadable if k not in self._values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Attributes):
+            return self._values == other._values and self._unreadable == other._unreadable
+        return not self._unreadable and isinstance(other, Mapping) and self._values == dict(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Attributes({self._values!r}, unreadable={sorted(self._unreadable)!r})"
 
 
 class Node(ABC):
@@ -63,7 +149,10 @@ class Node(ABC):
     @property
     @abstractmethod
     def attrs(self) -> Mapping[str, Any]:
-        """Attributes as plain JSON-like values (str, int, float, bool, None, list, dict)."""
+        """Attributes as plain JSON-like values (str, int, float, bool, None, list, dict).
+
+        Raises Unreadable when they cannot be read at all (the tree reports it once).
+        """
 
     def attr_storage(self, name: str) -> StringStorage | None:
         """How the attribute `name` stores its strings, as `storage.string` says for an array's values.
@@ -101,10 +190,14 @@ class Node(ABC):
 
     @property
     def size(self) -> int | None:
-        return None if self.shape is None else int(np.prod(self.shape, dtype=np.int64))
+        # Exact, never wrapped: a declared 2**40 x 2**40 must not come out negative (numpy's int64 product would).
+        return None if self.shape is None else math.prod(self.shape)
 
     def children(self) -> dict[str, Node]:
-        """Direct children by name, in sorted order. Empty for arrays."""
+        """Direct children by name, in sorted order. Empty for arrays.
+
+        Never raises: members that cannot be listed or opened are reported on the tree (`Tree.problems`) and left out.
+        """
         return {}
 
     # --- Raw storage: the documents and keys a key/value backend (Zarr) stores, as stored. Clauses about
@@ -164,13 +257,16 @@ class Node(ABC):
         return None
 
     def read_json(self, key: str) -> Any:
-        """The document stored at `key` (relative to this node) parsed as JSON; None when not stored.
+        """The document stored at `key` (relative to this node) parsed as JSON within bounds (`jsondoc.loads`); None
+        when not stored.
 
-        Raises NodeError as `read_key` does, and UnicodeDecodeError or json.JSONDecodeError when the bytes are not
-        JSON. A backend may keep the parsed document for every reader (Zarr parses each once): never modify it.
+        Raises NodeError as `read_key` does, and JSONProblem when the bytes are no JSON this tool reads. A backend
+        may keep the parsed document for every reader (Zarr parses each once): never modify it.
         """
+        from validator.nodes.jsondoc import loads
+
         raw = self.read_key(key)
-        return None if raw is None else json.loads(raw.decode("utf-8"))
+        return None if raw is None else loads(raw)
 
     def read_key(self, key: str) -> bytes | None:
         """The raw bytes stored at `key` (relative to this node, from `stored_keys`), or None when not stored.
@@ -197,16 +293,20 @@ class Node(ABC):
         target = relative if relative.startswith("/") else posixpath.join(self.path, relative)
         return self.tree.get(normalize_path(target))
 
-    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[RowRange] | None:
+    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Sequence[RowRange] | None:
         """The axis-0 row ranges of this array's blocks, in order, each a whole number of storage chunks.
 
-        None when the blocks can only be read in sequence through `blocks()` (a block's flat start is then
-        known only after the blocks before it, as for the cells of a sparse TileDB array).
+        A sequence computed on demand (`RowRanges`), never a list as long as a declared shape asks for. None when
+        the blocks can only be read in sequence through `blocks()` (a block's flat start is then known only after
+        the blocks before it, as for the cells of a sparse TileDB array).
         """
         return None
 
     def read_block(self, rows: RowRange) -> Block:
-        """One block: the rows `rows` (from `block_rows`), flattened in C order. Safe to call from threads."""
+        """One block: the rows `rows` (from `block_rows`), flattened in C order. Safe to call from threads.
+
+        Rows where no chunk is stored come back as the fill value without being materialised (`Block.uniform`).
+        """
         raise NodeError(f"{self.path}: not an array")
 
     def read_shard_indexes(self, rows: RowRange) -> Block:
@@ -262,23 +362,154 @@ def normalize_path(path: str) -> str:
 RowRange = tuple[int, int]  # [start, stop) along axis 0; a 0-d array has the one range (0, 1)
 
 
-def block_row_ranges(shape: tuple[int, ...], chunks: tuple[int, ...] | None, max_elements: int) -> list[RowRange]:
+def block_row_ranges(shape: tuple[int, ...], chunks: tuple[int, ...] | None, max_elements: int) -> RowRanges:
     """The row ranges `row_slices` gives, as plain (start, stop) pairs (picklable, for threads and Dask tasks)."""
     if not shape:
-        return [(0, 1)]
-    return [(sl.start, sl.stop) for sl in row_slices(shape, chunks, max_elements)]
+        return RowRanges(1, 1)
+    return RowRanges(shape[0], rows_per_block(shape, chunks, max_elements))
+
+
+class RowRanges(Sequence[RowRange]):
+    """The block row ranges of an array, each computed when asked for: a declared 2**62 rows lists nothing up front.
+
+    Dense: `rows` rows in blocks of `step`. Sparse (`data` given, the sorted indices of the blocks that hold a
+    stored chunk): each such block as usual, and every run of blocks between them as one range, which reads as
+    the fill value without being materialised.
+    """
+
+    def __init__(self, rows: int, step: int, data: Sequence[int] | None = None, max_run: int | None = None) -> None:
+        self.rows, self.step = rows, max(1, step)
+        self._blocks = -(-rows // self.step)
+        self._ranges: list[RowRange] | None = None
+        if data is not None:
+            # A run longer than `max_run` rows is cut (at block boundaries): numpy holds no view of more than
+            # 2**63 bytes, even one that takes none.
+            run = max(self.step, (max_run or rows) // self.step * self.step)
+            ranges: list[RowRange] = []
+            at = 0  # the next block not yet covered
+            for b in data:
+                if b < at or b >= self._blocks:
+                    continue
+                ranges.extend(_cut(at * self.step, b * self.step, run))
+                ranges.append((b * self.step, min(rows, (b + 1) * self.step)))
+                at = b + 1
+            ranges.extend(_cut(at * self.step, rows, run))
+            self._ranges = ranges
+
+    def __len__(self) -> int:
+        return len(self._ranges) if self._ranges is not None else self._blocks
+
+    @overload
+    def __getitem__(self, i: int) -> RowRange: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[RowRange]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if self._ranges is not None:
+            return self._ranges[i]
+        if i < 0:
+            i += self._blocks
+        if not 0 <= i < self._blocks:
+            raise IndexError(i)
+        return (i * self.step, min(self.rows, (i + 1) * self.step))
+
+    def __iter__(self) -> Iterator[RowRange]:
+        if self._ranges is not None:
+            yield from self._ranges
+            return
+        for start in range(0, self.rows, self.step):
+            yield (start, min(self.rows, start + self.step))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Sequence)
+            and len(self) == len(other)
+            and all(a == tuple(b) for a, b in zip(self, other, strict=True))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RowRanges({self.rows} rows, {len(self)} blocks)"
+
+
+def _cut(start: int, stop: int, run: int) -> list[RowRange]:
+    """[start, stop) as ranges of at most `run` rows (none when empty)."""
+    return [(at, min(stop, at + run)) for at in range(start, stop, run)]
+
+
+def plan_rows(
+    shape: tuple[int, ...],
+    chunks: tuple[int, ...] | None,
+    max_elements: int,
+    itemsize: int,
+    stored_rows: Callable[[], Sequence[int] | None],
+) -> RowRanges:
+    """The blocks of an array, planned around its stored chunks when there are many blocks or they are large.
+
+    `stored_rows` gives the sorted axis-0 chunk indices that hold at least one stored chunk (None: unknown, read
+    every block). It is asked only when the dense plan would have more than SPARSE_PLAN_BLOCKS blocks or blocks
+    of more than MAX_BLOCK_BYTES bytes, so a small array costs no listing.
+    """
+    dense = block_row_ranges(shape, chunks, max_elements)
+    if not shape or (len(dense) <= SPARSE_PLAN_BLOCKS and block_bytes(shape, dense.step, itemsize) <= MAX_BLOCK_BYTES):
+        return dense
+    stored = stored_rows()
+    if stored is None:
+        return dense
+    chunk_rows = max(1, chunks[0]) if chunks else 1
+    data = sorted({(r * chunk_rows) // dense.step for r in stored})
+    return RowRanges(shape[0], dense.step, data, max(1, MAX_UNIFORM_ELEMENTS // max(1, row_elements(shape))))
+
+
+def block_bytes(shape: tuple[int, ...], rows: int, itemsize: int) -> int:
+    """Bytes a block of `rows` rows of an array of `shape` takes in memory."""
+    return rows * row_elements(shape) * max(1, itemsize)
+
+
+def stored_in(stored: Sequence[int], chunk_rows: int, rows: RowRange) -> bool:
+    """True when a chunk row of `stored` (sorted axis-0 chunk indices) overlaps the rows [start, stop)."""
+    first, last = rows[0] // max(1, chunk_rows), (rows[1] - 1) // max(1, chunk_rows)
+    at = bisect.bisect_left(stored, first)
+    return at < len(stored) and stored[at] <= last
+
+
+def uniform_block(start: int, value: Any, dtype: np.dtype, count: int) -> Block:
+    """`count` elements all equal to `value`, as a read-only broadcast view: no memory for them, up to
+    MAX_UNIFORM_ELEMENTS (plans cut longer runs; `uniform_blocks` splits one)."""
+    scalar = np.empty((), dtype=dtype)
+    scalar[()] = value
+    return Block(start, np.broadcast_to(scalar.reshape(1), (count,)))
+
+
+def uniform_blocks(start: int, value: Any, dtype: np.dtype, count: int) -> Iterator[Block]:
+    """`count` elements all equal to `value`, as uniform blocks of at most MAX_UNIFORM_ELEMENTS each."""
+    for at in range(0, count, MAX_UNIFORM_ELEMENTS):
+        yield uniform_block(start + at, value, dtype, min(MAX_UNIFORM_ELEMENTS, count - at))
+
+
+def check_block_size(path: str, shape: tuple[int, ...], rows: RowRange, itemsize: int) -> None:
+    """NotDecoded when the block `rows` would take more than MAX_BLOCK_BYTES in memory (declared sizes are not trusted)."""
+    size = block_bytes(shape, rows[1] - rows[0], itemsize)
+    if size > MAX_BLOCK_BYTES:
+        raise NotDecoded(
+            f"{path}: not decoded: a block of rows {rows[0]}..{rows[1]} would take {size} bytes in memory, more than "
+            f"the {MAX_BLOCK_BYTES} this tool reads at once (declared shape {list(shape)}); not read"
+        )
 
 
 def row_elements(shape: tuple[int, ...]) -> int:
     """Elements per row along axis 0 (1 for 0-d and 1-d arrays)."""
-    return int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
+    return math.prod(shape[1:]) if len(shape) > 1 else 1
 
 
 def rows_per_block(shape: tuple[int, ...], chunks: tuple[int, ...] | None, max_elements: int) -> int:
     """How many rows (axis 0) one block holds: a whole number of storage chunks along axis 0."""
     if not shape:
         return 1
-    row_size = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
+    row_size = row_elements(shape)
     chunk_rows = chunks[0] if chunks else 1
     chunk_rows = max(1, chunk_rows)
     wanted = max(1, max_elements // max(1, row_size))
@@ -309,6 +540,24 @@ class Tree(ABC):
     @abstractmethod
     def root(self) -> Node: ...
 
+    @property
+    def problems(self) -> list[StoreProblem]:
+        """What could not be read, each reported once: nodes, attributes, members, documents, links out of the store."""
+        found = self.__dict__.get("_problems")
+        if found is None:
+            found = self.__dict__["_problems"] = []
+        return found
+
+    def note_problem(self, problem: StoreProblem) -> None:
+        """Report `problem` once (by key)."""
+        if all(p.key != problem.key for p in self.problems):
+            self.problems.append(problem)
+
+    def unreadable(self, key: str, message: str, path: str | None = None) -> Unreadable:
+        """Report that `key` cannot be read, and the Unreadable to raise for it."""
+        self.note_problem(StoreProblem(key, message, path if path is not None else key if key.startswith("/") else None))
+        return Unreadable(one_line(message))
+
     def get(self, path: str) -> Node | None:
         """The node at an absolute path, or None if there is none."""
         node = self.root
@@ -326,11 +575,7 @@ class Tree(ABC):
 
     def walk(self) -> Iterator[Node]:
         """Every node once, depth first, in sorted order; links are yielded but never entered."""
-        stack = [self.root]
-        while stack:
-            node = stack.pop()
-            yield node
-            stack.extend(reversed(list(node.children().values())))
+        return walk(self.root)
 
     def close(self) -> None:  # noqa: B027 -- optional: a tree holding nothing open inherits this
         """Release what the tree holds open (files, connections); nothing by default."""
@@ -340,6 +585,31 @@ class Tree(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def walk(top: Node) -> Iterator[Node]:
+    """`top` and every node below it once, depth first, in sorted order; never deeper than MAX_DEPTH levels below it.
+
+    Ends on any input: a node met again (a backend that hands out one object under two paths) is not entered again,
+    and groups nested past MAX_DEPTH are reported once and not entered.
+    """
+    seen: set[int] = set()
+    base = top.path.rstrip("/").count("/")
+    stack = [top]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        if node.kind == "link":
+            continue
+        if node.path.count("/") - base >= MAX_DEPTH:
+            node.tree.note_problem(
+                StoreProblem(node.path, f"groups nest more than {MAX_DEPTH} levels deep; nothing below is read", node.path)
+            )
+            continue
+        stack.extend(reversed(list(node.children().values())))
 
 
 def plain(value: Any) -> Any:

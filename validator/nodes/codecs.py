@@ -24,6 +24,10 @@ from validator.nodes.base import NodeError, NotDecoded
 # metadata fixes, so it is capped here: a real chunk of strings is far smaller, and a chunk past this is
 # reported, not decoded. Parsing json2 text of N bytes builds Python objects of a few times N.
 MAX_VARIABLE_BYTES = 64 * 2**20
+# The most bytes one chunk may decode to (a shard's codecs after `sharding_indexed`, the whole shard). Declared chunk
+# shapes are not trusted: a chunk declared larger than this is not decoded (its array is `NotDecoded`), so neither a
+# bomb nor a real chunk ever takes more memory than this while decoding.
+MAX_CHUNK_BYTES = 256 * 2**20
 # Inside nested compression (a compressor used as a filter), the inner compressed stream has no fixed size:
 # it may be at most its decoded size plus an eighth plus this (every allowed compressor expands
 # incompressible data by far less), and the outer decompression stops there.
@@ -252,6 +256,11 @@ def _chain(
         exact, limit = None, MAX_VARIABLE_BYTES
     else:
         exact = limit = math.prod(shape) * stored_dtype.itemsize
+        if exact > MAX_CHUNK_BYTES:
+            raise NotDecoded(
+                f"{where}: not decoded: a chunk of shape {list(shape)} holds {exact} bytes, more than the "
+                f"{MAX_CHUNK_BYTES} this tool decodes at once"
+            )
     steps, stored_limit = _steps(written, exact, limit, object_codec, where)
     return ChunkCodec(steps, dtype, shape, stored_dtype, axes, object_codec, None, stored_limit)
 
@@ -388,7 +397,8 @@ def v3_codec(codecs: Any, dtype: np.dtype, chunk_shape: tuple[int, ...], where: 
         # A shard holds its inner chunks (each at most their stored bound) and its index; codecs after
         # sharding_indexed (zarr-python adds zstd) decode the whole shard, bounded by that.
         shard = math.prod(sharding.per_shard) * sharding.inner.stored_limit + sharding.index_bytes
-        steps, stored_limit = _steps(after, None, shard, None, where)
+        # Decoding the whole shard is bounded like any chunk (a shard read as stored is bounded where it is read).
+        steps, stored_limit = _steps(after, None, min(shard, MAX_CHUNK_BYTES) if after else shard, None, where)
         return ChunkCodec(steps, dtype, chunk_shape, dtype, None, None, sharding, stored_limit)
     if name in ("vlen-utf8", "vlen-bytes"):
         if not dtype.hasobject:

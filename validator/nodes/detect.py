@@ -31,6 +31,12 @@ def open_store(path: str) -> Tree:
         return open_url(path)
     if not os.path.exists(path):
         raise InputError(f"{path}: no such file or directory")
+    import stat
+
+    mode = os.stat(path).st_mode
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        # Opening a FIFO for reading waits for a writer; a device could be anything: neither is ever opened.
+        raise InputError(f"{path}: not a regular file or directory (a FIFO, socket or device); never opened")
     if os.path.isdir(path):
         from validator.nodes.keyvalue import DirectoryStore
         from validator.nodes.tiledb import TileDBTree, looks_like_tiledb

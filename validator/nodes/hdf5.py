@@ -6,6 +6,13 @@ groups stay open. A dataset is opened again when its storage is described or its
 dataset holds about 13 KB of HDF5 library state, which over thousands of dataframe columns was most of the
 memory. Attribute values are read on first access, or at the walk for the names the run's rules read
 (`Tree.prefer_attributes`), without h5py's high-level wrappers (about half the cost per attribute).
+
+A soft link to a dataset is read as the dataset (and records the link); one to a group is a link node, the group
+being read at the path it names; each group is entered once, whatever links lead to it.
+
+Whatever cannot be read (a group's member list, an object header, an attribute, a dataset's storage) is reported on
+the tree once, with the node path and HDF5's reason, and the rest of the file is still read. Data stored outside
+the file (external storage, virtual datasets, external links) is reported and never read.
 """
 
 from __future__ import annotations
@@ -27,30 +34,33 @@ from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
     NodeError,
+    NotDecoded,
     RowRange,
+    RowRanges,
     Storage,
+    StoreProblem,
     StringStorage,
     Tree,
-    block_row_ranges,
+    Unreadable,
+    describe,
     plain,
+    plan_rows,
 )
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
-
-
-class Unreadable:
-    """An attribute h5py could not read (unsupported type, corrupt storage)."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def __repr__(self) -> str:
-        return f"<unreadable attribute: {self.reason}>"
+# The most an attribute may hold to be read: real metadata (encoding types, column orders, uns scalars) is far
+# smaller; a larger one is reported, not read (the memory it would take is set by the file).
+MAX_ATTRIBUTE_BYTES = 64 * 2**20
+MAX_ATTRIBUTE_ELEMENTS = 1 << 20
 
 
 def is_hdf5(path: str) -> bool:
     """True when the file carries the HDF5 signature at offset 0 or at a user-block offset."""
+    import stat
+
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False  # a FIFO or device is never opened
         with open(path, "rb") as fh:
             for offset in (0, 512, 1024, 2048, 4096, 8192):
                 fh.seek(offset)
@@ -62,20 +72,59 @@ def is_hdf5(path: str) -> bool:
 
 
 def _decoded(name: bytes) -> str | bytes:
-    # As h5py names links and attributes: UTF-8 where it decodes, else the bytes themselves.
+    # As h5py names attributes: UTF-8 where it decodes, else the bytes themselves.
     try:
         return name.decode("utf-8")
     except UnicodeDecodeError:
         return name
 
 
-def _attribute_names(oid: Any, plist: Any) -> list[bytes]:
-    """The object's attribute names, in the order h5py's `attrs` lists them (creation order where tracked); `plist`
-    is its creation property list."""
+def _member_name(name: bytes) -> str:
+    # A link name as a node name: UTF-8, any byte that is not shown escaped (a path is text; bytes would not sort).
+    return name.decode("utf-8", "backslashreplace")
+
+
+def _attribute_names(oid: Any, plist: Any) -> tuple[list[bytes], dict[bytes, str]]:
+    """The object's attribute names, in the order h5py's `attrs` lists them (creation order where tracked), and why
+    each one too large to read is (HDF5's listing says how many bytes each stores). `plist` is its creation
+    property list."""
     names: list[bytes] = []
+    sizes: dict[bytes, int] = {}
+
+    def listed(name: bytes, info: Any) -> None:
+        names.append(name)
+        sizes[name] = info.data_size
+
     tracked = plist.get_attr_creation_order() & h5p.CRT_ORDER_TRACKED
-    h5a.iterate(oid, names.append, index_type=h5py.h5.INDEX_CRT_ORDER if tracked else h5py.h5.INDEX_NAME)
-    return names
+    h5a.iterate(oid, listed, index_type=h5py.h5.INDEX_CRT_ORDER if tracked else h5py.h5.INDEX_NAME, info=True)
+    refused: dict[bytes, str] = {}
+    for name, size in sizes.items():
+        # An element takes a byte at least: only an attribute storing more bytes than the element bound may hold
+        # more elements than it, so only those are opened here.
+        why = _too_large(size, None) if size <= MAX_ATTRIBUTE_ELEMENTS else _attribute_too_large(oid, name)
+        if why is not None:
+            refused[name] = why
+    return names, refused
+
+
+def _attribute_too_large(oid: Any, name: bytes) -> str | None:
+    """Why the attribute `name` is too large to read, or None: more bytes stored, or more elements, than an attribute
+    of real metadata has (HDF5 says both before reading; the heap behind variable-length strings it does not)."""
+    try:
+        aid = h5a.open(oid, name)
+        stored, shape = aid.get_storage_size(), aid.shape
+    except Exception:  # reading it reports what is wrong
+        return None
+    return _too_large(stored, shape)
+
+
+def _too_large(stored: int, shape: tuple[int, ...] | None) -> str | None:
+    if stored > MAX_ATTRIBUTE_BYTES:
+        return f"holds {stored} bytes, more than the {MAX_ATTRIBUTE_BYTES} read for an attribute"
+    elements = int(np.prod(shape, dtype=object)) if shape else 1
+    if elements > MAX_ATTRIBUTE_ELEMENTS:
+        return f"holds {elements} elements, more than the {MAX_ATTRIBUTE_ELEMENTS} read for an attribute"
+    return None
 
 
 # Memory types for variable-length strings by character set: the one type h5py would build for each.
@@ -86,26 +135,24 @@ _VLEN_STRING = {
 
 
 def _read_attribute(oid: Any, name: bytes) -> Any:
-    """The value of one attribute as plain JSON-like Python: what `plain(obj.attrs[name])` gives through h5py.
+    """The value of one attribute as plain JSON-like Python: what `plain(obj.attrs[name])` gives through h5py, None
+    for a null dataspace (an attribute that exists but holds no value: JSON null is the nearest plain value).
 
     Variable-length strings, nearly every attribute of an AnnData file, are read directly; other types the way
-    h5py's `AttributeManager.__getitem__` reads them. Never raises: an unreadable value is `Unreadable`.
+    h5py's `AttributeManager.__getitem__` reads them. Raises what HDF5 or h5py raise for a value they cannot read.
     """
-    try:
-        attr = h5a.open(oid, name)
-        shape = attr.shape
-        if shape is None:
-            return None  # a null dataspace (h5py.Empty): the attribute exists but holds no value
-        tid = attr.get_type()
-        if isinstance(tid, h5t.TypeStringID) and tid.is_variable_str() and tid.get_cset() in _VLEN_STRING:
-            arr = np.empty(shape, dtype=object)
-            if arr.size:
-                attr.read(arr, mtype=_VLEN_STRING[tid.get_cset()])
-            values = [b.decode("utf-8", "surrogateescape") if isinstance(b, bytes) else b for b in arr.flat]
-            return values[0] if arr.ndim == 0 else values
-        return plain(_read_like_h5py(attr))
-    except Exception as exc:  # an attribute type h5py cannot map to numpy
-        return Unreadable(f"{type(exc).__name__}: {exc}")
+    attr = h5a.open(oid, name)
+    shape = attr.shape
+    if shape is None:
+        return None  # a null dataspace (h5py.Empty)
+    tid = attr.get_type()
+    if isinstance(tid, h5t.TypeStringID) and tid.is_variable_str() and tid.get_cset() in _VLEN_STRING:
+        arr = np.empty(shape, dtype=object)
+        if arr.size:
+            attr.read(arr, mtype=_VLEN_STRING[tid.get_cset()])
+        values = [b.decode("utf-8", "surrogateescape") if isinstance(b, bytes) else b for b in arr.flat]
+        return values[0] if arr.ndim == 0 else values
+    return plain(_read_like_h5py(attr))
 
 
 def _read_like_h5py(attr: Any) -> Any:
@@ -125,28 +172,50 @@ def _read_like_h5py(attr: Any) -> Any:
 
 
 class HDF5Attributes(Mapping):
-    """A node's attributes: names listed once, each value read on first access and kept."""
+    """A node's attributes: names listed once, each value read on first access and kept.
 
-    __slots__ = ("_names", "_node", "_values")
+    One too large to read (known from the listing, and reported at the walk) or that HDF5 cannot read (reported when
+    first read) raises Unreadable when asked for: a clause that needs it skips the node, every other keeps its verdict.
+    """
 
-    def __init__(self, node: HDF5Node, names: list[bytes]) -> None:
+    __slots__ = ("_names", "_node", "_refused", "_values")
+
+    def __init__(self, node: HDF5Node, names: list[bytes], refused: dict[bytes, str]) -> None:
         self._node = node
         self._names = {_decoded(n): n for n in names}  # as h5py names them -> as stored
         self._values: dict[Any, Any] = {}
+        self._refused: dict[Any, str] = {}  # name -> why its value is not read
+        for stored, why in refused.items():
+            self._refuse(_decoded(stored), f"attribute {_decoded(stored)!r} {why}; not read")
+
+    def _refuse(self, key: Any, message: str) -> None:
+        node = self._node
+        self._refused[key] = message
+        node.tree.note_problem(StoreProblem(f"{node.path}@{key}", message, node.path))
 
     def __getitem__(self, key: Any) -> Any:
         try:
             return self._values[key]
         except KeyError:
             stored = self._names[key]  # KeyError for a name the object does not have
-        value = self._values[key] = _read_attribute(self._node.object_id(), stored)
-        return value
+        if key in self._refused:
+            raise Unreadable(self._refused[key])
+        self._read(self._node.object_id(), key, stored)
+        if key in self._refused:
+            raise Unreadable(self._refused[key])
+        return self._values[key]
+
+    def _read(self, oid: Any, key: Any, stored: bytes) -> None:
+        try:
+            self._values[key] = _read_attribute(oid, stored)
+        except Exception as exc:  # an attribute type h5py cannot map to numpy, or corrupt storage
+            self._refuse(key, f"attribute {key!r} cannot be read ({describe(exc)})")
 
     def read(self, oid: Any, keys: frozenset[str]) -> None:
-        """Read the values of `keys` now, from the object `oid` already open."""
+        """Read the values of `keys` now, from the object `oid` already open (one that cannot be read is reported)."""
         for key in keys.intersection(self._names):
-            if key not in self._values:
-                self._values[key] = _read_attribute(oid, self._names[key])
+            if key not in self._values and key not in self._refused:
+                self._read(oid, key, self._names[key])
 
     def __contains__(self, key: object) -> bool:
         return key in self._names
@@ -156,22 +225,6 @@ class HDF5Attributes(Mapping):
 
     def __len__(self) -> int:
         return len(self._names)
-
-
-class _Broken(Mapping):
-    """The attributes of an object whose attribute table cannot be read: one entry saying why."""
-
-    def __init__(self, reason: str) -> None:
-        self._entry = {"": Unreadable(reason)}
-
-    def __getitem__(self, key: Any) -> Any:
-        return self._entry[key]
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._entry)
-
-    def __len__(self) -> int:
-        return 1
 
 
 def _attr_string_storage(oid: Any, name: bytes) -> StringStorage | None:
@@ -241,24 +294,42 @@ class HDF5Node(Node):
         self._link = link
         self.kind = "group" if isinstance(oid, h5g.GroupID) else "array"
         self._gid = oid if self.kind == "group" else None
+        tree.opened.append(self)
         plist = None
+        self._attrs: HDF5Attributes | None = None
+        self._attrs_error: str | None = None
         try:
             plist = oid.get_create_plist()
-            self._attrs: Mapping[str, Any] = HDF5Attributes(self, _attribute_names(oid, plist))
-        except Exception as exc:  # corrupt attribute table
-            self._attrs = _Broken(str(exc))
-        if tree.preferred_attributes and isinstance(self._attrs, HDF5Attributes):
+            self._attrs = HDF5Attributes(self, *_attribute_names(oid, plist))
+        except Exception as exc:  # corrupt attribute table: reported when the attributes are asked for
+            self._attrs_error = f"{path}: its attributes cannot be listed ({describe(exc)})"
+        if tree.preferred_attributes and self._attrs is not None:
             self._attrs.read(oid, tree.preferred_attributes)
         if self.kind == "array":
-            self._shape, self._dtype, self._chunks, self._layout, self._stored_as = _dataset_facts(oid, plist)
+            self._facts_error: str | None = None
+            try:
+                self._shape, self._dtype, self._chunks, self._layout, self._stored_as = _dataset_facts(oid, plist)
+            except Exception as exc:  # an object header HDF5 cannot read: reported when its shape or type is asked for
+                self._facts_error = f"{path}: its shape and type cannot be read ({describe(exc)})"
+            outside = _stored_outside(oid, plist)
+            if outside:
+                tree.note_problem(
+                    StoreProblem(path, f"{path}: its data is stored outside the file ({outside}); never read", path)
+                )
 
     @cached_property
-    def signature(self) -> tuple[Any, ...]:
+    def signature(self) -> tuple[Any, ...] | None:
         """(kind, attribute names and values, and for a dataset its HDF5 type, shape and creation properties: layout,
-        chunks, filters, fill value): what its attributes, dtype, shape, chunks and storage are read from."""
-        attrs = self._attrs
-        values = tuple((name, _frozen(attrs[name])) for name in attrs)
+        chunks, filters, fill value): what its attributes, dtype, shape, chunks and storage are read from. None where
+        any of it cannot be read (the node is then checked alone)."""
+        try:
+            attrs = self.attrs
+            values = tuple((name, _frozen(attrs[name])) for name in attrs)
+        except NodeError:
+            return None
         if self.kind == "array":
+            if self._facts_error is not None:
+                return None
             return (self.kind, values, self._shape, self._stored_as)
         return (self.kind, values)
 
@@ -278,33 +349,56 @@ class HDF5Node(Node):
 
     @property
     def attrs(self) -> Mapping[str, Any]:
+        if self._attrs is None:
+            raise self.tree.unreadable(self.path, self._attrs_error or f"{self.path}: its attributes cannot be listed")
         return self._attrs
 
     def attr_storage(self, name: str) -> StringStorage | None:
-        stored = self._attrs._names.get(name) if isinstance(self._attrs, HDF5Attributes) else None
+        stored = self._attrs._names.get(name) if self._attrs is not None else None
         return None if stored is None else _attr_string_storage(self.object_id(), stored)
 
     def attr_type_class(self, name: str) -> str | None:
-        stored = self._attrs._names.get(name) if isinstance(self._attrs, HDF5Attributes) else None
+        stored = self._attrs._names.get(name) if self._attrs is not None else None
         return None if stored is None else _attr_type_class(self.object_id(), stored)
+
+    def _facts(self) -> None:
+        """Raise Unreadable (reported once) when the dataset's shape and type could not be read."""
+        if self._facts_error is not None:
+            raise self.tree.unreadable(self.path, self._facts_error)
 
     @property
     def shape(self) -> tuple[int, ...] | None:
         # A dataset with a null dataspace (h5py.Empty) has no shape at all: h5py reports None.
-        return self._shape if self.kind == "array" else None
+        if self.kind != "array":
+            return None
+        self._facts()
+        return self._shape
 
     @property
     def dtype(self) -> np.dtype | None:
-        return self._dtype if self.kind == "array" else None
+        if self.kind != "array":
+            return None
+        self._facts()
+        return self._dtype
 
     @property
     def chunks(self) -> tuple[int, ...] | None:
-        return self._chunks if self.kind == "array" else None
+        if self.kind != "array":
+            return None
+        self._facts()
+        return self._chunks
 
     @cached_property
     def storage(self) -> Storage | None:
         if self.kind != "array":
             return None
+        self._facts()
+        try:
+            return self._storage()
+        except Exception as exc:
+            raise self.tree.unreadable(self.path, f"{self.path}: its storage cannot be read ({describe(exc)})") from None
+
+    def _storage(self) -> Storage:
         ds = self.dataset()
         layout = {h5d.CONTIGUOUS: "contiguous", h5d.CHUNKED: "chunked", h5d.COMPACT: "compact"}.get(self._layout, "other")
         filters = tuple(str(f) for f in ds._filters) if layout == "chunked" else ()
@@ -319,82 +413,125 @@ class HDF5Node(Node):
 
     @cached_property
     def _children(self) -> dict[str, Node]:
-        if self.kind != "group":
+        if self.kind != "group" or self._gid is None:
             return {}
         gid = self._gid
         links: list[tuple[bytes, int, int]] = []
-        gid.links.iterate(lambda name, info: links.append((name, info.type, info.u)), info=True)
+        try:
+            gid.links.iterate(lambda name, info: links.append((name, info.type, info.u)), info=True)
+        except Exception as exc:  # a damaged B-tree or heap: the members cannot be listed
+            self._report(self.path, f"{self.path}: its members cannot be listed ({describe(exc)})", self.path)
+            return {}
         here = self._ancestors | {self._address}
         out: dict[str, Node] = {}
-        for name, link_type, address in sorted(links, key=lambda link: _decoded(link[0])):
-            shown = _decoded(name)
-            out[shown] = self._child(gid, name, f"{self.path.rstrip('/')}/{shown}", link_type, address, here)
+        for name, link_type, address in sorted(links, key=lambda link: _member_name(link[0])):
+            shown = _member_name(name)
+            path = f"{self.path.rstrip('/')}/{shown}"
+            if not shown or "/" in shown or shown in (".", ".."):
+                self._report(path, f"{self.path}: a member named {shown!r} cannot be a node; not read", self.path)
+                continue
+            out[shown] = self._child(gid, name, path, link_type, address, here)
         return out
 
     def _child(self, gid: Any, name: bytes, path: str, link_type: int, address: int, here: frozenset[int]) -> Node:
-        """The node one link of this group leads to: a group, a dataset, or a link the tree does not enter."""
-        target: str | None = None
+        """The node one link of this group leads to: a group, a dataset, or a link node that is never entered
+        (external, dangling, a cycle, a soft link to a group, a second link to a group already in the tree,
+        unreadable)."""
+        tree = self.tree
+        target: str | None = None  # a soft link's path
         try:
             if link_type == h5l.TYPE_EXTERNAL:
                 # Never follow: the target is outside the file being validated.
                 filename, inner = gid.links.get_val(name)
-                return LinkNode(self.tree, path, "external", f"{_decoded(filename)}:{_decoded(inner)}")
+                outside = f"{_member_name(filename)}:{_member_name(inner)}"
+                self._report(path, f"{path}: an external link to {outside}, outside the file; not followed", path)
+                return LinkNode(tree, path, "external", outside)
             if link_type == h5l.TYPE_SOFT:
-                target = str(_decoded(gid.links.get_val(name)))
+                target = _member_name(gid.links.get_val(name))
+            elif link_type != h5l.TYPE_HARD:
+                return LinkNode(tree, path, "other", "UserDefinedLink")
         except Exception as exc:
-            return LinkNode(self.tree, path, "broken", str(exc))
+            return self._broken(path, f"{path}: its link cannot be read ({describe(exc)})")
         try:
             oid = h5o.open(gid, name)
-        except Exception as exc:  # dangling soft link, unreadable object header
-            return LinkNode(self.tree, path, "soft" if target is not None else "broken", target or str(exc))
-        if isinstance(oid, h5g.GroupID):
-            if target is not None or link_type != h5l.TYPE_HARD:
+            if isinstance(oid, h5g.GroupID) and target is not None:
                 address = h5o.get_info(oid).addr
-            if address in here:
-                return LinkNode(self.tree, path, "cycle", target if target is not None else "an ancestor group")
-            node = HDF5Node(self.tree, path, oid, here, address)
+        except Exception as exc:  # dangling soft link, unreadable object header
+            if target is not None:
+                return LinkNode(tree, path, "soft", target)
+            return self._broken(path, f"{path}: cannot be opened ({describe(exc)})")
+        if isinstance(oid, h5g.GroupID):
+            seen = self._seen_group(address, target, path, here)
+            if seen is not None:
+                return seen
+            node = HDF5Node(tree, path, oid, here, address)
         elif isinstance(oid, h5d.DatasetID):
-            node = HDF5Node(self.tree, path, oid, here, parent_id=gid, link=name)
+            node = HDF5Node(tree, path, oid, here, parent_id=gid, link=name)
         else:
-            return LinkNode(self.tree, path, "other", "Datatype" if isinstance(oid, h5t.TypeID) else type(oid).__name__)
+            return LinkNode(tree, path, "other", "Datatype" if isinstance(oid, h5t.TypeID) else type(oid).__name__)
         if target is not None:
             node.soft_link = target
         return node
+
+    def _seen_group(self, address: int, target: str | None, path: str, here: frozenset[int]) -> Node | None:
+        """A link node for a group not entered here, else None: an ancestor (a cycle), a soft link (the group is read
+        at the path it names), a second hard link to a group already in the tree.
+
+        Every group is entered once: links between groups could otherwise make a walk visit 2**depth paths."""
+        if address in here:
+            return LinkNode(self.tree, path, "cycle", target if target is not None else "an ancestor group")
+        if target is not None:
+            return LinkNode(self.tree, path, "soft", target)
+        first = self.tree.groups.setdefault(address, path)
+        return LinkNode(self.tree, path, "alias", first) if first != path else None
+
+    def _report(self, key: str, message: str, path: str) -> None:
+        self.tree.note_problem(StoreProblem(key, message, path))
+
+    def _broken(self, path: str, message: str) -> Node:
+        self.tree.note_problem(StoreProblem(path, message, path))
+        return LinkNode(self.tree, path, "broken", message)
 
     soft_link: str | None = None
 
     def children(self) -> dict[str, Node]:
         return self._children
 
-    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[RowRange] | None:
+    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> RowRanges | None:
         if self.kind != "array":
             raise NodeError(f"{self.path}: not an array")
-        if self._shape is None:
+        if self.shape is None:
             raise NodeError(f"{self.path}: a dataset with a null dataspace holds no data")
-        return block_row_ranges(self._shape, self.chunks, max_elements)
+        itemsize = self.dtype.itemsize if self.dtype is not None else 1
+        return plan_rows(self.shape, self.chunks, max_elements, itemsize, lambda: hdf5_direct.stored_rows(self.plan))
 
     def read_block(self, rows: RowRange) -> Block:
         """One block, each stored chunk decoded (bounded) before HDF5 may decode it; problems in `Block.chunks`.
 
-        Raises NotDecoded for a filter off the allow-list, NodeError for data stored outside the file.
+        Raises NotDecoded for a filter off the allow-list or a block too large to hold, Unreadable for data stored
+        outside the file or a chunk index HDF5 cannot read.
         """
-        if self.kind != "array" or self._shape is None:
+        if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not an array with data (a null dataspace holds none)")
         plan = self.plan
         return hdf5_direct.read_block(self.dataset(), self.tree.raw_fd(), plan, rows)
 
     @property
     def plan(self) -> hdf5_direct.DirectPlan:
-        """How this dataset's blocks are read; NotDecoded or NodeError when they are not."""
+        """How this dataset's blocks are read; NotDecoded or Unreadable (reported) when they are not."""
         got = self.__dict__.get("_plan")
         if got is None:
             try:
                 got = hdf5_direct.plan(self.dataset(), self.tree.raw_size(), self.path)
+            except NotDecoded as exc:
+                got = NotDecoded(str(exc))
             except NodeError as exc:
-                got = exc
+                got = self.tree.unreadable(self.path, str(exc))
             except Exception as exc:  # a dataset h5py cannot describe
-                got = NodeError(f"{self.path}: cannot read data ({type(exc).__name__}: {exc})")
-            self.__dict__["_plan"] = got  # the refusal too: it is the same for every block
+                got = self.tree.unreadable(self.path, f"{self.path}: cannot read data ({describe(exc)})")
+            # The refusal too: it is the same for every block. Kept without its traceback, whose frames hold HDF5
+            # property lists: one of a virtual dataset still open when HDF5 shuts down at exit crashes it (exit 139).
+            self.__dict__["_plan"] = got
         if isinstance(got, NodeError):
             raise type(got)(str(got))
         return got
@@ -409,7 +546,7 @@ def _dataset_facts(
     shape = oid.shape
     plist = plist if plist is not None else oid.get_create_plist()
     layout = plist.get_layout()
-    chunks = tuple(plist.get_chunk()) if layout == h5d.CHUNKED else None
+    chunks = tuple(int(c) for c in plist.get_chunk()) if layout == h5d.CHUNKED else None
     dtype = oid.dtype
     try:
         filters = tuple(plist.get_filter(i) for i in range(plist.get_nfilters()))
@@ -423,7 +560,27 @@ def _dataset_facts(
         stored_as: tuple[Any, ...] = (kind, layout, chunks, filters, fill)
     except Exception as exc:  # a type or filter h5py cannot describe: the node is alike no other
         stored_as = (object(), str(exc))
-    return (tuple(shape) if shape is not None else None), dtype, chunks, layout, stored_as
+    return (tuple(int(n) for n in shape) if shape is not None else None), dtype, chunks, layout, stored_as
+
+
+def _stored_outside(oid: Any, plist: Any) -> str | None:
+    """Where a dataset's data lies outside the file (external storage files, a virtual dataset's sources), or None."""
+    try:
+        dcpl = plist if plist is not None else oid.get_create_plist()
+        if dcpl.get_layout() == h5d.VIRTUAL:
+            sources = sorted({_member_name(_bytes(dcpl.get_virtual_filename(i))) for i in range(dcpl.get_virtual_count())})
+            return f"a virtual dataset mapping {', '.join(sources[:3]) or 'other files'}"
+        count = dcpl.get_external_count()
+        if count > 0:
+            names = sorted({_member_name(_bytes(dcpl.get_external(i)[0])) for i in range(count)})
+            return f"external storage in {', '.join(names[:3])}"
+    except Exception:
+        return None
+    return None
+
+
+def _bytes(name: str | bytes) -> bytes:
+    return name if isinstance(name, bytes) else name.encode("utf-8", "surrogateescape")
 
 
 def _frozen(value: Any) -> Any:
@@ -432,8 +589,6 @@ def _frozen(value: Any) -> Any:
         return ("list", tuple(_frozen(v) for v in value))
     if isinstance(value, dict):
         return ("dict", tuple((k, _frozen(v)) for k, v in value.items()))
-    if isinstance(value, Unreadable):
-        return ("unreadable", value.reason)
     try:
         hash(value)
     except TypeError:  # a value plain() left as it was (a compound record): alike only itself
@@ -478,13 +633,19 @@ class HDF5Tree(Tree):
         self.format = "hdf5"
         self.preferred_attributes: frozenset[str] = frozenset()
         self._fileobj = None if local else path
+        self.opened: list[HDF5Node] = []  # every node made, so close() can let go of their HDF5 ids
+        self.groups: dict[int, str] = {}  # a group's object address -> the path it is read under, entered once
         try:
             self._file = h5py.File(path, "r", locking=False) if local else h5py.File(path, "r")
             root = h5g.open(self._file.id, b"/")
             address = h5o.get_info(root).addr
-        except Exception as exc:
+        except Exception as exc:  # not HDF5, or a root group that cannot be opened: nothing of the file can be read
+            if getattr(self, "_file", None) is not None:
+                with contextlib.suppress(Exception):
+                    self._file.close()
             raise InputError(f"{self.source}: cannot open as HDF5 ({_first_line(exc)})") from None
         self.file_id = self._file.id
+        self.groups[address] = "/"
         self._root = HDF5Node(self, "/", root, frozenset(), address)
 
     def prefer_attributes(self, names: frozenset[str]) -> None:
@@ -510,6 +671,14 @@ class HDF5Tree(Tree):
         return self._raw_fd
 
     def close(self) -> None:
+        # Nodes and tree refer to each other, so their HDF5 ids would live until a cyclic collection, which the
+        # command pauses at exit: a virtual dataset's property list still open when HDF5 shuts down crashes it
+        # (exit 139). So every node lets go of its ids now, while HDF5 is up, and the cycle holds nothing of HDF5.
+        for node in self.opened:
+            node._gid = None
+            node._parent_id = None
+            node.__dict__.pop("_plan", None)
+        self.opened = []
         if getattr(self, "_raw_fd", None) is not None:
             os.close(self._raw_fd)
             self._raw_fd = None

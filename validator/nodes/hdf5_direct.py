@@ -26,7 +26,7 @@ import numpy as np
 
 from validator.kernels.block import Block, ChunkRead
 from validator.nodes import codecs
-from validator.nodes.base import NodeError
+from validator.nodes.base import NodeError, Unreadable, check_block_size, stored_in, uniform_block
 from validator.nodes.codecs import ChunkCodec, ChunkError, NotDecoded
 
 DEFLATE, SHUFFLE, FLETCHER32 = 1, 2, 3
@@ -75,16 +75,18 @@ class DirectPlan(NamedTuple):
     chunk_shape: tuple[int, ...] | None
     filters: tuple[int, ...]  # the pipeline's filter ids, in the order they were applied when writing
     table: ChunkTable | None
+    # The sorted axis-0 grid indices of the stored chunks; [] when nothing is allocated; None when all rows hold data.
+    rows_stored: list[int] | None = None
 
 
 def plan(ds: h5py.Dataset, file_size: int | None, path: str) -> DirectPlan:
     """How to read `ds`; `file_size` is None when the file is not local (no `pread`).
 
-    Raises NodeError for data stored outside the file, NotDecoded for a filter off the allow-list.
+    Raises Unreadable for data stored outside the file, NotDecoded for a filter off the allow-list.
     """
     dcpl = ds.id.get_create_plist()
-    if dcpl.get_external_count() > 0 or getattr(ds, "is_virtual", False):
-        raise NodeError(f"{path}: its data is stored outside the file (external storage / virtual dataset); not read")
+    if dcpl.get_layout() == h5py.h5d.VIRTUAL or dcpl.get_external_count() > 0:
+        raise Unreadable(f"{path}: its data is stored outside the file (external storage / virtual dataset); not read")
     shape = tuple(int(n) for n in ds.shape)
     dtype = ds.dtype
     ftype = ds.id.get_type()
@@ -103,16 +105,46 @@ def plan(ds: h5py.Dataset, file_size: int | None, path: str) -> DirectPlan:
                 )
         chunk_shape = tuple(int(c) for c in ds.chunks)
         table = _chunk_table(ds, chunk_shape, file_size, path)
-        return DirectPlan(path, shape, dtype, "chunked", direct, element_size, fill, None, chunk_shape, filters, table)
+        per_row = math.prod(-(-int(n) // c) for n, c in zip(shape[1:], chunk_shape[1:], strict=False))
+        stored = sorted({int(i) for i in np.unique(table.linear // max(1, per_row))}) if shape else None
+        return DirectPlan(path, shape, dtype, "chunked", direct, element_size, fill, None, chunk_shape, filters, table, stored)
     if layout == h5py.h5d.CONTIGUOUS and shape:
         offset = ds.id.get_offset()
         nbytes = math.prod(shape) * element_size
         if offset is not None and file_size is not None and offset + nbytes > file_size:
             raise NodeError(f"{path}: the file ends inside this dataset's data (truncated file)")
         return DirectPlan(
-            path, shape, dtype, "contiguous", direct, element_size, fill, None if offset is None else int(offset), None, (), None
+            path,
+            shape,
+            dtype,
+            "contiguous",
+            direct,
+            element_size,
+            fill,
+            None if offset is None else int(offset),
+            None,
+            (),
+            None,
+            [] if offset is None else None,
+        )
+    if shape and math.prod(shape) * element_size > file_size_or(file_size):
+        raise NodeError(
+            f"{path}: declares {math.prod(shape)} elements in a {layout_name(layout)} layout, more than the file holds"
         )
     return DirectPlan(path, shape, dtype, "h5py", direct, element_size, fill, None, None, (), None)
+
+
+def stored_rows(plan: DirectPlan) -> list[int] | None:
+    """The axis-0 chunk indices holding stored data ([] when nothing is allocated), or None when every row does."""
+    return plan.rows_stored
+
+
+def file_size_or(file_size: int | None) -> int:
+    return file_size if file_size is not None else 1 << 62
+
+
+def layout_name(layout: int) -> str:
+    return {h5py.h5d.COMPACT: "compact", h5py.h5d.CONTIGUOUS: "contiguous"}.get(layout, f"layout {layout}")
 
 
 def disk_size(tid: Any, sizeof_addr: int) -> int:
@@ -197,10 +229,25 @@ def read_block(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, rows: tuple[i
     """
     shape = plan.shape
     if plan.layout == "h5py" or not shape:
+        if shape:
+            check_block_size(plan.path, shape, rows, max(plan.dtype.itemsize, plan.element_size))
         values = _h5py(ds, () if not shape else (slice(rows[0], rows[1]),), plan.path)
         return Block(rows[0] * _row_elements(shape) if shape else 0, values.reshape(-1))
     start, stop = max(0, rows[0]), min(rows[1], shape[0])
     flat_start = start * _row_elements(shape)
+    if (
+        stop > start
+        and plan.rows_stored is not None
+        and not stored_in(plan.rows_stored, (plan.chunk_shape or (1,))[0], (start, stop))
+    ):
+        # Nothing stored in these rows: the fill value, as a view, whatever their number.
+        fill = (
+            plan.fill
+            if plan.direct
+            else _h5py(ds, (slice(start, start + 1),) + (slice(0, 1),) * (len(shape) - 1), plan.path).reshape(-1)[0]
+        )
+        return uniform_block(flat_start, fill, plan.dtype, (stop - start) * _row_elements(shape))
+    check_block_size(plan.path, shape, (start, stop), max(plan.dtype.itemsize, plan.element_size))
     if plan.layout == "contiguous":
         return Block(flat_start, _contiguous(ds, fd, plan, start, stop).reshape(-1))
     out = np.empty((max(0, stop - start),) + shape[1:], dtype=plan.dtype)

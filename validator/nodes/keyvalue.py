@@ -5,31 +5,64 @@ from __future__ import annotations
 import os
 import stat
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from validator.errors import InputError
-from validator.nodes.base import NodeError
+from validator.nodes.base import MAX_DEPTH, NodeError
+
+# The most bytes a metadata document (`.zarray`, `.zattrs`, `zarr.json`, `.zmetadata`) may hold: a real one, even
+# the consolidated metadata of a store with many thousand arrays, is far smaller; a larger one is reported, not read.
+MAX_DOCUMENT_BYTES = 64 * 2**20
+# The most bytes any one key may hold (a chunk is also bounded by what its codecs can make of its size).
+MAX_VALUE_BYTES = 1 << 30
+
+
+class ValueTooLarge(NodeError):
+    """A stored value larger than the reader may take: refused before a byte of it is read."""
+
+
+def _too_large(key: str, size: int, limit: int) -> ValueTooLarge:
+    return ValueTooLarge(f"{key} holds {size} bytes, more than the {limit} read for it; not read")
+
+
+def is_key(key: str) -> bool:
+    """True for a key that names something inside a store: no empty, `.` or `..` segment, no backslash."""
+    return bool(key) and "\\" not in key and not any(part in ("", ".", "..") for part in key.split("/"))
 
 
 class KeyValueStore(ABC):
     """Keys are `/`-separated, relative to the store root, with no leading slash."""
 
     location: str
+    # Told about each entry a listing leaves out because reading it would be unsafe (a symlink out of the store or to
+    # a directory, a FIFO or device, a zip entry name that is no key): (key, why). The tree reports them.
+    report: Callable[[str, str], None] | None = None
 
     @abstractmethod
     def get(self, key: str) -> bytes | None:
         """The stored bytes, or None when the key is absent or lies outside the store."""
 
+    def get_bounded(self, key: str, limit: int) -> bytes | None:
+        """As `get`, but ValueTooLarge when the value holds more than `limit` bytes (checked before reading where the
+        storage tells the size)."""
+        raw = self.get(key)
+        if raw is not None and len(raw) > limit:
+            raise _too_large(key, len(raw), limit)
+        return raw
+
     @abstractmethod
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """(keys, sub-prefixes) directly below `prefix` ("" for the root), sorted."""
 
-    def read(self, key: str, where: str = "") -> bytes | None:
+    def read(self, key: str, where: str = "", limit: int = MAX_DOCUMENT_BYTES) -> bytes | None:
         """The stored bytes of `key`; None only when it is not stored. A key that is stored but cannot be read
-        (no permission, a symlink out of the store, a damaged zip entry) raises NodeError: absent and
-        unreadable are different findings."""
+        (no permission, a symlink out of the store, a damaged zip entry, more than `limit` bytes) raises NodeError:
+        absent and unreadable are different findings."""
         try:
-            raw = self.get(key)
+            raw = self.get_bounded(key, limit)
+        except ValueTooLarge as exc:
+            raise NodeError(f"{where or key}: {exc}") from None
         except Exception as exc:
             raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
         if raw is None and self.stored(key):
@@ -55,8 +88,8 @@ class KeyValueStore(ABC):
     def read_part(self, key: str, offset: int, length: int) -> tuple[bytes, int] | None:
         """Up to `length` bytes of the value of `key` from `offset` (from the end when negative), and the value's whole
         size; None when the key is not stored. Raises NodeError as `read` does. Stores that can read a range override
-        this; the fallback reads the whole value."""
-        raw = self.read(key)
+        this; the fallback reads the whole value (bounded as any value is)."""
+        raw = self.read(key, limit=MAX_VALUE_BYTES)
         if raw is None:
             return None
         size = len(raw)
@@ -65,11 +98,29 @@ class KeyValueStore(ABC):
 
     def list_keys(self, prefix: str) -> list[str]:
         """Every key below `prefix`, recursively, relative to the store root."""
-        keys, dirs = self.list_dir(prefix)
-        out = [_join(prefix, k) for k in keys]
-        for d in dirs:
-            out.extend(self.list_keys(_join(prefix, d)))
-        return out
+        return list(self.iter_keys(prefix))
+
+    def iter_keys(self, prefix: str) -> Iterator[str]:
+        """Every key below `prefix`, depth first in sorted order, found as they are listed (no recursion limit).
+
+        Directories more than MAX_DEPTH levels below the store's root are not entered (and reported once, at the
+        same key whichever prefix a listing started from).
+        """
+        stack = [(prefix, prefix.count("/") + 1 if prefix else 0)]
+        while stack:
+            here, depth = stack.pop()
+            keys, dirs = self.list_dir(here)
+            for k in keys:
+                yield _join(here, k)
+            if dirs and depth >= MAX_DEPTH:
+                self.skip(here, f"folders nest more than {MAX_DEPTH} levels deep; nothing below is read")
+                continue
+            stack.extend((_join(here, d), depth + 1) for d in reversed(dirs))
+
+    def skip(self, key: str, why: str) -> None:
+        """Report an entry left out of a listing (once per key, by the tree)."""
+        if self.report is not None:
+            self.report(key, why)
 
     def raw_keys(self) -> list[str] | None:
         """Every key as the store holds it, unnormalised (backslashes, empty or dot segments, non-ASCII names kept),
@@ -99,7 +150,7 @@ class DirectoryStore(KeyValueStore):
 
     def resolve(self, key: str) -> str | None:
         """The file system path of `key`, symlinks resolved; None when the key is malformed or leads outside the store."""
-        if any(part in ("", ".", "..") for part in key.split("/")) or "\\" in key:
+        if not is_key(key):
             return None
         full = os.path.realpath(os.path.join(self._root, *key.split("/")))
         # A symlink that leads out of the store is treated as absent: we never read outside it.
@@ -125,28 +176,26 @@ class DirectoryStore(KeyValueStore):
         return self.resolve(prefix) if os.path.islink(full) else full
 
     def get(self, key: str) -> bytes | None:
+        return self.get_bounded(key, MAX_VALUE_BYTES)
+
+    def get_bounded(self, key: str, limit: int) -> bytes | None:
         prefix, _, name = key.rpartition("/")
         folder = self._folder(prefix) if _NO_FOLLOW and name not in ("", ".", "..") and "\\" not in name else None
         if folder is None:
-            return self._get_resolved(key)
+            return self._get_resolved(key, limit)
         try:
             fd = os.open(os.path.join(folder, name), _OPEN_FLAGS)
         except OSError:
             # Absent or unreadable; or a symlink (ELOOP, or "not a directory" for one to a directory):
             # the full check decides whether it stays inside the store.
-            return self._get_resolved(key) if os.path.islink(os.path.join(folder, name)) else None
+            return self._get_resolved(key, limit) if os.path.islink(os.path.join(folder, name)) else None
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None  # a directory or a device: not a key's value
-            with open(fd, "rb", closefd=False) as fh:
-                return fh.read()
-        except OSError:
-            return None
+            return _read_regular(fd, key, limit)
         finally:
             os.close(fd)
 
     def stored(self, key: str) -> bool:
-        if any(part in ("", ".", "..") for part in key.split("/")) or "\\" in key:
+        if not is_key(key):
             return False
         return os.path.lexists(os.path.join(self._root, *key.split("/")))
 
@@ -170,15 +219,18 @@ class DirectoryStore(KeyValueStore):
         finally:
             os.close(fd)
 
-    def _get_resolved(self, key: str) -> bytes | None:
+    def _get_resolved(self, key: str, limit: int) -> bytes | None:
         full = self.resolve(key)
-        if full is None or not os.path.isfile(full):
+        if full is None:
             return None
         try:
-            with open(full, "rb") as fh:
-                return fh.read()
+            fd = os.open(full, _OPEN_FLAGS & ~_NO_FOLLOW)  # resolved already; never blocking on a FIFO
         except OSError:
             return None
+        try:
+            return _read_regular(fd, key, limit)
+        finally:
+            os.close(fd)
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         full = self._folder(prefix)
@@ -191,38 +243,81 @@ class DirectoryStore(KeyValueStore):
         except OSError:
             return [], []
         for entry in entries:
-            name = entry.name
-            # Inside a directory that lies in the store only a symlink can lead out; a name with a backslash
-            # is no key (resolve refuses it, raw_keys reports it).
-            if "\\" in name:
-                continue
-            link = entry.is_symlink()
-            if link and self.resolve(_join(prefix, name)) is None:
-                continue
-            if entry.is_dir():
-                dirs.append(name)
-                if not link:
-                    # The folder's checked path, from this listing: no lstat when it is read or listed in turn.
-                    self._folders.setdefault(_join(prefix, name), os.path.join(full, name))
-            elif entry.is_file():
-                keys.append(name)
+            key = _join(prefix, entry.name)
+            try:
+                link = entry.is_symlink()
+                # Inside a directory that lies in the store only a symlink can lead out; a name with a backslash
+                # is no key (resolve refuses it).
+                if "\\" in entry.name:
+                    continue  # no key can name it (a rule on the stored names reports it: raw_keys); nothing unsafe
+                if link and self.resolve(key) is None:
+                    self.skip(key, f"{key}: a symlink that leads outside the store; not read")
+                elif entry.is_dir():
+                    # A symlinked directory is never entered: it could lead back to an ancestor (a walk without
+                    # end) or show one folder under two names.
+                    if link:
+                        self.skip(key, f"{key}: a symlink to a directory; not followed")
+                    else:
+                        dirs.append(entry.name)
+                        # The folder's checked path, from this listing: no lstat when it is read or listed in turn.
+                        self._folders.setdefault(key, os.path.join(full, entry.name))
+                elif entry.is_file():
+                    keys.append(entry.name)
+                elif not link or os.path.exists(entry.path):
+                    self.skip(key, f"{key}: not a regular file (a FIFO, socket or device); never opened")
+            except OSError as exc:  # a name the file system cannot stat (a symlink loop): not a key
+                self.skip(key, f"{key}: cannot be examined ({exc.strerror or exc}); not read")
         keys.sort()
         dirs.sort()
         return keys, dirs
 
     def raw_keys(self) -> list[str]:
+        # Iterative, never through a symlink, MAX_DEPTH levels at most (os.walk recurses once per level).
         out = []
-        for folder, dirs, files in os.walk(self._root, followlinks=False):
-            rel = os.path.relpath(folder, self._root)
-            prefix = "" if rel == os.curdir else rel.replace(os.sep, "/") + "/"
-            out.extend(prefix + name for name in files)
-            # A symlink to a directory is not walked: only its own name, as a key, is what the store holds.
-            out.extend(prefix + name for name in dirs if os.path.islink(os.path.join(folder, name)))
+        stack = [("", 0)]
+        while stack:
+            prefix, depth = stack.pop()
+            try:
+                entries = list(os.scandir(os.path.join(self._root, *prefix.split("/")) if prefix else self._root))
+            except OSError:
+                continue
+            for entry in entries:
+                key = prefix + entry.name
+                try:
+                    walked = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    walked = False
+                if not walked:
+                    # A file, a special file or a symlink (to a directory too): its own name is what the store holds.
+                    out.append(key)
+                elif depth < MAX_DEPTH:
+                    stack.append((key + "/", depth + 1))
         return sorted(out)
 
 
+def _read_regular(fd: int, key: str, limit: int) -> bytes | None:
+    """The bytes of the open file `fd`; None for a directory or a special file (never read); ValueTooLarge past `limit`."""
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None  # a directory, FIFO or device: not a key's value
+        if st.st_size > limit:
+            raise _too_large(key, st.st_size, limit)
+        with open(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    except OSError:
+        return None
+    if len(data) > limit:  # it grew while being read
+        raise _too_large(key, len(data), limit)
+    return data
+
+
 class ZipStore(KeyValueStore):
-    """A zipped store. Where a key occurs twice (zarr's ZipStore appends), the last entry wins, as zarr reads it."""
+    """A zipped store. Where a key occurs twice (zarr's ZipStore appends), the last entry wins, as zarr reads it.
+
+    Entry names that are no keys (`a//b`, `../x`, `/abs`, backslashes) are reported and never read; a member is
+    read only up to the size its header declares, and only when that is within the bound asked for.
+    """
 
     def __init__(self, path: str) -> None:
         self.location = path
@@ -230,20 +325,54 @@ class ZipStore(KeyValueStore):
             import zipfile  # only for zipped stores (zipfile pulls in bz2, lzma, shutil: startup time)
 
             self._zip = zipfile.ZipFile(path, "r")
-        except (OSError, zipfile.BadZipFile) as exc:
-            raise InputError(f"{path}: cannot open as a zip store ({exc})") from None
+            infos = self._zip.infolist()
+        except Exception as exc:
+            raise InputError(f"{path}: cannot open as a zip store ({type(exc).__name__}: {exc})") from None
         self._entries: dict[str, Any] = {}  # name -> zipfile.ZipInfo
-        for info in self._zip.infolist():
-            if not info.is_dir():
-                self._entries[info.filename.strip("/")] = info
-        self.duplicate_keys = _duplicates(i.filename.strip("/") for i in self._zip.infolist() if not i.is_dir())
+        self._refused: dict[str, str] = {}  # entry name -> why it is no key
+        names = []
+        for info in infos:
+            if info.is_dir():
+                continue
+            name = info.filename
+            if name.startswith("/") or not is_key(name):
+                self._refused.setdefault(
+                    name,
+                    f"zip entry {name[:200]!r}: its name is no key (empty, '.' or '..' "
+                    "segments, a backslash, or a leading '/'); not read",
+                )
+                continue
+            names.append(name)
+            self._entries[name] = info
+        self.duplicate_keys = _duplicates(names)
+        # prefix -> (keys, sub-prefixes) directly below it, built once: a listing is then one lookup.
+        self._listing: dict[str, tuple[set[str], set[str]]] = {"": (set(), set())}
+        for name in self._entries:
+            parent, _, leaf = name.rpartition("/")
+            self._listing.setdefault(parent, (set(), set()))[0].add(leaf)
+            while parent:
+                up, _, child = parent.rpartition("/")
+                entry = self._listing.setdefault(up, (set(), set()))
+                if child in entry[1]:
+                    break
+                entry[1].add(child)
+                self._listing.setdefault(parent, (set(), set()))
+                parent = up
 
     def get(self, key: str) -> bytes | None:
+        return self.get_bounded(key, MAX_VALUE_BYTES)
+
+    def get_bounded(self, key: str, limit: int) -> bytes | None:
         info = self._entries.get(key)
         if info is None:
             return None
+        if info.file_size > limit:
+            raise _too_large(key, info.file_size, limit)
         try:
-            return self._zip.read(info)
+            # zipfile stops at the size the header declares (and then checks the CRC): a member that inflates past
+            # it is an error here, never a larger allocation.
+            with self._zip.open(info) as fh:
+                return fh.read(limit + 1)
         except Exception:
             return None
 
@@ -251,16 +380,10 @@ class ZipStore(KeyValueStore):
         return key in self._entries
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        base = f"{prefix}/" if prefix else ""
-        keys, dirs = set(), set()
-        for name in self._entries:
-            if not name.startswith(base):
-                continue
-            rest = name[len(base) :]
-            head, sep, _ = rest.partition("/")
-            if head in ("", ".", ".."):  # an entry no normalized key names (`a//b`, `../x`): raw_keys reports it
-                continue
-            (dirs if sep else keys).add(head)
+        if prefix == "":
+            for name, why in self._refused.items():
+                self.skip(name, why)
+        keys, dirs = self._listing.get(prefix, ((), ()))
         return sorted(keys), sorted(dirs)
 
     def raw_keys(self) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -11,6 +10,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from validator.errors import InputError
 from validator.nodes.base import Tree
+from validator.nodes.jsondoc import JSONProblem, loads
 from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.urls import URL_SCHEME
 
@@ -387,8 +387,8 @@ class RemoteStore(KeyValueStore):
                 continue
             keys.add(name)
             try:
-                doc = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
+                doc = loads(raw)
+            except JSONProblem:
                 continue  # the validator reports a broken document; here it names no keys
             if not isinstance(doc, dict):
                 continue
@@ -434,11 +434,12 @@ def _protocol(url: str) -> str:
 
 
 def _storage_options(url: str) -> dict[str, Any]:
-    """Options we add to fsspec's own configuration: for HTTP, proxies from the environment and ~/.netrc credentials.
+    """Options we add to fsspec's own configuration: for HTTP, proxies from the environment, ~/.netrc credentials,
+    and the bounds of every request (`_bounded_session`).
 
-    aiohttp's `trust_env` gives both, but looks ~/.netrc up again for every request, on a worker thread: over
-    thousands of metadata documents that was about a millisecond each, most of a remote run. So the host's
-    netrc entry is read here, once, as the session's credentials, and `trust_env` is set only where proxy
+    aiohttp's `trust_env` gives proxies and netrc, but looks ~/.netrc up again for every request, on a worker
+    thread: over thousands of metadata documents that was about a millisecond each, most of a remote run. So the
+    host's netrc entry is read here, once, as the session's credentials, and `trust_env` is set only where proxy
     variables are (unless fsspec's configuration sets it).
     """
     if _protocol(url) not in HTTP_PROTOCOLS:
@@ -453,6 +454,7 @@ def _storage_options(url: str) -> dict[str, Any]:
 
             client_kwargs["auth"] = aiohttp.BasicAuth(*login)
         client_kwargs["trust_env"] = any(k.lower().endswith("_proxy") and v for k, v in os.environ.items())
+    client_kwargs.update(_bounded_session(url))
     return {"client_kwargs": client_kwargs}
 
 
@@ -469,6 +471,86 @@ def _netrc_login(host: str | None) -> tuple[str, str] | None:
     except (OSError, netrc.NetrcParseError):
         return None
     return (entry[0] or "", entry[2] or "") if entry else None
+
+
+# A server that does not answer, or stops sending, is given up on after these many seconds (per connection attempt,
+# and between two reads of a response): a stalled read never hangs the run.
+HTTP_CONNECT_TIMEOUT = 30.0
+HTTP_READ_TIMEOUT = 60.0
+
+
+class RefusedResponse(Exception):
+    """A response this tool does not take: a redirect to another host, or a body larger than any key may hold."""
+
+
+def _bounded_session(url: str) -> dict[str, Any]:
+    """aiohttp session settings that bound what a server can make a run do.
+
+    Connect and read timeouts; redirects followed only on the host of the URL given (never to another host, where
+    credentials or the reader's network position could be misused); bodies compressed by the server never inflated
+    (we ask for none, and do not decode one sent anyway: no gzip bomb); and no body larger than MAX_VALUE_BYTES,
+    whether its length is declared or not.
+    """
+    from urllib.parse import urljoin
+
+    import aiohttp
+
+    from validator.nodes.keyvalue import MAX_VALUE_BYTES
+
+    host = (urlsplit(url).hostname or "").lower()
+
+    async def on_redirect(session: Any, context: Any, params: Any) -> None:
+        target = urljoin(str(params.url), params.response.headers.get("Location", ""))
+        if (urlsplit(target).hostname or "").lower() != host:
+            raise RefusedResponse(f"redirected to another host ({urlsplit(target).hostname}); not followed")
+
+    async def on_response(session: Any, context: Any, params: Any) -> None:
+        response = params.response
+        declared = response.content_length
+        if declared is not None and declared > MAX_VALUE_BYTES:
+            raise RefusedResponse(f"the response holds {declared} bytes, more than the {MAX_VALUE_BYTES} read from one URL")
+        _cap(response, MAX_VALUE_BYTES)
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_redirect.append(on_redirect)
+    trace.on_request_end.append(on_response)
+    return {
+        "timeout": aiohttp.ClientTimeout(total=None, sock_connect=HTTP_CONNECT_TIMEOUT, sock_read=HTTP_READ_TIMEOUT),
+        "trace_configs": [trace],
+        "auto_decompress": False,
+        "headers": {"Accept-Encoding": "identity"},
+    }
+
+
+def _cap(response: Any, limit: int) -> None:
+    """Make the response body fail once more than `limit` bytes have been read from it (a body of undeclared length)."""
+    response.content = _BoundedBody(response.content, limit)
+
+
+class _BoundedBody:
+    """A response body (aiohttp's StreamReader) whose `read` stops with RefusedResponse past `limit` bytes."""
+
+    def __init__(self, inner: Any, limit: int) -> None:
+        self._inner, self._limit, self._total = inner, limit, 0
+
+    async def read(self, n: int = -1) -> bytes:
+        if n is not None and n >= 0:
+            return self._count(await self._inner.read(n))
+        out = bytearray()
+        while True:
+            piece = self._count(await self._inner.read(2**20))
+            if not piece:
+                return bytes(out)
+            out += piece
+
+    def _count(self, piece: bytes) -> bytes:
+        self._total += len(piece)
+        if self._total > self._limit:
+            raise RefusedResponse(f"the response holds more than the {self._limit} bytes read from one URL")
+        return piece
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 def _filesystem(url: str) -> tuple[Any, str]:

@@ -1,8 +1,16 @@
-"""TileDB backend (tiledb-py, imported lazily): groups and arrays as nodes, opened read-only, never written."""
+"""TileDB backend (tiledb-py, imported lazily): groups and arrays as nodes, opened read-only, never written.
+
+TileDB reads every file in an object's folder and follows symlinks, so no object is handed to it before its folder
+has been checked: only regular files and folders, none a symlink (a link could lead out of the store, or back into
+it without end), nothing named by a URI outside the store. A member or array that fails the check, or that TileDB
+cannot read, is reported on the tree with its path and reason; the rest of the store is still read.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
+import struct
 from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import Any
@@ -14,12 +22,16 @@ from validator.kernels.block import Block
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
-    NodeError,
     Storage,
+    StoreProblem,
     StringStorage,
     Tree,
+    Unreadable,
+    check_block_size,
+    describe,
     plain,
     row_slices,
+    uniform_blocks,
 )
 
 # Files or folders that mark a directory as a TileDB group or array (old and new layouts).
@@ -31,9 +43,91 @@ ARRAY_MARKERS = ("__schema", "__array_schema.tdb")
 INSTALL_HINT = "install spec-validate[tiledb] to read TileDB groups and arrays"
 
 
+# The most entries an object's folder may hold to be checked (fragments, commits, metadata files): far beyond a real one.
+MAX_ENTRIES = 100_000
+# How deep inside an object's folder its files lie (`__fragments/<fragment>/a0.tdb`).
+MAX_OBJECT_DEPTH = 4
+
+
+# TileDB's generic tile header (schemas, metadata, group details): format version, persisted size, tile size, datatype,
+# cell size, encryption, filter pipeline size. TileDB allocates from these sizes before it can find them wrong.
+GENERIC_TILE = struct.Struct("<IQQBQBI")
+TILE_FOLDERS = ("__schema", "__meta", "__group")
+MAX_TILE_BYTES = 256 * 2**20
+
+
 def looks_like_tiledb(path: str) -> bool:
     """True when the directory holds a TileDB group or array marker (no tiledb import needed)."""
-    return any(os.path.exists(os.path.join(path, m)) for m in GROUP_MARKERS + ARRAY_MARKERS)
+    return any(os.path.lexists(os.path.join(path, m)) for m in GROUP_MARKERS + ARRAY_MARKERS)
+
+
+def unsafe_entry(folder: str, only_own: bool) -> str | None:
+    """Why TileDB must not open the object in `folder`, or None: a symlink, FIFO, socket or device among its files.
+
+    `only_own`: a group's own files only (its `__`-prefixed entries); its members are checked when opened.
+    Folders nested deeper than an object's own layout, or more entries than a real object holds, are refused too.
+    """
+    count = 0
+    stack = [(folder, 0)]
+    while stack:
+        here, depth = stack.pop()
+        try:
+            entries = list(os.scandir(here))
+        except OSError as exc:
+            return f"{here} cannot be listed ({exc.strerror or exc})"
+        for entry in entries:
+            if only_own and here == folder and not entry.name.startswith("__"):
+                continue
+            count += 1
+            if count > MAX_ENTRIES:
+                return f"holds more than {MAX_ENTRIES} files"
+            why = _entry_problem(entry, here, depth)
+            if why is not None:
+                return f"{os.path.relpath(entry.path, folder)} {why}"
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, depth + 1))
+    return None
+
+
+def _entry_problem(entry: os.DirEntry, here: str, depth: int) -> str | None:
+    """Why one entry of an object's folder (at `depth` below it, in the folder `here`) must not reach TileDB."""
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror or exc})"
+    if stat.S_ISLNK(mode):
+        return "is a symlink"
+    if stat.S_ISDIR(mode):
+        return "nests deeper than a TileDB object does" if depth >= MAX_OBJECT_DEPTH else None
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a FIFO, socket or device)"
+    if os.path.basename(here) in TILE_FOLDERS:
+        return tile_header_problem(entry.path)
+    return None
+
+
+def tile_header_problem(path: str) -> str | None:
+    """Why the generic tile in the file `path` (a schema, metadata or group details) is not one TileDB may read, or None.
+
+    Its header's sizes must add up to the file's, and the tile and cell sizes be ones a real tile has: a corrupt size
+    field would have TileDB allocate gigabytes before it found out.
+    """
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            head = fh.read(GENERIC_TILE.size)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if len(head) < GENERIC_TILE.size:
+        return "is shorter than a TileDB tile header (truncated)"
+    _, persisted, tile, _, cell, _, pipeline = GENERIC_TILE.unpack(head)
+    if GENERIC_TILE.size + pipeline + persisted != size:
+        return f"has a tile header that says {GENERIC_TILE.size + pipeline + persisted} bytes, but holds {size} (corrupt)"
+    if tile > MAX_TILE_BYTES:
+        return f"has a tile header that says the tile holds {tile} bytes, more than {MAX_TILE_BYTES} (corrupt)"
+    if not 0 < cell <= max(tile, 1):
+        return f"has a tile header with cell size {cell} for a tile of {tile} bytes (corrupt)"
+    return None
 
 
 def _tiledb():
@@ -63,42 +157,74 @@ class TileDBGroupNode(Node):
         self.tree, self.path, self.uri = tree, path, uri
 
     @cached_property
+    def _safe(self) -> bool:
+        """True when TileDB may open the group (its own files checked), else reported once."""
+        why = unsafe_entry(self.uri, only_own=True)
+        if why is not None:
+            self.tree.note_problem(StoreProblem(self.path, f"{self.path}: {why}; the group is not opened", self.path))
+        return why is None
+
+    @cached_property
     def attrs(self) -> Mapping[str, Any]:
         tiledb = self.tree.tiledb
+        if not os.path.isdir(os.path.join(self.uri, "__group")):
+            return {}  # an old-layout group (only __tiledb_group.tdb) carries no metadata
+        if not self._safe:
+            raise Unreadable(f"{self.path}: the group is not opened")
         try:
             with tiledb.Group(self.uri, mode="r") as group:
                 return _meta(group.meta)
-        except Exception:  # an old-layout group (only __tiledb_group.tdb) carries no metadata
-            return {}
+        except Exception as exc:
+            raise self.tree.unreadable(self.path, f"{self.path}: the group's metadata cannot be read ({describe(exc)})") from None
 
     @cached_property
     def _children(self) -> dict[str, Node]:
         tiledb = self.tree.tiledb
-        found: dict[str, str] = {}
-        # Groups written before the group format of TileDB 2.8 list no members; their members are the
-        # TileDB objects in the group's folder. Newer groups may also name members by URI.
-        try:
-            with tiledb.Group(self.uri, mode="r") as group:
-                for member in group:
-                    name = member.name or os.path.basename(member.uri.rstrip("/"))
-                    uri = member.uri[7:] if member.uri.startswith("file://") else member.uri
-                    found[name] = uri
-        except Exception:
-            pass
-        if os.path.isdir(self.uri):
-            for name in os.listdir(self.uri):
-                full = os.path.join(self.uri, name)
-                if name not in found and not name.startswith("__") and os.path.isdir(full):
-                    found[name] = full
+        found = self._members()
         out: dict[str, Node] = {}
         for name in sorted(found):
-            kind = _object_type(tiledb, found[name])
             path = f"{self.path.rstrip('/')}/{name}"
+            if not name or "/" in name or name in (".", ".."):
+                self._report(path, f"{self.path}: a member named {name!r} cannot be a node; not read")
+                continue
+            uri = self.tree.inside(found[name], path)
+            if uri is None:
+                continue
+            kind = _object_type(tiledb, uri)
             if kind == "group":
-                out[name] = TileDBGroupNode(self.tree, path, found[name])
+                out[name] = TileDBGroupNode(self.tree, path, uri)
             elif kind == "array":
-                out[name] = TileDBArrayNode(self.tree, path, found[name])
+                out[name] = TileDBArrayNode(self.tree, path, uri)
         return out
+
+    def _members(self) -> dict[str, str]:
+        """Member name -> URI or folder. Groups written before the group format of TileDB 2.8 list no members; their
+        members are the TileDB objects in the group's folder. Newer groups may also name members by URI."""
+        found: dict[str, str] = {}
+        if os.path.isdir(os.path.join(self.uri, "__group")) and self._safe:
+            try:
+                with self.tree.tiledb.Group(self.uri, mode="r") as group:
+                    for member in group:
+                        found[member.name or os.path.basename(member.uri.rstrip("/"))] = member.uri
+            except Exception as exc:
+                self._report(self.path, f"{self.path}: the group's members cannot be read ({describe(exc)})")
+        try:
+            names = sorted(os.listdir(self.uri))
+        except OSError:
+            names = []
+        for name in names:
+            full = os.path.join(self.uri, name)
+            if name in found or name.startswith("__"):
+                continue
+            if os.path.islink(full):
+                path = f"{self.path.rstrip('/')}/{name}"
+                self._report(path, f"{path}: a symlink; not followed")
+            elif os.path.isdir(full):
+                found[name] = full
+        return found
+
+    def _report(self, key: str, message: str) -> None:
+        self.tree.note_problem(StoreProblem(key, message, self.path))
 
     def children(self) -> dict[str, Node]:
         return self._children
@@ -120,7 +246,10 @@ class TileDBArrayNode(Node):
     def children(self) -> dict[str, Node]:
         if self.attribute is not None:
             return {}
-        return self._attribute_nodes
+        try:
+            return self._attribute_nodes
+        except Unreadable:  # reported by the tree: an array that cannot be opened shows no columns
+            return {}
 
     @cached_property
     def _attribute_nodes(self) -> dict[str, Node]:
@@ -135,13 +264,30 @@ class TileDBArrayNode(Node):
         return out
 
     def _open(self):
+        why = unsafe_entry(self.uri, only_own=False)
+        if why is not None:
+            raise self.tree.unreadable(self.path, f"{self.path}: {why}; the array is not opened")
         try:
             return self.tree.tiledb.open(self.uri, mode="r")
         except Exception as exc:
-            raise NodeError(f"{self.path}: cannot open TileDB array ({exc})") from None
+            raise self.tree.unreadable(self.path, f"{self.path}: cannot open TileDB array ({describe(exc)})") from None
 
     @cached_property
     def _info(self) -> dict[str, Any]:
+        got = self.__dict__.get("_info_error")
+        if got is not None:
+            raise Unreadable(got)
+        try:
+            return self._read_info()
+        except Unreadable as exc:
+            self.__dict__["_info_error"] = str(exc)
+            raise
+        except Exception as exc:
+            message = f"{self.path}: the array's schema or metadata cannot be read ({describe(exc)})"
+            self.__dict__["_info_error"] = message
+            raise self.tree.unreadable(self.path, message) from None
+
+    def _read_info(self) -> dict[str, Any]:
         with self._open() as array:
             schema = array.schema
             dims = [
@@ -155,6 +301,11 @@ class TileDBArrayNode(Node):
                 # TileDB stores var-sized strings as UTF-8 (or ASCII) bytes; fixed-size ones as cell_val_num bytes.
                 charset = "ascii" if np.dtype(first.dtype).kind == "S" else "utf-8"
                 string = StringStorage("variable" if first.isvar else "fixed", charset, np.dtype(first.dtype).str)
+            try:
+                nonempty = array.nonempty_domain()
+            except Exception:
+                nonempty = ()
+            fills = {a.name: a.fill for a in schema}
             return {
                 "string": string,
                 "sparse": bool(schema.sparse),
@@ -162,6 +313,8 @@ class TileDBArrayNode(Node):
                 "attrs": attrs,
                 "dtype": np.dtype(schema.attr(0).dtype) if schema.nattr else None,
                 "meta": _meta(array.meta),
+                "nonempty": nonempty,
+                "fills": fills,
             }
 
     @property
@@ -200,22 +353,65 @@ class TileDBArrayNode(Node):
         attr = self.attribute if self.attribute is not None else info["attrs"][0]["name"]
         lows = [d["domain"][0] for d in info["dims"]]
         shape = self.shape
+        row = int(np.prod(shape[1:], dtype=object)) if len(shape) > 1 else 1
+        dtype = self.dtype if self.dtype is not None else np.dtype("u1")
+        nonempty = info.get("nonempty")
         with self._open() as array:
             start = 0
-            for rows in row_slices(shape, self.chunks, max_elements):
+            for rows in _merged(row_slices(shape, self.chunks, max_elements), nonempty, lows[0], info["sparse"]):
                 lo, hi = lows[0] + rows.start, lows[0] + rows.stop - 1
-                if info["sparse"]:
-                    result = array.query(attrs=[attr], dims=[]).multi_index[lo:hi]
-                else:
-                    result = array.query(attrs=[attr])[lo : hi + 1]
+                if rows.step == 0:  # rows outside the non-empty domain: the fill value (dense) or no cells (sparse)
+                    if not info["sparse"]:
+                        fill = np.asarray(info["fills"].get(attr, 0)).reshape(-1)
+                        yield from uniform_blocks(start, fill[0] if fill.size else 0, dtype, (rows.stop - rows.start) * row)
+                        start += (rows.stop - rows.start) * row
+                    continue
+                if not info["sparse"]:
+                    check_block_size(self.path, shape, (rows.start, rows.stop), dtype.itemsize)
+                try:
+                    if info["sparse"]:
+                        result = array.query(attrs=[attr], dims=[]).multi_index[lo:hi]
+                    else:
+                        result = array.query(attrs=[attr])[lo : hi + 1]
+                except Exception as exc:
+                    raise self.tree.unreadable(
+                        self.path, f"{self.path}: rows {rows.start}..{rows.stop} cannot be read ({describe(exc)})"
+                    ) from None
                 # One attribute comes back as a bare ndarray, several as a mapping by name.
                 values = np.asarray(result[attr] if isinstance(result, Mapping) else result).reshape(-1)
                 yield Block(start, values)
                 start += values.size
 
     def edge_blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> tuple[Block, Block] | None:
-        blocks = list(self.blocks(max_elements))
-        return (blocks[0], blocks[-1]) if blocks else None
+        first = last = None
+        for block in self.blocks(max_elements):  # kept: the first and the latest, not every block
+            if first is None:
+                first = block
+            last = block
+        return (first, last) if first is not None else None
+
+
+def _merged(slices: Iterator[slice], nonempty: Any, low: Any, sparse: bool) -> Iterator[slice]:
+    """The row slices, with each run of them outside the array's non-empty domain (along the first dimension) as one
+    slice of step 0: nothing is written there, so a declared 2**32 rows with nothing written is not read row by row."""
+    try:
+        first, last = (int(x) - int(low) for x in nonempty[0]) if nonempty else (None, None)
+    except (TypeError, ValueError, IndexError):
+        first = last = None
+    if nonempty is None:  # nothing written at all
+        first, last = 0, -1
+    pending: slice | None = None
+    for sl in slices:
+        outside = first is not None and (sl.stop - 1 < first or sl.start > last)
+        if outside:
+            pending = slice(pending.start if pending else sl.start, sl.stop, 0)
+            continue
+        if pending is not None:
+            yield pending
+            pending = None
+        yield sl
+    if pending is not None:
+        yield pending
 
 
 class TileDBAttributeNode(TileDBArrayNode):
@@ -297,7 +493,10 @@ class TileDBCellsNode(TileDBArrayNode):
         dtype = self._info["dtype"]
         with self._array._open() as array:
             start = 0
-            for rows in row_slices(self._array.shape, self._array.chunks, max_elements):
+            # Runs of rows outside the non-empty domain hold no cells: not queried (a declared 2**62 rows).
+            for rows in _merged(row_slices(self._array.shape, self._array.chunks, max_elements), info.get("nonempty"), low, True):
+                if rows.step == 0:
+                    continue
                 result = array.query(attrs=attrs, dims=dims).multi_index[low + rows.start : low + rows.stop - 1]
                 count = len(np.asarray(result[dims[0]]))
                 values = np.empty(count, dtype=dtype)
@@ -316,6 +515,8 @@ class TileDBTree(Tree):
         self.tiledb = _tiledb()
         self.source = path
         uri = os.path.abspath(path)
+        self._real_root = os.path.realpath(uri)
+        self._seen: dict[str, str] = {self._real_root: "/"}  # real folder -> the node path it is read as
         kind = _object_type(self.tiledb, uri)
         if kind == "group":
             self._root: Node = TileDBGroupNode(self, "/", uri)
@@ -327,3 +528,26 @@ class TileDBTree(Tree):
     @property
     def root(self) -> Node:
         return self._root
+
+    def inside(self, uri: str, path: str) -> str | None:
+        """The local folder of member `uri` when it lies inside the store and is not read already; else None, reported."""
+        local = uri[7:] if uri.startswith("file://") else uri
+        if "://" in local:
+            self.note_problem(StoreProblem(path, f"{path}: a member at {local}, outside the store; not read", path))
+            return None
+        if not os.path.isabs(local):
+            local = os.path.join(self._real_root, local)
+        if os.path.islink(local):
+            self.note_problem(StoreProblem(path, f"{path}: a symlink; not followed", path))
+            return None
+        real = os.path.realpath(local)
+        if real != self._real_root and not real.startswith(self._real_root + os.sep):
+            self.note_problem(StoreProblem(path, f"{path}: a member at {local}, outside the store; not read", path))
+            return None
+        if real in self._seen and self._seen[real] != path:
+            self.note_problem(
+                StoreProblem(path, f"{path}: names the folder already read as {self._seen[real]}; not read again", path)
+            )
+            return None
+        self._seen[real] = path
+        return local

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import math
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -13,19 +14,28 @@ from validator.kernels.block import Block
 from validator.nodes import zarr_direct
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
+    MAX_DEPTH,
     Node,
     NodeError,
     NotDecoded,
     RowRange,
+    RowRanges,
     Storage,
+    StoreProblem,
     StringStorage,
     Tree,
-    block_row_ranges,
+    Unreadable,
+    plan_rows,
     row_elements,
+    stored_in,
 )
-from validator.nodes.keyvalue import DirectoryStore, KeyValueStore, ZipStore
+from validator.nodes.jsondoc import JSONProblem, loads
+from validator.nodes.keyvalue import MAX_DOCUMENT_BYTES, DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
 
 V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
+# The most shards whose indexes are looked up for one block: a declared grid can name any number, but what is
+# stored is bounded by the store (rows with nothing stored are skipped by the listing).
+MAX_SHARDS_PER_BLOCK = 1 << 16
 V3_DOCUMENT = "zarr.json"
 # The stored metadata documents: small, read by the tree and by several rules, so each is read once.
 DOCUMENTS = frozenset((*V2_DOCUMENTS, ".zmetadata", V3_DOCUMENT))
@@ -51,15 +61,8 @@ V3_DTYPES = {
 }
 
 
-class MetadataProblem:
-    """A stored metadata document that is missing, not JSON, or not a JSON object."""
-
-    def __init__(self, key: str, message: str) -> None:
-        self.key = key
-        self.message = message
-
-    def __repr__(self) -> str:
-        return f"{self.key}: {self.message}"
+# A stored metadata document that is missing, not JSON, not a JSON object, too large or nested too deeply.
+MetadataProblem = StoreProblem
 
 
 def parse_json(raw: bytes | None, key: str) -> tuple[Any, MetadataProblem | None]:
@@ -67,23 +70,32 @@ def parse_json(raw: bytes | None, key: str) -> tuple[Any, MetadataProblem | None
         return None, None
     try:
         # The stored JSON may carry NaN/Infinity (zarr v2 fill values); Python's parser accepts them.
-        return json.loads(raw.decode("utf-8")), None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return None, _problem(key, exc)
+        return loads(raw), None
+    except JSONProblem as exc:
+        return None, MetadataProblem(key, str(exc))
 
 
-def _problem(key: str, exc: UnicodeDecodeError | json.JSONDecodeError) -> MetadataProblem:
-    if isinstance(exc, UnicodeDecodeError):
-        return MetadataProblem(key, f"not UTF-8 ({exc.reason} at byte {exc.start})")
-    return MetadataProblem(key, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})")
+def read_document(kv: KeyValueStore, key: str) -> tuple[Any, MetadataProblem | None]:
+    """The parsed document stored at `key` (None when absent), or the problem that keeps it from being read."""
+    try:
+        raw = kv.get_bounded(key, MAX_DOCUMENT_BYTES)
+    except NodeError as exc:
+        return None, _unread(key, exc)
+    return parse_json(raw, key)
 
 
-class _NotJSON:
-    """A stored document that does not parse, and why (the error is raised again each time it is asked for)."""
+def _unread(key: str, exc: NodeError) -> MetadataProblem:
+    if isinstance(exc, ValueTooLarge):
+        return MetadataProblem(key, str(exc).removeprefix(f"{key} "))
+    return MetadataProblem(key, str(exc))
+
+
+class _Failed:
+    """A read or a parse that failed, and its error, raised again each time the key is asked for."""
 
     __slots__ = ("error",)
 
-    def __init__(self, error: UnicodeDecodeError | json.JSONDecodeError) -> None:
+    def __init__(self, error: Exception) -> None:
         self.error = error
 
 
@@ -171,12 +183,15 @@ class ZarrNode(Node):
         return self.key(".zarray" if self.kind == "array" else ".zgroup")
 
     @cached_property
-    def signature(self) -> tuple[str, bool, bytes | None, bytes | None]:
+    def signature(self) -> tuple[Any, ...] | None:
         """(kind, implicit, the stored bytes of its document, and of its .zattrs for Zarr v2): everything the node's
-        metadata, attributes, dtype, shape, chunks and storage are read from."""
+        metadata, attributes, dtype, shape, chunks and storage are read from. None where a document is stored but
+        cannot be read: such a node is checked alone (its own problem reported under its own key)."""
         key = self.metadata_key
-        document = self.tree.document(key) if key is not None else None
-        attrs = self.tree.document(self.key(".zattrs")) if self.tree.zarr_format == 2 else None
+        document = self.tree.stored_bytes(key) if key is not None else None
+        attrs = self.tree.stored_bytes(self.key(".zattrs")) if self.tree.zarr_format == 2 else None
+        if document is False or attrs is False:
+            return None
         return (self.kind, self._implicit, document, attrs)
 
     def stored_keys(self) -> list[str]:
@@ -212,25 +227,26 @@ class ZarrNode(Node):
             attrs = (self.metadata or {}).get("attributes", {})
             return attrs if isinstance(attrs, dict) else {}
         try:
-            raw = self.tree.read(self.key(".zattrs"), self.path)
+            raw = self.tree.read(self.key(".zattrs"), self.path)  # bounded (keyvalue.MAX_DOCUMENT_BYTES)
         except NodeError as exc:
-            # Stored but unreadable (a symlink out of the store, a directory in its place): the attributes are
-            # unknown, not absent. Reported once as a problem; each clause that reads them is an error.
-            self.tree.note_problem(MetadataProblem(self.key(".zattrs"), f"cannot be read ({exc})"))
-            raise
+            # Stored but unreadable (a symlink out of the store, a directory or FIFO in its place, too large): the
+            # attributes are unknown, not absent. Reported once; each clause that reads them skips the node.
+            raise self.tree.unreadable(self.key(".zattrs"), f"cannot be read ({exc})", self.path) from None
         doc, problem = self.tree.parse(self.key(".zattrs"), raw)
         if problem:
+            # Not JSON, nested too deeply, too large: unknown as well, never empty ("missing" would be a false claim).
             self.tree.note_problem(problem)
-        elif doc is not None and not isinstance(doc, dict):
+            raise Unreadable(f"{self.key('.zattrs')}: {problem.message}")
+        if doc is not None and not isinstance(doc, dict):
             self.tree.note_problem(MetadataProblem(self.key(".zattrs"), f"not a JSON object but {type(doc).__name__}"))
             return {}
         return doc or {}
 
     @property
     def shape(self) -> tuple[int, ...] | None:
-        if self.kind != "array":
+        if self.kind != "array" or not isinstance(self.metadata, dict):
             return None
-        shape = (self.metadata or {}).get("shape")
+        shape = self.metadata.get("shape")
         if isinstance(shape, list) and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape):
             return tuple(shape)
         return None
@@ -245,7 +261,7 @@ class ZarrNode(Node):
 
     @property
     def _v3_codecs(self) -> list[Any]:
-        codecs = (self.metadata or {}).get("codecs") or []
+        codecs = self.metadata.get("codecs") if isinstance(self.metadata, dict) else []
         return codecs if isinstance(codecs, list) else []
 
     @property
@@ -305,20 +321,34 @@ class ZarrNode(Node):
     def children(self) -> dict[str, Node]:
         return self._children
 
-    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[RowRange] | None:
+    def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> RowRanges | None:
         if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not a readable array")
-        return block_row_ranges(self.shape, self.chunks, max_elements)
+        itemsize = self.dtype.itemsize if self.dtype is not None else 1
+        return plan_rows(self.shape, self.chunks, max_elements, itemsize, self._stored_rows)
+
+    def _stored_rows(self) -> list[int] | None:
+        """The axis-0 chunk indices of the chunks stored (from the store's listing), or None when it cannot say."""
+        got = self.__dict__.get("_stored")
+        if got is None:
+            try:
+                got = zarr_direct.stored_rows(self.tree.kv, self.plan)
+            except NodeError:
+                got = False
+            self.__dict__["_stored"] = got
+        return got if got is not False else None
 
     def read_block(self, rows: RowRange) -> Block:
         """One block, each stored chunk decoded through `codecs`; chunks that do not decode are listed in `Block.chunks`.
 
-        Raises NotDecoded for an array whose codecs or layout are not read, NodeError for unusable metadata or a
-        chunk outside the store or unreadable.
+        Rows where the listing shows no stored chunk are the fill value, never materialised. Raises NotDecoded for
+        an array whose codecs or layout are not read, NodeError for unusable metadata, a chunk outside the store or
+        unreadable, or a block too large to hold.
         """
         if self.kind != "array" or self.shape is None or not self.metadata:
             raise NodeError(f"{self.path}: array metadata is unusable, data cannot be read")
-        return zarr_direct.read_block(self.tree.kv, self.plan, rows)
+        stored = self.__dict__.get("_stored")  # listed by block_rows when the plan needed it; [] means none stored
+        return zarr_direct.read_block(self.tree.kv, self.plan, rows, stored if isinstance(stored, list) else None)
 
     @property
     def plan(self) -> zarr_direct.ArrayPlan:
@@ -341,6 +371,19 @@ class ZarrNode(Node):
         if layout is None or isinstance(layout, str) or self.shape is None:
             raise NotDecoded(f"{self.path}: shard indexes not read ({layout or 'not a Zarr v3 array'})")
         start, stop = rows
+        grid = layout.keys.grid or ()
+        if grid:
+            per_row = layout.shard_shape[0] or 1
+            cells = max(0, min(grid[0], -(-stop // per_row)) - start // per_row) * math.prod(grid[1:])
+            if cells > MAX_SHARDS_PER_BLOCK:
+                # A declared shape far larger than what is written: only rows holding a stored shard are looked at.
+                stored = self._stored_rows()
+                if stored is not None and not stored_in(stored, per_row, (start, stop)):
+                    return Block(start * row_elements(self.shape), np.empty(0, dtype=np.uint8))
+                raise NotDecoded(
+                    f"{self.path}: shard indexes not read: rows {start}..{stop} span {cells} shards, more than the "
+                    f"{MAX_SHARDS_PER_BLOCK} looked at for one block"
+                )
         # Codecs after sharding_indexed encode whole shards: undone by the codec module, as a data read would.
         unwrap = (lambda raw, where: codecs.shard_bytes(self.plan.codec, raw, f"{self.path}: {where}")) if layout.after else None
         shards = zarr_v3.read_shard_indexes(self.tree.kv, self.prefix, layout, start, stop, unwrap)
@@ -367,88 +410,121 @@ class ZarrTree(Tree):
         self.source = kv.location
         self.zarr_format = zarr_format
         self.format = f"zarr-v{zarr_format}"
-        self.problems: list[MetadataProblem] = []
+        kv.report = lambda key, why: self.note_problem(StoreProblem(key, why))
         self._nodes: dict[str, Node | None] = {}
-        # Each metadata document is read once, parsed once, and each directory listed once, however many rules ask.
-        self._documents: dict[str, bytes | None] = {}
-        self._parsed: dict[str, Any] = {}  # key -> the parsed document, or _NotJSON
-        # Equal documents (the columns of one type in a wide dataframe) are kept once, bytes and parsed value.
+        # Each metadata document is read once, parsed once, and each folder listed once, however many rules ask;
+        # equal documents (the columns of one type in a wide dataframe) are held once, bytes and parsed value.
+        self._documents: dict[str, Any] = {}  # key -> bytes, None (absent) or _Failed
+        self._unreadable: dict[str, bool] = {}  # key -> stored though get_bounded found nothing
+        self._parsed: dict[str, Any] = {}  # key -> the parsed document, or _Failed
         self._alike: dict[bytes, bytes] = {}
         self._parsed_alike: dict[bytes, Any] = {}
-        self._raw_keys: list[str] | None = None
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
+        self._raw_keys: list[str] | None = None
         if kv.batched:
             self._prefetch()
         root = self.node_at("/")
         # A store with no root document still has a root: report it as an implicit group.
         self._root = root if root is not None else ZarrNode(self, "/", "group", None, implicit=True)
 
-    def document(self, key: str) -> bytes | None:
-        """The stored bytes of the metadata document `key`, or None where it is absent or unreadable (`kv.get`)."""
-        try:
-            return self._documents[key]
-        except KeyError:
-            raw = self._documents[key] = self._shared(self.kv.get(key))
-            return raw
+    @property
+    def root(self) -> Node:
+        return self._root
 
-    def raw_keys(self) -> list[str] | None:
-        """`kv.raw_keys`, walked once however many rules read it (a walk of the whole store)."""
-        if self._raw_keys is None:
-            self._raw_keys = self.kv.raw_keys()
-        return None if self._raw_keys is None else list(self._raw_keys)
+    def _raw(self, key: str) -> bytes | None:
+        """`kv.get_bounded(key, MAX_DOCUMENT_BYTES)` of a metadata document, once: its bytes, None where absent, or
+        the same NodeError (ValueTooLarge) again."""
+        got = self._documents.get(key, _Failed)
+        if got is _Failed:
+            try:
+                got = self._shared(self.kv.get_bounded(key, MAX_DOCUMENT_BYTES))
+            except NodeError as exc:
+                got = _Failed(exc)
+            self._documents[key] = got
+        if isinstance(got, _Failed):
+            raise got.error
+        return got
 
     def _shared(self, raw: bytes | None) -> bytes | None:
         return raw if raw is None else self._alike.setdefault(raw, raw)
 
+    def document(self, key: str) -> tuple[Any, MetadataProblem | None]:
+        """`read_document` of the metadata document `key`, read and parsed once for every reader."""
+        try:
+            raw = self._raw(key)
+        except NodeError as exc:
+            return None, _unread(key, exc)
+        return self.parse(key, raw)
+
+    def stored_bytes(self, key: str) -> bytes | bool | None:
+        """The stored bytes of the metadata document `key`; None where absent; False where stored but unreadable."""
+        try:
+            raw = self._raw(key)
+        except NodeError:
+            return False
+        if raw is None and self._stored(key):
+            return False
+        return raw
+
+    def _stored(self, key: str) -> bool:
+        known = self._unreadable.get(key)
+        if known is None:
+            known = self._unreadable[key] = self.kv.stored(key)
+        return known
+
     def read(self, key: str, where: str) -> bytes | None:
-        """`kv.read` (NodeError for a key stored but unreadable), served from the documents already read."""
+        """`kv.read` (NodeError for a key stored but unreadable), a metadata document read once for every reader."""
         if key.rpartition("/")[2] not in DOCUMENTS:
             return self.kv.read(key, where)
-        if key not in self._documents:
-            self._documents[key] = self._shared(self.kv.read(key, where))
-        raw = self._documents[key]
-        if raw is None and self.kv.stored(key):
+        try:
+            raw = self._raw(key)
+        except ValueTooLarge as exc:
+            raise NodeError(f"{where or key}: {exc}") from None
+        except NodeError as exc:
+            raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
+        except Exception as exc:  # as kv.read: any failure to read a stored key is the node's
+            raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
+        if raw is None and self._stored(key):
             raise NodeError(f"{where or key}: {key} is stored but cannot be read")
         return raw
 
     def parse(self, key: str, raw: bytes | None) -> tuple[Any, MetadataProblem | None]:
-        """`parse_json` of the document `key` whose stored bytes are `raw`, parsed once for every reader."""
-        got = self._parsed.get(key, _NotJSON) if raw is not None else None
-        if got is _NotJSON:
+        """`parse_json` of the document `key` whose stored bytes are `raw`; a metadata document parsed once."""
+        if raw is None:
+            return None, None
+        got = self._parsed.get(key, _Failed)
+        if got is _Failed:
             document = key.rpartition("/")[2] in DOCUMENTS
-            got = self._parsed_alike.get(raw, _NotJSON) if document else _NotJSON  # type: ignore[arg-type]
-            if got is _NotJSON:
+            got = self._parsed_alike.get(raw, _Failed) if document else _Failed
+            if got is _Failed:
                 try:
-                    got = json.loads(raw.decode("utf-8"))  # type: ignore[union-attr]
-                except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                    got = _NotJSON(exc)
+                    got = loads(raw)
+                except JSONProblem as exc:
+                    got = _Failed(exc)
                 if document:
-                    self._parsed_alike[raw] = got  # type: ignore[index]
+                    self._parsed_alike[raw] = got
             if document:
                 self._parsed[key] = got
-        if isinstance(got, _NotJSON):
-            return None, _problem(key, got.error)
+        if isinstance(got, _Failed):
+            return None, MetadataProblem(key, str(got.error))
         return got, None
 
     def read_json(self, key: str, where: str) -> Any:
-        """The stored document `key` parsed (`read`, then `json.loads`), a metadata document once for every reader:
-        None when not stored; raises NodeError when it cannot be read, UnicodeDecodeError or JSONDecodeError when
-        it is not JSON. The value is shared: never modify it."""
+        """The stored document `key` parsed (`read`, then `loads`), a metadata document once for every reader: None
+        when not stored; NodeError when it cannot be read, JSONProblem when it is not JSON. Shared: never modify it."""
         raw = self.read(key, where)
         if raw is None:
             return None
-        got = self._parsed.get(key, _NotJSON)
-        if got is _NotJSON:
-            self.parse(key, raw)
-            got = self._parsed.get(key, _NotJSON)
-            if got is _NotJSON:  # not a metadata document: not kept
-                return json.loads(raw.decode("utf-8"))
-        if isinstance(got, _NotJSON):
+        if key.rpartition("/")[2] not in DOCUMENTS:
+            return loads(raw)
+        self.parse(key, raw)
+        got = self._parsed[key]
+        if isinstance(got, _Failed):
             raise got.error
         return got
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        """`kv.list_dir`, each directory listed once."""
+        """`kv.list_dir`, each folder listed once."""
         try:
             return self._listings[prefix]
         except KeyError:
@@ -456,29 +532,47 @@ class ZarrTree(Tree):
             return listing
 
     def list_keys(self, prefix: str) -> list[str]:
-        """Every key below `prefix`, recursively, relative to the store root (from the listings already made)."""
-        keys, dirs = self.list_dir(prefix)
-        out = [f"{prefix}/{k}" if prefix else k for k in keys]
-        for d in dirs:
-            out.extend(self.list_keys(f"{prefix}/{d}" if prefix else d))
-        return out
+        """Every key below `prefix`, relative to the store root: `kv.iter_keys`, from the listings already made."""
+        return list(self.iter_keys(prefix))
+
+    def iter_keys(self, prefix: str) -> Iterator[str]:
+        """`kv.iter_keys` (depth first, sorted, folders below MAX_DEPTH not entered), each folder listed once."""
+        stack = [(prefix, prefix.count("/") + 1 if prefix else 0)]
+        while stack:
+            here, depth = stack.pop()
+            keys, dirs = self.list_dir(here)
+            for k in keys:
+                yield _join(here, k)
+            if dirs and depth >= MAX_DEPTH:
+                self.kv.skip(here, f"folders nest more than {MAX_DEPTH} levels deep; nothing below is read")
+                continue
+            stack.extend((_join(here, d), depth + 1) for d in reversed(dirs))
+
+    def raw_keys(self) -> list[str] | None:
+        """`kv.raw_keys`, walked once however many rules read it (a walk of the whole store)."""
+        if self._raw_keys is None:
+            self._raw_keys = self.kv.raw_keys()
+        return None if self._raw_keys is None else list(self._raw_keys)
 
     def _prefetch(self) -> None:
-        """Read every directory listing and metadata document the run will need, a level of the hierarchy per
-        round trip (listings together, then documents together), instead of one request at a time.
+        """Read every folder listing and metadata document the run will need, a level of the hierarchy per round
+        trip (listings together, then documents together), instead of one request at a time.
 
         Below an array lie chunks: its folders are listed (the chunk key rules read what is stored there) but no
         document is asked for. A store read from its consolidated metadata answers the listings without a
-        request, so its documents come in a few batches.
+        request, so its documents come in a few batches. Documents larger than the bound are left to be read (and
+        refused) one at a time.
         """
         names = (V3_DOCUMENT,) if self.zarr_format == 3 else V2_DOCUMENTS
         level = [""]
         chunk_folders: set[str] = set()  # folders at or below an array
-        while level:
+        for _ in range(MAX_DEPTH + 1):  # no deeper than a walk goes (iter_keys, base.walk)
+            if not level:
+                break
             self._listings.update(self.kv.list_many([p for p in level if p not in self._listings]))
             keys = [_join(p, n) for p in level if p not in chunk_folders for n in self._listings[p][0] if n in names]
             fetched = self.kv.get_many([k for k in keys if k not in self._documents])
-            self._documents.update((k, self._shared(v)) for k, v in fetched.items())
+            self._documents.update((k, self._shared(v)) for k, v in fetched.items() if v is None or len(v) <= MAX_DOCUMENT_BYTES)
             below = []
             for prefix in level:
                 if prefix not in chunk_folders and self._holds_array(prefix):
@@ -492,17 +586,10 @@ class ZarrTree(Tree):
     def _holds_array(self, prefix: str) -> bool:
         key = lambda name: f"{prefix}/{name}" if prefix else name  # noqa: E731
         if self.zarr_format == 2:
-            return self._documents.get(key(".zarray")) is not None
-        doc = self.parse(key(V3_DOCUMENT), self._documents.get(key(V3_DOCUMENT)))[0]
+            return isinstance(self._documents.get(key(".zarray")), bytes)
+        raw = self._documents.get(key(V3_DOCUMENT))
+        doc = self.parse(key(V3_DOCUMENT), raw)[0] if isinstance(raw, bytes) else None
         return isinstance(doc, dict) and doc.get("node_type") == "array"
-
-    def note_problem(self, problem: MetadataProblem) -> None:
-        if all(p.key != problem.key for p in self.problems):
-            self.problems.append(problem)
-
-    @property
-    def root(self) -> Node:
-        return self._root
 
     def node_at(self, path: str) -> Node | None:
         if path not in self._nodes:
@@ -513,7 +600,7 @@ class ZarrTree(Tree):
         prefix = path.strip("/")
         key = lambda name: f"{prefix}/{name}" if prefix else name  # noqa: E731
         if self.zarr_format == 3:
-            doc, problem = self.parse(key(V3_DOCUMENT), self.document(key(V3_DOCUMENT)))
+            doc, problem = self.document(key(V3_DOCUMENT))
             if problem:
                 self.note_problem(problem)
                 return ZarrNode(self, path, "group", None)
@@ -524,18 +611,16 @@ class ZarrTree(Tree):
                 return ZarrNode(self, path, "group", None)
             kind = "array" if doc.get("node_type") == "array" else "group"
             return ZarrNode(self, path, kind, doc)
-        raw_array = self.document(key(".zarray"))
-        if raw_array is not None:
-            doc, problem = self.parse(key(".zarray"), raw_array)
+        doc, problem = self.document(key(".zarray"))
+        if doc is not None or problem is not None:
             if problem:
                 self.note_problem(problem)
             elif not isinstance(doc, dict):
                 self.note_problem(MetadataProblem(key(".zarray"), f"not a JSON object but {type(doc).__name__}"))
                 doc = None
             return ZarrNode(self, path, "array", doc)
-        raw_group = self.document(key(".zgroup"))
-        if raw_group is not None:
-            doc, problem = self.parse(key(".zgroup"), raw_group)
+        doc, problem = self.document(key(".zgroup"))
+        if doc is not None or problem is not None:
             if problem:
                 self.note_problem(problem)
             elif not isinstance(doc, dict):
@@ -546,7 +631,7 @@ class ZarrTree(Tree):
     def _implicit(self, path: str, prefix: str) -> Node | None:
         # Only directories that lead to some node document are nodes; other directories are not ours.
         documents = (V3_DOCUMENT,) if self.zarr_format == 3 else V2_DOCUMENTS
-        if any(k.rsplit("/", 1)[-1] in documents for k in self.list_keys(prefix)):
+        if any(k.rsplit("/", 1)[-1] in documents for k in self.iter_keys(prefix)):
             return ZarrNode(self, path, "group", None, implicit=True)
         return None
 
@@ -569,14 +654,24 @@ def open_zarr(path: str) -> ZarrTree:
 
 def detect_zarr_format(kv: KeyValueStore) -> int | None:
     """3 when the root has `zarr.json`, 2 for v2 documents at the root or below; None when neither."""
-    if kv.get(V3_DOCUMENT) is not None:
+    if _present(kv, V3_DOCUMENT):
         return 3
-    if any(kv.get(doc) is not None for doc in V2_DOCUMENTS):
+    if any(_present(kv, doc) for doc in V2_DOCUMENTS):
         return 2
-    for key in kv.list_keys(""):
+    for key in kv.iter_keys(""):
         name = key.rsplit("/", 1)[-1]
         if name in V2_DOCUMENTS:
             return 2
         if name == V3_DOCUMENT:
             return 3
     return None
+
+
+def _present(kv: KeyValueStore, key: str) -> bool:
+    """True when something is stored at `key` (read within the document bound: a huge one is present, and reported later)."""
+    try:
+        return kv.get_bounded(key, MAX_DOCUMENT_BYTES) is not None
+    except ValueTooLarge:
+        return True
+    except NodeError:
+        return kv.stored(key)

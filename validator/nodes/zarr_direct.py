@@ -18,19 +18,20 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import itertools
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from validator.kernels.block import Block, ChunkRead, ShardIndex
 from validator.nodes import codecs, zarr_v3
-from validator.nodes.base import NodeError
+from validator.nodes.base import NodeError, check_block_size, stored_in, uniform_block
 from validator.nodes.codecs import ChunkCodec, ChunkError, NotDecoded
-from validator.nodes.keyvalue import DirectoryStore, KeyValueStore, ZipStore
+from validator.nodes.keyvalue import MAX_VALUE_BYTES, DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
 
 # zarr.json keys this reader understands; any other key may change how chunks are read, unless it says
 # `"must_understand": false`.
@@ -49,6 +50,8 @@ V3_KEYS = frozenset(
         "storage_transformers",
     }
 )
+# Stored chunks up to this size are always read and handed to the decoder (which bounds what they decode to).
+CHUNK_READ_FLOOR = 64 * 2**20
 FLOAT_NAMES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
@@ -266,12 +269,43 @@ def _float(value: Any, dtype: np.dtype, v3: bool) -> Any:
 # --- reading ------------------------------------------------------------------------------------------------
 
 
-def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int]) -> Block:
+def stored_rows(kv: KeyValueStore, plan: ArrayPlan) -> list[int] | None:
+    """The sorted axis-0 grid indices of the chunks stored for the array, from the store's listing.
+
+    None when the store cannot list (an HTTP server without directory pages): every block is then read.
+    """
+    prefix = plan.key_prefix.rstrip("/")
+    if plan.key_lead and plan.separator == "/":
+        prefix = f"{prefix}/{plan.key_lead.rstrip('/')}" if prefix else plan.key_lead.rstrip("/")
+        lead = ""
+    else:
+        lead = plan.key_lead
+    keys, dirs = kv.list_dir(prefix)
+    if not keys and not dirs and _unlisted(kv):
+        return None
+    names = keys + dirs if plan.separator == "/" else keys
+    found: set[int] = set()
+    for name in names:
+        if not name.startswith(lead):
+            continue
+        head = name[len(lead) :].split(plan.separator, 1)[0]
+        if head.isdigit() and head.isascii():
+            found.add(int(head))
+    return sorted(found)
+
+
+def _unlisted(kv: KeyValueStore) -> bool:
+    """True for a store whose listings may be empty because it cannot list (not a local directory or a zip)."""
+    return not isinstance(kv, (DirectoryStore, ZipStore))
+
+
+def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored: list[int] | None = None) -> Block:
     """Rows [start, stop) of the array, flattened in C order, with every stored chunk read for them. Thread-safe.
 
-    Raises NodeError for a key outside the store or a chunk that exists but cannot be read, and for a chunk
-    that is not stored when the fill value is no value of the dtype; a chunk that does not decode is listed
-    with its problem instead.
+    `stored`: the axis-0 chunk indices holding stored chunks (`stored_rows`), when known: rows with none are the
+    fill value as a broadcast view, whatever their number. Raises NodeError for a key outside the store or a
+    chunk that exists but cannot be read, for a chunk that is not stored when the fill value is no value of the
+    dtype, and for a block too large to hold; a chunk that does not decode is listed with its problem instead.
     """
     shape, chunks = plan.shape, plan.chunk_shape
     if not shape:  # 0-d: one element, one chunk
@@ -280,10 +314,15 @@ def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int]) -> Blo
         reads = _read_chunk(kv, plan, (), out, (), shards)
         return Block(0, out.reshape(-1), reads, tuple(shards))
     start, stop = max(0, rows[0]), min(rows[1], shape[0])  # as slicing would
+    if stored is not None and stop > start and not stored_in(stored, chunks[0], (start, stop)):
+        if plan.fill.problem is not None:
+            raise NodeError(f"{plan.path}: rows {start}..{stop} hold no stored chunk, and its {plan.fill.problem}; not read")
+        return uniform_block(start * _row_elements(shape), plan.fill.value, plan.dtype, (stop - start) * _row_elements(shape))
+    check_block_size(plan.path, shape, (start, stop), plan.dtype.itemsize)
     out = np.empty((max(0, stop - start),) + shape[1:], dtype=plan.dtype)
     if stop <= start or not out.size:
         return Block(start * _row_elements(shape), out.reshape(-1))
-    axes = [range(start // chunks[0], (stop - 1) // chunks[0] + 1)]
+    axes: list[Sequence[int]] = [_chunk_rows(plan, out, start, stop, stored)]
     axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=False)]
     reads: list[ChunkRead] = []
     fetched = _fetch_together(kv, plan, itertools.product(*axes))
@@ -318,6 +357,29 @@ def _fetch_together(kv: KeyValueStore, plan: ArrayPlan, indexes: Iterable[tuple[
         raise NodeError(f"{plan.path}: cannot read chunks {keys[0]}... ({exc})") from None
 
 
+def _chunk_rows(plan: ArrayPlan, out: np.ndarray, start: int, stop: int, stored: list[int] | None) -> Sequence[int]:
+    """The axis-0 chunk indices to read for rows [start, stop): all of them, or, where the listing of stored chunks
+    names fewer, only those (`out` then holds the fill value elsewhere): a block of 2**22 chunks of one row with one
+    stored is one read, not 2**22 lookups."""
+    rows = range(start // plan.chunk_shape[0], (stop - 1) // plan.chunk_shape[0] + 1)
+    if stored is None:
+        return rows
+    present = stored[bisect.bisect_left(stored, rows.start) : bisect.bisect_left(stored, rows.stop)]
+    if len(present) == len(rows):
+        return rows
+    if plan.fill.problem is not None:
+        raise NodeError(f"{plan.path}: rows {start}..{stop} hold chunks not stored, and its {plan.fill.problem}; not read")
+    out[...] = plan.fill.value
+    return present
+
+
+def chunk_read_limit(plan: ArrayPlan) -> int:
+    """The most stored bytes one chunk may hold to be read: what its codecs can make of a chunk (never under
+    CHUNK_READ_FLOOR, so a chunk past that bound still reaches the decoder, which says what is wrong with it), and
+    never more than MAX_VALUE_BYTES."""
+    return min(MAX_VALUE_BYTES, max(plan.codec.stored_limit, CHUNK_READ_FLOOR))
+
+
 def _row_elements(shape: tuple[int, ...]) -> int:
     return math.prod(shape[1:]) if len(shape) > 1 else 1
 
@@ -336,14 +398,20 @@ def _read_chunk(
     `fetched` holds chunks already fetched together (`_fetch_together`); one not in it is read here.
     """
     key = plan.key(index)
-    if fetched and plan.key_prefix + key in fetched:
-        raw = fetched[plan.key_prefix + key]  # None: not stored (a remote store has no unreadable-but-stored keys)
-    else:
-        raw = get_chunk(kv, plan.key_prefix + key, plan.path, key)
+    where = f"{plan.path}: chunk {key}"
+    full, limit = plan.key_prefix + key, chunk_read_limit(plan)
+    try:
+        # Fetched with the block's others where the store is remote (None: not stored; a remote store has no
+        # unreadable-but-stored keys); read here otherwise, or when it is larger than a chunk may be.
+        got = fetched.get(full, False) if fetched else False
+        fetched_ok = got is None or (isinstance(got, bytes) and len(got) <= limit)
+        raw = got if fetched_ok else get_chunk(kv, full, plan.path, key, limit)
+    except ValueTooLarge as exc:
+        target[...] = plan.fill.value
+        return (ChunkRead(key, f"{plan.path}: chunk {exc}"),)
     if raw is None:
         _fill_unstored(plan, key, target)
         return ()
-    where = f"{plan.path}: chunk {key}"
     try:
         if plan.codec.sharding is not None:
             problem = _read_shard(plan, raw, where, index, target, inside, shards)
@@ -413,15 +481,18 @@ def _read_shard(
     return first
 
 
-def get_chunk(kv: KeyValueStore, key: str, path: str, shown: str | None = None) -> bytes | None:
+def get_chunk(kv: KeyValueStore, key: str, path: str, shown: str | None = None, limit: int = MAX_VALUE_BYTES) -> bytes | None:
     """The chunk's stored bytes; None only when the chunk is not stored (it then reads as the fill value).
 
-    Raises NodeError for a key that leads outside the store or exists but cannot be read (`get` answers None
-    for those too: they must not pass for unstored chunks).
+    Raises ValueTooLarge for a chunk of more than `limit` stored bytes (never read), NodeError for a key that leads
+    outside the store or exists but cannot be read (`get` answers None for those too: they must not pass for
+    unstored chunks).
     """
     shown = shown or key
     try:
-        raw = kv.get(key)
+        raw = kv.get_bounded(key, limit)
+    except ValueTooLarge:
+        raise
     except Exception as exc:  # a remote store's failure (its message carries no credentials)
         raise NodeError(f"{path}: cannot read chunk {shown} ({exc})") from None
     if raw is not None:

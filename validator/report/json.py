@@ -91,7 +91,7 @@ def report_to_json(report: Report, fail_on: Level = Level.MUST, baseline: Baseli
         "summary": report.summary(),
         "provenance": report.provenance.to_json() if report.provenance is not None else {"eras": [], "writers": []},
         "legacy": [legacy_to_json(lv) for lv in report.legacy],
-        "problems": [{"key": p.key, "message": p.message} for p in report.problems],
+        "problems": [{"key": p.key, "message": p.message, **({"path": p.path} if p.path else {})} for p in report.problems],
         "results": [result_to_json(r) for r in report.results],
     }
     if v.reason:

@@ -49,10 +49,15 @@ class PackInfo:
 
 @dataclass(frozen=True)
 class Problem:
-    """Something in the store that could not be read as a node (broken metadata JSON and the like)."""
+    """Something in the store that could not be read (an `unreadable` record): a node, its attributes or members, a
+    metadata document, a chunk, a link or data lying outside the store, or the input's time running out.
 
-    key: str
+    `message` is one line naming the node path and the underlying error; the rest of the store is still validated.
+    """
+
+    key: str  # a node path (`/X/indptr`) or a store key (`X/indptr/.zarray`)
     message: str
+    path: str | None = None  # the node it belongs to, where known
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,11 @@ def _head(report: Report, paint: Paint, states: dict[tuple, bool]) -> list[str]:
         f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs
     )
     about = report.provenance.describe() if report.provenance is not None else ""  # the eras and likely writers
-    lines = [paint("bold", report.name) + f" ({report.format}; {packs or 'no pack applies'}{'; ' + about if about else ''})"]
+    # An input cut short under --timeout (or whose reader crashed) has an unreadable record and no results, and no
+    # format when it was not even opened.
+    fmt = report.format or "format unknown"
+    checked = packs or ("not checked" if report.problems and not report.results else "no pack applies")
+    lines = [paint("bold", report.name) + f" ({fmt}; {checked}{'; ' + about if about else ''})"]
     for problem in report.problems:
         mark = " [baseline]" if states.get((None, problem.key)) else ""
         lines.append(f"  {paint('MUST', 'UNREADABLE')} {problem.key}: {problem.message}{mark}")

@@ -1,0 +1,62 @@
+"""`python -m tests.fuzz --n 10000`: the fuzzer on demand; prints every input with a defect and the tally at the end."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.fuzz import mutators, runner
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__)
+    p.add_argument("--n", type=int, default=1000, help="inputs to make and validate (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="the run's seed: the same seed makes the same inputs")
+    p.add_argument("--start", type=int, default=0, help="the first input's index (to replay one: --start I --n 1)")
+    p.add_argument("--jobs", type=int, default=2, help="inputs validated at once (default 2)")
+    p.add_argument("--timeout", type=float, default=runner.TIMEOUT, help="the tool's --timeout per input")
+    p.add_argument("--peak-mb", type=float, default=runner.PEAK_MB, help="peak resident memory allowed per input")
+    p.add_argument("--format", action="append", choices=mutators.FORMATS, help="only these formats (repeatable)")
+    p.add_argument(
+        "--work", help="where inputs are made (default: a temporary folder); inputs with a defect or a timeout are kept"
+    )
+    p.add_argument("--keep", action="store_true", help="keep every input, not only those with a defect")
+    args = p.parse_args(argv)
+    root = Path(args.work or tempfile.mkdtemp(prefix="spec-validate-fuzz-"))
+    root.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    done = 0
+
+    def progress(result: runner.Result) -> None:
+        nonlocal done
+        done += 1
+        if result.defects or result.timed_out:
+            print(result.line(), end="", flush=True)
+        if done % 100 == 0:
+            print(f"... {done}/{args.n} in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+
+    results = runner.fuzz(
+        args.n,
+        args.seed,
+        root,
+        args.jobs,
+        args.timeout,
+        args.peak_mb,
+        tuple(args.format or mutators.FORMATS),
+        args.start,
+        progress,
+        args.keep,
+    )
+    print(
+        f"\nseed {args.seed}, inputs {args.start}..{args.start + args.n - 1}, {time.monotonic() - started:.0f} s; "
+        f"inputs with defects kept under {root}"
+    )
+    print(runner.tally(results))
+    return 1 if any(r.defects for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,300 @@
+"""Validate fuzz inputs, each in its own process, and check what must hold for every input whatever it holds.
+
+For every input: exit code 0, 1 or 2; no traceback and no `internal error` line; a JSON report valid against
+`validator/report/report.schema.json` that names the path given (never an enclosing folder); the process ends
+within its `--timeout` (plus a margin) and stays under a peak resident memory; the input's files keep their bytes,
+modes and modification times; the canary beside the input keeps its access times and none of its bytes appear in
+anything the tool printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.fuzz import mutators
+
+REPO = mutators.REPO
+SCHEMA = REPO / "validator" / "report" / "report.schema.json"
+LAUNCHER = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
+TIMEOUT = 20.0  # --timeout given to the tool for each input
+MARGIN = 30.0  # the tool must be gone this long after its timeout, or it hung
+PEAK_MB = 500.0
+
+
+@dataclass
+class Result:
+    index: int
+    format: str
+    base: str
+    mutations: list[str]
+    code: int | None = None
+    peak_mb: float = 0.0
+    seconds: float = 0.0
+    defects: list[str] = field(default_factory=list)
+    timed_out: bool = False  # the tool reported its own timeout (not a defect)
+
+    def line(self) -> str:
+        return (
+            f"#{self.index} {self.format} {self.base} exit={self.code} {self.peak_mb:.0f}MB {self.seconds:.1f}s\n"
+            f"    mutations: {'; '.join(self.mutations)}\n"
+            + ("    timed out (the tool's own --timeout: reported, not a defect)\n" if self.timed_out else "")
+            + "".join(f"    DEFECT: {d}\n" for d in self.defects)
+        )
+
+
+class Zygote:
+    """A warm process (tests/fuzz/zygote.py) started through a launcher so the children's peak RSS is their own."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env.setdefault("SPEC_VALIDATE_CACHE_DIR", tempfile.mkdtemp(prefix="spec-validate-fuzz-cache-"))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", LAUNCHER, sys.executable, "-m", "tests.fuzz.zygote"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            env=env,
+        )
+        ready = self.proc.stdout.readline()
+        if not ready:
+            raise RuntimeError("the fuzz zygote did not start")
+
+    def run(self, argv: list[str], stdout: Path, stderr: Path, limit: float) -> dict:
+        self.proc.stdin.write(json.dumps({"argv": argv, "stdout": str(stdout), "stderr": str(stderr), "limit": limit}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the fuzz zygote died")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+
+
+_validator = None
+_lock = threading.Lock()
+
+
+def schema_validator():
+    global _validator
+    with _lock:
+        if _validator is None:
+            import jsonschema
+
+            _validator = jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text()))
+    return _validator
+
+
+def leaked(token: bytes, texts: list[bytes]) -> str | None:
+    """What of the canary's bytes a text shows: the token, or one of its 8-byte words read as an integer."""
+    needles = [token, token[:12]]
+    for i in range(0, 40, 8):
+        word = token.ljust(48, b"!")[i : i + 8]
+        needles += [str(int.from_bytes(word, "little", signed=True)).encode(), str(int.from_bytes(word, "little")).encode()]
+    for text in texts:
+        for needle in needles:
+            if needle in text:
+                return needle.decode(errors="replace")
+    return None
+
+
+def fuzz_one(
+    index: int,
+    seed: int,
+    zygote: Zygote,
+    root: Path,
+    timeout: float = TIMEOUT,
+    peak_mb: float = PEAK_MB,
+    formats: tuple[str, ...] = mutators.FORMATS,
+    keep: bool = False,
+) -> Result:
+    """Make input `index` of run `seed` under `root`, validate it in a child of `zygote`, check it; remove it unless kept."""
+    work = root / f"{index:05d}"
+    if work.exists():
+        mutators.remove_tree(work)
+    work.mkdir(parents=True)
+    inp = mutators.make_input(index, seed, work, formats)
+    result = Result(index, inp.format, inp.base, inp.mutations)
+    before = mutators.snapshot(inp.path)
+    canary = inp.canary
+    atimes = canary.access_times()
+    report, out, err = work / "report.json", work / "stdout", work / "stderr"
+    argv = [str(inp.path), "--format", "json", "--output", str(report), "--jobs", str(1 + index % 2), "--isolated", "--quiet"] + (
+        ["--timeout", str(timeout)] if os.environ.get("FUZZ_NO_TIMEOUT") is None else []
+    )
+    if index % 3 == 0:
+        argv.append("--deep")
+    got = zygote.run(argv, out, err, timeout + MARGIN)
+    result.code, result.peak_mb, result.seconds = got["code"], got["peak_mb"], got["seconds"]
+    stderr = err.read_bytes()
+    stdout = out.read_bytes()
+    text = report.read_bytes() if report.exists() else b""
+    d = result.defects
+    d.extend(_run_defects(got, stderr, timeout, peak_mb))
+    if got["code"] in (0, 1, 2):  # exit 2 too: an input that cannot be opened has a report carrying the error
+        d.extend(_check_report(text, inp.path))
+        result.timed_out = b"timed out after" in text
+    after = mutators.snapshot(inp.path)
+    if after != before:
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        d.append(f"input modified: {changed[:5]}")
+    if canary.access_times() != atimes:
+        d.append("the canary outside the input was read (its access time moved)")
+    shown = leaked(canary.token, [stdout, stderr, text])
+    if shown:
+        d.append(f"canary bytes in the output: {shown!r}")
+    if not keep and not d and not result.timed_out:  # a tool-reported timeout is kept to look at, not a defect
+        mutators.remove_tree(work)
+    return result
+
+
+def _run_defects(got: dict, stderr: bytes, timeout: float, peak_mb: float) -> list[str]:
+    """What is wrong with how the run ended: a hang, a signal, an exit code other than 0/1/2, a traceback or
+    `internal error` line, an exit 2 without its one error line, too much memory."""
+    d = []
+    if got["killed"]:
+        d.append(f"still running {timeout + MARGIN:.0f} s after it started (--timeout {timeout:.0f})")
+    elif got["signal"] is not None:
+        d.append(f"killed by signal {got['signal']}")
+    elif got["code"] not in (0, 1, 2):
+        d.append(f"exit code {got['code']}")
+    if b"Traceback" in stderr or b"internal error" in stderr:
+        d.append("stderr: " + stderr.decode(errors="replace").strip().splitlines()[-1][:300])
+    if got["code"] == 2:
+        lines = stderr.decode(errors="replace").strip().splitlines()
+        if len(lines) != 1 or not lines[0].startswith("spec-validate: error:"):
+            d.append(f"exit 2 without one error line: {lines[-3:]}")
+    if got["peak_mb"] > peak_mb:
+        d.append(f"peak RSS {got['peak_mb']:.0f} MB > {peak_mb:.0f} MB")
+    return d
+
+
+def _check_report(text: bytes, path: Path) -> list[str]:
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        return [f"report is not JSON ({exc})"]
+    errors = sorted(schema_validator().iter_errors(doc), key=lambda e: list(e.path))
+    if errors:
+        return [f"report fails its schema: {errors[0].message[:200]} at {list(errors[0].path)}"]
+    out = []
+    if b"internal error" in text or b"Traceback" in text:
+        line = next(ln for ln in text.decode(errors="replace").splitlines() if "internal error" in ln or "Traceback" in ln)
+        out.append(f"internal error in the report: {line.strip()[:300]}")
+    sources = [r["source"] for r in doc["reports"]]
+    if sources != [str(path)]:
+        out.append(f"report names {sources}, not the input {str(path)!r}")
+    return out
+
+
+def fuzz(
+    n: int,
+    seed: int,
+    root: Path,
+    jobs: int = 2,
+    timeout: float = TIMEOUT,
+    peak_mb: float = PEAK_MB,
+    formats: tuple[str, ...] = mutators.FORMATS,
+    start: int = 0,
+    progress=None,
+    keep: bool = False,
+) -> list[Result]:
+    """Inputs start..start+n-1 of run `seed`, on `jobs` zygotes in parallel; the results in index order."""
+    results: list[Result] = []
+    lock = threading.Lock()
+    queue = iter(range(start, start + n))
+
+    def worker() -> None:
+        zygote = Zygote()
+        try:
+            while True:
+                with lock:
+                    index = next(queue, None)
+                if index is None:
+                    return
+                try:
+                    result = fuzz_one(index, seed, zygote, root, timeout, peak_mb, formats, keep)
+                except Exception as exc:  # noqa: BLE001 (the harness's own failure on this input: shown, not hidden)
+                    result = Result(index, "?", "?", [], defects=[f"harness: {type(exc).__name__}: {exc}"])
+                    if "zygote died" in str(exc):
+                        zygote = Zygote()
+                with lock:
+                    results.append(result)
+                    if progress is not None:
+                        progress(result)
+        finally:
+            zygote.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(max(1, jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sorted(results, key=lambda r: r.index)
+
+
+def tally(results: list[Result]) -> str:
+    """The counts the issue asks for, per format and in all."""
+    lines = []
+    by_format = Counter(r.format for r in results)
+    defects = Counter()
+    for r in results:
+        for d in r.defects:
+            defects[_kind(d)] += 1
+    codes = Counter(r.code for r in results)
+    peak = max((r.peak_mb for r in results), default=0.0)
+    lines.append(f"inputs: {len(results)} ({', '.join(f'{f} {c}' for f, c in sorted(by_format.items()))})")
+    lines.append(f"exit codes: {', '.join(f'{c}: {n}' for c, n in sorted(codes.items(), key=lambda x: str(x[0])))}")
+    lines.append(f"tool-reported timeouts: {sum(r.timed_out for r in results)}")
+    for kind in (
+        "traceback or internal error",
+        "hang past the timeout",
+        "crash (signal)",
+        "bad exit code",
+        "input modified",
+        "read outside the input",
+        "canary bytes shown",
+        "peak RSS over the limit",
+        "report invalid",
+        "wrong input validated",
+        "harness",
+    ):
+        lines.append(f"{kind}: {defects.get(kind, 0)}")
+    lines.append(f"peak RSS: max {peak:.0f} MB")
+    lines.append(f"inputs with a defect: {sum(1 for r in results if r.defects)}")
+    return "\n".join(lines)
+
+
+def _kind(defect: str) -> str:
+    if defect.startswith(("stderr", "internal error")):
+        return "traceback or internal error"
+    if defect.startswith("still running"):
+        return "hang past the timeout"
+    if defect.startswith("killed by signal"):
+        return "crash (signal)"
+    if defect.startswith("exit"):
+        return "bad exit code"
+    if defect.startswith("input modified"):
+        return "input modified"
+    if defect.startswith("the canary"):
+        return "read outside the input"
+    if defect.startswith("canary bytes"):
+        return "canary bytes shown"
+    if defect.startswith("peak RSS"):
+        return "peak RSS over the limit"
+    if defect.startswith("report names"):
+        return "wrong input validated"
+    if defect.startswith("report"):
+        return "report invalid"
+    return "harness"

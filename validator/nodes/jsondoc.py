@@ -1,0 +1,73 @@
+"""Parse stored JSON text within bounds: the nesting it may have, and one-line reasons for what does not parse.
+
+Python's parser recurses once per nesting level and a document 100,000 levels deep stops it with RecursionError;
+one that parses a few hundred levels deep may stop every check that walks it afterwards. So nesting is measured
+first, without recursion, and a document nested deeper than MAX_NESTING is refused with a reason, like one that
+is not JSON; so is text of more than MAX_JSON_BYTES (documents are bounded where they are read as well,
+`keyvalue.MAX_DOCUMENT_BYTES`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+# The deepest nesting of arrays and objects a stored document may have: real metadata nests a few levels.
+MAX_NESTING = 64
+# The most bytes of JSON text parsed at once (a stored document, a JSON-valued attribute): parsing N bytes builds
+# Python objects of several times N. Documents read from a store are bounded at the same size when read.
+MAX_JSON_BYTES = 64 * 2**20
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_OPEN, _CLOSE = np.frombuffer(b"[{", dtype=np.uint8), np.frombuffer(b"]}", dtype=np.uint8)
+
+
+class JSONProblem(ValueError):
+    """Text that is no JSON document this tool reads; the message says why in one line."""
+
+
+def nesting(raw: bytes) -> int:
+    """How deeply arrays and objects nest in the JSON text `raw` (strings skipped), without parsing it."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_NESTING:  # cannot nest deeper than it opens
+        return min(raw.count(b"[") + raw.count(b"{"), MAX_NESTING)
+    bare = np.frombuffer(_STRING.sub(b'""', raw), dtype=np.uint8)
+    steps = np.isin(bare, _OPEN).astype(np.int64) - np.isin(bare, _CLOSE).astype(np.int64)
+    return int(np.cumsum(steps).max(initial=0))
+
+
+def loads(
+    raw: bytes | str,
+    max_nesting: int = MAX_NESTING,
+    max_bytes: int = MAX_JSON_BYTES,
+    parse_constant: Callable[[str], Any] | None = None,
+) -> Any:
+    """The JSON value of `raw` (UTF-8 bytes or text); JSONProblem, in one line, when it is none this tool reads.
+
+    NaN, Infinity and -Infinity are read as Python reads them (Zarr v2 writes them as fill values), unless
+    `parse_constant` says otherwise (it may raise ValueError: strict JSON has no such tokens).
+    """
+    if isinstance(raw, str):
+        text = raw
+        data = raw.encode("utf-8", errors="surrogatepass")
+    else:
+        data = raw
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JSONProblem(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    if len(data) > max_bytes:
+        raise JSONProblem(f"{len(data)} bytes of JSON text, more than the {max_bytes} this tool parses; not parsed")
+    depth = nesting(data)
+    if depth > max_nesting:
+        raise JSONProblem(f"nested {depth} levels deep, more than the {max_nesting} levels this tool reads")
+    try:
+        return json.loads(text, parse_constant=parse_constant)
+    except json.JSONDecodeError as exc:
+        raise JSONProblem(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:  # nesting was measured; kept as a guard
+        raise JSONProblem("nests too deeply to parse") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise JSONProblem(f"not valid JSON ({exc})") from None
