@@ -29,6 +29,7 @@ from validator.nodes.base import (
     Unreadable,
     check_block_size,
     describe,
+    element_bytes,
     plain,
     row_slices,
     uniform_blocks,
@@ -367,7 +368,7 @@ class TileDBArrayNode(Node):
                         start += (rows.stop - rows.start) * row
                     continue
                 if not info["sparse"]:
-                    check_block_size(self.path, shape, (rows.start, rows.stop), dtype.itemsize)
+                    check_block_size(self.path, shape, (rows.start, rows.stop), element_bytes(dtype))
                 try:
                     if info["sparse"]:
                         result = array.query(attrs=[attr], dims=[]).multi_index[lo:hi]
