@@ -277,11 +277,11 @@ def _read_regular(fd: int, key: str, limit: int) -> bytes | None:
         if st.st_size > limit:
             raise _too_large(key, st.st_size, limit)
         with open(fd, "rb", closefd=False) as fh:
-            data = fh.read(limit + 1)
+            data = fh.read(min(limit, st.st_size) + 1)  # read(n) allocates n bytes before reading: never the bound
     except OSError:
         return None
-    if len(data) > limit:  # it grew while being read
-        raise _too_large(key, len(data), limit)
+    if len(data) > st.st_size:  # it grew while being read: what was read is not the value
+        raise NodeError(f"{key}: changed while it was read")
     return data
 
 
@@ -345,7 +345,7 @@ class ZipStore(KeyValueStore):
             # zipfile stops at the size the header declares (and then checks the CRC): a member that inflates past
             # it is an error here, never a larger allocation.
             with self._zip.open(info) as fh:
-                return fh.read(limit + 1)
+                return fh.read(info.file_size + 1)  # within `limit` (checked above); past its declared size, an error
         except Exception:
             return None
 
