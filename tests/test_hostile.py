@@ -414,3 +414,36 @@ def test_timed_out_input_is_shown_as_not_checked_with_what_was_read():
         "  UNREADABLE /: timed out after 3 s while opening",
     ]
     assert "  UNREADABLE /X/data: timed out after 3 s while reading /X/data" in text
+
+
+def test_memory_limit_turns_an_allocation_past_it_into_an_unreadable_record(tmp_path):
+    """--memory-limit caps the data segment: a read needing more (here a 240 MB stored chunk, within every other
+    bound) fails with MemoryError, reported as that array's unreadable record; every other clause keeps its
+    verdict, and without the cap the same store reads."""
+    store = tmp_path / "big-chunk.zarr"
+    shutil.copytree(CORPUS / "anndata/zarr-v2/valid-zero-obs.zarr", store)
+    (store / "uns" / "big").mkdir()
+    (store / "uns" / "big" / ".zarray").write_text(
+        json.dumps(
+            {
+                "zarr_format": 2,
+                "shape": [30_000_000],
+                "chunks": [30_000_000],
+                "dtype": "<f8",
+                "compressor": None,
+                "fill_value": 0.0,
+                "filters": None,
+                "order": "C",
+            }
+        )
+    )
+    (store / "uns" / "big" / ".zattrs").write_text('{"encoding-type": "array", "encoding-version": "0.2.0"}')
+    with open(store / "uns" / "big" / "0", "wb") as fh:
+        fh.truncate(240_000_000)  # sparse: no disk space
+    capped = run_cli(store, "--memory-limit", "200", "--jobs", "1", "--deep", tmp_path=tmp_path)
+    assert "/uns/big" in problems(capped) and "MemoryError" in problems(capped)["/uns/big"], problems(capped)
+    free = run_cli(store, "--jobs", "1", "--deep", tmp_path=tmp_path)
+    assert "/uns/big" not in problems(free)
+    assert {k: v for k, v in statuses(capped["report"]).items() if v != "passed"} == {
+        k: v for k, v in statuses(free["report"]).items() if v != "passed"
+    }
