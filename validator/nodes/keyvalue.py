@@ -318,11 +318,19 @@ class ZipStore(KeyValueStore):
             names.append(name)
             self._entries[name] = info
         self.duplicate_keys = _duplicates(names)
-        # prefix -> (keys, sub-prefixes) directly below it, built once: a listing is then one lookup.
+        # prefix -> (keys, sub-prefixes) directly below it, built once: a listing is then one lookup. Prefixes stop
+        # a level below MAX_DEPTH (where listings stop): a name 30,000 levels deep would otherwise make 30,000
+        # prefixes of up to 64 KB each.
         self._listing: dict[str, tuple[set[str], set[str]]] = {"": (set(), set())}
         for name in self._entries:
-            parent, _, leaf = name.rpartition("/")
-            self._listing.setdefault(parent, (set(), set()))[0].add(leaf)
+            parts = name.split("/", MAX_DEPTH + 2)
+            if len(parts) > MAX_DEPTH + 2:  # listed as far as listings go: its first levels, as folders
+                parent, leaf = "/".join(parts[: MAX_DEPTH + 1]), None
+            else:
+                parent, _, leaf = name.rpartition("/")
+            if leaf is not None:
+                self._listing.setdefault(parent, (set(), set()))[0].add(leaf)
+            self._listing.setdefault(parent, (set(), set()))
             while parent:
                 up, _, child = parent.rpartition("/")
                 entry = self._listing.setdefault(up, (set(), set()))
