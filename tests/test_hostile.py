@@ -449,3 +449,13 @@ def test_memory_limit_turns_an_allocation_past_it_into_an_unreadable_record(tmp_
     assert {k: v for k, v in statuses(capped["report"]).items() if v != "passed"} == {
         k: v for k, v in statuses(free["report"]).items() if v != "passed"
     }
+
+
+def test_memory_limit_fits_tiledbs_budgets_so_a_valid_cxg_reads_the_same(tmp_path):
+    """TileDB sizes its reader from budgets of several GB; under --memory-limit they follow the limit, so a valid
+    CXG reads as without it (before, every array was `std::bad_alloc` under 640 MB)."""
+    pytest.importorskip("tiledb")
+    store = CORPUS / "cxg/cxg-0.3.0/valid-every-element.cxg"
+    capped = run_cli(store, "--memory-limit", "640", "--jobs", "2", tmp_path=tmp_path)
+    free = run_cli(store, "--jobs", "2", tmp_path=tmp_path)
+    assert capped["report"]["problems"] == [] and statuses(capped["report"]) == statuses(free["report"])
