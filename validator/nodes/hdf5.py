@@ -415,9 +415,14 @@ class HDF5Tree(Tree):
             self._file = h5py.File(path, "r", locking=False) if local else h5py.File(path, "r")
         except Exception as exc:
             raise InputError(f"{self.source}: cannot open as HDF5 ({_first_line(exc)})") from None
-        self._root = HDF5Node(self, "/", self._file["/"], frozenset())
+        try:
+            root = self._file["/"]
+        except Exception as exc:  # the root group's header cannot be read: nothing in the file can be reached
+            self._file.close()
+            raise InputError(f"{self.source}: its root group cannot be opened ({_first_line(exc)})") from None
+        self._root = HDF5Node(self, "/", root, frozenset())
         with contextlib.suppress(Exception):  # an unreadable root header: its members say so when listed
-            self.groups[_object_key(self._file["/"])] = "/"
+            self.groups[_object_key(root)] = "/"
 
     @property
     def root(self) -> Node:
