@@ -363,6 +363,9 @@ def test_timeout_cuts_a_hang_and_names_what_was_read(tmp_path, silent_server):
     assert "timed out after 3 s while opening" in problem["message"] and result["report"]["format"] is None
 
 
+# The test forks on purpose (its patched reader must reach the child) and the child reads only .h5ad files; an
+# earlier test in the same session may have made a TileDB context, whose fork handler then warns.
+@pytest.mark.filterwarnings("ignore:TileDB is a multithreading library:UserWarning")
 def test_timeout_reports_a_crashed_reader_and_goes_on(tmp_path, monkeypatch):
     """A native library that kills the process (a segfault) costs that input its scan, never the other reports."""
     from validator import cli
