@@ -280,7 +280,9 @@ def test_zip_entry_names_with_double_slashes_end_and_are_reported(tmp_path):
         z.writestr("a//b/.zgroup", '{"zarr_format": 2}')
         z.writestr("../up/.zgroup", '{"zarr_format": 2}')
         z.writestr("/".join(["g"] * 10_000) + "/.zgroup", '{"zarr_format": 2}')
+        z.writestr("/".join(["h"] * 32_000) + "/.zgroup", '{"zarr_format": 2}')  # a 64 KB name, the most a zip holds
     result = run_cli(path, "--timeout", "60", tmp_path=tmp_path)
+    assert result["peak_mb"] < LIMIT_MB, result  # once, a listing prefix per level: 32,000 of up to 64 KB each
     found = problems(result)
     assert {"a//.zgroup", "a//b/.zgroup", "../up/.zgroup"} <= set(found)
     assert any("nest more than" in m for m in found.values()) and "timed out" not in result["text"]
@@ -361,6 +363,9 @@ def test_timeout_cuts_a_hang_and_names_what_was_read(tmp_path, silent_server):
     assert "timed out after 3 s while opening" in problem["message"] and result["report"]["format"] is None
 
 
+# The test forks on purpose (its patched reader must reach the child) and the child reads only .h5ad files; an
+# earlier test in the same session may have made a TileDB context, whose fork handler then warns.
+@pytest.mark.filterwarnings("ignore:TileDB is a multithreading library:UserWarning")
 def test_timeout_reports_a_crashed_reader_and_goes_on(tmp_path, monkeypatch):
     """A native library that kills the process (a segfault) costs that input its scan, never the other reports."""
     from validator import cli
@@ -414,3 +419,46 @@ def test_timed_out_input_is_shown_as_not_checked_with_what_was_read():
         "  UNREADABLE /: timed out after 3 s while opening",
     ]
     assert "  UNREADABLE /X/data: timed out after 3 s while reading /X/data" in text
+
+
+def test_memory_limit_turns_an_allocation_past_it_into_an_unreadable_record(tmp_path):
+    """--memory-limit caps the data segment: a read needing more (here a 240 MB stored chunk, within every other
+    bound) fails with MemoryError, reported as that array's unreadable record; every other clause keeps its
+    verdict, and without the cap the same store reads."""
+    store = tmp_path / "big-chunk.zarr"
+    shutil.copytree(CORPUS / "anndata/zarr-v2/valid-zero-obs.zarr", store)
+    (store / "uns" / "big").mkdir()
+    (store / "uns" / "big" / ".zarray").write_text(
+        json.dumps(
+            {
+                "zarr_format": 2,
+                "shape": [30_000_000],
+                "chunks": [30_000_000],
+                "dtype": "<f8",
+                "compressor": None,
+                "fill_value": 0.0,
+                "filters": None,
+                "order": "C",
+            }
+        )
+    )
+    (store / "uns" / "big" / ".zattrs").write_text('{"encoding-type": "array", "encoding-version": "0.2.0"}')
+    with open(store / "uns" / "big" / "0", "wb") as fh:
+        fh.truncate(240_000_000)  # sparse: no disk space
+    capped = run_cli(store, "--memory-limit", "200", "--jobs", "1", "--deep", tmp_path=tmp_path)
+    assert "/uns/big" in problems(capped) and "MemoryError" in problems(capped)["/uns/big"], problems(capped)
+    free = run_cli(store, "--jobs", "1", "--deep", tmp_path=tmp_path)
+    assert "/uns/big" not in problems(free)
+    assert {k: v for k, v in statuses(capped["report"]).items() if v != "passed"} == {
+        k: v for k, v in statuses(free["report"]).items() if v != "passed"
+    }
+
+
+def test_memory_limit_fits_tiledbs_budgets_so_a_valid_cxg_reads_the_same(tmp_path):
+    """TileDB sizes its reader from budgets of several GB; under --memory-limit they follow the limit, so a valid
+    CXG reads as without it (before, every array was `std::bad_alloc` under 640 MB)."""
+    pytest.importorskip("tiledb")
+    store = CORPUS / "cxg/cxg-0.3.0/valid-every-element.cxg"
+    capped = run_cli(store, "--memory-limit", "640", "--jobs", "2", tmp_path=tmp_path)
+    free = run_cli(store, "--jobs", "2", tmp_path=tmp_path)
+    assert capped["report"]["problems"] == [] and statuses(capped["report"]) == statuses(free["report"])

@@ -163,6 +163,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="give each input at most SECONDS: it runs in a child process, and one that is still reading then "
         "is reported as timed out, naming what it was reading (the other inputs are still validated)",
     )
+    p.add_argument(
+        "--memory-limit",
+        type=_positive_int,
+        default=None,
+        metavar="MB",
+        help="cap the data memory of the validating processes at MB megabytes (RLIMIT_DATA: heap and thread "
+        "stacks): an allocation past it fails, in HDF5 or TileDB too, and what was being read is reported "
+        "unreadable; 1024 leaves room for a run with a few scan threads",
+    )
     _add_all_clauses(p)
     p.add_argument("--version", action="version", version=f"spec-validate {__version__}")
     return p
@@ -235,6 +244,8 @@ def _validate_one(
         return _unchecked(item, error=str(exc))
     except OSError as exc:
         return _unchecked(item, error=_os_error(exc))
+    except MemoryError:  # past --memory-limit outside a read that reports it (a read that does is unreadable)
+        return _unchecked(item, error=f"{item.path}: needed more memory than --memory-limit allows")
     except Exception as exc:  # a bug met on one input: that input's error; the others are still reported
         if os.environ.get("SPEC_VALIDATE_DEBUG"):
             raise
@@ -316,6 +327,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         parser.error("give at least one PATH (or --list-rules / --explain)")
     if args.timeout is not None and args.dask:
         parser.error("--timeout runs each input in a child process here; it cannot be used with --dask")
+    if args.memory_limit is not None and args.dask:
+        parser.error("--memory-limit caps the processes here; it cannot be used with --dask")
     settings = _settle(args, packs)
     reports = _validate_all(args, settings, _inputs(args, settings))
     return _finish(args, settings, reports)
@@ -412,6 +425,8 @@ def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Inp
     from validator.engine.scan import default_workers
 
     _startup_finished()
+    if args.memory_limit is not None:
+        _limit_memory(args.memory_limit)
     todo = [item for item in inputs if item.skipped is None]
     workers = args.jobs or default_workers()
     processes = min(workers, len(todo))
@@ -448,6 +463,17 @@ def _in_processes(jobs: list[tuple], validate_one: Callable[..., Report], proces
         TerminalProgress("validating", unit="files", quiet=quiet) as bar,
     ):
         return _gather([pool.submit(validate_one, *job) for job in jobs], bar)  # in input order
+
+
+def _limit_memory(megabytes: int) -> None:
+    """Cap this process's data (and so its children's: they inherit it) at `megabytes`."""
+    try:
+        import resource
+
+        limit = megabytes * 2**20
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, resource.getrlimit(resource.RLIMIT_DATA)[1]))
+    except (ImportError, AttributeError, ValueError, OSError) as exc:
+        raise SpecValidateError(f"--memory-limit cannot be set here ({exc})") from None
 
 
 def _with_timeout(

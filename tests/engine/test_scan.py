@@ -158,3 +158,23 @@ def test_scan_passes_a_kernel_failure_is_this_arrays_error_not_the_runs(monkeypa
         got = scanner.run(scans)
         assert isinstance(got["/a"], NodeError) and "TypeError: no such values" in str(got["/a"])
         assert got["/b"][FactRequest("find_decreases", (("limit", 3),))].count == 0
+
+
+def test_thread_scanner_fails_array_reads_no_block_after_its_failure(monkeypatch):
+    """An array whose every block fails (a layout that is not read, with a declared shape of millions of blocks)
+    costs a few reads, not one per declared block: its result is its first failure whatever the rest say."""
+    t = tree({"a": Arr(np.arange(100_000), chunks=(1,)), "b": Arr(np.arange(100), chunks=(10,))})
+    calls = {"/a": 0}
+    real = MemoryNode.read_block
+
+    def read_block(self, rows):
+        if self.path == "/a":
+            calls["/a"] += 1
+            raise NodeError("/a: array metadata is unusable, data cannot be read")
+        return real(self, rows)
+
+    monkeypatch.setattr(MemoryNode, "read_block", read_block)
+    out = ThreadScanner(2, 1).run([plan(t.get(p), {DECREASES}, 1) for p in ("/a", "/b")])
+    assert isinstance(out["/a"], NodeError) and "unusable" in str(out["/a"])
+    assert out["/b"][DECREASES].count == 0 and len(t.block_reads["/b"]) == 10  # every block of the other array
+    assert calls["/a"] <= 2 * 2 + 1  # at most the blocks in flight when the first failure came back

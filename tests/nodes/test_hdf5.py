@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import h5py
 import numpy as np
 import pytest
@@ -244,3 +247,21 @@ def test_hdf5_fails_attribute_larger_than_any_metadata_is_reported_not_read(tmp_
             with pytest.raises(NodeError, match=f"attribute '{key}' holds .* more than the .* read for an attribute; not read"):
                 attrs[key]
         assert sorted(p.key for p in tree.problems) == ["/@big", "/@many"]
+
+
+AWKWARD = Path(__file__).resolve().parents[2] / "conformance-corpus" / "anndata" / "h5ad" / "valid-awkward-array.h5ad"
+
+
+def test_hdf5_fails_root_group_header_unreadable_is_one_line_not_an_internal_error(tmp_path):
+    """The fuzzer: the root group's object header overwritten; h5py's KeyError once ended as `internal error`."""
+    from validator.errors import InputError
+
+    path = tmp_path / "root.h5"
+    shutil.copyfile(AWKWARD, path)
+    with h5py.File(path, "r") as f:
+        address = h5py.h5o.get_info(f["/"].id).addr
+    data = bytearray(path.read_bytes())
+    data[address + 16 : address + 64] = bytes(48)  # its messages, not its prefix: the file opens, the root does not
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"root\.h5: its root group cannot be opened \("):
+        open_store(str(path))

@@ -370,3 +370,50 @@ def test_direct_fails_decompression_bomb_is_one_chunk_problem_in_bounded_memory(
     assert result["peak_mb"] < MAX_PEAK_MB, result
     result = peak_rss_child(path, f"/{name}", how="blocks")
     assert result["error"].startswith(problem) and result["peak_mb"] < MAX_PEAK_MB, result
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "chunked", "chunked-gzip"])
+def test_direct_fails_vlen_length_past_the_bound_is_never_handed_to_hdf5(tmp_path, layout):
+    """A variable-length element stores its length and a heap ID; HDF5 allocates what the length says before it
+    reads the heap (the fuzzer: 1.7 GB for a corrupt length). The lengths are checked first."""
+    path = tmp_path / "vlen.h5"
+    kwargs = {} if layout == "contiguous" else {"chunks": (2,), **({"compression": "gzip"} if "gzip" in layout else {})}
+    with h5py.File(path, "w") as f:
+        f.create_dataset("s", data=np.array(["ab", "cd", "ef", "gh"], dtype=object), dtype=h5py.string_dtype(), **kwargs)
+    with h5py.File(path, "r") as f:
+        ds = f["s"]
+        offset = ds.id.get_offset() if layout == "contiguous" else ds.id.get_chunk_info(0).byte_offset
+    data = bytearray(path.read_bytes())
+    if layout == "chunked-gzip":  # the length lies inside the compressed chunk: rewrite the chunk, same size
+        import zlib
+
+        with h5py.File(path, "r") as f:
+            info = f["s"].id.get_chunk_info(0)
+        raw = bytearray(zlib.decompress(bytes(data[info.byte_offset : info.byte_offset + info.size])))
+        raw[0:4] = (2**31 - 1).to_bytes(4, "little")
+        packed = zlib.compress(bytes(raw), 9)
+        assert len(packed) <= info.size
+        data[info.byte_offset : info.byte_offset + len(packed)] = packed
+    else:
+        data[offset : offset + 4] = (2**31 - 1).to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+    with open_store(str(path)) as tree:
+        node = tree.get("/s")
+        if layout == "contiguous":
+            with pytest.raises(NodeError, match=r"an element declares 2147483647 bytes, more than the 67108864 read for one"):
+                node.read_block((0, 4))
+        else:
+            block = node.read_block((0, 4))
+            assert "an element declares 2147483647 bytes" in block.problem()
+            assert block.values[2:].tolist() == [b"ef", b"gh"] or block.values[2:].tolist() == ["ef", "gh"]
+
+
+def test_direct_fails_block_spanning_more_chunks_than_one_block_reads(tmp_path, monkeypatch):
+    from validator.nodes import base
+
+    monkeypatch.setattr(base, "MAX_CHUNKS_PER_BLOCK", 100)
+    path = tmp_path / "tiny-chunks.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.arange(400).reshape(2, 200), chunks=(1, 1))
+    with open_store(str(path)) as tree, pytest.raises(NotDecoded, match=r"spans 200 chunks, more than the 100"):
+        tree.get("/x").read_block((0, 1))

@@ -1013,3 +1013,25 @@ def test_direct_passes_bomb_payloads_really_inflate_past_4_gb():
     assert raw_deflate_zeros()[1] > 4 * 2**30
     assert len(bz2_zeros()) < 10_000 and len(bz2.BZ2Decompressor().decompress(bz2_zeros(), 10**6)) == 10**6
     assert len(zstd_zeros()) == 4 * -(-4_300_000_000 // 2**17) + 6
+
+
+def test_direct_fails_block_spanning_more_chunks_than_one_block_reads(tmp_path, monkeypatch):
+    from validator.nodes import base
+
+    monkeypatch.setattr(base, "MAX_CHUNKS_PER_BLOCK", 100)
+    path = write(tmp_path / "a.zarr", np.arange(400).reshape(2, 200), 2, chunks=(1, 1), compressors=None)
+    with open_store(path) as tree, pytest.raises(NotDecoded, match=r"spans 200 chunks, more than the 100"):
+        tree.get("/").read_block((0, 1))
+
+
+def test_direct_passes_a_stored_name_with_too_few_indices_is_no_chunk(tmp_path):
+    """`0` beside a two-dimensional array's `0.0` keys names no chunk: the listing does not count it as row 0."""
+    from validator.nodes import zarr_direct
+
+    path = write(tmp_path / "a.zarr", np.zeros((4, 4), dtype="<i4"), 2, chunks=(2, 2), fill_value=0, compressors=None)
+    data = np.ones((2, 2), dtype="<i4")
+    Path(path, "1.1").write_bytes(data.tobytes())
+    Path(path, "0").write_bytes(b"not a chunk of this array")
+    with open_store(path) as tree:
+        node = tree.get("/")
+        assert zarr_direct.stored_rows(tree.kv, node.plan) == [1]

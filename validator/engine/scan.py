@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, NamedTuple, Protocol
 
@@ -238,7 +238,7 @@ class ThreadScanner:
         with ThreadPoolExecutor(threads, thread_name_prefix="spec-validate-scan") as pool:
             pending: deque[tuple[int, Future, int]] = deque()
             in_flight = 0
-            queue = _tasks(scans, self.block_elements)
+            queue = _tasks(scans, self.block_elements, failed)
             upcoming = next(queue, None)
             while upcoming is not None or pending:
                 # Submit in order while the window has room (always at least one task in flight).
@@ -260,15 +260,21 @@ class ThreadScanner:
         return _fold_all(scans, partials, failed)
 
 
-def _tasks(scans: Sequence[ArrayScan], block_elements: int) -> Iterator[tuple[int, Callable[[], Any], int]]:
+def _tasks(
+    scans: Sequence[ArrayScan], block_elements: int, failed: Mapping[int, NodeError]
+) -> Iterator[tuple[int, Callable[[], Any], int]]:
     """(scan index, work, elements) for every block of every scan, made as they are taken (never listed up front:
-    a declared shape may ask for more blocks than memory holds)."""
+    a declared shape may ask for more blocks than memory holds). A scan in `failed` gets no more blocks: its
+    result is its failure whatever the rest would say, and an array whose every block fails the same way (a
+    layout that is not read) may declare millions of them."""
     for i, scan in enumerate(scans):
         if scan.rows is None:
             yield i, lambda s=scan: list(_sequential(s, block_elements, None)), scan.elements
             continue
         per_row = row_elements(scan.node.shape) if scan.node.shape else 1
         for rows in scan.rows:
+            if i in failed:
+                break
             yield i, lambda s=scan, r=rows: [read_and_summarize(s.node, r, s.requests)], (rows[1] - rows[0]) * per_row
 
 

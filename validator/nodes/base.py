@@ -22,6 +22,12 @@ DEFAULT_BLOCK_ELEMENTS = 1 << 22
 # other axes, so declared shapes and chunks (2**25 x 2**25) could ask for any size: past this, a block is read only
 # when no chunk of it is stored (then it is the fill value, never materialised), and otherwise refused.
 MAX_BLOCK_BYTES = 256 * 2**20
+# An object element (a string) in memory: its pointer and the smallest Python object behind it. Blocks of objects
+# are bounded by this, not by the pointer's 8 bytes.
+OBJECT_ELEMENT_BYTES = 32
+# The most chunks one block reads: a declared chunk shape of one element makes every element a chunk (a lookup and
+# a read each); past this, the block is not read.
+MAX_CHUNKS_PER_BLOCK = 1 << 20
 # Past this many blocks, an array's blocks are planned around the chunks actually stored: a run of blocks with no
 # stored chunk is one block of the fill value, so a declared 2**62 elements with nothing written is one block.
 SPARSE_PLAN_BLOCKS = 1024
@@ -497,6 +503,23 @@ def check_block_size(path: str, shape: tuple[int, ...], rows: RowRange, itemsize
         raise NotDecoded(
             f"{path}: not decoded: a block of rows {rows[0]}..{rows[1]} would take {size} bytes in memory, more than "
             f"the {MAX_BLOCK_BYTES} this tool reads at once (declared shape {list(shape)}); not read"
+        )
+
+
+def element_bytes(dtype: np.dtype | None, stored: int = 0) -> int:
+    """Bytes one element takes in memory, for bounding a block: an object (a string) is counted at
+    OBJECT_ELEMENT_BYTES, its pointer and the smallest object behind it, not the pointer's 8."""
+    if dtype is None:
+        return max(1, stored)
+    return max(dtype.itemsize, stored, OBJECT_ELEMENT_BYTES if dtype.hasobject else 1)
+
+
+def check_chunk_count(path: str, rows: RowRange, count: int) -> None:
+    """NotDecoded when a block spans more than MAX_CHUNKS_PER_BLOCK chunks (declared chunk shapes of one element)."""
+    if count > MAX_CHUNKS_PER_BLOCK:
+        raise NotDecoded(
+            f"{path}: not decoded: the block of rows {rows[0]}..{rows[1]} spans {count} chunks, more than the "
+            f"{MAX_CHUNKS_PER_BLOCK} this tool reads for one block"
         )
 
 

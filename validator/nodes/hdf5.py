@@ -637,13 +637,14 @@ class HDF5Tree(Tree):
         self.groups: dict[int, str] = {}  # a group's object address -> the path it is read under, entered once
         try:
             self._file = h5py.File(path, "r", locking=False) if local else h5py.File(path, "r")
+        except Exception as exc:
+            raise InputError(f"{self.source}: cannot open as HDF5 ({_first_line(exc)})") from None
+        try:
             root = h5g.open(self._file.id, b"/")
             address = h5o.get_info(root).addr
-        except Exception as exc:  # not HDF5, or a root group that cannot be opened: nothing of the file can be read
-            if getattr(self, "_file", None) is not None:
-                with contextlib.suppress(Exception):
-                    self._file.close()
-            raise InputError(f"{self.source}: cannot open as HDF5 ({_first_line(exc)})") from None
+        except Exception as exc:  # the root group's header cannot be read: nothing in the file can be reached
+            self._file.close()
+            raise InputError(f"{self.source}: its root group cannot be opened ({_first_line(exc)})") from None
         self.file_id = self._file.id
         self.groups[address] = "/"
         self._root = HDF5Node(self, "/", root, frozenset(), address)

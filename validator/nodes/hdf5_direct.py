@@ -26,7 +26,16 @@ import numpy as np
 
 from validator.kernels.block import Block, ChunkRead
 from validator.nodes import codecs
-from validator.nodes.base import NodeError, Unreadable, check_block_size, stored_in, uniform_block
+from validator.nodes.base import (
+    MAX_BLOCK_BYTES,
+    NodeError,
+    Unreadable,
+    check_block_size,
+    check_chunk_count,
+    element_bytes,
+    stored_in,
+    uniform_block,
+)
 from validator.nodes.codecs import ChunkCodec, ChunkError, NotDecoded
 
 DEFLATE, SHUFFLE, FLETCHER32 = 1, 2, 3
@@ -77,6 +86,10 @@ class DirectPlan(NamedTuple):
     table: ChunkTable | None
     # The sorted axis-0 grid indices of the stored chunks; [] when nothing is allocated; None when all rows hold data.
     rows_stored: list[int] | None = None
+    # For a variable-length string or sequence: (bytes of a heap address, bytes per item in memory). Each element is
+    # stored as its length and a heap ID, and HDF5 allocates what the length says before it reads the heap object:
+    # the lengths are checked first (`vlen_problem`).
+    vlen: tuple[int, int] | None = None
 
 
 def plan(ds: h5py.Dataset, file_size: int | None, path: str) -> DirectPlan:
@@ -90,8 +103,10 @@ def plan(ds: h5py.Dataset, file_size: int | None, path: str) -> DirectPlan:
     shape = tuple(int(n) for n in ds.shape)
     dtype = ds.dtype
     ftype = ds.id.get_type()
-    element_size = disk_size(ftype, int(ds.file.id.get_create_plist().get_sizes()[0]))
+    sizeof_addr = int(ds.file.id.get_create_plist().get_sizes()[0])
+    element_size = disk_size(ftype, sizeof_addr)
     direct = _values_are_bytes(dtype, ftype)
+    vlen = _vlen(ftype, dtype, sizeof_addr)
     fill = None if dtype.hasobject else _fill(ds, dtype)
     layout = dcpl.get_layout()
     if layout == h5py.h5d.CHUNKED:
@@ -107,7 +122,9 @@ def plan(ds: h5py.Dataset, file_size: int | None, path: str) -> DirectPlan:
         table = _chunk_table(ds, chunk_shape, file_size, path)
         per_row = math.prod(-(-int(n) // c) for n, c in zip(shape[1:], chunk_shape[1:], strict=False))
         stored = sorted({int(i) for i in np.unique(table.linear // max(1, per_row))}) if shape else None
-        return DirectPlan(path, shape, dtype, "chunked", direct, element_size, fill, None, chunk_shape, filters, table, stored)
+        return DirectPlan(
+            path, shape, dtype, "chunked", direct, element_size, fill, None, chunk_shape, filters, table, stored, vlen
+        )
     if layout == h5py.h5d.CONTIGUOUS and shape:
         offset = ds.id.get_offset()
         nbytes = math.prod(shape) * element_size
@@ -126,12 +143,41 @@ def plan(ds: h5py.Dataset, file_size: int | None, path: str) -> DirectPlan:
             (),
             None,
             [] if offset is None else None,
+            vlen,
         )
     if shape and math.prod(shape) * element_size > file_size_or(file_size):
         raise NodeError(
             f"{path}: declares {math.prod(shape)} elements in a {layout_name(layout)} layout, more than the file holds"
         )
     return DirectPlan(path, shape, dtype, "h5py", direct, element_size, fill, None, None, (), None)
+
+
+def _vlen(ftype: Any, dtype: np.dtype, sizeof_addr: int) -> tuple[int, int] | None:
+    """(heap address bytes, bytes per item) for a variable-length string or sequence type, else None."""
+    if isinstance(ftype, h5py.h5t.TypeStringID) and ftype.is_variable_str():
+        return sizeof_addr, 1
+    if isinstance(ftype, h5py.h5t.TypeVlenID):
+        base = h5py.check_vlen_dtype(dtype)
+        return sizeof_addr, max(1, base.itemsize if base is not None else int(ftype.get_super().get_size()))
+    return None
+
+
+def vlen_problem(stored: bytes | np.ndarray, vlen: tuple[int, int], where: str) -> str | None:
+    """Why HDF5 must not read these stored variable-length elements (each a 4-byte length and a heap ID), or None:
+    one declares more than MAX_VARIABLE_BYTES, or together more than MAX_BLOCK_BYTES (corrupt lengths: HDF5 would
+    allocate them before finding the heap object short)."""
+    sizeof_addr, item = vlen
+    record = np.dtype([("length", "<u4"), ("heap", f"V{sizeof_addr + 4}")])
+    data = np.frombuffer(stored, dtype=np.uint8)
+    lengths = data[: data.size // record.itemsize * record.itemsize].view(record)["length"].astype(np.int64) * item
+    if not lengths.size:
+        return None
+    largest, total = int(lengths.max()), int(lengths.sum())
+    if largest > codecs.MAX_VARIABLE_BYTES:
+        return f"{where}: an element declares {largest} bytes, more than the {codecs.MAX_VARIABLE_BYTES} read for one"
+    if total > MAX_BLOCK_BYTES:
+        return f"{where}: its elements declare {total} bytes, more than the {MAX_BLOCK_BYTES} read at once"
+    return None
 
 
 def stored_rows(plan: DirectPlan) -> list[int] | None:
@@ -230,7 +276,7 @@ def read_block(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, rows: tuple[i
     shape = plan.shape
     if plan.layout == "h5py" or not shape:
         if shape:
-            check_block_size(plan.path, shape, rows, max(plan.dtype.itemsize, plan.element_size))
+            check_block_size(plan.path, shape, rows, element_bytes(plan.dtype, plan.element_size))
         values = _h5py(ds, () if not shape else (slice(rows[0], rows[1]),), plan.path)
         return Block(rows[0] * _row_elements(shape) if shape else 0, values.reshape(-1))
     start, stop = max(0, rows[0]), min(rows[1], shape[0])
@@ -247,7 +293,7 @@ def read_block(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, rows: tuple[i
             else _h5py(ds, (slice(start, start + 1),) + (slice(0, 1),) * (len(shape) - 1), plan.path).reshape(-1)[0]
         )
         return uniform_block(flat_start, fill, plan.dtype, (stop - start) * _row_elements(shape))
-    check_block_size(plan.path, shape, (start, stop), max(plan.dtype.itemsize, plan.element_size))
+    check_block_size(plan.path, shape, (start, stop), element_bytes(plan.dtype, plan.element_size))
     if plan.layout == "contiguous":
         return Block(flat_start, _contiguous(ds, fd, plan, start, stop).reshape(-1))
     out = np.empty((max(0, stop - start),) + shape[1:], dtype=plan.dtype)
@@ -257,6 +303,7 @@ def read_block(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, rows: tuple[i
     assert chunks is not None and plan.table is not None
     grid = tuple(-(-n // c) for n, c in zip(shape, chunks, strict=False))
     axes = [range(start // chunks[0], (stop - 1) // chunks[0] + 1)] + [range(g) for g in grid[1:]]
+    check_chunk_count(plan.path, (start, stop), math.prod(len(a) for a in axes))
     reads: list[ChunkRead] = []
     for index in itertools.product(*axes):
         lo = [i * c for i, c in zip(index, chunks, strict=False)]
@@ -314,8 +361,11 @@ def _read_chunk(
         elif plan.direct:
             target[...] = codecs.decode_chunk(codec, raw, where)[inside]
         else:
-            codecs.decode_chunk(codec, raw, where)  # the check: exactly one chunk, bounded; h5py decodes it again
-            target[...] = _h5py(ds, region, plan.path)
+            decoded = codecs.decode_chunk(codec, raw, where)  # the check: exactly one chunk, bounded
+            problem = vlen_problem(decoded, plan.vlen, where) if plan.vlen is not None else None
+            if problem is not None:
+                raise ChunkError(problem)
+            target[...] = _h5py(ds, region, plan.path)  # h5py decodes it again
     except ChunkError as exc:
         target[...] = plan.fill
         return str(exc)
@@ -353,9 +403,13 @@ def _contiguous(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, start: int, 
             out[...] = plan.fill
             return out
         return _h5py(ds, (slice(start, stop),), plan.path)
+    row = _row_elements(plan.shape) * plan.element_size
+    if plan.vlen is not None and fd is not None:  # the stored lengths first: HDF5 allocates what they say
+        problem = vlen_problem(os.pread(fd, (stop - start) * row, plan.contiguous_offset + start * row), plan.vlen, plan.path)
+        if problem is not None:
+            raise NodeError(f"{problem}; not read")
     if not plan.direct or fd is None:  # no filters on contiguous data: h5py reads what is stored, bounded
         return _h5py(ds, (slice(start, stop),), plan.path)
-    row = _row_elements(plan.shape) * plan.element_size
     _pread_into(fd, memoryview(out.reshape(-1).view(np.uint8)), plan.contiguous_offset + start * row, plan.path)
     return out
 

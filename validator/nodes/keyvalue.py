@@ -304,11 +304,11 @@ def _read_regular(fd: int, key: str, limit: int) -> bytes | None:
         if st.st_size > limit:
             raise _too_large(key, st.st_size, limit)
         with open(fd, "rb", closefd=False) as fh:
-            data = fh.read(limit + 1)
+            data = fh.read(min(limit, st.st_size) + 1)  # read(n) allocates n bytes before reading: never the bound
     except OSError:
         return None
-    if len(data) > limit:  # it grew while being read
-        raise _too_large(key, len(data), limit)
+    if len(data) > st.st_size:  # it grew while being read: what was read is not the value
+        raise NodeError(f"{key}: changed while it was read")
     return data
 
 
@@ -345,11 +345,19 @@ class ZipStore(KeyValueStore):
             names.append(name)
             self._entries[name] = info
         self.duplicate_keys = _duplicates(names)
-        # prefix -> (keys, sub-prefixes) directly below it, built once: a listing is then one lookup.
+        # prefix -> (keys, sub-prefixes) directly below it, built once: a listing is then one lookup. Prefixes stop
+        # a level below MAX_DEPTH (where listings stop): a name 30,000 levels deep would otherwise make 30,000
+        # prefixes of up to 64 KB each.
         self._listing: dict[str, tuple[set[str], set[str]]] = {"": (set(), set())}
         for name in self._entries:
-            parent, _, leaf = name.rpartition("/")
-            self._listing.setdefault(parent, (set(), set()))[0].add(leaf)
+            parts = name.split("/", MAX_DEPTH + 2)
+            if len(parts) > MAX_DEPTH + 2:  # listed as far as listings go: its first levels, as folders
+                parent, leaf = "/".join(parts[: MAX_DEPTH + 1]), None
+            else:
+                parent, _, leaf = name.rpartition("/")
+            if leaf is not None:
+                self._listing.setdefault(parent, (set(), set()))[0].add(leaf)
+            self._listing.setdefault(parent, (set(), set()))
             while parent:
                 up, _, child = parent.rpartition("/")
                 entry = self._listing.setdefault(up, (set(), set()))
@@ -372,7 +380,7 @@ class ZipStore(KeyValueStore):
             # zipfile stops at the size the header declares (and then checks the CRC): a member that inflates past
             # it is an error here, never a larger allocation.
             with self._zip.open(info) as fh:
-                return fh.read(limit + 1)
+                return fh.read(info.file_size + 1)  # within `limit` (checked above); past its declared size, an error
         except Exception:
             return None
 

@@ -29,6 +29,7 @@ from validator.nodes.base import (
     Unreadable,
     check_block_size,
     describe,
+    element_bytes,
     plain,
     row_slices,
     uniform_blocks,
@@ -135,7 +136,44 @@ def _tiledb():
         import tiledb
     except ImportError as exc:  # the optional extra is not installed
         raise InputError(f"{INSTALL_HINT} ({exc})") from None
+    _fit_budget(tiledb)
     return tiledb
+
+
+def _fit_budget(tiledb: Any) -> None:
+    """Under a data limit (--memory-limit: RLIMIT_DATA), TileDB's own memory budgets fit it.
+
+    TileDB sizes its reader's buffers from budgets of several GB by default, which a process capped at 1 GB could
+    not give it even for a valid array. Once per process, before TileDB's first context: an eighth of the limit,
+    and two threads each for compute and I/O (thread stacks count towards the limit).
+    """
+    global _BUDGET_FITTED
+    if _BUDGET_FITTED:
+        return
+    _BUDGET_FITTED = True
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_DATA)[0]
+    except (ImportError, AttributeError, OSError):
+        return
+    if soft == resource.RLIM_INFINITY:
+        return
+    budget = max(32 * 2**20, soft // 8)
+    config = {
+        "sm.mem.total_budget": str(budget),
+        "sm.memory_budget": str(budget // 2),
+        "sm.memory_budget_var": str(budget // 2),
+        "sm.compute_concurrency_level": "2",
+        "sm.io_concurrency_level": "2",
+    }
+    try:
+        tiledb.default_ctx(tiledb.Config(config))
+    except Exception:  # a context exists already (TileDB used before the limit was set): its budgets stay
+        return
+
+
+_BUDGET_FITTED = False
 
 
 def _object_type(tiledb, uri: str) -> str | None:
@@ -367,7 +405,7 @@ class TileDBArrayNode(Node):
                         start += (rows.stop - rows.start) * row
                     continue
                 if not info["sparse"]:
-                    check_block_size(self.path, shape, (rows.start, rows.stop), dtype.itemsize)
+                    check_block_size(self.path, shape, (rows.start, rows.stop), element_bytes(dtype))
                 try:
                     if info["sparse"]:
                         result = array.query(attrs=[attr], dims=[]).multi_index[lo:hi]

@@ -29,7 +29,7 @@ import numpy as np
 
 from validator.kernels.block import Block, ChunkRead, ShardIndex
 from validator.nodes import codecs, zarr_v3
-from validator.nodes.base import NodeError, check_block_size, stored_in, uniform_block
+from validator.nodes.base import NodeError, check_block_size, check_chunk_count, element_bytes, stored_in, uniform_block
 from validator.nodes.codecs import ChunkCodec, ChunkError, NotDecoded
 from validator.nodes.keyvalue import MAX_VALUE_BYTES, DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
 
@@ -288,9 +288,12 @@ def stored_rows(kv: KeyValueStore, plan: ArrayPlan) -> list[int] | None:
     for name in names:
         if not name.startswith(lead):
             continue
-        head = name[len(lead) :].split(plan.separator, 1)[0]
-        if head.isdigit() and head.isascii():
-            found.add(int(head))
+        parts = name[len(lead) :].split(plan.separator)
+        # A key with "." between its indices names them all: one with another count is no chunk of this array.
+        if plan.separator != "/" and len(parts) != max(1, len(plan.shape)):
+            continue
+        if parts[0].isdigit() and parts[0].isascii():
+            found.add(int(parts[0]))
     return sorted(found)
 
 
@@ -318,12 +321,13 @@ def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored
         if plan.fill.problem is not None:
             raise NodeError(f"{plan.path}: rows {start}..{stop} hold no stored chunk, and its {plan.fill.problem}; not read")
         return uniform_block(start * _row_elements(shape), plan.fill.value, plan.dtype, (stop - start) * _row_elements(shape))
-    check_block_size(plan.path, shape, (start, stop), plan.dtype.itemsize)
+    check_block_size(plan.path, shape, (start, stop), element_bytes(plan.dtype))
     out = np.empty((max(0, stop - start),) + shape[1:], dtype=plan.dtype)
     if stop <= start or not out.size:
         return Block(start * _row_elements(shape), out.reshape(-1))
     axes: list[Sequence[int]] = [_chunk_rows(plan, out, start, stop, stored)]
     axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=False)]
+    check_chunk_count(plan.path, (start, stop), math.prod(len(a) for a in axes))
     reads: list[ChunkRead] = []
     fetched = _fetch_together(kv, plan, itertools.product(*axes))
     shards: list[ShardIndex] = []  # the index of each shard read, as stored (the zarr3 shard index rules check it)
