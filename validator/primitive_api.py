@@ -187,6 +187,13 @@ class Primitive(NamedTuple):
     dtype_kinds: str | None  # numpy dtype kinds it applies to, e.g. "iu"
     facts: RequestFn | None  # which array facts it needs, computed in the array's single pass
     doc: str = ""
+    # True when its verdict depends only on what the node holds itself (`Node.signature`: kind, attributes,
+    # stored document, dtype, shape, chunks, storage) and on its options, not on where the node is (path, name,
+    # parent, children, stored keys, scope); its messages may name the node's path. With `facts`: which facts it
+    # asks for, or that it does not apply, depends on no more than that and on `scope.deep` (its verdict on the
+    # facts is the array's own). The engine then checks nodes of one signature once, for every verdict known
+    # before a scan (thousands of dataframe columns share a handful of signatures).
+    own_metadata_only: bool = False
 
     @property
     def summary(self) -> str:
@@ -202,15 +209,19 @@ def check(
     kind: str | None = None,
     dtype_kinds: str | None = None,
     facts: RequestFn | None = None,
+    own_metadata_only: bool = False,
 ) -> Callable[[Callable[..., Iterator[Finding]]], Callable[..., Iterator[Finding]]]:
-    """Register a primitive under the function's name with its options schema and preconditions."""
+    """Register a primitive under the function's name with its options schema and preconditions.
+
+    `own_metadata_only`: the verdict depends only on the node's own metadata (see `Primitive`).
+    """
 
     def register(function: Callable[..., Iterator[Finding]]) -> Callable[..., Iterator[Finding]]:
         name = function.__name__
         if name in REGISTRY:
             raise RuntimeError(f"check primitive {name!r} is registered twice")
         schema = {"type": "object", "additionalProperties": False, "properties": {}, **(options or {})}
-        REGISTRY[name] = Primitive(name, function, schema, kind, dtype_kinds, facts, function.__doc__ or "")
+        REGISTRY[name] = Primitive(name, function, schema, kind, dtype_kinds, facts, function.__doc__ or "", own_metadata_only)
         return function
 
     return register

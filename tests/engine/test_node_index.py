@@ -8,7 +8,7 @@ from memory_tree import Arr, scope, tree
 
 from validator.engine.node_index import NodeIndex
 from validator.engine.run import find_scopes, subtree
-from validator.engine.selectors import matches, narrow
+from validator.engine.selectors import decided_by_kind, matches, narrow
 
 SELECTION_CASES = [
     "anndata/h5ad/valid-every-element.h5ad",
@@ -40,6 +40,8 @@ def test_node_index_never_drops_a_node_a_rule_selects(case):
                     everything = [n.path for n in members if matches(r.applies_to, n, where)]
                     narrowed = [n.path for n in index.candidates(r.applies_to) if matches(r.applies_to, n, where)]
                     assert narrowed == everything, r.id
+                    if decided_by_kind(r.applies_to):  # the engine then does not match at all
+                        assert [n.path for n in index.candidates(r.applies_to)] == everything, r.id
                     checked += 1
         assert checked > 10
 
@@ -54,13 +56,16 @@ def test_node_index_never_drops_a_node_a_rule_selects(case):
         pytest.param({"parent": {"path": "/a"}}, ["/a/b", "/a/c"], id="parent-path"),
         pytest.param({"parent": {"encoding-type": "dataframe"}}, ["/e/x"], id="parent-encoding-type"),
         pytest.param({"parent": {"kind": "group"}}, None, id="parent-unbounded"),
-        pytest.param({"kind": "array", "root": False}, None, id="root-false-unbounded"),
+        pytest.param({"kind": "array", "root": False}, ["/a/b", "/a/c", "/d", "/e/x"], id="root-false-then-kind"),
+        pytest.param({"kind": ["group", "array"]}, ["/", "/a", "/a/b", "/a/c", "/d", "/e", "/e/x"], id="kinds-in-tree-order"),
+        pytest.param({"root": False}, None, id="root-false-unbounded"),
         pytest.param({"root": True}, ["/"], id="root"),
         pytest.param({"path": "/a/*"}, ["/a/b", "/a/c"], id="glob-prefix"),
         pytest.param({"path": ["/a/**", "/d"]}, ["/a/b", "/a/c", "/d"], id="glob-and-literal"),
         pytest.param({"path": ["/d", "/a"]}, ["/a", "/d"], id="path-literals-in-tree-order"),
         pytest.param({"any_of": [{"root": True}, {"name": "d"}]}, ["/", "/d"], id="any-of-bounded"),
-        pytest.param({"any_of": [{"root": True}, {"kind": "array"}]}, None, id="any-of-unbounded"),
+        pytest.param({"any_of": [{"root": True}, {"kind": "array"}]}, ["/", "/a/b", "/a/c", "/d", "/e/x"], id="any-of-kind"),
+        pytest.param({"any_of": [{"root": True}, {"name": "?"}]}, None, id="any-of-unbounded"),
         pytest.param({"path": "/**"}, None, id="glob-without-prefix"),
     ],
 )
@@ -76,3 +81,19 @@ def test_node_index_narrows_by_each_indexed_condition(selector, expected):
     members = list(subtree(t.root))
     got = narrow(selector, NodeIndex(s, members))
     assert (None if got is None else [n.path for n in got]) == expected
+
+
+@pytest.mark.parametrize(
+    "selector,decided",
+    [
+        ({"kind": "array"}, True),
+        ({"kind": ["group", "array"]}, True),
+        ({"any_of": [{"kind": "group"}, {"kind": "array"}]}, True),
+        ({"kind": "array", "root": False}, False),
+        ({"kind": "array", "any_of": [{"kind": "array"}]}, False),
+        ({"any_of": [{"kind": "group"}, {"root": True}]}, False),
+        ({}, False),
+    ],
+)
+def test_decided_by_kind_only_for_selectors_of_kinds_alone(selector, decided):
+    assert decided_by_kind(selector) is decided

@@ -265,3 +265,14 @@ def test_hdf5_fails_root_group_header_unreadable_is_one_line_not_an_internal_err
     path.write_bytes(bytes(data))
     with pytest.raises(InputError, match=r"root\.h5: its root group cannot be opened \("):
         open_store(str(path))
+
+
+def test_hdf5_passes_member_name_not_utf8_is_read_under_an_escaped_name(tmp_path):
+    """h5py names such a link with bytes, which do not sort among text names nor make a path: shown escaped."""
+    path = tmp_path / "names.h5"
+    with h5py.File(path, "w") as f:
+        f.create_group("ok")
+        f.create_dataset(b"bad\xff", data=np.arange(3))
+    with open_store(str(path)) as tree:
+        assert [n.path for n in tree.walk()] == ["/", "/bad\\xff", "/ok"] and not tree.problems
+        assert tree.get("/bad\\xff").shape == (3,)

@@ -18,6 +18,7 @@ from validator.primitive_api import Finding, NotApplicable, Options, Scope, chec
         "required": ["length"],
     },
     kind="array",
+    own_metadata_only=True,
 )
 def string_storage(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The array stores strings of `length` (variable or fixed), in `charset` and numpy kind `dtype_kind` when given."""
@@ -41,7 +42,7 @@ def string_storage(node: Node, options: Options, scope: Scope) -> Iterator[Findi
         )
 
 
-@check(options={"properties": {"id": {"type": "string"}}, "required": ["id"]}, kind="array")
+@check(options={"properties": {"id": {"type": "string"}}, "required": ["id"]}, kind="array", own_metadata_only=True)
 def has_codec(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The array's codec chain (filters, compressor, or v3 codecs) includes the codec `id`."""
     codecs = node.storage.codecs if node.storage else ()

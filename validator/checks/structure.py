@@ -24,7 +24,7 @@ DTYPE_KIND_NAMES = {
 }
 
 
-@check(options={"properties": {"kind": KINDS}, "required": ["kind"]})
+@check(options={"properties": {"kind": KINDS}, "required": ["kind"]}, own_metadata_only=True)
 def node_kind(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The node is a `kind` (group or array)."""
     if node.kind != options["kind"]:
@@ -52,6 +52,7 @@ def child_present(node: Node, options: Options, scope: Scope) -> Iterator[Findin
         "oneOf": [{"required": ["equals"]}, {"required": ["min"]}],
     },
     kind="array",
+    own_metadata_only=True,
 )
 def ndim(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The array has exactly `equals` dimensions (or at least `min`)."""
@@ -80,7 +81,11 @@ def children_are(node: Node, options: Options, scope: Scope) -> Iterator[Finding
             )
 
 
-@check(options={"properties": {"kinds": {"type": "string", "pattern": "^[biufcOSUVMm]+$"}}, "required": ["kinds"]}, kind="array")
+@check(
+    options={"properties": {"kinds": {"type": "string", "pattern": "^[biufcOSUVMm]+$"}}, "required": ["kinds"]},
+    kind="array",
+    own_metadata_only=True,
+)
 def dtype_kind(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The array's dtype is of one of the numpy kinds in `kinds` (b boolean, i/u integer, f float, c complex...)."""
     dtype = node.dtype

@@ -22,7 +22,7 @@ def _chunk_problems(node: Node, options: Options, scope: Scope) -> Mapping[str, 
     return {"chunks": FactRequest("chunk_problems", (("limit", MAX_CHUNK_FINDINGS),))}
 
 
-@check(kind="array", facts=_chunk_problems)
+@check(kind="array", facts=_chunk_problems, own_metadata_only=True)
 def chunks_decode_to_chunk_size(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
     """Every stored chunk decodes, by its codecs in reverse order, to exactly one chunk's bytes.
 

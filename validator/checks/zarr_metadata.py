@@ -51,7 +51,7 @@ def _is_int(value: Any) -> bool:
 KEYS_OPTION = {"properties": {"keys": {"type": "array", "items": {"type": "string"}, "minItems": 1}}, "required": ["keys"]}
 
 
-@check(options=KEYS_OPTION)
+@check(options=KEYS_OPTION, own_metadata_only=True)
 def metadata_keys_present(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The node's stored metadata document is a JSON object containing every key in `keys`.
 
@@ -69,7 +69,7 @@ def metadata_keys_present(node: Node, options: Options, scope: Scope) -> Iterato
             yield Finding(f"metadata lacks {key!r}, expected it present", details={"key": key})
 
 
-@check(options=KEYS_OPTION)
+@check(options=KEYS_OPTION, own_metadata_only=True)
 def metadata_keys_allowed(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The node's stored metadata document has no key outside `keys`.
 
@@ -81,7 +81,7 @@ def metadata_keys_allowed(node: Node, options: Options, scope: Scope) -> Iterato
             yield Finding(f"metadata has key {key!r}, expected only {sorted(options['keys'])}", details={"key": key})
 
 
-@check(options={"properties": {"key": {"type": "string"}, "value": {}}, "required": ["key", "value"]})
+@check(options={"properties": {"key": {"type": "string"}, "value": {}}, "required": ["key", "value"]}, own_metadata_only=True)
 def metadata_equals(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The metadata field `key` is exactly `value` (same JSON type; true is not 1).
 
@@ -93,7 +93,11 @@ def metadata_equals(node: Node, options: Options, scope: Scope) -> Iterator[Find
 
 
 @check(
-    options={"properties": {"key": {"type": "string"}, "values": {"type": "array", "minItems": 1}}, "required": ["key", "values"]}
+    options={
+        "properties": {"key": {"type": "string"}, "values": {"type": "array", "minItems": 1}},
+        "required": ["key", "values"],
+    },
+    own_metadata_only=True,
 )
 def metadata_one_of(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The metadata field `key`, when present, is one of `values`.
@@ -113,7 +117,8 @@ def metadata_one_of(node: Node, options: Options, scope: Scope) -> Iterator[Find
             "same_length_as": {"type": "string"},
         },
         "required": ["key"],
-    }
+    },
+    own_metadata_only=True,
 )
 def metadata_int_list(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The metadata field `key` is a list of integers, each at least `minimum`, as long as the list `same_length_as`.
@@ -138,7 +143,10 @@ def metadata_int_list(node: Node, options: Options, scope: Scope) -> Iterator[Fi
         )
 
 
-@check(options={"properties": {"key": {"type": "string"}, "list": {"type": "boolean"}}, "required": ["key", "list"]})
+@check(
+    options={"properties": {"key": {"type": "string"}, "list": {"type": "boolean"}}, "required": ["key", "list"]},
+    own_metadata_only=True,
+)
 def metadata_codec(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The metadata field `key` is null, or a codec object with a string "id" (a list of them when `list`).
 
@@ -183,7 +191,7 @@ def _walk_dtype(spec: Any, where: str = "dtype") -> Iterator[tuple[str, Any, str
         yield from _walk_dtype(field[1], f"{at}[1]")
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def dtype_encoding(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The dtype is a typestr with a known kind letter and a byte size, or a list of [name, type(, shape)] fields.
 
@@ -207,7 +215,7 @@ def dtype_encoding(node: Node, options: Options, scope: Scope) -> Iterator[Findi
             yield Finding(f"{where} is {part!r}, expected a unit only on datetime or timedelta types", details={"value": part})
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def dtype_byte_order(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every typestr in the dtype starts with a byte order: "<", ">" or "|".
 
@@ -237,7 +245,7 @@ def _typestrs(node: Node) -> list[tuple[str, str, re.Match]]:
     return out
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def dtype_byte_order_relevant(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every typestr whose byte order matters says "<" or ">": "|" (not relevant) only on one-byte numbers, booleans, byte strings, void and objects.
 
@@ -264,7 +272,7 @@ def dtype_byte_order_relevant(node: Node, options: Options, scope: Scope) -> Ite
 ITEM_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8, 16), "c": (8, 16, 32), "m": (8,), "M": (8,)}
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def dtype_item_size(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every typestr's byte count is one its kind has: b 1; i and u 1, 2, 4 or 8; f 2, 4, 8 or 16; c 8, 16 or 32; m and M 8.
 
@@ -282,7 +290,7 @@ def dtype_item_size(node: Node, options: Options, scope: Scope) -> Iterator[Find
             )
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def dtype_datetime_units(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every datetime64 ("M") or timedelta64 ("m") typestr in the dtype ends with a NumPy unit in brackets.
 
@@ -311,7 +319,7 @@ def _simple_kind(node: Node) -> str | None:
     return m["kind"] if m else None
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def fill_value_float_encoding(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """A floating-point array's fill_value is null, a finite JSON number, or one of "NaN", "Infinity", "-Infinity".
 
@@ -334,7 +342,7 @@ def fill_value_float_encoding(node: Node, options: Options, scope: Scope) -> Ite
         )
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def fill_value_base64(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """A byte-string ("S") or structured array's fill_value is null or an ASCII string in standard Base64.
 
@@ -405,7 +413,7 @@ def _fill_ok(kind: str, value: Any, size: int | None = None) -> bool:
     return _is_base64(value)  # "V"
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def fill_value_matches_dtype(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """fill_value is null or a JSON value of the dtype's kind, encoded as zarr writers do where JSON has no such scalar.
 
@@ -653,7 +661,7 @@ def _stored_documents(node: Node) -> dict[str, Any]:
             continue
         try:
             raw = node.read_key(rel)
-            out[rel] = loads(raw) if raw is not None else "<not JSON>"
+            out[rel] = node.read_json(rel) if raw is not None else "<not JSON>"  # parsed once by the tree, for every rule
         except (JSONProblem, NodeError):
             out[rel] = "<not JSON>"
     return out

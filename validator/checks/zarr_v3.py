@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from validator.checks.zarr_metadata import _canonical, _json, _short
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node, NodeError
-from validator.nodes.jsondoc import JSONProblem, loads
+from validator.nodes.jsondoc import JSONProblem
 from validator.nodes.zarr_v3 import SEPARATOR_DEFAULTS, KeyForm, array_shape, extension, is_int, key_form, regular_chunk_shape
 from validator.nodes.zarr_v3 import configuration as _config
 from validator.primitive_api import Finding, NotApplicable, NotChecked, Options, Scope, check
@@ -211,7 +211,9 @@ def _limited(findings: list[Finding], what: str) -> Iterator[Finding]:
 
 # ------------------------------------------------------------------------------------------ extension definitions
 @check(
-    options={"properties": {"key": {"type": "string"}, "list": {"type": "boolean"}}, "required": ["key", "list"]}, kind="array"
+    options={"properties": {"key": {"type": "string"}, "list": {"type": "boolean"}}, "required": ["key", "list"]},
+    kind="array",
+    own_metadata_only=True,
 )
 def extension_definition(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The field `key` is an extension definition, a short-hand name (a string) or an object; with `list`, a JSON array of them.
@@ -235,7 +237,7 @@ def extension_definition(node: Node, options: Options, scope: Scope) -> Iterator
             )
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def extension_names_are_strings(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every extension object (data type, chunk grid, chunk key encoding, codecs at any depth, storage transformers) has a string "name".
 
@@ -251,7 +253,7 @@ def extension_names_are_strings(node: Node, options: Options, scope: Scope) -> I
             yield Finding(f"{p.where} ({p.kind}) {got}, expected a string", details={"where": p.where, "value": name})
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def extension_names_conform(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every extension name matches ^[a-z][a-z0-9-_.]+$ (a registered name), or is a URI (the form names had before registration).
 
@@ -271,7 +273,7 @@ def extension_names_conform(node: Node, options: Options, scope: Scope) -> Itera
             )
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def extension_configurations_are_objects(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every extension object's "configuration", where present, is a JSON object.
 
@@ -289,7 +291,7 @@ def extension_configurations_are_objects(node: Node, options: Options, scope: Sc
             )
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def extension_must_understand_boolean(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every extension object's "must_understand", where present, is a JSON boolean.
 
@@ -307,7 +309,7 @@ def extension_must_understand_boolean(node: Node, options: Options, scope: Scope
             )
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def extension_must_understand_allowed(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The data type, chunk grid and chunk key encoding do not set "must_understand": false.
 
@@ -339,7 +341,7 @@ ARRAY_FIELDS = (
 GROUP_FIELDS = ("zarr_format", "node_type", "attributes", "consolidated_metadata")
 
 
-@check()
+@check(own_metadata_only=True)
 def metadata_fields_understood(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every field of the document that the spec does not define for its node type is an object with "must_understand": false.
 
@@ -365,7 +367,7 @@ def _data_type_name(node: Node) -> Any:
     return extension(_field(node, "data_type"))[0]
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def data_type_core_as_string(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """A core data type (bool, int8 ... complex128, r<N>) is written as its identifier string, not as an object.
 
@@ -379,7 +381,7 @@ def data_type_core_as_string(node: Node, options: Options, scope: Scope) -> Iter
         yield Finding(f"data_type is {_short(value)}, expected the identifier string {name!r}", details={"value": value})
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def raw_bits_multiple_of_8(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """A raw-bits data type r<N> has N a positive multiple of 8.
 
@@ -420,7 +422,9 @@ FAMILIES = {
 }
 
 
-@check(options={"properties": {"family": {"enum": sorted(FAMILIES)}}, "required": ["family"]}, kind="array")
+@check(
+    options={"properties": {"family": {"enum": sorted(FAMILIES)}}, "required": ["family"]}, kind="array", own_metadata_only=True
+)
 def fill_value_permitted(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """fill_value is a permitted value for the array's core data type of family `family`.
 
@@ -474,7 +478,7 @@ def _regular_grid(node: Node) -> Any:
     return grid
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def regular_grid_object(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """A regular chunk grid is written as an object with the members "name" and "configuration".
 
@@ -490,7 +494,7 @@ def regular_grid_object(node: Node, options: Options, scope: Scope) -> Iterator[
         yield Finding('chunk_grid has no "configuration", expected one holding "chunk_shape"', details={"value": grid})
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def regular_grid_configuration(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """A regular chunk grid's configuration is an object with the member "chunk_shape".
 
@@ -504,7 +508,7 @@ def regular_grid_configuration(node: Node, options: Options, scope: Scope) -> It
         yield Finding('chunk_grid.configuration has no "chunk_shape"', details={"value": dict(config)})
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def regular_grid_chunk_shape(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """A regular grid's chunk_shape is an array of integers, one per dimension of the array's shape.
 
@@ -524,7 +528,7 @@ def regular_grid_chunk_shape(node: Node, options: Options, scope: Scope) -> Iter
         )
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def regular_grid_chunks_positive(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every integer of a regular grid's chunk_shape is greater than zero.
 
@@ -540,7 +544,11 @@ def regular_grid_chunks_positive(node: Node, options: Options, scope: Scope) -> 
 
 
 # ------------------------------------------------------------------------------------------ chunk key encoding and keys
-@check(options={"properties": {"encoding": {"enum": sorted(SEPARATOR_DEFAULTS)}}, "required": ["encoding"]}, kind="array")
+@check(
+    options={"properties": {"encoding": {"enum": sorted(SEPARATOR_DEFAULTS)}}, "required": ["encoding"]},
+    kind="array",
+    own_metadata_only=True,
+)
 def chunk_key_separator(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The chunk key encoding `encoding`'s configuration holds no member but "separator", and that is "/" or ".".
 
@@ -625,7 +633,7 @@ def chunk_keys_in_grid(node: Node, options: Options, scope: Scope) -> Iterator[F
 
 
 # ------------------------------------------------------------------------------------------ codec chains
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def codecs_contain_array_to_bytes(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The array's codecs list is not empty and contains an array -> bytes codec (bytes, sharding_indexed, vlen-utf8, vlen-bytes).
 
@@ -650,7 +658,7 @@ def codecs_contain_array_to_bytes(node: Node, options: Options, scope: Scope) ->
     )
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def codec_chains_ordered(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every codec list (the array's, and a sharding codec's inner and index codecs) is array -> array codecs, exactly one array -> bytes codec, then bytes -> bytes codecs.
 
@@ -708,7 +716,7 @@ CODEC_MEMBER_OPTIONS = {
 }
 
 
-@check(options=CODEC_MEMBER_OPTIONS, kind="array")
+@check(options=CODEC_MEMBER_OPTIONS, kind="array", own_metadata_only=True)
 def codec_member(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every `codec` codec's configuration member `member` is present when `required` (unless `unless` holds), and where present is of `type`, within [`minimum`, `maximum`], one of `values`.
 
@@ -756,7 +764,7 @@ def _member_problem(value: Any, options: Options) -> str | None:
     return None
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def bytes_endian_present(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every bytes codec that encodes a multi-byte core data type (int16 ... complex128, and a shard index's uint64) sets "endian".
 
@@ -778,7 +786,7 @@ def bytes_endian_present(node: Node, options: Options, scope: Scope) -> Iterator
         raise NotApplicable(f"{node.path}: no bytes codec encodes a multi-byte core data type")
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def transpose_order_permutation(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every transpose codec's "order" is an array of integers permuting 0 .. n-1, n the dimensions of the array it receives.
 
@@ -819,7 +827,7 @@ def _shard_shapes(node: Node) -> list[tuple[str, Any, tuple[int, ...] | None]]:
     return out
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def sharding_chunk_shape(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every sharding codec's "chunk_shape" is an array of positive integers, one per dimension of the shard, each dividing the shard's length.
 
@@ -858,7 +866,11 @@ def sharding_chunk_shape(node: Node, options: Options, scope: Scope) -> Iterator
         raise NotApplicable(f"{node.path}: no sharding codec with a known shard shape")
 
 
-@check(options={"properties": {"member": {"enum": ["codecs", "index_codecs"]}}, "required": ["member"]}, kind="array")
+@check(
+    options={"properties": {"member": {"enum": ["codecs", "index_codecs"]}}, "required": ["member"]},
+    kind="array",
+    own_metadata_only=True,
+)
 def sharding_codec_list(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every sharding codec's `member` is present, a JSON array of codecs, with exactly one array -> bytes codec.
 
@@ -901,7 +913,7 @@ def sharding_codec_list(node: Node, options: Options, scope: Scope) -> Iterator[
 SHARDING_MEMBERS = ("chunk_shape", "codecs", "index_codecs", "index_location")
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def sharding_configuration_members(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every sharding codec's configuration holds only chunk_shape, codecs, index_codecs and index_location.
 
@@ -928,7 +940,7 @@ def _index_codecs(node: Node) -> list[tuple[str, list[Any]]]:
     return found
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def sharding_index_codecs_fixed_size(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every sharding codec's index_codecs hold only codecs whose output size follows from the input's (bytes, transpose, crc32c).
 
@@ -952,7 +964,7 @@ def sharding_index_codecs_fixed_size(node: Node, options: Options, scope: Scope)
         raise NotChecked(f"{node.path}: index_codecs hold extension codecs of unknown kind")
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def sharding_index_codecs_recommended(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every sharding codec's index_codecs are a little-endian bytes codec followed by crc32c.
 
@@ -969,7 +981,7 @@ def sharding_index_codecs_recommended(node: Node, options: Options, scope: Scope
 
 
 # ------------------------------------------------------------------------------------------ optional members
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def dimension_names_valid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """dimension_names, where present, is an array of strings or nulls, as long as shape.
 
@@ -990,7 +1002,7 @@ def dimension_names_valid(node: Node, options: Options, scope: Scope) -> Iterato
         )
 
 
-@check(kind="array")
+@check(kind="array", own_metadata_only=True)
 def dimension_names_distinct(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """No two dimensions share a non-empty name (null and "" may repeat).
 
@@ -1008,7 +1020,7 @@ def dimension_names_distinct(node: Node, options: Options, scope: Scope) -> Iter
                 seen[name] = i
 
 
-@check()
+@check(own_metadata_only=True)
 def attributes_object(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The document's "attributes", where present, is a JSON object.
 
@@ -1020,7 +1032,7 @@ def attributes_object(node: Node, options: Options, scope: Scope) -> Iterator[Fi
 
 
 # ------------------------------------------------------------------------------------------ consolidated metadata
-@check(kind="group")
+@check(kind="group", own_metadata_only=True)
 def consolidated_marker(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The group's "consolidated_metadata", where present, is an object with "must_understand": false, "kind": "inline" and an object "metadata".
 
@@ -1055,7 +1067,7 @@ def _stored_documents(node: Node) -> dict[str, Any]:
             continue
         try:
             raw = node.read_key(rel)
-            out[rel[: -len(METADATA_KEY) - 1]] = loads(raw) if raw is not None else "<not JSON>"
+            out[rel[: -len(METADATA_KEY) - 1]] = node.read_json(rel) if raw is not None else "<not JSON>"  # parsed once
         except (JSONProblem, NodeError):
             out[rel[: -len(METADATA_KEY) - 1]] = "<not JSON>"
     return out
@@ -1204,7 +1216,12 @@ def _shard_facts(node: Node, options: Options, scope: Scope) -> Mapping[str, Fac
     return {"shards": FactRequest("shard_index_problems", (("limit", MAX_FINDINGS),))}
 
 
-@check(options={"properties": {"check": {"enum": list(SHARD_CHECKS)}}, "required": ["check"]}, kind="array", facts=_shard_facts)
+@check(
+    options={"properties": {"check": {"enum": list(SHARD_CHECKS)}}, "required": ["check"]},
+    kind="array",
+    facts=_shard_facts,
+    own_metadata_only=True,
+)
 def shard_indexes_valid(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
     """Every stored shard's index, read from its start or end as index_location says, passes `check`.
 
@@ -1240,7 +1257,7 @@ def _chunk_problems(node: Node, options: Options, scope: Scope) -> Mapping[str, 
     return {"chunks": FactRequest("chunk_problems", (("limit", MAX_FINDINGS),))}
 
 
-@check(kind="array", facts=_chunk_problems)
+@check(kind="array", facts=_chunk_problems, own_metadata_only=True)
 def chunks_decode(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
     """Every stored chunk decodes through the array's codecs, in reverse order, to exactly one chunk (a shard: each stored inner chunk to one inner chunk).
 

@@ -35,8 +35,10 @@ class NodeIndex:
         self.by_path: dict[str, Node] = {}  # by path relative to the scope root
         self.by_parent: dict[str, list[Node]] = {}  # by the parent's relative path
         self.by_parent_encoding: dict[Any, list[Node]] = {}
+        self.by_kind: dict[str, list[Node]] = {}
         for node in members:
             self.by_name.setdefault(node.name, []).append(node)
+            self.by_kind.setdefault(node.kind, []).append(node)
             encoding = _encoding(node)
             if isinstance(encoding, str):
                 self.by_encoding.setdefault(encoding, []).append(node)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -12,7 +13,7 @@ from validator.engine.model import Pack, Rule, Writer
 from validator.engine.node_index import NodeIndex
 from validator.engine.rule_selection import Selection
 from validator.engine.scan import ArrayScan, Damaged, KernelFailed, Progress, Scanner, SerialScanner, plan
-from validator.engine.selectors import matches
+from validator.engine.selectors import decided_by_kind, matches
 from validator.engine.template import render
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import (
@@ -55,6 +56,10 @@ class Outcome:
         return f"Outcome({self.status.value}, {len(self.findings)} findings, reason={self.reason!r})"
 
 
+# The outcome of every evaluation that passes: one object, not one per (rule, node).
+PASSED = Outcome(Status.PASSED)
+
+
 class Evaluation:
     """One rule on one node, possibly waiting at step `step` for facts about arrays."""
 
@@ -70,14 +75,114 @@ class Evaluation:
         self.outcome: Outcome | None = None
 
 
-def find_scopes(tree: Tree, pack: Pack) -> list[Scope]:
-    """Where the pack applies: each node its `scope.roots` selects, else the root if `scope.fallback` selects it."""
+class Tally:
+    """One rule's evaluations, compacted as they finish: those that passed are counted and those merely not
+    applicable leave only the first of their reasons; failures, errors, nodes not checked and evaluations still
+    waiting for array facts are kept, in tree order. A rule on 30,000 nodes then holds a few objects, not 30,000."""
+
+    __slots__ = ("keep_all", "kept", "passed", "reason")
+
+    def __init__(self, evaluations: Sequence[Evaluation] = (), keep_all: bool = False) -> None:
+        self.kept: list[Evaluation] = []
+        self.passed = 0
+        self.reason: str | None = None  # the least not-applicable reason of those not kept
+        self.keep_all = keep_all  # keep every evaluation (a run within a node splits them by where they lie)
+        for ev in evaluations:
+            self.add(ev)
+
+    def add(self, ev: Evaluation) -> None:
+        outcome = ev.outcome
+        if (
+            self.keep_all
+            or outcome is None
+            or outcome.findings
+            or outcome.unchecked
+            or outcome.status in (Status.FAILED, Status.ERROR)
+        ):
+            self.kept.append(ev)
+        elif outcome.status is Status.PASSED:
+            self.passed += 1
+        elif outcome.reason:
+            self.not_applicable(outcome.reason)
+
+    def not_applicable(self, reason: str) -> None:
+        """Count one evaluation that is merely not applicable, for `reason`."""
+        if self.reason is None or reason < self.reason:
+            self.reason = reason
+
+
+_PRIMITIVES: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
+
+
+def _primitives(rule: Rule) -> tuple[Any, ...]:
+    """The rule's primitives, step by step, looked up once per rule rather than once per node."""
+    cached = _PRIMITIVES.get(id(rule.check))
+    if cached is None or cached[0] is not rule.check:
+        # The steps are kept in the entry, so their id cannot be reused by another object meanwhile.
+        cached = (rule.check, tuple(registry.get(step.primitive) for step in rule.check))
+        _PRIMITIVES[id(rule.check)] = cached
+    return cached[1]
+
+
+class Remembered:
+    """A rule's verdict on a node that depends only on the node's own metadata, for every node of its signature:
+    passed, or not applicable for a reason naming the node's path (kept as the text around it)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list[str] | None) -> None:
+        self.parts = parts  # None: passed
+
+    def replay(self, tally: Tally, nodes: Sequence[Node]) -> None:
+        """Count the verdict for each of `nodes`."""
+        if self.parts is None:
+            tally.passed += len(nodes)
+        else:
+            tally.not_applicable(min(node.path.join(self.parts) for node in nodes))
+
+
+_PASSED_AGAIN = Remembered(None)
+
+
+def _remembered(ev: Evaluation) -> Remembered | None:
+    """How `ev`'s verdict holds for any node of the same signature; None when it may not (a failure, an error,
+    a node not checked, or a reason that names the node other than by its whole path)."""
+    outcome = ev.outcome
+    if outcome is PASSED:
+        return _PASSED_AGAIN
+    if outcome is None or outcome.status is not Status.NOT_APPLICABLE or outcome.unchecked or not outcome.reason:
+        return None
+    path = ev.node.path
+    if path == "/":
+        return None
+    parts = outcome.reason.split(path)
+    rest = "".join(parts)
+    if ev.node.name in rest or path.strip("/") in rest:
+        return None
+    return Remembered(parts)
+
+
+def _own_metadata_only(rule: Rule) -> bool:
+    """True when every step of the rule depends only on the node's own metadata (see `Node.signature`)."""
+    return all(p is not None and p.own_metadata_only for p in _primitives(rule))
+
+
+def find_scopes(tree: Tree, pack: Pack, walked: list[Node] | None = None) -> list[Scope]:
+    """Where the pack applies: each node its `scope.roots` selects, else the root if `scope.fallback` selects it.
+
+    `walked`, when given, holds the tree's nodes in walk order, or is empty and is filled here: packs that
+    look for their roots share one walk.
+    """
     if pack.formats and not any(fnmatch.fnmatchcase(tree.format, f) for f in pack.formats):
         return []
     if not pack.scope:
         return [Scope(pack, tree.root)]
     roots = pack.scope.get("roots")
-    found = [Scope(pack, n) for n in subtree(tree.root) if roots is not None and safe_match(roots, n, Scope(pack, n))]
+    if walked is None:
+        walked = []
+    if not walked:
+        walked.extend(subtree(tree.root))
+    found = [Scope(pack, n) for n in walked if roots is not None and safe_match(roots, n, Scope(pack, n))]
     if not found and "fallback" in pack.scope and safe_match(pack.scope["fallback"], tree.root, Scope(pack, tree.root)):
         found = [Scope(pack, tree.root)]
     return found
@@ -112,9 +217,10 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: 
     `facts` are the node's own array facts; `facts_of(path)` gives another array's (a request naming `node`).
     """
     node, scope = ev.node, ev.scope
+    primitives = _primitives(ev.rule)
     for i in range(ev.step, len(ev.rule.check)):
         step = ev.rule.check[i]
-        primitive = registry.get(step.primitive)
+        primitive = primitives[i]
         assert primitive is not None  # packs are validated against the registry at load time
         activity.reading(f"checking {ev.rule.id} on {node.path}")
         try:
@@ -149,7 +255,7 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: 
         if findings or omitted:
             ev.outcome = Outcome(Status.FAILED, findings, omitted=omitted)
             return
-    ev.outcome = Outcome(Status.PASSED)
+    ev.outcome = PASSED
 
 
 def _not_for(primitive: Any, name: str, node: Node) -> str | None:
@@ -220,7 +326,11 @@ def _fact(node: Node, request: FactRequest, facts: Mapping[FactRequest, Any], fa
 
 
 def _plan_facts(ev: Evaluation, first_fact_step: int) -> None:
-    """Record what every remaining fact step needs, so the array is read once for all of them."""
+    """Record what every remaining fact step needs, so the array is read once for all of them.
+
+    Raises the first fact step's NotApplicable: the rule is then not applicable whatever the arrays hold, and
+    waits for no scan.
+    """
     ev.step = first_fact_step
     for i in range(first_fact_step, len(ev.rule.check)):
         step = ev.rule.check[i]
@@ -230,6 +340,8 @@ def _plan_facts(ev: Evaluation, first_fact_step: int) -> None:
         try:
             ev.requests[i] = dict(primitive.facts(ev.node, step.options, ev.scope))
         except NotApplicable as exc:
+            if i == first_fact_step:
+                raise
             ev.requests[i] = exc
 
 
@@ -304,9 +416,10 @@ def evaluate(
         return Evaluated(results, scopes, [])
     results, context = [], []
     for rule in rules:
-        inside = [ev for ev in evaluations[rule.key] if is_within(ev.node.path, within)]
+        kept = evaluations[rule.key].kept  # every evaluation: a run within a node does not compact them
+        inside = [ev for ev in kept if is_within(ev.node.path, within)]
         results.append(aggregate(rule, inside, max_findings, writers_fit))
-        outside = [ev for ev in evaluations[rule.key] if not is_within(ev.node.path, within)]
+        outside = [ev for ev in kept if not is_within(ev.node.path, within)]
         above = aggregate(rule, outside, max_findings, writers_fit)
         if above.status in (Status.FAILED, Status.ERROR):
             context.append(above)
@@ -330,45 +443,156 @@ def _run_metadata_steps(
     deep: bool = False,
     within: str = "/",
     skip_scope: Callable[[Scope], str | None] | None = None,
-) -> tuple[list[Rule], dict[tuple[str, str], list[Evaluation]], list[Evaluation], list[list[Scope]]]:
+) -> tuple[list[Rule], dict[tuple[str, str], Tally], list[Evaluation], list[list[Scope]]]:
     """Select nodes for every chosen rule and run steps up to the first that needs array facts; with `within`,
     only on that node, the nodes below it and its ancestors.
 
     Also returns each pack's scopes (aligned with `packs`): finding them walks the tree, so it is done once.
     Evaluations are keyed by (pack, rule id): keyed by the id alone, two packs' rules of one id would share
-    (and overwrite) one list of evaluations.
+    (and overwrite) one list of evaluations. Each rule's evaluations run as they are made and are compacted
+    into its Tally, so memory grows with the failures and the waiting evaluations, not with rules x nodes.
     """
-    evaluations: dict[tuple[str, str], list[Evaluation]] = {}
+    chosen_by_pack = [[r for r in pack.rules if selection.redirected(pack.redirects).includes(r.id)] for pack in packs]
+    tree.prefer_attributes(attribute_names(packs, chosen_by_pack))
+    walked: list[Node] = []  # the whole tree in walk order, walked once for every pack's scope roots
+    indexes: dict[int, tuple[Node, NodeIndex]] = {}  # scope root -> its nodes indexed, shared by packs
+    selections: dict[tuple[int, str], _Selected] = {}  # (index, selector) -> the nodes it selects
+    evaluations: dict[tuple[str, str], Tally] = {}
     rules: list[Rule] = []
     scopes_by_pack: list[list[Scope]] = []
-    for pack in packs:
-        scopes = [s._replace(deep=deep) for s in find_scopes(tree, pack) if in_reach(s.root.path, within)]
+    waiting: list[Evaluation] = []
+    for pack, chosen in zip(packs, chosen_by_pack, strict=True):
+        scopes = [s._replace(deep=deep) for s in find_scopes(tree, pack, walked) if in_reach(s.root.path, within)]
         scopes_by_pack.append(scopes)
         if not scopes:
             continue
-        selected = selection.redirected(pack.redirects)
-        chosen = [r for r in pack.rules if selected.includes(r.id)]
         skipped = {id(s): reason for s in scopes if skip_scope is not None and (reason := skip_scope(s)) is not None}
-        nodes = [(scope, NodeIndex(scope, list(subtree(scope.root)))) for scope in scopes if id(scope) not in skipped]
+        nodes = [(scope, _index(indexes, scope)) for scope in scopes if id(scope) not in skipped]
         for rule in chosen:
             if rule.key in evaluations:  # one pack given twice: its clauses are still checked and reported once
                 continue
             rules.append(rule)
-            evaluations[rule.key] = [
-                Evaluation(rule, node, scope)
-                for scope, index in nodes
-                for node in index.candidates(rule.applies_to)
-                if (within == "/" or in_reach(node.path, within)) and safe_match(rule.applies_to, node, scope)
-            ] + [_skipped(rule, scope, skipped[id(scope)]) for scope in scopes if id(scope) in skipped]
-    waiting: list[Evaluation] = []
-    for evs in evaluations.values():
-        for ev in evs:
-            if ev.outcome is not None:  # a skipped (legacy) scope: its verdict is already set
-                continue
+            # A run within a node keeps every evaluation: its results are split by where each node lies.
+            tally = evaluations[rule.key] = Tally(keep_all=within != "/")
+            by_signature = within == "/" and _own_metadata_only(rule)
+            for scope, index in nodes:
+                selected = _selected(selections, index, scope, rule.applies_to, within)
+                if by_signature:
+                    _evaluate_by_signature(rule, scope, index, selected, tally, waiting)
+                    continue
+                for node in selected.nodes:
+                    ev = Evaluation(rule, node, scope)
+                    _advance(ev, None)
+                    tally.add(ev)
+                    if ev.outcome is None:
+                        waiting.append(ev)
+            for scope in scopes:
+                if id(scope) in skipped:  # a legacy scope: its verdict is already set
+                    tally.add(_skipped(rule, scope, skipped[id(scope)]))
+    return rules, evaluations, waiting, scopes_by_pack
+
+
+class _Selected:
+    """The nodes a selector selects in one scope, in tree order; and, worked out when first asked, the same nodes
+    grouped by signature (nodes without one alone)."""
+
+    __slots__ = ("_groups", "nodes")
+
+    def __init__(self, nodes: list[Node]) -> None:
+        self.nodes = nodes
+        self._groups: list[list[Node]] | None = None
+
+    def groups(self) -> list[list[Node]]:
+        if self._groups is None:
+            by_signature: dict[Any, list[Node]] = {}
+            groups: list[list[Node]] = []
+            for node in self.nodes:
+                signature = node.signature
+                if signature is None:
+                    groups.append([node])
+                    continue
+                group = by_signature.get(signature)
+                if group is None:
+                    group = by_signature[signature] = []
+                    groups.append(group)
+                group.append(node)
+            self._groups = groups
+        return self._groups
+
+
+def _selected(
+    selections: dict[tuple[int, str], _Selected], index: NodeIndex, scope: Scope, selector: Mapping[str, Any], within: str
+) -> _Selected:
+    """The nodes of the scope that `selector` selects (in reach of `within`); worked out once per selector and
+    scope root (dozens of rules share `kind: array`)."""
+    key = (id(index), json.dumps(selector, sort_keys=True, default=repr))
+    found = selections.get(key)
+    if found is None:
+        candidates = index.candidates(selector)
+        if within != "/":
+            candidates = [n for n in candidates if in_reach(n.path, within)]
+        if not decided_by_kind(selector):
+            candidates = [n for n in candidates if safe_match(selector, n, scope)]
+        found = selections[key] = _Selected(candidates)
+    return found
+
+
+def _evaluate_by_signature(
+    rule: Rule, scope: Scope, index: NodeIndex, selected: _Selected, tally: Tally, waiting: list[Evaluation]
+) -> None:
+    """Run a rule that depends on nothing but a node's own metadata once per signature, and count its verdict for
+    every node of that signature; where the verdict may differ (a failure, an error), each node is checked."""
+    kept = len(tally.kept)
+    for group in selected.groups():
+        remembered = None
+        for i, node in enumerate(group):
+            if remembered is not None:
+                remembered.replay(tally, group[i:])
+                break
+            ev = Evaluation(rule, node, scope)
             _advance(ev, None)
+            tally.add(ev)
             if ev.outcome is None:
                 waiting.append(ev)
-    return rules, evaluations, waiting, scopes_by_pack
+            elif i == 0 and len(group) > 1:
+                remembered = _remembered(ev)
+    if len(tally.kept) - kept > 1:  # kept evaluations in tree order, as a node by node run keeps them
+        tally.kept[kept:] = sorted(tally.kept[kept:], key=lambda ev: index.position[id(ev.node)])
+
+
+def _index(indexes: dict[int, tuple[Node, NodeIndex]], scope: Scope) -> NodeIndex:
+    """The scope's nodes indexed, built once per scope root (packs applied at one root share it)."""
+    cached = indexes.get(id(scope.root))
+    if cached is None:
+        cached = indexes[id(scope.root)] = (scope.root, NodeIndex(scope, list(subtree(scope.root))))
+    return cached[1]
+
+
+def attribute_names(packs: Sequence[Pack], chosen: Sequence[Sequence[Rule]]) -> frozenset[str]:
+    """Every name the chosen rules and their packs' scopes, shapes and dimensions might read as an attribute.
+
+    A superset: every string in their selectors and options (attribute names are among them), so a backend
+    that reads attribute values one by one can read these at once and leave the rest unread until asked.
+    """
+    names: set[str] = {"encoding-type", "encoding-version"}  # the node index reads these everywhere
+    for pack, rules in zip(packs, chosen, strict=True):
+        if rules:
+            _strings((pack.scope, pack.shapes, pack.dimensions), names)
+        for rule in rules:
+            _strings((rule.applies_to, [step.options for step in rule.check]), names)
+    return frozenset(names)
+
+
+def _strings(value: Any, into: set[str]) -> None:
+    if isinstance(value, str):
+        into.add(value)
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            _strings(k, into)
+            _strings(v, into)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _strings(v, into)
 
 
 def _skipped(rule: Rule, scope: Scope, reason: str) -> Evaluation:
@@ -433,7 +657,7 @@ def _plan_scans(waiting: Sequence[Evaluation], block_elements: int) -> list[Arra
 
 def aggregate(
     rule: Rule,
-    evaluations: list[Evaluation],
+    evaluations: Sequence[Evaluation] | Tally,
     max_findings: int = MAX_FINDINGS,
     writers_fit: Callable[[Writer], bool] | None = None,
 ) -> ClauseResult:
@@ -442,7 +666,8 @@ def aggregate(
     A failed `notice:` rule is a notice: its findings are reported, and it fails nothing. `finding_count`
     counts every finding, those a primitive left unlisted (`Omitted`) included; `max_findings` are kept.
     """
-    outcomes = [(ev.node, ev.outcome) for ev in evaluations if ev.outcome is not None]
+    tally = evaluations if isinstance(evaluations, Tally) else Tally(evaluations)
+    outcomes = [(ev.node, ev.outcome) for ev in tally.kept if ev.outcome is not None]
     statuses = {o.status for _, o in outcomes}
     notes = tuple(w for w in rule.writers if writers_fit is not None and writers_fit(w))
     findings: list[Finding] = []
@@ -452,18 +677,18 @@ def aggregate(
         for f in outcome.findings:
             if len(findings) < max_findings:
                 findings.append(_stamp(rule, node, f, notes))
-    checked = sum(1 for _, o in outcomes if o.status in (Status.PASSED, Status.FAILED))
+    checked = tally.passed + sum(1 for _, o in outcomes if o.status in (Status.PASSED, Status.FAILED))
     reason = None
     if Status.FAILED in statuses:
         status = Status.NOTICE if rule.notice else Status.FAILED
     elif Status.ERROR in statuses:
         status = Status.ERROR
         reason = "; ".join(sorted({o.reason or "" for _, o in outcomes if o.status is Status.ERROR}))[:500]
-    elif Status.PASSED in statuses:
+    elif Status.PASSED in statuses or tally.passed:
         status = Status.PASSED
     else:
         status = Status.NOT_APPLICABLE
-        reasons = sorted({o.reason for _, o in outcomes if o.reason})
+        reasons = sorted({o.reason for _, o in outcomes if o.reason} | ({tally.reason} if tally.reason else set()))
         reason = reasons[0] if reasons else "no node in the store is selected by this rule"
     unchecked = tuple((node.path, o.reason or "") for node, o in outcomes if o.unchecked)
     return ClauseResult(rule, status, tuple(findings), checked, reason, total, unchecked[:max_findings], len(unchecked))

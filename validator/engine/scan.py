@@ -9,6 +9,7 @@ identical facts, down to the index and values of the first offending element.
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, NamedTuple, Protocol
@@ -210,12 +211,19 @@ class SerialScanner:
         return results
 
 
+# Threads for a remote store: its block reads mostly wait on the network, so more of them than cores overlap
+# round trips (each block's chunks are fetched together as well); the elements in flight stay bounded.
+REMOTE_THREADS = 16
+
+
 class ThreadScanner:
     """Reads and summarises blocks on a thread pool, a bounded number in flight; folds in block order.
 
     Decompression (zlib, blosc, zstd), direct `preadv` reads and numpy reductions release the GIL, so
     blocks of one array, and of several arrays, proceed in parallel. Arrays whose blocks can only be
-    read in sequence run as one task each.
+    read in sequence run as one task each. In flight: at most 2 blocks per thread, and at most 2 full
+    blocks' worth of elements per worker, so many small arrays (dataframe columns) overlap while memory
+    stays a few blocks whatever the file.
     """
 
     def __init__(self, workers: int, block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> None:
@@ -225,15 +233,22 @@ class ThreadScanner:
     def run(self, scans: Sequence[ArrayScan], progress: Progress | None = None) -> dict[str, Facts | NodeError]:
         partials: list[list[Partials | None]] = [[] for _ in scans]
         failed: dict[int, NodeError] = {}
-        # At most 2 blocks per worker in flight: memory stays a few blocks whatever the file size.
-        window = 2 * self.workers
-        with ThreadPoolExecutor(self.workers, thread_name_prefix="spec-validate-scan") as pool:
-            pending: list[tuple[int, Future, int]] = []
+        threads = max(self.workers, REMOTE_THREADS) if any(s.node.tree.remote for s in scans) else self.workers
+        budget = 2 * self.workers * self.block_elements
+        with ThreadPoolExecutor(threads, thread_name_prefix="spec-validate-scan") as pool:
+            pending: deque[tuple[int, Future, int]] = deque()
+            in_flight = 0
             queue = _tasks(scans, self.block_elements, failed)
-            for i, work, size in _take(queue, window):
-                pending.append((i, pool.submit(work), size))
-            while pending:
-                i, future, size = pending.pop(0)
+            upcoming = next(queue, None)
+            while upcoming is not None or pending:
+                # Submit in order while the window has room (always at least one task in flight).
+                while upcoming is not None and len(pending) < 2 * threads and (not pending or in_flight + upcoming[2] <= budget):
+                    j, work, size = upcoming
+                    pending.append((j, pool.submit(work), size))
+                    in_flight += size
+                    upcoming = next(queue, None)
+                i, future, size = pending.popleft()
+                in_flight -= size
                 try:
                     partials[i].extend(future.result())
                 except NodeError as exc:
@@ -242,8 +257,6 @@ class ThreadScanner:
                     failed.setdefault(i, KernelFailed(f"{scans[i].node.path}: a kernel failed ({describe(exc)})"))
                 if progress is not None:
                     progress.advance(size)
-                for j, work, size2 in _take(queue, 1):
-                    pending.append((j, pool.submit(work), size2))
         return _fold_all(scans, partials, failed)
 
 
@@ -276,15 +289,6 @@ def _fold_all(
         except Exception as exc:  # noqa: BLE001 (a kernel's combine on values it cannot compare: this array's)
             results[scan.node.path] = KernelFailed(f"{scan.node.path}: a kernel failed on these values ({describe(exc)})")
     return results
-
-
-def _take(queue: Iterator[Any], n: int) -> list[Any]:
-    out = []
-    for item in queue:
-        out.append(item)
-        if len(out) == n:
-            break
-    return out
 
 
 def default_workers() -> int:

@@ -187,6 +187,13 @@ def _narrow_parent(want: Any, index: NodeIndex) -> list[Node] | None:
     return index.in_order([n for k in _as_list(encodings) for n in index.by_parent_encoding.get(k, [])])
 
 
+def _narrow_kind(want: Any, index: NodeIndex) -> list[Node] | None:
+    kinds = _as_list(want)
+    if len(kinds) == 1:
+        return index.by_kind.get(kinds[0], [])
+    return index.in_order([n for k in kinds for n in index.by_kind.get(k, [])])
+
+
 def _narrow_root(want: Any, index: NodeIndex) -> list[Node] | None:
     return [index.root] if want is True else None
 
@@ -244,7 +251,7 @@ def _one_or_many(item: dict[str, Any]) -> dict[str, Any]:
 _SELECTOR = {"$ref": "#/$defs/selector"}
 
 CONDITIONS: dict[str, Condition] = {
-    "kind": Condition(_one_or_many({"enum": ["group", "array", "link"]}), _kind),
+    "kind": Condition(_one_or_many({"enum": ["group", "array", "link"]}), _kind, _narrow_kind),
     "name": Condition(_one_or_many({"type": "string"}), _name, _narrow_name),
     "path": Condition(_one_or_many({"type": "string", "pattern": "^/"}), _path, _narrow_path),
     "encoding-type": Condition(_one_or_many({"type": "string"}), _encoding_type, _narrow_encoding_type),
@@ -288,8 +295,9 @@ _COST = {
         )
     )
 }
-# Indexes are asked most selective first: a literal name or path names a few nodes, an encoding-type more.
-_NARROWING = ("name", "path", "encoding-type", "parent", "root", "any_of")
+# Indexes are asked most selective first: a literal name or path names a few nodes, an encoding-type more, a
+# kind (every array, every group) most.
+_NARROWING = ("name", "path", "encoding-type", "parent", "root", "any_of", "kind")
 _ORDERED: dict[int, tuple[Mapping[str, Any], tuple[tuple[Callable[[Any, Node, Scope], bool], Any], ...]]] = {}
 
 
@@ -315,6 +323,17 @@ def matches(selector: Mapping[str, Any], node: Node, scope: Scope) -> bool:
         return all(holds(want, node, scope) for holds, want in _conditions(selector))
     except NodeError:
         return False
+
+
+def decided_by_kind(selector: Mapping[str, Any]) -> bool:
+    """True when `selector` says nothing but the node's kind (`kind: array`, or any_of such selectors): the index's
+    nodes of those kinds are exactly the nodes it selects."""
+    if len(selector) != 1:  # one condition: the index narrows by it alone
+        return False
+    if "kind" in selector:
+        return True
+    want = selector.get("any_of")
+    return isinstance(want, list) and bool(want) and all(isinstance(a, Mapping) and decided_by_kind(a) for a in want)
 
 
 def narrow(selector: Mapping[str, Any], index: NodeIndex) -> list[Node] | None:

@@ -6,7 +6,7 @@ import bisect
 import math
 import posixpath
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
@@ -213,6 +213,17 @@ class Node(ABC):
     link_kind: str | None = None  # for a link the tree reports but does not enter: "external", "soft", "cycle", ...
 
     @property
+    def signature(self) -> Hashable | None:
+        """What the node holds itself, as one hashable value; None where the backend cannot tell it cheaply.
+
+        Two nodes of one tree with equal signatures have the same kind, link kind, attributes, stored metadata
+        document, dtype, shape, chunks and storage, wherever they are: the engine checks the rules that depend
+        on nothing else (`own_metadata_only` primitives) once per signature. Thousands of dataframe columns
+        share a handful.
+        """
+        return None
+
+    @property
     def metadata(self) -> Mapping[str, Any] | None:
         """The node's own stored metadata document as written (Zarr `.zarray`, `.zgroup`, `zarr.json`), parsed.
 
@@ -250,6 +261,18 @@ class Node(ABC):
         but cannot be read.
         """
         return None
+
+    def read_json(self, key: str) -> Any:
+        """The document stored at `key` (relative to this node) parsed as JSON within bounds (`jsondoc.loads`); None
+        when not stored.
+
+        Raises NodeError as `read_key` does, and JSONProblem when the bytes are no JSON this tool reads. A backend
+        may keep the parsed document for every reader (Zarr parses each once): never modify it.
+        """
+        from validator.nodes.jsondoc import loads
+
+        raw = self.read_key(key)
+        return None if raw is None else loads(raw)
 
     def read_key(self, key: str) -> bytes | None:
         """The raw bytes stored at `key` (relative to this node, from `stored_keys`), or None when not stored.
@@ -534,6 +557,7 @@ class Tree(ABC):
     # What opens the store again in another process (a Dask worker), when `source` would not: the URL as
     # given, signed query string included. Never shown in a message or report.
     locator: str | None = None
+    remote = False  # read over a network (a URL): the scan overlaps more block reads, to hide round trips
 
     @property
     @abstractmethod
@@ -567,6 +591,10 @@ class Tree(ABC):
             if node is None:
                 return None
         return node
+
+    def prefer_attributes(self, names: frozenset[str]) -> None:  # noqa: B027 -- optional: a hint most trees ignore
+        """A hint: the attributes the run reads. A backend that reads attribute values one by one (HDF5) reads
+        these while it has the object open; any other is still read when asked for. Default: ignored."""
 
     def walk(self) -> Iterator[Node]:
         """Every node once, depth first, in sorted order; links are yielded but never entered."""

@@ -1,5 +1,12 @@
 """HDF5 backend (h5py): files opened read-only; soft links reported, external links never followed.
 
+The tree is walked once through h5py's low-level API: a group's links are listed with their types, each child is
+opened once to learn its kind, its attribute names and (for a dataset) its shape, dtype and chunks, and only
+groups stay open. A dataset is opened again when its storage is described or its blocks are read: an open
+dataset holds about 13 KB of HDF5 library state, which over thousands of dataframe columns was most of the
+memory. Attribute values are read on first access, or at the walk for the names the run's rules read
+(`Tree.prefer_attributes`), without h5py's high-level wrappers (about half the cost per attribute).
+
 A soft link to a dataset is read as the dataset (and records the link); one to a group is a link node, the group
 being read at the path it names; each group is entered once, whatever links lead to it.
 
@@ -11,21 +18,20 @@ the file (external storage, virtual datasets, external links) is reported and ne
 from __future__ import annotations
 
 import contextlib
-import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import Any, BinaryIO
 
 import h5py
 import numpy as np
+from h5py import h5a, h5d, h5g, h5l, h5o, h5p, h5t
 
 from validator.errors import InputError
 from validator.kernels.block import Block
 from validator.nodes import hdf5_direct
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
-    Attributes,
     Node,
     NodeError,
     NotDecoded,
@@ -65,59 +71,172 @@ def is_hdf5(path: str) -> bool:
     return False
 
 
-def _attrs(node: HDF5Node) -> Attributes:
-    """The node's attributes; one that cannot be read is reported and raises Unreadable when asked for."""
-    obj, tree = node._obj, node.tree
+def _decoded(name: bytes) -> str | bytes:
+    # As h5py names attributes: UTF-8 where it decodes, else the bytes themselves.
     try:
-        names = list(obj.attrs.keys())
-    except Exception as exc:  # corrupt attribute table
-        raise tree.unreadable(node.path, f"{node.path}: its attributes cannot be listed ({describe(exc)})") from None
-    out: dict[str, Any] = {}
-    unreadable: dict[str, str] = {}
-    for key in names:
-        too_large = _attribute_too_large(obj, key)
-        if too_large is not None:
-            message = f"attribute {key!r} {too_large}; not read"
-            tree.note_problem(StoreProblem(f"{node.path}@{key}", message, node.path))
-            unreadable[key] = message
-            continue
-        try:
-            value = obj.attrs[key]
-            # An attribute with a null dataspace exists but holds no value: JSON null is the nearest plain value.
-            out[key] = None if isinstance(value, h5py.Empty) else plain(value)
-        except Exception as exc:  # an attribute type h5py cannot map to numpy, or corrupt storage
-            message = f"attribute {key!r} cannot be read ({describe(exc)})"
-            tree.note_problem(StoreProblem(f"{node.path}@{key}", message, node.path))
-            unreadable[key] = message
-    return Attributes(out, unreadable)
+        return name.decode("utf-8")
+    except UnicodeDecodeError:
+        return name
 
 
-def _attribute_too_large(obj: h5py.HLObject, key: str) -> str | None:
-    """Why the attribute `key` is too large to read, or None: more bytes stored, or more elements, than an attribute
+def _member_name(name: bytes) -> str:
+    # A link name as a node name: UTF-8, any byte that is not shown escaped (a path is text; bytes would not sort).
+    return name.decode("utf-8", "backslashreplace")
+
+
+def _attribute_names(oid: Any, plist: Any) -> tuple[list[bytes], dict[bytes, str]]:
+    """The object's attribute names, in the order h5py's `attrs` lists them (creation order where tracked), and why
+    each one too large to read is (HDF5's listing says how many bytes each stores). `plist` is its creation
+    property list."""
+    names: list[bytes] = []
+    sizes: dict[bytes, int] = {}
+
+    def listed(name: bytes, info: Any) -> None:
+        names.append(name)
+        sizes[name] = info.data_size
+
+    tracked = plist.get_attr_creation_order() & h5p.CRT_ORDER_TRACKED
+    h5a.iterate(oid, listed, index_type=h5py.h5.INDEX_CRT_ORDER if tracked else h5py.h5.INDEX_NAME, info=True)
+    refused: dict[bytes, str] = {}
+    for name, size in sizes.items():
+        # An element takes a byte at least: only an attribute storing more bytes than the element bound may hold
+        # more elements than it, so only those are opened here.
+        why = _too_large(size, None) if size <= MAX_ATTRIBUTE_ELEMENTS else _attribute_too_large(oid, name)
+        if why is not None:
+            refused[name] = why
+    return names, refused
+
+
+def _attribute_too_large(oid: Any, name: bytes) -> str | None:
+    """Why the attribute `name` is too large to read, or None: more bytes stored, or more elements, than an attribute
     of real metadata has (HDF5 says both before reading; the heap behind variable-length strings it does not)."""
     try:
-        aid = obj.attrs.get_id(key)
+        aid = h5a.open(oid, name)
         stored, shape = aid.get_storage_size(), aid.shape
     except Exception:  # reading it reports what is wrong
         return None
-    elements = math.prod(shape) if shape else 1
+    return _too_large(stored, shape)
+
+
+def _too_large(stored: int, shape: tuple[int, ...] | None) -> str | None:
     if stored > MAX_ATTRIBUTE_BYTES:
         return f"holds {stored} bytes, more than the {MAX_ATTRIBUTE_BYTES} read for an attribute"
+    elements = int(np.prod(shape, dtype=object)) if shape else 1
     if elements > MAX_ATTRIBUTE_ELEMENTS:
         return f"holds {elements} elements, more than the {MAX_ATTRIBUTE_ELEMENTS} read for an attribute"
     return None
 
 
-def _attr_string_storage(obj: h5py.HLObject, name: str) -> StringStorage | None:
-    # Read from the attribute's HDF5 type: the value `_attrs` returns is decoded and no longer says how it was stored.
+# Memory types for variable-length strings by character set: the one type h5py would build for each.
+_VLEN_STRING = {
+    h5t.CSET_UTF8: h5t.py_create(h5py.string_dtype("utf-8")),
+    h5t.CSET_ASCII: h5t.py_create(h5py.string_dtype("ascii")),
+}
+
+
+def _read_attribute(oid: Any, name: bytes) -> Any:
+    """The value of one attribute as plain JSON-like Python: what `plain(obj.attrs[name])` gives through h5py, None
+    for a null dataspace (an attribute that exists but holds no value: JSON null is the nearest plain value).
+
+    Variable-length strings, nearly every attribute of an AnnData file, are read directly; other types the way
+    h5py's `AttributeManager.__getitem__` reads them. Raises what HDF5 or h5py raise for a value they cannot read.
+    """
+    attr = h5a.open(oid, name)
+    shape = attr.shape
+    if shape is None:
+        return None  # a null dataspace (h5py.Empty)
+    tid = attr.get_type()
+    if isinstance(tid, h5t.TypeStringID) and tid.is_variable_str() and tid.get_cset() in _VLEN_STRING:
+        arr = np.empty(shape, dtype=object)
+        if arr.size:
+            attr.read(arr, mtype=_VLEN_STRING[tid.get_cset()])
+        values = [b.decode("utf-8", "surrogateescape") if isinstance(b, bytes) else b for b in arr.flat]
+        return values[0] if arr.ndim == 0 else values
+    return plain(_read_like_h5py(attr))
+
+
+def _read_like_h5py(attr: Any) -> Any:
+    """h5py's own reading of an attribute of any type other than variable-length strings."""
+    dtype = attr.dtype
+    htype = h5t.py_create(dtype)
+    shape = attr.shape
+    if dtype.subdtype is not None:  # a top-level array type: numpy has none, so its dimensions join the shape
+        dtype, subshape = dtype.subdtype[0], dtype.subdtype[1]
+        shape = shape + subshape
+    arr = np.zeros(shape, dtype=dtype, order="C")
+    attr.read(arr, mtype=htype)
+    info = h5py.check_string_dtype(dtype)
+    if info is not None and info.length is None:
+        arr = np.array([b.decode("utf-8", "surrogateescape") for b in arr.flat], dtype=dtype).reshape(arr.shape)
+    return arr[()] if arr.ndim == 0 else arr
+
+
+class HDF5Attributes(Mapping):
+    """A node's attributes: names listed once, each value read on first access and kept.
+
+    One too large to read (known from the listing, and reported at the walk) or that HDF5 cannot read (reported when
+    first read) raises Unreadable when asked for: a clause that needs it skips the node, every other keeps its verdict.
+    """
+
+    __slots__ = ("_names", "_node", "_refused", "_values")
+
+    def __init__(self, node: HDF5Node, names: list[bytes], refused: dict[bytes, str]) -> None:
+        self._node = node
+        self._names = {_decoded(n): n for n in names}  # as h5py names them -> as stored
+        self._values: dict[Any, Any] = {}
+        self._refused: dict[Any, str] = {}  # name -> why its value is not read
+        for stored, why in refused.items():
+            self._refuse(_decoded(stored), f"attribute {_decoded(stored)!r} {why}; not read")
+
+    def _refuse(self, key: Any, message: str) -> None:
+        node = self._node
+        self._refused[key] = message
+        node.tree.note_problem(StoreProblem(f"{node.path}@{key}", message, node.path))
+
+    def __getitem__(self, key: Any) -> Any:
+        try:
+            return self._values[key]
+        except KeyError:
+            stored = self._names[key]  # KeyError for a name the object does not have
+        if key in self._refused:
+            raise Unreadable(self._refused[key])
+        self._read(self._node.object_id(), key, stored)
+        if key in self._refused:
+            raise Unreadable(self._refused[key])
+        return self._values[key]
+
+    def _read(self, oid: Any, key: Any, stored: bytes) -> None:
+        try:
+            self._values[key] = _read_attribute(oid, stored)
+        except Exception as exc:  # an attribute type h5py cannot map to numpy, or corrupt storage
+            self._refuse(key, f"attribute {key!r} cannot be read ({describe(exc)})")
+
+    def read(self, oid: Any, keys: frozenset[str]) -> None:
+        """Read the values of `keys` now, from the object `oid` already open (one that cannot be read is reported)."""
+        for key in keys.intersection(self._names):
+            if key not in self._values and key not in self._refused:
+                self._read(oid, key, self._names[key])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._names
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def _attr_string_storage(oid: Any, name: bytes) -> StringStorage | None:
+    # Read from the attribute's HDF5 type: the value `attrs` returns is decoded and no longer says how it was stored.
     try:
-        tid = obj.attrs.get_id(name).get_type()
-    except Exception:  # absent, or an attribute table h5py cannot read (`_attrs` reports that)
+        tid = h5a.open(oid, name).get_type()
+    except Exception:  # an attribute table h5py cannot read (`attrs` reports that)
         return None
-    if not isinstance(tid, h5py.h5t.TypeStringID):
+    if not isinstance(tid, h5t.TypeStringID):
         return None
     variable = bool(tid.is_variable_str())
-    charset = "utf-8" if tid.get_cset() == h5py.h5t.CSET_UTF8 else "ascii"
+    charset = "utf-8" if tid.get_cset() == h5t.CSET_UTF8 else "ascii"
     stored = f"{'vlen' if variable else f'fixed[{tid.get_size()}]'} {charset} string"
     return StringStorage("variable" if variable else "fixed", charset, stored)
 
@@ -136,10 +255,10 @@ _TYPE_CLASSES = {
 }
 
 
-def _attr_type_class(obj: h5py.HLObject, name: str) -> str | None:
+def _attr_type_class(oid: Any, name: bytes) -> str | None:
     try:
-        return _TYPE_CLASSES.get(obj.attrs.get_id(name).get_type().get_class())
-    except Exception:  # absent, or an attribute table h5py cannot read
+        return _TYPE_CLASSES.get(h5a.open(oid, name).get_type().get_class())
+    except Exception:  # an attribute table h5py cannot read
         return None
 
 
@@ -154,73 +273,134 @@ def _string_storage(dtype: np.dtype, stored: str) -> StringStorage | None:
 
 
 class HDF5Node(Node):
-    def __init__(self, tree: HDF5Tree, path: str, obj: h5py.HLObject, ancestors: frozenset[int]) -> None:
+    """A group or dataset. A group keeps its low-level id open (about 1 KB); a dataset keeps only its facts and is
+    opened again, through its parent group and link name, when its storage or data is read."""
+
+    def __init__(
+        self,
+        tree: HDF5Tree,
+        path: str,
+        oid: Any,
+        ancestors: frozenset[int],
+        address: int | None = None,
+        parent_id: Any = None,
+        link: bytes | None = None,
+    ) -> None:
         self.tree = tree
         self.path = path
-        self._obj = obj
         self._ancestors = ancestors
-        self.kind = "group" if isinstance(obj, h5py.Group) else "array"
+        self._address = address  # the group's object address: a link back to an ancestor is a cycle
+        self._parent_id = parent_id  # the open parent group and the link name reopen a dataset
+        self._link = link
+        self.kind = "group" if isinstance(oid, h5g.GroupID) else "array"
+        self._gid = oid if self.kind == "group" else None
         tree.opened.append(self)
+        plist = None
+        self._attrs: HDF5Attributes | None = None
+        self._attrs_error: str | None = None
+        try:
+            plist = oid.get_create_plist()
+            self._attrs = HDF5Attributes(self, *_attribute_names(oid, plist))
+        except Exception as exc:  # corrupt attribute table: reported when the attributes are asked for
+            self._attrs_error = f"{path}: its attributes cannot be listed ({describe(exc)})"
+        if tree.preferred_attributes and self._attrs is not None:
+            self._attrs.read(oid, tree.preferred_attributes)
+        if self.kind == "array":
+            self._facts_error: str | None = None
+            try:
+                self._shape, self._dtype, self._chunks, self._layout, self._stored_as = _dataset_facts(oid, plist)
+            except Exception as exc:  # an object header HDF5 cannot read: reported when its shape or type is asked for
+                self._facts_error = f"{path}: its shape and type cannot be read ({describe(exc)})"
+            outside = _stored_outside(oid, plist)
+            if outside:
+                tree.note_problem(
+                    StoreProblem(path, f"{path}: its data is stored outside the file ({outside}); never read", path)
+                )
 
     @cached_property
-    def attrs(self) -> Mapping[str, Any]:
-        attrs = self.__dict__.get("_attrs_error")
-        if attrs is not None:
-            raise Unreadable(attrs)
+    def signature(self) -> tuple[Any, ...] | None:
+        """(kind, attribute names and values, and for a dataset its HDF5 type, shape and creation properties: layout,
+        chunks, filters, fill value): what its attributes, dtype, shape, chunks and storage are read from. None where
+        any of it cannot be read (the node is then checked alone)."""
         try:
-            return _attrs(self)
-        except Unreadable as exc:
-            self.__dict__["_attrs_error"] = str(exc)  # asked again, answered again without HDF5
-            raise
+            attrs = self.attrs
+            values = tuple((name, _frozen(attrs[name])) for name in attrs)
+        except NodeError:
+            return None
+        if self.kind == "array":
+            if self._facts_error is not None:
+                return None
+            return (self.kind, values, self._shape, self._stored_as)
+        return (self.kind, values)
+
+    def object_id(self) -> Any:
+        """The low-level id of this group (kept open) or dataset (opened now)."""
+        if self._gid is not None:
+            return self._gid
+        return (
+            h5o.open(self._parent_id, self._link)
+            if self._parent_id is not None
+            else h5o.open(self.tree.file_id, self.path.encode())
+        )
+
+    def dataset(self) -> h5py.Dataset:
+        """The h5py dataset, opened for this call: nothing holds it after its caller is done."""
+        return h5py.Dataset(self.object_id())
+
+    @property
+    def attrs(self) -> Mapping[str, Any]:
+        if self._attrs is None:
+            raise self.tree.unreadable(self.path, self._attrs_error or f"{self.path}: its attributes cannot be listed")
+        return self._attrs
 
     def attr_storage(self, name: str) -> StringStorage | None:
-        return _attr_string_storage(self._obj, name)
+        stored = self._attrs._names.get(name) if self._attrs is not None else None
+        return None if stored is None else _attr_string_storage(self.object_id(), stored)
 
     def attr_type_class(self, name: str) -> str | None:
-        return _attr_type_class(self._obj, name)
+        stored = self._attrs._names.get(name) if self._attrs is not None else None
+        return None if stored is None else _attr_type_class(self.object_id(), stored)
 
-    @cached_property
-    def _layout(self) -> tuple[tuple[int, ...] | None, np.dtype | None, tuple[int, ...] | None]:
-        """(shape, dtype, chunks) read once; Unreadable (reported) when the object header does not say."""
-        if self.kind != "array":
-            return None, None, None
-        try:
-            ds: h5py.Dataset = self._obj
-            # A dataset with a null dataspace (h5py.Empty) has no shape at all: h5py reports None.
-            shape = tuple(int(n) for n in ds.shape) if ds.shape is not None else None
-            return shape, ds.dtype, tuple(int(c) for c in ds.chunks) if ds.chunks else None
-        except Exception as exc:
-            raise self.tree.unreadable(self.path, f"{self.path}: its shape and type cannot be read ({describe(exc)})") from None
+    def _facts(self) -> None:
+        """Raise Unreadable (reported once) when the dataset's shape and type could not be read."""
+        if self._facts_error is not None:
+            raise self.tree.unreadable(self.path, self._facts_error)
 
     @property
     def shape(self) -> tuple[int, ...] | None:
-        return self._layout[0]
+        # A dataset with a null dataspace (h5py.Empty) has no shape at all: h5py reports None.
+        if self.kind != "array":
+            return None
+        self._facts()
+        return self._shape
 
     @property
     def dtype(self) -> np.dtype | None:
-        return self._layout[1]
+        if self.kind != "array":
+            return None
+        self._facts()
+        return self._dtype
 
     @property
     def chunks(self) -> tuple[int, ...] | None:
-        return self._layout[2]
+        if self.kind != "array":
+            return None
+        self._facts()
+        return self._chunks
 
     @cached_property
     def storage(self) -> Storage | None:
         if self.kind != "array":
             return None
+        self._facts()
         try:
             return self._storage()
-        except Unreadable:
-            raise
         except Exception as exc:
             raise self.tree.unreadable(self.path, f"{self.path}: its storage cannot be read ({describe(exc)})") from None
 
     def _storage(self) -> Storage:
-        ds: h5py.Dataset = self._obj
-        plist = ds.id.get_create_plist()
-        layout = {h5py.h5d.CONTIGUOUS: "contiguous", h5py.h5d.CHUNKED: "chunked", h5py.h5d.COMPACT: "compact"}.get(
-            plist.get_layout(), "other"
-        )
+        ds = self.dataset()
+        layout = {h5d.CONTIGUOUS: "contiguous", h5d.CHUNKED: "chunked", h5d.COMPACT: "compact"}.get(self._layout, "other")
         filters = tuple(str(f) for f in ds._filters) if layout == "chunked" else ()
         return Storage(
             format="hdf5",
@@ -233,71 +413,76 @@ class HDF5Node(Node):
 
     @cached_property
     def _children(self) -> dict[str, Node]:
-        if self.kind != "group":
+        if self.kind != "group" or self._gid is None:
             return {}
-        group: h5py.Group = self._obj
+        gid = self._gid
+        links: list[tuple[bytes, int, int]] = []
         try:
-            here = self._ancestors | {_object_key(group)}
-            names = sorted(group.keys())
+            gid.links.iterate(lambda name, info: links.append((name, info.type, info.u)), info=True)
         except Exception as exc:  # a damaged B-tree or heap: the members cannot be listed
             self._report(self.path, f"{self.path}: its members cannot be listed ({describe(exc)})", self.path)
             return {}
+        here = self._ancestors | {self._address}
         out: dict[str, Node] = {}
-        for name in names:
-            path = f"{self.path.rstrip('/')}/{name}"
-            if not name or "/" in name or name in (".", ".."):
-                self._report(path, f"{self.path}: a member named {name!r} cannot be a node; not read", self.path)
+        for name, link_type, address in sorted(links, key=lambda link: _member_name(link[0])):
+            shown = _member_name(name)
+            path = f"{self.path.rstrip('/')}/{shown}"
+            if not shown or "/" in shown or shown in (".", ".."):
+                self._report(path, f"{self.path}: a member named {shown!r} cannot be a node; not read", self.path)
                 continue
-            out[name] = self._member(group, name, path, here)
+            out[shown] = self._child(gid, name, path, link_type, address, here)
         return out
 
-    def _member(self, group: h5py.Group, name: str, path: str, here: frozenset[int]) -> Node:
-        """The node for member `name`: opened, or a link node that is never entered (external, dangling, a cycle, a
-        second link to a group already in the tree, unreadable)."""
+    def _child(self, gid: Any, name: bytes, path: str, link_type: int, address: int, here: frozenset[int]) -> Node:
+        """The node one link of this group leads to: a group, a dataset, or a link node that is never entered
+        (external, dangling, a cycle, a soft link to a group, a second link to a group already in the tree,
+        unreadable)."""
         tree = self.tree
+        target: str | None = None  # a soft link's path
         try:
-            link = group.get(name, getlink=True)
+            if link_type == h5l.TYPE_EXTERNAL:
+                # Never follow: the target is outside the file being validated.
+                filename, inner = gid.links.get_val(name)
+                outside = f"{_member_name(filename)}:{_member_name(inner)}"
+                self._report(path, f"{path}: an external link to {outside}, outside the file; not followed", path)
+                return LinkNode(tree, path, "external", outside)
+            if link_type == h5l.TYPE_SOFT:
+                target = _member_name(gid.links.get_val(name))
+            elif link_type != h5l.TYPE_HARD:
+                return LinkNode(tree, path, "other", "UserDefinedLink")
         except Exception as exc:
             return self._broken(path, f"{path}: its link cannot be read ({describe(exc)})")
-        if isinstance(link, h5py.ExternalLink):
-            # Never follow: the target is outside the file being validated.
-            target = f"{link.filename}:{link.path}"
-            self._report(path, f"{path}: an external link to {target}, outside the file; not followed", path)
-            return LinkNode(tree, path, "external", target)
-        if not isinstance(link, (h5py.SoftLink, h5py.HardLink)):
-            return LinkNode(tree, path, "other", type(link).__name__)
         try:
-            obj = group[name]
-            key = _object_key(obj)
+            oid = h5o.open(gid, name)
+            if isinstance(oid, h5g.GroupID) and target is not None:
+                address = h5o.get_info(oid).addr
         except Exception as exc:  # dangling soft link, unreadable object header
-            if isinstance(link, h5py.SoftLink):
-                return LinkNode(tree, path, "soft", link.path)
+            if target is not None:
+                return LinkNode(tree, path, "soft", target)
             return self._broken(path, f"{path}: cannot be opened ({describe(exc)})")
-        if not isinstance(obj, (h5py.Group, h5py.Dataset)):
-            return LinkNode(tree, path, "other", type(obj).__name__)
-        if isinstance(obj, h5py.Group):
-            seen = self._seen_group(key, link, path, here)
+        if isinstance(oid, h5g.GroupID):
+            seen = self._seen_group(address, target, path, here)
             if seen is not None:
                 return seen
-        node = HDF5Node(tree, path, obj, here)
-        if isinstance(obj, h5py.Dataset):
-            outside = _stored_outside(obj)
-            if outside:
-                self._report(path, f"{path}: its data is stored outside the file ({outside}); never read", path)
-        if isinstance(link, h5py.SoftLink):
-            node.soft_link = link.path
+            node = HDF5Node(tree, path, oid, here, address)
+        elif isinstance(oid, h5d.DatasetID):
+            node = HDF5Node(tree, path, oid, here, parent_id=gid, link=name)
+        else:
+            return LinkNode(tree, path, "other", "Datatype" if isinstance(oid, h5t.TypeID) else type(oid).__name__)
+        if target is not None:
+            node.soft_link = target
         return node
 
-    def _seen_group(self, key: int, link: Any, path: str, here: frozenset[int]) -> Node | None:
+    def _seen_group(self, address: int, target: str | None, path: str, here: frozenset[int]) -> Node | None:
         """A link node for a group not entered here, else None: an ancestor (a cycle), a soft link (the group is read
         at the path it names), a second hard link to a group already in the tree.
 
         Every group is entered once: links between groups could otherwise make a walk visit 2**depth paths."""
-        if key in here:
-            return LinkNode(self.tree, path, "cycle", link.path if isinstance(link, h5py.SoftLink) else "an ancestor group")
-        if isinstance(link, h5py.SoftLink):
-            return LinkNode(self.tree, path, "soft", link.path)
-        first = self.tree.groups.setdefault(key, path)
+        if address in here:
+            return LinkNode(self.tree, path, "cycle", target if target is not None else "an ancestor group")
+        if target is not None:
+            return LinkNode(self.tree, path, "soft", target)
+        first = self.tree.groups.setdefault(address, path)
         return LinkNode(self.tree, path, "alias", first) if first != path else None
 
     def _report(self, key: str, message: str, path: str) -> None:
@@ -326,10 +511,10 @@ class HDF5Node(Node):
         Raises NotDecoded for a filter off the allow-list or a block too large to hold, Unreadable for data stored
         outside the file or a chunk index HDF5 cannot read.
         """
-        ds: h5py.Dataset = self._obj
         if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not an array with data (a null dataspace holds none)")
-        return hdf5_direct.read_block(ds, self.tree.raw_fd(), self.plan, rows)
+        plan = self.plan
+        return hdf5_direct.read_block(self.dataset(), self.tree.raw_fd(), plan, rows)
 
     @property
     def plan(self) -> hdf5_direct.DirectPlan:
@@ -337,7 +522,7 @@ class HDF5Node(Node):
         got = self.__dict__.get("_plan")
         if got is None:
             try:
-                got = hdf5_direct.plan(self._obj, self.tree.raw_size(), self.path)
+                got = hdf5_direct.plan(self.dataset(), self.tree.raw_size(), self.path)
             except NotDecoded as exc:
                 got = NotDecoded(str(exc))
             except NodeError as exc:
@@ -352,32 +537,70 @@ class HDF5Node(Node):
         return got
 
 
-def _hdf5_type_name(ds: h5py.Dataset) -> str:
-    info = h5py.check_string_dtype(ds.dtype)
-    if info is not None:
-        return f"{'vlen' if info.length is None else f'fixed[{info.length}]'} {info.encoding} string"
-    return ds.dtype.str
+def _dataset_facts(
+    oid: Any, plist: Any = None
+) -> tuple[tuple[int, ...] | None, np.dtype, tuple[int, ...] | None, int, tuple[Any, ...]]:
+    """(shape, dtype, chunks, layout) of an open dataset, as h5py's Dataset reports them, and how it is stored: its
+    dtype and what h5py records of its HDF5 type, layout, chunks, filters and fill value, everything its `storage`
+    is described from. `plist`: its creation property list, when already at hand."""
+    shape = oid.shape
+    plist = plist if plist is not None else oid.get_create_plist()
+    layout = plist.get_layout()
+    chunks = tuple(int(c) for c in plist.get_chunk()) if layout == h5d.CHUNKED else None
+    dtype = oid.dtype
+    try:
+        filters = tuple(plist.get_filter(i) for i in range(plist.get_nfilters()))
+        fill: Any = plist.fill_value_defined()  # the library's default (zero) needs no reading
+        if dtype.kind not in "OV" and fill == h5d.FILL_VALUE_USER_DEFINED:  # `storage` reports none for strings, records
+            value = np.zeros((), dtype=dtype)
+            plist.get_fill_value(value)
+            fill = value.tobytes()
+        # The dtype with what h5py records of the HDF5 type beside it (string encoding and length, enum members).
+        kind = (dtype, None if dtype.metadata is None else repr(sorted(dtype.metadata.items())))
+        stored_as: tuple[Any, ...] = (kind, layout, chunks, filters, fill)
+    except Exception as exc:  # a type or filter h5py cannot describe: the node is alike no other
+        stored_as = (object(), str(exc))
+    return (tuple(int(n) for n in shape) if shape is not None else None), dtype, chunks, layout, stored_as
 
 
-def _stored_outside(ds: h5py.Dataset) -> str | None:
+def _stored_outside(oid: Any, plist: Any) -> str | None:
     """Where a dataset's data lies outside the file (external storage files, a virtual dataset's sources), or None."""
     try:
-        dcpl = ds.id.get_create_plist()
-        if dcpl.get_layout() == h5py.h5d.VIRTUAL:
-            sources = sorted({dcpl.get_virtual_filename(i) for i in range(dcpl.get_virtual_count())})
+        dcpl = plist if plist is not None else oid.get_create_plist()
+        if dcpl.get_layout() == h5d.VIRTUAL:
+            sources = sorted({_member_name(_bytes(dcpl.get_virtual_filename(i))) for i in range(dcpl.get_virtual_count())})
             return f"a virtual dataset mapping {', '.join(sources[:3]) or 'other files'}"
         count = dcpl.get_external_count()
         if count > 0:
-            names = sorted({dcpl.get_external(i)[0].decode(errors="replace") for i in range(count)})
+            names = sorted({_member_name(_bytes(dcpl.get_external(i)[0])) for i in range(count)})
             return f"external storage in {', '.join(names[:3])}"
     except Exception:
         return None
     return None
 
 
-def _object_key(obj: h5py.HLObject) -> int:
-    # h5py hashes object ids by (file number, object address): equal for two links to one object.
-    return hash(obj.id)
+def _bytes(name: str | bytes) -> bytes:
+    return name if isinstance(name, bytes) else name.encode("utf-8", "surrogateescape")
+
+
+def _frozen(value: Any) -> Any:
+    """An attribute value as a hashable key that tells apart what compares equal across types (1, 1.0, True)."""
+    if isinstance(value, list):
+        return ("list", tuple(_frozen(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _frozen(v)) for k, v in value.items()))
+    try:
+        hash(value)
+    except TypeError:  # a value plain() left as it was (a compound record): alike only itself
+        return ("other", id(value))
+    return (type(value).__name__, value)
+
+
+def _hdf5_type_name(ds: h5py.Dataset) -> str:
+    info = h5py.check_string_dtype(ds.dtype)
+    if info is not None:
+        return f"{'vlen' if info.length is None else f'fixed[{info.length}]'} {info.encoding} string"
+    return ds.dtype.str
 
 
 class LinkNode(Node):
@@ -408,21 +631,26 @@ class HDF5Tree(Tree):
         self.local_path: str | None = os.fspath(path) if local else None
         self.source = source if source is not None else str(path)
         self.format = "hdf5"
+        self.preferred_attributes: frozenset[str] = frozenset()
         self._fileobj = None if local else path
-        self.opened: list[HDF5Node] = []  # every node made, so close() can let go of their h5py objects
-        self.groups: dict[int, str] = {}  # HDF5 object key -> the path its group is read under, entered once
+        self.opened: list[HDF5Node] = []  # every node made, so close() can let go of their HDF5 ids
+        self.groups: dict[int, str] = {}  # a group's object address -> the path it is read under, entered once
         try:
             self._file = h5py.File(path, "r", locking=False) if local else h5py.File(path, "r")
         except Exception as exc:
             raise InputError(f"{self.source}: cannot open as HDF5 ({_first_line(exc)})") from None
         try:
-            root = self._file["/"]
+            root = h5g.open(self._file.id, b"/")
+            address = h5o.get_info(root).addr
         except Exception as exc:  # the root group's header cannot be read: nothing in the file can be reached
             self._file.close()
             raise InputError(f"{self.source}: its root group cannot be opened ({_first_line(exc)})") from None
-        self._root = HDF5Node(self, "/", root, frozenset())
-        with contextlib.suppress(Exception):  # an unreadable root header: its members say so when listed
-            self.groups[_object_key(root)] = "/"
+        self.file_id = self._file.id
+        self.groups[address] = "/"
+        self._root = HDF5Node(self, "/", root, frozenset(), address)
+
+    def prefer_attributes(self, names: frozenset[str]) -> None:
+        self.preferred_attributes = frozenset(names)
 
     @property
     def root(self) -> Node:
@@ -444,11 +672,13 @@ class HDF5Tree(Tree):
         return self._raw_fd
 
     def close(self) -> None:
-        # Nodes and tree refer to each other, so their h5py objects would live until a cyclic collection, which the
+        # Nodes and tree refer to each other, so their HDF5 ids would live until a cyclic collection, which the
         # command pauses at exit: a virtual dataset's property list still open when HDF5 shuts down crashes it
-        # (exit 139). So every node lets go of its object now, while HDF5 is up, and the cycle holds nothing of HDF5.
+        # (exit 139). So every node lets go of its ids now, while HDF5 is up, and the cycle holds nothing of HDF5.
         for node in self.opened:
-            node._obj = None
+            node._gid = None
+            node._parent_id = None
+            node.__dict__.pop("_plan", None)
         self.opened = []
         if getattr(self, "_raw_fd", None) is not None:
             os.close(self._raw_fd)

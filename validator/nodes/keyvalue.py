@@ -73,6 +73,18 @@ class KeyValueStore(ABC):
         """True when something is stored under `key` (readable or not). Backends that cannot tell say False."""
         return False
 
+    # True when many keys are fetched faster together than one by one (a remote store over an asynchronous file
+    # system): readers then ask for a whole level of documents, or a block's chunks, in one call.
+    batched = False
+
+    def get_many(self, keys: list[str]) -> dict[str, bytes | None]:
+        """`get` of every key, together where the store can (concurrently for a remote store); one by one here."""
+        return {key: self.get(key) for key in keys}
+
+    def list_many(self, prefixes: list[str]) -> dict[str, tuple[list[str], list[str]]]:
+        """`list_dir` of every prefix, together where the store can; one by one here."""
+        return {prefix: self.list_dir(prefix) for prefix in prefixes}
+
     def read_part(self, key: str, offset: int, length: int) -> tuple[bytes, int] | None:
         """Up to `length` bytes of the value of `key` from `offset` (from the end when negative), and the value's whole
         size; None when the key is not stored. Raises NodeError as `read` does. Stores that can read a range override
@@ -150,8 +162,18 @@ class DirectoryStore(KeyValueStore):
         try:
             return self._folders[prefix]
         except KeyError:
-            folder = self._folders[prefix] = self.resolve(prefix)
+            folder = self._folders[prefix] = self._resolve_folder(prefix)
             return folder
+
+    def _resolve_folder(self, prefix: str) -> str | None:
+        # From the parent's checked path: one lstat for the last part unless it is a symlink, rather than
+        # resolving every part again (thousands of dataframe columns made realpath a third of a run).
+        parent, _, name = prefix.rpartition("/")
+        base = self._folder(parent)
+        if base is None or name in ("", ".", "..") or "\\" in name:
+            return None
+        full = os.path.join(base, name)
+        return self.resolve(prefix) if os.path.islink(full) else full
 
     def get(self, key: str) -> bytes | None:
         return self.get_bounded(key, MAX_VALUE_BYTES)
@@ -212,11 +234,12 @@ class DirectoryStore(KeyValueStore):
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         full = self._folder(prefix)
-        if full is None or not os.path.isdir(full):
+        if full is None:
             return [], []
         keys, dirs = [], []
         try:
-            entries = sorted(os.scandir(full), key=lambda e: e.name)
+            with os.scandir(full) as scan:  # not a directory (or gone): nothing below it
+                entries = list(scan)
         except OSError:
             return [], []
         for entry in entries:
@@ -236,12 +259,16 @@ class DirectoryStore(KeyValueStore):
                         self.skip(key, f"{key}: a symlink to a directory; not followed")
                     else:
                         dirs.append(entry.name)
+                        # The folder's checked path, from this listing: no lstat when it is read or listed in turn.
+                        self._folders.setdefault(key, os.path.join(full, entry.name))
                 elif entry.is_file():
                     keys.append(entry.name)
                 elif not link or os.path.exists(entry.path):
                     self.skip(key, f"{key}: not a regular file (a FIFO, socket or device); never opened")
             except OSError as exc:  # a name the file system cannot stat (a symlink loop): not a key
                 self.skip(key, f"{key}: cannot be examined ({exc.strerror or exc}); not read")
+        keys.sort()
+        dirs.sort()
         return keys, dirs
 
     def raw_keys(self) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from typing import Any
@@ -17,13 +18,20 @@ from validator.nodes.urls import URL_SCHEME
 
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
 HTTP_PROTOCOLS = ("http", "https")
-# Names of Zarr metadata documents: the keys a reader probes for at every node, most of them absent.
-METADATA_DOCUMENTS = frozenset({".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"})
+# Names of Zarr metadata documents: the keys a reader probes for at every node, most of them absent; and
+# netcdf-c's NCZarr keys, which the writer detection probes for (absent from nearly every store).
+METADATA_DOCUMENTS = frozenset(
+    {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json", ".nczarr", ".nczgroup", ".nczarray", ".nczattrs"}
+)
 HDF5_EXTENSIONS = (".h5ad", ".h5mu", ".h5seurat", ".h5", ".hdf5", ".nwb")
+ZARR_EXTENSIONS = (".zarr",)
 # HDF5 over a URL is read in blocks kept in an LRU cache: HDF5 metadata reads are small and scattered, chunk
 # reads are large and in order; 4 MiB blocks serve both in few requests, and 16 of them bound the memory.
 HDF5_BLOCK_SIZE = 4 * 2**20
 HDF5_MAX_BLOCKS = 16
+# Requests in flight at once when many keys are fetched together: enough to hide an object store's latency,
+# few enough for any server, and a bound on the bytes held (documents are small; chunks are one block's worth).
+MAX_CONCURRENT_REQUESTS = 64
 _HDF5_SIGNATURE_OFFSETS = (0, 512, 1024, 2048, 4096, 8192)
 
 
@@ -108,9 +116,11 @@ def underlying_error(exc: BaseException) -> BaseException:
 class RemoteStore(KeyValueStore):
     """A Zarr store below a URL: keys are fetched with fsspec, directories listed where the storage lists them.
 
-    Object stores (S3, GCS, Azure) always list. An HTTP server lists only when it serves directory pages with
-    links (python's http.server, nginx `autoindex`, Apache `Indexes`); without them the store's consolidated
-    metadata (`.zmetadata`, or `consolidated_metadata` in the root `zarr.json`) names the nodes instead.
+    A store with consolidated metadata (`.zmetadata`, or `consolidated_metadata` in the root `zarr.json`) is read
+    with it as its map: the nodes it names are the store's, their stored documents are fetched together, and no
+    directory is listed (each listing is a request). Otherwise object stores (S3, GCS, Azure) list, and an HTTP
+    server lists when it serves directory pages with links (python's http.server, nginx `autoindex`, Apache
+    `Indexes`). Many keys asked for together (`get_many`, `list_many`) are fetched concurrently.
     """
 
     def __init__(self, fs: Any, root: str, url: str) -> None:
@@ -126,8 +136,14 @@ class RemoteStore(KeyValueStore):
         self._lock = threading.Lock()
         self._mode: str | None = None  # "list", "consolidated" or "blind": how directory contents are known
         self._index: list[str] = []  # keys named by consolidated metadata, in "consolidated" mode
+        self._mapped: dict[str, tuple[list[str], list[str]]] | None = None  # the directories those keys imply
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         self._documents: dict[str, bytes | None] = {}
+        self._gate: Any = None  # bounds the requests in flight (an asyncio.Semaphore, made on first use)
+
+    @property
+    def batched(self) -> bool:  # type: ignore[override]
+        return bool(getattr(self._fs, "async_impl", False))
 
     # --- keys ---------------------------------------------------------------------------------------------
 
@@ -160,25 +176,71 @@ class RemoteStore(KeyValueStore):
         self._documents[key] = raw
         return raw
 
+    def get_many(self, keys: list[str]) -> dict[str, bytes | None]:
+        """`get` of every key, fetched concurrently; metadata documents are kept as `get` keeps them."""
+        out: dict[str, bytes | None] = {}
+        wanted: list[str] = []
+        for key in keys:
+            if key in out:
+                continue
+            if not _safe_key(key, self._http) or (self._is_document(key) and self._known_absent(key)):
+                out[key] = None
+            elif self._is_document(key) and key in self._documents:
+                out[key] = self._documents[key]
+            else:
+                wanted.append(key)
+        fetched = self._fetch_many(wanted)
+        self._documents.update((k, v) for k, v in fetched.items() if self._is_document(k))
+        out.update(fetched)
+        return out
+
+    @staticmethod
+    def _is_document(key: str) -> bool:
+        return key.rpartition("/")[2] in METADATA_DOCUMENTS
+
+    def _known_absent(self, key: str) -> bool:
+        """True when a listing (or the consolidated map) already shows the document is not stored."""
+        if self._listing_mode() == "blind":
+            return False
+        parent, _, name = key.rpartition("/")
+        return name not in self.list_dir(parent)[0]
+
     def _fetch(self, key: str, denied_is_absent: bool = False) -> bytes | None:
         try:
             return self._fs.cat_file(self._path(key))
         except Exception as exc:
             return self._absent_or_raise(key, exc, denied_is_absent)
 
-    def _fetch_many(self, keys: list[str]) -> dict[str, bytes | None]:
+    def _fetch_many(self, keys: list[str], denied_is_absent: bool = False) -> dict[str, bytes | None]:
         """The keys' bytes, fetched concurrently where the file system is asynchronous (S3, GCS, HTTP)."""
-        if len(keys) < 2 or not getattr(self._fs, "async_impl", False):
-            return {k: self._fetch(k) for k in keys}
+        if len(keys) < 2 or not self.batched:
+            return {k: self._fetch(k, denied_is_absent) for k in keys}
+        results = self._gather([self._fs._cat_file(self._path(k)) for k in keys])
+        return {
+            k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else r
+            for k, r in zip(keys, results, strict=True)
+        }
+
+    def _gather(self, calls: list[Any]) -> list[Any]:
+        """Run the file system's coroutines on its event loop, at most MAX_CONCURRENT_REQUESTS at a time; each
+        one's result or exception, in order."""
         import asyncio
 
         from fsspec.asyn import sync
 
-        async def fetch_all() -> list[Any]:
-            return await asyncio.gather(*(self._fs._cat_file(self._path(k)) for k in keys), return_exceptions=True)
+        async def run_all() -> list[Any]:
+            # One gate for the store, made on the file system's loop: scan threads fetching blocks at once share it.
+            if self._gate is None:
+                self._gate = asyncio.Semaphore(MAX_CONCURRENT_REQUESTS)
+            gate = self._gate
 
-        results = sync(self._fs.loop, fetch_all)
-        return {k: self._absent_or_raise(k, r) if isinstance(r, BaseException) else r for k, r in zip(keys, results, strict=True)}
+            async def one(call: Any) -> Any:
+                async with gate:
+                    return await call
+
+            return await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
+
+        return sync(self._fs.loop, run_all)
 
     def _absent_or_raise(self, key: str, exc: BaseException, denied_is_absent: bool = False) -> None:
         """None for an absent key; InputError, with the reason and no credentials, for any other failure."""
@@ -207,11 +269,32 @@ class RemoteStore(KeyValueStore):
                 raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(exc, self._url)})") from None
             result = found if found is not None else ([], [])
         elif mode == "consolidated":
-            result = _children_of(self._index, prefix)
+            result = self._mapped_listings().get(prefix, ([], []))
         else:
             result = ([], [])
         self._listings[prefix] = result
         return result
+
+    def list_many(self, prefixes: list[str]) -> dict[str, tuple[list[str], list[str]]]:
+        """`list_dir` of every prefix; where the storage lists, the listings not yet made are made concurrently."""
+        todo = [p for p in dict.fromkeys(prefixes) if p not in self._listings and (not p or _safe_key(p, self._http))]
+        if len(todo) > 1 and self.batched and self._listing_mode() == "list":
+            wheres = [self._where(p) for p in todo]
+            results = self._gather([self._fs._ls(w, detail=True) for w in wheres])
+            for prefix, where, result in zip(todo, wheres, results, strict=True):
+                try:
+                    found = self._listing(prefix, where, result)
+                except PermissionError as exc:
+                    raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(exc, self._url)})") from None
+                self._listings[prefix] = found if found is not None else ([], [])
+        return {p: self.list_dir(p) for p in prefixes}
+
+    def _mapped_listings(self) -> dict[str, tuple[list[str], list[str]]]:
+        """The directories the consolidated metadata implies, computed once (a scan of the keys per directory
+        was quadratic in the number of nodes)."""
+        if self._mapped is None:
+            self._mapped = _listings_of(self._index)
+        return self._mapped
 
     def _listing_mode(self) -> str:
         with self._lock:
@@ -220,6 +303,12 @@ class RemoteStore(KeyValueStore):
             return self._mode
 
     def _choose_mode(self) -> str:
+        index, mapped = self._consolidated_index()
+        if mapped:
+            self._index = index
+            # The documents it names, in one batch: the tree reads every one of them next.
+            self._documents.update(self._fetch_many([k for k in index if k not in self._documents], denied_is_absent=True))
+            return "consolidated"
         try:
             root = self._ls("")
         except PermissionError:  # may read objects but not list them (no s3:ListBucket)
@@ -230,8 +319,7 @@ class RemoteStore(KeyValueStore):
         if root is not None:
             self._listings[""] = root
             return "list"
-        index = self._consolidated_index()
-        if index:
+        if index:  # no listing and no consolidated metadata: the root documents are all that is known
             self._index = index
             return "consolidated"
         return "blind"
@@ -241,20 +329,34 @@ class RemoteStore(KeyValueStore):
 
         Raises PermissionError as it comes (the caller decides what a refused listing means).
         """
-        where = f"{self._root}/{prefix}" if prefix else self._root
+        where = self._where(prefix)
         try:
-            # An HTTP directory's own URL ends in "/": no redirect, and its relative links resolve below it.
-            entries = self._fs.ls(where + "/" if self._http else where, detail=True)
-        except FileNotFoundError:
+            entries: Any = self._fs.ls(where, detail=True)
+        except Exception as exc:
+            entries = exc
+        return self._listing(prefix, where, entries)
+
+    def _where(self, prefix: str) -> str:
+        where = f"{self._root}/{prefix}" if prefix else self._root
+        # An HTTP directory's own URL ends in "/": no redirect, and its relative links resolve below it.
+        return where + "/" if self._http else where
+
+    def _listing(self, prefix: str, where: str, entries: Any) -> tuple[list[str], list[str]] | None:
+        """The (keys, sub-prefixes) of a listing's entries; None where the storage gives no listing; raises
+        PermissionError as it comes, and InputError for any other failure (`entries` is then the exception)."""
+        if isinstance(entries, FileNotFoundError):
             # An object store has no directories: nothing below the prefix. An HTTP server may just not list.
             return None if self._http else ([], [])
-        except PermissionError:
-            raise
-        except Exception as exc:
-            if self._http and isinstance(getattr(exc, "status", None), int):
+        if isinstance(entries, PermissionError):
+            raise entries
+        if isinstance(entries, BaseException):
+            if self._http and isinstance(getattr(entries, "status", None), int):
                 return None  # the server answers but will not list (403, 405): no listing, as with a 404
-            raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(exc, self._url)})") from None
+            if not isinstance(entries, Exception):
+                raise entries
+            raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(entries, self._url)})") from None
         # HTTP listings name full URLs; object stores name "bucket/path" without the protocol.
+        where = where.rstrip("/") if self._http else where
         base = (where if self._http else self._fs._strip_protocol(where)).rstrip("/") + "/"
         keys, dirs = set(), set()
         for entry in entries:
@@ -273,11 +375,13 @@ class RemoteStore(KeyValueStore):
             (dirs if is_dir else keys).add(rest)
         return sorted(keys), sorted(dirs)
 
-    def _consolidated_index(self) -> list[str]:
-        """Every metadata key the consolidated metadata names (v2 `.zmetadata`, v3 root `zarr.json`), with the root documents."""
+    def _consolidated_index(self) -> tuple[list[str], bool]:
+        """Every metadata key the consolidated metadata names (v2 `.zmetadata`, v3 root `zarr.json`), with the root
+        documents; and whether there is consolidated metadata at all (else the keys are the root documents only)."""
         keys: set[str] = set()
-        for name in (".zmetadata", "zarr.json", ".zgroup", ".zattrs", ".zarray"):
-            raw = self._fetch(name, denied_is_absent=True)
+        mapped = False
+        names = [".zmetadata", "zarr.json", ".zgroup", ".zattrs", ".zarray"]
+        for name, raw in self._fetch_many(names, denied_is_absent=True).items():
             self._documents[name] = raw  # read once: the tree asks for these next
             if raw is None:
                 continue
@@ -290,24 +394,30 @@ class RemoteStore(KeyValueStore):
                 continue
             if name == ".zmetadata" and isinstance(doc.get("metadata"), dict):
                 keys.update(k for k in doc["metadata"] if isinstance(k, str))
+                mapped = True
             consolidated = doc.get("consolidated_metadata") if name == "zarr.json" else None
             if isinstance(consolidated, dict) and isinstance(consolidated.get("metadata"), dict):
                 keys.update(f"{p.strip('/')}/zarr.json" for p in consolidated["metadata"] if isinstance(p, str) and p.strip("/"))
-        return sorted(k for k in keys if _safe_key(k, self._http))
+                mapped = True
+        return sorted(k for k in keys if _safe_key(k, self._http)), mapped
 
     def close(self) -> None:
         self._listings.clear()
         self._documents.clear()
 
 
-def _children_of(keys: list[str], prefix: str) -> tuple[list[str], list[str]]:
-    base = f"{prefix}/" if prefix else ""
-    files, dirs = set(), set()
+def _listings_of(keys: list[str]) -> dict[str, tuple[list[str], list[str]]]:
+    """Every directory's (keys, sub-prefixes) that a list of keys implies, built in one pass over them."""
+    files: dict[str, set[str]] = {"": set()}
+    dirs: dict[str, set[str]] = {"": set()}
     for key in keys:
-        if key.startswith(base):
-            head, sep, _ = key[len(base) :].partition("/")
-            (dirs if sep else files).add(head)
-    return sorted(files), sorted(dirs)
+        parts = key.split("/")
+        for depth in range(len(parts)):
+            prefix = "/".join(parts[:depth])
+            files.setdefault(prefix, set())
+            dirs.setdefault(prefix, set())
+            (files if depth == len(parts) - 1 else dirs)[prefix].add(parts[depth])
+    return {p: (sorted(files[p]), sorted(dirs[p])) for p in files}
 
 
 def _safe_key(key: str, http: bool) -> bool:
@@ -324,16 +434,43 @@ def _protocol(url: str) -> str:
 
 
 def _storage_options(url: str) -> dict[str, Any]:
-    """Options we add to fsspec's own configuration: for HTTP, aiohttp's `trust_env` (proxies, ~/.netrc credentials)
-    and the bounds of every request (`_bounded_session`)."""
+    """Options we add to fsspec's own configuration: for HTTP, proxies from the environment, ~/.netrc credentials,
+    and the bounds of every request (`_bounded_session`).
+
+    aiohttp's `trust_env` gives proxies and netrc, but looks ~/.netrc up again for every request, on a worker
+    thread: over thousands of metadata documents that was about a millisecond each, most of a remote run. So the
+    host's netrc entry is read here, once, as the session's credentials, and `trust_env` is set only where proxy
+    variables are (unless fsspec's configuration sets it).
+    """
     if _protocol(url) not in HTTP_PROTOCOLS:
         return {}
     from fsspec.config import conf
 
     client_kwargs = dict((conf.get(_protocol(url)) or {}).get("client_kwargs") or {})
-    client_kwargs.setdefault("trust_env", True)
+    if "trust_env" not in client_kwargs:
+        login = _netrc_login(urlsplit(url).hostname)
+        if login is not None and "auth" not in client_kwargs:
+            import aiohttp
+
+            client_kwargs["auth"] = aiohttp.BasicAuth(*login)
+        client_kwargs["trust_env"] = any(k.lower().endswith("_proxy") and v for k, v in os.environ.items())
     client_kwargs.update(_bounded_session(url))
     return {"client_kwargs": client_kwargs}
+
+
+def _netrc_login(host: str | None) -> tuple[str, str] | None:
+    """(login, password) for `host` from $NETRC or ~/.netrc (its `default` entry too), as aiohttp reads them; None
+    when there is no such file or entry."""
+    import netrc
+
+    path = os.environ.get("NETRC") or os.path.join(os.path.expanduser("~"), ".netrc")
+    if not host or not os.path.isfile(path):
+        return None
+    try:
+        entry = netrc.netrc(path).authenticators(host)
+    except (OSError, netrc.NetrcParseError):
+        return None
+    return (entry[0] or "", entry[2] or "") if entry else None
 
 
 # A server that does not answer, or stops sending, is given up on after these many seconds (per connection attempt,
@@ -452,6 +589,7 @@ def open_url(url: str) -> Tree:
     try:
         tree = _open(fs, path, url, shown)
         tree.locator = url
+        tree.remote = True
         return tree
     except InputError:
         raise
@@ -460,6 +598,13 @@ def open_url(url: str) -> Tree:
 
 
 def _open(fs: Any, path: str, url: str, shown: str) -> Tree:
+    # A URL ending in .zarr names a store's root: its documents are asked for at once, without first asking what
+    # the URL itself is (over HTTP a directory URL costs a HEAD, a redirect and a listing page: four requests).
+    tried_zarr = urlsplit(url).path.rstrip("/").lower().endswith(ZARR_EXTENSIONS)
+    if tried_zarr:
+        tree = _open_zarr(fs, path, url)
+        if tree is not None:
+            return tree
     info: dict[str, Any] | None = None
     missing: str | None = None  # why there is no file at the URL itself
     try:
@@ -477,6 +622,16 @@ def _open(fs: Any, path: str, url: str, shown: str) -> Tree:
         tree = _open_file(fs, path, info, url, shown)
         if tree is not None:
             return tree
+    tree = None if tried_zarr else _open_zarr(fs, path, url)
+    if tree is not None:
+        return tree
+    if missing:
+        raise InputError(f"{shown}: {missing}")
+    raise InputError(f"{shown}: not an HDF5 file or a Zarr store")
+
+
+def _open_zarr(fs: Any, path: str, url: str) -> Tree | None:
+    """The Zarr store at `path`, or None when no Zarr document answers there."""
     from validator.nodes.zarr import ZarrTree, detect_zarr_format
 
     kv = RemoteStore(fs, path, url)
@@ -484,9 +639,7 @@ def _open(fs: Any, path: str, url: str, shown: str) -> Tree:
     if zarr_format is not None:
         return ZarrTree(kv, zarr_format)
     kv.close()
-    if missing:
-        raise InputError(f"{shown}: {missing}")
-    raise InputError(f"{shown}: not an HDF5 file or a Zarr store")
+    return None
 
 
 def _open_file(fs: Any, path: str, info: dict[str, Any], url: str, shown: str) -> Tree | None:
@@ -503,6 +656,16 @@ def _open_file(fs: Any, path: str, info: dict[str, Any], url: str, shown: str) -
         return None if http else _not_a_store(shown)
     fh = fs.open(path, "rb", block_size=HDF5_BLOCK_SIZE, cache_type="blockcache", cache_options={"maxblocks": HDF5_MAX_BLOCKS})
     try:
+        if http and info["size"] > HDF5_BLOCK_SIZE and not _serves_ranges(fh):
+            fh.close()
+            with fs.open(path, "rb", block_size=0) as stream:  # streamed: only the first bytes are read
+                head = stream.read(8)
+            if head != _hdf5_signature() and not urlsplit(url).path.lower().endswith(HDF5_EXTENSIONS):
+                return None  # not HDF5 (a large directory page?): the Zarr reader decides
+            raise InputError(
+                f"{shown}: the server ignores range requests (it sends the whole file for every read); "
+                "reading HDF5 over HTTP needs them"
+            )
         if _signature_at(fh):
             from validator.nodes.hdf5 import HDF5Tree
 
@@ -516,6 +679,20 @@ def _open_file(fs: Any, path: str, info: dict[str, Any], url: str, shown: str) -
     if magic == b"PK\x03\x04":
         raise InputError(f"{shown}: a zip file; zipped Zarr stores are read from local paths only")
     return None if http else _not_a_store(shown)  # an HTTP server answers a directory URL with a page
+
+
+def _serves_ranges(fh: Any) -> bool:
+    """True when the HTTP server answers a range request with that range, asked for one byte at offset 1.
+
+    fsspec reads the first block of a file from any server (it stops reading a whole-file answer there), but
+    fails on the first block past it, deep inside the HDF5 library; so a file larger than one block is tried
+    first, with one request of one byte. A server ignoring the Range header is told apart before its body is read.
+    """
+    try:
+        fh._fetch_range(1, 2)
+    except ValueError:  # fsspec: "The HTTP server doesn't appear to support range requests"
+        return False
+    return True
 
 
 def _not_a_store(shown: str) -> Tree:

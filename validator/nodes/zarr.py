@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -14,6 +14,7 @@ from validator.kernels.block import Block
 from validator.nodes import zarr_direct
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
+    MAX_DEPTH,
     Node,
     NodeError,
     NotDecoded,
@@ -36,6 +37,8 @@ V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
 # stored is bounded by the store (rows with nothing stored are skipped by the listing).
 MAX_SHARDS_PER_BLOCK = 1 << 16
 V3_DOCUMENT = "zarr.json"
+# The stored metadata documents: small, read by the tree and by several rules, so each is read once.
+DOCUMENTS = frozenset((*V2_DOCUMENTS, ".zmetadata", V3_DOCUMENT))
 
 V3_DTYPES = {
     "bool": "|b1",
@@ -76,11 +79,24 @@ def read_document(kv: KeyValueStore, key: str) -> tuple[Any, MetadataProblem | N
     """The parsed document stored at `key` (None when absent), or the problem that keeps it from being read."""
     try:
         raw = kv.get_bounded(key, MAX_DOCUMENT_BYTES)
-    except ValueTooLarge as exc:
-        return None, MetadataProblem(key, str(exc).removeprefix(f"{key} "))
     except NodeError as exc:
-        return None, MetadataProblem(key, str(exc))
+        return None, _unread(key, exc)
     return parse_json(raw, key)
+
+
+def _unread(key: str, exc: NodeError) -> MetadataProblem:
+    if isinstance(exc, ValueTooLarge):
+        return MetadataProblem(key, str(exc).removeprefix(f"{key} "))
+    return MetadataProblem(key, str(exc))
+
+
+class _Failed:
+    """A read or a parse that failed, and its error, raised again each time the key is asked for."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
 
 
 def _tupled(fields: Any) -> Any:
@@ -166,19 +182,37 @@ class ZarrNode(Node):
             return self.key(V3_DOCUMENT)
         return self.key(".zarray" if self.kind == "array" else ".zgroup")
 
+    @cached_property
+    def signature(self) -> tuple[Any, ...] | None:
+        """(kind, implicit, the stored bytes of its document, and of its .zattrs for Zarr v2): everything the node's
+        metadata, attributes, dtype, shape, chunks and storage are read from. None where a document is stored but
+        cannot be read: such a node is checked alone (its own problem reported under its own key)."""
+        key = self.metadata_key
+        document = self.tree.stored_bytes(key) if key is not None else None
+        attrs = self.tree.stored_bytes(self.key(".zattrs")) if self.tree.zarr_format == 2 else None
+        if document is False or attrs is False:
+            return None
+        return (self.kind, self._implicit, document, attrs)
+
     def stored_keys(self) -> list[str]:
-        prefix = self.prefix
-        cut = len(prefix) + 1 if prefix else 0
-        return sorted(k[cut:] for k in self.tree.kv.list_keys(prefix))
+        keys = self.__dict__.get("_stored_keys")
+        if keys is None:  # listed once: several rules (chunk keys, consolidated metadata) read them
+            prefix = self.prefix
+            cut = len(prefix) + 1 if prefix else 0
+            keys = self.__dict__["_stored_keys"] = sorted(k[cut:] for k in self.tree.list_keys(prefix))
+        return list(keys)
 
     def stored_raw_keys(self) -> list[str] | None:
-        return self.tree.kv.raw_keys() if self.path == "/" else None
+        return self.tree.raw_keys() if self.path == "/" else None
 
     def read_document(self, name: str) -> bytes | None:
         return self.read_key(name)
 
     def read_key(self, key: str) -> bytes | None:
-        return self.tree.kv.read(self.key(key), self.path)
+        return self.tree.read(self.key(key), self.path)
+
+    def read_json(self, key: str) -> Any:
+        return self.tree.read_json(self.key(key), self.path)
 
     @property
     def prefix(self) -> str:
@@ -193,12 +227,12 @@ class ZarrNode(Node):
             attrs = (self.metadata or {}).get("attributes", {})
             return attrs if isinstance(attrs, dict) else {}
         try:
-            raw = self.tree.kv.read(self.key(".zattrs"), self.path)  # bounded (keyvalue.MAX_DOCUMENT_BYTES)
+            raw = self.tree.read(self.key(".zattrs"), self.path)  # bounded (keyvalue.MAX_DOCUMENT_BYTES)
         except NodeError as exc:
             # Stored but unreadable (a symlink out of the store, a directory or FIFO in its place, too large): the
             # attributes are unknown, not absent. Reported once; each clause that reads them skips the node.
             raise self.tree.unreadable(self.key(".zattrs"), f"cannot be read ({exc})", self.path) from None
-        doc, problem = parse_json(raw, self.key(".zattrs"))
+        doc, problem = self.tree.parse(self.key(".zattrs"), raw)
         if problem:
             # Not JSON, nested too deeply, too large: unknown as well, never empty ("missing" would be a false claim).
             self.tree.note_problem(problem)
@@ -276,7 +310,7 @@ class ZarrNode(Node):
     def _children(self) -> dict[str, Node]:
         if self.kind != "group":
             return {}
-        _, dirs = self.tree.kv.list_dir(self.prefix)
+        _, dirs = self.tree.list_dir(self.prefix)
         out: dict[str, Node] = {}
         for name in dirs:
             child = self.tree.node_at(f"{self.path.rstrip('/')}/{name}")
@@ -378,6 +412,17 @@ class ZarrTree(Tree):
         self.format = f"zarr-v{zarr_format}"
         kv.report = lambda key, why: self.note_problem(StoreProblem(key, why))
         self._nodes: dict[str, Node | None] = {}
+        # Each metadata document is read once, parsed once, and each folder listed once, however many rules ask;
+        # equal documents (the columns of one type in a wide dataframe) are held once, bytes and parsed value.
+        self._documents: dict[str, Any] = {}  # key -> bytes, None (absent) or _Failed
+        self._unreadable: dict[str, bool] = {}  # key -> stored though get_bounded found nothing
+        self._parsed: dict[str, Any] = {}  # key -> the parsed document, or _Failed
+        self._alike: dict[bytes, bytes] = {}
+        self._parsed_alike: dict[bytes, Any] = {}
+        self._listings: dict[str, tuple[list[str], list[str]]] = {}
+        self._raw_keys: list[str] | None = None
+        if kv.batched:
+            self._prefetch()
         root = self.node_at("/")
         # A store with no root document still has a root: report it as an implicit group.
         self._root = root if root is not None else ZarrNode(self, "/", "group", None, implicit=True)
@@ -385,6 +430,166 @@ class ZarrTree(Tree):
     @property
     def root(self) -> Node:
         return self._root
+
+    def _raw(self, key: str) -> bytes | None:
+        """`kv.get_bounded(key, MAX_DOCUMENT_BYTES)` of a metadata document, once: its bytes, None where absent, or
+        the same NodeError (ValueTooLarge) again."""
+        got = self._documents.get(key, _Failed)
+        if got is _Failed:
+            try:
+                got = self._shared(self.kv.get_bounded(key, MAX_DOCUMENT_BYTES))
+            except NodeError as exc:
+                got = _Failed(exc)
+            self._documents[key] = got
+        if isinstance(got, _Failed):
+            raise got.error
+        return got
+
+    def _shared(self, raw: bytes | None) -> bytes | None:
+        return raw if raw is None else self._alike.setdefault(raw, raw)
+
+    def document(self, key: str) -> tuple[Any, MetadataProblem | None]:
+        """`read_document` of the metadata document `key`, read and parsed once for every reader."""
+        try:
+            raw = self._raw(key)
+        except NodeError as exc:
+            return None, _unread(key, exc)
+        return self.parse(key, raw)
+
+    def stored_bytes(self, key: str) -> bytes | bool | None:
+        """The stored bytes of the metadata document `key`; None where absent; False where stored but unreadable."""
+        try:
+            raw = self._raw(key)
+        except NodeError:
+            return False
+        if raw is None and self._stored(key):
+            return False
+        return raw
+
+    def _stored(self, key: str) -> bool:
+        known = self._unreadable.get(key)
+        if known is None:
+            known = self._unreadable[key] = self.kv.stored(key)
+        return known
+
+    def read(self, key: str, where: str) -> bytes | None:
+        """`kv.read` (NodeError for a key stored but unreadable), a metadata document read once for every reader."""
+        if key.rpartition("/")[2] not in DOCUMENTS:
+            return self.kv.read(key, where)
+        try:
+            raw = self._raw(key)
+        except ValueTooLarge as exc:
+            raise NodeError(f"{where or key}: {exc}") from None
+        except NodeError as exc:
+            raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
+        except Exception as exc:  # as kv.read: any failure to read a stored key is the node's
+            raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
+        if raw is None and self._stored(key):
+            raise NodeError(f"{where or key}: {key} is stored but cannot be read")
+        return raw
+
+    def parse(self, key: str, raw: bytes | None) -> tuple[Any, MetadataProblem | None]:
+        """`parse_json` of the document `key` whose stored bytes are `raw`; a metadata document parsed once."""
+        if raw is None:
+            return None, None
+        got = self._parsed.get(key, _Failed)
+        if got is _Failed:
+            document = key.rpartition("/")[2] in DOCUMENTS
+            got = self._parsed_alike.get(raw, _Failed) if document else _Failed
+            if got is _Failed:
+                try:
+                    got = loads(raw)
+                except JSONProblem as exc:
+                    got = _Failed(exc)
+                if document:
+                    self._parsed_alike[raw] = got
+            if document:
+                self._parsed[key] = got
+        if isinstance(got, _Failed):
+            return None, MetadataProblem(key, str(got.error))
+        return got, None
+
+    def read_json(self, key: str, where: str) -> Any:
+        """The stored document `key` parsed (`read`, then `loads`), a metadata document once for every reader: None
+        when not stored; NodeError when it cannot be read, JSONProblem when it is not JSON. Shared: never modify it."""
+        raw = self.read(key, where)
+        if raw is None:
+            return None
+        if key.rpartition("/")[2] not in DOCUMENTS:
+            return loads(raw)
+        self.parse(key, raw)
+        got = self._parsed[key]
+        if isinstance(got, _Failed):
+            raise got.error
+        return got
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """`kv.list_dir`, each folder listed once."""
+        try:
+            return self._listings[prefix]
+        except KeyError:
+            listing = self._listings[prefix] = self.kv.list_dir(prefix)
+            return listing
+
+    def list_keys(self, prefix: str) -> list[str]:
+        """Every key below `prefix`, relative to the store root: `kv.iter_keys`, from the listings already made."""
+        return list(self.iter_keys(prefix))
+
+    def iter_keys(self, prefix: str) -> Iterator[str]:
+        """`kv.iter_keys` (depth first, sorted, folders below MAX_DEPTH not entered), each folder listed once."""
+        stack = [(prefix, prefix.count("/") + 1 if prefix else 0)]
+        while stack:
+            here, depth = stack.pop()
+            keys, dirs = self.list_dir(here)
+            for k in keys:
+                yield _join(here, k)
+            if dirs and depth >= MAX_DEPTH:
+                self.kv.skip(here, f"folders nest more than {MAX_DEPTH} levels deep; nothing below is read")
+                continue
+            stack.extend((_join(here, d), depth + 1) for d in reversed(dirs))
+
+    def raw_keys(self) -> list[str] | None:
+        """`kv.raw_keys`, walked once however many rules read it (a walk of the whole store)."""
+        if self._raw_keys is None:
+            self._raw_keys = self.kv.raw_keys()
+        return None if self._raw_keys is None else list(self._raw_keys)
+
+    def _prefetch(self) -> None:
+        """Read every folder listing and metadata document the run will need, a level of the hierarchy per round
+        trip (listings together, then documents together), instead of one request at a time.
+
+        Below an array lie chunks: its folders are listed (the chunk key rules read what is stored there) but no
+        document is asked for. A store read from its consolidated metadata answers the listings without a
+        request, so its documents come in a few batches. Documents larger than the bound are left to be read (and
+        refused) one at a time.
+        """
+        names = (V3_DOCUMENT,) if self.zarr_format == 3 else V2_DOCUMENTS
+        level = [""]
+        chunk_folders: set[str] = set()  # folders at or below an array
+        for _ in range(MAX_DEPTH + 1):  # no deeper than a walk goes (iter_keys, base.walk)
+            if not level:
+                break
+            self._listings.update(self.kv.list_many([p for p in level if p not in self._listings]))
+            keys = [_join(p, n) for p in level if p not in chunk_folders for n in self._listings[p][0] if n in names]
+            fetched = self.kv.get_many([k for k in keys if k not in self._documents])
+            self._documents.update((k, self._shared(v)) for k, v in fetched.items() if v is None or len(v) <= MAX_DOCUMENT_BYTES)
+            below = []
+            for prefix in level:
+                if prefix not in chunk_folders and self._holds_array(prefix):
+                    chunk_folders.add(prefix)
+                for name in self._listings[prefix][1]:
+                    below.append(_join(prefix, name))
+                    if prefix in chunk_folders:
+                        chunk_folders.add(below[-1])
+            level = below
+
+    def _holds_array(self, prefix: str) -> bool:
+        key = lambda name: f"{prefix}/{name}" if prefix else name  # noqa: E731
+        if self.zarr_format == 2:
+            return isinstance(self._documents.get(key(".zarray")), bytes)
+        raw = self._documents.get(key(V3_DOCUMENT))
+        doc = self.parse(key(V3_DOCUMENT), raw)[0] if isinstance(raw, bytes) else None
+        return isinstance(doc, dict) and doc.get("node_type") == "array"
 
     def node_at(self, path: str) -> Node | None:
         if path not in self._nodes:
@@ -395,7 +600,7 @@ class ZarrTree(Tree):
         prefix = path.strip("/")
         key = lambda name: f"{prefix}/{name}" if prefix else name  # noqa: E731
         if self.zarr_format == 3:
-            doc, problem = read_document(self.kv, key(V3_DOCUMENT))
+            doc, problem = self.document(key(V3_DOCUMENT))
             if problem:
                 self.note_problem(problem)
                 return ZarrNode(self, path, "group", None)
@@ -406,7 +611,7 @@ class ZarrTree(Tree):
                 return ZarrNode(self, path, "group", None)
             kind = "array" if doc.get("node_type") == "array" else "group"
             return ZarrNode(self, path, kind, doc)
-        doc, problem = read_document(self.kv, key(".zarray"))
+        doc, problem = self.document(key(".zarray"))
         if doc is not None or problem is not None:
             if problem:
                 self.note_problem(problem)
@@ -414,7 +619,7 @@ class ZarrTree(Tree):
                 self.note_problem(MetadataProblem(key(".zarray"), f"not a JSON object but {type(doc).__name__}"))
                 doc = None
             return ZarrNode(self, path, "array", doc)
-        doc, problem = read_document(self.kv, key(".zgroup"))
+        doc, problem = self.document(key(".zgroup"))
         if doc is not None or problem is not None:
             if problem:
                 self.note_problem(problem)
@@ -426,12 +631,16 @@ class ZarrTree(Tree):
     def _implicit(self, path: str, prefix: str) -> Node | None:
         # Only directories that lead to some node document are nodes; other directories are not ours.
         documents = (V3_DOCUMENT,) if self.zarr_format == 3 else V2_DOCUMENTS
-        if any(k.rsplit("/", 1)[-1] in documents for k in self.kv.iter_keys(prefix)):
+        if any(k.rsplit("/", 1)[-1] in documents for k in self.iter_keys(prefix)):
             return ZarrNode(self, path, "group", None, implicit=True)
         return None
 
     def close(self) -> None:
         self.kv.close()
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}/{name}" if prefix else name
 
 
 def open_zarr(path: str) -> ZarrTree:

@@ -22,7 +22,7 @@ import bisect
 import itertools
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -329,6 +329,7 @@ def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored
     axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=False)]
     check_chunk_count(plan.path, (start, stop), math.prod(len(a) for a in axes))
     reads: list[ChunkRead] = []
+    fetched = _fetch_together(kv, plan, itertools.product(*axes))
     shards: list[ShardIndex] = []  # the index of each shard read, as stored (the zarr3 shard index rules check it)
     for index in itertools.product(*axes):
         # The part of this chunk inside the block, in block coordinates and in chunk coordinates.
@@ -338,8 +339,26 @@ def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored
         rest = tuple(slice(low, high) for low, high in zip(lo[1:], hi[1:], strict=False))
         target = out[(slice(lo[0] - start, hi[0] - start), *rest)]
         inside = tuple(slice(low - i * c, high - i * c) for low, high, i, c in zip(lo, hi, index, chunks, strict=False))
-        reads.extend(_read_chunk(kv, plan, index, target, inside, shards))
+        reads.extend(_read_chunk(kv, plan, index, target, inside, shards, fetched))
     return Block(start * _row_elements(shape), out.reshape(-1), tuple(reads), tuple(shards))
+
+
+def _fetch_together(kv: KeyValueStore, plan: ArrayPlan, indexes: Iterable[tuple[int, ...]]) -> Mapping[str, bytes | None]:
+    """The stored bytes of a block's chunks, fetched concurrently where the store is remote (`kv.batched`), so a
+    block costs one round trip rather than one per chunk; empty otherwise (each chunk is then read in turn).
+
+    The bytes held are the block's chunks as stored: no more than the block itself, or a little more if they
+    do not compress. Raises NodeError when the store fails to answer.
+    """
+    if not kv.batched:
+        return {}
+    keys = [plan.key_prefix + plan.key(index) for index in indexes]
+    if len(keys) < 2:
+        return {}
+    try:
+        return kv.get_many(keys)
+    except Exception as exc:  # a remote store's failure (its message carries no credentials)
+        raise NodeError(f"{plan.path}: cannot read chunks {keys[0]}... ({exc})") from None
 
 
 def _chunk_rows(plan: ArrayPlan, out: np.ndarray, start: int, stop: int, stored: list[int] | None) -> Sequence[int]:
@@ -376,12 +395,21 @@ def _read_chunk(
     target: np.ndarray,
     inside: tuple[slice, ...],
     shards: list[ShardIndex],
+    fetched: Mapping[str, bytes | None] | None = None,
 ) -> tuple[ChunkRead, ...]:
-    """Fill `target` (this chunk's part of the block) from the chunk at grid `index`; its ChunkRead if stored."""
+    """Fill `target` (this chunk's part of the block) from the chunk at grid `index`; its ChunkRead if stored.
+
+    `fetched` holds chunks already fetched together (`_fetch_together`); one not in it is read here.
+    """
     key = plan.key(index)
     where = f"{plan.path}: chunk {key}"
+    full, limit = plan.key_prefix + key, chunk_read_limit(plan)
     try:
-        raw = get_chunk(kv, plan.key_prefix + key, plan.path, key, chunk_read_limit(plan))
+        # Fetched with the block's others where the store is remote (None: not stored; a remote store has no
+        # unreadable-but-stored keys); read here otherwise, or when it is larger than a chunk may be.
+        got = fetched.get(full, False) if fetched else False
+        fetched_ok = got is None or (isinstance(got, bytes) and len(got) <= limit)
+        raw = got if fetched_ok else get_chunk(kv, full, plan.path, key, limit)
     except ValueTooLarge as exc:
         target[...] = plan.fill.value
         return (ChunkRead(key, f"{plan.path}: chunk {exc}"),)

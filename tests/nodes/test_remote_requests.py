@@ -1,0 +1,124 @@
+"""Requests a remote run makes, counted by a loopback server (tests/nodes/latency_server.py): each metadata
+document and each chunk needed is asked for once, nothing else but a few root documents probed; and an HDF5
+file behind a server that ignores Range requests is refused in one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from validator.cli import main
+from validator.engine.run import scan_plan
+from validator.nodes.remote import HDF5_BLOCK_SIZE
+
+pytest.importorskip("fsspec")
+pytest.importorskip("aiohttp")
+
+from latency_server import DOCUMENTS, LatencyServer  # pytest puts this folder on the path
+
+CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
+STORES = {
+    "v2": CORPUS / "anndata" / "zarr-v2" / "valid-every-element.zarr",
+    "v3": CORPUS / "anndata" / "zarr-v3" / "valid-every-element.zarr",
+}
+# Root documents asked for together before the format is known (.zmetadata, zarr.json, .zgroup, .zattrs, .zarray):
+# those the store does not have are the only requests for keys that are not stored.
+ROOT_PROBES = 5
+
+
+def stored(root: Path) -> tuple[set[str], set[str]]:
+    """The store's metadata documents and its other keys, as URL paths relative to the store."""
+    documents, others = set(), set()
+    for path in root.rglob("*"):
+        if path.is_file():
+            (documents if path.name in DOCUMENTS else others).add(path.relative_to(root).as_posix())
+    return documents, others
+
+
+def chunks_needed(root: Path) -> set[str]:
+    """The stored keys below the arrays a run scans: no run can read fewer."""
+    arrays = [path.strip("/") for path, _ in scan_plan(str(root))]
+    _, others = stored(root)
+    return {k for k in others if any(k.startswith(a + "/") for a in arrays)}
+
+
+def unconsolidated(src: Path, dst: Path) -> Path:
+    """A copy of the store without consolidated metadata (no .zmetadata; no consolidated_metadata in zarr.json)."""
+    shutil.copytree(src, dst)
+    (dst / ".zmetadata").unlink(missing_ok=True)
+    root = dst / "zarr.json"
+    if root.exists():
+        doc = json.loads(root.read_text())
+        doc.pop("consolidated_metadata", None)
+        root.write_text(json.dumps(doc))
+    return dst
+
+
+def requests_by_key(server: LatencyServer, store: str) -> dict[str, int]:
+    prefix = f"/{store}/"
+    return {k[len(prefix) :]: n for k, n in server.counter.keys.items() if k.startswith(prefix)}
+
+
+@pytest.mark.parametrize("version", ["v2", "v3"])
+@pytest.mark.parametrize("consolidated", [True, False], ids=["consolidated", "unconsolidated"])
+def test_remote_zarr_asks_once_for_each_document_and_each_chunk_needed(version, consolidated, tmp_path, capsys):
+    served = tmp_path / "served"
+    served.mkdir()
+    store = served / "store.zarr"
+    if consolidated:
+        shutil.copytree(STORES[version], store)
+    else:
+        unconsolidated(STORES[version], store)
+    documents, _ = stored(store)
+    needed = chunks_needed(store)
+    assert needed, "the store has arrays the run reads: the count below is not vacuous"
+    with LatencyServer(served) as server:
+        assert main([f"{server.url}/store.zarr", "--quiet"]) == 0, capsys.readouterr().err
+        asked = requests_by_key(server, "store.zarr")
+        counts = server.counts
+    assert all(n == 1 for n in asked.values()), {k: n for k, n in asked.items() if n > 1}
+    asked_documents = {k for k in asked if k.rpartition("/")[2] in DOCUMENTS}
+    asked_others = {k.rstrip("/") for k in asked if k not in asked_documents}
+    assert len(asked_documents - documents) <= ROOT_PROBES and all("/" not in k for k in asked_documents - documents)
+    listed = {k for k in asked_others if (store / k).is_dir() or k == ""}
+    assert asked_others - listed <= needed
+    if consolidated:
+        # The consolidated metadata is the map: no listing, and no document probed that it does not name.
+        assert counts["listing"] == 0 and not listed
+        assert counts["document"] <= len(documents) + ROOT_PROBES - 1
+    else:
+        # Without a map, folders are listed (Zarr has no other way to name a group's members, and the chunk key
+        # rules check what is stored below an array), each once (above).
+        assert listed
+    assert counts["document"] + counts["other"] + counts["listing"] <= len(documents) + len(needed) + len(listed) + ROOT_PROBES
+
+
+def test_hdf5_behind_a_server_ignoring_range_requests_is_one_line_input_error(tmp_path, capsys):
+    h5py = pytest.importorskip("h5py")
+    served = tmp_path / "served"
+    served.mkdir()
+    with h5py.File(served / "big.h5ad", "w") as f:
+        # Larger than fsspec's first block: the first read past it needs a range the server will not give.
+        f.create_dataset("X", data=np.arange(HDF5_BLOCK_SIZE // 4, dtype=np.float64))
+    with LatencyServer(served, ranges=False) as server:
+        code = main([f"{server.url}/big.h5ad", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "internal error" not in err
+    assert (
+        err == f"spec-validate: error: {server.url}/big.h5ad: the server ignores range requests (it sends the whole file "
+        "for every read); reading HDF5 over HTTP needs them\n"
+    )
+
+
+def test_small_hdf5_behind_a_server_ignoring_range_requests_is_read(tmp_path, capsys):
+    # Within fsspec's first block the whole file comes in one answer: no range is needed.
+    served = tmp_path / "served"
+    served.mkdir()
+    shutil.copyfile(CORPUS / "anndata" / "h5ad" / "valid-every-element.h5ad", served / "small.h5ad")
+    with LatencyServer(served, ranges=False) as server:
+        assert main([f"{server.url}/small.h5ad", "--quiet"]) == 0, capsys.readouterr().err
