@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from validator.engine.selectors import narrow
-from validator.nodes.base import Node, NodeError
+from validator.nodes.base import Node
 from validator.primitive_api import Scope
 
 
@@ -59,11 +59,3 @@ class NodeIndex:
         """`nodes` without repeats, in tree order."""
         unique = {id(n): n for n in nodes}
         return sorted(unique.values(), key=lambda n: self.position[id(n)]) if len(unique) > 1 else list(unique.values())
-
-
-def _encoding(node: Node) -> Any:
-    """The node's `encoding-type`; None when its attributes cannot be read (the tree reports that)."""
-    try:
-        return node.attrs.get("encoding-type")
-    except NodeError:
-        return None
