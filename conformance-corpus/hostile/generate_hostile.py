@@ -117,6 +117,17 @@ def linked_groups(path: Path) -> None:
 
 
 @case("h5ad")
+def member_name_not_utf8(path: Path) -> None:
+    """/uns/names, a dict group, has one member whose link name is the bytes `\\xff\\xfe`, not UTF-8: h5py lists
+    it as bytes (once: `internal error` on the name, the whole report lost). It is read under an escaped name,
+    like any other member."""
+    with h5ad_copy(path) as f:
+        for name in ("uns/names", b"uns/names/\xff\xfe"):
+            g = f.create_group(name)
+            g.attrs["encoding-type"], g.attrs["encoding-version"] = "dict", "0.1.0"
+
+
+@case("h5ad")
 def huge_unwritten_h5ad(path: Path) -> None:
     """/X/indptr declares 2**40 elements in chunks of 2**16 and none is written: read as its fill value (0) without
     materialising it (once: every block range listed up front, then gigabytes); it fails only its length."""
