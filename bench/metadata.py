@@ -324,10 +324,19 @@ def main(argv: list[str] | None = None) -> int:
     (RESULTS / "metadata-latest.json").write_text(text)
     print(f"\nwrote bench/results/metadata-{stamp}.json and bench/results/metadata-latest.json")
 
+    return publish(args, doc)
+
+
+def publish(args: argparse.Namespace, doc: dict) -> int:
+    """Print the targets; regenerate the tables and the plot from a whole run; 1 with --check when one is missed."""
     import metadata_report
 
     print(metadata_report.render(doc)["metadata-targets"])
-    if not args.no_docs:
+    partial = set(args.cases) != set(mg.CASES) or set(args.formats) != set(mg.FORMATS) or args.no_remote or args.no_scaling
+    if partial and not args.no_docs:
+        # The tables in docs/performance.md are one whole interleaved run: a subset would replace some rows only.
+        print("a partial run (--cases, --formats, --no-remote or --no-scaling): docs/performance.md left as it is")
+    elif not args.no_docs:
         metadata_report.update_doc(doc)
         metadata_report.plot(doc)
         print("regenerated the metadata tables of docs/performance.md and docs/performance-metadata.png")
