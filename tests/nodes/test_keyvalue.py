@@ -102,3 +102,11 @@ def test_read_part_passes_none_for_absent_and_outside_keys(store):
     assert kv.read_part("a/b/9", 0, 4) is None
     assert kv.read_part("a/leak", 0, 4) is None
     assert kv.read_part("a/b", 0, 4) is None  # a directory is no value
+
+
+def test_directory_get_many_leaves_out_a_value_past_its_bound(tmp_path):
+    """The batch read every store has: a value past the bound is not in the batch (its caller reads and refuses it)."""
+    (tmp_path / "small").write_bytes(b"x" * 10)
+    (tmp_path / "large").write_bytes(b"y" * 100)
+    store = DirectoryStore(str(tmp_path))
+    assert store.get_many(["small", "large", "absent"], limit=50) == {"small": b"x" * 10, "absent": None}

@@ -122,3 +122,22 @@ def test_small_hdf5_behind_a_server_ignoring_range_requests_is_read(tmp_path, ca
     shutil.copyfile(CORPUS / "anndata" / "h5ad" / "valid-every-element.h5ad", served / "small.h5ad")
     with LatencyServer(served, ranges=False) as server:
         assert main([f"{server.url}/small.h5ad", "--quiet"]) == 0, capsys.readouterr().err
+
+
+def test_remote_batch_cuts_each_response_at_its_bound_and_leaves_its_key_out(tmp_path):
+    """Documents and chunks are fetched many at a time (64 in flight): each response is cut at the bound of what is
+    read of it (a metadata document, a chunk), not at the 1 GB any one URL may send, and its key is left for its
+    caller to read alone, where it is refused with its reason."""
+    from validator.nodes.remote import RemoteStore, _filesystem
+
+    served = tmp_path / "served"
+    (served / "g").mkdir(parents=True)
+    (served / "g" / "small").write_bytes(b"x" * 100)
+    (served / "g" / "large").write_bytes(b"y" * 5000)
+    with LatencyServer(served) as server:
+        url = f"{server.url}/g"
+        fs, path = _filesystem(url)
+        store = RemoteStore(fs, path, url)
+        assert store.batched
+        assert store.get_many(["small", "large"], limit=1000) == {"small": b"x" * 100}
+        assert store.get_many(["small", "large"]) == {"small": b"x" * 100, "large": b"y" * 5000}

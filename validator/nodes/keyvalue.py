@@ -77,9 +77,17 @@ class KeyValueStore(ABC):
     # system): readers then ask for a whole level of documents, or a block's chunks, in one call.
     batched = False
 
-    def get_many(self, keys: list[str]) -> dict[str, bytes | None]:
-        """`get` of every key, together where the store can (concurrently for a remote store); one by one here."""
-        return {key: self.get(key) for key in keys}
+    def get_many(self, keys: list[str], limit: int | None = None) -> dict[str, bytes | None]:
+        """`get` of every key, together where the store can (concurrently for a remote store); one by one here. A
+        key whose value holds more than `limit` bytes is left out: its caller reads it alone, and refuses it there
+        with the reason (a batch never holds more than `limit` bytes for one key)."""
+        out: dict[str, bytes | None] = {}
+        for key in keys:
+            try:
+                out[key] = self.get_bounded(key, MAX_VALUE_BYTES if limit is None else limit)
+            except ValueTooLarge:
+                continue
+        return out
 
     def list_many(self, prefixes: list[str]) -> dict[str, tuple[list[str], list[str]]]:
         """`list_dir` of every prefix, together where the store can; one by one here."""

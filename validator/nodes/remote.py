@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import os
 import re
 import threading
@@ -9,6 +10,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from validator.errors import InputError
+from validator.nodes import keyvalue
 from validator.nodes.base import Tree
 from validator.nodes.jsondoc import JSONProblem, loads
 from validator.nodes.keyvalue import KeyValueStore
@@ -176,8 +178,10 @@ class RemoteStore(KeyValueStore):
         self._documents[key] = raw
         return raw
 
-    def get_many(self, keys: list[str]) -> dict[str, bytes | None]:
-        """`get` of every key, fetched concurrently; metadata documents are kept as `get` keeps them."""
+    def get_many(self, keys: list[str], limit: int | None = None) -> dict[str, bytes | None]:
+        """`get` of every key, fetched concurrently; metadata documents are kept as `get` keeps them. A response
+        past `limit` bytes (default: MAX_VALUE_BYTES) is cut off and its key left out (read alone by its caller,
+        and refused there)."""
         out: dict[str, bytes | None] = {}
         wanted: list[str] = []
         for key in keys:
@@ -189,7 +193,7 @@ class RemoteStore(KeyValueStore):
                 out[key] = self._documents[key]
             else:
                 wanted.append(key)
-        fetched = self._fetch_many(wanted)
+        fetched = self._fetch_many(wanted, limit=limit)
         self._documents.update((k, v) for k, v in fetched.items() if self._is_document(k))
         out.update(fetched)
         return out
@@ -211,19 +215,22 @@ class RemoteStore(KeyValueStore):
         except Exception as exc:
             return self._absent_or_raise(key, exc, denied_is_absent)
 
-    def _fetch_many(self, keys: list[str], denied_is_absent: bool = False) -> dict[str, bytes | None]:
-        """The keys' bytes, fetched concurrently where the file system is asynchronous (S3, GCS, HTTP)."""
+    def _fetch_many(self, keys: list[str], denied_is_absent: bool = False, limit: int | None = None) -> dict[str, bytes | None]:
+        """The keys' bytes, fetched concurrently where the file system is asynchronous (S3, GCS, HTTP). Each
+        response is cut off past `limit` bytes (so a batch holds at most MAX_CONCURRENT_REQUESTS times that) and
+        its key left out of the result."""
         if len(keys) < 2 or not self.batched:
             return {k: self._fetch(k, denied_is_absent) for k in keys}
-        results = self._gather([self._fs._cat_file(self._path(k)) for k in keys])
+        results = self._gather([self._fs._cat_file(self._path(k)) for k in keys], limit)
         return {
             k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else r
             for k, r in zip(keys, results, strict=True)
+            if not isinstance(r, ResponseTooLarge)
         }
 
-    def _gather(self, calls: list[Any]) -> list[Any]:
-        """Run the file system's coroutines on its event loop, at most MAX_CONCURRENT_REQUESTS at a time; each
-        one's result or exception, in order."""
+    def _gather(self, calls: list[Any], limit: int | None = None) -> list[Any]:
+        """Run the file system's coroutines on its event loop, at most MAX_CONCURRENT_REQUESTS at a time, each
+        response bounded by `limit` bytes; each one's result or exception, in order."""
         import asyncio
 
         from fsspec.asyn import sync
@@ -235,6 +242,8 @@ class RemoteStore(KeyValueStore):
             gate = self._gate
 
             async def one(call: Any) -> Any:
+                # Each call runs in its own task: the bound set here is the one its response's trace reads.
+                _RESPONSE_LIMIT.set(limit)
                 async with gate:
                     return await call
 
@@ -483,6 +492,15 @@ class RefusedResponse(Exception):
     """A response this tool does not take: a redirect to another host, or a body larger than any key may hold."""
 
 
+class ResponseTooLarge(RefusedResponse):
+    """A response body larger than the bound of its request (MAX_VALUE_BYTES, or a batch's own)."""
+
+
+# The bound on one response's body in the running task: MAX_VALUE_BYTES, or what a batched fetch asks for its keys
+# (a metadata document, a chunk), so that many responses in flight are each no larger than what is read of them.
+_RESPONSE_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("response_limit", default=None)
+
+
 def _bounded_session(url: str) -> dict[str, Any]:
     """aiohttp session settings that bound what a server can make a run do.
 
@@ -495,8 +513,6 @@ def _bounded_session(url: str) -> dict[str, Any]:
 
     import aiohttp
 
-    from validator.nodes.keyvalue import MAX_VALUE_BYTES
-
     host = (urlsplit(url).hostname or "").lower()
 
     async def on_redirect(session: Any, context: Any, params: Any) -> None:
@@ -507,9 +523,11 @@ def _bounded_session(url: str) -> dict[str, Any]:
     async def on_response(session: Any, context: Any, params: Any) -> None:
         response = params.response
         declared = response.content_length
-        if declared is not None and declared > MAX_VALUE_BYTES:
-            raise RefusedResponse(f"the response holds {declared} bytes, more than the {MAX_VALUE_BYTES} read from one URL")
-        _cap(response, MAX_VALUE_BYTES)
+        most = keyvalue.MAX_VALUE_BYTES  # looked up here: tests lower it
+        limit = min(most, _RESPONSE_LIMIT.get() or most)
+        if declared is not None and declared > limit:
+            raise ResponseTooLarge(f"the response holds {declared} bytes, more than the {limit} read from one URL")
+        _cap(response, limit)
 
     trace = aiohttp.TraceConfig()
     trace.on_request_redirect.append(on_redirect)
@@ -546,7 +564,7 @@ class _BoundedBody:
     def _count(self, piece: bytes) -> bytes:
         self._total += len(piece)
         if self._total > self._limit:
-            raise RefusedResponse(f"the response holds more than the {self._limit} bytes read from one URL")
+            raise ResponseTooLarge(f"the response holds more than the {self._limit} bytes read from one URL")
         return piece
 
     def __getattr__(self, name: str) -> Any:

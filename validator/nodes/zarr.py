@@ -571,7 +571,7 @@ class ZarrTree(Tree):
                 break
             self._listings.update(self.kv.list_many([p for p in level if p not in self._listings]))
             keys = [_join(p, n) for p in level if p not in chunk_folders for n in self._listings[p][0] if n in names]
-            fetched = self.kv.get_many([k for k in keys if k not in self._documents])
+            fetched = self.kv.get_many([k for k in keys if k not in self._documents], MAX_DOCUMENT_BYTES)
             self._documents.update((k, self._shared(v)) for k, v in fetched.items() if v is None or len(v) <= MAX_DOCUMENT_BYTES)
             below = []
             for prefix in level:

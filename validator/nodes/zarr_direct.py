@@ -356,7 +356,7 @@ def _fetch_together(kv: KeyValueStore, plan: ArrayPlan, indexes: Iterable[tuple[
     if len(keys) < 2:
         return {}
     try:
-        return kv.get_many(keys)
+        return kv.get_many(keys, chunk_read_limit(plan))
     except Exception as exc:  # a remote store's failure (its message carries no credentials)
         raise NodeError(f"{plan.path}: cannot read chunks {keys[0]}... ({exc})") from None
 
