@@ -12,9 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import operator
-import re
 import sys
 from pathlib import Path
+
+from report import _num, machine_block, replace_blocks  # bench/report.py: the array benchmark's, the same blocks
 
 HERE = Path(__file__).resolve().parent
 DOC = HERE.parent / "docs" / "performance.md"
@@ -33,10 +34,6 @@ FLAT_FROM_NODES = 1_000  # per-node costs compared from this size up
 FLAT_RATIO_MAX = 1.5  # "flat": the largest per-node cost at most this many times the smallest
 FORMATS = ("h5ad", "zarr2", "zarr3")
 CASE_ORDER = ("obs-10", "obs-100", "obs-1000", "obs-4000", "obs-18000", "uns-5000", "arrays-5000")
-
-
-def _num(x: float | None, digits: int = 2) -> str:
-    return "" if x is None else f"{x:.{digits}f}"
 
 
 def _rows(doc: dict, group: str | None = None) -> list[dict]:
@@ -253,25 +250,6 @@ def targets_table(doc: dict) -> str:
     return "\n".join(lines)
 
 
-def machine_block(doc: dict) -> str:
-    m = doc["machine"]
-    v = m.get("versions", {})
-    commit = (m.get("git_commit") or "unknown")[:12] + (" (with uncommitted changes)" if m.get("git_dirty") else "")
-    load = lambda xs: ", ".join(f"{x:.2f}" for x in xs) if xs else "?"  # noqa: E731
-    cfg = doc.get("config", {})
-    return "\n".join(
-        [
-            f"- CPU: {m.get('cpu')}; {m.get('cores')} cores ({m.get('usable_cores')} usable); {m.get('memory_gib')} GiB RAM",
-            f"- OS: {m.get('os')}; Python {m.get('python')}",
-            "- " + ", ".join(f"{name} {ver}" for name, ver in v.items() if ver),
-            f"- spec-validate commit {commit}",
-            f"- run {doc.get('started')} to {doc.get('finished')}; {cfg.get('reps')} timed repetitions after "
-            f"{cfg.get('warmup')} warm-up round(s); load average {load(m.get('load_average_start'))} at the start, "
-            f"{load(m.get('load_average_end'))} at the end",
-        ]
-    )
-
-
 BLOCKS = {
     "metadata-local": local_table,
     "metadata-scaling": scaling_table,
@@ -286,14 +264,8 @@ def render(doc: dict) -> dict[str, str]:
 
 
 def update_doc(doc: dict, path: Path = DOC) -> None:
-    """Replace the generated blocks of `path`; a block whose markers are missing is an error."""
-    text = path.read_text()
-    for name, body in render(doc).items():
-        pattern = re.compile(rf"(<!-- bench:{name} -->\n).*?(<!-- /bench:{name} -->)", re.S)
-        if not pattern.search(text):
-            raise SystemExit(f"{path}: no <!-- bench:{name} --> ... <!-- /bench:{name} --> block")
-        text = pattern.sub(lambda m, body=body: m.group(1) + body + "\n" + m.group(2), text)
-    path.write_text(text)
+    """Replace the metadata blocks of `path` (docs/performance.md); the array benchmark's blocks stay."""
+    replace_blocks(path, render(doc))
 
 
 STYLE = {"h5ad": ("tab:blue", "o"), "zarr2": ("tab:orange", "s"), "zarr3": ("tab:green", "^")}

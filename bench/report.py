@@ -149,9 +149,15 @@ def render(doc: dict) -> dict[str, str]:
 
 
 def update_doc(doc: dict, path: Path = DOC) -> None:
-    """Replace the generated blocks of `path`; a block whose markers are missing is an error."""
+    """Replace the generated blocks of `path` with this benchmark's."""
+    replace_blocks(path, render(doc))
+
+
+def replace_blocks(path: Path, blocks: dict[str, str]) -> None:
+    """Replace each `<!-- bench:NAME -->` ... `<!-- /bench:NAME -->` block of `path` with `blocks[NAME]`; a block
+    whose markers are missing is an error."""
     text = path.read_text()
-    for name, body in render(doc).items():
+    for name, body in blocks.items():
         pattern = re.compile(rf"(<!-- bench:{name} -->\n).*?(<!-- /bench:{name} -->)", re.S)
         if not pattern.search(text):
             raise SystemExit(f"{path}: no <!-- bench:{name} --> ... <!-- /bench:{name} --> block")

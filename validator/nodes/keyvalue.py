@@ -31,6 +31,26 @@ def is_key(key: str) -> bool:
     return bool(key) and "\\" not in key and not any(part in ("", ".", "..") for part in key.split("/"))
 
 
+def keys_below(
+    prefix: str, list_dir: Callable[[str], tuple[list[str], list[str]]], skip: Callable[[str, str], None]
+) -> Iterator[str]:
+    """Every key below `prefix`, depth first in sorted order, from `list_dir` as it lists (no recursion limit).
+
+    Directories more than MAX_DEPTH levels below the store's root are not entered, and `skip` is told once, at the
+    same key whichever prefix a listing started from.
+    """
+    stack = [(prefix, prefix.count("/") + 1 if prefix else 0)]
+    while stack:
+        here, depth = stack.pop()
+        keys, dirs = list_dir(here)
+        for k in keys:
+            yield _join(here, k)
+        if dirs and depth >= MAX_DEPTH:
+            skip(here, f"folders nest more than {MAX_DEPTH} levels deep; nothing below is read")
+            continue
+        stack.extend((_join(here, d), depth + 1) for d in reversed(dirs))
+
+
 class KeyValueStore(ABC):
     """Keys are `/`-separated, relative to the store root, with no leading slash."""
 
@@ -109,21 +129,8 @@ class KeyValueStore(ABC):
         return list(self.iter_keys(prefix))
 
     def iter_keys(self, prefix: str) -> Iterator[str]:
-        """Every key below `prefix`, depth first in sorted order, found as they are listed (no recursion limit).
-
-        Directories more than MAX_DEPTH levels below the store's root are not entered (and reported once, at the
-        same key whichever prefix a listing started from).
-        """
-        stack = [(prefix, prefix.count("/") + 1 if prefix else 0)]
-        while stack:
-            here, depth = stack.pop()
-            keys, dirs = self.list_dir(here)
-            for k in keys:
-                yield _join(here, k)
-            if dirs and depth >= MAX_DEPTH:
-                self.skip(here, f"folders nest more than {MAX_DEPTH} levels deep; nothing below is read")
-                continue
-            stack.extend((_join(here, d), depth + 1) for d in reversed(dirs))
+        """Every key below `prefix`, depth first in sorted order, found as they are listed (`keys_below`)."""
+        return keys_below(prefix, self.list_dir, self.skip)
 
     def skip(self, key: str, why: str) -> None:
         """Report an entry left out of a listing (once per key, by the tree)."""

@@ -30,7 +30,7 @@ from validator.nodes.base import (
     stored_in,
 )
 from validator.nodes.jsondoc import JSONProblem, loads
-from validator.nodes.keyvalue import MAX_DOCUMENT_BYTES, DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
+from validator.nodes.keyvalue import MAX_DOCUMENT_BYTES, DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore, keys_below
 
 V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
 # The most shards whose indexes are looked up for one block: a declared grid can name any number, but what is
@@ -537,16 +537,7 @@ class ZarrTree(Tree):
 
     def iter_keys(self, prefix: str) -> Iterator[str]:
         """`kv.iter_keys` (depth first, sorted, folders below MAX_DEPTH not entered), each folder listed once."""
-        stack = [(prefix, prefix.count("/") + 1 if prefix else 0)]
-        while stack:
-            here, depth = stack.pop()
-            keys, dirs = self.list_dir(here)
-            for k in keys:
-                yield _join(here, k)
-            if dirs and depth >= MAX_DEPTH:
-                self.kv.skip(here, f"folders nest more than {MAX_DEPTH} levels deep; nothing below is read")
-                continue
-            stack.extend((_join(here, d), depth + 1) for d in reversed(dirs))
+        return keys_below(prefix, self.list_dir, self.kv.skip)
 
     def raw_keys(self) -> list[str] | None:
         """`kv.raw_keys`, walked once however many rules read it (a walk of the whole store)."""
