@@ -721,9 +721,13 @@ def json_sharding(t: Target) -> str:
         }
     ]
     p.write_text(json.dumps(doc))
-    for q in p.parent.rglob("*"):  # the chunks written before no longer match: some become bombs
-        if q.is_file() and q.name != "zarr.json" and t.rng.random() < 0.5:
-            q.write_bytes(_bomb(t.rng))
+    # The chunks written before no longer match: some become bombs. Walked without recursion (an earlier mutation
+    # may have nested folders thousands deep) and never through a symlink (its target may lie outside the input).
+    for folder, _, names in walk(p.parent):
+        for name in sorted(names):
+            q = Path(folder) / name
+            if name != "zarr.json" and q.is_file() and not q.is_symlink() and t.rng.random() < 0.5:
+                q.write_bytes(_bomb(t.rng))
     return f"{p.relative_to(t.path)}: sharded, inner chunks {inner}"
 
 
