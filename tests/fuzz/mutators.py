@@ -1110,6 +1110,7 @@ def tiledb_metadata(t: Target) -> str:
             "\u00e9",
         )
     )
+    _hand_to_tiledb(a)
     try:
         with tiledb.open(str(a), "w") as arr:
             arr.meta[key] = value
@@ -1150,6 +1151,7 @@ def tiledb_special(t: Target) -> str:
     import tiledb
 
     uri = str(_canary_array(t)) if how == "member-absolute" else "../" + _canary_array(t).name
+    _hand_to_tiledb(t.path)
     try:
         if not (t.path / "__group").exists() and not (t.path / "__tiledb_group.tdb").exists():
             tiledb.Group.create(str(t.path))
@@ -1162,6 +1164,17 @@ def tiledb_special(t: Target) -> str:
     except Exception as exc:
         raise Skip(f"tiledb refused the member ({exc})") from None
     return f"group member {how}"
+
+
+def _hand_to_tiledb(path: Path) -> None:
+    """Skip unless `path` is safe to give TileDB to write in: an earlier mutation may have left a FIFO below it
+    (TileDB opening one blocks the harness for good) or a symlink (one to `..` is a loop for its listing)."""
+    for folder, dirs, names in walk(path):
+        for name in dirs + names:
+            entry = os.path.join(folder, name)
+            mode = os.lstat(entry).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise Skip(f"not handed to TileDB: {os.path.relpath(entry, path)} is a symlink or a special file")
 
 
 def _canary_array(t: Target) -> Path:
