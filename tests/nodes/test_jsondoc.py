@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from validator.nodes.jsondoc import MAX_NESTING, JSONProblem, loads, nesting
+from validator.nodes import jsondoc
+from validator.nodes.jsondoc import MAX_NESTING, JSONProblem, loads, nesting, value_nesting
 
 
 def test_jsondoc_passes_plain_documents_and_zarr_v2_float_tokens():
@@ -47,3 +48,32 @@ def test_jsondoc_fails_text_past_the_size_limit_before_parsing():
 def test_jsondoc_fails_what_does_not_parse_in_one_line(raw, reason):
     with pytest.raises(JSONProblem, match=reason):
         loads(raw)
+
+
+def test_jsondoc_passes_a_large_document_is_parsed_without_scanning_its_text(monkeypatch):
+    """A consolidated zarr.json of a wide store is megabytes of short strings: scanning its text with strings
+    skipped copied it many times over (a regex substitution builds one piece per string), so a document is parsed
+    first and its depth read from the parsed value; the text is scanned only for the message of one too deep to parse."""
+    text = b'{"m": [' + b", ".join(b'{"a": [1, {"b": [2]}], "s": "[{"}' for _ in range(10_000)) + b"]}"
+
+    def scanned(raw):
+        raise AssertionError("the text was scanned")
+
+    monkeypatch.setattr(jsondoc, "nesting", scanned)
+    doc = loads(text)
+    assert len(doc["m"]) == 10_000 and value_nesting(doc) == 6
+
+
+@pytest.mark.parametrize(
+    ("text", "depth"),
+    [
+        (b"1", 0),
+        (b'"[["', 0),
+        (b"[]", 1),
+        (b"{}", 1),
+        (b'[1, [2, {"a": [3]}], "]]"]', 4),
+        (b'{"a": {"b": {}}, "d": [[[[]]]]}', 5),
+    ],
+)
+def test_jsondoc_passes_value_nesting_counts_lists_and_dicts(text, depth):
+    assert value_nesting(loads(text)) == depth
