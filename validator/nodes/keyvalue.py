@@ -44,11 +44,25 @@ def keys_below(
         here, depth = stack.pop()
         keys, dirs = list_dir(here)
         for k in keys:
-            yield _join(here, k)
+            yield join_key(here, k)
         if dirs and depth >= MAX_DEPTH:
             skip(here, f"folders nest more than {MAX_DEPTH} levels deep; nothing below is read")
             continue
-        stack.extend((_join(here, d), depth + 1) for d in reversed(dirs))
+        stack.extend((join_key(here, d), depth + 1) for d in reversed(dirs))
+
+
+def read_checked(key: str, where: str, get: Callable[[str], bytes | None], stored: Callable[[str], bool]) -> bytes | None:
+    """`get(key)`, with every way it can fail as one NodeError naming `where`: more than its bound, a failure to
+    read, or nothing got for a key that is `stored` (absent and unreadable are different findings)."""
+    try:
+        raw = get(key)
+    except ValueTooLarge as exc:
+        raise NodeError(f"{where or key}: {exc}") from None
+    except Exception as exc:
+        raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
+    if raw is None and stored(key):
+        raise NodeError(f"{where or key}: {key} is stored but cannot be read")
+    return raw
 
 
 class KeyValueStore(ABC):
@@ -79,15 +93,7 @@ class KeyValueStore(ABC):
         """The stored bytes of `key`; None only when it is not stored. A key that is stored but cannot be read
         (no permission, a symlink out of the store, a damaged zip entry, more than `limit` bytes) raises NodeError:
         absent and unreadable are different findings."""
-        try:
-            raw = self.get_bounded(key, limit)
-        except ValueTooLarge as exc:
-            raise NodeError(f"{where or key}: {exc}") from None
-        except Exception as exc:
-            raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
-        if raw is None and self.stored(key):
-            raise NodeError(f"{where or key}: {key} is stored but cannot be read")
-        return raw
+        return read_checked(key, where, lambda k: self.get_bounded(k, limit), self.stored)
 
     def stored(self, key: str) -> bool:
         """True when something is stored under `key` (readable or not). Backends that cannot tell say False."""
@@ -146,7 +152,7 @@ class KeyValueStore(ABC):
         """Release what the store holds open; nothing by default."""
 
 
-def _join(prefix: str, name: str) -> str:
+def join_key(prefix: str, name: str) -> str:
     return f"{prefix}/{name}" if prefix else name
 
 
@@ -258,7 +264,7 @@ class DirectoryStore(KeyValueStore):
         except OSError:
             return [], []
         for entry in entries:
-            key = _join(prefix, entry.name)
+            key = join_key(prefix, entry.name)
             try:
                 link = entry.is_symlink()
                 # Inside a directory that lies in the store only a symlink can lead out; a name with a backslash

@@ -30,7 +30,16 @@ from validator.nodes.base import (
     stored_in,
 )
 from validator.nodes.jsondoc import JSONProblem, loads
-from validator.nodes.keyvalue import MAX_DOCUMENT_BYTES, DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore, keys_below
+from validator.nodes.keyvalue import (
+    MAX_DOCUMENT_BYTES,
+    DirectoryStore,
+    KeyValueStore,
+    ValueTooLarge,
+    ZipStore,
+    join_key,
+    keys_below,
+    read_checked,
+)
 
 V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
 # The most shards whose indexes are looked up for one block: a declared grid can name any number, but what is
@@ -63,25 +72,6 @@ V3_DTYPES = {
 
 # A stored metadata document that is missing, not JSON, not a JSON object, too large or nested too deeply.
 MetadataProblem = StoreProblem
-
-
-def parse_json(raw: bytes | None, key: str) -> tuple[Any, MetadataProblem | None]:
-    if raw is None:
-        return None, None
-    try:
-        # The stored JSON may carry NaN/Infinity (zarr v2 fill values); Python's parser accepts them.
-        return loads(raw), None
-    except JSONProblem as exc:
-        return None, MetadataProblem(key, str(exc))
-
-
-def read_document(kv: KeyValueStore, key: str) -> tuple[Any, MetadataProblem | None]:
-    """The parsed document stored at `key` (None when absent), or the problem that keeps it from being read."""
-    try:
-        raw = kv.get_bounded(key, MAX_DOCUMENT_BYTES)
-    except NodeError as exc:
-        return None, _unread(key, exc)
-    return parse_json(raw, key)
 
 
 def _unread(key: str, exc: NodeError) -> MetadataProblem:
@@ -476,17 +466,7 @@ class ZarrTree(Tree):
         """`kv.read` (NodeError for a key stored but unreadable), a metadata document read once for every reader."""
         if key.rpartition("/")[2] not in DOCUMENTS:
             return self.kv.read(key, where)
-        try:
-            raw = self._raw(key)
-        except ValueTooLarge as exc:
-            raise NodeError(f"{where or key}: {exc}") from None
-        except NodeError as exc:
-            raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
-        except Exception as exc:  # as kv.read: any failure to read a stored key is the node's
-            raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
-        if raw is None and self._stored(key):
-            raise NodeError(f"{where or key}: {key} is stored but cannot be read")
-        return raw
+        return read_checked(key, where, self._raw, self._stored)
 
     def parse(self, key: str, raw: bytes | None) -> tuple[Any, MetadataProblem | None]:
         """`parse_json` of the document `key` whose stored bytes are `raw`; a metadata document parsed once."""
@@ -561,15 +541,16 @@ class ZarrTree(Tree):
             if not level:
                 break
             self._listings.update(self.kv.list_many([p for p in level if p not in self._listings]))
-            keys = [_join(p, n) for p in level if p not in chunk_folders for n in self._listings[p][0] if n in names]
+            keys = [join_key(p, n) for p in level if p not in chunk_folders for n in self._listings[p][0] if n in names]
+            # Larger documents are left out of the batch, to be read (and refused) one at a time.
             fetched = self.kv.get_many([k for k in keys if k not in self._documents], MAX_DOCUMENT_BYTES)
-            self._documents.update((k, self._shared(v)) for k, v in fetched.items() if v is None or len(v) <= MAX_DOCUMENT_BYTES)
+            self._documents.update((k, self._shared(v)) for k, v in fetched.items())
             below = []
             for prefix in level:
                 if prefix not in chunk_folders and self._holds_array(prefix):
                     chunk_folders.add(prefix)
                 for name in self._listings[prefix][1]:
-                    below.append(_join(prefix, name))
+                    below.append(join_key(prefix, name))
                     if prefix in chunk_folders:
                         chunk_folders.add(below[-1])
             level = below
@@ -628,10 +609,6 @@ class ZarrTree(Tree):
 
     def close(self) -> None:
         self.kv.close()
-
-
-def _join(prefix: str, name: str) -> str:
-    return f"{prefix}/{name}" if prefix else name
 
 
 def open_zarr(path: str) -> ZarrTree:
