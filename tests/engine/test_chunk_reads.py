@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 import validator
+from validator.engine.scan import ThreadScanner
 from validator.nodes.keyvalue import DirectoryStore
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
@@ -68,7 +69,9 @@ def test_chunk_reads_pass_on_two_scan_threads(monkeypatch):
     if not path.exists():
         path = next(p.values[0] for p in _cases() if "valid" in p.id)
     reads = ChunkReads(monkeypatch, delay=0.05)
-    validator.validate(path, deep=True, jobs=2)
+    # Blocks of at most 64 elements: none is small enough to be joined with others into one task (see
+    # scan._batched), so each is a task of its own and the two threads share them.
+    validator.validate(path, deep=True, scanner=ThreadScanner(2, 64))
     threads = {thread for _, thread in reads.reads}
     assert threading.get_ident() not in threads  # no chunk is read by the primitives, on the calling thread
     assert len(threads) == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -178,3 +179,53 @@ def test_thread_scanner_fails_array_reads_no_block_after_its_failure(monkeypatch
     assert isinstance(out["/a"], NodeError) and "unusable" in str(out["/a"])
     assert out["/b"][DECREASES].count == 0 and len(t.block_reads["/b"]) == 10  # every block of the other array
     assert calls["/a"] <= 2 * 2 + 1  # at most the blocks in flight when the first failure came back
+
+
+def test_thread_scanner_passes_small_local_blocks_many_to_a_task(monkeypatch):
+    """Blocks under 1/64 of a full block cost more to hand to a thread than to read: a run of them is one task,
+    read in order, with the same facts as a serial scan (and one thread's failure kept to its own array)."""
+    arrays = {f"c{i}": Arr(np.arange(100) if i != 7 else np.arange(100)[::-1], chunks=(100,)) for i in range(50)}
+    t = tree(arrays)
+    paths = [f"/c{i}" for i in range(50)]
+    threads: set[int] = set()
+    real = MemoryNode.read_block
+
+    def read_block(self, rows):
+        threads.add(threading.get_ident())
+        if self.path == "/c3":
+            raise NodeError("/c3: cannot be read")
+        return real(self, rows)
+
+    monkeypatch.setattr(MemoryNode, "read_block", read_block)
+    submitted = []
+    real_submit = ThreadPoolExecutor.submit
+
+    def submit(pool, fn, *args):
+        submitted.append(args)
+        return real_submit(pool, fn, *args)
+
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", submit)
+    block_elements = 64 * 101  # each 100-value array is a small block
+    threaded = ThreadScanner(2, block_elements).run([plan(t.get(p), {DECREASES}, block_elements) for p in paths])
+    assert len(submitted) == 1 and len(threads) == 1
+    serial = SerialScanner(block_elements).run([plan(t.get(p), {DECREASES}, block_elements) for p in paths])
+    assert isinstance(threaded.pop("/c3"), NodeError) and isinstance(serial.pop("/c3"), NodeError)
+    assert threaded == serial
+    assert threaded["/c7"][DECREASES].count == 99 and threaded["/c8"][DECREASES].count == 0
+
+
+def test_thread_scanner_passes_remote_small_blocks_each_its_own_task(monkeypatch):
+    """A remote store's small reads wait on the network: they are not joined, so they overlap."""
+    t = tree({f"c{i}": Arr(np.arange(100), chunks=(100,)) for i in range(20)})
+    monkeypatch.setattr(type(t), "remote", True, raising=False)
+    submitted = []
+    real_submit = ThreadPoolExecutor.submit
+
+    def submit(pool, fn, *args):
+        submitted.append(args)
+        return real_submit(pool, fn, *args)
+
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", submit)
+    block_elements = 64 * 101
+    ThreadScanner(2, block_elements).run([plan(t.get(f"/c{i}"), {DECREASES}, block_elements) for i in range(20)])
+    assert len(submitted) == 20

@@ -221,9 +221,9 @@ class ThreadScanner:
 
     Decompression (zlib, blosc, zstd), direct `preadv` reads and numpy reductions release the GIL, so
     blocks of one array, and of several arrays, proceed in parallel. Arrays whose blocks can only be
-    read in sequence run as one task each. In flight: at most 2 blocks per thread, and at most 2 full
-    blocks' worth of elements per worker, so many small arrays (dataframe columns) overlap while memory
-    stays a few blocks whatever the file.
+    read in sequence run as one task each; the small blocks of a local store (dataframe columns) run many to
+    a task (see `_batched`). In flight: at most 2 tasks per thread, and at most 2 full blocks' worth of
+    elements per worker, so memory stays a few blocks whatever the file.
     """
 
     def __init__(self, workers: int, block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> None:
@@ -233,49 +233,98 @@ class ThreadScanner:
     def run(self, scans: Sequence[ArrayScan], progress: Progress | None = None) -> dict[str, Facts | NodeError]:
         partials: list[list[Partials | None]] = [[] for _ in scans]
         failed: dict[int, NodeError] = {}
-        threads = max(self.workers, REMOTE_THREADS) if any(s.node.tree.remote for s in scans) else self.workers
+        remote = any(s.node.tree.remote for s in scans)
+        threads = max(self.workers, REMOTE_THREADS) if remote else self.workers
         budget = 2 * self.workers * self.block_elements
         with ThreadPoolExecutor(threads, thread_name_prefix="spec-validate-scan") as pool:
-            pending: deque[tuple[int, Future, int]] = deque()
+            pending: deque[tuple[Future, int]] = deque()
             in_flight = 0
-            queue = _tasks(scans, self.block_elements, failed)
+            tasks = _tasks(scans, self.block_elements, failed)
+            queue = tasks if remote else _batched(tasks, self.block_elements)
             upcoming = next(queue, None)
             while upcoming is not None or pending:
                 # Submit in order while the window has room (always at least one task in flight).
-                while upcoming is not None and len(pending) < 2 * threads and (not pending or in_flight + upcoming[2] <= budget):
-                    j, work, size = upcoming
-                    pending.append((j, pool.submit(work), size))
+                while upcoming is not None and len(pending) < 2 * threads and (not pending or in_flight + upcoming[1] <= budget):
+                    work, size = upcoming
+                    pending.append((pool.submit(_run_all, work), size))
                     in_flight += size
                     upcoming = next(queue, None)
-                i, future, size = pending.popleft()
+                future, size = pending.popleft()
                 in_flight -= size
-                try:
-                    partials[i].extend(future.result())
-                except NodeError as exc:
-                    failed.setdefault(i, exc.with_traceback(None))  # see SerialScanner.run
-                except Exception as exc:  # noqa: BLE001 (a sequential scan's own failure: this array's, not the run's)
-                    failed.setdefault(i, KernelFailed(f"{scans[i].node.path}: a kernel failed ({describe(exc)})"))
+                for i, outcome in future.result():
+                    if isinstance(outcome, NodeError):
+                        failed.setdefault(i, outcome.with_traceback(None))  # see SerialScanner.run
+                    elif isinstance(outcome, Exception):  # a sequential scan's own failure: this array's, not the run's
+                        failed.setdefault(i, KernelFailed(f"{scans[i].node.path}: a kernel failed ({describe(outcome)})"))
+                    else:
+                        partials[i].extend(outcome)
                 if progress is not None:
                     progress.advance(size)
         return _fold_all(scans, partials, failed)
 
 
-def _tasks(
-    scans: Sequence[ArrayScan], block_elements: int, failed: Mapping[int, NodeError]
-) -> Iterator[tuple[int, Callable[[], Any], int]]:
-    """(scan index, work, elements) for every block of every scan, made as they are taken (never listed up front:
-    a declared shape may ask for more blocks than memory holds). A scan in `failed` gets no more blocks: its
-    result is its failure whatever the rest would say, and an array whose every block fails the same way (a
-    layout that is not read) may declare millions of them."""
+Work = list[tuple[int, Callable[[], list[Partials | None]]]]  # (scan index, one read) in order
+
+
+def _run_all(work: Work) -> list[tuple[int, list[Partials | None] | Exception]]:
+    """Each read of one task in order, with its scan's index; a read that raises gives its exception, and the
+    same scan's later reads in the task are skipped (its result is its first failure)."""
+    out: list[tuple[int, list[Partials | None] | Exception]] = []
+    failed: set[int] = set()
+    for i, read_one in work:
+        if i in failed:
+            continue
+        try:
+            out.append((i, read_one()))
+        except Exception as exc:  # noqa: BLE001 (this array's failure, sorted out by the caller)
+            failed.add(i)
+            out.append((i, exc))
+    return out
+
+
+# A local block this small (under 1/64 of a full block) costs more to hand to a thread than to read: a dataframe
+# column of a thousand values is a few hundred microseconds of Python holding the GIL (and, for HDF5, h5py's
+# lock), and two threads doing that contend for it. Such reads run in order, many to a task: a full block's
+# worth of elements, or BATCH_READS reads. A remote store's small reads are not joined: they wait on the network.
+SMALL_BLOCK_FRACTION = 64
+BATCH_READS = 4096
+
+
+def _batched(tasks: Iterator[tuple[Work, int]], block_elements: int) -> Iterator[tuple[Work, int]]:
+    """The tasks, with runs of small ones joined into one (up to a full block's elements, or BATCH_READS reads)."""
+    small = max(1, block_elements // SMALL_BLOCK_FRACTION)
+    batch: Work = []
+    batch_size = 0
+    for work, size in tasks:
+        if size >= small:
+            if batch:
+                yield batch, batch_size
+                batch, batch_size = [], 0
+            yield work, size
+            continue
+        batch.extend(work)
+        batch_size += size
+        if batch_size >= block_elements or len(batch) >= BATCH_READS:
+            yield batch, batch_size
+            batch, batch_size = [], 0
+    if batch:
+        yield batch, batch_size
+
+
+def _tasks(scans: Sequence[ArrayScan], block_elements: int, failed: Mapping[int, NodeError]) -> Iterator[tuple[Work, int]]:
+    """(work, elements) for every block of every scan, made as they are taken (never listed up front: a declared
+    shape may ask for more blocks than memory holds). A scan in `failed` gets no more blocks: its result is its
+    failure whatever the rest would say, and an array whose every block fails the same way (a layout that is not
+    read) may declare millions of them."""
     for i, scan in enumerate(scans):
         if scan.rows is None:
-            yield i, lambda s=scan: list(_sequential(s, block_elements, None)), scan.elements
+            yield [(i, lambda s=scan: list(_sequential(s, block_elements, None)))], scan.elements
             continue
         per_row = row_elements(scan.node.shape) if scan.node.shape else 1
         for rows in scan.rows:
             if i in failed:
                 break
-            yield i, lambda s=scan, r=rows: [read_and_summarize(s.node, r, s.requests)], (rows[1] - rows[0]) * per_row
+            yield [(i, lambda s=scan, r=rows: [read_and_summarize(s.node, r, s.requests)])], (rows[1] - rows[0]) * per_row
 
 
 def _fold_all(
