@@ -73,7 +73,7 @@ def validate(
     from validator.engine import activity
     from validator.engine.loader import builtin_packs, load_pack, packs_to_run
     from validator.engine.provenance import detect
-    from validator.engine.run import evaluate, in_reach
+    from validator.engine.run import evaluate, in_reach, prefer_attributes
     from validator.engine.scan import make_scanner
     from validator.nodes.detect import open_store
     from validator.report.model import PackInfo, Problem
@@ -85,6 +85,7 @@ def validate(
         activity.opened(tree.format)
         if node != "/" and tree.get(node) is None:
             raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
+        prefer_attributes(tree, chosen, selection)  # before the writer detection walks the store
         provenance = detect(tree)
 
         def skip_scope(scope) -> str | None:

@@ -452,7 +452,7 @@ def _run_metadata_steps(
     (and overwrite) one list of evaluations. Each rule's evaluations run as they are made and are compacted
     into its Tally, so memory grows with the failures and the waiting evaluations, not with rules x nodes.
     """
-    chosen_by_pack = [[r for r in pack.rules if selection.redirected(pack.redirects).includes(r.id)] for pack in packs]
+    chosen_by_pack = _chosen(packs, selection)
     tree.prefer_attributes(attribute_names(packs, chosen_by_pack))
     walked: list[Node] = []  # the whole tree in walk order, walked once for every pack's scope roots
     indexes: dict[int, tuple[Node, NodeIndex]] = {}  # scope root -> its nodes indexed, shared by packs
@@ -566,6 +566,17 @@ def _index(indexes: dict[int, tuple[Node, NodeIndex]], scope: Scope) -> NodeInde
     if cached is None:
         cached = indexes[id(scope.root)] = (scope.root, NodeIndex(scope, list(subtree(scope.root))))
     return cached[1]
+
+
+def _chosen(packs: Sequence[Pack], selection: Selection) -> list[list[Rule]]:
+    """Each pack's rules that the selection includes."""
+    return [[r for r in pack.rules if selection.redirected(pack.redirects).includes(r.id)] for pack in packs]
+
+
+def prefer_attributes(tree: Tree, packs: Sequence[Pack], selection: Selection = Selection()) -> None:
+    """Tell the tree which attribute values the selected rules may read (see `attribute_names`), before anything
+    walks it: a backend that reads values one by one reads those as it opens each object."""
+    tree.prefer_attributes(attribute_names(packs, _chosen(packs, selection)))
 
 
 def attribute_names(packs: Sequence[Pack], chosen: Sequence[Sequence[Rule]]) -> frozenset[str]:

@@ -217,6 +217,10 @@ class HDF5Attributes(Mapping):
             if key not in self._values and key not in self._refused:
                 self._read(oid, key, self._names[key])
 
+    def unread(self) -> bool:
+        """True when some value has not been read yet (nor refused)."""
+        return len(self._values) + len(self._refused) < len(self._names)
+
     def __contains__(self, key: object) -> bool:
         return key in self._names
 
@@ -324,6 +328,8 @@ class HDF5Node(Node):
         any of it cannot be read (the node is then checked alone)."""
         try:
             attrs = self.attrs
+            if self._attrs is not None and self._attrs.unread():
+                self._attrs.read(self.object_id(), frozenset(self._attrs))  # every value, a dataset opened once
             values = tuple((name, _frozen(attrs[name])) for name in attrs)
         except NodeError:
             return None
@@ -513,16 +519,22 @@ class HDF5Node(Node):
         """
         if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not an array with data (a null dataspace holds none)")
-        plan = self.plan
-        return hdf5_direct.read_block(self.dataset(), self.tree.raw_fd(), plan, rows)
+        ds = self.dataset()  # opened once for the plan (when not yet made) and the read
+        return hdf5_direct.read_block(ds, self.tree.raw_fd(), self._plan_of(ds), rows)
 
     @property
     def plan(self) -> hdf5_direct.DirectPlan:
         """How this dataset's blocks are read; NotDecoded or Unreadable (reported) when they are not."""
+        return self._plan_of(None)
+
+    def _plan_of(self, ds: h5py.Dataset | None) -> hdf5_direct.DirectPlan:
+        """`plan`, made (the first time) from `ds` when given, else from the dataset opened now."""
         got = self.__dict__.get("_plan")
         if got is None:
             try:
-                got = hdf5_direct.plan(self.dataset(), self.tree.raw_size(), self.path)
+                got = hdf5_direct.plan(
+                    ds if ds is not None else self.dataset(), self.tree.raw_size(), self.path, self.tree.address_size()
+                )
             except NotDecoded as exc:
                 got = NotDecoded(str(exc))
             except NodeError as exc:
@@ -655,6 +667,15 @@ class HDF5Tree(Tree):
     @property
     def root(self) -> Node:
         return self._root
+
+    def address_size(self) -> int | None:
+        """The file's address size in bytes (see `hdf5_direct.address_size`), read once; None when it cannot be."""
+        if not hasattr(self, "_address_size"):
+            try:
+                self._address_size: int | None = hdf5_direct.address_size(self.file_id)
+            except Exception:  # each plan then reads it, and reports what is wrong
+                self._address_size = None
+        return self._address_size
 
     def raw_size(self) -> int | None:
         """The local file's size in bytes, or None when the file is not local (direct reads are then off)."""

@@ -92,8 +92,9 @@ class DirectPlan(NamedTuple):
     vlen: tuple[int, int] | None = None
 
 
-def plan(ds: h5py.Dataset, file_size: int | None, path: str) -> DirectPlan:
-    """How to read `ds`; `file_size` is None when the file is not local (no `pread`).
+def plan(ds: h5py.Dataset, file_size: int | None, path: str, sizeof_addr: int | None = None) -> DirectPlan:
+    """How to read `ds`; `file_size` is None when the file is not local (no `pread`). `sizeof_addr`: the file's
+    address size in bytes, when known (else read from the file's creation properties).
 
     Raises Unreadable for data stored outside the file, NotDecoded for a filter off the allow-list.
     """
@@ -103,7 +104,8 @@ def plan(ds: h5py.Dataset, file_size: int | None, path: str) -> DirectPlan:
     shape = tuple(int(n) for n in ds.shape)
     dtype = ds.dtype
     ftype = ds.id.get_type()
-    sizeof_addr = int(ds.file.id.get_create_plist().get_sizes()[0])
+    if sizeof_addr is None:
+        sizeof_addr = address_size(ds.file.id)
     element_size = disk_size(ftype, sizeof_addr)
     direct = _values_are_bytes(dtype, ftype)
     vlen = _vlen(ftype, dtype, sizeof_addr)
@@ -150,6 +152,11 @@ def plan(ds: h5py.Dataset, file_size: int | None, path: str) -> DirectPlan:
             f"{path}: declares {math.prod(shape)} elements in a {layout_name(layout)} layout, more than the file holds"
         )
     return DirectPlan(path, shape, dtype, "h5py", direct, element_size, fill, None, None, (), None)
+
+
+def address_size(file_id: Any) -> int:
+    """The size in bytes of a file address in this HDF5 file (a variable-length element stores one)."""
+    return int(file_id.get_create_plist().get_sizes()[0])
 
 
 def _vlen(ftype: Any, dtype: np.dtype, sizeof_addr: int) -> tuple[int, int] | None:
