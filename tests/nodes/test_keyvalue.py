@@ -110,3 +110,47 @@ def test_directory_get_many_leaves_out_a_value_past_its_bound(tmp_path):
     (tmp_path / "large").write_bytes(b"y" * 100)
     store = DirectoryStore(str(tmp_path))
     assert store.get_many(["small", "large", "absent"], limit=50) == {"small": b"x" * 10, "absent": None}
+
+
+def _odd_store(root, outside):
+    """Every kind of entry a listing leaves out or reads: symlinks in and out, to files and folders, dangling;
+    a FIFO; names with a backslash, a file and a folder with keys below it."""
+    os.symlink(root / "a" / "b" / "0", root / "a" / "b" / "alias")
+    os.symlink(outside / "secret", root / "a" / "leak")
+    os.symlink(outside, root / "a" / "out")
+    os.symlink(root / "a" / "b", root / "a" / "loop")
+    os.symlink(root / "nowhere", root / "a" / "dangling")
+    os.mkfifo(root / "a" / "pipe")
+    (root / "a" / "back\\slash").write_bytes(b"x")
+    (root / "dir\\name" / "deeper").mkdir(parents=True)
+    (root / "dir\\name" / "deeper" / "k").write_bytes(b"x")
+
+
+def test_raw_keys_passes_same_keys_from_listings_as_from_a_walk(store):
+    """Read from the listings a tree keeps and the names they left out, the raw keys are the walk's, entry for
+    entry (a folder with a backslash in its name still walked as stored)."""
+    root, outside = store
+    _odd_store(root, outside)
+    walked = DirectoryStore(str(root)).raw_keys()
+    kv = DirectoryStore(str(root))
+    listings: dict = {}
+
+    def list_dir(prefix):
+        if prefix not in listings:
+            listings[prefix] = kv.list_dir(prefix)
+        return listings[prefix]
+
+    assert kv.raw_keys(list_dir) == walked
+    assert "dir\\name/deeper/k" in walked and "a/pipe" in walked and "a/dangling" in walked
+
+
+def test_left_out_passes_only_for_listed_folders_with_every_unlisted_name(store):
+    root, outside = store
+    _odd_store(root, outside)
+    kv = DirectoryStore(str(root))
+    assert kv.left_out("a") is None  # not listed yet: it cannot say
+    keys, dirs = kv.list_dir("a")
+    assert kv.left_out("a") == frozenset(os.listdir(root / "a")) - set(keys) - set(dirs)
+    assert {"leak", "out", "loop", "dangling", "pipe", "back\\slash"} <= kv.left_out("a")
+    kv.list_dir("a/b")
+    assert kv.left_out("a/b") == frozenset()

@@ -99,6 +99,12 @@ class KeyValueStore(ABC):
         """True when something is stored under `key` (readable or not). Backends that cannot tell say False."""
         return False
 
+    def left_out(self, prefix: str) -> frozenset[str] | None:
+        """The names in the folder `prefix` that its `list_dir` left out (a symlink, a special file, a name no key
+        can have), once it has been listed; None when it has not, or the store cannot say. A name in neither the
+        listing nor these is not stored: a reader that has the listing need not ask for it."""
+        return None
+
     # True when many keys are fetched faster together than one by one (a remote store over an asynchronous file
     # system): readers then ask for a whole level of documents, or a block's chunks, in one call.
     batched = False
@@ -161,6 +167,9 @@ _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _OPEN_FLAGS = os.O_RDONLY | _NO_FOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
+_NONE_LEFT_OUT: frozenset[str] = frozenset()
+
+
 class DirectoryStore(KeyValueStore):
     def __init__(self, root: str) -> None:
         self.location = root
@@ -168,6 +177,7 @@ class DirectoryStore(KeyValueStore):
         # Directory prefix -> its real path, checked to lie inside the store (None: it does not). Resolving
         # every key's full path cost more than reading a small chunk; a directory is resolved once.
         self._folders: dict[str, str | None] = {"": self._root}
+        self._left_out: dict[str, frozenset[str]] = {}  # listed folder -> the names its listing left out
 
     def resolve(self, key: str) -> str | None:
         """The file system path of `key`, symlinks resolved; None when the key is malformed or leads outside the store."""
@@ -263,6 +273,7 @@ class DirectoryStore(KeyValueStore):
                 entries = list(scan)
         except OSError:
             return [], []
+        self._left_out[prefix] = _NONE_LEFT_OUT
         for entry in entries:
             key = join_key(prefix, entry.name)
             try:
@@ -290,12 +301,52 @@ class DirectoryStore(KeyValueStore):
                 self.skip(key, f"{key}: cannot be examined ({exc.strerror or exc}); not read")
         keys.sort()
         dirs.sort()
+        if len(keys) + len(dirs) < len(entries):
+            listed = set(keys).union(dirs)
+            self._left_out[prefix] = frozenset(e.name for e in entries if e.name not in listed)
         return keys, dirs
 
-    def raw_keys(self) -> list[str]:
+    def left_out(self, prefix: str) -> frozenset[str] | None:
+        return self._left_out.get(prefix)
+
+    def raw_keys(self, list_dir: Callable[[str], tuple[list[str], list[str]]] | None = None) -> list[str]:
+        """Every entry's key, walked from the root (see KeyValueStore.raw_keys). `list_dir`, when given, is this
+        store's `list_dir` with its listings kept (a tree's): folders are then read from those listings and the
+        names they left out, not listed a second time."""
+        if list_dir is None:
+            return sorted(self._walk_raw("", 0))
+        out: list[str] = []
+        stack = [("", 0)]
+        while stack:
+            prefix, depth = stack.pop()
+            keys, dirs = list_dir(prefix)
+            left_out = self.left_out(prefix)
+            if left_out is None:  # not listed (it could not be): walked as stored
+                out.extend(self._walk_raw(f"{prefix}/" if prefix else "", depth))
+                continue
+            out.extend(join_key(prefix, k) for k in keys)
+            for name in left_out:
+                key = join_key(prefix, name)
+                if self._real_folder(key):  # a folder no key can name (a backslash in its name): walked as stored
+                    if depth < MAX_DEPTH:
+                        out.extend(self._walk_raw(key + "/", depth + 1))
+                else:
+                    out.append(key)
+            if depth < MAX_DEPTH:
+                stack.extend((join_key(prefix, d), depth + 1) for d in dirs)
+        return sorted(out)
+
+    def _real_folder(self, key: str) -> bool:
+        try:
+            return stat.S_ISDIR(os.lstat(os.path.join(self._root, *key.split("/"))).st_mode)
+        except OSError:
+            return False
+
+    def _walk_raw(self, start: str, start_depth: int) -> list[str]:
+        """The keys of every entry at and below the folder `start` ("" or ending in "/"), unsorted."""
         # Iterative, never through a symlink, MAX_DEPTH levels at most (os.walk recurses once per level).
         out = []
-        stack = [("", 0)]
+        stack = [(start, start_depth)]
         while stack:
             prefix, depth = stack.pop()
             try:
@@ -313,7 +364,7 @@ class DirectoryStore(KeyValueStore):
                     out.append(key)
                 elif depth < MAX_DEPTH:
                     stack.append((key + "/", depth + 1))
-        return sorted(out)
+        return out
 
 
 def _read_regular(fd: int, key: str, limit: int) -> bytes | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Iterator, Mapping
@@ -427,7 +428,7 @@ class ZarrTree(Tree):
         got = self._documents.get(key, _Failed)
         if got is _Failed:
             try:
-                got = self._shared(self.kv.get_bounded(key, MAX_DOCUMENT_BYTES))
+                got = None if self._not_stored(key) else self._shared(self.kv.get_bounded(key, MAX_DOCUMENT_BYTES))
             except NodeError as exc:
                 got = _Failed(exc)
             self._documents[key] = got
@@ -459,8 +460,20 @@ class ZarrTree(Tree):
     def _stored(self, key: str) -> bool:
         known = self._unreadable.get(key)
         if known is None:
-            known = self._unreadable[key] = self.kv.stored(key)
+            known = self._unreadable[key] = not self._not_stored(key) and self.kv.stored(key)
         return known
+
+    def _not_stored(self, key: str) -> bool:
+        """True when the listing of the key's folder, already made, shows nothing stored under its name (the four
+        Zarr v2 documents a Zarr v3 group is asked for, absent from thousands of folders: no lookup each)."""
+        prefix, _, name = key.rpartition("/")
+        listing = self._listings.get(prefix)
+        if listing is None:
+            return False
+        left_out = self.kv.left_out(prefix)
+        if left_out is None or name in left_out:
+            return False
+        return not _in_sorted(listing[0], name) and not _in_sorted(listing[1], name)
 
     def read(self, key: str, where: str) -> bytes | None:
         """`kv.read` (NodeError for a key stored but unreadable), a metadata document read once for every reader."""
@@ -522,7 +535,8 @@ class ZarrTree(Tree):
     def raw_keys(self) -> list[str] | None:
         """`kv.raw_keys`, walked once however many rules read it (a walk of the whole store)."""
         if self._raw_keys is None:
-            self._raw_keys = self.kv.raw_keys()
+            # A local store's walk reads the folders from the listings the tree keeps: each is listed once.
+            self._raw_keys = self.kv.raw_keys(self.list_dir) if isinstance(self.kv, DirectoryStore) else self.kv.raw_keys()
         return None if self._raw_keys is None else list(self._raw_keys)
 
     def _prefetch(self) -> None:
@@ -643,3 +657,9 @@ def _present(kv: KeyValueStore, key: str) -> bool:
         return True
     except NodeError:
         return kv.stored(key)
+
+
+def _in_sorted(names: list[str], name: str) -> bool:
+    """`name in names` for a sorted list (a folder of thousands of chunks: no scan of it)."""
+    at = bisect.bisect_left(names, name)
+    return at < len(names) and names[at] == name
