@@ -650,6 +650,13 @@ def _canonical(doc: Any) -> str:
     return json.dumps(doc, sort_keys=True, allow_nan=True)
 
 
+def _same_json(a: Any, b: Any) -> bool:
+    """Whether two parsed JSON values are the same value (`_canonical`). Equal `repr`s settle it at once: for parsed
+    JSON they are equal only for the same values of the same types in the same key order, the usual case of a
+    copy made by the writer of the original."""
+    return a is b or repr(a) == repr(b) or _canonical(a) == _canonical(b)
+
+
 def _stored_documents(node: Node) -> dict[str, Any]:
     """Key relative to the group -> the parsed document, for every .zarray/.zgroup/.zattrs at or below it.
 
@@ -673,7 +680,7 @@ def _differences(expected: Any, found: Any) -> list[tuple[str | None, str, str]]
         return [(None, _short(expected), _short(found))]
     out = []
     for field in sorted(set(expected) | set(found)):
-        if field in expected and field in found and _canonical(expected[field]) == _canonical(found[field]):
+        if field in expected and field in found and _same_json(expected[field], found[field]):
             continue
         out.append(
             (
@@ -752,7 +759,7 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
             and (stored.get(rel, {}) == {} and entries.get(rel, {}) == {})
         ):
             continue  # an empty attribute document and an absent one say the same
-        if in_store and in_copy and _canonical(stored[rel]) == _canonical(entries[rel]):
+        if in_store and in_copy and _same_json(stored[rel], entries[rel]):
             continue
         differing += 1
         if not in_copy:

@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from validator.checks.zarr_metadata import _canonical, _json, _short
+from validator.checks.zarr_metadata import _json, _same_json, _short
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node, NodeError
 from validator.nodes.jsondoc import JSONProblem
@@ -1105,7 +1105,7 @@ def consolidated_entries_match(node: Node, options: Options, scope: Scope) -> It
     copies = {k: _without_marker(v, stored.get(k)) for k, v in entries.items()}
     bad = []
     for rel in sorted(set(stored) | set(copies)):
-        if rel in stored and rel in copies and _canonical(stored[rel]) == _canonical(copies[rel]):
+        if rel in stored and rel in copies and _same_json(stored[rel], copies[rel]):
             continue
         if rel not in copies:
             message = f"{rel}/zarr.json is stored but has no entry in consolidated_metadata: a reader of it does not see the node"
@@ -1113,11 +1113,7 @@ def consolidated_entries_match(node: Node, options: Options, scope: Scope) -> It
             message = f"consolidated_metadata has an entry {rel!r}, but no {rel}/zarr.json is stored"
         else:
             fields = (
-                sorted(
-                    k
-                    for k in set(stored[rel]) | set(copies[rel])
-                    if _canonical(stored[rel].get(k)) != _canonical(copies[rel].get(k))
-                )
+                sorted(k for k in set(stored[rel]) | set(copies[rel]) if not _same_json(stored[rel].get(k), copies[rel].get(k)))
                 if isinstance(stored[rel], Mapping) and isinstance(copies[rel], Mapping)
                 else []
             )

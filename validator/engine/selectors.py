@@ -101,8 +101,24 @@ def _name(want: Any, node: Node, scope: Scope) -> bool:
 
 
 def _path(want: Any, node: Node, scope: Scope) -> bool:
+    literals, patterns = _path_test(want)
     relative = scope.relative_path(node)
-    return any(path_matches(relative, p) for p in _as_list(want))
+    return relative in literals or any(p.match(relative) for p in patterns)
+
+
+_PATH_TESTS: dict[int, tuple[Any, tuple[frozenset[str], tuple[re.Pattern[str], ...]]]] = {}
+
+
+def _path_test(want: Any) -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
+    """A path condition's literal paths as a set, and its patterns compiled: a list of nine paths is one lookup."""
+    cached = _PATH_TESTS.get(id(want))
+    if cached is None or cached[0] is not want:
+        # The value itself is kept in the entry, so its id cannot be reused by another object meanwhile.
+        values = _as_list(want)
+        literals = frozenset(v for v in values if "*" not in v)
+        cached = (want, (literals, tuple(_path_regex(v) for v in values if "*" in v)))
+        _PATH_TESTS[id(want)] = cached
+    return cached[1]
 
 
 def _encoding_type(want: Any, node: Node, scope: Scope) -> bool:
