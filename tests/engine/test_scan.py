@@ -181,9 +181,23 @@ def test_thread_scanner_fails_array_reads_no_block_after_its_failure(monkeypatch
     assert calls["/a"] <= 2 * 2 + 1  # at most the blocks in flight when the first failure came back
 
 
-def test_thread_scanner_passes_small_local_blocks_many_to_a_task(monkeypatch):
+@pytest.fixture
+def submitted(monkeypatch) -> list:
+    """The arguments of every task the scan threads are given."""
+    tasks: list = []
+    real_submit = ThreadPoolExecutor.submit
+
+    def submit(pool, fn, *args):
+        tasks.append(args)
+        return real_submit(pool, fn, *args)
+
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", submit)
+    return tasks
+
+
+def test_thread_scanner_passes_small_local_blocks_many_to_a_task(monkeypatch, submitted):
     """Blocks under 1/64 of a full block cost more to hand to a thread than to read: a run of them is one task,
-    read in order, with the same facts as a serial scan (and one thread's failure kept to its own array)."""
+    read in order, with the same facts as a serial scan (and a read's failure kept to its own array)."""
     arrays = {f"c{i}": Arr(np.arange(100) if i != 7 else np.arange(100)[::-1], chunks=(100,)) for i in range(50)}
     t = tree(arrays)
     paths = [f"/c{i}" for i in range(50)]
@@ -197,14 +211,6 @@ def test_thread_scanner_passes_small_local_blocks_many_to_a_task(monkeypatch):
         return real(self, rows)
 
     monkeypatch.setattr(MemoryNode, "read_block", read_block)
-    submitted = []
-    real_submit = ThreadPoolExecutor.submit
-
-    def submit(pool, fn, *args):
-        submitted.append(args)
-        return real_submit(pool, fn, *args)
-
-    monkeypatch.setattr(ThreadPoolExecutor, "submit", submit)
     block_elements = 64 * 101  # each 100-value array is a small block
     threaded = ThreadScanner(2, block_elements).run([plan(t.get(p), {DECREASES}, block_elements) for p in paths])
     assert len(submitted) == 1 and len(threads) == 1
@@ -214,18 +220,10 @@ def test_thread_scanner_passes_small_local_blocks_many_to_a_task(monkeypatch):
     assert threaded["/c7"][DECREASES].count == 99 and threaded["/c8"][DECREASES].count == 0
 
 
-def test_thread_scanner_passes_remote_small_blocks_each_its_own_task(monkeypatch):
+def test_thread_scanner_passes_remote_small_blocks_each_its_own_task(monkeypatch, submitted):
     """A remote store's small reads wait on the network: they are not joined, so they overlap."""
     t = tree({f"c{i}": Arr(np.arange(100), chunks=(100,)) for i in range(20)})
     monkeypatch.setattr(type(t), "remote", True, raising=False)
-    submitted = []
-    real_submit = ThreadPoolExecutor.submit
-
-    def submit(pool, fn, *args):
-        submitted.append(args)
-        return real_submit(pool, fn, *args)
-
-    monkeypatch.setattr(ThreadPoolExecutor, "submit", submit)
     block_elements = 64 * 101
     ThreadScanner(2, block_elements).run([plan(t.get(f"/c{i}"), {DECREASES}, block_elements) for i in range(20)])
     assert len(submitted) == 20
