@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from http.server import SimpleHTTPRequestHandler
+from urllib.parse import parse_qs, urlsplit
 
 import h5py
 import numpy as np
@@ -12,6 +14,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from corpus_paths import CASES  # noqa: E402
+from loopback import serve  # noqa: E402
 
 from validator import validate  # noqa: E402
 from validator.cli import main  # noqa: E402
@@ -108,30 +111,17 @@ def test_dask_scanner_gives_the_serial_report_on_the_corpus(client, case):
     assert validate(path, scanner=DaskScanner(client)).to_json() == validate(path, jobs=1).to_json()
 
 
-class _TokenHandler:
-    """A static file server on loopback that answers only requests carrying ?token=s3cret (a signed URL)."""
+class _TokenHandler(SimpleHTTPRequestHandler):
+    """A static file server that answers only requests carrying ?token=s3cret (a signed URL)."""
 
-    @staticmethod
-    def serve(directory):
-        import functools
-        import threading
-        from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-        from urllib.parse import parse_qs, urlsplit
+    def log_message(self, *args) -> None:
+        pass
 
-        class Handler(SimpleHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                if parse_qs(urlsplit(self.path).query).get("token") != ["s3cret"]:
-                    self.send_error(403)
-                    return
-                super().do_GET()
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
-        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        thread.start()
-        return server, thread
+    def do_GET(self) -> None:
+        if parse_qs(urlsplit(self.path).query).get("token") != ["s3cret"]:
+            self.send_error(403)
+            return
+        super().do_GET()
 
 
 @pytest.mark.parametrize("case", ["zarr-v2/categorical-code-too-large.zarr", "zarr-v2/valid-every-element.zarr"])
@@ -139,7 +129,7 @@ def test_dask_workers_read_a_signed_url_and_give_the_local_report(client, case):
     # The workers open the URL themselves (the client sends no array data), with its query string: a signed
     # URL works on the cluster as it does locally. Served on loopback, which the LocalCluster's workers reach.
     folder, name = case.split("/")
-    server, thread = _TokenHandler.serve(CASES / folder)
+    server, thread = serve(_TokenHandler, CASES / folder)
     base = f"http://127.0.0.1:{server.server_address[1]}/{name}"
     try:
         remote = validate(f"{base}?token=s3cret", scanner=DaskScanner(client, block_elements=64))

@@ -14,10 +14,11 @@ import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from loopback import serve
 
 from validator import validate
 from validator.cli import main
@@ -157,13 +158,6 @@ class UnlistedHandler(RangeHandler):
     def list_directory(self, path):
         self.send_error(403)
         return None
-
-
-def serve(handler: type, directory: Path):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    return server, thread
 
 
 @pytest.fixture(scope="module")

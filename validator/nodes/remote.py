@@ -10,10 +10,11 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from validator.errors import InputError
-from validator.nodes import keyvalue
+from validator.nodes import keyvalue, request_gate
 from validator.nodes.base import Tree
 from validator.nodes.jsondoc import JSONProblem, loads
 from validator.nodes.keyvalue import KeyValueStore
+from validator.nodes.request_gate import FIRST_LIMIT, RequestGate
 from validator.nodes.urls import URL_SCHEME
 
 # fsspec, s3fs and aiohttp are imported inside functions only: a local run never loads them.
@@ -31,8 +32,9 @@ ZARR_EXTENSIONS = (".zarr",)
 # reads are large and in order; 4 MiB blocks serve both in few requests, and 16 of them bound the memory.
 HDF5_BLOCK_SIZE = 4 * 2**20
 HDF5_MAX_BLOCKS = 16
-# Requests in flight at once when many keys are fetched together: enough to hide an object store's latency,
-# few enough for any server, and a bound on the bytes held (documents are small; chunks are one block's worth).
+# Requests in flight at once when many keys are fetched together: enough to hide an object store's latency, and a
+# bound on the bytes held (documents are small; chunks are one block's worth). An HTTP server is given fewer until
+# it has answered promptly, and fewer for good where it stalls (request_gate).
 MAX_CONCURRENT_REQUESTS = 64
 _HDF5_SIGNATURE_OFFSETS = (0, 512, 1024, 2048, 4096, 8192)
 
@@ -141,7 +143,9 @@ class RemoteStore(KeyValueStore):
         self._mapped: dict[str, tuple[list[str], list[str]]] | None = None  # the directories those keys imply
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         self._documents: dict[str, bytes | None] = {}
-        self._gate: Any = None  # bounds the requests in flight (an asyncio.Semaphore, made on first use)
+        # Bounds the requests in flight: from a few, growing while answers come promptly, for an HTTP server (whose
+        # capacity is unknown); at once MAX_CONCURRENT_REQUESTS for an object store's API.
+        self._gate = RequestGate(MAX_CONCURRENT_REQUESTS, first=FIRST_LIMIT if self._http else MAX_CONCURRENT_REQUESTS)
 
     @property
     def batched(self) -> bool:  # type: ignore[override]
@@ -211,7 +215,13 @@ class RemoteStore(KeyValueStore):
 
     def _fetch(self, key: str, denied_is_absent: bool = False) -> bytes | None:
         try:
-            return self._fs.cat_file(self._path(key))
+            if not self.batched:
+                return self._fs.cat_file(self._path(key))
+            # Through the gate as a batch's requests go: a single key read by a scan thread counts as one in flight.
+            (result,) = self._gather([self._fs._cat_file(self._path(key))])
+            if isinstance(result, BaseException):
+                raise result
+            return result
         except Exception as exc:
             return self._absent_or_raise(key, exc, denied_is_absent)
 
@@ -219,7 +229,7 @@ class RemoteStore(KeyValueStore):
         """The keys' bytes, fetched concurrently where the file system is asynchronous (S3, GCS, HTTP). Each
         response is cut off past `limit` bytes (so a batch holds at most MAX_CONCURRENT_REQUESTS times that) and
         its key left out of the result."""
-        if len(keys) < 2 or not self.batched:
+        if len(keys) < 2:
             return {k: self._fetch(k, denied_is_absent) for k in keys}
         results = self._gather([self._fs._cat_file(self._path(k)) for k in keys], limit)
         return {
@@ -236,15 +246,15 @@ class RemoteStore(KeyValueStore):
         from fsspec.asyn import sync
 
         async def run_all() -> list[Any]:
-            # One gate for the store, made on the file system's loop: scan threads fetching blocks at once share it.
-            if self._gate is None:
-                self._gate = asyncio.Semaphore(MAX_CONCURRENT_REQUESTS)
+            # One gate for the store, used on the file system's loop: scan threads fetching blocks at once share it.
             gate = self._gate
 
             async def one(call: Any) -> Any:
-                # Each call runs in its own task: the bound set here is the one its response's trace reads.
+                # Each call runs in its own task: the bound and the gate set here are the ones its response's
+                # trace reads.
                 _RESPONSE_LIMIT.set(limit)
-                async with gate:
+                async with gate as in_flight:
+                    request_gate.CURRENT.set((gate, in_flight))
                     return await call
 
             return await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
@@ -509,6 +519,7 @@ def _bounded_session(url: str) -> dict[str, Any]:
     (we ask for none, and do not decode one sent anyway: no gzip bomb); and no body larger than MAX_VALUE_BYTES,
     whether its length is declared or not.
     """
+    import asyncio
     from urllib.parse import urljoin
 
     import aiohttp
@@ -520,7 +531,23 @@ def _bounded_session(url: str) -> dict[str, Any]:
         if (urlsplit(target).hostname or "").lower() != host:
             raise RefusedResponse(f"redirected to another host ({urlsplit(target).hostname}); not followed")
 
+    async def on_start(session: Any, context: Any, params: Any) -> None:
+        context.started = asyncio.get_running_loop().time()
+
+    def timed(context: Any, response: Any = None) -> None:
+        # The time to the answer's headers (or to a failure), and whether the server keeps the connection, tell
+        # the store's gate how many requests the server takes at once.
+        current = request_gate.CURRENT.get()
+        if current is not None and hasattr(context, "started"):
+            gate, in_flight = current
+            seconds = asyncio.get_running_loop().time() - context.started
+            gate.answered(seconds, in_flight, response is not None and _closes_connection(response))
+
+    async def on_failure(session: Any, context: Any, params: Any) -> None:
+        timed(context)
+
     async def on_response(session: Any, context: Any, params: Any) -> None:
+        timed(context, params.response)
         response = params.response
         declared = response.content_length
         most = keyvalue.MAX_VALUE_BYTES  # looked up here: tests lower it
@@ -530,14 +557,22 @@ def _bounded_session(url: str) -> dict[str, Any]:
         _cap(response, limit)
 
     trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_start)
     trace.on_request_redirect.append(on_redirect)
     trace.on_request_end.append(on_response)
+    trace.on_request_exception.append(on_failure)
     return {
         "timeout": aiohttp.ClientTimeout(total=None, sock_connect=HTTP_CONNECT_TIMEOUT, sock_read=HTTP_READ_TIMEOUT),
         "trace_configs": [trace],
         "auto_decompress": False,
         "headers": {"Accept-Encoding": "identity"},
     }
+
+
+def _closes_connection(response: Any) -> bool:
+    """True when the server closes the connection after this answer (HTTP/1.0 without keep-alive, or `close`)."""
+    connection = response.headers.get("Connection", "").lower()
+    return connection == "close" or (tuple(response.version) < (1, 1) and connection != "keep-alive")
 
 
 def _cap(response: Any, limit: int) -> None:
