@@ -1,4 +1,4 @@
-"""The requests a remote store has in flight: few at first, more while the server keeps up, fewer where it stalls."""
+"""The requests a remote store has in flight: few until the server keeps a connection, fewer where it stalls."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ CASE = Path(__file__).resolve().parents[2] / "conformance-corpus" / "anndata" / 
 # --- the gate ----------------------------------------------------------------------------------------------
 
 
-def run_through(gate: RequestGate, answers: list[float], closes: bool = False) -> int:
+def run_through(gate: RequestGate, answers: list[float], keeps_connection: bool | None = True) -> int:
     """Pass one request per answer time through `gate` at once; the most that were ever in flight together."""
     peak = 0
 
@@ -37,7 +37,7 @@ def run_through(gate: RequestGate, answers: list[float], closes: bool = False) -
         async with gate as in_flight:
             peak = max(peak, in_flight)
             await asyncio.sleep(0)
-            gate.answered(seconds, in_flight, closes)
+            gate.answered(seconds, in_flight, keeps_connection)
 
     async def every() -> None:
         await asyncio.gather(*(one(s) for s in answers))
@@ -46,26 +46,58 @@ def run_through(gate: RequestGate, answers: list[float], closes: bool = False) -
     return peak
 
 
-def test_gate_starts_at_its_first_limit_and_grows_one_per_prompt_answer_to_its_ceiling():
+def test_gate_opens_to_its_ceiling_once_the_server_keeps_a_connection():
     gate = RequestGate(16)
     assert (gate.limit, gate.ceiling) == (FIRST_LIMIT, 16)
-    peak = run_through(gate, [0.01] * 200)
-    assert gate.limit == gate.ceiling == 16 and FIRST_LIMIT < peak <= 16
-    assert gate.in_flight == 0 and gate.stalls == 0
+    assert run_through(gate, [0.01] * 200) == 16
+    assert gate.limit == gate.ceiling == 16 and gate.in_flight == 0 and gate.stalls == 0
+
+
+def test_error_answers_leave_the_gate_as_it_was():
+    gate = RequestGate(64)
+    assert run_through(gate, [0.01] * 50, keeps_connection=None) == FIRST_LIMIT
+    assert (gate.limit, gate.ceiling) == (FIRST_LIMIT, 64)
 
 
 def test_gate_never_lets_more_than_its_limit_through():
     gate = RequestGate(64)
-    assert run_through(gate, [request_gate.STALL_SECONDS] * 50) == FIRST_LIMIT  # every answer stalls: no growth
+    assert run_through(gate, [request_gate.STALL_SECONDS] * 50) == FIRST_LIMIT  # every answer stalls: never opened
+
+
+def test_a_waiter_cancelled_in_the_queue_holds_no_place():
+    async def scenario() -> list[str]:
+        gate = RequestGate(1, first=1)
+        order: list[str] = []
+        release = asyncio.Event()
+
+        async def request(name: str, hold: bool = False) -> None:
+            async with gate:
+                order.append(name)
+                if hold:
+                    await release.wait()
+
+        first = asyncio.create_task(request("first", hold=True))
+        await asyncio.sleep(0)
+        cancelled = asyncio.create_task(request("cancelled"))
+        last = asyncio.create_task(request("last"))
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        await asyncio.sleep(0)
+        release.set()
+        await asyncio.gather(first, last)
+        assert gate.in_flight == 0 and not gate._waiting
+        return order
+
+    assert asyncio.run(scenario()) == ["first", "last"]
 
 
 def test_a_stalled_answer_lowers_the_ceiling_to_half_the_requests_in_flight_when_it_started():
     gate = RequestGate(64, first=64)
-    gate.answered(0.01, 40)
+    gate.answered(0.01, 40, True)
     assert gate.ceiling == gate.limit == 64
-    gate.answered(request_gate.STALL_SECONDS, 40)
+    gate.answered(request_gate.STALL_SECONDS, 40, True)
     assert (gate.ceiling, gate.limit, gate.stalls) == (20, 20, 1)
-    gate.answered(0.01, 10)
+    gate.answered(0.01, 10, True)
     assert gate.limit == 20  # the ceiling never rises again
     gate.answered(5.0, 3)
     assert gate.ceiling == gate.limit == request_gate.LEAST_LIMIT  # and never falls below the least
@@ -73,7 +105,7 @@ def test_a_stalled_answer_lowers_the_ceiling_to_half_the_requests_in_flight_when
 
 def test_a_server_that_closes_its_connections_is_kept_at_the_first_limit():
     gate = RequestGate(64)
-    peak = run_through(gate, [0.01] * 100, closes=True)
+    peak = run_through(gate, [0.01] * 100, keeps_connection=False)
     assert gate.ceiling == gate.limit == FIRST_LIMIT and peak == FIRST_LIMIT
 
 

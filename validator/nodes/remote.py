@@ -34,7 +34,7 @@ HDF5_BLOCK_SIZE = 4 * 2**20
 HDF5_MAX_BLOCKS = 16
 # Requests in flight at once when many keys are fetched together: enough to hide an object store's latency, and a
 # bound on the bytes held (documents are small; chunks are one block's worth). An HTTP server is given fewer until
-# it has answered promptly, and fewer for good where it stalls (request_gate).
+# it shows it keeps its connections, and fewer for good where it stalls (request_gate).
 MAX_CONCURRENT_REQUESTS = 64
 _HDF5_SIGNATURE_OFFSETS = (0, 512, 1024, 2048, 4096, 8192)
 
@@ -143,8 +143,8 @@ class RemoteStore(KeyValueStore):
         self._mapped: dict[str, tuple[list[str], list[str]]] | None = None  # the directories those keys imply
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         self._documents: dict[str, bytes | None] = {}
-        # Bounds the requests in flight: from a few, growing while answers come promptly, for an HTTP server (whose
-        # capacity is unknown); at once MAX_CONCURRENT_REQUESTS for an object store's API.
+        # Bounds the requests in flight: a few until an HTTP server (whose capacity is unknown) shows it keeps its
+        # connections; at once MAX_CONCURRENT_REQUESTS for an object store's API.
         self._gate = RequestGate(MAX_CONCURRENT_REQUESTS, first=FIRST_LIMIT if self._http else MAX_CONCURRENT_REQUESTS)
 
     @property
@@ -541,7 +541,7 @@ def _bounded_session(url: str) -> dict[str, Any]:
         if current is not None and hasattr(context, "started"):
             gate, in_flight = current
             seconds = asyncio.get_running_loop().time() - context.started
-            gate.answered(seconds, in_flight, response is not None and _closes_connection(response))
+            gate.answered(seconds, in_flight, None if response is None else _keeps_connection(response))
 
     async def on_failure(session: Any, context: Any, params: Any) -> None:
         timed(context)
@@ -569,10 +569,14 @@ def _bounded_session(url: str) -> dict[str, Any]:
     }
 
 
-def _closes_connection(response: Any) -> bool:
-    """True when the server closes the connection after this answer (HTTP/1.0 without keep-alive, or `close`)."""
+def _keeps_connection(response: Any) -> bool | None:
+    """Whether the server keeps the connection after this successful answer (not HTTP/1.0 without keep-alive, nor
+    `close`); None for an error answer: servers that keep connections close them after an error page (python's
+    http.server after every 404), and a store's absent keys are asked for too."""
+    if response.status >= 400:
+        return None
     connection = response.headers.get("Connection", "").lower()
-    return connection == "close" or (tuple(response.version) < (1, 1) and connection != "keep-alive")
+    return connection != "close" and (tuple(response.version) >= (1, 1) or connection == "keep-alive")
 
 
 def _cap(response: Any, limit: int) -> None:
