@@ -1,6 +1,7 @@
 """Requests a remote run makes, counted by a loopback server (tests/nodes/latency_server.py): each metadata
-document and each chunk needed is asked for once, nothing else but a few root documents probed; and an HDF5
-file behind a server that ignores Range requests is refused in one line."""
+document, each chunk needed and each folder is asked for once, nothing else but a few root documents probed; a
+store whose consolidated metadata leaves a node out gives the local report; and an HDF5 file behind a server
+that ignores Range requests is refused in one line."""
 
 from __future__ import annotations
 
@@ -86,15 +87,67 @@ def test_remote_zarr_asks_once_for_each_document_and_each_chunk_needed(version, 
     assert len(asked_documents - documents) <= ROOT_PROBES and all("/" not in k for k in asked_documents - documents)
     listed = {k for k in asked_others if (store / k).is_dir() or k == ""}
     assert asked_others - listed <= needed
+    # The server lists: folders are listed, consolidated metadata or not (what is stored is the store: Zarr has no
+    # other way to name a group's members, and the chunk key rules check what is stored below an array), each
+    # once (above). The consolidated metadata only has its documents fetched in one batch first.
+    assert listed
     if consolidated:
-        # The consolidated metadata is the map: no listing, and no document probed that it does not name.
-        assert counts["listing"] == 0 and not listed
         assert counts["document"] <= len(documents) + ROOT_PROBES - 1
-    else:
-        # Without a map, folders are listed (Zarr has no other way to name a group's members, and the chunk key
-        # rules check what is stored below an array), each once (above).
-        assert listed
     assert counts["document"] + counts["other"] + counts["listing"] <= len(documents) + len(needed) + len(listed) + ROOT_PROBES
+
+
+@pytest.mark.parametrize("version", ["v2", "v3"])
+def test_remote_zarr_sees_a_node_its_consolidated_metadata_leaves_out(version, tmp_path):
+    # Consolidated, then a group written beside the others (hdmf-zarr caches its specifications so): a reader of the
+    # consolidated metadata does not see it, the store has it. Read over a listing server, the report is the local
+    # one, the consolidated-metadata rule's findings on it included.
+    from validator import validate
+
+    served = tmp_path / "served"
+    store = served / "store.zarr"
+    shutil.copytree(STORES[version], store)
+    later = store / "written-later"
+    later.mkdir()
+    if version == "v2":
+        (later / ".zgroup").write_text(json.dumps({"zarr_format": 2}))
+    else:
+        (later / "zarr.json").write_text(json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}}))
+    local = validate(store, jobs=1)
+    with LatencyServer(served) as server:
+        remote = validate(f"{server.url}/store.zarr", jobs=1)
+    assert remote.to_json()["results"] == local.to_json()["results"]
+    rule = "zarr.consolidated.matches-documents" if version == "v2" else "zarr3.consolidated.matches-documents"
+    (result,) = [r for r in remote.results if r.rule.id == rule]
+    assert any("written-later" in f.message for f in result.findings)
+
+
+def test_remote_zarr_without_a_root_document_is_read_as_locally(tmp_path):
+    # Arrays in folders below a root that holds no document (tensorstore writes a store so): a URL ending in .zarr
+    # names a store, so its listing is taken as a local directory's is.
+    from validator import validate
+
+    served = tmp_path / "served"
+    store = served / "arrays.zarr"
+    for name, values in (("a", np.arange(6, dtype="<i4")), ("b", np.ones(4, dtype="<f8"))):
+        (store / name).mkdir(parents=True)
+        meta = {
+            "zarr_format": 2,
+            "shape": [len(values)],
+            "chunks": [len(values)],
+            "dtype": values.dtype.str,
+            "compressor": None,
+            "fill_value": 0,
+            "order": "C",
+            "filters": None,
+        }
+        (store / name / ".zarray").write_text(json.dumps(meta))
+        (store / name / "0").write_bytes(values.tobytes())
+    local = validate(store, jobs=1)
+    with LatencyServer(served) as server:
+        remote = validate(f"{server.url}/arrays.zarr", jobs=1)
+    assert remote.format == local.format == "zarr-v2"
+    assert remote.to_json()["results"] == local.to_json()["results"]
+    assert any(r.status.value == "passed" and r.rule.id == "zarr.array.shape" for r in remote.results)
 
 
 def test_hdf5_behind_a_server_ignoring_range_requests_is_one_line_input_error(tmp_path, capsys):

@@ -120,11 +120,11 @@ def underlying_error(exc: BaseException) -> BaseException:
 class RemoteStore(KeyValueStore):
     """A Zarr store below a URL: keys are fetched with fsspec, directories listed where the storage lists them.
 
-    A store with consolidated metadata (`.zmetadata`, or `consolidated_metadata` in the root `zarr.json`) is read
-    with it as its map: the nodes it names are the store's, their stored documents are fetched together, and no
-    directory is listed (each listing is a request). Otherwise object stores (S3, GCS, Azure) list, and an HTTP
-    server lists when it serves directory pages with links (python's http.server, nginx `autoindex`, Apache
-    `Indexes`). Many keys asked for together (`get_many`, `list_many`) are fetched concurrently.
+    Object stores (S3, GCS, Azure) list, and an HTTP server lists when it serves directory pages with links
+    (python's http.server, nginx `autoindex`, Apache `Indexes`): the store is then what is stored, as locally.
+    Consolidated metadata (`.zmetadata`, or `consolidated_metadata` in the root `zarr.json`) has the documents it
+    names fetched in one batch first; where nothing lists, it is the map of the store (only the nodes it names are
+    seen). Many keys asked for together (`get_many`, `list_many`) are fetched concurrently.
     """
 
     def __init__(self, fs: Any, root: str, url: str) -> None:
@@ -137,6 +137,7 @@ class RemoteStore(KeyValueStore):
         self._query = urlsplit(url).query if self._http else ""
         if self._http:
             self._root = urlunsplit(urlsplit(self._root)._replace(query="", fragment="")).rstrip("/")
+        self._named_store = urlsplit(url).path.rstrip("/").lower().endswith(ZARR_EXTENSIONS)
         self._lock = threading.Lock()
         self._mode: str | None = None  # "list", "consolidated" or "blind": how directory contents are known
         self._index: list[str] = []  # keys named by consolidated metadata, in "consolidated" mode
@@ -324,21 +325,24 @@ class RemoteStore(KeyValueStore):
     def _choose_mode(self) -> str:
         index, mapped = self._consolidated_index()
         if mapped:
-            self._index = index
             # The documents it names, in one batch: the tree reads every one of them next.
             self._documents.update(self._fetch_many([k for k in index if k not in self._documents], denied_is_absent=True))
-            return "consolidated"
         try:
             root = self._ls("")
         except PermissionError:  # may read objects but not list them (no s3:ListBucket)
             root = None
-        if root is not None and self._http and not METADATA_DOCUMENTS & set(root[0]):
+        if root is not None and self._http and not METADATA_DOCUMENTS & set(root[0]) and not self._named_store:
             # An HTML page that is not a listing of this store (an index page, an error page): its links mean nothing.
+            # A URL ending in .zarr names a store, whose root may hold no document (arrays in folders below it, as
+            # tensorstore writes them): its listing is taken, as a local directory's is.
             root = None
         if root is not None:
+            # Where the storage lists, the store is what is stored, consolidated metadata or not: a node left out of
+            # it (consolidated before more was written) is still seen, as a local run sees it, and the chunk key
+            # rules see the chunks stored.
             self._listings[""] = root
             return "list"
-        if index:  # no listing and no consolidated metadata: the root documents are all that is known
+        if index:  # no listing: the consolidated metadata (or, without it, the root documents) is all that is known
             self._index = index
             return "consolidated"
         return "blind"
