@@ -168,6 +168,63 @@ def test_hdf5_behind_a_server_ignoring_range_requests_is_one_line_input_error(tm
     )
 
 
+def test_remote_hdf5_scan_fetches_each_blocks_chunks_together(tmp_path, monkeypatch):
+    # An .h5ad larger than fsspec's first block, its CSR X chunked small (1,024 values) and decreasing late in
+    # indptr: the scan asks for a block's chunks at once, those lying together in one request, and gives the
+    # local report.
+    h5py = pytest.importorskip("h5py")
+    from validator import validate
+
+    served = tmp_path / "served"
+    served.mkdir()
+    rows = 400_000
+    indptr = np.arange(rows + 1, dtype=np.int64) * 3
+    indptr[390_000] = indptr[390_001] + 1  # the first decrease, in a late block
+    with h5py.File(served / "long.h5ad", "w") as f:
+        f.attrs.update({"encoding-type": "anndata", "encoding-version": "0.1.0"})
+        x = f.create_group("X")
+        x.attrs.update({"encoding-type": "csr_matrix", "encoding-version": "0.1.0", "shape": np.array([rows, 8])})
+        x.create_dataset("indptr", data=indptr, chunks=(1024,))
+        x.create_dataset("indices", data=np.tile(np.arange(3, dtype=np.int32), rows), chunks=(1024,), compression="gzip")
+        x.create_dataset("data", data=np.ones(3 * rows, dtype=np.float32), chunks=(1024,))
+        chunks = sum(x[name].id.get_num_chunks() for name in ("indptr", "indices"))
+    assert (served / "long.h5ad").stat().st_size > HDF5_BLOCK_SIZE
+    from validator.nodes import remote as remote_module
+
+    asked: list[tuple[int, int]] = []  # (chunks, requests) of each batch
+    read = remote_module.RangeReader.read
+
+    def counted(self, ranges):
+        asked.append((len(ranges), len(remote_module._spans(ranges))))
+        return read(self, ranges)
+
+    monkeypatch.setattr(remote_module.RangeReader, "read", counted)
+    local = validate(served / "long.h5ad", jobs=1)
+    with LatencyServer(served) as server:
+        remote = validate(f"{server.url}/long.h5ad")
+    assert remote.to_json()["results"] == local.to_json()["results"]
+    assert "anndata.csr_matrix.indptr-monotonic" in {r.rule.id for r in remote.failures}
+    # Every stored chunk the scan reads (X/data is not read) came through the batches, each once, those of a block
+    # lying together in one request.
+    assert sum(n for n, _ in asked) == chunks
+    assert sum(r for _, r in asked) <= len(asked) * 2 and len(asked) < chunks / 20
+
+
+def test_range_spans_join_ranges_that_lie_together():
+    from validator.nodes.remote import MAX_GAP_BYTES, MAX_SPAN_BYTES, _spans
+
+    # Adjacent, then a gap within the bound, then one past it; given out of order.
+    ranges = [(200, 100), (0, 100), (100, 100), (300 + MAX_GAP_BYTES, 10), (310 + 2 * MAX_GAP_BYTES + 1, 5)]
+    assert _spans(ranges) == [
+        (0, 310 + MAX_GAP_BYTES, [1, 2, 0, 3]),
+        (310 + 2 * MAX_GAP_BYTES + 1, 315 + 2 * MAX_GAP_BYTES + 1, [4]),
+    ]
+    # No request longer than MAX_SPAN_BYTES, however many ranges lie together.
+    size = MAX_SPAN_BYTES // 4
+    spans = _spans([(i * size, size) for i in range(10)])
+    assert [len(m) for _, _, m in spans] == [4, 4, 2] and all(b - a <= MAX_SPAN_BYTES for a, b, _ in spans)
+
+
 def test_small_hdf5_behind_a_server_ignoring_range_requests_is_read(tmp_path, capsys):
     # Within fsspec's first block the whole file comes in one answer: no range is needed.
     served = tmp_path / "served"

@@ -520,7 +520,7 @@ class HDF5Node(Node):
         if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not an array with data (a null dataspace holds none)")
         ds = self.dataset()  # opened once for the plan (when not yet made) and the read
-        return hdf5_direct.read_block(ds, self.tree.raw_fd(), self._plan_of(ds), rows)
+        return hdf5_direct.read_block(ds, self.tree.raw_fd(), self._plan_of(ds), rows, self.tree.range_reader)
 
     @property
     def plan(self) -> hdf5_direct.DirectPlan:
@@ -645,6 +645,8 @@ class HDF5Tree(Tree):
         self.format = "hdf5"
         self.preferred_attributes: frozenset[str] = frozenset()
         self._fileobj = None if local else path
+        # A remote file's chunks, fetched a block at a time (set by the opener of a file behind a URL; see remote).
+        self.range_reader: hdf5_direct.RangeSource | None = None
         self.opened: list[HDF5Node] = []  # every node made, so close() can let go of their HDF5 ids
         self.groups: dict[int, str] = {}  # a group's object address -> the path it is read under, entered once
         try:
@@ -678,9 +680,12 @@ class HDF5Tree(Tree):
         return self._address_size
 
     def raw_size(self) -> int | None:
-        """The local file's size in bytes, or None when the file is not local (direct reads are then off)."""
+        """The file's size in bytes (a remote file's as its server gave it), or None when it is not known: every
+        chunk a plan reads is checked to lie inside it."""
         fd = self.raw_fd()
-        return None if fd is None else os.fstat(fd).st_size
+        if fd is None:
+            return self.range_reader.size if self.range_reader is not None else None
+        return os.fstat(fd).st_size
 
     def raw_fd(self) -> int | None:
         """A read-only descriptor of the local file for direct chunk reads, opened on first use."""

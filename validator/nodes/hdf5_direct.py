@@ -4,7 +4,8 @@ HDF5's own filters inflate without bound (its deflate filter grows its buffer un
 filtered chunk is ever decoded by HDF5 before it has been decoded here, bounded to the chunk's size. Chunks of
 fixed-size datasets whose stored bytes are their values (numeric, fixed `S`, compounds of those: the file type
 equals the type h5py reads into) are decoded here only, into the block: read with `os.pread` from a local file
-(GIL released, so scan threads overlap), or with `read_direct_chunk` through h5py otherwise. For the rest
+(GIL released, so scan threads overlap), a block's chunks together from a remote file (remote.RangeReader), or
+with `read_direct_chunk` through h5py otherwise. For the rest
 (variable-length strings and objects, enums, types HDF5 converts), each stored chunk is first decoded here and
 checked to be exactly chunk elements x the on-disk element size, then h5py reads that chunk's elements.
 
@@ -19,7 +20,7 @@ import functools
 import itertools
 import math
 import os
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import h5py
 import numpy as np
@@ -54,6 +55,14 @@ OTHER_FILTERS = {
     32017: "sz",
     32026: "blosc2",
 }
+
+
+class RangeSource(Protocol):
+    """A remote file's bytes, many ranges at once (remote.RangeReader)."""
+
+    size: int
+
+    def read(self, ranges: list[tuple[int, int]]) -> list[memoryview]: ...
 
 
 class ChunkTable(NamedTuple):
@@ -274,11 +283,14 @@ def _linear(index: tuple[int, ...], grid: tuple[int, ...]) -> int:
 # --- reading ------------------------------------------------------------------------------------------------
 
 
-def read_block(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, rows: tuple[int, int]) -> Block:
+def read_block(
+    ds: h5py.Dataset, fd: int | None, plan: DirectPlan, rows: tuple[int, int], remote: RangeSource | None = None
+) -> Block:
     """Rows [start, stop) of the dataset, flattened in C order, with every stored chunk read for them.
 
-    `fd` is a read-only descriptor of the local file (None: chunks are read through h5py). A chunk that does
-    not decode is listed with its problem, its elements the fill value (None for object datasets).
+    `fd` is a read-only descriptor of the local file; else `remote` fetches the block's chunks together; else
+    chunks are read through h5py. A chunk that does not decode is listed with its problem, its elements the fill
+    value (None for object datasets).
     """
     shape = plan.shape
     if plan.layout == "h5py" or not shape:
@@ -311,6 +323,7 @@ def read_block(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, rows: tuple[i
     grid = tuple(-(-n // c) for n, c in zip(shape, chunks, strict=False))
     axes = [range(start // chunks[0], (stop - 1) // chunks[0] + 1)] + [range(g) for g in grid[1:]]
     check_chunk_count(plan.path, (start, stop), math.prod(len(a) for a in axes))
+    fetched = _fetch_chunks(plan, remote, axes, grid) if fd is None and remote is not None else {}
     reads: list[ChunkRead] = []
     for index in itertools.product(*axes):
         lo = [i * c for i, c in zip(index, chunks, strict=False)]
@@ -324,9 +337,26 @@ def read_block(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, rows: tuple[i
             target[...] = plan.fill if plan.direct else _h5py(ds, region, plan.path)
             continue
         key = ".".join(str(i) for i in index)
-        problem = _read_chunk(ds, fd, plan, at, index, key, target, inside, region)
+        problem = _read_chunk(ds, fd, plan, at, index, key, target, inside, region, fetched.get(at))
         reads.append(ChunkRead(key, problem))
     return Block(flat_start, out.reshape(-1), tuple(reads))
+
+
+def _fetch_chunks(plan: DirectPlan, remote: RangeSource, axes: list[range], grid: tuple[int, ...]) -> dict[int, memoryview]:
+    """The stored bytes of the block's chunks, by their place in the chunk table, fetched in one batch; a chunk
+    storing more than its filters can make of it is left out (refused unread, as locally)."""
+    table = plan.table
+    assert table is not None and plan.chunk_shape is not None
+    wanted: list[int] = []
+    for index in itertools.product(*axes):
+        at = table.find(_linear(index, grid))
+        if at is None:
+            continue
+        active = tuple(f for j, f in enumerate(plan.filters) if not int(table.masks[at]) >> j & 1)
+        if int(table.sizes[at]) <= _codec(active, plan.dtype, plan.chunk_shape, plan.element_size).stored_limit:
+            wanted.append(at)
+    got = remote.read([(int(table.offsets[at]), int(table.sizes[at])) for at in wanted])
+    return dict(zip(wanted, got, strict=True))
 
 
 def _row_elements(shape: tuple[int, ...]) -> int:
@@ -343,8 +373,10 @@ def _read_chunk(
     target: np.ndarray,
     inside: tuple[slice, ...],
     region: tuple[slice, ...],
+    fetched: memoryview | None = None,
 ) -> str | None:
-    """Fill `target` from one stored chunk; its problem, or None when it decoded to exactly one chunk."""
+    """Fill `target` from one stored chunk (its bytes `fetched` already, when given); its problem, or None when it
+    decoded to exactly one chunk."""
     table = plan.table
     assert table is not None and plan.chunk_shape is not None
     where = f"{plan.path}: chunk {key}"
@@ -362,7 +394,7 @@ def _read_chunk(
         if whole and not active and fd is not None:
             _pread_into(fd, memoryview(target.reshape(-1).view(np.uint8)), offset, plan.path)
             return None
-        raw = _raw_chunk(ds, fd, offset, size, index, plan)
+        raw = fetched if fetched is not None else _raw_chunk(ds, fd, offset, size, index, plan)
         if whole:
             codecs.decode_chunk(codec, raw, where, target.reshape(-1).view(np.uint8))
         elif plan.direct:

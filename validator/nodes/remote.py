@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from validator.errors import InputError
 from validator.nodes import keyvalue, request_gate
-from validator.nodes.base import Tree
+from validator.nodes.base import NodeError, Tree
 from validator.nodes.jsondoc import JSONProblem, loads
 from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.request_gate import FIRST_LIMIT, RequestGate
@@ -240,27 +240,7 @@ class RemoteStore(KeyValueStore):
         }
 
     def _gather(self, calls: list[Any], limit: int | None = None) -> list[Any]:
-        """Run the file system's coroutines on its event loop, at most MAX_CONCURRENT_REQUESTS at a time, each
-        response bounded by `limit` bytes; each one's result or exception, in order."""
-        import asyncio
-
-        from fsspec.asyn import sync
-
-        async def run_all() -> list[Any]:
-            # One gate for the store, used on the file system's loop: scan threads fetching blocks at once share it.
-            gate = self._gate
-
-            async def one(call: Any) -> Any:
-                # Each call runs in its own task: the bound and the gate set here are the ones its response's
-                # trace reads.
-                _RESPONSE_LIMIT.set(limit)
-                async with gate as in_flight:
-                    request_gate.CURRENT.set((gate, in_flight))
-                    return await call
-
-            return await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
-
-        return sync(self._fs.loop, run_all)
+        return gather(self._fs, self._gate, calls, limit)
 
     def _absent_or_raise(self, key: str, exc: BaseException, denied_is_absent: bool = False) -> None:
         """None for an absent key; InputError, with the reason and no credentials, for any other failure."""
@@ -502,6 +482,89 @@ HTTP_CONNECT_TIMEOUT = 30.0
 HTTP_READ_TIMEOUT = 60.0
 
 
+def gather(fs: Any, gate: RequestGate, calls: list[Any], limit: int | None = None) -> list[Any]:
+    """Run the file system's coroutines on its event loop, as many at a time as `gate` lets through, each response
+    bounded by `limit` bytes; each one's result or exception, in order."""
+    import asyncio
+
+    from fsspec.asyn import sync
+
+    async def run_all() -> list[Any]:
+        async def one(call: Any) -> Any:
+            # Each call runs in its own task: the bound and the gate set here are the ones its response's trace reads.
+            _RESPONSE_LIMIT.set(limit)
+            async with gate as in_flight:
+                request_gate.CURRENT.set((gate, in_flight))
+                return await call
+
+        return await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
+
+    return sync(fs.loop, run_all)
+
+
+class RangeReader:
+    """Byte ranges of one remote file (an HDF5 file's chunks), fetched concurrently through a request gate.
+
+    HDF5 reads a file object one block at a time; a scan knows from the chunk index where each chunk of a block
+    lies, so it asks for all of them at once: a remote scan waits on the network once per block, not per chunk.
+    """
+
+    def __init__(self, fs: Any, path: str, url: str, size: int) -> None:
+        self.size = size
+        self._fs, self._path, self._url = fs, path, url
+        self._shown = redact_url(url)
+        http = _protocol(url) in HTTP_PROTOCOLS
+        self._gate = RequestGate(MAX_CONCURRENT_REQUESTS, first=FIRST_LIMIT if http else MAX_CONCURRENT_REQUESTS)
+
+    def read(self, ranges: list[tuple[int, int]]) -> list[memoryview]:
+        """The bytes at each (offset, size), fetched together; ranges that lie together in the file (a dataset's
+        chunks are written one after the other) in one request. Raises InputError when the file cannot be read
+        (as any failed remote read), NodeError when an answer is not the range asked for."""
+        if not ranges:
+            return []
+        spans = _spans(ranges)
+        calls = [self._fs._cat_file(self._path, start=start, end=stop) for start, stop, _ in spans]
+        out: dict[int, memoryview] = {}
+        answers = gather(self._fs, self._gate, calls, max(stop - start for start, stop, _ in spans))
+        for (start, stop), got in zip(((a, b) for a, b, _ in spans), answers, strict=True):
+            where = f"{self._shown}: bytes {start} to {stop}"
+            if isinstance(got, ResponseTooLarge):
+                raise NodeError(f"{where}: the server sent more than the range asked for")
+            if isinstance(got, BaseException):
+                if not isinstance(got, Exception):
+                    raise got
+                raise InputError(f"{where}: cannot read ({describe_error(got, self._url)})") from None
+            if len(got) != stop - start:
+                raise NodeError(f"{where}: the server sent {len(got)} bytes for a range of {stop - start}")
+        for (start, _, members), got in zip(spans, answers, strict=True):
+            view = memoryview(got)
+            for i in members:
+                offset, size = ranges[i]
+                out[i] = view[offset - start : offset - start + size]  # no copy: the span lives until decoded
+        return [out[i] for i in range(len(ranges))]
+
+
+# Ranges of one file closer than this are asked for in one request (the gap is read and dropped), up to a request
+# of MAX_SPAN_BYTES: a block's chunks, written one after the other, come in one or a few requests.
+MAX_GAP_BYTES = 64 * 2**10
+MAX_SPAN_BYTES = 8 * 2**20
+
+
+def _spans(ranges: list[tuple[int, int]]) -> list[tuple[int, int, list[int]]]:
+    """(start, stop, indexes of the ranges it holds) for each request that covers `ranges`."""
+    spans: list[tuple[int, int, list[int]]] = []
+    for i in sorted(range(len(ranges)), key=lambda i: ranges[i][0]):
+        offset, size = ranges[i]
+        if spans:
+            start, stop, members = spans[-1]
+            end = max(stop, offset + size)
+            if offset - stop <= MAX_GAP_BYTES and end - start <= MAX_SPAN_BYTES:
+                spans[-1] = (start, end, members + [i])
+                continue
+        spans.append((offset, offset + size, [i]))
+    return spans
+
+
 class RefusedResponse(Exception):
     """A response this tool does not take: a redirect to another host, or a body larger than any key may hold."""
 
@@ -730,7 +793,12 @@ def _open_file(fs: Any, path: str, info: dict[str, Any], url: str, shown: str) -
         if _signature_at(fh):
             from validator.nodes.hdf5 import HDF5Tree
 
-            return HDF5Tree(fh, source=shown)  # from here on the tree closes the file
+            tree = HDF5Tree(fh, source=shown)  # from here on the tree closes the file
+            if info["size"] > HDF5_BLOCK_SIZE:
+                # Past the first block (whose one read holds a small file whole), where ranges are known to work,
+                # a scan fetches each block's chunks together.
+                tree.range_reader = RangeReader(fs, path, url, int(info["size"]))
+            return tree
         fh.seek(0)
         magic = fh.read(4)
         fh.close()
