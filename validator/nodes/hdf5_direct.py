@@ -350,10 +350,7 @@ def _fetch_chunks(plan: DirectPlan, remote: RangeSource, axes: list[range], grid
     wanted: list[int] = []
     for index in itertools.product(*axes):
         at = table.find(_linear(index, grid))
-        if at is None:
-            continue
-        active = tuple(f for j, f in enumerate(plan.filters) if not int(table.masks[at]) >> j & 1)
-        if int(table.sizes[at]) <= _codec(active, plan.dtype, plan.chunk_shape, plan.element_size).stored_limit:
+        if at is not None and int(table.sizes[at]) <= _chunk_codec(plan, at)[1].stored_limit:
             wanted.append(at)
     got = remote.read([(int(table.offsets[at]), int(table.sizes[at])) for at in wanted])
     return dict(zip(wanted, got, strict=True))
@@ -378,10 +375,9 @@ def _read_chunk(
     """Fill `target` from one stored chunk (its bytes `fetched` already, when given); its problem, or None when it
     decoded to exactly one chunk."""
     table = plan.table
-    assert table is not None and plan.chunk_shape is not None
+    assert table is not None
     where = f"{plan.path}: chunk {key}"
-    active = tuple(f for j, f in enumerate(plan.filters) if not int(table.masks[at]) >> j & 1)
-    codec = _codec(active, plan.dtype, plan.chunk_shape, plan.element_size)
+    active, codec = _chunk_codec(plan, at)
     size, offset = int(table.sizes[at]), int(table.offsets[at])
     try:
         if size > codec.stored_limit:
@@ -409,6 +405,13 @@ def _read_chunk(
         target[...] = plan.fill
         return str(exc)
     return None
+
+
+def _chunk_codec(plan: DirectPlan, at: int) -> tuple[tuple[int, ...], ChunkCodec]:
+    """The filters active on the chunk at `at` of the plan's table (its mask may skip some), and its decoding."""
+    assert plan.table is not None and plan.chunk_shape is not None
+    active = tuple(f for j, f in enumerate(plan.filters) if not int(plan.table.masks[at]) >> j & 1)
+    return active, _codec(active, plan.dtype, plan.chunk_shape, plan.element_size)
 
 
 @functools.lru_cache(maxsize=256)

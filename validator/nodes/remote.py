@@ -144,9 +144,7 @@ class RemoteStore(KeyValueStore):
         self._mapped: dict[str, tuple[list[str], list[str]]] | None = None  # the directories those keys imply
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         self._documents: dict[str, bytes | None] = {}
-        # Bounds the requests in flight: a few until an HTTP server (whose capacity is unknown) shows it keeps its
-        # connections; at once MAX_CONCURRENT_REQUESTS for an object store's API.
-        self._gate = RequestGate(MAX_CONCURRENT_REQUESTS, first=FIRST_LIMIT if self._http else MAX_CONCURRENT_REQUESTS)
+        self._gate = _gate_for(self._http)
 
     @property
     def batched(self) -> bool:  # type: ignore[override]
@@ -482,6 +480,12 @@ HTTP_CONNECT_TIMEOUT = 30.0
 HTTP_READ_TIMEOUT = 60.0
 
 
+def _gate_for(http: bool) -> RequestGate:
+    """The bound on a store's or file's requests in flight: a few until an HTTP server (whose capacity is unknown)
+    shows it keeps its connections; at once MAX_CONCURRENT_REQUESTS for an object store's API."""
+    return RequestGate(MAX_CONCURRENT_REQUESTS, first=FIRST_LIMIT if http else MAX_CONCURRENT_REQUESTS)
+
+
 def gather(fs: Any, gate: RequestGate, calls: list[Any], limit: int | None = None) -> list[Any]:
     """Run the file system's coroutines on its event loop, as many at a time as `gate` lets through, each response
     bounded by `limit` bytes; each one's result or exception, in order."""
@@ -513,8 +517,7 @@ class RangeReader:
         self.size = size
         self._fs, self._path, self._url = fs, path, url
         self._shown = redact_url(url)
-        http = _protocol(url) in HTTP_PROTOCOLS
-        self._gate = RequestGate(MAX_CONCURRENT_REQUESTS, first=FIRST_LIMIT if http else MAX_CONCURRENT_REQUESTS)
+        self._gate = _gate_for(_protocol(url) in HTTP_PROTOCOLS)
 
     def read(self, ranges: list[tuple[int, int]]) -> list[memoryview]:
         """The bytes at each (offset, size), fetched together; ranges that lie together in the file (a dataset's
@@ -524,9 +527,9 @@ class RangeReader:
             return []
         spans = _spans(ranges)
         calls = [self._fs._cat_file(self._path, start=start, end=stop) for start, stop, _ in spans]
-        out: dict[int, memoryview] = {}
         answers = gather(self._fs, self._gate, calls, max(stop - start for start, stop, _ in spans))
-        for (start, stop), got in zip(((a, b) for a, b, _ in spans), answers, strict=True):
+        out: list[memoryview] = [memoryview(b"")] * len(ranges)
+        for (start, stop, members), got in zip(spans, answers, strict=True):
             where = f"{self._shown}: bytes {start} to {stop}"
             if isinstance(got, ResponseTooLarge):
                 raise NodeError(f"{where}: the server sent more than the range asked for")
@@ -536,12 +539,11 @@ class RangeReader:
                 raise InputError(f"{where}: cannot read ({describe_error(got, self._url)})") from None
             if len(got) != stop - start:
                 raise NodeError(f"{where}: the server sent {len(got)} bytes for a range of {stop - start}")
-        for (start, _, members), got in zip(spans, answers, strict=True):
             view = memoryview(got)
             for i in members:
                 offset, size = ranges[i]
                 out[i] = view[offset - start : offset - start + size]  # no copy: the span lives until decoded
-        return [out[i] for i in range(len(ranges))]
+        return out
 
 
 # Ranges of one file closer than this are asked for in one request (the gap is read and dropped), up to a request
