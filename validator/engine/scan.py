@@ -136,7 +136,7 @@ def read(node: Node, rows: RowRange, requests: Sequence[FactRequest]) -> Block:
 
 def read_and_summarize(node: Node, rows: RowRange, requests: Sequence[FactRequest]) -> Partials | None:
     """One task: read one block and summarise it. Any failure is a NodeError naming the array."""
-    activity.reading(f"reading {node.path} rows {rows[0]}..{rows[1]}")
+    activity.reading("reading ", node.path, f" rows {rows[0]}..{rows[1]}")
     try:
         block = read(node, rows, requests)
     except NodeError:

@@ -275,29 +275,22 @@ class DirectoryStore(KeyValueStore):
             return [], []
         self._left_out[prefix] = _NONE_LEFT_OUT
         for entry in entries:
-            key = join_key(prefix, entry.name)
+            name = entry.name
+            if "\\" in name:
+                continue  # no key can name it (a rule on the stored names reports it: raw_keys); nothing unsafe
             try:
-                link = entry.is_symlink()
-                # Inside a directory that lies in the store only a symlink can lead out; a name with a backslash
-                # is no key (resolve refuses it).
-                if "\\" in entry.name:
-                    continue  # no key can name it (a rule on the stored names reports it: raw_keys); nothing unsafe
-                if link and self.resolve(key) is None:
-                    self.skip(key, f"{key}: a symlink that leads outside the store; not read")
-                elif entry.is_dir():
-                    # A symlinked directory is never entered: it could lead back to an ancestor (a walk without
-                    # end) or show one folder under two names.
-                    if link:
-                        self.skip(key, f"{key}: a symlink to a directory; not followed")
-                    else:
-                        dirs.append(entry.name)
-                        # The folder's checked path, from this listing: no lstat when it is read or listed in turn.
-                        self._folders.setdefault(key, os.path.join(full, entry.name))
-                elif entry.is_file():
-                    keys.append(entry.name)
-                elif not link or os.path.exists(entry.path):
-                    self.skip(key, f"{key}: not a regular file (a FIFO, socket or device); never opened")
+                # Regular files and folders that are no symlinks, from the listing's own file types (no stat): the
+                # common case. Inside a directory that lies in the store only a symlink can lead out.
+                if entry.is_file(follow_symlinks=False):
+                    keys.append(name)
+                elif entry.is_dir(follow_symlinks=False):
+                    dirs.append(name)
+                    # The folder's checked path, from this listing: no lstat when it is read or listed in turn.
+                    self._folders.setdefault(join_key(prefix, name), os.path.join(full, name))
+                elif self._linked_file(join_key(prefix, name), entry):
+                    keys.append(name)
             except OSError as exc:  # a name the file system cannot stat (a symlink loop): not a key
+                key = join_key(prefix, name)
                 self.skip(key, f"{key}: cannot be examined ({exc.strerror or exc}); not read")
         keys.sort()
         dirs.sort()
@@ -305,6 +298,21 @@ class DirectoryStore(KeyValueStore):
             listed = set(keys).union(dirs)
             self._left_out[prefix] = frozenset(e.name for e in entries if e.name not in listed)
         return keys, dirs
+
+    def _linked_file(self, key: str, entry: os.DirEntry[str]) -> bool:
+        """Whether a listed entry that is neither a plain file nor a plain folder is a key: a symlink to a file
+        inside the store. Anything else is reported as skipped (a symlink leading out, one to a directory, which
+        could lead back to an ancestor or show one folder under two names, a FIFO, socket or device)."""
+        link = entry.is_symlink()
+        if link and self.resolve(key) is None:
+            self.skip(key, f"{key}: a symlink that leads outside the store; not read")
+        elif link and entry.is_dir():
+            self.skip(key, f"{key}: a symlink to a directory; not followed")
+        elif entry.is_file():
+            return True
+        elif not link or os.path.exists(entry.path):
+            self.skip(key, f"{key}: not a regular file (a FIFO, socket or device); never opened")
+        return False
 
     def left_out(self, prefix: str) -> frozenset[str] | None:
         return self._left_out.get(prefix)
@@ -367,6 +375,10 @@ class DirectoryStore(KeyValueStore):
         return out
 
 
+# Files under this size are read with one os.read (see `_read_regular`).
+DIRECT_READ_BYTES = 1 << 20
+
+
 def _read_regular(fd: int, key: str, limit: int) -> bytes | None:
     """The bytes of the open file `fd`; None for a directory or a special file (never read); ValueTooLarge past `limit`."""
     try:
@@ -375,8 +387,12 @@ def _read_regular(fd: int, key: str, limit: int) -> bytes | None:
             return None  # a directory, FIFO or device: not a key's value
         if st.st_size > limit:
             raise _too_large(key, st.st_size, limit)
-        with open(fd, "rb", closefd=False) as fh:
-            data = fh.read(min(limit, st.st_size) + 1)  # read(n) allocates n bytes before reading: never the bound
+        # A small file (a metadata document, a chunk of a dataframe column) in one os.read: a buffered reader
+        # over `fd` costs more than the read. One byte more than its size shows a file that grew.
+        data = os.read(fd, st.st_size + 1) if st.st_size < DIRECT_READ_BYTES else b""
+        if len(data) < st.st_size:  # a large file, or a short read: the rest through a reader, which reads on
+            with open(fd, "rb", closefd=False) as fh:
+                data += fh.read(st.st_size + 1 - len(data))  # read(n) allocates n bytes first: the size, not the bound
     except OSError:
         return None
     if len(data) > st.st_size:  # it grew while being read: what was read is not the value

@@ -233,7 +233,7 @@ class ZarrNode(Node):
             return {}
         return doc or {}
 
-    @property
+    @cached_property  # the document is read once and never changes: rules and scans ask tens of thousands of times
     def shape(self) -> tuple[int, ...] | None:
         if self.kind != "array" or not isinstance(self.metadata, dict):
             return None
@@ -255,7 +255,7 @@ class ZarrNode(Node):
         codecs = self.metadata.get("codecs") if isinstance(self.metadata, dict) else []
         return codecs if isinstance(codecs, list) else []
 
-    @property
+    @cached_property
     def chunks(self) -> tuple[int, ...] | None:
         if self.kind != "array" or not self.metadata:
             return None
