@@ -194,6 +194,10 @@ class Primitive(NamedTuple):
     # facts is the array's own). The engine then checks nodes of one signature once, for every verdict known
     # before a scan (thousands of dataframe columns share a handful of signatures).
     own_metadata_only: bool = False
+    # True when its verdict depends only on the node's own metadata, as above, and on the keys stored below the
+    # node, relative to it (`Node.stored_keys`): the chunk key clauses. Nodes of one signature that store the same
+    # keys are then checked once (thousands of single-chunk dataframe columns store just "c/0" or "0").
+    own_keys: bool = False
 
     @property
     def summary(self) -> str:
@@ -210,10 +214,12 @@ def check(
     dtype_kinds: str | None = None,
     facts: RequestFn | None = None,
     own_metadata_only: bool = False,
+    own_keys: bool = False,
 ) -> Callable[[Callable[..., Iterator[Finding]]], Callable[..., Iterator[Finding]]]:
     """Register a primitive under the function's name with its options schema and preconditions.
 
-    `own_metadata_only`: the verdict depends only on the node's own metadata (see `Primitive`).
+    `own_metadata_only`: the verdict depends only on the node's own metadata; `own_keys`: on that and the keys
+    stored below the node (see `Primitive`).
     """
 
     def register(function: Callable[..., Iterator[Finding]]) -> Callable[..., Iterator[Finding]]:
@@ -221,7 +227,8 @@ def check(
         if name in REGISTRY:
             raise RuntimeError(f"check primitive {name!r} is registered twice")
         schema = {"type": "object", "additionalProperties": False, "properties": {}, **(options or {})}
-        REGISTRY[name] = Primitive(name, function, schema, kind, dtype_kinds, facts, function.__doc__ or "", own_metadata_only)
+        doc = function.__doc__ or ""
+        REGISTRY[name] = Primitive(name, function, schema, kind, dtype_kinds, facts, doc, own_metadata_only, own_keys)
         return function
 
     return register

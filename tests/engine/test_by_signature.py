@@ -1,5 +1,6 @@
-"""Rules that depend only on a node's own metadata run once per node signature (engine/run.py): the verdicts,
-findings, counts and reasons are exactly those of checking every node."""
+"""Rules that depend only on a node's own metadata run once per node signature, and rules that also read the keys
+stored below a node once per signature and keys (engine/run.py): the verdicts, findings, counts and reasons are
+exactly those of checking every node."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ STORES = sorted(
 
 
 def node_by_node(monkeypatch) -> None:
-    monkeypatch.setattr(run, "_own_metadata_only", lambda rule: False)
+    monkeypatch.setattr(run, "_grouping", lambda rule: None)
 
 
 def results(path: str) -> list:
@@ -107,3 +108,69 @@ def test_failures_stay_in_tree_order_and_reasons_name_each_node(monkeypatch):
     assert equals[2] == 12
     assert typed[0] is Status.NOT_APPLICABLE and typed[3] == "/n0 has no attribute 'kind'"
     assert present[0] is Status.FAILED and [path for path, _ in present[1]] == ["/n0", "/n1", "/n2"]
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _arrays_sharing_metadata(root: Path, v3: bool) -> None:
+    """Eight arrays with one metadata document and one stored chunk each; a4 also stores a stray key, a6 a chunk
+    outside its grid (and, in v2, a7 a chunk under the other separator's key)."""
+    if v3:
+        _write(root / "zarr.json", json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}}))
+        document = {
+            "zarr_format": 3,
+            "node_type": "array",
+            "shape": [4, 2],
+            "data_type": "int8",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 2]}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": 0,
+            "codecs": [{"name": "bytes"}],
+            "attributes": {},
+        }
+        name, chunk, outside, stray = "zarr.json", "c/0/0", "c/3/0", "c/backup"
+    else:
+        _write(root / ".zgroup", json.dumps({"zarr_format": 2}))
+        document = {
+            "zarr_format": 2,
+            "shape": [4, 2],
+            "chunks": [2, 2],
+            "dtype": "|i1",
+            "compressor": None,
+            "fill_value": 0,
+            "order": "C",
+            "filters": None,
+        }
+        name, chunk, outside, stray = ".zarray", "0.0", "5.0", "0.0~"
+    for i in range(8):
+        folder = root / f"a{i}"
+        _write(folder / name, json.dumps(document))
+        (folder / chunk).parent.mkdir(parents=True, exist_ok=True)
+        (folder / chunk).write_bytes(bytes(8 if v3 else 4))
+    (root / "a4" / stray).write_bytes(b"x")
+    (root / "a6" / outside).parent.mkdir(parents=True, exist_ok=True)
+    (root / "a6" / outside).write_bytes(bytes(8 if v3 else 4))
+    if not v3:
+        (root / "a7" / "1").mkdir()
+        (root / "a7" / "1" / "0").write_bytes(bytes(4))
+
+
+@pytest.mark.parametrize("v3", [False, True])
+def test_chunk_key_rules_group_by_stored_keys_and_find_each_odd_array(tmp_path, monkeypatch, v3):
+    store = tmp_path / "s.zarr"
+    _arrays_sharing_metadata(store, v3)
+    grouped = results(str(store))
+    failed = {key: sorted({f.path for f in findings}) for key, status, findings, *_ in grouped if status is Status.FAILED}
+    node_by_node(monkeypatch)
+    assert grouped == results(str(store))
+    if v3:
+        assert failed[("zarr3", "zarr3.array.chunk-keys")] == ["/a4"]
+        assert failed[("zarr3", "zarr3.array.chunk-keys-in-grid")] == ["/a6"]
+    else:
+        assert failed[("zarr", "zarr.array.only-chunk-keys")] == ["/a4", "/a6"]
+        assert failed[("zarr", "zarr.array.chunk-keys")] == ["/a7"]
+    checked = {key: n for key, status, _, n, *_ in grouped}
+    assert checked[("zarr3", "zarr3.array.chunk-keys") if v3 else ("zarr", "zarr.array.chunk-keys")] == 8

@@ -586,7 +586,7 @@ def _key_plan(node: Node) -> tuple[KeyForm, int, list[str]]:
     return form, len(shape), keys
 
 
-@check(kind="array")
+@check(kind="array", own_keys=True)
 def chunk_keys_encoded(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every key stored under the array is zarr.json, under a "__" prefix (extension data), or a chunk key its encoding forms.
 
@@ -609,7 +609,7 @@ def chunk_keys_encoded(node: Node, options: Options, scope: Scope) -> Iterator[F
     yield from _limited(bad, "keys that are no chunk key")
 
 
-@check(kind="array")
+@check(kind="array", own_keys=True)
 def chunk_keys_in_grid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every chunk key stored under the array names a chunk inside the grid (each index below ceil(shape / chunk_shape)).
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from validator.checks import registry
@@ -137,8 +137,12 @@ class Remembered:
         """Count the verdict for each of `nodes`."""
         if self.parts is None:
             tally.passed += len(nodes)
-        else:
-            tally.not_applicable(min(node.path.join(self.parts) for node in nodes))
+            return
+        # The least reason is that of the least path, or of a path it begins (the reason goes on after the path):
+        # any other path differs from the least within its own length, and so does its reason. Thousands of
+        # nodes then cost a comparison of paths each, not a reason each.
+        least = min(node.path for node in nodes)
+        tally.not_applicable(min(node.path.join(self.parts) for node in nodes if node.path.startswith(least)))
 
 
 _PASSED_AGAIN = Remembered(None)
@@ -167,6 +171,31 @@ def _own_metadata_only(rule: Rule) -> bool:
     return all(p is not None and p.own_metadata_only for p in _primitives(rule))
 
 
+def _own_metadata_and_keys(rule: Rule) -> bool:
+    """True when every step of the rule depends only on the node's own metadata and the keys stored below it."""
+    return all(p is not None and (p.own_metadata_only or p.own_keys) for p in _primitives(rule))
+
+
+# Arrays storing more keys than this are checked alone by the rules that read them: grouping copies the listing,
+# and an array of many chunks shares its keys with few others.
+KEYS_GROUPED = 64
+
+
+def keys_signature(node: Node) -> Hashable | None:
+    """The node's signature and the keys stored below it (relative, sorted): nodes that agree on both get one
+    verdict from a rule that reads nothing else (`Primitive.own_keys`). None: the node is checked alone."""
+    signature = node.signature
+    if signature is None:
+        return None
+    try:
+        keys = node.stored_keys()
+    except Exception:  # noqa: BLE001 (a listing that fails: the rule itself meets it on this node, alone)
+        return None
+    if keys is None:
+        return (signature, None)
+    return (signature, tuple(keys)) if len(keys) <= KEYS_GROUPED else None
+
+
 def find_scopes(tree: Tree, pack: Pack, walked: list[Node] | None = None) -> list[Scope]:
     """Where the pack applies: each node its `scope.roots` selects, else the root if `scope.fallback` selects it.
 
@@ -191,7 +220,7 @@ def find_scopes(tree: Tree, pack: Pack, walked: list[Node] | None = None) -> lis
 def subtree(node: Node) -> Iterator[Node]:
     """`node` and every node below it once (a walk that ends on any input; see `nodes.base.walk`)."""
     for current in walk(node):
-        activity.reading(f"walking {current.path}")
+        activity.reading("walking ", current.path)
         yield current
 
 
@@ -222,7 +251,7 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: 
         step = ev.rule.check[i]
         primitive = primitives[i]
         assert primitive is not None  # packs are validated against the registry at load time
-        activity.reading(f"checking {ev.rule.id} on {node.path}")
+        activity.reading("checking ", ev.rule.id, " on ", node.path)
         try:
             reason = _not_for(primitive, step.primitive, node)  # a node's dtype may be unreadable: inside the try
             if reason is not None:
@@ -474,11 +503,11 @@ def _run_metadata_steps(
             rules.append(rule)
             # A run within a node keeps every evaluation: its results are split by where each node lies.
             tally = evaluations[rule.key] = Tally(keep_all=within != "/")
-            by_signature = within == "/" and _own_metadata_only(rule)
+            grouping = _grouping(rule) if within == "/" else None
             for scope, index in nodes:
                 selected = _selected(selections, index, scope, rule.applies_to, within)
-                if by_signature:
-                    _evaluate_by_signature(rule, scope, index, selected, tally, waiting)
+                if grouping is not None:
+                    _evaluate_by_signature(rule, scope, index, selected, tally, waiting, grouping)
                     continue
                 for node in selected.nodes:
                     ev = Evaluation(rule, node, scope)
@@ -492,6 +521,20 @@ def _run_metadata_steps(
     return rules, evaluations, waiting, scopes_by_pack
 
 
+def _grouping(rule: Rule) -> Callable[[Node], Hashable | None] | None:
+    """What tells apart the nodes that get one verdict from `rule`: their signature (`own_metadata_only` steps),
+    their signature and stored keys (`own_keys` steps as well); None when each node is checked alone."""
+    if _own_metadata_only(rule):
+        return _signature
+    if _own_metadata_and_keys(rule):
+        return keys_signature
+    return None
+
+
+def _signature(node: Node) -> Hashable | None:
+    return node.signature
+
+
 class _Selected:
     """The nodes a selector selects in one scope, in tree order; and, worked out when first asked, the same nodes
     grouped by signature (nodes without one alone)."""
@@ -502,22 +545,25 @@ class _Selected:
         self.nodes = nodes
         self._groups: list[list[Node]] | None = None
 
-    def groups(self) -> list[list[Node]]:
-        if self._groups is None:
-            by_signature: dict[Any, list[Node]] = {}
-            groups: list[list[Node]] = []
-            for node in self.nodes:
-                signature = node.signature
-                if signature is None:
-                    groups.append([node])
-                    continue
-                group = by_signature.get(signature)
-                if group is None:
-                    group = by_signature[signature] = []
-                    groups.append(group)
-                group.append(node)
+    def groups(self, by: Callable[[Node], Hashable | None] = _signature) -> list[list[Node]]:
+        """The nodes grouped by `by` (None: alone); by signature, the grouping most rules share, kept for them."""
+        if by is _signature and self._groups is not None:
+            return self._groups
+        found: dict[Any, list[Node]] = {}
+        groups: list[list[Node]] = []
+        for node in self.nodes:
+            key = by(node)
+            if key is None:
+                groups.append([node])
+                continue
+            group = found.get(key)
+            if group is None:
+                group = found[key] = []
+                groups.append(group)
+            group.append(node)
+        if by is _signature:
             self._groups = groups
-        return self._groups
+        return groups
 
 
 def _selected(
@@ -538,12 +584,19 @@ def _selected(
 
 
 def _evaluate_by_signature(
-    rule: Rule, scope: Scope, index: NodeIndex, selected: _Selected, tally: Tally, waiting: list[Evaluation]
+    rule: Rule,
+    scope: Scope,
+    index: NodeIndex,
+    selected: _Selected,
+    tally: Tally,
+    waiting: list[Evaluation],
+    grouping: Callable[[Node], Hashable | None] = _signature,
 ) -> None:
-    """Run a rule that depends on nothing but a node's own metadata once per signature, and count its verdict for
-    every node of that signature; where the verdict may differ (a failure, an error), each node is checked."""
+    """Run a rule that depends on nothing but a node's own metadata (and stored keys: `grouping`) once per group of
+    nodes that agree on it, and count its verdict for every node of the group; where the verdict may differ (a
+    failure, an error), each node is checked."""
     kept = len(tally.kept)
-    for group in selected.groups():
+    for group in selected.groups(grouping):
         remembered = None
         for i, node in enumerate(group):
             if remembered is not None:
