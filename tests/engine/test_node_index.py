@@ -8,7 +8,7 @@ from memory_tree import Arr, scope, tree
 
 from validator.engine.node_index import NodeIndex
 from validator.engine.run import find_scopes, subtree
-from validator.engine.selectors import decided_by_kind, matches, narrow
+from validator.engine.selectors import decided_by_kind, matches, narrow, select
 
 SELECTION_CASES = [
     "anndata/h5ad/valid-every-element.h5ad",
@@ -42,6 +42,9 @@ def test_node_index_never_drops_a_node_a_rule_selects(case):
                     assert narrowed == everything, r.id
                     if decided_by_kind(r.applies_to):  # the engine then does not match at all
                         assert [n.path for n in index.candidates(r.applies_to)] == everything, r.id
+                    # What the engine selects: only what the index cannot decide is matched, alternative by alternative.
+                    chosen = select(r.applies_to, index, where, lambda s, n, where=where: matches(s, n, where))
+                    assert [n.path for n in chosen] == everything, r.id
                     checked += 1
         assert checked > 10
 
@@ -97,3 +100,36 @@ def test_node_index_narrows_by_each_indexed_condition(selector, expected):
 )
 def test_decided_by_kind_only_for_selectors_of_kinds_alone(selector, decided):
     assert decided_by_kind(selector) is decided
+
+
+@pytest.mark.parametrize(
+    "selector,decided",
+    [
+        ({"kind": "array"}, True),
+        ({"root": True}, True),
+        ({"path": ["/d", "/a"]}, True),
+        ({"parent": {"path": "/a"}}, True),
+        ({"any_of": [{"root": True}, {"path": "/d"}, {"parent": {"path": "/a"}}]}, True),
+        ({"any_of": [{"root": True}, {"parent": {"encoding-type": "dataframe"}}]}, False),
+        ({"any_of": [{"name": "b"}, {"path": "/a/**"}], "kind": "array"}, False),
+        ({"any_of": [{"root": True}, {"kind": "array"}], "has_attrs": "encoding-type"}, False),
+        ({"storage_format": "memory", "kind": "array"}, True),
+        ({"storage_format": "hdf5", "kind": "array"}, True),
+        ({"storage_format": "memory"}, True),
+        ({"any_of": [{"root": True}, {"path": "/a"}], "not": {"path": "/a"}}, False),
+    ],
+)
+def test_select_gives_what_matching_every_node_gives(selector, decided):
+    t = tree(
+        {
+            "a": {"@attrs": {"encoding-type": "csr_matrix"}, "b": Arr(np.arange(3)), "c": Arr(np.arange(3))},
+            "d": Arr(np.arange(2)),
+            "e": {"@attrs": {"encoding-type": "dataframe"}, "x": Arr(np.arange(2))},
+        }
+    )
+    s = scope(t)
+    members = list(subtree(t.root))
+    matched = []
+    chosen = select(selector, NodeIndex(s, members), s, lambda sel, n: matched.append(n.path) or matches(sel, n, s))
+    assert [n.path for n in chosen] == [n.path for n in members if matches(selector, n, s)]
+    assert (matched == []) is decided  # decided by the index alone: nothing matched node by node

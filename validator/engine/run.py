@@ -13,7 +13,7 @@ from validator.engine.model import Pack, Rule, Writer
 from validator.engine.node_index import NodeIndex
 from validator.engine.rule_selection import Selection
 from validator.engine.scan import ArrayScan, Damaged, KernelFailed, Progress, Scanner, SerialScanner, plan
-from validator.engine.selectors import decided_by_kind, matches
+from validator.engine.selectors import decided_by_kind, matches, select
 from validator.engine.template import render
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import (
@@ -574,12 +574,12 @@ def _selected(
     key = (id(index), json.dumps(selector, sort_keys=True, default=repr))
     found = selections.get(key)
     if found is None:
-        candidates = index.candidates(selector)
-        if within != "/":
-            candidates = [n for n in candidates if in_reach(n.path, within)]
-        if not decided_by_kind(selector):
-            candidates = [n for n in candidates if safe_match(selector, n, scope)]
-        found = selections[key] = _Selected(candidates)
+        if within == "/":
+            chosen = select(selector, index, scope, lambda s, n: safe_match(s, n, scope))
+        else:
+            candidates = [n for n in index.candidates(selector) if in_reach(n.path, within)]
+            chosen = candidates if decided_by_kind(selector) else [n for n in candidates if safe_match(selector, n, scope)]
+        found = selections[key] = _Selected(chosen)
     return found
 
 

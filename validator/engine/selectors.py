@@ -364,6 +364,64 @@ def narrow(selector: Mapping[str, Any], index: NodeIndex) -> list[Node] | None:
     return None
 
 
+def select(
+    selector: Mapping[str, Any], index: NodeIndex, scope: Scope, match: Callable[[Mapping[str, Any], Node], bool]
+) -> list[Node]:
+    """The nodes of `index` that `selector` selects, in tree order; `match(selector, node)` decides each node the
+    index alone cannot (the engine's `safe_match`, which reports a node it cannot read).
+
+    Only the nodes that can meet a condition are matched (`narrow`), and none where the index decides alone: a
+    kind, the scope root, literal paths, the children of literal paths, and a condition on the store's format,
+    which holds for every node or none. `any_of` selects the union of what its alternatives select, each node
+    matched only against the alternatives whose candidates it is among (the thousands of entries of `uns` are
+    not tried against the alternatives for the root, its fixed members and their children first).
+    """
+    if "storage_format" in selector:
+        if not _storage_format(selector["storage_format"], index.root, scope):
+            return []
+        selector = _without(selector, "storage_format")
+    if not selector:
+        return list(index.members)
+    if len(selector) == 1:
+        ((key, want),) = selector.items()
+        if key == "any_of" and isinstance(want, list) and want and all(isinstance(a, Mapping) for a in want):
+            return index.in_order([n for alternative in want for n in select(alternative, index, scope, match)])
+        decided = _decided(key, want, index)
+        if decided is not None:
+            return decided
+    if "any_of" in selector and len(selector) > 1:
+        rest = _without(selector, "any_of")
+        if narrow(rest, index) is None:
+            # The alternatives bound the nodes better than anything else does: select by them, then match the rest.
+            return [n for n in select(_without(selector, *rest), index, scope, match) if match(rest, n)]
+    return [n for n in index.candidates(selector) if match(selector, n)]
+
+
+_PARTS: dict[tuple[int, tuple[str, ...]], tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
+
+
+def _without(selector: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+    """The selector without the conditions `keys`: one object per selector and keys, so the conditions of each
+    part are ordered once (`_conditions` keeps them by the selector's identity), not once per run."""
+    cached = _PARTS.get((id(selector), keys))
+    if cached is None or cached[0] is not selector:
+        # The selector itself is kept in the entry, so its id cannot be reused by another object meanwhile.
+        cached = (selector, {k: v for k, v in selector.items() if k not in keys})
+        _PARTS[(id(selector), keys)] = cached
+    return cached[1]
+
+
+def _decided(key: str, want: Any, index: NodeIndex) -> list[Node] | None:
+    """The nodes that meet the one condition `key: want`, when the index holds exactly those; else None."""
+    if key == "kind" or (key == "root" and want is True):
+        return CONDITIONS[key].narrow(want, index)  # type: ignore[misc]
+    if key == "path" and _literals(want) is not None:
+        return _narrow_path(want, index)
+    if key == "parent" and isinstance(want, Mapping) and set(want) == {"path"} and _literals(want["path"]) is not None:
+        return _narrow_parent(want, index)
+    return None
+
+
 def describe(selector: Mapping[str, Any]) -> str:
     """The selector in words, for --explain."""
     parts = []
