@@ -36,6 +36,8 @@ class NodeIndex:
         self.by_parent: dict[str, list[Node]] = {}  # by the parent's relative path
         self.by_parent_encoding: dict[Any, list[Node]] = {}
         self.by_kind: dict[str, list[Node]] = {}
+        # What each any_of alternative selects, once worked out (`selectors.select`): selectors share alternatives.
+        self.selected: dict[str, list[Node]] = {}
         for node in members:
             self.by_name.setdefault(node.name, []).append(node)
             self.by_kind.setdefault(node.kind, []).append(node)

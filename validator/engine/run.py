@@ -575,7 +575,7 @@ def _selected(
     found = selections.get(key)
     if found is None:
         if within == "/":
-            chosen = select(selector, index, scope, lambda s, n: safe_match(s, n, scope))
+            chosen = select(selector, index, scope, lambda s, n: safe_match(s, n, scope), index.selected)
         else:
             candidates = [n for n in index.candidates(selector) if in_reach(n.path, within)]
             chosen = candidates if decided_by_kind(selector) else [n for n in candidates if safe_match(selector, n, scope)]

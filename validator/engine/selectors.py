@@ -365,7 +365,11 @@ def narrow(selector: Mapping[str, Any], index: NodeIndex) -> list[Node] | None:
 
 
 def select(
-    selector: Mapping[str, Any], index: NodeIndex, scope: Scope, match: Callable[[Mapping[str, Any], Node], bool]
+    selector: Mapping[str, Any],
+    index: NodeIndex,
+    scope: Scope,
+    match: Callable[[Mapping[str, Any], Node], bool],
+    memo: dict[str, list[Node]] | None = None,
 ) -> list[Node]:
     """The nodes of `index` that `selector` selects, in tree order; `match(selector, node)` decides each node the
     index alone cannot (the engine's `safe_match`, which reports a node it cannot read).
@@ -374,7 +378,9 @@ def select(
     kind, the scope root, literal paths, the children of literal paths, and a condition on the store's format,
     which holds for every node or none. `any_of` selects the union of what its alternatives select, each node
     matched only against the alternatives whose candidates it is among (the thousands of entries of `uns` are
-    not tried against the alternatives for the root, its fixed members and their children first).
+    not tried against the alternatives for the root, its fixed members and their children first). `memo`, when
+    given, keeps what each alternative selects, for the other selectors that share it (AnnData's "element" and
+    "in uns" selectors share their alternative for the entries of dicts in `uns`).
     """
     if "storage_format" in selector:
         if not _storage_format(selector["storage_format"], index.root, scope):
@@ -385,7 +391,7 @@ def select(
     if len(selector) == 1:
         ((key, want),) = selector.items()
         if key == "any_of" and isinstance(want, list) and want and all(isinstance(a, Mapping) for a in want):
-            return index.in_order([n for alternative in want for n in select(alternative, index, scope, match)])
+            return index.in_order([n for alternative in want for n in _alternative(alternative, index, scope, match, memo)])
         decided = _decided(key, want, index)
         if decided is not None:
             return decided
@@ -393,8 +399,25 @@ def select(
         rest = _without(selector, "any_of")
         if narrow(rest, index) is None:
             # The alternatives bound the nodes better than anything else does: select by them, then match the rest.
-            return [n for n in select(_without(selector, *rest), index, scope, match) if match(rest, n)]
+            return [n for n in select(_without(selector, *rest), index, scope, match, memo) if match(rest, n)]
     return [n for n in index.candidates(selector) if match(selector, n)]
+
+
+def _alternative(
+    selector: Mapping[str, Any],
+    index: NodeIndex,
+    scope: Scope,
+    match: Callable[[Mapping[str, Any], Node], bool],
+    memo: dict[str, list[Node]] | None,
+) -> list[Node]:
+    """What one alternative of an any_of selects, from `memo` when another selector has worked it out."""
+    if memo is None:
+        return select(selector, index, scope, match)
+    key = json.dumps(selector, sort_keys=True, default=repr)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = select(selector, index, scope, match, memo)
+    return found
 
 
 _PARTS: dict[tuple[int, tuple[str, ...]], tuple[Mapping[str, Any], Mapping[str, Any]]] = {}

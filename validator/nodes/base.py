@@ -632,7 +632,13 @@ def walk(top: Node) -> Iterator[Node]:
                 StoreProblem(node.path, f"groups nest more than {MAX_DEPTH} levels deep; nothing below is read", node.path)
             )
             continue
-        stack.extend(reversed(list(node.children().values())))
+        children = list(node.children().values())
+        here = node.path.rstrip("/")
+        for child in children:
+            # Its parent is known here: a selector's `parent:` need not look it up from the root (`Node.parent`).
+            if child.path.rpartition("/")[0] == here:
+                child.__dict__.setdefault("_parent", node)
+        stack.extend(reversed(children))
 
 
 def plain(value: Any) -> Any:
