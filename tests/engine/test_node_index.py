@@ -49,6 +49,18 @@ def test_node_index_never_drops_a_node_a_rule_selects(case):
         assert checked > 10
 
 
+def small_scope():
+    """A scope over a small tree (a csr_matrix group, an array, a dataframe group), and its nodes in tree order."""
+    t = tree(
+        {
+            "a": {"@attrs": {"encoding-type": "csr_matrix"}, "b": Arr(np.arange(3)), "c": Arr(np.arange(3))},
+            "d": Arr(np.arange(2)),
+            "e": {"@attrs": {"encoding-type": "dataframe"}, "x": Arr(np.arange(2))},
+        }
+    )
+    return scope(t), list(subtree(t.root))
+
+
 @pytest.mark.parametrize(
     "selector,expected",
     [
@@ -73,15 +85,7 @@ def test_node_index_never_drops_a_node_a_rule_selects(case):
     ],
 )
 def test_node_index_narrows_by_each_indexed_condition(selector, expected):
-    t = tree(
-        {
-            "a": {"@attrs": {"encoding-type": "csr_matrix"}, "b": Arr(np.arange(3)), "c": Arr(np.arange(3))},
-            "d": Arr(np.arange(2)),
-            "e": {"@attrs": {"encoding-type": "dataframe"}, "x": Arr(np.arange(2))},
-        }
-    )
-    s = scope(t)
-    members = list(subtree(t.root))
+    s, members = small_scope()
     got = narrow(selector, NodeIndex(s, members))
     assert (None if got is None else [n.path for n in got]) == expected
 
@@ -120,15 +124,7 @@ def test_decided_by_kind_only_for_selectors_of_kinds_alone(selector, decided):
     ],
 )
 def test_select_gives_what_matching_every_node_gives(selector, decided):
-    t = tree(
-        {
-            "a": {"@attrs": {"encoding-type": "csr_matrix"}, "b": Arr(np.arange(3)), "c": Arr(np.arange(3))},
-            "d": Arr(np.arange(2)),
-            "e": {"@attrs": {"encoding-type": "dataframe"}, "x": Arr(np.arange(2))},
-        }
-    )
-    s = scope(t)
-    members = list(subtree(t.root))
+    s, members = small_scope()
     matched = []
     chosen = select(selector, NodeIndex(s, members), s, lambda sel, n: matched.append(n.path) or matches(sel, n, s))
     assert [n.path for n in chosen] == [n.path for n in members if matches(selector, n, s)]
