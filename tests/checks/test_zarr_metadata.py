@@ -525,3 +525,24 @@ def test_dtype_byte_order_relevant_and_item_size(dtype, relevant, size):
 def test_dtype_item_size_fails_naming_kind_and_sizes():
     (finding,) = run("dtype_item_size", array(dtype="<f3", fill_value=None))
     assert finding.message == "dtype is '<f3': kind 'f' has no 3-byte type, expected 2, 4, 8, 16"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        pytest.param({"x": 1, "y": [1, 2]}, {"x": 1, "y": [1, 2]}, True, id="equal"),
+        pytest.param({"x": 1, "y": 2}, {"y": 2, "x": 1}, True, id="key-order-ignored"),
+        pytest.param({"f": float("nan")}, {"f": float("nan")}, True, id="nan-equals-nan"),
+        pytest.param({"v": 1}, {"v": 1.0}, False, id="int-and-float-apart"),
+        pytest.param({"v": True}, {"v": 1}, False, id="true-and-1-apart"),
+        pytest.param({"v": False}, {"v": 0}, False, id="false-and-0-apart"),
+        pytest.param({"v": 0.0}, {"v": -0.0}, False, id="zero-signs-apart"),
+        pytest.param({"v": 2**70}, {"v": 2**70}, True, id="big-integers"),
+        pytest.param({"v": "1"}, {"v": 1}, False, id="string-and-number-apart"),
+    ],
+)
+def test_same_json_keeps_json_values_of_other_types_apart(a, b, same):
+    from validator.checks.zarr_metadata import _same_json
+
+    assert _same_json(a, b) is same
+    assert _same_json(b, a) is same

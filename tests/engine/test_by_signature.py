@@ -174,3 +174,14 @@ def test_chunk_key_rules_group_by_stored_keys_and_find_each_odd_array(tmp_path, 
         assert failed[("zarr", "zarr.array.chunk-keys")] == ["/a7"]
     checked = {key: n for key, status, _, n, *_ in grouped}
     assert checked[("zarr3", "zarr3.array.chunk-keys") if v3 else ("zarr", "zarr.array.chunk-keys")] == 8
+
+
+def test_a_replayed_reason_is_the_least_of_every_node_of_the_group():
+    # The reason goes on after the path: "/a/b0" sorts before "/a0" though "/a" is the least path.
+    class Named:
+        def __init__(self, path):
+            self.path = path
+
+    tally = run.Tally()
+    run.Remembered(["no value at ", "0"]).replay(tally, [Named(p) for p in ("/b", "/a", "/a/b", "/c/a")])
+    assert tally.reason == min(f"no value at {p}0" for p in ("/b", "/a", "/a/b", "/c/a")) == "no value at /a/b0"

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from validator.nodes import keyvalue
 from validator.nodes.base import NodeError
 from validator.nodes.keyvalue import DirectoryStore
 
@@ -154,3 +155,35 @@ def test_left_out_passes_only_for_listed_folders_with_every_unlisted_name(store)
     assert {"leak", "out", "loop", "dangling", "pipe", "back\\slash"} <= kv.left_out("a")
     kv.list_dir("a/b")
     assert kv.left_out("a/b") == frozenset()
+
+
+@pytest.mark.parametrize("size", [0, 5, keyvalue.DIRECT_READ_BYTES - 1, keyvalue.DIRECT_READ_BYTES + 7])
+def test_get_passes_every_byte_of_small_and_large_files(tmp_path, size):
+    # Under DIRECT_READ_BYTES one os.read; at or over it, a buffered reader: the same bytes either way.
+    data = os.urandom(size)
+    (tmp_path / "k").write_bytes(data)
+    assert DirectoryStore(str(tmp_path)).get("k") == data
+
+
+def test_get_passes_a_file_whose_first_read_is_short(tmp_path, monkeypatch):
+    # A network file system may answer a read with fewer bytes than asked: the rest is read on.
+    data = os.urandom(5000)
+    (tmp_path / "k").write_bytes(data)
+    real_read = os.read
+    monkeypatch.setattr(keyvalue.os, "read", lambda fd, n: real_read(fd, min(n, 1000)))
+    assert DirectoryStore(str(tmp_path)).get("k") == data
+
+
+@pytest.mark.parametrize("size", [100, keyvalue.DIRECT_READ_BYTES + 100])
+def test_get_fails_on_a_file_that_grows_while_read(tmp_path, monkeypatch, size):
+    # The size is taken first; a file holding more by the time it is read is not a value this run can trust.
+    (tmp_path / "k").write_bytes(bytes(size))
+    real_fstat = os.fstat
+
+    def stale_fstat(fd):
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid, st.st_gid, size - 10, 0, 0, 0))
+
+    monkeypatch.setattr(keyvalue.os, "fstat", stale_fstat)
+    with pytest.raises(NodeError, match="changed while it was read"):
+        DirectoryStore(str(tmp_path)).get("k")
