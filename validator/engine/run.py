@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import json
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -13,7 +12,7 @@ from validator.engine.model import Pack, Rule, Writer
 from validator.engine.node_index import NodeIndex
 from validator.engine.rule_selection import Selection
 from validator.engine.scan import ArrayScan, Damaged, KernelFailed, Progress, Scanner, SerialScanner, plan
-from validator.engine.selectors import decided_by_kind, matches, select
+from validator.engine.selectors import decided_by_kind, matches, select, selector_key
 from validator.engine.template import render
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import (
@@ -181,7 +180,7 @@ def _own_metadata_and_keys(rule: Rule) -> bool:
 KEYS_GROUPED = 64
 
 
-def keys_signature(node: Node) -> Hashable | None:
+def _keys_signature(node: Node) -> Hashable | None:
     """The node's signature and the keys stored below it (relative, sorted): nodes that agree on both get one
     verdict from a rule that reads nothing else (`Primitive.own_keys`). None: the node is checked alone."""
     signature = node.signature
@@ -527,7 +526,7 @@ def _grouping(rule: Rule) -> Callable[[Node], Hashable | None] | None:
     if _own_metadata_only(rule):
         return _signature
     if _own_metadata_and_keys(rule):
-        return keys_signature
+        return _keys_signature
     return None
 
 
@@ -571,7 +570,7 @@ def _selected(
 ) -> _Selected:
     """The nodes of the scope that `selector` selects (in reach of `within`); worked out once per selector and
     scope root (dozens of rules share `kind: array`)."""
-    key = (id(index), json.dumps(selector, sort_keys=True, default=repr))
+    key = (id(index), selector_key(selector))
     found = selections.get(key)
     if found is None:
         if within == "/":

@@ -413,11 +413,16 @@ def _alternative(
     """What one alternative of an any_of selects, from `memo` when another selector has worked it out."""
     if memo is None:
         return select(selector, index, scope, match)
-    key = json.dumps(selector, sort_keys=True, default=repr)
+    key = selector_key(selector)
     found = memo.get(key)
     if found is None:
         found = memo[key] = select(selector, index, scope, match, memo)
     return found
+
+
+def selector_key(selector: Mapping[str, Any]) -> str:
+    """One text for equal selectors, whatever their key order (selections are kept by it)."""
+    return json.dumps(selector, sort_keys=True, default=repr)
 
 
 _PARTS: dict[tuple[int, tuple[str, ...]], tuple[Mapping[str, Any], Mapping[str, Any]]] = {}

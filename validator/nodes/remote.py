@@ -561,7 +561,8 @@ def _spans(ranges: list[tuple[int, int]]) -> list[tuple[int, int, list[int]]]:
             start, stop, members = spans[-1]
             end = max(stop, offset + size)
             if offset - stop <= MAX_GAP_BYTES and end - start <= MAX_SPAN_BYTES:
-                spans[-1] = (start, end, members + [i])
+                members.append(i)  # in place: a span of thousands of small chunks is not copied once per chunk
+                spans[-1] = (start, end, members)
                 continue
         spans.append((offset, offset + size, [i]))
     return spans
