@@ -14,7 +14,8 @@
 4. remote: bench/latency_server (tests/nodes/latency_server.py) in its own process, serving bench/data with
    `--latency` seconds before every answer (an object store's usual is 10-30 ms): spec-validate on the
    1,000-column Zarr v2 and v3 stores, consolidated and not (copies without consolidated metadata), and on the
-   5e7-value stores of bench/generate.py against the same stores read locally, in the same rounds. The
+   5e7-value stores of bench/generate.py against the same stores read locally, in the same rounds; the
+   consolidated Zarr stores also with --no-list (read from their consolidated metadata, no folder listed). The
    server counts every request by kind (listing, metadata document, chunk or range) for each run.
 5. Writes bench/results/metadata-<time>.json and metadata-latest.json; unless --no-docs regenerates the metadata
    tables of docs/performance.md and docs/performance-metadata.png (bench/metadata_report.py).
@@ -52,6 +53,7 @@ DOCUMENTS = frozenset({".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json
 REMOTE_CASE = "obs-1000"  # the wide store read over HTTP
 REMOTE_SIZE = "5e7"  # the array-heavy store read over HTTP and locally
 SV_TOOLS = ("spec-validate", "local", "remote")  # the tools that are spec-validate runs
+NO_LIST = "consolidated, --no-list"  # a remote variant: the consolidated store read without listing
 
 
 def floor_command(path: Path) -> list[str]:
@@ -63,8 +65,8 @@ def anndata_command(path: Path) -> list[str]:
     return [sys.executable, "-c", f"import sys, anndata; anndata.{reader}(sys.argv[1])", str(path)]
 
 
-def sv_command(target: str) -> list[str]:
-    return [spec_validate_exe(), target, "--format", "json", "-o", os.devnull]
+def sv_command(target: str, *options: str) -> list[str]:
+    return [spec_validate_exe(), target, "--format", "json", "-o", os.devnull, *options]
 
 
 def unconsolidated_copy(src: Path) -> Path:
@@ -150,10 +152,15 @@ def rounds(args: argparse.Namespace, server: Server | None) -> list[tuple[str, d
     if server is not None:
         for fmt in ("zarr2", "zarr3"):
             case = mg.Case(REMOTE_CASE, fmt)
-            for label, path in (("consolidated", case.path), ("unconsolidated", unconsolidated_copy(case.path))):
+            variants = (
+                ("consolidated", case.path, ()),
+                (NO_LIST, case.path, ("--no-list",)),
+                ("unconsolidated", unconsolidated_copy(case.path), ()),
+            )
+            for label, path, options in variants:
                 url = f"{server.url}/{path.relative_to(generate.DATA).as_posix()}"
                 what = {"case": REMOTE_CASE, "format": fmt, "variant": label, "file": str(path.relative_to(ROOT))}
-                out.append(("remote", what, {"remote": sv_command(url)}))
+                out.append(("remote", what, {"remote": sv_command(url, *options)}))
         for fmt in ("h5ad", "zarr2", "zarr3"):
             case = generate.Case(REMOTE_SIZE, fmt)
             url = f"{server.url}/{case.path.relative_to(generate.DATA).as_posix()}"
@@ -164,6 +171,8 @@ def rounds(args: argparse.Namespace, server: Server | None) -> list[tuple[str, d
                 "file": str(case.path.relative_to(ROOT)),
             }
             out.append(("remote", what, {"local": sv_command(str(case.path)), "remote": sv_command(url)}))
+            if fmt != "h5ad":  # read without listing: the consolidated metadata as the map
+                out.append(("remote", {**what, "variant": NO_LIST}, {"remote": sv_command(url, "--no-list")}))
     return out
 
 

@@ -218,7 +218,7 @@ def targets(doc: dict) -> list[dict]:
                 REMOTE_OVER_LOCAL_MAX,
                 operator.le,
             )
-        if store and r["variant"] == "consolidated":
+        if store and r["variant"] != "unconsolidated":
             # Requests beyond one per stored document (plus the root documents probed) and one per chunk needed.
             bound = store["documents"] + ROOT_PROBES + store["chunks_needed"]
             asked = r["requests"]["total"]

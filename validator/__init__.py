@@ -43,6 +43,7 @@ def validate(
     deep: bool = False,
     node: str = "/",
     all_clauses: bool = False,
+    list_folders: bool = True,
 ) -> Report:
     """Validate one store against every rule pack that applies to it.
 
@@ -61,6 +62,9 @@ def validate(
             it they are not applicable ("needs --deep").
         all_clauses: also check every clause where the store is of an era before the spec (a legacy file,
             such as an .h5ad written before anndata 0.8); without it one legacy verdict stands for them.
+        list_folders: False to read a remote Zarr store that has consolidated metadata from it alone, listing no
+            folder: one request per metadata document and per chunk, and the clauses on the keys stored are not
+            checked (`ClauseResult.unchecked` names the nodes). Local stores are always listed.
 
     Returns:
         The Report: one ClauseResult per selected rule of each pack that applies, the store's eras and likely
@@ -81,7 +85,7 @@ def validate(
     chosen = packs_to_run(builtin_packs() if packs is None else packs, [load_pack(p) for p in extra_packs])
     selection = Selection(tuple(select), tuple(extend_select), tuple(ignore))
     activity.reading(f"opening {_shown(os.fspath(path))}")
-    with open_store(os.fspath(path)) as tree:
+    with open_store(os.fspath(path), list_folders) as tree:
         activity.opened(tree.format)
         if node != "/" and tree.get(node) is None:
             raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
@@ -213,6 +217,7 @@ def assert_conforms(
     extra_packs: Sequence[str | os.PathLike[str]] = (),
     deep: bool = False,
     all_clauses: bool = False,
+    list_folders: bool = True,
 ) -> Report:
     """Validate `path` and raise AssertionError listing each failed clause at or above `fail_on`.
 
@@ -223,6 +228,7 @@ def assert_conforms(
         extra_packs: further YAML packs (one that extends a pack in use replaces it, as in `validate`).
         deep: also decode every stored chunk (as --deep).
         all_clauses: also check every clause of a legacy file (as --all-clauses).
+        list_folders: False reads a remote store with consolidated metadata without listing (as --no-list).
 
     Returns:
         The Report, when nothing at or above `fail_on` failed.
@@ -237,6 +243,7 @@ def assert_conforms(
         extra_packs=extra_packs,
         deep=deep,
         all_clauses=all_clauses,
+        list_folders=list_folders,
     )
     if report.fails_at(level):
         raise AssertionError(describe_failures(report, level))

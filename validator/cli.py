@@ -156,6 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="also read and decode every stored Zarr v2 chunk (allow-listed codecs only; never pickle or object codecs)",
     )
     p.add_argument(
+        "--no-list",
+        action="store_true",
+        help="remote Zarr stores with consolidated metadata: read the nodes it names without listing any folder "
+        "(one request per document and per chunk); the clauses on the keys stored (chunk keys, stray keys, nodes "
+        "it leaves out) are then not checked. Stores without it are listed; local stores always are",
+    )
+    p.add_argument(
         "--timeout",
         type=_positive_seconds,
         default=None,
@@ -219,6 +226,7 @@ def _validate_one(
     deep: bool = False,
     progress=None,
     all_clauses: bool = False,
+    list_folders: bool = True,
 ) -> Report:
     """One input; runs in a worker process under --jobs (or a Dask task under --dask), so it takes pack file names,
     not Pack objects. An input that cannot be opened gives a report carrying the error, so the others still run."""
@@ -237,6 +245,7 @@ def _validate_one(
             progress=progress,
             node=item.node,
             all_clauses=all_clauses,
+            list_folders=list_folders,
         )
     except PackError:
         raise  # a bad pack is the run's error, not one input's
@@ -434,7 +443,7 @@ def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Inp
     threads = max(1, workers // max(1, processes))
     jobs = [(i, settings.select, settings.ignore_for(i.path), settings.extend_select, settings.packs, threads) for i in todo]
     validate_one = functools.partial(
-        _validate_one, deep=args.deep, all_clauses=args.all_clauses
+        _validate_one, deep=args.deep, all_clauses=args.all_clauses, list_folders=not args.no_list
     )  # a partial of a module function still pickles
     if args.timeout is not None:
         done = _with_timeout(jobs, validate_one, args.timeout, args.quiet, workers)

@@ -139,7 +139,19 @@ def test_dask_workers_read_a_signed_url_and_give_the_local_report(client, case):
         server.shutdown()
         thread.join()
     local = validate(CASES / case, jobs=1)
-    assert remote.to_json()["results"] == local.to_json()["results"]
+    # The server answers no listing (its links would not carry the token): the store is read from its consolidated
+    # metadata, and the clauses on the keys stored are not checked; every other result is the local one.
+    unlisted = {r["id"] for r in remote.to_json()["results"] if r.get("unchecked")}
+    assert unlisted == {
+        "zarr.array.chunk-keys",
+        "zarr.array.only-chunk-keys",
+        "zarr.consolidated.matches-documents",
+        "zarr.keys.normalized",
+        "zarr.keys.ascii",
+    }
+    assert [r for r in remote.to_json()["results"] if r["id"] not in unlisted] == [
+        r for r in local.to_json()["results"] if r["id"] not in unlisted
+    ]
     assert remote.failures == local.failures
     assert "s3cret" not in json.dumps(remote.to_json()) and "s3cret" not in remote.source
     assert all("s3cret" not in s for sources in client.run(cached_sources).values() for s in sources)

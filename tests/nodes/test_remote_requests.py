@@ -1,7 +1,7 @@
 """Requests a remote run makes, counted by a loopback server (tests/nodes/latency_server.py): each metadata
-document, each chunk needed and each folder is asked for once, nothing else but a few root documents probed; a
-store whose consolidated metadata leaves a node out gives the local report; and an HDF5 file behind a server
-that ignores Range requests is refused in one line."""
+document, each chunk needed and each folder is asked for once, nothing else but a few root documents probed (and
+no folder with --no-list); a store whose consolidated metadata leaves a node out gives the local report; and an
+HDF5 file behind a server that ignores Range requests is refused in one line."""
 
 from __future__ import annotations
 
@@ -94,6 +94,59 @@ def test_remote_zarr_asks_once_for_each_document_and_each_chunk_needed(version, 
     if consolidated:
         assert counts["document"] <= len(documents) + ROOT_PROBES - 1
     assert counts["document"] + counts["other"] + counts["listing"] <= len(documents) + len(needed) + len(listed) + ROOT_PROBES
+
+
+@pytest.mark.parametrize("version", ["v2", "v3"])
+def test_remote_zarr_without_listing_asks_only_for_documents_and_chunks(version, tmp_path):
+    # --no-list: the consolidated metadata is the map, so no folder is listed: one request per metadata document
+    # and per chunk needed, and a few root documents probed. The clauses on the keys stored are not checked, each
+    # array named; every other clause says what it says locally.
+    from validator import validate
+
+    served = tmp_path / "served"
+    store = served / "store.zarr"
+    shutil.copytree(STORES[version], store)
+    documents, _ = stored(store)
+    needed = chunks_needed(store)
+    local = validate(store, jobs=1)
+    with LatencyServer(served) as server:
+        remote = validate(f"{server.url}/store.zarr", jobs=1, list_folders=False)
+        asked = requests_by_key(server, "store.zarr")
+        counts = server.counts
+    assert counts["listing"] == 0
+    assert all(n == 1 for n in asked.values()), {k: n for k, n in asked.items() if n > 1}
+    asked_documents = {k for k in asked if k.rpartition("/")[2] in DOCUMENTS}
+    assert asked_documents - documents <= {k for k in asked_documents if "/" not in k}  # root probes only
+    assert set(asked) - asked_documents == needed
+    assert sum(counts.values()) <= len(documents) + len(needed) + ROOT_PROBES
+    unchecked = {r.rule.id for r in remote.results if r.unchecked_count}
+    assert unchecked and all(("chunk-keys" in rule or "consolidated" in rule or "keys." in rule) for rule in unchecked)
+    same = [(r.rule.id, r.status, r.finding_count) for r in remote.results if r.rule.id not in unchecked]
+    assert same == [(r.rule.id, r.status, r.finding_count) for r in local.results if r.rule.id not in unchecked]
+
+
+@pytest.mark.parametrize("version", ["v2", "v3"])
+def test_remote_zarr_without_listing_reads_every_block(version, tmp_path):
+    # The listings of a store read without listing are what its consolidated metadata names: no chunk. The plan of
+    # a large array must not take that for "nothing stored" (every block the fill value): it reads every block.
+    from validator.nodes.detect import open_store
+
+    served = tmp_path / "served"
+    shutil.copytree(STORES[version], served / "store.zarr")
+    with LatencyServer(served) as server:
+        with open_store(f"{server.url}/store.zarr", list_folders=False) as tree:
+            assert tree.get("/X/data")._stored_rows() is None
+        with open_store(f"{server.url}/store.zarr") as tree:
+            assert tree.get("/X/data")._stored_rows() == [0]
+
+
+def test_no_list_option_reaches_the_store(tmp_path, capsys):
+    served = tmp_path / "served"
+    shutil.copytree(STORES["v2"], served / "store.zarr")
+    with LatencyServer(served) as server:
+        assert main([f"{server.url}/store.zarr", "--no-list", "--quiet", "--isolated"]) == 0, capsys.readouterr().err
+        assert server.counts["listing"] == 0
+    assert "not fully checked" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("version", ["v2", "v3"])

@@ -153,7 +153,7 @@ def test_render_names_nodes_a_not_applicable_clause_could_not_check():
     text = render([Report(base.source, base.format, base.packs, base.tool_version, (*base.results, undecoded))], Level.MUST)
     assert "  NOT CHECKED MUST t.a.monotonic" in text.splitlines()
     assert "    not checked: /a: not decoded: codec 'x'" in text.splitlines()
-    assert "conforms at --fail-on must (1 clause(s) not fully checked: nodes not decoded or not readable)." in text
+    assert "conforms at --fail-on must (1 clause(s) not fully checked: nodes not decoded, not readable or not listed)." in text
 
 
 def test_render_an_input_that_cannot_be_opened_is_one_line():

@@ -14,7 +14,7 @@ from typing import Any
 from validator.excerpt import cut
 from validator.nodes.base import Node, NodeError
 from validator.nodes.jsondoc import JSONProblem, loads
-from validator.primitive_api import Finding, NotApplicable, Options, Scope, check
+from validator.primitive_api import Finding, NotApplicable, NotChecked, Options, Scope, check
 
 # numpy typestr: byte order, kind letter, item size, and for datetime/timedelta a unit in brackets.
 # "O" is a NumPy array-protocol kind (Python objects) that zarr writers use with an object codec.
@@ -532,10 +532,18 @@ def _chunk_key(rel: str, grid: list[int], sep: str) -> bool:
     )
 
 
-def stored_chunk_keys(node: Node, grid: list[int], sep: str) -> Iterator[tuple[str, str, bool]]:
-    """(store key, key relative to the array, is a chunk key inside the grid) for every key beside the metadata."""
-    for key, rel, kind in classified_keys(node, grid, sep):
-        yield key, rel, kind == "chunk"
+def listed_keys(node: Node) -> list[str]:
+    """Every key stored below the node, relative to it (`Node.stored_keys`).
+
+    Raises NotChecked where the store was not listed (a remote store read from its consolidated metadata alone):
+    the keys are then unknown, and a clause on them is not checked rather than passed.
+    """
+    if not node.keys_listed:
+        raise NotChecked(
+            f"{node.path}: the store was not listed (its server lists no folders, or --no-list), so the keys "
+            "stored below it are unknown"
+        )
+    return node.stored_keys() or []
 
 
 def classified_keys(node: Node, grid: list[int], sep: str) -> Iterator[tuple[str, str, str]]:
@@ -547,7 +555,7 @@ def classified_keys(node: Node, grid: list[int], sep: str) -> Iterator[tuple[str
     """
     prefix = node.path.strip("/")
     other = "/" if sep == "." else "."
-    for rel in node.stored_keys() or ():
+    for rel in listed_keys(node):
         key = f"{prefix}/{rel}" if prefix else rel
         if rel in (".zarray", ".zattrs"):
             continue
@@ -565,7 +573,8 @@ def chunk_keys_valid(node: Node, options: Options, scope: Scope) -> Iterator[Fin
 
     A reader forms chunk keys with dimension_separator ("." when absent), so chunk data stored with the other
     separator is never found: the reader sees the fill value instead. One finding per such key.
-    Not applicable when: shape, chunks or the separator are unusable (other rules report them).
+    Not applicable when: shape, chunks or the separator are unusable (other rules report them); not checked
+    when the store was not listed.
     """
     grid, sep = chunk_grid(node)
     declared = "dimension_separator" in _metadata(node)
@@ -586,7 +595,8 @@ def only_chunk_keys(node: Node, options: Options, scope: Scope) -> Iterator[Find
     Other keys (an editor's backup, `.DS_Store`, netcdf-c's `.nczarray` and `.nczattrs`, a chunk outside the
     grid or with the wrong number of indices) are never read. Chunks stored with the other separator are
     chunk_keys_valid's to report. One finding per key.
-    Not applicable when: shape, chunks or the separator are unusable (other rules report them).
+    Not applicable when: shape, chunks or the separator are unusable (other rules report them); not checked
+    when the store was not listed.
     """
     grid, sep = chunk_grid(node)
     for _, rel, kind in classified_keys(node, grid, sep):
@@ -598,17 +608,29 @@ def only_chunk_keys(node: Node, options: Options, scope: Scope) -> Iterator[Find
             )
 
 
+def _raw_keys(node: Node) -> list[str]:
+    """The store's keys as stored (`Node.stored_raw_keys`), at its root. Raises NotChecked at the root of a store that
+    was not listed, NotApplicable elsewhere and for backends whose keys cannot be listed as stored."""
+    keys = node.stored_raw_keys()
+    if keys is not None:
+        return keys
+    if node.path == "/" and not node.keys_listed:
+        raise NotChecked(
+            f"{node.path}: the store was not listed (its server lists no folders, or --no-list): its keys are unknown"
+        )
+    raise NotApplicable(f"{node.path}: the store's keys, as stored, cannot be listed here")
+
+
 @check()
 def keys_normalized(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every key of the store, as stored, is a normalized logical path: no backslash, no leading, trailing or doubled "/", no "." or ".." segment.
 
     Keys are read as the store holds them (a zip entry's name, a file's path), including those the tree does
     not read. One finding per key.
-    Not applicable when: the node is not the store root, or the backend cannot list its keys as stored.
+    Not applicable when: the node is not the store root, or the backend cannot list its keys as stored; not
+    checked when the store was not listed.
     """
-    keys = node.stored_raw_keys()
-    if keys is None:
-        raise NotApplicable(f"{node.path}: the store's keys, as stored, cannot be listed here")
+    keys = _raw_keys(node)
     for key in keys:
         problems = []
         if "\\" in key:
@@ -631,11 +653,10 @@ def keys_normalized(node: Node, options: Options, scope: Scope) -> Iterator[Find
 def keys_ascii(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every key of the store, as stored, is an ASCII string.
 
-    Not applicable when: the node is not the store root, or the backend cannot list its keys as stored.
+    Not applicable when: the node is not the store root, or the backend cannot list its keys as stored; not
+    checked when the store was not listed.
     """
-    keys = node.stored_raw_keys()
-    if keys is None:
-        raise NotApplicable(f"{node.path}: the store's keys, as stored, cannot be listed here")
+    keys = _raw_keys(node)
     for key in keys:
         if not key.isascii():
             first = next(c for c in key if not c.isascii())
@@ -677,7 +698,9 @@ def _stored_documents(node: Node) -> dict[str, Any]:
             continue
         try:
             raw = node.read_key(rel)
-            out[rel] = node.read_json(rel) if raw is not None else "<not JSON>"  # parsed once by the tree, for every rule
+            if raw is None:
+                continue  # named by consolidated metadata (a store read without listing), not stored
+            out[rel] = node.read_json(rel)  # parsed once by the tree, for every rule
         except (JSONProblem, NodeError):
             out[rel] = "<not JSON>"
     return out
@@ -732,7 +755,8 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
     `.zattrs` of `{}` counts as equal to an absent one (absent attributes are empty), and zarr-python 3's
     "consolidated_metadata" marker in a nested `.zgroup` entry is not a difference. One finding per
     differing key, with the expected (stored) and found (consolidated) fields.
-    Not applicable when: the group stores no `.zmetadata`.
+    Not applicable when: the group stores no `.zmetadata`; not checked when the store was not listed and every
+    document it names equals its entry (a document it leaves out cannot be found).
     """
     stored = _stored_object(node, CONSOLIDATED_KEY)
     if stored is None:
@@ -784,6 +808,16 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
             message,
             details={"key": rel, "in_store": in_store, "in_consolidated": in_copy, "fields": [f for f, _, _ in diffs if f]},
         )
+    if not differing and not node.keys_listed:
+        raise NotChecked(unlisted_documents(node, len(stored)))
+
+
+def unlisted_documents(node: Node, compared: int) -> str:
+    """Why a comparison of consolidated metadata with the stored documents is not complete in a store not listed."""
+    return (
+        f"{node.path}: the {compared} stored documents its consolidated metadata names equal their entries, but the "
+        "store was not listed (its server lists no folders, or --no-list): a document it leaves out cannot be found"
+    )
 
 
 def _no_constant(token: str) -> Any:

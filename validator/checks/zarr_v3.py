@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from validator.checks.zarr_metadata import _json, _same_json, _short
+from validator.checks.zarr_metadata import _json, _same_json, _short, listed_keys, unlisted_documents
 from validator.kernels.facts import FactRequest
 from validator.nodes.base import Node, NodeError
 from validator.nodes.jsondoc import JSONProblem
@@ -582,7 +582,7 @@ def _key_plan(node: Node) -> tuple[KeyForm, int, list[str]]:
         raise NotApplicable(f"{node.path} has an unusable shape or a chunk key encoding other than default and v2")
     if meta.get("storage_transformers"):
         raise NotChecked(f"{node.path} has storage transformers, which may store chunks under other keys; keys not checked")
-    keys = [k for k in node.stored_keys() or () if k != METADATA_KEY and not k.startswith("__")]
+    keys = [k for k in listed_keys(node) if k != METADATA_KEY and not k.startswith("__")]
     return form, len(shape), keys
 
 
@@ -595,7 +595,7 @@ def chunk_keys_encoded(node: Node, options: Options, scope: Scope) -> Iterator[F
     Indices have no leading zeros. Whether an index lies inside the grid is chunk_keys_in_grid's. At most 20 keys
     are named, then a count.
     Not applicable when: the shape or the chunk key encoding is unusable or not default/v2 (other rules report
-    those); not checked when the array has storage transformers.
+    those); not checked when the array has storage transformers, or the store was not listed.
     """
     form, ndim, keys = _key_plan(node)
     bad = [
@@ -614,7 +614,8 @@ def chunk_keys_in_grid(node: Node, options: Options, scope: Scope) -> Iterator[F
     """Every chunk key stored under the array names a chunk inside the grid (each index below ceil(shape / chunk_shape)).
 
     Not applicable when: the grid is not a usable regular grid, or the key encoding is unusable; not checked when the
-    array has storage transformers. Keys that are no chunk key at all are chunk_keys_encoded's.
+    array has storage transformers, or the store was not listed. Keys that are no chunk key at all are
+    chunk_keys_encoded's.
     """
     form, ndim, keys = _key_plan(node)
     if form.grid is None:
@@ -1067,7 +1068,9 @@ def _stored_documents(node: Node) -> dict[str, Any]:
             continue
         try:
             raw = node.read_key(rel)
-            out[rel[: -len(METADATA_KEY) - 1]] = node.read_json(rel) if raw is not None else "<not JSON>"  # parsed once
+            if raw is None:
+                continue  # named by consolidated metadata (a store read without listing), not stored
+            out[rel[: -len(METADATA_KEY) - 1]] = node.read_json(rel)  # parsed once
         except (JSONProblem, NodeError):
             out[rel[: -len(METADATA_KEY) - 1]] = "<not JSON>"
     return out
@@ -1095,7 +1098,8 @@ def consolidated_entries_match(node: Node, options: Options, scope: Scope) -> It
     Entries are keyed by path relative to the group ("sub/x"). A nested group's entry may carry an empty
     consolidated_metadata marker its stored document lacks (zarr-python 3 writes one). One finding per differing
     path, at most 20, then a count. Not applicable when: the group has no consolidated_metadata with an object
-    "metadata" (consolidated_marker reports a malformed one).
+    "metadata" (consolidated_marker reports a malformed one); not checked when the store was not listed and every
+    node it names equals its entry (a node it leaves out cannot be found).
     """
     value = _field(node, "consolidated_metadata")
     entries = value.get("metadata") if isinstance(value, Mapping) else None
@@ -1121,6 +1125,8 @@ def consolidated_entries_match(node: Node, options: Options, scope: Scope) -> It
                 f" in {', '.join(fields)}" if fields else ""
             )
         bad.append(Finding(message, details={"key": rel, "in_store": rel in stored, "in_consolidated": rel in copies}))
+    if not bad and not node.keys_listed:
+        raise NotChecked(unlisted_documents(node, len(stored)))
     yield from _limited(bad, "paths whose consolidated entry differs")
 
 

@@ -79,7 +79,7 @@ class _TreeCache:
         self.opened = 0  # stores opened by this process (tests check each worker opens a store once)
 
     @contextlib.contextmanager
-    def tree(self, source: str, token: str) -> Iterator[Tree]:
+    def tree(self, source: str, token: str, list_folders: bool = True) -> Iterator[Tree]:
         from validator.nodes.detect import open_store
 
         key = (source, token)
@@ -88,7 +88,7 @@ class _TreeCache:
             if entry is None:
                 # Opened under the lock so two threads of one worker never open the same store twice;
                 # opening reads metadata only.
-                entry = [open_store(source), 0, False]
+                entry = [open_store(source, list_folders), 0, False]
                 self._trees[key] = entry
                 self.opened += 1
             self._trees.move_to_end(key)
@@ -135,14 +135,17 @@ def scan_block(
     requests: Sequence[FactRequest],
     token: str = "",
     block_elements: int = DEFAULT_BLOCK_ELEMENTS,
+    list_folders: bool = True,
 ) -> list[Partials | None]:
     """One task: open `source` on this worker (cached), read the block `rows` of `node_path`, summarise it.
+
+    `list_folders`: as the run's own tree was opened (False: a remote store read without listing, --no-list).
 
     `rows is None` scans the whole array in sequence (arrays whose blocks can only be read in order).
     Returns the partials in block order: one for a block, one per block for a sequential scan.
     Raises NodeError when the array cannot be read, InputError when the store cannot be opened here.
     """
-    with _TREES.tree(source, token) as tree:
+    with _TREES.tree(source, token, list_folders) as tree:
         node = tree.get(node_path)
         if node is None:
             raise NodeError(f"{node_path}: not found in {tree.source} on the Dask worker")
@@ -244,6 +247,7 @@ class DaskScanner:
                     scan.requests,
                     token,
                     self.block_elements,
+                    scan.node.tree.list_folders,
                     key=f"spec-validate-scan-{token}-{task.scan}-{task.block}",
                 )
                 running[future.key] = (task, future)

@@ -249,6 +249,13 @@ class Node(ABC):
         """
         return None
 
+    @property
+    def keys_listed(self) -> bool:
+        """True when `stored_keys` names every key stored below the node, from listings of the store. False for a
+        remote store that was not listed: its keys are then only those its consolidated metadata names, so a
+        clause on the keys stored (chunk keys, stray keys, nodes left out of that metadata) cannot be checked."""
+        return True
+
     def stored_raw_keys(self) -> list[str] | None:
         """At the store root: every key as the store holds it, unnormalised (`a//b`, `\\`, `..`, a leading `/`,
         non-ASCII names kept), including keys the tree does not read. None elsewhere and for backends without keys."""
@@ -558,6 +565,7 @@ class Tree(ABC):
     # given, signed query string included. Never shown in a message or report.
     locator: str | None = None
     remote = False  # read over a network (a URL): the scan overlaps more block reads, to hide round trips
+    list_folders = True  # False: a remote store opened to be read without listing (open_store's list_folders)
 
     @property
     @abstractmethod

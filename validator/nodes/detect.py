@@ -8,13 +8,15 @@ from validator.errors import InputError
 from validator.nodes.base import Tree
 
 
-def open_store(path: str) -> Tree:
+def open_store(path: str, list_folders: bool = True) -> Tree:
     """Open `path` read-only as a node tree.
 
     Args:
         path: an HDF5 file (`.h5ad`, `.h5seurat`, ...), a Zarr v2/v3 directory store, a zipped Zarr store,
             or a TileDB group or array (a CXG; needs the `tiledb` extra). Or a URL (`s3://`, `gs://`,
             `https://`, ...) of an HDF5 file or a Zarr v2/v3 store, read through fsspec (the `remote` extra).
+        list_folders: False to read a remote Zarr store that has consolidated metadata from it alone, listing no
+            folder (fewer requests; the clauses on stored keys are then not checked). Local stores are listed.
 
     Returns:
         The tree; close it (or use it as a context manager) when done.
@@ -28,7 +30,7 @@ def open_store(path: str) -> Tree:
     if is_url(path):
         from validator.nodes.remote import open_url
 
-        return open_url(path)
+        return open_url(path, list_folders)
     if not os.path.exists(path):
         raise InputError(f"{path}: no such file or directory")
     import stat

@@ -109,6 +109,19 @@ class KeyValueStore(ABC):
     # system): readers then ask for a whole level of documents, or a block's chunks, in one call.
     batched = False
 
+    @property
+    def lists(self) -> bool:
+        """True when `list_dir` lists what is stored. False for a remote store that is not listed (its server gives
+        no listings, or the run was asked not to list): its listings are then what its consolidated metadata names,
+        no chunk and no key it leaves out."""
+        return True
+
+    @property
+    def members_known(self) -> bool:
+        """False for a remote store that neither lists nor has consolidated metadata: nothing names a group's
+        members, so none can be found."""
+        return True
+
     def get_many(self, keys: list[str], limit: int | None = None) -> dict[str, bytes | None]:
         """`get` of every key, together where the store can (concurrently for a remote store); one by one here. A
         key whose value holds more than `limit` bytes is left out: its caller reads it alone, and refuses it there

@@ -123,11 +123,13 @@ class RemoteStore(KeyValueStore):
     Object stores (S3, GCS, Azure) list, and an HTTP server lists when it serves directory pages with links
     (python's http.server, nginx `autoindex`, Apache `Indexes`): the store is then what is stored, as locally.
     Consolidated metadata (`.zmetadata`, or `consolidated_metadata` in the root `zarr.json`) has the documents it
-    names fetched in one batch first; where nothing lists, it is the map of the store (only the nodes it names are
-    seen). Many keys asked for together (`get_many`, `list_many`) are fetched concurrently.
+    names fetched in one batch first; where nothing lists, or the run was asked not to list (`list_folders` False),
+    it is the map of the store: only the nodes it names are seen, and no stored key it leaves out (`lists` is
+    False: the clauses on stored keys are then not checked). Many keys asked for together (`get_many`,
+    `list_many`) are fetched concurrently.
     """
 
-    def __init__(self, fs: Any, root: str, url: str) -> None:
+    def __init__(self, fs: Any, root: str, url: str, list_folders: bool = True) -> None:
         self.location = redact_url(url)
         self._fs = fs
         self._url = url  # with its credentials: used for requests, never shown
@@ -139,8 +141,11 @@ class RemoteStore(KeyValueStore):
             self._root = urlunsplit(urlsplit(self._root)._replace(query="", fragment="")).rstrip("/")
         self._named_store = urlsplit(url).path.rstrip("/").lower().endswith(ZARR_EXTENSIONS)
         self._lock = threading.Lock()
+        # False: where there is consolidated metadata, it is the map of the store, and no folder is listed.
+        self._list_folders = list_folders
         self._mode: str | None = None  # "list", "consolidated" or "blind": how directory contents are known
         self._index: list[str] = []  # keys named by consolidated metadata, in "consolidated" mode
+        self._consolidated = False  # whether the store has consolidated metadata (it names the groups' members)
         self._mapped: dict[str, tuple[list[str], list[str]]] | None = None  # the directories those keys imply
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         self._documents: dict[str, bytes | None] = {}
@@ -149,6 +154,18 @@ class RemoteStore(KeyValueStore):
     @property
     def batched(self) -> bool:  # type: ignore[override]
         return bool(getattr(self._fs, "async_impl", False))
+
+    @property
+    def lists(self) -> bool:
+        return self._listing_mode() == "list"
+
+    @property
+    def members_known(self) -> bool:
+        return self._listing_mode() == "list" or self._consolidated
+
+    def raw_keys(self) -> list[str] | None:
+        """The keys as listed; None where the store is not listed (the consolidated metadata names no stored key)."""
+        return super().raw_keys() if self.lists else None
 
     # --- keys ---------------------------------------------------------------------------------------------
 
@@ -302,9 +319,13 @@ class RemoteStore(KeyValueStore):
 
     def _choose_mode(self) -> str:
         index, mapped = self._consolidated_index()
+        self._consolidated = mapped
         if mapped:
             # The documents it names, in one batch: the tree reads every one of them next.
             self._documents.update(self._fetch_many([k for k in index if k not in self._documents], denied_is_absent=True))
+            if not self._list_folders:
+                self._index = index
+                return "consolidated"
         try:
             root = self._ls("")
         except PermissionError:  # may read objects but not list them (no s3:ListBucket)
@@ -702,8 +723,11 @@ def _filesystem(url: str) -> tuple[Any, str]:
         raise InputError(f"{shown}: cannot open ({describe_error(exc, url)})") from None
 
 
-def open_url(url: str) -> Tree:
+def open_url(url: str, list_folders: bool = True) -> Tree:
     """Open the store at `url` read-only: an HDF5 file (by its signature) or a Zarr v2/v3 store.
+
+    `list_folders` False: a Zarr store with consolidated metadata is read from it alone, no folder listed (see
+    RemoteStore).
 
     Raises:
         InputError: one line naming the redacted URL and the reason (not found, access denied, no credentials,
@@ -714,9 +738,10 @@ def open_url(url: str) -> Tree:
         raise InputError(f"{shown}: CXG (TileDB) stores are read from local paths only; copy the store to a local directory")
     fs, path = _filesystem(url)
     try:
-        tree = _open(fs, path, url, shown)
+        tree = _open(fs, path, url, shown, list_folders)
         tree.locator = url
         tree.remote = True
+        tree.list_folders = list_folders
         return tree
     except InputError:
         raise
@@ -724,12 +749,12 @@ def open_url(url: str) -> Tree:
         raise InputError(f"{shown}: {describe_error(exc, url)}") from None
 
 
-def _open(fs: Any, path: str, url: str, shown: str) -> Tree:
+def _open(fs: Any, path: str, url: str, shown: str, list_folders: bool = True) -> Tree:
     # A URL ending in .zarr names a store's root: its documents are asked for at once, without first asking what
     # the URL itself is (over HTTP a directory URL costs a HEAD, a redirect and a listing page: four requests).
     tried_zarr = urlsplit(url).path.rstrip("/").lower().endswith(ZARR_EXTENSIONS)
     if tried_zarr:
-        tree = _open_zarr(fs, path, url)
+        tree = _open_zarr(fs, path, url, list_folders)
         if tree is not None:
             return tree
     info: dict[str, Any] | None = None
@@ -749,7 +774,7 @@ def _open(fs: Any, path: str, url: str, shown: str) -> Tree:
         tree = _open_file(fs, path, info, url, shown)
         if tree is not None:
             return tree
-    tree = None if tried_zarr else _open_zarr(fs, path, url)
+    tree = None if tried_zarr else _open_zarr(fs, path, url, list_folders)
     if tree is not None:
         return tree
     if missing:
@@ -757,11 +782,11 @@ def _open(fs: Any, path: str, url: str, shown: str) -> Tree:
     raise InputError(f"{shown}: not an HDF5 file or a Zarr store")
 
 
-def _open_zarr(fs: Any, path: str, url: str) -> Tree | None:
+def _open_zarr(fs: Any, path: str, url: str, list_folders: bool = True) -> Tree | None:
     """The Zarr store at `path`, or None when no Zarr document answers there."""
     from validator.nodes.zarr import ZarrTree, detect_zarr_format
 
-    kv = RemoteStore(fs, path, url)
+    kv = RemoteStore(fs, path, url, list_folders)
     zarr_format = detect_zarr_format(kv)
     if zarr_format is not None:
         return ZarrTree(kv, zarr_format)

@@ -193,6 +193,10 @@ class ZarrNode(Node):
             keys = self.__dict__["_stored_keys"] = sorted(k[cut:] for k in self.tree.list_keys(prefix))
         return list(keys)
 
+    @property
+    def keys_listed(self) -> bool:
+        return self.tree.kv.lists
+
     def stored_raw_keys(self) -> list[str] | None:
         return self.tree.raw_keys() if self.path == "/" else None
 
@@ -417,6 +421,15 @@ class ZarrTree(Tree):
         root = self.node_at("/")
         # A store with no root document still has a root: report it as an implicit group.
         self._root = root if root is not None else ZarrNode(self, "/", "group", None, implicit=True)
+        if self._root.kind == "group" and not kv.members_known:
+            self.note_problem(
+                StoreProblem(
+                    "/",
+                    "the server lists no folders and the store has no consolidated metadata: the members of its "
+                    "groups cannot be found; nothing below the root is read",
+                    "/",
+                )
+            )
 
     @property
     def root(self) -> Node:

@@ -272,8 +272,12 @@ def _float(value: Any, dtype: np.dtype, v3: bool) -> Any:
 def stored_rows(kv: KeyValueStore, plan: ArrayPlan) -> list[int] | None:
     """The sorted axis-0 grid indices of the chunks stored for the array, from the store's listing.
 
-    None when the store cannot list (an HTTP server without directory pages): every block is then read.
+    None when the store is not listed (its server gives no listings, or the run lists nothing: the listings are
+    then what its consolidated metadata names, no chunk), or a remote folder's listing is empty (a server may
+    not list every folder): every block is then read.
     """
+    if not kv.lists:
+        return None
     prefix = plan.key_prefix.rstrip("/")
     if plan.key_lead and plan.separator == "/":
         prefix = f"{prefix}/{plan.key_lead.rstrip('/')}" if prefix else plan.key_lead.rstrip("/")
@@ -298,7 +302,7 @@ def stored_rows(kv: KeyValueStore, plan: ArrayPlan) -> list[int] | None:
 
 
 def _unlisted(kv: KeyValueStore) -> bool:
-    """True for a store whose listings may be empty because it cannot list (not a local directory or a zip)."""
+    """True for a store whose listing of a folder may be empty though keys lie in it (not a local directory or a zip)."""
     return not isinstance(kv, (DirectoryStore, ZipStore))
 
 

@@ -84,7 +84,7 @@ def sentence(report: Report, v: Verdict, fail_on: Level) -> str:
     if v.known:
         notes.append(f"{v.new} new failure(s), {v.known} known in the baseline")
     if v.unchecked:
-        notes.append(f"{v.unchecked} clause(s) not fully checked: nodes not decoded or not readable")
+        notes.append(f"{v.unchecked} clause(s) not fully checked: nodes not decoded, not readable or not listed")
     qualified = f" ({'; '.join(notes)})" if notes else ""
     return f"{v.outcome} at --fail-on {fail_on.value.lower()}{qualified}. " + "; ".join(parts)
 
