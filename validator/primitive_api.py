@@ -198,6 +198,10 @@ class Primitive(NamedTuple):
     # node, relative to it (`Node.stored_keys`): the chunk key clauses. Nodes of one signature that store the same
     # keys are then checked once (thousands of single-chunk dataframe columns store just "c/0" or "0").
     own_keys: bool = False
+    # True when its verdict depends only on the node's name (the root having none) and on its options; its
+    # messages may name the node's path. Nodes of one name are then checked once (the `codes` and `categories` of
+    # every categorical column).
+    own_name: bool = False
 
     @property
     def summary(self) -> str:
@@ -215,11 +219,12 @@ def check(
     facts: RequestFn | None = None,
     own_metadata_only: bool = False,
     own_keys: bool = False,
+    own_name: bool = False,
 ) -> Callable[[Callable[..., Iterator[Finding]]], Callable[..., Iterator[Finding]]]:
     """Register a primitive under the function's name with its options schema and preconditions.
 
     `own_metadata_only`: the verdict depends only on the node's own metadata; `own_keys`: on that and the keys
-    stored below the node (see `Primitive`).
+    stored below the node; `own_name`: only on the node's name (see `Primitive`).
     """
 
     def register(function: Callable[..., Iterator[Finding]]) -> Callable[..., Iterator[Finding]]:
@@ -228,7 +233,7 @@ def check(
             raise RuntimeError(f"check primitive {name!r} is registered twice")
         schema = {"type": "object", "additionalProperties": False, "properties": {}, **(options or {})}
         doc = function.__doc__ or ""
-        REGISTRY[name] = Primitive(name, function, schema, kind, dtype_kinds, facts, doc, own_metadata_only, own_keys)
+        REGISTRY[name] = Primitive(name, function, schema, kind, dtype_kinds, facts, doc, own_metadata_only, own_keys, own_name)
         return function
 
     return register

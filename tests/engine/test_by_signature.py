@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from memory_tree import Arr, MemoryNode, MemoryTree, pack
 
-from validator import validate
+from validator import primitive_api, validate
 from validator.engine import run
 from validator.engine.model import CheckStep, Rule
 from validator.engine.run import evaluate
@@ -185,3 +185,37 @@ def test_a_replayed_reason_is_the_least_of_every_node_of_the_group():
     tally = run.Tally()
     run.Remembered(["no value at ", "0"]).replay(tally, [Named(p) for p in ("/b", "/a", "/a/b", "/c/a")])
     assert tally.reason == min(f"no value at {p}0" for p in ("/b", "/a", "/a/b", "/c/a")) == "no value at /a/b0"
+
+
+def test_name_rules_group_by_name_and_find_each_node_of_a_bad_name(tmp_path, monkeypatch):
+    # Four groups each holding a member named "x", one named "Straße" (not case-folded: the NFKC rule fails) and
+    # one named "__reserved" (the reserved prefix): the name rules run once per name, and every node of a bad name
+    # is still found, as a node by node run finds it.
+    store = tmp_path / "names.zarr"
+    group = json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}})
+    _write(store / "zarr.json", group)
+    for i in range(4):
+        for name in ("x", "Straße", "__reserved"):
+            _write(store / f"g{i}" / name / "zarr.json", group)
+        _write(store / f"g{i}" / "zarr.json", group)
+    calls = []
+    name_pattern = run.registry.get("node_name_pattern")
+    monkeypatch.setitem(
+        primitive_api.REGISTRY,
+        "node_name_pattern",
+        name_pattern._replace(function=lambda node, *a: calls.append(node.path) or name_pattern.function(node, *a)),
+    )
+    monkeypatch.setattr(run, "_PRIMITIVES", {})
+    grouped = results(str(store))
+    failed = {key[1]: sorted({f.path for f in findings}) for key, status, findings, *_ in grouped if status is Status.FAILED}
+    assert failed["zarr3.node.name-nfkc"] == [f"/g{i}/Straße" for i in range(4)]
+    assert failed["zarr3.node.name-reserved-prefix"] == [f"/g{i}/__reserved" for i in range(4)]
+    # Once per name for each rule on it, but every node of a failing name: fewer calls than nodes x rules.
+    nodes = 4 * 4  # the root has no name: the rules do not select it
+    pattern_rules = [k for k, *_ in grouped if k[1].startswith("zarr3.node.name-") and k[1] != "zarr3.node.name-nfkc"]
+    rules = len(pattern_rules)
+    assert len(calls) < nodes * rules
+    calls.clear()
+    node_by_node(monkeypatch)
+    assert grouped == results(str(store))
+    assert len(calls) == nodes * rules

@@ -1135,7 +1135,8 @@ def consolidated_entries_match(node: Node, options: Options, scope: Scope) -> It
     options={
         "properties": {"forbid": {"type": "string"}, "require": {"type": "string"}, "means": {"type": "string"}},
         "required": ["means"],
-    }
+    },
+    own_name=True,
 )
 def node_name_pattern(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The node's name does not match the regular expression `forbid` and does match `require` (`means` says what they mean).
@@ -1150,7 +1151,7 @@ def node_name_pattern(node: Node, options: Options, scope: Scope) -> Iterator[Fi
         yield Finding(f"is named {name!r}: {options['means']}", details={"name": name})
 
 
-@check()
+@check(own_name=True)
 def node_name_nfkc(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """A node name with non-ASCII characters is case-folded and NFKC-normalized (it equals NFKC_Casefold of itself).
 

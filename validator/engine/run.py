@@ -522,12 +522,19 @@ def _run_metadata_steps(
 
 def _grouping(rule: Rule) -> Callable[[Node], Hashable | None] | None:
     """What tells apart the nodes that get one verdict from `rule`: their signature (`own_metadata_only` steps),
-    their signature and stored keys (`own_keys` steps as well); None when each node is checked alone."""
+    their signature and stored keys (`own_keys` steps as well), their name (`own_name` steps); None when each
+    node is checked alone."""
     if _own_metadata_only(rule):
         return _signature
     if _own_metadata_and_keys(rule):
         return _keys_signature
+    if all(p is not None and p.own_name for p in _primitives(rule)):
+        return _name
     return None
+
+
+def _name(node: Node) -> Hashable:
+    return node.name
 
 
 def _signature(node: Node) -> Hashable | None:
