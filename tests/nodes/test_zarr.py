@@ -378,3 +378,20 @@ def test_zarr_passes_tree_has_no_zarr_python_store(tmp_path):
     store = write_hierarchy(tmp_path / "s.zarr", 2)
     with open_store(store) as tree:
         assert not hasattr(tree, "zarr_store")
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_zarr_passes_arrays_of_one_document_share_a_plan_but_read_their_own_chunks(tmp_path, zarr_format):
+    # Dataframe columns store the same metadata document: planned once, each still read from its own keys.
+    root = zarr.open_group(str(tmp_path / "s.zarr"), mode="w", zarr_format=zarr_format)
+    for i in range(3):
+        root.create_array(f"c{i}", shape=(4,), chunks=(2,), dtype="i4", fill_value=0)[:] = np.arange(4) + 10 * i
+    with open_store(str(tmp_path / "s.zarr")) as tree:
+        nodes = [tree.get(f"/c{i}") for i in range(3)]
+        plans = [n.plan for n in nodes]
+        assert nodes[0].metadata is nodes[1].metadata  # equal documents are held once
+        assert [p.path for p in plans] == ["/c0", "/c1", "/c2"]
+        assert [p.key_prefix for p in plans] == ["c0/", "c1/", "c2/"]
+        assert plans[0].codec is plans[2].codec
+        values = [np.concatenate([n.read_block(r).values for r in n.block_rows()]) for n in nodes]
+    assert [v.tolist() for v in values] == [[0, 1, 2, 3], [10, 11, 12, 13], [20, 21, 22, 23]]

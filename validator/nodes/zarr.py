@@ -350,10 +350,7 @@ class ZarrNode(Node):
         """Where this array's chunks lie and how they decode; NotDecoded (or NodeError) when they are not read."""
         got = self.__dict__.get("_plan")
         if got is None:
-            try:
-                got = zarr_direct.plan(self.metadata or {}, self.tree.zarr_format, self.prefix, self.dtype, self.path)
-            except NodeError as exc:
-                got = exc
+            got = self.tree.plan_of(self)
             self.__dict__["_plan"] = got  # the refusal too: it is the same for every block
         if isinstance(got, NodeError):
             raise type(got)(str(got))
@@ -416,6 +413,7 @@ class ZarrTree(Tree):
         self._parsed_alike: dict[bytes, Any] = {}
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         self._raw_keys: list[str] | None = None
+        self._plans: dict[int, tuple[Any, zarr_direct.ArrayPlan]] = {}  # see plan_of
         if kv.batched:
             self._prefetch()
         root = self.node_at("/")
@@ -434,6 +432,22 @@ class ZarrTree(Tree):
     @property
     def root(self) -> Node:
         return self._root
+
+    def plan_of(self, node: ZarrNode) -> zarr_direct.ArrayPlan | NodeError:
+        """How the array `node` is read (`zarr_direct.plan`), or why it is not. Arrays whose metadata document is the
+        same parsed one (equal documents are held once: the columns of a dataframe) share the planning of their
+        codecs, grid and fill value; only the path and key prefix are each array's own."""
+        meta = node.metadata or {}
+        shared = self._plans.get(id(meta))
+        if shared is not None and shared[0] is meta:
+            return shared[1]._replace(path=node.path, key_prefix=f"{node.prefix}/" if node.prefix else "")
+        try:
+            got = zarr_direct.plan(meta, self.zarr_format, node.prefix, node.dtype, node.path)
+        except NodeError as exc:
+            return exc  # its message names the node: not shared
+        if node.metadata is not None:
+            self._plans[id(meta)] = (meta, got)  # the document is kept with the plan: its id stays its own
+        return got
 
     def _raw(self, key: str) -> bytes | None:
         """`kv.get_bounded(key, MAX_DOCUMENT_BYTES)` of a metadata document, once: its bytes, None where absent, or
