@@ -18,6 +18,7 @@ the file (external storage, virtual datasets, external links) is reported and ne
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterator, Mapping
 from functools import cached_property
@@ -519,22 +520,18 @@ class HDF5Node(Node):
         """
         if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not an array with data (a null dataspace holds none)")
-        ds = self.dataset()  # opened once for the plan (when not yet made) and the read
-        return hdf5_direct.read_block(ds, self.tree.raw_fd(), self._plan_of(ds), rows, self.tree.range_reader)
+        # The h5py dataset is opened only where h5py reads: a block of bytes read directly needs none.
+        dataset = functools.cache(self.dataset)
+        return hdf5_direct.read_block(dataset, self.tree.raw_fd(), self.plan, rows, self.tree.range_reader)
 
     @property
     def plan(self) -> hdf5_direct.DirectPlan:
-        """How this dataset's blocks are read; NotDecoded or Unreadable (reported) when they are not."""
-        return self._plan_of(None)
-
-    def _plan_of(self, ds: h5py.Dataset | None) -> hdf5_direct.DirectPlan:
-        """`plan`, made (the first time) from `ds` when given, else from the dataset opened now."""
+        """How this dataset's blocks are read, made once from its low-level id; NotDecoded or Unreadable (reported)
+        when they are not."""
         got = self.__dict__.get("_plan")
         if got is None:
             try:
-                got = hdf5_direct.plan(
-                    ds if ds is not None else self.dataset(), self.tree.raw_size(), self.path, self.tree.address_size()
-                )
+                got = hdf5_direct.plan(self.object_id(), self.tree.raw_size(), self.path, self.tree.address_size())
             except NotDecoded as exc:
                 got = NotDecoded(str(exc))
             except NodeError as exc:

@@ -20,6 +20,7 @@ import functools
 import itertools
 import math
 import os
+from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
 import h5py
@@ -101,24 +102,25 @@ class DirectPlan(NamedTuple):
     vlen: tuple[int, int] | None = None
 
 
-def plan(ds: h5py.Dataset, file_size: int | None, path: str, sizeof_addr: int | None = None) -> DirectPlan:
-    """How to read `ds`; `file_size` is None when the file is not local (no `pread`). `sizeof_addr`: the file's
-    address size in bytes, when known (else read from the file's creation properties).
+def plan(oid: Any, file_size: int | None, path: str, sizeof_addr: int | None = None) -> DirectPlan:
+    """How to read the dataset `oid` (its low-level id, `h5py.h5d.DatasetID`: a plan needs no high-level
+    `Dataset`); `file_size` is None when the file is not local (no `pread`). `sizeof_addr`: the file's address
+    size in bytes, when known (else read from the file's creation properties).
 
     Raises Unreadable for data stored outside the file, NotDecoded for a filter off the allow-list.
     """
-    dcpl = ds.id.get_create_plist()
+    dcpl = oid.get_create_plist()
     if dcpl.get_layout() == h5py.h5d.VIRTUAL or dcpl.get_external_count() > 0:
         raise Unreadable(f"{path}: its data is stored outside the file (external storage / virtual dataset); not read")
-    shape = tuple(int(n) for n in ds.shape)
-    dtype = ds.dtype
-    ftype = ds.id.get_type()
+    shape = tuple(int(n) for n in oid.shape)
+    dtype = oid.dtype
+    ftype = oid.get_type()
     if sizeof_addr is None:
-        sizeof_addr = address_size(ds.file.id)
+        sizeof_addr = address_size(h5py.h5i.get_file_id(oid))
     element_size = disk_size(ftype, sizeof_addr)
     direct = _values_are_bytes(dtype, ftype)
     vlen = _vlen(ftype, dtype, sizeof_addr)
-    fill = None if dtype.hasobject else _fill(ds, dtype)
+    fill = None if dtype.hasobject else _fill(dcpl, dtype)
     layout = dcpl.get_layout()
     if layout == h5py.h5d.CHUNKED:
         filters = tuple(int(dcpl.get_filter(i)[0]) for i in range(dcpl.get_nfilters()))
@@ -129,15 +131,15 @@ def plan(ds: h5py.Dataset, file_size: int | None, path: str, sizeof_addr: int | 
                     f"{path}: not decoded: HDF5 filter {name} (id {f}) is not on the allow-list "
                     f"({', '.join(DECODABLE_FILTERS.values())})"
                 )
-        chunk_shape = tuple(int(c) for c in ds.chunks)
-        table = _chunk_table(ds, chunk_shape, file_size, path)
+        chunk_shape = tuple(int(c) for c in dcpl.get_chunk())
+        table = _chunk_table(oid, shape, chunk_shape, file_size, path)
         per_row = math.prod(-(-int(n) // c) for n, c in zip(shape[1:], chunk_shape[1:], strict=False))
         stored = sorted({int(i) for i in np.unique(table.linear // max(1, per_row))}) if shape else None
         return DirectPlan(
             path, shape, dtype, "chunked", direct, element_size, fill, None, chunk_shape, filters, table, stored, vlen
         )
     if layout == h5py.h5d.CONTIGUOUS and shape:
-        offset = ds.id.get_offset()
+        offset = oid.get_offset()
         nbytes = math.prod(shape) * element_size
         if offset is not None and file_size is not None and offset + nbytes > file_size:
             raise NodeError(f"{path}: the file ends inside this dataset's data (truncated file)")
@@ -242,16 +244,18 @@ def _values_are_bytes(dtype: np.dtype, ftype: Any) -> bool:
         return False
 
 
-def _fill(ds: h5py.Dataset, dtype: np.dtype) -> Any:
+def _fill(dcpl: Any, dtype: np.dtype) -> Any:
+    """The dataset's fill value, as h5py's `Dataset.fillvalue` reads it from the creation properties `dcpl`."""
     try:
-        value = ds.fillvalue
-        return np.asarray(value, dtype=dtype)[()]
+        value = np.zeros((1,), dtype=dtype)
+        dcpl.get_fill_value(value)
+        return value[0]
     except Exception:  # no usable fill value: HDF5 reads zeros
         return np.zeros((), dtype=dtype)[()]
 
 
-def _chunk_table(ds: h5py.Dataset, chunk_shape: tuple[int, ...], file_size: int | None, path: str) -> ChunkTable:
-    grid = tuple(-(-int(n) // c) for n, c in zip(ds.shape, chunk_shape, strict=False))
+def _chunk_table(oid: Any, shape: tuple[int, ...], chunk_shape: tuple[int, ...], file_size: int | None, path: str) -> ChunkTable:
+    grid = tuple(-(-int(n) // c) for n, c in zip(shape, chunk_shape, strict=False))
     if math.prod(grid) >= 2**62:
         raise NotDecoded(f"{path}: not decoded: a chunk grid of {grid} chunks is too large to index")
     found: list[tuple[int, int, int, int]] = []
@@ -261,11 +265,11 @@ def _chunk_table(ds: h5py.Dataset, chunk_shape: tuple[int, ...], file_size: int 
         if all(0 <= i < g for i, g in zip(index, grid, strict=False)):
             found.append((_linear(index, grid), int(info.byte_offset), int(info.size), int(info.filter_mask)))
 
-    if hasattr(ds.id, "chunk_iter"):
-        ds.id.chunk_iter(record)
+    if hasattr(oid, "chunk_iter"):
+        oid.chunk_iter(record)
     else:
-        for j in range(ds.id.get_num_chunks()):
-            record(ds.id.get_chunk_info(j))
+        for j in range(oid.get_num_chunks()):
+            record(oid.get_chunk_info(j))
     found.sort()
     table = np.array(found, dtype=np.int64).reshape(-1, 4)
     if file_size is not None and len(table) and int((table[:, 1] + table[:, 2]).max()) > file_size:
@@ -284,19 +288,25 @@ def _linear(index: tuple[int, ...], grid: tuple[int, ...]) -> int:
 
 
 def read_block(
-    ds: h5py.Dataset, fd: int | None, plan: DirectPlan, rows: tuple[int, int], remote: RangeSource | None = None
+    dataset: Callable[[], h5py.Dataset],
+    fd: int | None,
+    plan: DirectPlan,
+    rows: tuple[int, int],
+    remote: RangeSource | None = None,
 ) -> Block:
     """Rows [start, stop) of the dataset, flattened in C order, with every stored chunk read for them.
 
-    `fd` is a read-only descriptor of the local file; else `remote` fetches the block's chunks together; else
-    chunks are read through h5py. A chunk that does not decode is listed with its problem, its elements the fill
-    value (None for object datasets).
+    `dataset` opens the h5py dataset (each call may open it again: pass a cached opener), called only where h5py
+    reads (types it converts, layouts read through it, a file that is neither local nor remote): bytes read
+    directly need no open dataset. `fd` is a read-only descriptor of the local file; else `remote` fetches the
+    block's chunks together; else chunks are read through h5py. A chunk that does not decode is listed with its
+    problem, its elements the fill value (None for object datasets).
     """
     shape = plan.shape
     if plan.layout == "h5py" or not shape:
         if shape:
             check_block_size(plan.path, shape, rows, element_bytes(plan.dtype, plan.element_size))
-        values = _h5py(ds, () if not shape else (slice(rows[0], rows[1]),), plan.path)
+        values = _h5py(dataset(), () if not shape else (slice(rows[0], rows[1]),), plan.path)
         return Block(rows[0] * _row_elements(shape) if shape else 0, values.reshape(-1))
     start, stop = max(0, rows[0]), min(rows[1], shape[0])
     flat_start = start * _row_elements(shape)
@@ -309,12 +319,12 @@ def read_block(
         fill = (
             plan.fill
             if plan.direct
-            else _h5py(ds, (slice(start, start + 1),) + (slice(0, 1),) * (len(shape) - 1), plan.path).reshape(-1)[0]
+            else _h5py(dataset(), (slice(start, start + 1),) + (slice(0, 1),) * (len(shape) - 1), plan.path).reshape(-1)[0]
         )
         return uniform_block(flat_start, fill, plan.dtype, (stop - start) * _row_elements(shape))
     check_block_size(plan.path, shape, (start, stop), element_bytes(plan.dtype, plan.element_size))
     if plan.layout == "contiguous":
-        return Block(flat_start, _contiguous(ds, fd, plan, start, stop).reshape(-1))
+        return Block(flat_start, _contiguous(dataset, fd, plan, start, stop).reshape(-1))
     out = np.empty((max(0, stop - start),) + shape[1:], dtype=plan.dtype)
     if not out.size:
         return Block(flat_start, out.reshape(-1))
@@ -334,10 +344,10 @@ def read_block(
         inside = tuple(slice(low - i * c, high - i * c) for low, high, i, c in zip(lo, hi, index, chunks, strict=False))
         at = plan.table.find(_linear(index, grid))
         if at is None:  # never written: the fill value, which h5py knows for the types it converts
-            target[...] = plan.fill if plan.direct else _h5py(ds, region, plan.path)
+            target[...] = plan.fill if plan.direct else _h5py(dataset(), region, plan.path)
             continue
         key = ".".join(str(i) for i in index)
-        problem = _read_chunk(ds, fd, plan, at, index, key, target, inside, region, fetched.get(at))
+        problem = _read_chunk(dataset, fd, plan, at, index, key, target, inside, region, fetched.get(at))
         reads.append(ChunkRead(key, problem))
     return Block(flat_start, out.reshape(-1), tuple(reads))
 
@@ -361,7 +371,7 @@ def _row_elements(shape: tuple[int, ...]) -> int:
 
 
 def _read_chunk(
-    ds: h5py.Dataset,
+    dataset: Callable[[], h5py.Dataset],
     fd: int | None,
     plan: DirectPlan,
     at: int,
@@ -390,7 +400,7 @@ def _read_chunk(
         if whole and not active and fd is not None:
             _pread_into(fd, memoryview(target.reshape(-1).view(np.uint8)), offset, plan.path)
             return None
-        raw = fetched if fetched is not None else _raw_chunk(ds, fd, offset, size, index, plan)
+        raw = fetched if fetched is not None else _raw_chunk(dataset, fd, offset, size, index, plan)
         if whole:
             codecs.decode_chunk(codec, raw, where, target.reshape(-1).view(np.uint8))
         elif plan.direct:
@@ -400,7 +410,7 @@ def _read_chunk(
             problem = vlen_problem(decoded, plan.vlen, where) if plan.vlen is not None else None
             if problem is not None:
                 raise ChunkError(problem)
-            target[...] = _h5py(ds, region, plan.path)  # h5py decodes it again
+            target[...] = _h5py(dataset(), region, plan.path)  # h5py decodes it again
     except ChunkError as exc:
         target[...] = plan.fill
         return str(exc)
@@ -420,7 +430,9 @@ def _codec(filters: tuple[int, ...], dtype: np.dtype, chunk_shape: tuple[int, ..
     return codecs.hdf5_codec(filters, dtype, chunk_shape, element_size, "an HDF5 chunk")
 
 
-def _raw_chunk(ds: h5py.Dataset, fd: int | None, offset: int, size: int, index: tuple[int, ...], plan: DirectPlan) -> bytes:
+def _raw_chunk(
+    dataset: Callable[[], h5py.Dataset], fd: int | None, offset: int, size: int, index: tuple[int, ...], plan: DirectPlan
+) -> bytes:
     """A chunk's stored bytes, as HDF5's chunk index places them."""
     if fd is not None:
         raw = os.pread(fd, size, offset)
@@ -429,13 +441,13 @@ def _raw_chunk(ds: h5py.Dataset, fd: int | None, offset: int, size: int, index: 
         return raw
     assert plan.chunk_shape is not None
     try:
-        _, raw = ds.id.read_direct_chunk(tuple(i * c for i, c in zip(index, plan.chunk_shape, strict=False)))
+        _, raw = dataset().id.read_direct_chunk(tuple(i * c for i, c in zip(index, plan.chunk_shape, strict=False)))
     except Exception as exc:
         raise NodeError(f"{plan.path}: cannot read chunk {'.'.join(map(str, index))} ({type(exc).__name__}: {exc})") from None
     return raw
 
 
-def _contiguous(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, start: int, stop: int) -> np.ndarray:
+def _contiguous(dataset: Callable[[], h5py.Dataset], fd: int | None, plan: DirectPlan, start: int, stop: int) -> np.ndarray:
     """Rows [start, stop) of a contiguous dataset: by offset when the bytes are the values, else through h5py."""
     out = np.empty((max(0, stop - start),) + plan.shape[1:], dtype=plan.dtype)
     if not out.size:
@@ -444,14 +456,14 @@ def _contiguous(ds: h5py.Dataset, fd: int | None, plan: DirectPlan, start: int, 
         if plan.direct:
             out[...] = plan.fill
             return out
-        return _h5py(ds, (slice(start, stop),), plan.path)
+        return _h5py(dataset(), (slice(start, stop),), plan.path)
     row = _row_elements(plan.shape) * plan.element_size
     if plan.vlen is not None and fd is not None:  # the stored lengths first: HDF5 allocates what they say
         problem = vlen_problem(os.pread(fd, (stop - start) * row, plan.contiguous_offset + start * row), plan.vlen, plan.path)
         if problem is not None:
             raise NodeError(f"{problem}; not read")
     if not plan.direct or fd is None:  # no filters on contiguous data: h5py reads what is stored, bounded
-        return _h5py(ds, (slice(start, stop),), plan.path)
+        return _h5py(dataset(), (slice(start, stop),), plan.path)
     _pread_into(fd, memoryview(out.reshape(-1).view(np.uint8)), plan.contiguous_offset + start * row, plan.path)
     return out
 
