@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -60,7 +61,10 @@ class Zygote:
 
     def __init__(self) -> None:
         env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        env.setdefault("SPEC_VALIDATE_CACHE_DIR", tempfile.mkdtemp(prefix="spec-validate-fuzz-cache-"))
+        # A pack cache of its own, removed on close (one left behind per run filled /tmp).
+        self._cache = None if "SPEC_VALIDATE_CACHE_DIR" in env else tempfile.mkdtemp(prefix="spec-validate-fuzz-cache-")
+        if self._cache is not None:
+            env["SPEC_VALIDATE_CACHE_DIR"] = self._cache
         self.proc = subprocess.Popen(
             [sys.executable, "-c", LAUNCHER, sys.executable, "-m", "tests.fuzz.zygote"],
             stdin=subprocess.PIPE,
@@ -85,6 +89,8 @@ class Zygote:
         if self.proc.poll() is None:
             self.proc.stdin.close()
             self.proc.wait(timeout=30)
+        if self._cache is not None:
+            shutil.rmtree(self._cache, ignore_errors=True)
 
 
 _validator = None
@@ -235,6 +241,7 @@ def fuzz(
                 except Exception as exc:  # noqa: BLE001 (the harness's own failure on this input: shown, not hidden)
                     result = Result(index, "?", "?", [], defects=[f"harness: {type(exc).__name__}: {exc}"])
                     if "zygote died" in str(exc):
+                        zygote.close()
                         zygote = Zygote()
                 with lock:
                     results.append(result)
