@@ -63,8 +63,9 @@ def validate(
         all_clauses: also check every clause where the store is of an era before the spec (a legacy file,
             such as an .h5ad written before anndata 0.8); without it one legacy verdict stands for them.
         list_folders: False to read a remote Zarr store that has consolidated metadata from it alone, listing no
-            folder: one request per metadata document and per chunk, and the clauses on the keys stored are not
-            checked (`ClauseResult.unchecked` names the nodes). Local stores are always listed.
+            folder: one request per metadata document and per chunk; a node it leaves out is not seen (as a reader
+            of consolidated metadata does not see it), and the clauses on the keys stored are not checked
+            (`ClauseResult.unchecked` names the nodes). Local stores are always listed.
 
     Returns:
         The Report: one ClauseResult per selected rule of each pack that applies, the store's eras and likely

@@ -158,9 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-list",
         action="store_true",
-        help="remote Zarr stores with consolidated metadata: read the nodes it names without listing any folder "
-        "(one request per document and per chunk); the clauses on the keys stored (chunk keys, stray keys, nodes "
-        "it leaves out) are then not checked. Stores without it are listed; local stores always are",
+        help="remote Zarr stores with consolidated metadata: read the store as it describes it, listing no folder "
+        "(one request per document and per chunk): a node it leaves out is not seen, as a reader of consolidated "
+        "metadata does not see it, and the clauses on the keys stored (chunk keys, stray keys, documents it leaves "
+        "out) are not checked. Stores without it are listed; local stores always are",
     )
     p.add_argument(
         "--timeout",

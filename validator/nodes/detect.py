@@ -16,7 +16,8 @@ def open_store(path: str, list_folders: bool = True) -> Tree:
             or a TileDB group or array (a CXG; needs the `tiledb` extra). Or a URL (`s3://`, `gs://`,
             `https://`, ...) of an HDF5 file or a Zarr v2/v3 store, read through fsspec (the `remote` extra).
         list_folders: False to read a remote Zarr store that has consolidated metadata from it alone, listing no
-            folder (fewer requests; the clauses on stored keys are then not checked). Local stores are listed.
+            folder (fewer requests; a node it leaves out is not seen, and the clauses on stored keys are not
+            checked). Local stores are listed.
 
     Returns:
         The tree; close it (or use it as a context manager) when done.
