@@ -196,14 +196,27 @@ def test_hdf5_passes_block_lists_the_chunks_it_read(tmp_path):
         assert tree.get("/a/s_fixed").read_block((0, 3)).chunks == ()  # contiguous: no chunks
 
 
-def test_hdf5_fails_lzf_dataset_not_decoded(tmp_path):
-    from validator.nodes.codecs import NotDecoded
-
+def test_hdf5_passes_lzf_dataset_decoded_here(tmp_path):
+    # h5py's lzf filter (anndata 0.7 wrote every chunked dataset with it): decoded by validator.nodes.lzf, bounded.
     path = tmp_path / "lzf.h5"
     with h5py.File(path, "w") as f:
         f.create_dataset("x", data=np.arange(100), chunks=(10,), compression="lzf")
-    with open_store(str(path)) as tree, pytest.raises(NotDecoded, match="/x: not decoded: HDF5 filter lzf"):
-        list(tree.get("/x").blocks())
+    with open_store(str(path)) as tree:
+        blocks = list(tree.get("/x").blocks())
+    assert all(c.problem is None for b in blocks for c in b.chunks)
+    np.testing.assert_array_equal(np.concatenate([b.values for b in blocks]), np.arange(100))
+
+
+def test_hdf5_fails_corrupt_lzf_chunk_is_a_chunk_problem(tmp_path):
+    path = tmp_path / "lzf.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.arange(100), chunks=(10,), compression="lzf")
+        f["x"].id.write_direct_chunk((90,), bytes([0xE0, 0xFF, 0x00]))  # a back-reference before the start
+    with open_store(str(path)) as tree:
+        block = tree.get("/x").read_block((0, 100))  # blocks() raises the first problem; read_block lists them
+    problems = [c.problem for c in block.chunks if c.problem]
+    assert len(problems) == 1 and "chunk 9 does not decode with lzf" in problems[0]
+    np.testing.assert_array_equal(block.values[:90], np.arange(90))
 
 
 def test_hdf5_fails_corrupt_chunk_raised_by_edge_blocks(tmp_path):

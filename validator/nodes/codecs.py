@@ -56,6 +56,8 @@ V3_ARRAY_TO_BYTES = ("bytes", "vlen-utf8", "vlen-bytes", "sharding_indexed")
 V3_BYTES_TO_BYTES = ("gzip", "blosc", "zstd", "crc32c")
 V3_ALLOWED = frozenset(("transpose",) + V3_ARRAY_TO_BYTES + V3_BYTES_TO_BYTES)
 STDLIB_COMPRESSORS = frozenset({"zlib", "gzip", "bz2", "lzma"})
+# Compressors of HDF5 filters only (no Zarr codec has these ids): h5py's LZF filter.
+HDF5_COMPRESSORS = ("lzf",)
 CHECKSUMS = frozenset({"adler32", "crc32", "crc32c", "fletcher32"})
 # Numeric filters: each maps n elements of its encoded dtype to n elements of its decoded dtype.
 NUMERIC_FILTERS = {  # id -> (decoded-dtype key, encoded-dtype key) in its configuration
@@ -94,6 +96,8 @@ class Step(NamedTuple):
             decoded = _zstd(data, self.exact, self.limit, out, where)
         elif self.name in STDLIB_COMPRESSORS:
             decoded = _stdlib(self.name, self.config, data, self.exact, self.limit, out, where)
+        elif self.name == "lzf":
+            decoded = _lzf(data, self.exact, self.limit, where)
         elif self.name in CHECKSUMS:
             decoded = _checksum(self.name, data, self.config.get("location"), where)
         elif self.name == "shuffle":
@@ -275,7 +279,7 @@ def _steps(
         _check_config(name, config, where)
         steps.append(Step(name, config, exact, limit))
         # What this step decodes from: its input's size, known backwards from its output's.
-        if name in COMPRESSORS:
+        if name in COMPRESSORS or name in HDF5_COMPRESSORS:
             exact, limit = None, compressed_bound(limit)
         elif name in CHECKSUMS:
             exact, limit = None if exact is None else exact + CHECKSUM_BYTES, limit + CHECKSUM_BYTES
@@ -460,11 +464,17 @@ def _sharding(config: Mapping[str, Any], dtype: np.dtype, shard_shape: tuple[int
 def hdf5_codec(
     filters: Sequence[int], dtype: np.dtype, chunk_shape: tuple[int, ...], element_size: int, where: str
 ) -> ChunkCodec:
-    """How an HDF5 chunk decodes through the filters `filters` (deflate 1, shuffle 2, fletcher32 3, in the order applied).
+    """How an HDF5 chunk decodes through the filters `filters` (deflate 1, shuffle 2, fletcher32 3, lzf 32000, in the
+    order applied).
 
     `element_size` is the on-disk size of one element (the chunk decodes to chunk elements x it).
     """
-    names = {1: {"id": "zlib"}, 2: {"id": "shuffle", "elementsize": element_size}, 3: {"id": "fletcher32"}}
+    names = {
+        1: {"id": "zlib"},
+        2: {"id": "shuffle", "elementsize": element_size},
+        3: {"id": "fletcher32"},
+        32000: {"id": "lzf"},
+    }
     written = [names[f] for f in filters]
     stored = dtype if dtype.itemsize == element_size and not dtype.hasobject else np.dtype(f"V{element_size}")
     return _chain(written, stored, stored, chunk_shape, None, None, where)
@@ -515,6 +525,17 @@ def _sized(name: str, data: np.ndarray, exact: int | None, limit: int, out: np.n
     except Exception as exc:
         raise ChunkError(f"{where} does not decode with {name} ({exc})") from None
     return dest
+
+
+def _lzf(data: np.ndarray, exact: int | None, limit: int, where: str) -> np.ndarray:
+    """LZF (h5py's HDF5 filter), decoded here and never by HDF5, whose filter grows its buffer until a stream fits."""
+    from validator.nodes import lzf
+
+    try:
+        decoded = lzf.decompress(data.tobytes(), exact if exact is not None else limit, exact=exact is not None)
+    except lzf.LZFError as exc:
+        raise ChunkError(f"{where} does not decode with lzf ({exc})") from None
+    return np.frombuffer(decoded, dtype=np.uint8)
 
 
 def zstd_content_size(data: np.ndarray) -> int | str | None:

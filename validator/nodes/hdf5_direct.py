@@ -9,9 +9,10 @@ with `read_direct_chunk` through h5py otherwise. For the rest
 (variable-length strings and objects, enums, types HDF5 converts), each stored chunk is first decoded here and
 checked to be exactly chunk elements x the on-disk element size, then h5py reads that chunk's elements.
 
-Filters other than deflate, shuffle and fletcher32 (lzf, szip, scaleoffset, plugins) are never run:
-`NotDecoded`. External storage and virtual datasets lie outside the file and are never read. Only offsets
-HDF5 reports for this dataset are read, each checked to lie inside the file, read-only.
+Filters other than deflate, shuffle, fletcher32 and h5py's lzf (decoded by `lzf`, bounded as the others are) are
+never run (szip, scaleoffset, plugins): `NotDecoded`. External storage and virtual datasets lie outside the file
+and are never read. Only offsets HDF5 reports for this dataset are read, each checked to lie inside the file,
+read-only.
 """
 
 from __future__ import annotations
@@ -40,14 +41,13 @@ from validator.nodes.base import (
 )
 from validator.nodes.codecs import ChunkCodec, ChunkError, NotDecoded
 
-DEFLATE, SHUFFLE, FLETCHER32 = 1, 2, 3
-DECODABLE_FILTERS = {DEFLATE: "deflate", SHUFFLE: "shuffle", FLETCHER32: "fletcher32"}
+DEFLATE, SHUFFLE, FLETCHER32, LZF = 1, 2, 3, 32000
+DECODABLE_FILTERS = {DEFLATE: "deflate", SHUFFLE: "shuffle", FLETCHER32: "fletcher32", LZF: "lzf"}
 OTHER_FILTERS = {
     4: "szip",
     5: "nbit",
     6: "scaleoffset",
     307: "bzip2",
-    32000: "lzf",
     32001: "blosc",
     32004: "lz4",
     32008: "bitshuffle",
