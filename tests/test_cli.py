@@ -250,6 +250,26 @@ def test_main_called_from_python_leaves_the_garbage_collector_alone(capsys, vali
     assert gc.isenabled() and gc.get_freeze_count() == frozen
 
 
+def test_console_collects_the_youngest_objects_less_often_after_start_up(monkeypatch):
+    # The command's own process only: the node tree's objects all live to the end, so the youngest generation is
+    # collected every YOUNG_OBJECTS allocations, not Python's 700; the older generations keep their thresholds.
+    import gc
+
+    import validator.cli as command
+
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    monkeypatch.setattr(command, "_OWN_PROCESS", True)
+    gc.disable()
+    try:
+        command._startup_finished()
+        assert gc.isenabled() and gc.get_threshold() == (command.YOUNG_OBJECTS, *before[1:])
+    finally:
+        gc.set_threshold(*before)
+        gc.enable()
+        if frozen == 0:
+            gc.unfreeze()
+
+
 @pytest.mark.parametrize("fixture,expected", [("valid_h5ad", 0), ("broken_h5ad", 1)])
 def test_console_exits_with_the_code_of_main(request, fixture, expected):
     # `python -m validator` and the console script both go through `console`, which pauses the collector
