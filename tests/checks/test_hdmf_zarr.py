@@ -61,6 +61,15 @@ def test_attr_path_is_group_passes_or_fails(value, expected):
     assert len(findings("attr_path_is_group", t.root, {"key": ".specloc"})) == expected
 
 
+def test_attr_path_is_group_fails_in_a_store_not_listed_naming_the_consolidated_metadata(monkeypatch):
+    # Read without listing, a group written after consolidation is not seen: the finding says where it looked.
+    t = nwb()
+    t.root.attrs[".specloc"] = "specs"
+    monkeypatch.setattr(type(t.root), "keys_listed", property(lambda node: False))
+    (finding,) = findings("attr_path_is_group", t.root, {"key": ".specloc"})
+    assert "names no node in the store's consolidated metadata (the store was not listed)" in finding.message
+
+
 def test_attr_path_is_group_passes_not_applicable_when_absent():
     with pytest.raises(NotApplicable):
         findings("attr_path_is_group", nwb().get("/acquisition"), {"key": ".specloc"})

@@ -92,7 +92,10 @@ def attr_path_is_group(node: Node, options: Options, scope: Scope) -> Iterator[F
         return
     target = _target(node, value)
     if target is None:
-        yield Finding(f"attribute {key!r} is {value!r}, which names no node in the store", details={"value": value})
+        # A store read without listing is seen as its consolidated metadata describes it (a reader of that
+        # metadata finds no such node either, but the store may hold one written after it was consolidated).
+        where = "the store" if node.keys_listed else "the store's consolidated metadata (the store was not listed)"
+        yield Finding(f"attribute {key!r} is {value!r}, which names no node in {where}", details={"value": value})
     elif target.kind != "group":
         yield Finding(f"attribute {key!r} is {value!r}, which is an {target.kind}, expected a group", details={"value": value})
 
