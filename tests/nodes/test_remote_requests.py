@@ -140,6 +140,33 @@ def test_remote_zarr_without_listing_reads_every_block(version, tmp_path):
             assert tree.get("/X/data")._stored_rows() == [0]
 
 
+def test_remote_zarr_array_of_2_to_the_63_elements_storing_none_is_read_without_a_request_per_chunk(tmp_path):
+    # A listing server shows no chunk folder: the array is its fill value, as locally; nothing is asked for its
+    # 8.8e12 chunks (a run did, until its --timeout).
+    from validator import validate
+
+    served = tmp_path / "served"
+    store = served / "store.zarr"
+    shutil.copytree(STORES["v3"], store)
+    document = json.loads((store / "X" / "indptr" / "zarr.json").read_text())
+    document["shape"] = [2**63 - 1]
+    document["chunk_grid"]["configuration"]["chunk_shape"] = [2**20]
+    (store / "X" / "indptr" / "zarr.json").write_text(json.dumps(document))
+    shutil.rmtree(store / "X" / "indptr" / "c")
+    (store / "zarr.json").write_text(
+        json.dumps({k: v for k, v in json.loads((store / "zarr.json").read_text()).items() if k != "consolidated_metadata"})
+    )
+    local = validate(store, jobs=1)
+    out = tmp_path / "remote.json"
+    with LatencyServer(served) as server:
+        # Under --timeout: a regression would ask for chunks until then, not hang the test suite.
+        main([f"{server.url}/store.zarr", "--timeout", "60", "--format", "json", "-o", str(out), "--quiet", "--isolated"])
+        asked = server.counts
+    assert asked["other"] < 50, asked
+    (remote,) = json.loads(out.read_text())["reports"]
+    assert remote["results"] == local.to_json()["results"]
+
+
 def test_no_list_option_reaches_the_store(tmp_path, capsys):
     served = tmp_path / "served"
     shutil.copytree(STORES["v2"], served / "store.zarr")

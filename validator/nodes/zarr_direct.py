@@ -273,8 +273,9 @@ def stored_rows(kv: KeyValueStore, plan: ArrayPlan) -> list[int] | None:
     """The sorted axis-0 grid indices of the chunks stored for the array, from the store's listing.
 
     None when the store is not listed (its server gives no listings, or the run lists nothing: the listings are
-    then what its consolidated metadata names, no chunk), or a remote folder's listing is empty (a server may
-    not list every folder): every block is then read.
+    then what its consolidated metadata names, no chunk): every block is then read. A store that lists is taken
+    at its word, as the chunk key rules take it: a folder it does not list holds no chunk (an array declaring
+    2**63 elements and storing none is read as its fill value without a request per chunk).
     """
     if not kv.lists:
         return None
@@ -285,8 +286,6 @@ def stored_rows(kv: KeyValueStore, plan: ArrayPlan) -> list[int] | None:
     else:
         lead = plan.key_lead
     keys, dirs = kv.list_dir(prefix)
-    if not keys and not dirs and _unlisted(kv):
-        return None
     names = keys + dirs if plan.separator == "/" else keys
     found: set[int] = set()
     for name in names:
@@ -299,11 +298,6 @@ def stored_rows(kv: KeyValueStore, plan: ArrayPlan) -> list[int] | None:
         if parts[0].isdigit() and parts[0].isascii():
             found.add(int(parts[0]))
     return sorted(found)
-
-
-def _unlisted(kv: KeyValueStore) -> bool:
-    """True for a store whose listing of a folder may be empty though keys lie in it (not a local directory or a zip)."""
-    return not isinstance(kv, (DirectoryStore, ZipStore))
 
 
 def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored: list[int] | None = None) -> Block:
