@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
         "--work", help="where inputs are made (default: a temporary folder); inputs with a defect or a timeout are kept"
     )
     p.add_argument("--keep", action="store_true", help="keep every input, not only those with a defect")
+    p.add_argument("--remote", action="store_true", help="validate each input by its URL, from a loopback HTTP server")
     args = p.parse_args(argv)
     root = Path(args.work or tempfile.mkdtemp(prefix="spec-validate-fuzz-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -49,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         args.start,
         progress,
         args.keep,
+        args.remote,
     )
     print(
         f"\nseed {args.seed}, inputs {args.start}..{args.start + args.n - 1}, {time.monotonic() - started:.0f} s; "

@@ -6,6 +6,11 @@ no `internal error` line; a JSON report valid against `validator/report/report.s
 given (never an enclosing folder); the process ends within its `--timeout` (plus a margin) and stays under a peak
 resident memory; the input's files keep their bytes, modes and modification times; the canary beside the input
 keeps its access times and none of its bytes appear in anything the tool printed.
+
+`remote=True` validates each input over HTTP instead: the inputs are served by tests/nodes/latency_server.py (in
+this process, one server per worker) and the tool is given the input's URL. The same checks hold but two: the
+server, not the tool, resolves a symlink inside the input (to the canary too), so the canary's access times and
+bytes say nothing about the tool there; and the report names the URL.
 """
 
 from __future__ import annotations
@@ -129,8 +134,12 @@ def fuzz_one(
     peak_mb: float = PEAK_MB,
     formats: tuple[str, ...] = mutators.FORMATS,
     keep: bool = False,
+    served_at: str | None = None,
 ) -> Result:
-    """Make input `index` of run `seed` under `root`, validate it in a child of `zygote`, check it; remove it unless kept."""
+    """Make input `index` of run `seed` under `root`, validate it in a child of `zygote`, check it; remove it unless kept.
+
+    `served_at`: the URL of a server of `root`; the input is then validated by its URL (see the module's doc).
+    """
     work = root / f"{index:05d}"
     if work.exists():
         mutators.remove_tree(work)
@@ -141,7 +150,8 @@ def fuzz_one(
     canary = inp.canary
     atimes = canary.access_times()
     report, out, err = work / "report.json", work / "stdout", work / "stderr"
-    argv = [str(inp.path), "--format", "json", "--output", str(report), "--jobs", str(1 + index % 2), "--isolated", "--quiet"] + (
+    target = str(inp.path) if served_at is None else f"{served_at}/{inp.path.relative_to(root).as_posix()}"
+    argv = [target, "--format", "json", "--output", str(report), "--jobs", str(1 + index % 2), "--isolated", "--quiet"] + (
         ["--timeout", str(timeout)] if os.environ.get("FUZZ_NO_TIMEOUT") is None else []
     )
     if os.environ.get("FUZZ_NO_MEMORY_LIMIT") is None:
@@ -156,15 +166,15 @@ def fuzz_one(
     d = result.defects
     d.extend(_run_defects(got, stderr, timeout, peak_mb))
     if got["code"] in (0, 1, 2):  # exit 2 too: an input that cannot be opened has a report carrying the error
-        d.extend(_check_report(text, inp.path))
+        d.extend(_check_report(text, target))
         result.timed_out = b"timed out after" in text
     after = mutators.snapshot(inp.path)
     if after != before:
         changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
         d.append(f"input modified: {changed[:5]}")
-    if canary.access_times() != atimes:
+    if served_at is None and canary.access_times() != atimes:
         d.append("the canary outside the input was read (its access time moved)")
-    shown = leaked(canary.token, [stdout, stderr, text])
+    shown = leaked(canary.token, [stdout, stderr, text]) if served_at is None else None
     if shown:
         d.append(f"canary bytes in the output: {shown!r}")
     if not keep and not d and not result.timed_out:  # a tool-reported timeout is kept to look at, not a defect
@@ -193,7 +203,7 @@ def _run_defects(got: dict, stderr: bytes, timeout: float, peak_mb: float) -> li
     return d
 
 
-def _check_report(text: bytes, path: Path) -> list[str]:
+def _check_report(text: bytes, path: str) -> list[str]:
     try:
         doc = json.loads(text)
     except ValueError as exc:
@@ -206,8 +216,8 @@ def _check_report(text: bytes, path: Path) -> list[str]:
         line = next(ln for ln in text.decode(errors="replace").splitlines() if "internal error" in ln or "Traceback" in ln)
         out.append(f"internal error in the report: {line.strip()[:300]}")
     sources = [r["source"] for r in doc["reports"]]
-    if sources != [str(path)]:
-        out.append(f"report names {sources}, not the input {str(path)!r}")
+    if sources != [path]:
+        out.append(f"report names {sources}, not the input {path!r}")
     return out
 
 
@@ -222,14 +232,18 @@ def fuzz(
     start: int = 0,
     progress=None,
     keep: bool = False,
+    remote: bool = False,
 ) -> list[Result]:
-    """Inputs start..start+n-1 of run `seed`, on `jobs` zygotes in parallel; the results in index order."""
+    """Inputs start..start+n-1 of run `seed`, on `jobs` zygotes in parallel; the results in index order. `remote`:
+    each validated by its URL, from a server of `root` (see the module's doc)."""
     results: list[Result] = []
     lock = threading.Lock()
     queue = iter(range(start, start + n))
 
     def worker() -> None:
         zygote = Zygote()
+        server = _server(root) if remote else None
+        served_at = server.url if server is not None else None
         try:
             while True:
                 with lock:
@@ -237,7 +251,7 @@ def fuzz(
                 if index is None:
                     return
                 try:
-                    result = fuzz_one(index, seed, zygote, root, timeout, peak_mb, formats, keep)
+                    result = fuzz_one(index, seed, zygote, root, timeout, peak_mb, formats, keep, served_at)
                 except Exception as exc:  # noqa: BLE001 (the harness's own failure on this input: shown, not hidden)
                     result = Result(index, "?", "?", [], defects=[f"harness: {type(exc).__name__}: {exc}"])
                     if "zygote died" in str(exc):
@@ -249,6 +263,8 @@ def fuzz(
                         progress(result)
         finally:
             zygote.close()
+            if server is not None:
+                server.stop()
 
     threads = [threading.Thread(target=worker) for _ in range(max(1, jobs))]
     for t in threads:
@@ -256,6 +272,16 @@ def fuzz(
     for t in threads:
         t.join()
     return sorted(results, key=lambda r: r.index)
+
+
+def _server(root: Path):
+    """tests/nodes/latency_server.py serving `root` (no latency: it is the inputs, not the network, under test)."""
+    sys.path.insert(0, str(REPO / "tests" / "nodes"))
+    try:
+        from latency_server import LatencyServer
+    finally:
+        sys.path.remove(str(REPO / "tests" / "nodes"))
+    return LatencyServer(root, lifetime=24 * 3600).start()
 
 
 def tally(results: list[Result]) -> str:

@@ -4,7 +4,8 @@ Each input is a corpus file mutated (tests/fuzz/mutators.py) and validated in it
 (tests/fuzz/runner.py), which checks: exit 0, 1 or 2; no traceback and no `internal error` line; a JSON report valid
 against its schema naming the input given; no hang past the timeout; peak RSS under the limit; the input unchanged
 (bytes, modes, modification times); nothing read outside the input (the canary's access times) and none of its bytes
-shown. `python -m tests.fuzz --n 10000` runs the long version on demand.
+shown. A few inputs of each HDF5 and Zarr format are validated over HTTP as well (`remote=True`). `python -m tests.fuzz
+--n 10000` runs the long version on demand (`--remote` over HTTP).
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ PER_FORMAT = 40  # 200 inputs in all: under a minute on two cores when no one el
 def test_fuzz_passes_every_input_gets_a_bounded_report(fmt, tmp_path):
     results = runner.fuzz(PER_FORMAT, SEED, tmp_path, jobs=2, formats=(fmt,))
     assert len(results) == PER_FORMAT
+    bad = [r for r in results if r.defects]
+    assert not bad, "\n" + "".join(r.line() for r in bad) + runner.tally(results)
+
+
+REMOTE_PER_FORMAT = 8  # each over HTTP from a loopback server: the remote readers meet the same hostile inputs
+
+
+@pytest.mark.parametrize("fmt", ["hdf5", "zarr-v2", "zarr-v3"])
+def test_fuzz_passes_every_input_over_http_gets_a_bounded_report(fmt, tmp_path):
+    pytest.importorskip("aiohttp")
+    results = runner.fuzz(REMOTE_PER_FORMAT, SEED + 1, tmp_path, jobs=2, formats=(fmt,), remote=True)
+    assert len(results) == REMOTE_PER_FORMAT
     bad = [r for r in results if r.defects]
     assert not bad, "\n" + "".join(r.line() for r in bad) + runner.tally(results)
 
