@@ -532,6 +532,10 @@ def _chunk_key(rel: str, grid: list[int], sep: str) -> bool:
     )
 
 
+# Why a clause on the keys stored is not checked: said the same way by every such clause.
+NOT_LISTED = "the store was not listed (its server lists no folders, or --no-list)"
+
+
 def listed_keys(node: Node) -> list[str]:
     """Every key stored below the node, relative to it (`Node.stored_keys`).
 
@@ -539,10 +543,7 @@ def listed_keys(node: Node) -> list[str]:
     the keys are then unknown, and a clause on them is not checked rather than passed.
     """
     if not node.keys_listed:
-        raise NotChecked(
-            f"{node.path}: the store was not listed (its server lists no folders, or --no-list), so the keys "
-            "stored below it are unknown"
-        )
+        raise NotChecked(f"{node.path}: {NOT_LISTED}, so the keys stored below it are unknown")
     return node.stored_keys() or []
 
 
@@ -615,9 +616,7 @@ def _raw_keys(node: Node) -> list[str]:
     if keys is not None:
         return keys
     if node.path == "/" and not node.keys_listed:
-        raise NotChecked(
-            f"{node.path}: the store was not listed (its server lists no folders, or --no-list): its keys are unknown"
-        )
+        raise NotChecked(f"{node.path}: {NOT_LISTED}: its keys are unknown")
     raise NotApplicable(f"{node.path}: the store's keys, as stored, cannot be listed here")
 
 
@@ -815,8 +814,8 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
 def unlisted_documents(node: Node, compared: int) -> str:
     """Why a comparison of consolidated metadata with the stored documents is not complete in a store not listed."""
     return (
-        f"{node.path}: the {compared} stored documents its consolidated metadata names equal their entries, but the "
-        "store was not listed (its server lists no folders, or --no-list): a document it leaves out cannot be found"
+        f"{node.path}: the {compared} stored documents its consolidated metadata names equal their entries, but "
+        f"{NOT_LISTED}: a document it leaves out cannot be found"
     )
 
 

@@ -175,6 +175,11 @@ def _own_metadata_and_keys(rule: Rule) -> bool:
     return all(p is not None and (p.own_metadata_only or p.own_keys) for p in _primitives(rule))
 
 
+def _own_name(rule: Rule) -> bool:
+    """True when every step of the rule depends only on the node's name."""
+    return all(p is not None and p.own_name for p in _primitives(rule))
+
+
 # Arrays storing more keys than this are checked alone by the rules that read them: grouping copies the listing,
 # and an array of many chunks shares its keys with few others.
 KEYS_GROUPED = 64
@@ -528,7 +533,7 @@ def _grouping(rule: Rule) -> Callable[[Node], Hashable | None] | None:
         return _signature
     if _own_metadata_and_keys(rule):
         return _keys_signature
-    if all(p is not None and p.own_name for p in _primitives(rule)):
+    if _own_name(rule):
         return _name
     return None
 
@@ -542,8 +547,8 @@ def _signature(node: Node) -> Hashable | None:
 
 
 class _Selected:
-    """The nodes a selector selects in one scope, in tree order; and, worked out when first asked, the same nodes
-    grouped by signature (nodes without one alone)."""
+    """The nodes a selector selects in one scope, in tree order; and, worked out when asked, the same nodes grouped
+    (by signature, kept for the many rules that group so; by stored keys or name, worked out for each rule)."""
 
     __slots__ = ("_groups", "nodes")
 
@@ -598,9 +603,9 @@ def _evaluate_by_signature(
     waiting: list[Evaluation],
     grouping: Callable[[Node], Hashable | None] = _signature,
 ) -> None:
-    """Run a rule that depends on nothing but a node's own metadata (and stored keys: `grouping`) once per group of
-    nodes that agree on it, and count its verdict for every node of the group; where the verdict may differ (a
-    failure, an error), each node is checked."""
+    """Run a rule that depends on nothing but what `grouping` tells apart (a node's own metadata, with its stored
+    keys, or its name) once per group of nodes that agree on it, and count its verdict for every node of the group;
+    where the verdict may differ (a failure, an error), each node is checked."""
     kept = len(tally.kept)
     for group in selected.groups(grouping):
         remembered = None
