@@ -289,3 +289,34 @@ def test_hdf5_passes_member_name_not_utf8_is_read_under_an_escaped_name(tmp_path
     with open_store(str(path)) as tree:
         assert [n.path for n in tree.walk()] == ["/", "/bad\\xff", "/ok"] and not tree.problems
         assert tree.get("/bad\\xff").shape == (3,)
+
+
+def test_hdf5_contiguous_plan_from_the_walk_is_the_plan_of_the_opened_dataset(tmp_path):
+    # A plain contiguous dataset's read plan is made from what the walk read (no second open): it must be the plan
+    # hdf5_direct makes from the opened dataset, fill value and unallocated data included.
+    from validator.nodes import hdf5_direct
+
+    path = tmp_path / "contiguous.h5"
+    with h5py.File(path, "w") as f:
+        f["plain"] = np.arange(10, dtype="<i4")
+        f["big-endian"] = np.arange(4, dtype=">f8")
+        f["bool"] = np.array([True, False, True])
+        f.create_dataset("filled", data=np.ones((3, 2), dtype="u2"), fillvalue=7)
+        f.create_dataset("never-written", shape=(5,), dtype="f4", fillvalue=np.nan)
+        f.create_dataset("strings", data=np.array(["a", "bc"], dtype=h5py.string_dtype()))
+    with open_store(str(path)) as tree:
+        quick = {}
+        for name in ("plain", "big-endian", "bool", "filled", "never-written"):
+            node = tree.get(f"/{name}")
+            assert node._contiguous is not None, name
+            plan = node.plan
+            opened = hdf5_direct.plan(node.object_id(), tree.raw_size(), node.path, tree.address_size())
+            for field, got, want in zip(plan._fields, plan, opened, strict=True):
+                if field == "fill":
+                    assert type(got) is type(want) and np.asarray(got).tobytes() == np.asarray(want).tobytes()
+                else:
+                    assert got == want, (name, field)
+            quick[name] = plan
+        assert quick["never-written"].contiguous_offset is None and quick["never-written"].rows_stored == []
+        assert tree.get("/strings")._contiguous is None  # variable-length: planned from the opened dataset
+        assert tree.get("/never-written").read_block((0, 5)).values.tobytes() == np.full(5, np.nan, "f4").tobytes()

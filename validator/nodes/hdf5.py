@@ -22,7 +22,7 @@ import functools
 import os
 from collections.abc import Iterator, Mapping
 from functools import cached_property
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 import h5py
 import numpy as np
@@ -100,11 +100,12 @@ def _attribute_names(oid: Any, plist: Any) -> tuple[list[bytes], dict[bytes, str
     h5a.iterate(oid, listed, index_type=h5py.h5.INDEX_CRT_ORDER if tracked else h5py.h5.INDEX_NAME, info=True)
     refused: dict[bytes, str] = {}
     for name, size in sizes.items():
-        # An element takes a byte at least: only an attribute storing more bytes than the element bound may hold
-        # more elements than it, so only those are opened here.
-        why = _too_large(size, None) if size <= MAX_ATTRIBUTE_ELEMENTS else _attribute_too_large(oid, name)
-        if why is not None:
-            refused[name] = why
+        # An element takes a byte at least: only an attribute storing more bytes than one of the bounds may pass
+        # either, so only those are opened here.
+        if size > min(MAX_ATTRIBUTE_ELEMENTS, MAX_ATTRIBUTE_BYTES):
+            why = _attribute_too_large(oid, name)
+            if why is not None:
+                refused[name] = why
     return names, refused
 
 
@@ -143,6 +144,7 @@ def _read_attribute(oid: Any, name: bytes) -> Any:
     h5py's `AttributeManager.__getitem__` reads them. Raises what HDF5 or h5py raise for a value they cannot read.
     """
     attr = h5a.open(oid, name)
+    # The shape first, always: h5py's read does not check the array it is given against the dataspace.
     shape = attr.shape
     if shape is None:
         return None  # a null dataspace (h5py.Empty)
@@ -153,14 +155,13 @@ def _read_attribute(oid: Any, name: bytes) -> Any:
             attr.read(arr, mtype=_VLEN_STRING[tid.get_cset()])
         values = [b.decode("utf-8", "surrogateescape") if isinstance(b, bytes) else b for b in arr.flat]
         return values[0] if arr.ndim == 0 else values
-    return plain(_read_like_h5py(attr))
+    return plain(_read_like_h5py(attr, tid.dtype, shape))
 
 
-def _read_like_h5py(attr: Any) -> Any:
-    """h5py's own reading of an attribute of any type other than variable-length strings."""
-    dtype = attr.dtype
-    htype = h5t.py_create(dtype)
-    shape = attr.shape
+def _read_like_h5py(attr: Any, dtype: np.dtype, shape: tuple[int, ...]) -> Any:
+    """h5py's own reading of an attribute of any type other than variable-length strings, given its dtype (as h5py
+    maps its HDF5 type) and its shape."""
+    htype = hdf5_direct.memory_type(dtype)
     if dtype.subdtype is not None:  # a top-level array type: numpy has none, so its dimensions join the shape
         dtype, subshape = dtype.subdtype[0], dtype.subdtype[1]
         shape = shape + subshape
@@ -312,12 +313,16 @@ class HDF5Node(Node):
             self._attrs.read(oid, tree.preferred_attributes)
         if self.kind == "array":
             self._facts_error: str | None = None
+            self._contiguous: tuple[hdf5_direct.StoredType, Any, int | None] | None = None
             try:
-                self._shape, self._dtype, self._chunks, self._layout, self._stored_as = _dataset_facts(oid, plist)
+                facts = _dataset_facts(oid, plist if plist is not None else oid.get_create_plist(), tree.address_size())
+                self._shape, self._dtype, self._chunks, self._layout, self._stored_as = facts[:5]
+                self._contiguous = facts.contiguous
             except Exception as exc:  # an object header HDF5 cannot read: reported when its shape or type is asked for
                 self._facts_error = f"{path}: its shape and type cannot be read ({describe(exc)})"
             outside = _stored_outside(oid, plist)
             if outside:
+                self._contiguous = None
                 tree.note_problem(
                     StoreProblem(path, f"{path}: its data is stored outside the file ({outside}); never read", path)
                 )
@@ -367,6 +372,12 @@ class HDF5Node(Node):
     def attr_type_class(self, name: str) -> str | None:
         stored = self._attrs._names.get(name) if self._attrs is not None else None
         return None if stored is None else _attr_type_class(self.object_id(), stored)
+
+    def _known(self) -> tuple[tuple[int, ...], np.dtype] | None:
+        # The shape and dtype the walk read, so that a plan need not ask HDF5 again.
+        if self._facts_error is not None or self._shape is None:
+            return None
+        return self._shape, self._dtype
 
     def _facts(self) -> None:
         """Raise Unreadable (reported once) when the dataset's shape and type could not be read."""
@@ -531,7 +542,16 @@ class HDF5Node(Node):
         got = self.__dict__.get("_plan")
         if got is None:
             try:
-                got = hdf5_direct.plan(self.object_id(), self.tree.raw_size(), self.path, self.tree.address_size())
+                if self._contiguous is not None and self._shape:
+                    # From what the walk read: no need to open the dataset again.
+                    stored, fill, offset = self._contiguous
+                    got = hdf5_direct.contiguous_plan(
+                        self.path, self._shape, self._dtype, stored, fill, offset, self.tree.raw_size()
+                    )
+                else:
+                    got = hdf5_direct.plan(
+                        self.object_id(), self.tree.raw_size(), self.path, self.tree.address_size(), self._known()
+                    )
             except NotDecoded as exc:
                 got = NotDecoded(str(exc))
             except NodeError as exc:
@@ -546,17 +566,30 @@ class HDF5Node(Node):
         return got
 
 
-def _dataset_facts(
-    oid: Any, plist: Any = None
-) -> tuple[tuple[int, ...] | None, np.dtype, tuple[int, ...] | None, int, tuple[Any, ...]]:
-    """(shape, dtype, chunks, layout) of an open dataset, as h5py's Dataset reports them, and how it is stored: its
-    dtype and what h5py records of its HDF5 type, layout, chunks, filters and fill value, everything its `storage`
-    is described from. `plist`: its creation property list, when already at hand."""
+class DatasetFacts(NamedTuple):
+    """What the walk reads of a dataset: what h5py's Dataset reports, how it is stored, and for a plain contiguous
+    dataset what its read plan needs (so that a scan need not open it again)."""
+
+    shape: tuple[int, ...] | None
+    dtype: np.dtype
+    chunks: tuple[int, ...] | None
+    layout: int
+    # Its dtype and what h5py records of its HDF5 type, layout, chunks, filters and fill value: everything its
+    # `storage` is described from.
+    stored_as: tuple[Any, ...]
+    # A contiguous dataset of numbers (at least one dimension): its type's facts, fill value and data offset (None:
+    # never allocated); else None.
+    contiguous: tuple[hdf5_direct.StoredType, Any, int | None] | None
+
+
+def _dataset_facts(oid: Any, plist: Any, sizeof_addr: int | None) -> DatasetFacts:
+    """The facts of an open dataset, `plist` its creation property list, `sizeof_addr` its file's address size
+    (None when unknown)."""
     shape = oid.shape
-    plist = plist if plist is not None else oid.get_create_plist()
     layout = plist.get_layout()
     chunks = tuple(int(c) for c in plist.get_chunk()) if layout == h5d.CHUNKED else None
-    dtype = oid.dtype
+    dtype, stored_type = _type_facts(oid, sizeof_addr)
+    contiguous = None
     try:
         filters = tuple(plist.get_filter(i) for i in range(plist.get_nfilters()))
         fill: Any = plist.fill_value_defined()  # the library's default (zero) needs no reading
@@ -568,8 +601,45 @@ def _dataset_facts(
         kind = (dtype, None if dtype.metadata is None else repr(sorted(dtype.metadata.items())))
         stored_as: tuple[Any, ...] = (kind, layout, chunks, filters, fill)
     except Exception as exc:  # a type or filter h5py cannot describe: the node is alike no other
-        stored_as = (object(), str(exc))
-    return (tuple(int(n) for n in shape) if shape is not None else None), dtype, chunks, layout, stored_as
+        return DatasetFacts(_shape(shape), dtype, chunks, layout, (object(), str(exc)), None)
+    if layout == h5d.CONTIGUOUS and shape and stored_type is not None and dtype.kind not in "OV":
+        try:
+            if plist.get_external_count() == 0:
+                # The fill value as the plan reads it (h5py's `fillvalue`): the library's default is zero.
+                value = np.frombuffer(fill, dtype=dtype)[0] if isinstance(fill, bytes) else np.zeros((), dtype=dtype)[()]
+                contiguous = (stored_type, value, oid.get_offset())
+        except Exception:  # the plan opens the dataset, and reports what is wrong
+            contiguous = None
+    return DatasetFacts(_shape(shape), dtype, chunks, layout, stored_as, contiguous)
+
+
+def _shape(shape: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    return tuple(int(n) for n in shape) if shape is not None else None
+
+
+# h5py's dtype for each HDF5 type met, and the facts a read plan needs of it, by the type's serialized description
+# and the file's address size: mapping the type anew for each dataset (a string type builds a dtype with metadata)
+# was a fifth of a wide file's dataset walk.
+_TYPES: dict[tuple[bytes, int | None], tuple[np.dtype, hdf5_direct.StoredType | None]] = {}
+
+
+def _type_facts(oid: Any, sizeof_addr: int | None) -> tuple[np.dtype, hdf5_direct.StoredType | None]:
+    """The dataset's dtype, as h5py's `Dataset.dtype` gives it, and its type's facts for a read plan (None when the
+    file's address size is not known or they cannot be read)."""
+    tid = oid.get_type()
+    try:
+        key = (tid.encode(), sizeof_addr)
+    except Exception:  # a type HDF5 cannot serialize: mapped as h5py maps it, each time
+        return tid.dtype, None
+    got = _TYPES.get(key)
+    if got is None:
+        dtype = tid.dtype
+        try:
+            stored = None if sizeof_addr is None else hdf5_direct.stored_type(tid, dtype, sizeof_addr)
+        except Exception:  # the plan reads the type itself, and reports what is wrong
+            stored = None
+        got = _TYPES[key] = (dtype, stored)
+    return got
 
 
 def _stored_outside(oid: Any, plist: Any) -> str | None:

@@ -102,24 +102,42 @@ class DirectPlan(NamedTuple):
     vlen: tuple[int, int] | None = None
 
 
-def plan(oid: Any, file_size: int | None, path: str, sizeof_addr: int | None = None) -> DirectPlan:
+class StoredType(NamedTuple):
+    """What a plan needs of a dataset's HDF5 type: the same for every dataset of that type in a file."""
+
+    element_size: int  # bytes per element on disk
+    direct: bool  # the stored bytes are the values
+    vlen: tuple[int, int] | None  # see DirectPlan.vlen
+
+
+def stored_type(ftype: Any, dtype: np.dtype, sizeof_addr: int) -> StoredType:
+    """The plan's facts of the HDF5 type `ftype`, which h5py reads as `dtype`."""
+    return StoredType(disk_size(ftype, sizeof_addr), _values_are_bytes(dtype, ftype), _vlen(ftype, dtype, sizeof_addr))
+
+
+def plan(
+    oid: Any,
+    file_size: int | None,
+    path: str,
+    sizeof_addr: int | None = None,
+    known: tuple[tuple[int, ...], np.dtype] | None = None,
+) -> DirectPlan:
     """How to read the dataset `oid` (its low-level id, `h5py.h5d.DatasetID`: a plan needs no high-level
     `Dataset`); `file_size` is None when the file is not local (no `pread`). `sizeof_addr`: the file's address
-    size in bytes, when known (else read from the file's creation properties).
+    size in bytes, when known (else read from the file's creation properties); `known`: its shape and dtype (as
+    h5py reads them), when already read.
 
     Raises Unreadable for data stored outside the file, NotDecoded for a filter off the allow-list.
     """
     dcpl = oid.get_create_plist()
     if dcpl.get_layout() == h5py.h5d.VIRTUAL or dcpl.get_external_count() > 0:
         raise Unreadable(f"{path}: its data is stored outside the file (external storage / virtual dataset); not read")
-    shape = tuple(int(n) for n in oid.shape)
-    dtype = oid.dtype
+    shape, dtype = known if known is not None else (tuple(int(n) for n in oid.shape), oid.dtype)
     ftype = oid.get_type()
     if sizeof_addr is None:
         sizeof_addr = address_size(h5py.h5i.get_file_id(oid))
-    element_size = disk_size(ftype, sizeof_addr)
-    direct = _values_are_bytes(dtype, ftype)
-    vlen = _vlen(ftype, dtype, sizeof_addr)
+    type_facts = stored_type(ftype, dtype, sizeof_addr)
+    element_size, direct, vlen = type_facts
     fill = None if dtype.hasobject else _fill(dcpl, dtype)
     layout = dcpl.get_layout()
     if layout == h5py.h5d.CHUNKED:
@@ -139,30 +157,43 @@ def plan(oid: Any, file_size: int | None, path: str, sizeof_addr: int | None = N
             path, shape, dtype, "chunked", direct, element_size, fill, None, chunk_shape, filters, table, stored, vlen
         )
     if layout == h5py.h5d.CONTIGUOUS and shape:
-        offset = oid.get_offset()
-        nbytes = math.prod(shape) * element_size
-        if offset is not None and file_size is not None and offset + nbytes > file_size:
-            raise NodeError(f"{path}: the file ends inside this dataset's data (truncated file)")
-        return DirectPlan(
-            path,
-            shape,
-            dtype,
-            "contiguous",
-            direct,
-            element_size,
-            fill,
-            None if offset is None else int(offset),
-            None,
-            (),
-            None,
-            [] if offset is None else None,
-            vlen,
-        )
+        return contiguous_plan(path, shape, dtype, type_facts, fill, oid.get_offset(), file_size)
     if shape and math.prod(shape) * element_size > file_size_or(file_size):
         raise NodeError(
             f"{path}: declares {math.prod(shape)} elements in a {layout_name(layout)} layout, more than the file holds"
         )
     return DirectPlan(path, shape, dtype, "h5py", direct, element_size, fill, None, None, (), None)
+
+
+def contiguous_plan(
+    path: str,
+    shape: tuple[int, ...],
+    dtype: np.dtype,
+    stored: StoredType,
+    fill: Any,
+    offset: int | None,
+    file_size: int | None,
+) -> DirectPlan:
+    """The plan of a contiguous dataset of at least one dimension, from its facts: `offset` is where its data starts
+    (None: never allocated, all fill)."""
+    nbytes = math.prod(shape) * stored.element_size
+    if offset is not None and file_size is not None and offset + nbytes > file_size:
+        raise NodeError(f"{path}: the file ends inside this dataset's data (truncated file)")
+    return DirectPlan(
+        path,
+        shape,
+        dtype,
+        "contiguous",
+        stored.direct,
+        stored.element_size,
+        fill,
+        None if offset is None else int(offset),
+        None,
+        (),
+        None,
+        [] if offset is None else None,
+        stored.vlen,
+    )
 
 
 def address_size(file_id: Any) -> int:
@@ -235,13 +266,28 @@ def _values_are_bytes(dtype: np.dtype, ftype: Any) -> bool:
     if dtype.hasobject or ftype.get_size() != dtype.itemsize:
         return False
     try:
-        memory = h5py.h5t.py_create(dtype)
+        memory = memory_type(dtype)
         if ftype.equal(memory):
             return True
         # An enum is stored as its base integer, which is what h5py reads it as.
         return isinstance(ftype, h5py.h5t.TypeEnumID) and ftype.get_super().equal(memory)
     except Exception:  # a type h5py cannot map back: let h5py convert it
         return False
+
+
+# h5py's memory type for a plain numeric or boolean dtype, built once: h5py builds an HDF5 enum for a bool each
+# time, most of the cost of reading an AnnData categorical's `ordered`.
+_MEMORY_TYPES: dict[np.dtype, Any] = {}
+
+
+def memory_type(dtype: np.dtype) -> Any:
+    """The HDF5 memory type h5py reads `dtype` with (`h5py.h5t.py_create`)."""
+    if dtype.kind not in "biufc" or dtype.metadata is not None or dtype.fields is not None:
+        return h5py.h5t.py_create(dtype)  # dtypes that compare equal while h5py maps them apart
+    htype = _MEMORY_TYPES.get(dtype)
+    if htype is None:
+        htype = _MEMORY_TYPES[dtype] = h5py.h5t.py_create(dtype)
+    return htype
 
 
 def _fill(dcpl: Any, dtype: np.dtype) -> Any:
