@@ -642,7 +642,12 @@ YOUNG_OBJECTS = 10_000
 
 
 def _startup_finished() -> None:
-    if _OWN_PROCESS and not gc.isenabled():
+    if not _OWN_PROCESS:
+        return
+    from validator.nodes import codecs
+
+    codecs.SKIP_CODEC_PLUGIN_SCAN = True  # this process decodes nothing but the tool's allow-list: see there
+    if not gc.isenabled():
         gc.freeze()
         _, older, oldest = gc.get_threshold()
         gc.set_threshold(YOUNG_OBJECTS, older, oldest)

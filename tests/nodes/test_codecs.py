@@ -400,6 +400,29 @@ def test_codecs_module_imports_no_numcodecs_until_a_chunk_is_decoded():
     assert out.stdout.strip() == "False"
 
 
+def test_the_command_imports_numcodecs_without_its_plugin_scan():
+    # In the command's own process numcodecs' registry finds no entry points and `importlib.metadata` is not
+    # imported; a later run_entrypoints() scans for real; the built-in codecs are registered and decode.
+    code = (
+        "import sys; from validator.nodes import codecs; codecs.SKIP_CODEC_PLUGIN_SCAN = True; "
+        "numcodecs = codecs.load_numcodecs(); "
+        "print('importlib.metadata' in sys.modules, len(numcodecs.registry.entries)); "
+        "zstd = numcodecs.get_codec({'id': 'zstd'}); print(zstd.decode(zstd.encode(b'abc')) == b'abc'); "
+        "numcodecs.registry.run_entrypoints(); print('importlib.metadata' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "0", "True", "True"]
+
+
+def test_a_library_process_imports_numcodecs_as_numcodecs_does():
+    code = (
+        "import sys; from validator.nodes import codecs; numcodecs = codecs.load_numcodecs(); "
+        "print('importlib.metadata' in sys.modules, numcodecs.registry.entry_points.__module__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "importlib.metadata"]
+
+
 def test_step_passes_limit_only_steps_report_their_bound():
     step = Step("zlib", {"id": "zlib"}, None, 100)
     with pytest.raises(ChunkError, match="decodes to more than 100 bytes, at most 100 expected"):

@@ -7,18 +7,76 @@ nested compression; `MAX_VARIABLE_BYTES` before an object codec), and says so in
 kilobytes that would inflate to gigabytes (nested zlib, a zstd frame without a declared size, bz2 members, a
 vlen header declaring 2**31 items) is a `ChunkError`, never an allocation.
 
-numcodecs is imported inside the functions that need it: a run that reads no array values never loads it.
+numcodecs is imported inside the functions that need it (through `load_numcodecs`): a run that reads no array
+values never loads it.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from validator.nodes.base import NodeError, NotDecoded
+
+# Set by the command's own process (`cli.console`): numcodecs is then imported without its scan of installed
+# packages for plugin codecs, which imports `importlib.metadata` (email, zipfile, csv, ...) and reads every
+# package's entry points: 20-25 ms, a tenth of a small Zarr store's run. Nothing is lost there: no plugin codec is
+# on the allow-list, and the built-in ids `_numcodec` asks for are registered by numcodecs' own modules. A process
+# that imports spec-validate as a library gets numcodecs as numcodecs imports itself, plugins and all.
+SKIP_CODEC_PLUGIN_SCAN = False
+_IMPORTING = threading.Lock()
+
+
+class _NoPlugins:
+    """What numcodecs' registry reads at import in place of `importlib.metadata.entry_points()`: no entry point."""
+
+    EntryPoints = tuple
+
+    @staticmethod
+    def entry_points(**_: Any) -> _NoPlugins:
+        return _NoPlugins()
+
+    def select(self, **_: Any) -> tuple[()]:
+        return ()
+
+
+def _entry_points(**selection: Any) -> Any:
+    # numcodecs' registry scans with this when asked again (`run_entrypoints()`): the real scan, imported then.
+    from importlib.metadata import entry_points
+
+    return entry_points(**selection)
+
+
+def load_numcodecs() -> Any:
+    """numcodecs, imported on first use (see SKIP_CODEC_PLUGIN_SCAN); every import of it here goes through this."""
+    loaded = sys.modules.get("numcodecs")
+    if loaded is not None:
+        return loaded
+    with _IMPORTING:
+        if "numcodecs" in sys.modules or not SKIP_CODEC_PLUGIN_SCAN:
+            import numcodecs
+
+            return numcodecs
+        # The registry does `from importlib.metadata import EntryPoints, entry_points` and scans at once: it is
+        # handed a module that finds nothing, for the time of this import only.
+        real = sys.modules.get("importlib.metadata")
+        sys.modules["importlib.metadata"] = _NoPlugins  # type: ignore[assignment]
+        try:
+            import numcodecs
+            import numcodecs.registry
+        finally:
+            if real is None:
+                del sys.modules["importlib.metadata"]
+            else:
+                sys.modules["importlib.metadata"] = real
+        numcodecs.registry.entry_points = _entry_points
+        return numcodecs
+
 
 # Bytes an object codec (vlen-utf8, vlen-bytes, json2) may decode from one chunk. Its input has no size the
 # metadata fixes, so it is capped here: a real chunk of strings is far smaller, and a chunk past this is
@@ -313,6 +371,7 @@ def _check_config(name: str, config: Mapping[str, Any], where: str) -> None:
     elif name in CHECKSUMS and config.get("location", "start") not in ("start", "end"):
         raise bad("has a location that is neither start nor end")
     elif name == "crc32c":
+        load_numcodecs()
         from numcodecs.checksum32 import crc32c_checksum
 
         if crc32c_checksum is None:
@@ -515,6 +574,7 @@ def _sized(name: str, data: np.ndarray, exact: int | None, limit: int, out: np.n
         raise ChunkError(f"{where} decodes to {nbytes} bytes, expected {exact}")
     if nbytes > limit:
         raise _too_big(where, exact, limit)
+    load_numcodecs()
     if name == "blosc":
         from numcodecs.blosc import decompress
     else:
@@ -570,6 +630,7 @@ def _zstd(data: np.ndarray, exact: int | None, limit: int, out: np.ndarray | Non
     else:
         size = exact if exact is not None else limit + 1
     dest = out if out is not None and out.nbytes == size else np.empty(size, dtype=np.uint8)
+    load_numcodecs()
     from numcodecs import zstd
 
     try:
@@ -688,6 +749,7 @@ def _checksum(name: str, data: np.ndarray, location: str | None, where: str) -> 
     if len(data) < CHECKSUM_BYTES:
         raise ChunkError(f"{where} is {len(data)} bytes, too short to hold its {name} checksum")
     if name == "fletcher32":
+        load_numcodecs()
         from numcodecs.fletcher32 import Fletcher32
 
         try:
@@ -698,6 +760,7 @@ def _checksum(name: str, data: np.ndarray, location: str | None, where: str) -> 
     payload = data[CHECKSUM_BYTES:] if at_start else data[:-CHECKSUM_BYTES]
     stored = int.from_bytes(bytes(data[:CHECKSUM_BYTES] if at_start else data[-CHECKSUM_BYTES:]), "little")
     if name == "crc32c":
+        load_numcodecs()
         from numcodecs.checksum32 import crc32c_checksum
 
         computed = crc32c_checksum(payload) & 0xFFFFFFFF  # type: ignore[misc]
@@ -722,7 +785,7 @@ def unshuffle(data: np.ndarray, itemsize: int) -> np.ndarray:
 
 
 def _numcodec(config: Mapping[str, Any]) -> Any:
-    import numcodecs
+    numcodecs = load_numcodecs()
 
     return numcodecs.get_codec(dict(config))  # only ever for ids on the allow-list
 
@@ -752,7 +815,7 @@ def _decode_objects(name: str, data: np.ndarray, count: int, where: str) -> np.n
         raise ChunkError(f"{where}: its {name} header declares {declared} items, expected {count}")
     if VLEN_HEADER * (count + 1) > len(data):
         raise ChunkError(f"{where} is {len(data)} bytes, too short for {count} {name} items (truncated)")
-    import numcodecs
+    numcodecs = load_numcodecs()
 
     codec = numcodecs.VLenUTF8() if name == "vlen-utf8" else numcodecs.VLenBytes()
     try:
