@@ -414,6 +414,27 @@ def test_the_command_imports_numcodecs_without_its_plugin_scan():
     assert out.stdout.split() == ["False", "0", "True", "True"]
 
 
+@pytest.mark.parametrize("skip_scan", [True, False])
+def test_numcodecs_first_imported_by_many_scan_threads_at_once_is_whole_for_each(skip_scan):
+    # Scan threads decode at once. A thread that went on while another was still importing numcodecs got it
+    # half made ("cannot import name 'Blosc' from partially initialized module"), and the block was unread.
+    code = (
+        "import sys, threading; from validator.nodes import codecs; "
+        f"codecs.SKIP_CODEC_PLUGIN_SCAN = {skip_scan}; start = threading.Barrier(8); failed = []\n"
+        "def decode():\n"
+        "    start.wait()\n"
+        "    try:\n"
+        "        codecs.load_numcodecs(); from numcodecs.blosc import decompress; from numcodecs import zstd\n"
+        "    except Exception as exc:\n"
+        "        failed.append(exc)\n"
+        "threads = [threading.Thread(target=decode) for _ in range(8)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]; print(len(failed), failed[:1])"
+    )
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == "0 []"
+
+
 def test_a_library_process_imports_numcodecs_as_numcodecs_does():
     code = (
         "import sys; from validator.nodes import codecs; numcodecs = codecs.load_numcodecs(); "

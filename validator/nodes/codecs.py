@@ -52,30 +52,42 @@ def _entry_points(**selection: Any) -> Any:
     return entry_points(**selection)
 
 
-def load_numcodecs() -> Any:
-    """numcodecs, imported on first use (see SKIP_CODEC_PLUGIN_SCAN); every import of it here goes through this."""
-    loaded = sys.modules.get("numcodecs")
-    if loaded is not None:
-        return loaded
-    with _IMPORTING:
-        if "numcodecs" in sys.modules or not SKIP_CODEC_PLUGIN_SCAN:
-            import numcodecs
+_LOADED: list[Any] = []  # numcodecs, once its import has finished
 
-            return numcodecs
-        # The registry does `from importlib.metadata import EntryPoints, entry_points` and scans at once: it is
-        # handed a module that finds nothing, for the time of this import only.
-        real = sys.modules.get("importlib.metadata")
-        sys.modules["importlib.metadata"] = _NoPlugins  # type: ignore[assignment]
-        try:
-            import numcodecs
-            import numcodecs.registry
-        finally:
-            if real is None:
-                del sys.modules["importlib.metadata"]
-            else:
-                sys.modules["importlib.metadata"] = real
-        numcodecs.registry.entry_points = _entry_points
+
+def load_numcodecs() -> Any:
+    """numcodecs, imported on first use (see SKIP_CODEC_PLUGIN_SCAN); every import of it here goes through this.
+
+    Scan threads decode at once: none may go on before the import has finished (a module is in `sys.modules`
+    while it is still being imported, and a thread importing one of its submodules then gets it half made).
+    """
+    if _LOADED:
+        return _LOADED[0]
+    with _IMPORTING:
+        if not _LOADED:
+            _LOADED.append(_import_numcodecs())
+    return _LOADED[0]
+
+
+def _import_numcodecs() -> Any:
+    if "numcodecs" in sys.modules or not SKIP_CODEC_PLUGIN_SCAN:
+        import numcodecs
+
         return numcodecs
+    # The registry does `from importlib.metadata import EntryPoints, entry_points` and scans at once: it is handed
+    # a module that finds nothing, for the time of this import only.
+    real = sys.modules.get("importlib.metadata")
+    sys.modules["importlib.metadata"] = _NoPlugins  # type: ignore[assignment]
+    try:
+        import numcodecs
+        import numcodecs.registry
+    finally:
+        if real is None:
+            del sys.modules["importlib.metadata"]
+        else:
+            sys.modules["importlib.metadata"] = real
+    numcodecs.registry.entry_points = _entry_points
+    return numcodecs
 
 
 # Bytes an object codec (vlen-utf8, vlen-bytes, json2) may decode from one chunk. Its input has no size the
