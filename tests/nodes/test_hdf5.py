@@ -320,3 +320,17 @@ def test_hdf5_contiguous_plan_from_the_walk_is_the_plan_of_the_opened_dataset(tm
         assert quick["never-written"].contiguous_offset is None and quick["never-written"].rows_stored == []
         assert tree.get("/strings")._contiguous is None  # variable-length: planned from the opened dataset
         assert tree.get("/never-written").read_block((0, 5)).values.tobytes() == np.full(5, np.nan, "f4").tobytes()
+
+
+def test_hdf5_file_is_read_with_a_small_metadata_cache(tmp_path):
+    # Each object header is read once by the walk, each chunk index once by a scan: the library keeps at most
+    # METADATA_CACHE_BYTES of them (its default grows to 32 MB and took a third of a 30,000-node file's memory).
+    from validator.nodes import hdf5
+
+    path = tmp_path / "small.h5"
+    with h5py.File(path, "w") as f:
+        f["x"] = np.arange(3)
+    with open_store(str(path)) as tree:
+        config = tree.file_id.get_mdc_config()
+        assert config.max_size == config.initial_size == hdf5.METADATA_CACHE_BYTES
+        assert tree.get("/x").read_block((0, 3)).values.tolist() == [0, 1, 2]

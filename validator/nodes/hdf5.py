@@ -727,6 +727,7 @@ class HDF5Tree(Tree):
             self._file.close()
             raise InputError(f"{self.source}: its root group cannot be opened ({_first_line(exc)})") from None
         self.file_id = self._file.id
+        _small_metadata_cache(self.file_id)
         self.groups[address] = "/"
         self._root = HDF5Node(self, "/", root, frozenset(), address)
 
@@ -781,6 +782,23 @@ class HDF5Tree(Tree):
         if self._fileobj is not None:
             with contextlib.suppress(Exception):  # a remote file whose connection is gone: nothing left to release
                 self._fileobj.close()
+
+
+# The most bytes of metadata (object headers, B-tree nodes, heaps) the HDF5 library keeps cached for a file: its
+# adaptive cache's smallest size. The walk reads each object header once and a scan each chunk index once, so a
+# larger cache keeps what is never read again: with HDF5's default (up to 32 MB) the 30,000-node `.h5ad` of the
+# metadata benchmark peaked at 327 MB, with this one at 197 MB, and no file read more slowly.
+METADATA_CACHE_BYTES = 2**20
+
+
+def _small_metadata_cache(file_id: Any) -> None:
+    try:
+        config = file_id.get_mdc_config()
+        config.set_initial_size = True
+        config.initial_size = config.min_size = config.max_size = METADATA_CACHE_BYTES
+        file_id.set_mdc_config(config)
+    except Exception:  # the library's default cache then: larger, never wrong
+        return
 
 
 def _first_line(exc: Exception) -> str:
