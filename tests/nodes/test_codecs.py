@@ -391,13 +391,17 @@ def test_decode_fails_lz4_header_declaring_more_than_the_chunk():
         decode_chunk(v2({"id": "lz4"}), b"\xff\xff\xff\xff" + bytes(20), WHERE)
 
 
+def _fresh_python(code: str) -> str:
+    """What `code` prints, run in a new interpreter (the import of numcodecs happens once per process)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+
+
 def test_codecs_module_imports_no_numcodecs_until_a_chunk_is_decoded():
     code = (
         "import sys; import validator.nodes.codecs, validator.nodes.zarr_direct, validator.nodes.hdf5_direct; "
         "print('numcodecs' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert _fresh_python(code).strip() == "False"
 
 
 def test_the_command_imports_numcodecs_without_its_plugin_scan():
@@ -410,8 +414,7 @@ def test_the_command_imports_numcodecs_without_its_plugin_scan():
         "zstd = numcodecs.get_codec({'id': 'zstd'}); print(zstd.decode(zstd.encode(b'abc')) == b'abc'); "
         "numcodecs.registry.run_entrypoints(); print('importlib.metadata' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "0", "True", "True"]
+    assert _fresh_python(code).split() == ["False", "0", "True", "True"]
 
 
 @pytest.mark.parametrize("skip_scan", [True, False])
@@ -431,8 +434,7 @@ def test_numcodecs_first_imported_by_many_scan_threads_at_once_is_whole_for_each
         "[t.start() for t in threads]; [t.join() for t in threads]; print(len(failed), failed[:1])"
     )
     for _ in range(3):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        assert out.stdout.strip() == "0 []"
+        assert _fresh_python(code).strip() == "0 []"
 
 
 def test_a_library_process_imports_numcodecs_as_numcodecs_does():
@@ -440,8 +442,7 @@ def test_a_library_process_imports_numcodecs_as_numcodecs_does():
         "import sys; from validator.nodes import codecs; numcodecs = codecs.load_numcodecs(); "
         "print('importlib.metadata' in sys.modules, numcodecs.registry.entry_points.__module__)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["True", "importlib.metadata"]
+    assert _fresh_python(code).split() == ["True", "importlib.metadata"]
 
 
 def test_step_passes_limit_only_steps_report_their_bound():
