@@ -140,6 +140,7 @@ def validate(
             tuple(done.context),
             provenance=provenance,
             legacy=legacy,
+            listed=tree.root.keys_listed,
         )
 
 

@@ -114,6 +114,7 @@ def test_remote_zarr_without_listing_asks_only_for_documents_and_chunks(version,
         asked = requests_by_key(server, "store.zarr")
         counts = server.counts
     assert counts["listing"] == 0
+    assert local.listed and not remote.listed  # the report says how the store was read
     assert all(n == 1 for n in asked.values()), {k: n for k, n in asked.items() if n > 1}
     asked_documents = {k for k in asked if k.rpartition("/")[2] in DOCUMENTS}
     assert asked_documents - documents <= {k for k in asked_documents if "/" not in k}  # root probes only
@@ -170,10 +171,19 @@ def test_remote_zarr_array_of_2_to_the_63_elements_storing_none_is_read_without_
 def test_no_list_option_reaches_the_store(tmp_path, capsys):
     served = tmp_path / "served"
     shutil.copytree(STORES["v2"], served / "store.zarr")
+    out, sarif = tmp_path / "report.json", tmp_path / "report.sarif"
     with LatencyServer(served) as server:
         assert main([f"{server.url}/store.zarr", "--no-list", "--quiet", "--isolated"]) == 0, capsys.readouterr().err
         assert server.counts["listing"] == 0
-    assert "not fully checked" in capsys.readouterr().out
+        text = capsys.readouterr().out
+        main([f"{server.url}/store.zarr", "--no-list", "--isolated", "--format", "json", "-o", str(out)])
+        main([f"{server.url}/store.zarr", "--no-list", "--isolated", "--format", "sarif", "-o", str(sarif)])
+    assert "not fully checked" in text
+    # The header says the members are the consolidated metadata's, which every "missing member" finding rests on.
+    assert "(zarr-v2, not listed: its members as its consolidated metadata names them;" in text
+    assert json.loads(out.read_text())["reports"][0]["listed"] is False
+    (artifact,) = json.loads(sarif.read_text())["runs"][0]["artifacts"]
+    assert artifact["properties"]["listed"] is False
 
 
 @pytest.mark.parametrize("version", ["v2", "v3"])

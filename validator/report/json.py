@@ -86,6 +86,7 @@ def report_to_json(report: Report, fail_on: Level = Level.MUST, baseline: Baseli
         "source": report.source,
         "node": report.node,
         "format": report.format or None,
+        "listed": report.listed,
         "verdict": {"outcome": v.outcome, "fail_on": fail_on.value, "new": v.new, "known": v.known, "unchecked": v.unchecked},
         "packs": [{"name": p.name, "title": p.title, "version": p.version, "scopes": list(p.scopes)} for p in report.packs],
         "summary": report.summary(),

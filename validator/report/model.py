@@ -108,6 +108,9 @@ class Report:
     skipped: str | None = None  # found in a folder but not checked (not a store, or no pack applies); one line
     provenance: Provenance | None = None  # the eras and likely writers the store shows
     legacy: tuple[LegacyVerdict, ...] = ()  # scopes of an era before the spec: one verdict each
+    # False for a store read without listing a folder (a server that lists none, or --no-list): its members are the
+    # ones its consolidated metadata names, and the clauses on the keys stored are not checked.
+    listed: bool = True
 
     @property
     def name(self) -> str:

@@ -135,7 +135,8 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
             continue
         root = _uri(artifact_uri(report.source))
         about = report.provenance.to_json() if report.provenance is not None else {"eras": [], "writers": []}
-        artifacts.append({"location": {"uri": root}, "properties": {"format": report.format or "unknown", **about}})
+        listing = {} if report.listed else {"listed": False}
+        artifacts.append({"location": {"uri": root}, "properties": {"format": report.format or "unknown", **listing, **about}})
         provenance.append(
             {
                 "artifact": root,

@@ -91,6 +91,8 @@ def _head(report: Report, paint: Paint, states: dict[tuple, bool]) -> list[str]:
     # An input cut short under --timeout (or whose reader crashed) has an unreadable record and no results, and no
     # format when it was not even opened.
     fmt = report.format or "format unknown"
+    if not report.listed:
+        fmt += ", not listed: its members as its consolidated metadata names them"
     checked = packs or ("not checked" if report.problems and not report.results else "no pack applies")
     lines = [paint("bold", report.name) + f" ({fmt}; {checked}{'; ' + about if about else ''})"]
     for problem in report.problems:
