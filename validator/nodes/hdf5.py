@@ -315,7 +315,8 @@ class HDF5Node(Node):
             self._facts_error: str | None = None
             self._contiguous: tuple[hdf5_direct.StoredType, Any, int | None] | None = None
             try:
-                facts = _dataset_facts(oid, plist if plist is not None else oid.get_create_plist(), tree.address_size())
+                dcpl = plist if plist is not None else oid.get_create_plist()
+                facts = _dataset_facts(oid, dcpl, tree.address_size(), tree.types)
                 self._shape, self._dtype, self._chunks, self._layout, self._stored_as = facts[:5]
                 self._contiguous = facts.contiguous
             except Exception as exc:  # an object header HDF5 cannot read: reported when its shape or type is asked for
@@ -582,13 +583,13 @@ class DatasetFacts(NamedTuple):
     contiguous: tuple[hdf5_direct.StoredType, Any, int | None] | None
 
 
-def _dataset_facts(oid: Any, plist: Any, sizeof_addr: int | None) -> DatasetFacts:
+def _dataset_facts(oid: Any, plist: Any, sizeof_addr: int | None, types: TypeFacts) -> DatasetFacts:
     """The facts of an open dataset, `plist` its creation property list, `sizeof_addr` its file's address size
-    (None when unknown)."""
+    (None when unknown), `types` its file's type facts so far (see HDF5Tree.types)."""
     shape = oid.shape
     layout = plist.get_layout()
     chunks = tuple(int(c) for c in plist.get_chunk()) if layout == h5d.CHUNKED else None
-    dtype, stored_type = _type_facts(oid, sizeof_addr)
+    dtype, stored_type = _type_facts(oid, sizeof_addr, types)
     contiguous = None
     try:
         filters = tuple(plist.get_filter(i) for i in range(plist.get_nfilters()))
@@ -617,28 +618,28 @@ def _shape(shape: tuple[int, ...] | None) -> tuple[int, ...] | None:
     return tuple(int(n) for n in shape) if shape is not None else None
 
 
-# h5py's dtype for each HDF5 type met, and the facts a read plan needs of it, by the type's serialized description
-# and the file's address size: mapping the type anew for each dataset (a string type builds a dtype with metadata)
-# was a fifth of a wide file's dataset walk.
-_TYPES: dict[tuple[bytes, int | None], tuple[np.dtype, hdf5_direct.StoredType | None]] = {}
+# h5py's dtype for each HDF5 type of a file, and the facts a read plan needs of it, by the type's serialized
+# description: mapping the type anew for each dataset (a string type builds a dtype with metadata) was a fifth of
+# a wide file's dataset walk. Kept by the file's tree, so it lasts no longer than the file is read.
+TypeFacts = dict[bytes, tuple[np.dtype, hdf5_direct.StoredType | None]]
 
 
-def _type_facts(oid: Any, sizeof_addr: int | None) -> tuple[np.dtype, hdf5_direct.StoredType | None]:
+def _type_facts(oid: Any, sizeof_addr: int | None, types: TypeFacts) -> tuple[np.dtype, hdf5_direct.StoredType | None]:
     """The dataset's dtype, as h5py's `Dataset.dtype` gives it, and its type's facts for a read plan (None when the
     file's address size is not known or they cannot be read)."""
     tid = oid.get_type()
     try:
-        key = (tid.encode(), sizeof_addr)
+        key = tid.encode()
     except Exception:  # a type HDF5 cannot serialize: mapped as h5py maps it, each time
         return tid.dtype, None
-    got = _TYPES.get(key)
+    got = types.get(key)
     if got is None:
         dtype = tid.dtype
         try:
             stored = None if sizeof_addr is None else hdf5_direct.stored_type(tid, dtype, sizeof_addr)
         except Exception:  # the plan reads the type itself, and reports what is wrong
             stored = None
-        got = _TYPES[key] = (dtype, stored)
+        got = types[key] = (dtype, stored)
     return got
 
 
@@ -716,6 +717,7 @@ class HDF5Tree(Tree):
         self.range_reader: hdf5_direct.RangeSource | None = None
         self.opened: list[HDF5Node] = []  # every node made, so close() can let go of their HDF5 ids
         self.groups: dict[int, str] = {}  # a group's object address -> the path it is read under, entered once
+        self.types: TypeFacts = {}  # see _type_facts
         try:
             self._file = h5py.File(path, "r", locking=False) if local else h5py.File(path, "r")
         except Exception as exc:
