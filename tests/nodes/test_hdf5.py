@@ -319,6 +319,9 @@ def test_hdf5_contiguous_plan_from_the_walk_is_the_plan_of_the_opened_dataset(tm
             quick[name] = plan
         assert quick["never-written"].contiguous_offset is None and quick["never-written"].rows_stored == []
         assert tree.get("/strings")._contiguous is None  # variable-length: planned from the opened dataset
+        assert len(tree.types) == 6  # one entry per HDF5 type of this file (six here), held by its tree alone
+    with open_store(str(path)) as again:
+        assert again.types == {}
         assert tree.get("/never-written").read_block((0, 5)).values.tobytes() == np.full(5, np.nan, "f4").tobytes()
 
 
