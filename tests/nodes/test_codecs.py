@@ -417,6 +417,18 @@ def test_the_command_imports_numcodecs_without_its_plugin_scan():
     assert _fresh_python(code).split() == ["False", "0", "True", "True"]
 
 
+def test_a_numcodecs_that_needs_more_of_importlib_metadata_is_imported_as_it_imports_itself():
+    # Should a numcodecs release ask importlib.metadata for more than the stand-in offers, the command still decodes:
+    # the stand-in's import fails, is forgotten, and numcodecs is imported with its scan.
+    code = (
+        "import sys; from validator.nodes import codecs; codecs.SKIP_CODEC_PLUGIN_SCAN = True; "
+        "codecs._NoPlugins = type('Lacking', (), {}); numcodecs = codecs.load_numcodecs(); "
+        "from numcodecs.blosc import decompress; zstd = numcodecs.get_codec({'id': 'zstd'}); "
+        "print(zstd.decode(zstd.encode(b'abc')) == b'abc', numcodecs.registry.entry_points.__module__)"
+    )
+    assert _fresh_python(code).split() == ["True", "importlib.metadata"]
+
+
 @pytest.mark.parametrize("skip_scan", [True, False])
 def test_numcodecs_first_imported_by_many_scan_threads_at_once_is_whole_for_each(skip_scan):
     # Scan threads decode at once. A thread that went on while another was still importing numcodecs got it

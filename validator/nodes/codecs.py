@@ -81,11 +81,21 @@ def _import_numcodecs() -> Any:
     try:
         import numcodecs
         import numcodecs.registry
+    except ImportError:
+        # A numcodecs that asks importlib.metadata for more than this at import: forget the half-made import and
+        # import it as it imports itself (the scan's cost, nothing worse).
+        for name in [m for m in sys.modules if m == "numcodecs" or m.startswith("numcodecs.")]:
+            del sys.modules[name]
+        numcodecs = None
     finally:
         if real is None:
             del sys.modules["importlib.metadata"]
         else:
             sys.modules["importlib.metadata"] = real
+    if numcodecs is None:
+        import numcodecs
+
+        return numcodecs
     numcodecs.registry.entry_points = _entry_points
     return numcodecs
 
