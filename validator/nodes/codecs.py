@@ -70,32 +70,33 @@ def load_numcodecs() -> Any:
 
 
 def _import_numcodecs() -> Any:
-    if "numcodecs" in sys.modules or not SKIP_CODEC_PLUGIN_SCAN:
-        import numcodecs
+    if SKIP_CODEC_PLUGIN_SCAN and "numcodecs" not in sys.modules:
+        loaded = _import_without_plugin_scan()
+        if loaded is not None:
+            return loaded
+    import numcodecs
 
-        return numcodecs
-    # The registry does `from importlib.metadata import EntryPoints, entry_points` and scans at once: it is handed
-    # a module that finds nothing, for the time of this import only.
+    return numcodecs
+
+
+def _import_without_plugin_scan() -> Any | None:
+    """numcodecs, its registry handed a module that finds no entry point for the time of the import (it does
+    `from importlib.metadata import EntryPoints, entry_points` and scans at once); None, the half-made import
+    forgotten, for a numcodecs that asks importlib.metadata for more than that."""
     real = sys.modules.get("importlib.metadata")
     sys.modules["importlib.metadata"] = _NoPlugins  # type: ignore[assignment]
     try:
         import numcodecs
         import numcodecs.registry
     except ImportError:
-        # A numcodecs that asks importlib.metadata for more than this at import: forget the half-made import and
-        # import it as it imports itself (the scan's cost, nothing worse).
         for name in [m for m in sys.modules if m == "numcodecs" or m.startswith("numcodecs.")]:
             del sys.modules[name]
-        numcodecs = None
+        return None
     finally:
         if real is None:
             del sys.modules["importlib.metadata"]
         else:
             sys.modules["importlib.metadata"] = real
-    if numcodecs is None:
-        import numcodecs
-
-        return numcodecs
     numcodecs.registry.entry_points = _entry_points
     return numcodecs
 

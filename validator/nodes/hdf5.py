@@ -313,12 +313,12 @@ class HDF5Node(Node):
             self._attrs.read(oid, tree.preferred_attributes)
         if self.kind == "array":
             self._facts_error: str | None = None
-            self._contiguous: tuple[hdf5_direct.StoredType, Any, int | None] | None = None
+            self._contiguous: tuple[Any, int | None] | None = None
             try:
                 dcpl = plist if plist is not None else oid.get_create_plist()
                 facts = _dataset_facts(oid, dcpl, tree.address_size(), tree.types)
                 self._shape, self._dtype, self._chunks, self._layout, self._stored_as = facts[:5]
-                self._contiguous = facts.contiguous
+                self._stored_type, self._contiguous = facts.stored_type, facts.contiguous
             except Exception as exc:  # an object header HDF5 cannot read: reported when its shape or type is asked for
                 self._facts_error = f"{path}: its shape and type cannot be read ({describe(exc)})"
             outside = _stored_outside(oid, plist)
@@ -374,11 +374,11 @@ class HDF5Node(Node):
         stored = self._attrs._names.get(name) if self._attrs is not None else None
         return None if stored is None else _attr_type_class(self.object_id(), stored)
 
-    def _known(self) -> tuple[tuple[int, ...], np.dtype] | None:
-        # The shape and dtype the walk read, so that a plan need not ask HDF5 again.
+    def _known(self) -> tuple[tuple[int, ...], np.dtype, hdf5_direct.StoredType | None] | None:
+        # The shape, dtype and type facts the walk read, so that a plan need not ask HDF5 again.
         if self._facts_error is not None or self._shape is None:
             return None
-        return self._shape, self._dtype
+        return self._shape, self._dtype, self._stored_type
 
     def _facts(self) -> None:
         """Raise Unreadable (reported once) when the dataset's shape and type could not be read."""
@@ -545,9 +545,9 @@ class HDF5Node(Node):
             try:
                 if self._contiguous is not None and self._shape:
                     # From what the walk read: no need to open the dataset again.
-                    stored, fill, offset = self._contiguous
+                    fill, offset = self._contiguous
                     got = hdf5_direct.contiguous_plan(
-                        self.path, self._shape, self._dtype, stored, fill, offset, self.tree.raw_size()
+                        self.path, self._shape, self._dtype, self._stored_type, fill, offset, self.tree.raw_size()
                     )
                 else:
                     got = hdf5_direct.plan(
@@ -578,9 +578,11 @@ class DatasetFacts(NamedTuple):
     # Its dtype and what h5py records of its HDF5 type, layout, chunks, filters and fill value: everything its
     # `storage` is described from.
     stored_as: tuple[Any, ...]
-    # A contiguous dataset of numbers (at least one dimension): its type's facts, fill value and data offset (None:
-    # never allocated); else None.
-    contiguous: tuple[hdf5_direct.StoredType, Any, int | None] | None
+    # What a read plan needs of its HDF5 type (None when not read here: the plan reads it).
+    stored_type: hdf5_direct.StoredType | None
+    # A contiguous dataset of numbers (at least one dimension) whose type's facts were read: its fill value and data
+    # offset (None: never allocated); else None.
+    contiguous: tuple[Any, int | None] | None
 
 
 def _dataset_facts(oid: Any, plist: Any, sizeof_addr: int | None, types: TypeFacts) -> DatasetFacts:
@@ -602,16 +604,16 @@ def _dataset_facts(oid: Any, plist: Any, sizeof_addr: int | None, types: TypeFac
         kind = (dtype, None if dtype.metadata is None else repr(sorted(dtype.metadata.items())))
         stored_as: tuple[Any, ...] = (kind, layout, chunks, filters, fill)
     except Exception as exc:  # a type or filter h5py cannot describe: the node is alike no other
-        return DatasetFacts(_shape(shape), dtype, chunks, layout, (object(), str(exc)), None)
+        return DatasetFacts(_shape(shape), dtype, chunks, layout, (object(), str(exc)), stored_type, None)
     if layout == h5d.CONTIGUOUS and shape and stored_type is not None and dtype.kind not in "OV":
         try:
             if plist.get_external_count() == 0:
                 # The fill value as the plan reads it (h5py's `fillvalue`): the library's default is zero.
                 value = np.frombuffer(fill, dtype=dtype)[0] if isinstance(fill, bytes) else np.zeros((), dtype=dtype)[()]
-                contiguous = (stored_type, value, oid.get_offset())
+                contiguous = (value, oid.get_offset())
         except Exception:  # the plan opens the dataset, and reports what is wrong
             contiguous = None
-    return DatasetFacts(_shape(shape), dtype, chunks, layout, stored_as, contiguous)
+    return DatasetFacts(_shape(shape), dtype, chunks, layout, stored_as, stored_type, contiguous)
 
 
 def _shape(shape: tuple[int, ...] | None) -> tuple[int, ...] | None:

@@ -120,23 +120,23 @@ def plan(
     file_size: int | None,
     path: str,
     sizeof_addr: int | None = None,
-    known: tuple[tuple[int, ...], np.dtype] | None = None,
+    known: tuple[tuple[int, ...], np.dtype, StoredType | None] | None = None,
 ) -> DirectPlan:
     """How to read the dataset `oid` (its low-level id, `h5py.h5d.DatasetID`: a plan needs no high-level
     `Dataset`); `file_size` is None when the file is not local (no `pread`). `sizeof_addr`: the file's address
     size in bytes, when known (else read from the file's creation properties); `known`: its shape and dtype (as
-    h5py reads them), when already read.
+    h5py reads them) and its type's facts (None: read here), when already read.
 
     Raises Unreadable for data stored outside the file, NotDecoded for a filter off the allow-list.
     """
     dcpl = oid.get_create_plist()
     if dcpl.get_layout() == h5py.h5d.VIRTUAL or dcpl.get_external_count() > 0:
         raise Unreadable(f"{path}: its data is stored outside the file (external storage / virtual dataset); not read")
-    shape, dtype = known if known is not None else (tuple(int(n) for n in oid.shape), oid.dtype)
-    ftype = oid.get_type()
-    if sizeof_addr is None:
-        sizeof_addr = address_size(h5py.h5i.get_file_id(oid))
-    type_facts = stored_type(ftype, dtype, sizeof_addr)
+    shape, dtype, type_facts = known if known is not None else (tuple(int(n) for n in oid.shape), oid.dtype, None)
+    if type_facts is None:
+        if sizeof_addr is None:
+            sizeof_addr = address_size(h5py.h5i.get_file_id(oid))
+        type_facts = stored_type(oid.get_type(), dtype, sizeof_addr)
     element_size, direct, vlen = type_facts
     fill = None if dtype.hasobject else _fill(dcpl, dtype)
     layout = dcpl.get_layout()
