@@ -327,7 +327,7 @@ def test_hdf5_contiguous_plan_from_the_walk_is_the_plan_of_the_opened_dataset(tm
 
 def test_hdf5_file_is_read_with_a_small_metadata_cache(tmp_path):
     # Each object header is read once by the walk, each chunk index once by a scan: the library keeps at most
-    # METADATA_CACHE_BYTES of them (its default grows to 32 MB and took a third of a 30,000-node file's memory).
+    # METADATA_CACHE_BYTES of them, as stored (decoded, about ten times that; its default grows to 32 MB).
     from validator.nodes import hdf5
 
     path = tmp_path / "small.h5"

@@ -790,9 +790,13 @@ class HDF5Tree(Tree):
 
 # The most bytes of metadata (object headers, B-tree nodes, heaps) the HDF5 library keeps cached for a file: its
 # adaptive cache's smallest size. The walk reads each object header once and a scan each chunk index once, so a
-# larger cache keeps what is never read again: with HDF5's default (up to 32 MB) the 30,000-node `.h5ad` of the
-# metadata benchmark peaked at 327 MB, with this one at 197 MB, and no file read more slowly.
-METADATA_CACHE_BYTES = 2**20
+# larger cache keeps what is never read again. The library counts an entry by its size on disk, and holds it
+# decoded at about ten times that: with 1 MiB it filled over the first ~2,000 objects of a file and then held
+# ~12 MB, with HDF5's default (adaptive, up to 32 MB) the 30,000-node `.h5ad` of the metadata benchmark peaked at
+# 327 MB. 128 KiB holds ~2 MB and no benchmark file is slower, local or remote (the same requests); at 64 KiB
+# the wide files are (the nodes of a large group's B-tree and its heap are evicted while its members are read),
+# for no memory saved.
+METADATA_CACHE_BYTES = 128 * 2**10
 
 
 def _small_metadata_cache(file_id: Any) -> None:
