@@ -672,6 +672,8 @@ def _keeps_connection(response: Any) -> bool | None:
 
 def _cap(response: Any, limit: int) -> None:
     """Make the response body fail once more than `limit` bytes have been read from it (a body of undeclared length)."""
+    if response.content_length is not None:
+        return  # checked against `limit` already, and aiohttp reads no more than the declared length
     response.content = _BoundedBody(response.content, limit)
 
 
