@@ -47,6 +47,7 @@ from validator.nodes.base import (
     plain,
     plan_rows,
 )
+from validator.nodes.hdf5_open import open_at
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 # The most an attribute may hold to be read: real metadata (encoding types, column orders, uns scalars) is far
@@ -280,7 +281,8 @@ def _string_storage(dtype: np.dtype, stored: str) -> StringStorage | None:
 
 class HDF5Node(Node):
     """A group or dataset. A group keeps its low-level id open (about 1 KB); a dataset keeps only its facts and is
-    opened again, through its parent group and link name, when its storage or data is read."""
+    opened again when its storage or data is read: at its address, or through its parent group and link name where
+    a soft link led to it."""
 
     def __init__(
         self,
@@ -350,6 +352,10 @@ class HDF5Node(Node):
         """The low-level id of this group (kept open) or dataset (opened now)."""
         if self._gid is not None:
             return self._gid
+        if self._dataset_address is not None and self._parent_id is not None:  # (the tree's close clears the latter)
+            oid = open_at(self.tree.file_id, self._dataset_address)
+            if oid is not None:
+                return oid
         return (
             h5o.open(self._parent_id, self._link)
             if self._parent_id is not None
@@ -472,7 +478,7 @@ class HDF5Node(Node):
         except Exception as exc:
             return self._broken(path, f"{path}: its link cannot be read ({describe(exc)})")
         try:
-            oid = h5o.open(gid, name)
+            oid = self._open_member(gid, name, address if target is None else None)
             if isinstance(oid, h5g.GroupID) and target is not None:
                 address = h5o.get_info(oid).addr
         except Exception as exc:  # dangling soft link, unreadable object header
@@ -486,11 +492,18 @@ class HDF5Node(Node):
             node = HDF5Node(tree, path, oid, here, address)
         elif isinstance(oid, h5d.DatasetID):
             node = HDF5Node(tree, path, oid, here, parent_id=gid, link=name)
+            node._dataset_address = address if target is None else None
         else:
             return LinkNode(tree, path, "other", "Datatype" if isinstance(oid, h5t.TypeID) else type(oid).__name__)
         if target is not None:
             node.soft_link = target
         return node
+
+    def _open_member(self, gid: Any, name: bytes, address: int | None) -> Any:
+        """The low-level id of a member: at `address` where its hard link gives one (by name, the library would look
+        the name up again in the group: see hdf5_open), else by its name."""
+        oid = open_at(self.tree.file_id, address) if address is not None else None
+        return oid if oid is not None else h5o.open(gid, name)
 
     def _seen_group(self, address: int, target: str | None, path: str, here: frozenset[int]) -> Node | None:
         """A link node for a group not entered here, else None: an ancestor (a cycle), a soft link (the group is read
@@ -512,6 +525,7 @@ class HDF5Node(Node):
         return LinkNode(self.tree, path, "broken", message)
 
     soft_link: str | None = None
+    _dataset_address: int | None = None  # a dataset reached by a hard link: where it is opened again
 
     def children(self) -> dict[str, Node]:
         return self._children
