@@ -6,9 +6,10 @@
 1. Generates the files that are not cached (bench/metadata_generate.py; the 5e7-value stores of the remote group
    with bench/generate.py).
 2. local: every case (wide obs at 10, 100, 1,000 and 4,000 columns, uns with 5,000 entries, 5,000 arrays) in
-   every format, three tools round-robin within each repetition, the first tool rotating: the metadata floor
-   (bench/metadata_floor.py: h5py reading every attribute value, or every JSON document of a Zarr store),
-   anndata (`read_h5ad` / `read_zarr`) and `spec-validate FILE --format json -o /dev/null`.
+   every format, within each repetition: the metadata floor (bench/metadata_floor.py: h5py reading every
+   attribute value, or every JSON document of a Zarr store) and `spec-validate FILE --format json -o /dev/null`
+   round-robin, the first rotating; anndata (`read_h5ad` / `read_zarr`) on every file after everything else of
+   the repetition (between the short runs it made them slower and erratic).
 3. scaling: spec-validate and the floor on obs-18,000 (about 30,000 nodes) as well, for time and memory per
    node from 100 to 30,000 nodes (the other sizes come from the local group).
 4. remote: bench/latency_server (tests/nodes/latency_server.py) in its own process, serving bench/data with
@@ -130,15 +131,20 @@ class Server:
 
 
 def rounds(args: argparse.Namespace, server: Server | None) -> list[tuple[str, dict, dict[str, list[str]]]]:
-    """(group, what is measured, {tool: command}) for one repetition; the tools of one entry run round-robin."""
+    """(group, what is measured, {tool: command}) for one repetition; the tools of one entry run round-robin.
+
+    anndata runs after every other entry of the repetition, not between the floor and spec-validate: its runs (6 s,
+    200 MB, tens of thousands of file operations) left the short runs after them slower and erratic on the
+    benchmark's virtual machine, the floor more than spec-validate, which flattered the floor ratios."""
     out = []
+    anndata_last = []
     for name in args.cases:
         for fmt in args.formats:
             case = mg.Case(name, fmt)
-            tools = {"floor": floor_command(case.path), "spec-validate": sv_command(str(case.path))}
+            what = {"case": name, "format": fmt, "file": str(case.path.relative_to(ROOT))}
+            out.append(("local", what, {"floor": floor_command(case.path), "spec-validate": sv_command(str(case.path))}))
             if not args.skip_anndata:
-                tools["anndata"] = anndata_command(case.path)
-            out.append(("local", {"case": name, "format": fmt, "file": str(case.path.relative_to(ROOT))}, tools))
+                anndata_last.append(("local", what, {"anndata": anndata_command(case.path)}))
     if not args.no_scaling:
         for fmt in args.formats:
             case = mg.Case(mg.SCALING[-1], fmt)
@@ -173,7 +179,7 @@ def rounds(args: argparse.Namespace, server: Server | None) -> list[tuple[str, d
             out.append(("remote", what, {"local": sv_command(str(case.path)), "remote": sv_command(url)}))
             if fmt != "h5ad":  # read without listing: the consolidated metadata as the map
                 out.append(("remote", {**what, "variant": NO_LIST}, {"remote": sv_command(url, "--no-list")}))
-    return out
+    return out + anndata_last
 
 
 def summarize(runs: list[dict]) -> list[dict]:
