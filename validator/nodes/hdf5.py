@@ -297,7 +297,9 @@ class HDF5Node(Node):
         self.tree = tree
         self.path = path
         self._ancestors = ancestors
-        self._address = address  # the group's object address: a link back to an ancestor is a cycle
+        # The object's address where a hard link gave it: a group's (a link back to an ancestor is a cycle), a
+        # dataset's (where it is opened again); None for a dataset a soft link led to.
+        self._address = address
         self._parent_id = parent_id  # the open parent group and the link name reopen a dataset
         self._link = link
         self.kind = "group" if isinstance(oid, h5g.GroupID) else "array"
@@ -352,8 +354,8 @@ class HDF5Node(Node):
         """The low-level id of this group (kept open) or dataset (opened now)."""
         if self._gid is not None:
             return self._gid
-        if self._dataset_address is not None and self._parent_id is not None:  # (the tree's close clears the latter)
-            oid = open_at(self.tree.file_id, self._dataset_address)
+        if self._address is not None:
+            oid = open_at(self.tree.file_id, self._address)
             if oid is not None:
                 return oid
         return (
@@ -491,8 +493,7 @@ class HDF5Node(Node):
                 return seen
             node = HDF5Node(tree, path, oid, here, address)
         elif isinstance(oid, h5d.DatasetID):
-            node = HDF5Node(tree, path, oid, here, parent_id=gid, link=name)
-            node._dataset_address = address if target is None else None
+            node = HDF5Node(tree, path, oid, here, address if target is None else None, parent_id=gid, link=name)
         else:
             return LinkNode(tree, path, "other", "Datatype" if isinstance(oid, h5t.TypeID) else type(oid).__name__)
         if target is not None:
@@ -525,7 +526,6 @@ class HDF5Node(Node):
         return LinkNode(self.tree, path, "broken", message)
 
     soft_link: str | None = None
-    _dataset_address: int | None = None  # a dataset reached by a hard link: where it is opened again
 
     def children(self) -> dict[str, Node]:
         return self._children
@@ -789,7 +789,7 @@ class HDF5Tree(Tree):
         # (exit 139). So every node lets go of its ids now, while HDF5 is up, and the cycle holds nothing of HDF5.
         for node in self.opened:
             node._gid = None
-            node._parent_id = None
+            node._parent_id = node._address = None
             node.__dict__.pop("_plan", None)
         self.opened = []
         if getattr(self, "_raw_fd", None) is not None:
