@@ -227,3 +227,19 @@ def test_thread_scanner_passes_remote_small_blocks_each_its_own_task(monkeypatch
     block_elements = 64 * 101
     ThreadScanner(2, block_elements).run([plan(t.get(f"/c{i}"), {DECREASES}, block_elements) for i in range(20)])
     assert len(submitted) == 20
+
+
+def test_thread_scanner_reads_a_remote_stores_smallest_arrays_first(monkeypatch, submitted):
+    """Each small read of a remote store is a round trip holding little: queued behind a large array's blocks (which
+    fill the window) it would start only when they are done, one latency after the rest. The facts are the same."""
+    block_elements = 1000
+    arrays = {"big": Arr(np.arange(20 * block_elements), chunks=(block_elements,))}
+    arrays.update({f"small{i}": Arr(np.arange(10)[::-1], chunks=(10,)) for i in range(3)})
+    t = tree(arrays)
+    monkeypatch.setattr(type(t), "remote", True, raising=False)
+    scans = [plan(t.get(p), {DECREASES}, block_elements) for p in ["/big", "/small0", "/small1", "/small2"]]
+    threaded = ThreadScanner(2, block_elements).run(scans)
+    read_first = [work[0][1].__defaults__[0].node.path for (work,) in submitted[:3]]  # each task's (scan, read)
+    assert len(submitted) == 23 and read_first == ["/small0", "/small1", "/small2"]
+    assert threaded == SerialScanner(block_elements).run(scans)
+    assert [threaded[f"/small{i}"][DECREASES].count for i in range(3)] == [9, 9, 9]

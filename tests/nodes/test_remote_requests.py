@@ -14,7 +14,9 @@ import pytest
 
 from validator.cli import main
 from validator.engine.run import scan_plan
+from validator.nodes import remote
 from validator.nodes.remote import HDF5_BLOCK_SIZE
+from validator.nodes.request_gate import FIRST_LIMIT
 
 pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
@@ -26,9 +28,9 @@ STORES = {
     "v2": CORPUS / "anndata" / "zarr-v2" / "valid-every-element.zarr",
     "v3": CORPUS / "anndata" / "zarr-v3" / "valid-every-element.zarr",
 }
-# Root documents asked for together before the format is known (.zmetadata, zarr.json, .zgroup, .zattrs, .zarray):
-# those the store does not have are the only requests for keys that are not stored.
-ROOT_PROBES = 5
+# Root documents asked for together before the format is known (remote.ROOT_PROBES): those the store does not have
+# are the only requests for keys that are not stored.
+ROOT_PROBES = len(remote.ROOT_PROBES)
 
 
 def stored(root: Path) -> tuple[set[str], set[str]]:
@@ -94,6 +96,31 @@ def test_remote_zarr_asks_once_for_each_document_and_each_chunk_needed(version, 
     if consolidated:
         assert counts["document"] <= len(documents) + ROOT_PROBES - 1
     assert counts["document"] + counts["other"] + counts["listing"] <= len(documents) + len(needed) + len(listed) + ROOT_PROBES
+
+
+@pytest.mark.parametrize("version", ["v2", "v3"])
+def test_remote_zarr_root_probe_is_one_round_trip(version, tmp_path, monkeypatch):
+    # Before the format is known the root documents are asked for together; an HTTP server's gate lets FIRST_LIMIT
+    # requests through until its first answer, so more than that would take a second round trip on every run.
+    # The documents the consolidated metadata names come next, in one batch, the root's .zattrs among them.
+    batches: list[int] = []
+    real_gather = remote.gather
+
+    def gather(fs, gate, calls, limit=None):
+        batches.append(len(calls))
+        return real_gather(fs, gate, calls, limit)
+
+    monkeypatch.setattr(remote, "gather", gather)
+    served = tmp_path / "served"
+    store = served / "store.zarr"
+    shutil.copytree(STORES[version], store)
+    documents, _ = stored(store)
+    with LatencyServer(served) as server:
+        assert main([f"{server.url}/store.zarr", "--quiet", "--no-list"]) == 0
+        asked = requests_by_key(server, "store.zarr")
+    assert batches[0] <= FIRST_LIMIT
+    assert batches[1] >= len(documents) - batches[0]  # the rest of the metadata in the second
+    assert set(asked) >= documents and all(n == 1 for n in asked.values())
 
 
 @pytest.mark.parametrize("version", ["v2", "v3"])

@@ -231,9 +231,13 @@ class ThreadScanner:
         self.block_elements = block_elements
 
     def run(self, scans: Sequence[ArrayScan], progress: Progress | None = None) -> dict[str, Facts | NodeError]:
+        remote = any(s.node.tree.remote for s in scans)
+        if remote:
+            # Smallest arrays first: each of their reads is a round trip that holds little, and queued behind the
+            # large arrays' blocks (which fill the window) they would wait until the end, one latency after the rest.
+            scans = sorted(scans, key=lambda s: s.elements)
         partials: list[list[Partials | None]] = [[] for _ in scans]
         failed: dict[int, NodeError] = {}
-        remote = any(s.node.tree.remote for s in scans)
         threads = max(self.workers, REMOTE_THREADS) if remote else self.workers
         budget = 2 * self.workers * self.block_elements
         with ThreadPoolExecutor(threads, thread_name_prefix="spec-validate-scan") as pool:

@@ -37,6 +37,11 @@ HDF5_MAX_BLOCKS = 16
 # it shows it keeps its connections, and fewer for good where it stalls (request_gate).
 MAX_CONCURRENT_REQUESTS = 64
 _HDF5_SIGNATURE_OFFSETS = (0, 512, 1024, 2048, 4096, 8192)
+# The root documents asked for before the format is known, together: no more than an HTTP server's first gate
+# lets through (FIRST_LIMIT), so that they take one round trip, not two. The root `.zattrs` is not among them: a
+# consolidated `.zmetadata` names it (fetched in the next batch), and otherwise a listing or a request of its own
+# answers for it when the tree reads it.
+ROOT_PROBES = (".zmetadata", "zarr.json", ".zgroup", ".zarray")
 
 
 def redact_url(url: str) -> str:
@@ -402,8 +407,7 @@ class RemoteStore(KeyValueStore):
         documents; and whether there is consolidated metadata at all (else the keys are the root documents only)."""
         keys: set[str] = set()
         mapped = False
-        names = [".zmetadata", "zarr.json", ".zgroup", ".zattrs", ".zarray"]
-        for name, raw in self._fetch_many(names, denied_is_absent=True).items():
+        for name, raw in self._fetch_many(list(ROOT_PROBES), denied_is_absent=True).items():
             self._documents[name] = raw  # read once: the tree asks for these next
             if raw is None:
                 continue
