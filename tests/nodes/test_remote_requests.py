@@ -306,16 +306,27 @@ def test_remote_hdf5_scan_fetches_each_blocks_chunks_together(tmp_path, monkeypa
         x.create_dataset("data", data=np.ones(3 * rows, dtype=np.float32), chunks=(1024,))
         chunks = sum(x[name].id.get_num_chunks() for name in ("indptr", "indices"))
     assert (served / "long.h5ad").stat().st_size > HDF5_BLOCK_SIZE
+    from validator.nodes import hdf5_btree
     from validator.nodes import remote as remote_module
 
     asked: list[tuple[int, int]] = []  # (chunks, requests) of each batch
+    index_batches: list[int] = []  # the batches that read the chunk indexes (object headers, B-tree nodes)
     read = remote_module.RangeReader.read
+    chunk_records = hdf5_btree.chunk_records
 
     def counted(self, ranges):
         asked.append((len(ranges), len(remote_module._spans(ranges))))
         return read(self, ranges)
 
+    def index_read(read_ranges, *args):
+        def uncounted(ranges):
+            index_batches.append(len(ranges))
+            return read(read_ranges.__self__, ranges)
+
+        return chunk_records(uncounted, *args)
+
     monkeypatch.setattr(remote_module.RangeReader, "read", counted)
+    monkeypatch.setattr(hdf5_btree, "chunk_records", index_read)
     local = validate(served / "long.h5ad", jobs=1)
     with LatencyServer(served) as server:
         remote = validate(f"{server.url}/long.h5ad")
@@ -325,6 +336,9 @@ def test_remote_hdf5_scan_fetches_each_blocks_chunks_together(tmp_path, monkeypa
     # lying together in one request.
     assert sum(n for n, _ in asked) == chunks
     assert sum(r for _, r in asked) <= len(asked) * 2 and len(asked) < chunks / 20
+    # Each array's chunk index (hundreds of chunks: a B-tree of two levels) came in a batch per level, after its
+    # object header: not a round trip per node, as the HDF5 library reads it.
+    assert len(index_batches) == 2 * 3 and max(index_batches) > 1
 
 
 def test_range_spans_join_ranges_that_lie_together():

@@ -565,7 +565,13 @@ class HDF5Node(Node):
                     )
                 else:
                     got = hdf5_direct.plan(
-                        self.object_id(), self.tree.raw_size(), self.path, self.tree.address_size(), self._known()
+                        self.object_id(),
+                        self.tree.raw_size(),
+                        self.path,
+                        self.tree.address_size(),
+                        self._known(),
+                        self.tree.range_reader,
+                        self._address,
                     )
             except NotDecoded as exc:
                 got = NotDecoded(str(exc))

@@ -28,7 +28,7 @@ import h5py
 import numpy as np
 
 from validator.kernels.block import Block, ChunkRead
-from validator.nodes import codecs
+from validator.nodes import codecs, hdf5_btree
 from validator.nodes.base import (
     MAX_BLOCK_BYTES,
     NodeError,
@@ -121,11 +121,15 @@ def plan(
     path: str,
     sizeof_addr: int | None = None,
     known: tuple[tuple[int, ...], np.dtype, StoredType | None] | None = None,
+    index_source: RangeSource | None = None,
+    header: int | None = None,
 ) -> DirectPlan:
     """How to read the dataset `oid` (its low-level id, `h5py.h5d.DatasetID`: a plan needs no high-level
     `Dataset`); `file_size` is None when the file is not local (no `pread`). `sizeof_addr`: the file's address
     size in bytes, when known (else read from the file's creation properties); `known`: its shape and dtype (as
-    h5py reads them) and its type's facts (None: read here), when already read.
+    h5py reads them) and its type's facts (None: read here), when already read. `index_source`: a remote file's
+    ranges, from which a chunk index is read a B-tree level at a time (`hdf5_btree`), not a node per round trip;
+    `header`: the address of the dataset's object header, where the walk knew it (else HDF5 reads the index).
 
     Raises Unreadable for data stored outside the file, NotDecoded for a filter off the allow-list.
     """
@@ -150,7 +154,8 @@ def plan(
                     f"({', '.join(DECODABLE_FILTERS.values())})"
                 )
         chunk_shape = tuple(int(c) for c in dcpl.get_chunk())
-        table = _chunk_table(oid, shape, chunk_shape, file_size, path)
+        source = index_source if header is not None else None
+        table = _chunk_table(oid, shape, chunk_shape, file_size, path, source, header)
         per_row = math.prod(-(-int(n) // c) for n, c in zip(shape[1:], chunk_shape[1:], strict=False))
         stored = sorted({int(i) for i in np.unique(table.linear // max(1, per_row))}) if shape else None
         return DirectPlan(
@@ -300,27 +305,53 @@ def _fill(dcpl: Any, dtype: np.dtype) -> Any:
         return np.zeros((), dtype=dtype)[()]
 
 
-def _chunk_table(oid: Any, shape: tuple[int, ...], chunk_shape: tuple[int, ...], file_size: int | None, path: str) -> ChunkTable:
+def _chunk_table(
+    oid: Any,
+    shape: tuple[int, ...],
+    chunk_shape: tuple[int, ...],
+    file_size: int | None,
+    path: str,
+    index_source: RangeSource | None = None,
+    header: int | None = None,
+) -> ChunkTable:
     grid = tuple(-(-int(n) // c) for n, c in zip(shape, chunk_shape, strict=False))
     if math.prod(grid) >= 2**62:
         raise NotDecoded(f"{path}: not decoded: a chunk grid of {grid} chunks is too large to index")
     found: list[tuple[int, int, int, int]] = []
 
-    def record(info: Any) -> None:
-        index = tuple(o // c for o, c in zip(info.chunk_offset, chunk_shape, strict=False))
+    def record(offset: tuple[int, ...], address: int, size: int, mask: int) -> None:
+        index = tuple(o // c for o, c in zip(offset, chunk_shape, strict=False))
         if all(0 <= i < g for i, g in zip(index, grid, strict=False)):
-            found.append((_linear(index, grid), int(info.byte_offset), int(info.size), int(info.filter_mask)))
+            found.append((_linear(index, grid), int(address), int(size), int(mask)))
 
-    if hasattr(oid, "chunk_iter"):
-        oid.chunk_iter(record)
+    records = None
+    if index_source is not None and header is not None:
+        records = _remote_records(oid, index_source, header, len(shape), math.prod(grid))
+    if records is not None:
+        for offset, address, size, mask in records:
+            record(offset, address, size, mask)
+    elif hasattr(oid, "chunk_iter"):
+        oid.chunk_iter(lambda info: record(info.chunk_offset, info.byte_offset, info.size, info.filter_mask))
     else:
         for j in range(oid.get_num_chunks()):
-            record(oid.get_chunk_info(j))
+            info = oid.get_chunk_info(j)
+            record(info.chunk_offset, info.byte_offset, info.size, info.filter_mask)
     found.sort()
     table = np.array(found, dtype=np.int64).reshape(-1, 4)
     if file_size is not None and len(table) and int((table[:, 1] + table[:, 2]).max()) > file_size:
         raise NodeError(f"{path}: a chunk lies past the end of the file (truncated file)")
     return ChunkTable(table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy(), table[:, 3].copy())
+
+
+def _remote_records(
+    oid: Any, source: RangeSource, header: int, rank: int, most_chunks: int
+) -> list[hdf5_btree.ChunkRecord] | None:
+    """The chunk index read from the file's bytes a B-tree level at a time; None where HDF5 reads it instead.
+
+    (Not `h5o.get_info(oid).addr` for the header's address: h5py's get_info also sizes the object's metadata,
+    which for a chunked dataset is a walk of its whole chunk index, the reads this is here to save.)"""
+    sizeof_addr, sizeof_size = (int(n) for n in h5py.h5i.get_file_id(oid).get_create_plist().get_sizes())
+    return hdf5_btree.chunk_records(source.read, header, source.size, sizeof_addr, sizeof_size, rank, most_chunks)
 
 
 def _linear(index: tuple[int, ...], grid: tuple[int, ...]) -> int:

@@ -1,0 +1,180 @@
+"""A chunk index read a B-tree level at a time from the file's bytes: the same chunks the HDF5 library lists, in as
+many batched reads as the tree has levels (and one for the object header); None, never an exception, for any index
+it does not read (the latest format's) or bytes that are not as expected (the library then reads them)."""
+
+from __future__ import annotations
+
+import math
+import struct
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from validator.nodes import hdf5_btree
+
+CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
+
+
+class FileRanges:
+    """A local file's ranges, as remote.RangeReader gives them; counts the batches asked for."""
+
+    def __init__(self, path: Path, data: bytes | None = None) -> None:
+        self.data = data if data is not None else path.read_bytes()
+        self.size = len(self.data)
+        self.batches: list[int] = []
+
+    def read(self, ranges: list[tuple[int, int]]) -> list[memoryview]:
+        self.batches.append(len(ranges))
+        return [memoryview(self.data[o : o + s]) for o, s in ranges]
+
+
+def chunked(path: Path) -> dict[str, tuple[h5py.Dataset, int]]:
+    """Each chunked dataset of the file (kept open with the file), with its object header's address."""
+    f = h5py.File(path, "r", locking=False)  # as the validator opens it, in the same process
+    found: dict[str, tuple[h5py.Dataset, int]] = {}
+
+    def visit(name: str, obj: object) -> None:
+        if isinstance(obj, h5py.Dataset) and obj.chunks:
+            found[name] = (obj, h5py.h5o.get_info(obj.id).addr)
+
+    f.visititems(visit)
+    return found
+
+
+def library_records(ds: h5py.Dataset) -> list[tuple]:
+    out: list[tuple] = []
+    ds.id.chunk_iter(lambda i: out.append((tuple(i.chunk_offset), i.byte_offset, i.size, i.filter_mask)))
+    return sorted(out)
+
+
+def records(source: FileRanges, ds: h5py.Dataset, header: int) -> list[tuple] | None:
+    sizeof_addr, sizeof_size = ds.file.id.get_create_plist().get_sizes()
+    grid = math.prod(-(-n // c) for n, c in zip(ds.shape, ds.chunks, strict=True))
+    got = hdf5_btree.chunk_records(source.read, header, source.size, sizeof_addr, sizeof_size, len(ds.shape), grid)
+    return None if got is None else sorted(got)
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> Path:
+    """Chunk indexes of the shapes HDF5 writes by default: one leaf, three levels, two dimensions with gzip and
+    unwritten chunks, a dataset shrunk after writing, none written, a version 2 object header (creation order
+    tracked), and a header continued elsewhere (many attributes)."""
+    path = tmp_path_factory.mktemp("btree") / "shapes.h5"
+    rng = np.random.default_rng(0)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("one-leaf", data=np.arange(100), chunks=(10,))
+        f.create_dataset("three-levels", data=np.arange(100_000), chunks=(10,))
+        m = f.create_dataset("matrix", shape=(300, 300), chunks=(4, 4), dtype="i4", compression="gzip")
+        m[:200, :150] = rng.integers(0, 100, (200, 150))
+        shrunk = f.create_dataset("shrunk", shape=(100,), maxshape=(None,), chunks=(7,), dtype="f8")
+        shrunk[:] = 1
+        shrunk.resize((30,))
+        f.create_dataset("unwritten", shape=(100,), chunks=(10,), dtype="f4")
+        tracked = f.create_dataset("tracked", data=np.arange(1000), chunks=(10,), track_order=True)
+        tracked.attrs["x"] = 1
+        continued = f.create_dataset("continued", shape=(10,), maxshape=(None,), chunks=(10,), dtype="i8")
+        for i in range(30):
+            continued.attrs[f"attr{i}"] = "y" * 100
+        continued.resize((5000,))
+        continued[:] = np.arange(5000)
+    return path
+
+
+def test_every_chunk_the_library_lists_level_by_level(written):
+    source = FileRanges(written)
+    datasets = chunked(written)
+    headers = {name: source.data[addr : addr + 4] for name, (_, addr) in datasets.items()}
+    assert headers["tracked"] == b"OHDR" and headers["one-leaf"] != b"OHDR"  # both header versions are read
+    for name, (ds, header) in datasets.items():
+        source.batches.clear()
+        assert records(source, ds, header) == library_records(ds), name
+        if name == "three-levels":  # 10,000 chunks, at most 64 to a node: the header, then each level in one batch
+            assert len(source.batches) == 4 and source.batches[:3] == [1, 1, 3] and source.batches[3] >= 10_000 / 64
+
+
+def test_corpus_files_read_as_the_library_reads_them():
+    files = sorted(CORPUS.glob("**/*.h5ad")) + sorted(CORPUS.glob("**/*.h5seurat"))
+    compared = 0
+    for path in files:
+        try:
+            datasets = chunked(path)
+        except (OSError, RuntimeError, KeyError):
+            continue  # a hostile case the library itself refuses
+        source = FileRanges(path)
+        for name, (ds, header) in datasets.items():
+            try:
+                want = library_records(ds)
+            except (OSError, RuntimeError):
+                continue
+            got = records(source, ds, header)
+            assert got is None or got == want, (path, name)
+            compared += got is not None
+    assert compared > 100
+
+
+def test_latest_format_index_is_left_to_the_library(tmp_path):
+    path = tmp_path / "latest.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        f.create_dataset("v", data=np.arange(1000), chunks=(10,))
+    ((ds, header),) = chunked(path).values()
+    assert records(FileRanges(path), ds, header) is None
+
+
+def _damaged(written: Path, change) -> tuple[FileRanges, h5py.Dataset, int]:
+    datasets = chunked(written)
+    ds, header = datasets["three-levels"]
+    data = bytearray(written.read_bytes())
+    change(data, ds, header)
+    return FileRanges(written, bytes(data)), ds, header
+
+
+def _root(data: bytearray, header: int) -> int:
+    """The B-tree root's address, from the layout message of the (version 1) header at `header`."""
+    at = header + 16
+    while True:
+        kind, size = struct.unpack_from("<HH", data, at)
+        if kind == hdf5_btree.LAYOUT_MESSAGE:
+            return struct.unpack_from("<Q", data, at + 8 + 3)[0]
+        at += 8 + size
+
+
+def _set_child(data: bytearray, node: int, entry: int, value: int) -> None:
+    dims = 2
+    struct.pack_into("<Q", data, node + 8 + 16 + entry * (8 + 8 * dims + 8) + 8 + 8 * dims, value)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda d, ds, h: d.__setitem__(slice(_root(d, h), _root(d, h) + 4), b"EERT"), id="signature"),
+        pytest.param(lambda d, ds, h: d.__setitem__(_root(d, h) + 4, 0), id="group-node-type"),
+        pytest.param(lambda d, ds, h: d.__setitem__(_root(d, h) + 5, 7), id="level"),
+        pytest.param(lambda d, ds, h: _set_child(d, _root(d, h), 0, _root(d, h)), id="cycle"),
+        pytest.param(lambda d, ds, h: _set_child(d, _root(d, h), 1, len(d) + 10), id="past-the-end"),
+        pytest.param(lambda d, ds, h: struct.pack_into("<H", d, _root(d, h) + 6, 60_000), id="entries"),
+        pytest.param(lambda d, ds, h: d.__setitem__(h, 9), id="header-version"),
+        pytest.param(lambda d, ds, h: d.__delitem__(slice(_root(d, h) + 100, None)), id="truncated"),
+    ],
+)
+def test_damaged_index_is_left_to_the_library(written, change):
+    source, ds, header = _damaged(written, change)
+    assert records(source, ds, header) is None
+
+
+def test_short_reads_are_not_believed(written):
+    ds, header = chunked(written)["three-levels"]
+    source = FileRanges(written)
+    real = source.read
+    source.read = lambda ranges: [view[: max(0, len(view) - 1)] for view in real(ranges)]
+    assert records(source, ds, header) is None
+
+
+def test_a_local_file_lists_its_chunks_through_the_library(written, monkeypatch):
+    # Only a remote file's index is read from its bytes: locally the library's own reading is as fast.
+    from validator.nodes.detect import open_store
+
+    monkeypatch.setattr(hdf5_btree, "chunk_records", lambda *a: pytest.fail("read from the bytes"))
+    with open_store(str(written)) as tree:
+        assert tree.get("/three-levels").plan.table is not None

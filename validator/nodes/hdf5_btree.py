@@ -1,0 +1,237 @@
+"""A chunked HDF5 dataset's chunk index read from the file's bytes, a level of its B-tree at a time.
+
+Over a URL the HDF5 library reads a chunk index one B-tree node after another, each a round trip (and, through the
+file object's cache, a 4 MiB block of the file): a dataset of 2,048 chunks, whose 33 nodes lie among its chunks,
+took a second of a remote run at 20 ms a request. Read here, every node of a level is asked for together, so the
+index takes as many round trips as the tree has levels (two or three).
+
+Only the index HDF5 writes by default is read here: a version 1 B-tree, named by a version 3 layout message (h5py,
+anndata, SeuratDisk and hdmf write it unless asked for the latest format). Anything else, and anything unexpected
+in the bytes (a signature, a level, an address past the end of the file, a node seen twice), gives None: the caller
+then asks the HDF5 library, whose reading of the file, or refusal, stands.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+
+# (offset, size) ranges of the file -> their bytes, fetched together (remote.RangeReader.read).
+ReadRanges = Callable[[list[tuple[int, int]]], list[memoryview]]
+# (offset of the chunk in the dataset, in elements, per dimension; its byte address; its stored size; filter mask)
+ChunkRecord = tuple[tuple[int, ...], int, int, int]
+
+LAYOUT_MESSAGE = 0x0008
+CONTINUATION_MESSAGE = 0x0010
+CHUNKED = 2
+HEADER_READ = 4096  # one request holds a dataset's object header (a few hundred bytes) whole, nearly always
+MOST_CONTINUATIONS = 64
+MOST_HEADER_BYTES = 2**20  # a block of an object header larger than this is not read here (HDF5's run to 64 KiB)
+# HDF5 allows at most 2K entries in a node, K below 2**15; a node read as 2 * 32 entries (the library's default K)
+# is read again, whole, when it holds more.
+DEFAULT_ENTRIES = 64
+MOST_ENTRIES = 2**16
+
+
+class _Unexpected(Exception):
+    """The bytes are not what this reader takes: the HDF5 library reads them instead."""
+
+
+def chunk_records(
+    read: ReadRanges, header: int, file_size: int, sizeof_addr: int, sizeof_size: int, rank: int, most_chunks: int
+) -> list[ChunkRecord] | None:
+    """Every chunk the index of the dataset whose object header is at `header` holds, in the B-tree's order;
+    None where it is not a version 1 B-tree read from a version 3 layout message, or its bytes are not as expected.
+
+    `most_chunks`: the chunks the dataset's grid has room for; an index holding more is not believed.
+    """
+    reader = _Reader(read, file_size, sizeof_addr, sizeof_size)
+    try:
+        layout = reader.layout_message(header)
+        if layout is None or len(layout) < 3 or layout[0] != 3 or layout[1] != CHUNKED:
+            return None
+        dims = layout[2]
+        if dims != rank + 1 or len(layout) < 3 + sizeof_addr + 4 * dims:
+            return None
+        root = reader.address(layout, 3)
+        if root is None:
+            return []  # no chunk written yet
+        return reader.leaves(root, dims, most_chunks)
+    except (_Unexpected, struct.error, IndexError, ValueError):
+        return None
+
+
+class _Reader:
+    def __init__(self, read: ReadRanges, file_size: int, sizeof_addr: int, sizeof_size: int) -> None:
+        if sizeof_addr not in (2, 4, 8) or sizeof_size not in (2, 4, 8):
+            raise _Unexpected
+        self.read, self.file_size = read, file_size
+        self.sizeof_addr, self.sizeof_size = sizeof_addr, sizeof_size
+        self.undefined = (1 << (8 * sizeof_addr)) - 1
+        self.creation_order = False  # version 2 headers: whether each message records its creation order
+
+    def fetch(self, ranges: list[tuple[int, int]]) -> list[memoryview]:
+        for offset, size in ranges:
+            if offset < 0 or size < 0 or offset + size > self.file_size:
+                raise _Unexpected
+        got = self.read(ranges)
+        if any(len(g) != size for g, (_, size) in zip(got, ranges, strict=True)):
+            raise _Unexpected
+        return got
+
+    def address(self, data: bytes | memoryview, at: int) -> int | None:
+        """The address at `at`; None for the undefined address; _Unexpected for one past the end of the file."""
+        value = int.from_bytes(data[at : at + self.sizeof_addr], "little")
+        if value == self.undefined:
+            return None
+        if value >= self.file_size:
+            raise _Unexpected
+        return value
+
+    def length(self, data: bytes | memoryview, at: int) -> int:
+        return int.from_bytes(data[at : at + self.sizeof_size], "little")
+
+    # --- the object header --------------------------------------------------------------------------------------
+
+    def layout_message(self, header: int) -> bytes | None:
+        """The data of the header's layout message (None when it has none before MOST_CONTINUATIONS blocks)."""
+        (first,) = self.fetch([(header, min(HEADER_READ, self.file_size - header))])
+        if bytes(first[:4]) == b"OHDR":
+            blocks = self._v2_first(first, header)
+        elif first[0] == 1:
+            size = int.from_bytes(first[8:12], "little")
+            start = header + 16  # the prefix, padded to 8 bytes
+            blocks = [(1, start, size, self._slice(first, header, start, size))]
+        else:
+            raise _Unexpected
+        for _ in range(MOST_CONTINUATIONS):
+            if not blocks:
+                return None
+            version, start, size, data = blocks.pop(0)
+            found, more = self._messages(version, data)
+            if found is not None:
+                return found
+            for offset, length in more:
+                blocks.append(self._continuation(version, offset, length))
+        return None
+
+    def _slice(self, first: memoryview, header: int, start: int, size: int) -> bytes:
+        """`size` bytes at `start`, from the first read when it holds them, else read again."""
+        if size > MOST_HEADER_BYTES:
+            raise _Unexpected
+        if start - header + size <= len(first):
+            return bytes(first[start - header : start - header + size])
+        (data,) = self.fetch([(start, size)])
+        return bytes(data)
+
+    def _v2_first(self, first: memoryview, header: int) -> list[tuple[int, int, int, bytes]]:
+        if first[4] != 2:
+            raise _Unexpected
+        flags = first[5]
+        at = 6 + (16 if flags & 0x20 else 0) + (4 if flags & 0x10 else 0)
+        width = 1 << (flags & 0x03)
+        size = int.from_bytes(first[at : at + width], "little")
+        start = header + at + width
+        self.creation_order = bool(flags & 0x04)
+        return [(2, start, size, self._slice(first, header, start, size))]
+
+    def _continuation(self, version: int, offset: int, length: int) -> tuple[int, int, int, bytes]:
+        if length > MOST_HEADER_BYTES:
+            raise _Unexpected
+        (data,) = self.fetch([(offset, length)])
+        if version == 2:
+            if bytes(data[:4]) != b"OCHK" or length < 8:
+                raise _Unexpected
+            return 2, offset + 4, length - 8, bytes(data[4 : length - 4])
+        return 1, offset, length, bytes(data)
+
+    def _messages(self, version: int, data: bytes) -> tuple[bytes | None, list[tuple[int, int]]]:
+        """(the layout message's data, if in this block; the continuation blocks it names)."""
+        more: list[tuple[int, int]] = []
+        at = 0
+        head = 8 if version == 1 else 4 + (2 if self.creation_order else 0)
+        while at + head <= len(data):
+            if version == 1:
+                kind, size, flags = struct.unpack_from("<HHB", data, at)
+            else:
+                kind, size, flags = struct.unpack_from("<BHB", data, at)
+            body = data[at + head : at + head + size]
+            if len(body) != size:
+                raise _Unexpected
+            if kind == LAYOUT_MESSAGE:
+                if flags & 0x02:  # shared: not a layout message's way
+                    raise _Unexpected
+                return body, more
+            if kind == CONTINUATION_MESSAGE:
+                offset = self.address(body, 0)
+                if offset is None:
+                    raise _Unexpected
+                more.append((offset, self.length(body, self.sizeof_addr)))
+            at += head + size
+        return None, more
+
+    # --- the B-tree ------------------------------------------------------------------------------------------------
+
+    def leaves(self, root: int, dims: int, most_chunks: int) -> list[ChunkRecord]:
+        key_size = 8 + 8 * dims
+        prefix = 8 + 2 * self.sizeof_addr
+        seen = {root}
+        level: list[int] = [root]
+        expected_level: int | None = None
+        records: list[ChunkRecord] = []
+        while level:
+            nodes = self._nodes(level, prefix, key_size, most_chunks)
+            children: list[int] = []
+            node_level = None
+            for data, entries in nodes:
+                if bytes(data[:4]) != b"TREE" or data[4] != 1:
+                    raise _Unexpected
+                node_level = data[5]
+                if expected_level is not None and node_level != expected_level:
+                    raise _Unexpected
+                expected_level = node_level
+                for i in range(entries):
+                    key = prefix + i * (key_size + self.sizeof_addr)
+                    child = self.address(data, key + key_size)
+                    if child is None:
+                        raise _Unexpected
+                    if node_level == 0:
+                        size, mask = struct.unpack_from("<II", data, key)
+                        offsets = struct.unpack_from(f"<{dims}Q", data, key + 8)
+                        records.append((offsets[:-1], child, size, mask))
+                    else:
+                        if child in seen:
+                            raise _Unexpected  # a node named twice: a cycle, or a tree that is not one
+                        seen.add(child)
+                        children.append(child)
+            if len(records) > most_chunks or len(seen) > most_chunks + 1:
+                raise _Unexpected
+            if node_level == 0:
+                return records
+            expected_level = (node_level or 0) - 1
+            level = children
+        return records
+
+    def _nodes(self, addresses: list[int], prefix: int, key_size: int, most_chunks: int) -> list[tuple[memoryview, int]]:
+        """Each node's bytes and entries: read for DEFAULT_ENTRIES first, and again, whole, where it holds more."""
+
+        def size(entries: int) -> int:
+            return prefix + (entries + 1) * key_size + entries * self.sizeof_addr
+
+        first = self.fetch([(a, min(size(DEFAULT_ENTRIES), self.file_size - a)) for a in addresses])
+        out: list[tuple[memoryview, int]] = []
+        again: list[tuple[int, int]] = []
+        for address, data in zip(addresses, first, strict=True):
+            if len(data) < prefix:
+                raise _Unexpected
+            entries = int.from_bytes(data[6:8], "little")
+            if entries > min(MOST_ENTRIES, most_chunks):
+                raise _Unexpected
+            out.append((data, entries))
+            if size(entries) > len(data):
+                again.append((len(out) - 1, address))
+        if again:
+            whole = self.fetch([(a, size(out[i][1])) for i, a in again])
+            for (i, _), data in zip(again, whole, strict=True):
+                out[i] = (data, out[i][1])
+        return out
