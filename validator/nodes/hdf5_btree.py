@@ -14,7 +14,7 @@ then asks the HDF5 library, whose reading of the file, or refusal, stands.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 # (offset, size) ranges of the file -> their bytes, fetched together (remote.RangeReader.read).
 ReadRanges = Callable[[list[tuple[int, int]]], list[memoryview]]
@@ -30,6 +30,7 @@ MOST_HEADER_BYTES = 2**20  # a block of an object header larger than this is not
 # HDF5 allows at most 2K entries in a node, K below 2**15; a node read as 2 * 32 entries (the library's default K)
 # is read again, whole, when it holds more.
 DEFAULT_ENTRIES = 64
+NODES_PER_BATCH = 4096  # about 8 MiB of nodes asked for at once
 MOST_ENTRIES = 2**16
 
 
@@ -53,10 +54,13 @@ def chunk_records(
         dims = layout[2]
         if dims != rank + 1 or len(layout) < 3 + sizeof_addr + 4 * dims:
             return None
+        chunk = struct.unpack_from(f"<{dims}I", layout, 3 + sizeof_addr)
+        if 0 in chunk:
+            return None
         root = reader.address(layout, 3)
         if root is None:
             return []  # no chunk written yet
-        return reader.leaves(root, dims, most_chunks)
+        return reader.leaves(root, chunk, most_chunks)
     except (_Unexpected, struct.error, IndexError, ValueError):
         return None
 
@@ -172,66 +176,82 @@ class _Reader:
 
     # --- the B-tree ------------------------------------------------------------------------------------------------
 
-    def leaves(self, root: int, dims: int, most_chunks: int) -> list[ChunkRecord]:
-        key_size = 8 + 8 * dims
-        prefix = 8 + 2 * self.sizeof_addr
+    def leaves(self, root: int, chunk: tuple[int, ...], most_chunks: int) -> list[ChunkRecord]:
+        """The leaves' records of the tree at `root`, whose keys count in elements of chunks of shape `chunk` (its last
+        dimension the element size)."""
         seen = {root}
         level: list[int] = [root]
-        expected_level: int | None = None
-        records: list[ChunkRecord] = []
+        expected: int | None = None  # the level every node of this one must have (the root's: any)
         while level:
-            nodes = self._nodes(level, prefix, key_size, most_chunks)
             children: list[int] = []
-            node_level = None
-            for data, entries in nodes:
-                if bytes(data[:4]) != b"TREE" or data[4] != 1:
+            records: list[ChunkRecord] = []
+            for data, entries in self._nodes(level, 8 + 2 * self.sizeof_addr, 8 + 8 * len(chunk), most_chunks):
+                node_level, node_records = self._entries(data, entries, chunk)
+                if expected is not None and node_level != expected:
                     raise _Unexpected
-                node_level = data[5]
-                if expected_level is not None and node_level != expected_level:
+                expected = node_level
+                records.extend(node_records)
+            if expected == 0:
+                if len(records) > most_chunks:
                     raise _Unexpected
-                expected_level = node_level
-                for i in range(entries):
-                    key = prefix + i * (key_size + self.sizeof_addr)
-                    child = self.address(data, key + key_size)
-                    if child is None:
-                        raise _Unexpected
-                    if node_level == 0:
-                        size, mask = struct.unpack_from("<II", data, key)
-                        offsets = struct.unpack_from(f"<{dims}Q", data, key + 8)
-                        records.append((offsets[:-1], child, size, mask))
-                    else:
-                        if child in seen:
-                            raise _Unexpected  # a node named twice: a cycle, or a tree that is not one
-                        seen.add(child)
-                        children.append(child)
-            if len(records) > most_chunks or len(seen) > most_chunks + 1:
-                raise _Unexpected
-            if node_level == 0:
                 return records
-            expected_level = (node_level or 0) - 1
+            for _, child, _, _ in records:
+                if child in seen:
+                    raise _Unexpected  # a node named twice: a cycle, or a tree that is not one
+                seen.add(child)
+                children.append(child)
+            if len(seen) > most_chunks + 1:
+                raise _Unexpected
+            expected = (expected or 0) - 1
             level = children
-        return records
+        return []
 
-    def _nodes(self, addresses: list[int], prefix: int, key_size: int, most_chunks: int) -> list[tuple[memoryview, int]]:
-        """Each node's bytes and entries: read for DEFAULT_ENTRIES first, and again, whole, where it holds more."""
+    def _entries(self, data: memoryview, entries: int, chunk: tuple[int, ...]) -> tuple[int, list[ChunkRecord]]:
+        """(the node's level, its entries: (the key's chunk offset, the child's address, size, filter mask)).
+
+        Checked as HDF5 checks a node it decodes: its signature and type, and every key's offsets whole chunks into
+        the dataset (the key after the last entry's too).
+        """
+        if bytes(data[:4]) != b"TREE" or data[4] != 1:
+            raise _Unexpected
+        dims = len(chunk)
+        prefix, stride = 8 + 2 * self.sizeof_addr, 8 + 8 * dims + self.sizeof_addr
+        out: list[ChunkRecord] = []
+        for i in range(entries + 1):
+            key = prefix + i * stride
+            size, mask, *offsets = struct.unpack_from(f"<II{dims}Q", data, key)
+            if any(o % c for o, c in zip(offsets, chunk, strict=True)):
+                raise _Unexpected
+            if i < entries:
+                child = self.address(data, key + 8 + 8 * dims)
+                if child is None:
+                    raise _Unexpected
+                out.append((tuple(offsets[:-1]), child, size, mask))
+        return data[5], out
+
+    def _nodes(self, addresses: list[int], prefix: int, key_size: int, most_chunks: int) -> Iterator[tuple[memoryview, int]]:
+        """Each node's bytes and entries, NODES_PER_BATCH nodes at a time (the bytes held stay bounded whatever a
+        level claims): read for DEFAULT_ENTRIES first, and again, whole, where it holds more."""
 
         def size(entries: int) -> int:
             return prefix + (entries + 1) * key_size + entries * self.sizeof_addr
 
-        first = self.fetch([(a, min(size(DEFAULT_ENTRIES), self.file_size - a)) for a in addresses])
-        out: list[tuple[memoryview, int]] = []
-        again: list[tuple[int, int]] = []
-        for address, data in zip(addresses, first, strict=True):
-            if len(data) < prefix:
-                raise _Unexpected
-            entries = int.from_bytes(data[6:8], "little")
-            if entries > min(MOST_ENTRIES, most_chunks):
-                raise _Unexpected
-            out.append((data, entries))
-            if size(entries) > len(data):
-                again.append((len(out) - 1, address))
-        if again:
-            whole = self.fetch([(a, size(out[i][1])) for i, a in again])
-            for (i, _), data in zip(again, whole, strict=True):
-                out[i] = (data, out[i][1])
-        return out
+        for start in range(0, len(addresses), NODES_PER_BATCH):
+            batch = addresses[start : start + NODES_PER_BATCH]
+            first = self.fetch([(a, min(size(DEFAULT_ENTRIES), self.file_size - a)) for a in batch])
+            out: list[tuple[memoryview, int]] = []
+            again: list[tuple[int, int]] = []
+            for address, data in zip(batch, first, strict=True):
+                if len(data) < prefix:
+                    raise _Unexpected
+                entries = int.from_bytes(data[6:8], "little")
+                if entries > min(MOST_ENTRIES, most_chunks):
+                    raise _Unexpected
+                out.append((data, entries))
+                if size(entries) > len(data):
+                    again.append((len(out) - 1, address))
+            if again:
+                whole = self.fetch([(a, size(out[i][1])) for i, a in again])
+                for (i, _), data in zip(again, whole, strict=True):
+                    out[i] = (data, out[i][1])
+            yield from out
