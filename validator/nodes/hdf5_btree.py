@@ -105,13 +105,13 @@ class _Reader:
         elif first[0] == 1:
             size = int.from_bytes(first[8:12], "little")
             start = header + 16  # the prefix, padded to 8 bytes
-            blocks = [(1, start, size, self._slice(first, header, start, size))]
+            blocks = [(1, self._slice(first, header, start, size))]
         else:
             raise _Unexpected
         for _ in range(MOST_CONTINUATIONS):
             if not blocks:
                 return None
-            version, start, size, data = blocks.pop(0)
+            version, data = blocks.pop(0)
             found, more = self._messages(version, data)
             if found is not None:
                 return found
@@ -128,7 +128,7 @@ class _Reader:
         (data,) = self.fetch([(start, size)])
         return bytes(data)
 
-    def _v2_first(self, first: memoryview, header: int) -> list[tuple[int, int, int, bytes]]:
+    def _v2_first(self, first: memoryview, header: int) -> list[tuple[int, bytes]]:
         if first[4] != 2:
             raise _Unexpected
         flags = first[5]
@@ -137,17 +137,18 @@ class _Reader:
         size = int.from_bytes(first[at : at + width], "little")
         start = header + at + width
         self.creation_order = bool(flags & 0x04)
-        return [(2, start, size, self._slice(first, header, start, size))]
+        return [(2, self._slice(first, header, start, size))]
 
-    def _continuation(self, version: int, offset: int, length: int) -> tuple[int, int, int, bytes]:
+    def _continuation(self, version: int, offset: int, length: int) -> tuple[int, bytes]:
+        """The messages of a continuation block (version 2: inside its signature and checksum)."""
         if length > MOST_HEADER_BYTES:
             raise _Unexpected
         (data,) = self.fetch([(offset, length)])
         if version == 2:
             if bytes(data[:4]) != b"OCHK" or length < 8:
                 raise _Unexpected
-            return 2, offset + 4, length - 8, bytes(data[4 : length - 4])
-        return 1, offset, length, bytes(data)
+            return 2, bytes(data[4 : length - 4])
+        return 1, bytes(data)
 
     def _messages(self, version: int, data: bytes) -> tuple[bytes | None, list[tuple[int, int]]]:
         """(the layout message's data, if in this block; the continuation blocks it names)."""
