@@ -229,17 +229,32 @@ def test_thread_scanner_passes_remote_small_blocks_each_its_own_task(monkeypatch
     assert len(submitted) == 20
 
 
-def test_thread_scanner_reads_a_remote_stores_smallest_arrays_first(monkeypatch, submitted):
-    """Each small read of a remote store is a round trip holding little: queued behind a large array's blocks (which
-    fill the window) it would start only when they are done, one latency after the rest. The facts are the same."""
+def test_thread_scanner_lets_a_remote_stores_small_reads_past_a_full_window(monkeypatch):
+    """Each small read of a remote store is a round trip holding little: held back while a large array's blocks fill
+    the window, it would start only when they are done, one latency after the rest. Here the large blocks finish
+    only once every small read has started: held back, the small reads would wait out the large ones' timeout."""
     block_elements = 1000
-    arrays = {"big": Arr(np.arange(20 * block_elements), chunks=(block_elements,))}
+    arrays = {"big": Arr(np.arange(4 * block_elements), chunks=(block_elements,))}  # 4 blocks: the whole window
     arrays.update({f"small{i}": Arr(np.arange(10)[::-1], chunks=(10,)) for i in range(3)})
     t = tree(arrays)
     monkeypatch.setattr(type(t), "remote", True, raising=False)
+    small_started: list[str] = []
+    all_small_started = threading.Event()
+    big_waited: list[bool] = []
+    real = MemoryNode.read_block
+
+    def read_block(self, rows):
+        if self.path == "/big":
+            big_waited.append(all_small_started.wait(5))
+        else:
+            small_started.append(self.path)
+            if len(small_started) == 3:
+                all_small_started.set()
+        return real(self, rows)
+
+    monkeypatch.setattr(MemoryNode, "read_block", read_block)
     scans = [plan(t.get(p), {DECREASES}, block_elements) for p in ["/big", "/small0", "/small1", "/small2"]]
     threaded = ThreadScanner(2, block_elements).run(scans)
-    read_first = [work[0][1].__defaults__[0].node.path for (work,) in submitted[:3]]  # each task's (scan, read)
-    assert len(submitted) == 23 and read_first == ["/small0", "/small1", "/small2"]
+    assert big_waited == [True] * 4
     assert threaded == SerialScanner(block_elements).run(scans)
     assert [threaded[f"/small{i}"][DECREASES].count for i in range(3)] == [9, 9, 9]

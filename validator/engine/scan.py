@@ -231,15 +231,16 @@ class ThreadScanner:
         self.block_elements = block_elements
 
     def run(self, scans: Sequence[ArrayScan], progress: Progress | None = None) -> dict[str, Facts | NodeError]:
-        remote = any(s.node.tree.remote for s in scans)
-        if remote:
-            # Smallest arrays first: each of their reads is a round trip that holds little, and queued behind the
-            # large arrays' blocks (which fill the window) they would wait until the end, one latency after the rest.
-            scans = sorted(scans, key=lambda s: s.elements)
         partials: list[list[Partials | None]] = [[] for _ in scans]
         failed: dict[int, NodeError] = {}
+        remote = any(s.node.tree.remote for s in scans)
         threads = max(self.workers, REMOTE_THREADS) if remote else self.workers
         budget = 2 * self.workers * self.block_elements
+        # A remote store's small reads (a dataframe column's one chunk) go past a window full of large blocks: each
+        # is a round trip holding little, and held back it would start only when the large blocks are done, one
+        # latency after the rest. (Reading the small arrays first instead spread the large blocks over more threads,
+        # whose malloc arenas kept about 60 MB more resident.) At most 2 tasks per thread: bounded still.
+        exempt = max(1, self.block_elements // SMALL_BLOCK_FRACTION) if remote else 0
         with ThreadPoolExecutor(threads, thread_name_prefix="spec-validate-scan") as pool:
             pending: deque[tuple[Future, int]] = deque()
             in_flight = 0
@@ -248,7 +249,11 @@ class ThreadScanner:
             upcoming = next(queue, None)
             while upcoming is not None or pending:
                 # Submit in order while the window has room (always at least one task in flight).
-                while upcoming is not None and len(pending) < 2 * threads and (not pending or in_flight + upcoming[1] <= budget):
+                while (
+                    upcoming is not None
+                    and len(pending) < 2 * threads
+                    and (not pending or in_flight + upcoming[1] <= budget or upcoming[1] < exempt)
+                ):
                     work, size = upcoming
                     pending.append((pool.submit(_run_all, work), size))
                     in_flight += size
