@@ -222,6 +222,7 @@ class LatencyServer:
 
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._loop.set_exception_handler(_quiet_on_cancel)
         self._stopped = asyncio.Event()
         server = await asyncio.start_server(self._handler.serve, sock=self._socket)
         self._ready.set()
@@ -250,6 +251,13 @@ class LatencyServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
         self._thread.join(timeout=5)
+
+
+def _quiet_on_cancel(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """The loop's error report, but for connections still open when the server stops: their handlers are cancelled,
+    which asyncio's stream callback reports as an error."""
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
 
 
 def main(argv: list[str] | None = None) -> int:

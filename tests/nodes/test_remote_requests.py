@@ -285,10 +285,11 @@ def test_hdf5_behind_a_server_ignoring_range_requests_is_one_line_input_error(tm
     )
 
 
-def test_remote_hdf5_scan_fetches_each_blocks_chunks_together(tmp_path, monkeypatch):
+@pytest.mark.parametrize("user_block", [0, 512], ids=["no-user-block", "user-block"])
+def test_remote_hdf5_scan_fetches_each_blocks_chunks_together(user_block, tmp_path, monkeypatch):
     # An .h5ad larger than fsspec's first block, its CSR X chunked small (1,024 values) and decreasing late in
     # indptr: the scan asks for a block's chunks at once, those lying together in one request, and gives the
-    # local report.
+    # local report. With a user block, every address in the file counts from after it.
     h5py = pytest.importorskip("h5py")
     from validator import validate
 
@@ -297,7 +298,7 @@ def test_remote_hdf5_scan_fetches_each_blocks_chunks_together(tmp_path, monkeypa
     rows = 400_000
     indptr = np.arange(rows + 1, dtype=np.int64) * 3
     indptr[390_000] = indptr[390_001] + 1  # the first decrease, in a late block
-    with h5py.File(served / "long.h5ad", "w") as f:
+    with h5py.File(served / "long.h5ad", "w", userblock_size=user_block) as f:
         f.attrs.update({"encoding-type": "anndata", "encoding-version": "0.1.0"})
         x = f.create_group("X")
         x.attrs.update({"encoding-type": "csr_matrix", "encoding-version": "0.1.0", "shape": np.array([rows, 8])})

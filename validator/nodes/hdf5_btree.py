@@ -39,16 +39,25 @@ class _Unexpected(Exception):
 
 
 def chunk_records(
-    read: ReadRanges, header: int, file_size: int, sizeof_addr: int, sizeof_size: int, rank: int, most_chunks: int
+    read: ReadRanges,
+    header: int,
+    file_size: int,
+    sizeof_addr: int,
+    sizeof_size: int,
+    rank: int,
+    most_chunks: int,
+    base: int = 0,
 ) -> list[ChunkRecord] | None:
-    """Every chunk the index of the dataset whose object header is at `header` holds, in the B-tree's order;
-    None where it is not a version 1 B-tree read from a version 3 layout message, or its bytes are not as expected.
+    """Every chunk the index of the dataset whose object header is at `header` holds, in the B-tree's order, each
+    at its offset in the file (as the library's `chunk_iter` gives it); None where it is not a version 1 B-tree
+    read from a version 3 layout message, or its bytes are not as expected.
 
-    `most_chunks`: the chunks the dataset's grid has room for; an index holding more is not believed.
+    `most_chunks`: the chunks the dataset's grid has room for; an index holding more is not believed. `base`: the
+    file's base address (its user block's size), to which every address in the file, `header`'s too, is relative.
     """
-    reader = _Reader(read, file_size, sizeof_addr, sizeof_size)
+    reader = _Reader(read, file_size, sizeof_addr, sizeof_size, base)
     try:
-        layout = reader.layout_message(header)
+        layout = reader.layout_message(header + base)
         if layout is None or len(layout) < 3 or layout[0] != 3 or layout[1] != CHUNKED:
             return None
         dims = layout[2]
@@ -66,10 +75,10 @@ def chunk_records(
 
 
 class _Reader:
-    def __init__(self, read: ReadRanges, file_size: int, sizeof_addr: int, sizeof_size: int) -> None:
-        if sizeof_addr not in (2, 4, 8) or sizeof_size not in (2, 4, 8):
+    def __init__(self, read: ReadRanges, file_size: int, sizeof_addr: int, sizeof_size: int, base: int) -> None:
+        if sizeof_addr not in (2, 4, 8) or sizeof_size not in (2, 4, 8) or not 0 <= base < file_size:
             raise _Unexpected
-        self.read, self.file_size = read, file_size
+        self.read, self.file_size, self.base = read, file_size, base
         self.sizeof_addr, self.sizeof_size = sizeof_addr, sizeof_size
         self.undefined = (1 << (8 * sizeof_addr)) - 1
         self.creation_order = False  # version 2 headers: whether each message records its creation order
@@ -84,13 +93,14 @@ class _Reader:
         return got
 
     def address(self, data: bytes | memoryview, at: int) -> int | None:
-        """The address at `at`; None for the undefined address; _Unexpected for one past the end of the file."""
+        """The address at `at`, as an offset in the file; None for the undefined address; _Unexpected for one past
+        the end of the file."""
         value = int.from_bytes(data[at : at + self.sizeof_addr], "little")
         if value == self.undefined:
             return None
-        if value >= self.file_size:
+        if value + self.base >= self.file_size:
             raise _Unexpected
-        return value
+        return value + self.base
 
     def length(self, data: bytes | memoryview, at: int) -> int:
         return int.from_bytes(data[at : at + self.sizeof_size], "little")

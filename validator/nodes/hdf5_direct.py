@@ -350,8 +350,10 @@ def _remote_records(
 
     (Not `h5o.get_info(oid).addr` for the header's address: h5py's get_info also sizes the object's metadata,
     which for a chunked dataset is a walk of its whole chunk index, the reads this is here to save.)"""
-    sizeof_addr, sizeof_size = (int(n) for n in h5py.h5i.get_file_id(oid).get_create_plist().get_sizes())
-    return hdf5_btree.chunk_records(source.read, header, source.size, sizeof_addr, sizeof_size, rank, most_chunks)
+    creation = h5py.h5i.get_file_id(oid).get_create_plist()
+    sizeof_addr, sizeof_size = (int(n) for n in creation.get_sizes())
+    base = int(creation.get_userblock())  # a file's addresses count from its superblock, after any user block
+    return hdf5_btree.chunk_records(source.read, header, source.size, sizeof_addr, sizeof_size, rank, most_chunks, base)
 
 
 def _linear(index: tuple[int, ...], grid: tuple[int, ...]) -> int:
