@@ -31,6 +31,7 @@ import json
 import os
 import re
 import socket
+import stat
 import sys
 import threading
 from http import HTTPStatus
@@ -125,11 +126,17 @@ class Handler:
         try:
             if self.latency:
                 await asyncio.sleep(self.latency)
-            if path is None or not os.path.exists(path):
-                return await self.send(writer, 404, {"Content-Type": "text/html"}, b"<h1>404 File not found</h1>", keep)
-            if os.path.isdir(path):
+            if path is not None and os.path.isdir(path):
                 return await self.directory(target, url_path, path, method, writer, keep)
+            if path is None or not _regular(path):
+                # Absent, or a FIFO or device: no object store holds one, and opening a FIFO would block the loop
+                # (every later request with it).
+                return await self.send(writer, 404, {"Content-Type": "text/html"}, b"<h1>404 File not found</h1>", keep)
             return await self.file(path, method, headers, writer, keep)
+        except (ConnectionError, asyncio.CancelledError):
+            raise
+        except Exception:  # noqa: BLE001 (a file the server cannot read: the client is told, the loop goes on)
+            return await self.send(writer, 500, {"Content-Type": "text/html"}, b"<h1>500 Server error</h1>", keep)
         finally:
             self.counter.stop()
 
@@ -158,8 +165,9 @@ class Handler:
             return await self.send(writer, 403, {"Content-Type": "text/html"}, b"<h1>403 Forbidden</h1>", keep)
         rows = []
         for entry in sorted(os.scandir(path), key=lambda e: e.name.lower()):
-            link = entry.name + ("/" if entry.is_dir() else "")
-            shown = entry.name + ("@" if entry.is_symlink() else "/" if entry.is_dir() else "")
+            folder = os.path.isdir(entry.path)  # False for a link that loops, as http.server lists it
+            link = entry.name + ("/" if folder else "")
+            shown = entry.name + ("@" if os.path.islink(entry.path) else "/" if folder else "")
             rows.append(f'<li><a href="{quote(link, errors="surrogatepass")}">{html.escape(shown, quote=False)}</a></li>')
         title = html.escape(unquote(url_path), quote=False)
         page = f"<!DOCTYPE HTML>\n<html>\n<head><title>Directory listing for {title}</title></head>\n<body>\n<ul>\n"
@@ -174,7 +182,9 @@ class Handler:
             fields["Accept-Ranges"] = "bytes"
         match = re.fullmatch(r"bytes=(\d+)-(\d*)", headers.get("range", ""))
         try:
-            with open(path, "rb") as fh:
+            with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:  # never waits on a FIFO put in its place
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    raise IsADirectoryError(path)
                 size = os.fstat(fh.fileno()).st_size
                 start, stop, status = 0, size, 200
                 if match is not None and self.ranges and method == "GET":
@@ -258,6 +268,13 @@ class LatencyServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
         self._thread.join(timeout=5)
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _quiet_on_cancel(loop: asyncio.AbstractEventLoop, context: dict) -> None:
