@@ -462,3 +462,21 @@ def test_memory_limit_fits_tiledbs_budgets_so_a_valid_cxg_reads_the_same(tmp_pat
     capped = run_cli(store, "--memory-limit", "640", "--jobs", "2", tmp_path=tmp_path)
     free = run_cli(store, "--jobs", "2", tmp_path=tmp_path)
     assert capped["report"]["problems"] == [] and statuses(capped["report"]) == statuses(free["report"])
+
+
+def test_a_thread_that_cannot_start_under_the_memory_limit_is_one_line(monkeypatch, capsys):
+    """--memory-limit caps the data segment, which counts every thread's stack: near the cap Python cannot start a
+    thread (RuntimeError, not MemoryError; found by the fuzzer over HTTP, a store made deep by a looping link). That
+    is the input's error in one line, as MemoryError is, never an internal error."""
+    import validator
+    from validator import cli
+
+    def no_thread(*args, **kwargs):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(validator, "validate", no_thread)
+    path = str(CORPUS / "anndata/zarr-v2/valid-zero-obs.zarr")
+    assert cli.main([path, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error" not in err
+    assert "needed more memory than --memory-limit allows (for a thread)" in err

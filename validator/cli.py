@@ -257,6 +257,8 @@ def _validate_one(
     except MemoryError:  # past --memory-limit outside a read that reports it (a read that does is unreadable)
         return _unchecked(item, error=f"{item.path}: needed more memory than --memory-limit allows")
     except Exception as exc:  # a bug met on one input: that input's error; the others are still reported
+        if _no_thread_started(exc):
+            return _unchecked(item, error=f"{item.path}: needed more memory than --memory-limit allows (for a thread)")
         if os.environ.get("SPEC_VALIDATE_DEBUG"):
             raise
         return _unchecked(
@@ -267,6 +269,12 @@ def _validate_one(
         # Named on the command line, that is an error; found in a folder (any HDF5 file is), it is skipped.
         return _unchecked(item, **({"error": f"{report.source}: {what}"} if item.explicit else {"skipped": what}))
     return report
+
+
+def _no_thread_started(exc: BaseException) -> bool:
+    """Whether `exc` is Python's failure to start a thread: its stack is memory, which --memory-limit caps (the
+    data limit counts every thread's stack), so a run near the limit fails there rather than with MemoryError."""
+    return isinstance(exc, RuntimeError) and str(exc) == "can't start new thread"
 
 
 def _unchecked(item: Input, error: str | None = None, skipped: str | None = None) -> Report:
