@@ -87,8 +87,8 @@ class Handler:
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         # An answer's head and body are two writes: with Nagle's algorithm the second waits for the client to
-        # acknowledge the first, which it delays (40 ms on Linux): every request took 20 ms more than its latency,
-        # and more. asyncio turns Nagle off only for sockets it made itself (proto IPPROTO_TCP); this one, from
+        # acknowledge the first, which it delays (40 ms on Linux): every request took about 40 ms more than its
+        # latency. asyncio turns Nagle off only for sockets it made itself (proto IPPROTO_TCP); this one, from
         # socket.create_server, has proto 0, and so did python's http.server, which the benchmark used before.
         connection = writer.get_extra_info("socket")
         if connection is not None:
