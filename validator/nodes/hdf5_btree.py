@@ -81,6 +81,7 @@ class _Reader:
         self.read, self.file_size, self.base = read, file_size, base
         self.sizeof_addr, self.sizeof_size = sizeof_addr, sizeof_size
         self.undefined = (1 << (8 * sizeof_addr)) - 1
+        self.node_prefix = 8 + 2 * sizeof_addr  # a B-tree node's signature, type, level, entries and two siblings
         self.creation_order = False  # version 2 headers: whether each message records its creation order
 
     def fetch(self, ranges: list[tuple[int, int]]) -> list[memoryview]:
@@ -196,7 +197,7 @@ class _Reader:
         while level:
             children: list[int] = []
             records: list[ChunkRecord] = []
-            for data, entries in self._nodes(level, 8 + 2 * self.sizeof_addr, 8 + 8 * len(chunk), most_chunks):
+            for data, entries in self._nodes(level, len(chunk), most_chunks):
                 node_level, node_records = self._entries(data, entries, chunk)
                 if expected is not None and node_level != expected:
                     raise _Unexpected
@@ -226,10 +227,9 @@ class _Reader:
         if bytes(data[:4]) != b"TREE" or data[4] != 1:
             raise _Unexpected
         dims = len(chunk)
-        prefix, stride = 8 + 2 * self.sizeof_addr, 8 + 8 * dims + self.sizeof_addr
         out: list[ChunkRecord] = []
         for i in range(entries + 1):
-            key = prefix + i * stride
+            key = self.node_prefix + i * self._entry_bytes(dims)
             size, mask, *offsets = struct.unpack_from(f"<II{dims}Q", data, key)
             if any(o % c for o, c in zip(offsets, chunk, strict=True)):
                 raise _Unexpected
@@ -240,12 +240,17 @@ class _Reader:
                 out.append((tuple(offsets[:-1]), child, size, mask))
         return data[5], out
 
-    def _nodes(self, addresses: list[int], prefix: int, key_size: int, most_chunks: int) -> Iterator[tuple[memoryview, int]]:
+    def _entry_bytes(self, dims: int) -> int:
+        """A key (chunk size, filter mask, an offset per dimension) and the child's address after it."""
+        return 8 + 8 * dims + self.sizeof_addr
+
+    def _nodes(self, addresses: list[int], dims: int, most_chunks: int) -> Iterator[tuple[memoryview, int]]:
         """Each node's bytes and entries, NODES_PER_BATCH nodes at a time (the bytes held stay bounded whatever a
         level claims): read for DEFAULT_ENTRIES first, and again, whole, where it holds more."""
+        prefix = self.node_prefix
 
-        def size(entries: int) -> int:
-            return prefix + (entries + 1) * key_size + entries * self.sizeof_addr
+        def size(entries: int) -> int:  # the entries and the key after the last
+            return prefix + entries * self._entry_bytes(dims) + 8 + 8 * dims
 
         for start in range(0, len(addresses), NODES_PER_BATCH):
             batch = addresses[start : start + NODES_PER_BATCH]

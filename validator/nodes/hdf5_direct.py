@@ -154,8 +154,7 @@ def plan(
                     f"({', '.join(DECODABLE_FILTERS.values())})"
                 )
         chunk_shape = tuple(int(c) for c in dcpl.get_chunk())
-        source = index_source if header is not None else None
-        table = _chunk_table(oid, shape, chunk_shape, file_size, path, source, header)
+        table = _chunk_table(oid, shape, chunk_shape, file_size, path, index_source, header)
         per_row = math.prod(-(-int(n) // c) for n, c in zip(shape[1:], chunk_shape[1:], strict=False))
         stored = sorted({int(i) for i in np.unique(table.linear // max(1, per_row))}) if shape else None
         return DirectPlan(
