@@ -500,7 +500,7 @@ def _run_metadata_steps(
         if not scopes:
             continue
         skipped = {id(s): reason for s in scopes if skip_scope is not None and (reason := skip_scope(s)) is not None}
-        nodes = [(scope, _index(indexes, scope)) for scope in scopes if id(scope) not in skipped]
+        nodes = [(scope, _index(indexes, scope, walked)) for scope in scopes if id(scope) not in skipped]
         for rule in chosen:
             if rule.key in evaluations:  # one pack given twice: its clauses are still checked and reported once
                 continue
@@ -624,11 +624,22 @@ def _evaluate_by_signature(
         tally.kept[kept:] = sorted(tally.kept[kept:], key=lambda ev: index.position[id(ev.node)])
 
 
-def _index(indexes: dict[int, tuple[Node, NodeIndex]], scope: Scope) -> NodeIndex:
-    """The scope's nodes indexed, built once per scope root (packs applied at one root share it)."""
+def _index(indexes: dict[int, tuple[Node, NodeIndex]], scope: Scope, walked: list[Node] | None = None) -> NodeIndex:
+    """The scope's nodes indexed, built once per scope root (packs applied at one root share it).
+
+    `walked`, the whole tree in walk order (as `find_scopes` takes it), is the root's nodes when it is filled, and
+    is filled here when the root is indexed first: the tree is walked once for both.
+    """
     cached = indexes.get(id(scope.root))
     if cached is None:
-        cached = indexes[id(scope.root)] = (scope.root, NodeIndex(scope, list(subtree(scope.root))))
+        root = walked is not None and scope.root is scope.root.tree.root
+        if root and walked:
+            nodes = list(walked)
+        else:
+            nodes = list(subtree(scope.root))
+            if root and walked is not None:
+                walked.extend(nodes)
+        cached = indexes[id(scope.root)] = (scope.root, NodeIndex(scope, nodes))
     return cached[1]
 
 

@@ -150,7 +150,8 @@ class Node(ABC):
 
     @property
     def name(self) -> str:
-        return posixpath.basename(self.path) or "/"
+        # The last segment of the path (posixpath.basename, at a third of its cost: rules read it on every node).
+        return self.path.rpartition("/")[2] or "/"
 
     @property
     @abstractmethod
