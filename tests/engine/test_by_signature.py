@@ -28,7 +28,9 @@ STORES = sorted(
 
 
 def node_by_node(monkeypatch) -> None:
+    """Every rule evaluated in full on every node: no grouping, and no verdict counted without an evaluation."""
     monkeypatch.setattr(run, "_grouping", lambda rule: None)
+    monkeypatch.setattr(run, "_settles_at_once", lambda rule: False)
 
 
 def results(path: str) -> list:
@@ -108,6 +110,39 @@ def test_failures_stay_in_tree_order_and_reasons_name_each_node(monkeypatch):
     assert equals[2] == 12
     assert typed[0] is Status.NOT_APPLICABLE and typed[3] == "/n0 has no attribute 'kind'"
     assert present[0] is Status.FAILED and [path for path, _ in present[1]] == ["/n0", "/n1", "/n2"]
+
+
+def test_verdicts_settled_at_once_make_no_evaluation_and_failures_are_evaluated_in_full(monkeypatch):
+    # Each column its own signature: t.present passes on the "c" columns and fails on the "n" ones, t.type is not
+    # applicable where the attribute is absent. Only the failing nodes are evaluated in full (an Evaluation each);
+    # the rest are counted as they are checked, with the results of a run that evaluates every node in full.
+    spec = {f"c{i:02d}": Arr(np.arange(3), attrs={"kind": "good", "i": i}) for i in range(6)}
+    spec.update({f"n{i}": Arr(np.arange(3), attrs={"i": i}) for i in range(3)})
+    rules = [
+        rule("t.present", "attr_present", {"key": "kind"}, {"kind": "array"}),
+        rule("t.type", "attr_type", {"key": "kind", "type": "string"}, {"kind": "array"}),
+    ]
+    made = []
+
+    class Counted(run.Evaluation):
+        __slots__ = ()
+
+        def __init__(self, rule, node, scope):
+            made.append((rule.id, node.path))
+            super().__init__(rule, node, scope)
+
+    def run_once():
+        out = evaluate(SignedTree(spec), [pack(rules)]).results
+        return [(r.status, [(f.path, f.message) for f in r.findings], r.nodes_checked, r.reason, r.finding_count) for r in out]
+
+    monkeypatch.setattr(run, "Evaluation", Counted)
+    quick = run_once()
+    assert made == [("t.present", f"/n{i}") for i in range(3)]
+    present, typed = quick
+    assert present[0] is Status.FAILED and present[2] == 9 and [p for p, _ in present[1]] == ["/n0", "/n1", "/n2"]
+    assert typed[0] is Status.PASSED and typed[2] == 6
+    node_by_node(monkeypatch)
+    assert run_once() == quick
 
 
 def _write(path: Path, text: str) -> None:
