@@ -217,9 +217,15 @@ def test_a_replayed_reason_is_the_least_of_every_node_of_the_group():
         def __init__(self, path):
             self.path = path
 
+    nodes = [Named(p) for p in ("/b", "/a", "/a/b", "/c/a")]
     tally = run.Tally()
-    run.Remembered(["no value at ", "0"]).replay(tally, [Named(p) for p in ("/b", "/a", "/a/b", "/c/a")])
+    run.Remembered(["no value at ", "0"]).replay(tally, nodes)
     assert tally.reason == min(f"no value at {p}0" for p in ("/b", "/a", "/a/b", "/c/a")) == "no value at /a/b0"
+    # The nodes a reason can come from, worked out once per group for every rule that replays over it.
+    assert [n.path for n in run.least_and_below(nodes)] == ["/a", "/a/b"]
+    again = run.Tally()
+    run.Remembered(["no value at ", "0"]).replay(again, nodes, run.least_and_below(nodes))
+    assert again.reason == tally.reason
 
 
 def test_name_rules_group_by_name_and_find_each_node_of_a_bad_name(tmp_path, monkeypatch):

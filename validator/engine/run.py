@@ -132,16 +132,23 @@ class Remembered:
     def __init__(self, parts: list[str] | None) -> None:
         self.parts = parts  # None: passed
 
-    def replay(self, tally: Tally, nodes: Sequence[Node]) -> None:
-        """Count the verdict for each of `nodes`."""
+    def replay(self, tally: Tally, nodes: Sequence[Node], nearest: Sequence[Node] | None = None) -> None:
+        """Count the verdict for each of `nodes`; `nearest`, when given, is `least_and_below(nodes)`."""
         if self.parts is None:
             tally.passed += len(nodes)
             return
-        # The least reason is that of the least path, or of a path it begins (the reason goes on after the path):
-        # any other path differs from the least within its own length, and so does its reason. Thousands of
-        # nodes then cost a comparison of paths each, not a reason each.
-        least = min(node.path for node in nodes)
-        tally.not_applicable(min(node.path.join(self.parts) for node in nodes if node.path.startswith(least)))
+        near = least_and_below(nodes) if nearest is None else nearest
+        tally.not_applicable(min(node.path.join(self.parts) for node in near))
+
+
+def least_and_below(nodes: Sequence[Node]) -> list[Node]:
+    """The node of the least path and those whose paths it begins: the only ones whose reason can be the least.
+
+    A reason goes on after the path, so any other path differs from the least within its own length, and so does
+    its reason: thousands of nodes then cost a comparison of paths each, not a reason each.
+    """
+    least = min(node.path for node in nodes)
+    return [node for node in nodes if node.path.startswith(least)]
 
 
 _PASSED_AGAIN = Remembered(None)
@@ -586,16 +593,19 @@ class _Selected:
     """The nodes a selector selects in one scope, in tree order; and, worked out when asked, the same nodes grouped
     (by signature, kept for the many rules that group so; by stored keys or name, worked out for each rule)."""
 
-    __slots__ = ("_groups", "nodes")
+    __slots__ = ("_groups", "_nearest", "nodes")
 
     def __init__(self, nodes: list[Node]) -> None:
         self.nodes = nodes
-        self._groups: list[list[Node]] | None = None
+        self._groups: dict[Callable[[Node], Hashable | None], list[list[Node]]] = {}
+        self._nearest: dict[int, list[Node]] = {}
 
     def groups(self, by: Callable[[Node], Hashable | None] = _signature) -> list[list[Node]]:
-        """The nodes grouped by `by` (None: alone); by signature, the grouping most rules share, kept for them."""
-        if by is _signature and self._groups is not None:
-            return self._groups
+        """The nodes grouped by `by` (None: alone), worked out once for the rules that group them so (by signature,
+        most rules; by name, the name rules; by signature and stored keys, the chunk key rules)."""
+        cached = self._groups.get(by)
+        if cached is not None:
+            return cached
         found: dict[Any, list[Node]] = {}
         groups: list[list[Node]] = []
         for node in self.nodes:
@@ -608,9 +618,16 @@ class _Selected:
                 group = found[key] = []
                 groups.append(group)
             group.append(node)
-        if by is _signature:
-            self._groups = groups
+        self._groups[by] = groups
         return groups
+
+    def nearest(self, group: list[Node]) -> list[Node]:
+        """`least_and_below(group[1:])` for a group of `groups`, worked out once for every rule that replays a
+        reason over it."""
+        found = self._nearest.get(id(group))  # the group lives as long as this selection: its id is not reused
+        if found is None:
+            found = self._nearest[id(group)] = least_and_below(group[1:])
+        return found
 
 
 def _selected(
@@ -654,7 +671,7 @@ def _evaluate_by_signature(
                 continue
         for i, node in enumerate(group):
             if remembered is not None:
-                remembered.replay(tally, group[i:])
+                remembered.replay(tally, group[i:], selected.nearest(group) if i == 1 else None)
                 break
             ev = Evaluation(rule, node, scope)
             _advance(ev, None)
