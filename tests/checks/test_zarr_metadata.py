@@ -455,6 +455,19 @@ def test_attrs_document_object_and_document_strict_json_refuse_bare_constants(te
     assert len(run("document_strict_json", tree.get("/g"), {"name": ".zgroup"})) == expected
 
 
+def test_a_stored_object_without_constants_is_the_trees_own_parse():
+    # Text holding no NaN or Infinity parses strictly as the tree parses it: the tree's value is used, not a
+    # second parse; text that is no JSON says why in the same words either way.
+    from validator.checks.zarr_metadata import _stored_object
+
+    tree = ZarrTree(DictStore({".zgroup": {"zarr_format": 2}, "g/.zgroup": {"zarr_format": 2}, "g/.zattrs": b'{"a": [1, 2]}'}), 2)
+    key, doc, problem = _stored_object(tree.get("/g"), ".zattrs")
+    assert (key, doc, problem) == ("g/.zattrs", {"a": [1, 2]}, None)
+    assert doc is tree.get("/g").read_json(".zattrs")
+    broken = ZarrTree(DictStore({".zgroup": {"zarr_format": 2}, "g/.zgroup": {"zarr_format": 2}, "g/.zattrs": b'{"a": 1,}'}), 2)
+    assert _stored_object(broken.get("/g"), ".zattrs")[2].startswith("g/.zattrs is not valid JSON (")
+
+
 def test_document_strict_json_is_not_applicable_without_the_document():
     with pytest.raises(NotApplicable):
         run("document_strict_json", array(), {"name": ".zgroup"})
