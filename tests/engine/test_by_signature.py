@@ -28,9 +28,7 @@ STORES = sorted(
 
 
 def node_by_node(monkeypatch) -> None:
-    """Every rule evaluated in full on every node: no grouping, and no verdict counted without an evaluation."""
     monkeypatch.setattr(run, "_grouping", lambda rule: None)
-    monkeypatch.setattr(run, "_settles_at_once", lambda rule: False)
 
 
 def results(path: str) -> list:
@@ -112,10 +110,10 @@ def test_failures_stay_in_tree_order_and_reasons_name_each_node(monkeypatch):
     assert present[0] is Status.FAILED and [path for path, _ in present[1]] == ["/n0", "/n1", "/n2"]
 
 
-def test_verdicts_settled_at_once_make_no_evaluation_and_failures_are_evaluated_in_full(monkeypatch):
+def test_verdicts_counted_make_no_evaluation_and_only_failures_are_kept(monkeypatch):
     # Each column its own signature: t.present passes on the "c" columns and fails on the "n" ones, t.type is not
-    # applicable where the attribute is absent. Only the failing nodes are evaluated in full (an Evaluation each);
-    # the rest are counted as they are checked, with the results of a run that evaluates every node in full.
+    # applicable where the attribute is absent. Only the failing nodes are kept (an Evaluation each); the rest are
+    # counted as they are checked, with the results of a run that checks every node alone.
     spec = {f"c{i:02d}": Arr(np.arange(3), attrs={"kind": "good", "i": i}) for i in range(6)}
     spec.update({f"n{i}": Arr(np.arange(3), attrs={"i": i}) for i in range(3)})
     rules = [
@@ -137,6 +135,7 @@ def test_verdicts_settled_at_once_make_no_evaluation_and_failures_are_evaluated_
 
     monkeypatch.setattr(run, "Evaluation", Counted)
     quick = run_once()
+    made = [m for m in made if m[1] != "/"]  # each rule's one scratch evaluation, made at the scope's root
     assert made == [("t.present", f"/n{i}") for i in range(3)]
     present, typed = quick
     assert present[0] is Status.FAILED and present[2] == 9 and [p for p, _ in present[1]] == ["/n0", "/n1", "/n2"]

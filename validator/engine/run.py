@@ -90,16 +90,25 @@ class Tally:
             self.add(ev)
 
     def add(self, ev: Evaluation) -> None:
-        outcome = ev.outcome
-        if (
+        if self.keeps(ev.outcome):
+            self.kept.append(ev)
+        else:
+            self.count(ev.outcome)
+
+    def keeps(self, outcome: Outcome | None) -> bool:
+        """Whether an evaluation with this outcome is kept (else only counted): a failure, an error, a node not
+        checked, one still waiting for array facts (None), or any in a tally that keeps all."""
+        return (
             self.keep_all
             or outcome is None
-            or outcome.findings
+            or bool(outcome.findings)
             or outcome.unchecked
             or outcome.status in (Status.FAILED, Status.ERROR)
-        ):
-            self.kept.append(ev)
-        elif outcome.status is Status.PASSED:
+        )
+
+    def count(self, outcome: Outcome) -> None:
+        """Count one outcome that `keeps` does not keep: passed, or merely not applicable."""
+        if outcome.status is Status.PASSED:
             self.passed += 1
         elif outcome.reason:
             self.not_applicable(outcome.reason)
@@ -154,20 +163,19 @@ def least_and_below(nodes: Sequence[Node]) -> list[Node]:
 _PASSED_AGAIN = Remembered(None)
 
 
-def _remembered(ev: Evaluation) -> Remembered | None:
-    """How `ev`'s verdict holds for any node of the same signature; None when it may not (a failure, an error,
-    a node not checked, or a reason that names the node other than by its whole path)."""
-    outcome = ev.outcome
+def _remembered(outcome: Outcome | None, node: Node) -> Remembered | None:
+    """How a rule's verdict on `node` holds for any node of the same signature; None when it may not (a failure,
+    an error, a node not checked, or a reason that names the node other than by its whole path)."""
     if outcome is PASSED:
         return _PASSED_AGAIN
     if outcome is None or outcome.status is not Status.NOT_APPLICABLE or outcome.unchecked or not outcome.reason:
         return None
-    path = ev.node.path
+    path = node.path
     if path == "/":
         return None
     parts = outcome.reason.split(path)
     rest = "".join(parts)
-    if ev.node.name in rest or path.strip("/") in rest:
+    if node.name in rest or path.strip("/") in rest:
         return None
     return Remembered(parts)
 
@@ -298,37 +306,27 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: 
     ev.outcome = PASSED
 
 
-def _settles_at_once(rule: Rule) -> bool:
-    """Whether no step of the rule waits for array facts (each is settled on the node's metadata alone)."""
-    return all(p is not None and p.facts is None for p in _primitives(rule))
+def _evaluate(scratch: Evaluation, node: Node, tally: Tally, waiting: list[Evaluation]) -> Outcome | None:
+    """Run the scratch evaluation's rule on `node` (in its scope), record it in `tally` and return its outcome.
 
-
-def _count_at_once(rule: Rule, node: Node, scope: Scope, tally: Tally, reasons: bool = True) -> Outcome | str | None:
-    """Count the rule's verdict on `node` in `tally` without an Evaluation, in the common cases, which cost most
-    on a store of thousands of nodes: every step passes (PASSED), or one is plainly not applicable (its reason; only
-    when `reasons`). None, counting nothing, for anything else (a finding, a node not checked, an error): the
-    node is then evaluated in full, as `_advance` does, which runs the step again and gives the same outcome."""
-    activity.reading("checking ", rule.id, " on ", node.path)
-    for step, primitive in zip(rule.check, _primitives(rule), strict=True):
-        try:
-            reason = _not_for(primitive, step.primitive, node)
-            if reason is None:
-                for _ in primitive.function(node, step.options, scope):
-                    return None  # a finding (or an Omitted count): the full evaluation keeps it
-                continue
-        except NotChecked:
-            return None
-        except NotApplicable as exc:
-            reason = str(exc)
-        except Exception:  # noqa: BLE001 (an unreadable node or a primitive's error: the full evaluation reports it)
-            return None
-        if not reasons:
-            return None
-        if reason:
-            tally.not_applicable(reason)
-        return reason
-    tally.passed += 1
-    return PASSED
+    Counted where the tally need not keep it (it passed, or is merely not applicable: most of a store of thousands
+    of nodes), else kept as an Evaluation of its own, listed in `waiting` too when it waits for array facts. One
+    scratch object serves every node of a rule: an object per (rule, node) cost more than most checks."""
+    scratch.node, scratch.step, scratch.outcome = node, 0, None
+    if scratch.requests:
+        scratch.requests = {}
+    _advance(scratch, None)
+    outcome = scratch.outcome
+    if not tally.keeps(outcome):
+        tally.count(outcome)  # type: ignore[arg-type]  # never None here: one waiting is kept
+        return outcome
+    ev = Evaluation(scratch.rule, node, scratch.scope)
+    ev.step, ev.outcome = scratch.step, outcome
+    ev.requests, scratch.requests = scratch.requests, {}  # what its steps waiting for facts need
+    tally.kept.append(ev)
+    if outcome is None:
+        waiting.append(ev)
+    return outcome
 
 
 def _not_for(primitive: Any, name: str, node: Node) -> str | None:
@@ -553,15 +551,9 @@ def _run_metadata_steps(
                 if grouping is not None:
                     _evaluate_by_signature(rule, scope, index, selected, tally, waiting, grouping)
                     continue
-                quick = _settles_at_once(rule) and not tally.keep_all
+                scratch = Evaluation(rule, scope.root, scope)
                 for node in selected.nodes:
-                    if quick and _count_at_once(rule, node, scope, tally) is not None:
-                        continue
-                    ev = Evaluation(rule, node, scope)
-                    _advance(ev, None)
-                    tally.add(ev)
-                    if ev.outcome is None:
-                        waiting.append(ev)
+                    _evaluate(scratch, node, tally, waiting)
             for scope in scopes:
                 if id(scope) in skipped:  # a legacy scope: its verdict is already set
                     tally.add(_skipped(rule, scope, skipped[id(scope)]))
@@ -660,26 +652,15 @@ def _evaluate_by_signature(
     keys, or its name) once per group of nodes that agree on it, and count its verdict for every node of the group;
     where the verdict may differ (a failure, an error), each node is checked."""
     kept = len(tally.kept)
-    quick = _settles_at_once(rule) and not tally.keep_all
+    scratch = Evaluation(rule, scope.root, scope)
     for group in selected.groups(grouping):
-        remembered = None
-        if quick:
-            settled = _count_at_once(rule, group[0], scope, tally, len(group) == 1)
-            if settled is PASSED:
-                tally.passed += len(group) - 1
-            if settled is not None:
-                continue
-        for i, node in enumerate(group):
-            if remembered is not None:
-                remembered.replay(tally, group[i:], selected.nearest(group) if i == 1 else None)
-                break
-            ev = Evaluation(rule, node, scope)
-            _advance(ev, None)
-            tally.add(ev)
-            if ev.outcome is None:
-                waiting.append(ev)
-            elif i == 0 and len(group) > 1:
-                remembered = _remembered(ev)
+        outcome = _evaluate(scratch, group[0], tally, waiting)
+        remembered = _remembered(outcome, group[0]) if len(group) > 1 else None
+        if remembered is not None:
+            remembered.replay(tally, group[1:], selected.nearest(group))
+            continue
+        for node in group[1:]:
+            _evaluate(scratch, node, tally, waiting)
     if len(tally.kept) - kept > 1:  # kept evaluations in tree order, as a node by node run keeps them
         tally.kept[kept:] = sorted(tally.kept[kept:], key=lambda ev: index.position[id(ev.node)])
 
