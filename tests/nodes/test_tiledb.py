@@ -108,3 +108,94 @@ def test_open_store_fails_on_cxg_folder_without_tiledb_objects(tmp_path):
     (tmp_path / "empty.cxg").mkdir()
     with pytest.raises(InputError, match="no TileDB group or array"):
         open_store(str(tmp_path / "empty.cxg"))
+
+
+def _sparse_cells(uri, rows, per_row, capacity):
+    """A sparse array of rows x per_row cells (value "" float32, column "var" uint32), `capacity` cells a tile."""
+    dim = tiledb.Dim(name="obs", domain=(0, rows - 1), tile=min(rows, 256), dtype=np.uint32)
+    attrs = [tiledb.Attr("", dtype=np.float32), tiledb.Attr("var", dtype=np.uint32)]
+    schema = tiledb.ArraySchema(domain=tiledb.Domain(dim), attrs=attrs, sparse=True, allows_duplicates=True, capacity=capacity)
+    tiledb.Array.create(str(uri), schema)
+    coords = np.repeat(np.arange(rows, dtype=np.uint32), per_row)
+    values = np.arange(coords.size, dtype=np.float32)
+    with tiledb.open(str(uri), mode="w") as array:
+        array[coords] = {"": values, "var": np.tile(np.arange(per_row, dtype=np.uint32), rows)}
+    return values
+
+
+@pytest.fixture
+def budgets(monkeypatch):
+    """Set the backend's read budget and result buffer for one test (contexts made afresh)."""
+    from validator.nodes import tiledb as backend
+
+    def set_budgets(read_budget: int, result_buffer: int) -> None:
+        monkeypatch.setattr(backend, "READ_BUDGET", read_budget)
+        monkeypatch.setattr(backend, "RESULT_BUFFER", result_buffer)
+        monkeypatch.setattr(backend, "_contexts", {})
+
+    return set_budgets
+
+
+def test_blocks_passes_sparse_cells_a_buffer_at_a_time(tmp_path, budgets):
+    # One row block holds all 20,000 cells; the result buffers hold 1,024 cells of a field. A query run to completion
+    # grew its buffers to hold every cell at once (a 5e7-value CXG: 2.8 GB).
+    budgets(64 * 2**20, 4096)
+    tiledb.group_create(str(tmp_path / "g"))
+    values = _sparse_cells(tmp_path / "g" / "Xr", rows=200, per_row=100, capacity=2_000)
+    with open_store(str(tmp_path / "g")) as tree:
+        blocks = list(tree.get("/Xr").blocks())
+        cells = list(tree.get("/Xr/__cells").blocks())
+    assert len(blocks) >= 20 and max(b.values.size for b in blocks) <= 1024
+    assert [b.start for b in blocks] == list(np.cumsum([0] + [b.values.size for b in blocks[:-1]]))
+    np.testing.assert_array_equal(np.sort(np.concatenate([b.values for b in blocks])), values)
+    assert len(cells) >= 20 and sum(b.values.size for b in cells) == values.size
+    np.testing.assert_array_equal(np.sort(np.concatenate([b.values[""] for b in cells])), values)
+
+
+def test_blocks_passes_tiles_larger_than_the_starting_budget(tmp_path, budgets, monkeypatch):
+    # Tiles of 100,000 cells (400 KB a field) under a starting budget of 64 KiB, the sizing from the schema left
+    # out: TileDB refuses the first query, and the array is reopened under four times the budget until it fits.
+    from validator.nodes import tiledb as backend
+
+    budgets(2**16, 2**16)
+    monkeypatch.setattr(backend, "budget_for", lambda tiles: backend.READ_BUDGET)
+    tiledb.group_create(str(tmp_path / "g"))
+    values = _sparse_cells(tmp_path / "g" / "Xr", rows=100, per_row=1_000, capacity=100_000)
+    dense = np.arange(512 * 256, dtype=np.float64).reshape(512, 256)
+    _array(tmp_path / "g" / "X", dense.shape, dense.shape, tiledb.Attr("", dtype=np.float64), dense)
+    with open_store(str(tmp_path / "g")) as tree:
+        got = np.concatenate([b.values for b in tree.get("/Xr").blocks()])
+        got_dense = np.concatenate([b.values for b in tree.get("/X").blocks()])
+        assert not tree.problems
+    assert max(backend._contexts) >= 2**20  # reopened under larger budgets
+    np.testing.assert_array_equal(np.sort(got), values)
+    np.testing.assert_array_equal(got_dense, dense.reshape(-1))
+
+
+def test_blocks_fails_past_the_most_budget_allowed(tmp_path, budgets, monkeypatch):
+    # A tile no budget allowed can hold (a data limit caps it): the rows cannot be read, one line, reported.
+    from validator.nodes import tiledb as backend
+
+    budgets(2**16, 2**16)
+    monkeypatch.setattr(backend, "read_budgets", lambda: (2**16, 2**18))
+    tiledb.group_create(str(tmp_path / "g"))
+    _sparse_cells(tmp_path / "g" / "Xr", rows=100, per_row=1_000, capacity=100_000)
+    with open_store(str(tmp_path / "g")) as tree:
+        with pytest.raises(Exception, match=r"/Xr: rows 0\.\.100 cannot be read \(.*budget"):
+            list(tree.get("/Xr").blocks())
+        assert [(p.key, p.message.split(" (")[0]) for p in tree.problems] == [("/Xr", "rows 0..100 cannot be read")]
+
+
+def test_budget_for_passes_room_for_four_tiles_of_a_field():
+    from validator.nodes import tiledb as backend
+
+    schema = tiledb.ArraySchema(
+        domain=tiledb.Domain(tiledb.Dim(name="obs", domain=(0, 299), tile=256, dtype=np.uint32)),
+        attrs=[tiledb.Attr("", dtype=np.float32), tiledb.Attr("var", dtype=np.uint32)],
+        sparse=True,
+        capacity=1_024_000,  # the CXG converter's
+    )
+    assert backend.tile_bytes(schema) == 4 * 1_024_000
+    assert backend.budget_for(backend.tile_bytes(schema)) == backend.READ_BUDGET
+    assert backend.budget_for(80 * 2**20) == 512 * 2**20  # four 80 MiB tiles, to the next power of two
+    assert backend.budget_for(2**40) == backend.MAX_READ_BUDGET

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -136,49 +136,91 @@ def _tiledb():
         import tiledb
     except ImportError as exc:  # the optional extra is not installed
         raise InputError(f"{INSTALL_HINT} ({exc})") from None
-    _fit_budget(tiledb)
     return tiledb
 
 
-def _fit_budget(tiledb: Any) -> None:
-    """Under a data limit (--memory-limit: RLIMIT_DATA), TileDB's own memory budgets fit it.
+# TileDB's own read budget is 10 GB, and a sparse query run to completion grows its buffers until every cell fits:
+# reading a 5e7-value CXG held 2.8 GB. Every read here runs on a context of its own with a bounded budget instead,
+# and sparse cells come in batches that fill fixed buffers (see `_cell_batches`); an array whose tiles need more
+# (TileDB loads a whole tile) is opened under a budget sized from its schema, up to MAX_READ_BUDGET.
+READ_BUDGET = 64 * 2**20  # sm.mem.total_budget of a read
+RESULT_BUFFER = 4 * 2**20  # py.init_buffer_bytes: each field's buffer for a batch of sparse cells
+MAX_READ_BUDGET = 10 * 2**30  # TileDB's default: no array is refused that TileDB alone would read
+_contexts: dict[int, Any] = {}
 
-    TileDB sizes its reader's buffers from budgets of several GB by default, which a process capped at 1 GB could
-    not give it even for a valid array. Once per process, before TileDB's first context: an eighth of the limit,
-    and two threads each for compute and I/O (thread stacks count towards the limit).
-    """
-    global _BUDGET_FITTED
-    if _BUDGET_FITTED:
-        return
-    _BUDGET_FITTED = True
+
+def _data_limit() -> int | None:
+    """The process's data limit (--memory-limit sets RLIMIT_DATA), or None."""
     try:
         import resource
 
         soft = resource.getrlimit(resource.RLIMIT_DATA)[0]
     except (ImportError, AttributeError, OSError):
-        return
-    if soft == resource.RLIM_INFINITY:
-        return
-    budget = max(32 * 2**20, soft // 8)
-    config = {
-        "sm.mem.total_budget": str(budget),
-        "sm.memory_budget": str(budget // 2),
-        "sm.memory_budget_var": str(budget // 2),
-        "sm.compute_concurrency_level": "2",
-        "sm.io_concurrency_level": "2",
-    }
-    try:
-        tiledb.default_ctx(tiledb.Config(config))
-    except Exception:  # a context exists already (TileDB used before the limit was set): its budgets stay
-        return
+        return None
+    return None if soft == resource.RLIM_INFINITY else soft
 
 
-_BUDGET_FITTED = False
+def read_budgets() -> tuple[int, int]:
+    """(the budget a read starts with, the most any read may have). Under a data limit both fit it: an eighth of
+    the limit to start with (TileDB's readers size their buffers from the budget), half of it at most."""
+    limit = _data_limit()
+    if limit is None:
+        return READ_BUDGET, MAX_READ_BUDGET
+    base = min(READ_BUDGET, max(32 * 2**20, limit // 8))
+    return base, max(base, limit // 2)
+
+
+def context(tiledb: Any, budget: int | None = None) -> Any:
+    """A TileDB context whose reads stay within `budget` bytes (default: `read_budgets()[0]`), made once per budget.
+
+    Under a data limit it runs two threads each for compute and I/O (their stacks count towards the limit).
+    """
+    budget = budget or read_budgets()[0]
+    ctx = _contexts.get(budget)
+    if ctx is None:
+        config = {
+            "sm.mem.total_budget": str(budget),
+            "sm.memory_budget": str(budget // 2),
+            "sm.memory_budget_var": str(budget // 2),
+            "py.init_buffer_bytes": str(RESULT_BUFFER),
+        }
+        if _data_limit() is not None:
+            config.update({"sm.compute_concurrency_level": "2", "sm.io_concurrency_level": "2"})
+        ctx = _contexts[budget] = tiledb.Ctx(tiledb.Config(config))
+    return ctx
+
+
+def tile_bytes(schema: Any) -> int:
+    """The most bytes one tile of one field of the array holds once decoded (a sparse array's tiles hold `capacity`
+    cells; a dense array's, the product of its tile extents). A variable-sized field counts its offsets only."""
+    if schema.sparse:
+        cells = int(schema.capacity)
+    else:
+        cells = 1
+        for dim in schema.domain:
+            cells *= int(dim.tile) if dim.tile is not None else 1
+    fields = [np.dtype(d.dtype) for d in schema.domain] + [np.dtype(a.dtype) for a in schema]
+    widest = max((8 if f.kind in "SUO" else f.itemsize for f in fields), default=8)
+    return cells * widest
+
+
+def budget_for(tiles: int) -> int:
+    """The read budget for an array whose largest tile holds `tiles` bytes: room for four such tiles (TileDB holds
+    one per field it reads, and its readers split the budget), at least the starting budget, a power of two (arrays
+    alike share a context), at most the most allowed."""
+    base, most = read_budgets()
+    need = max(base, 4 * tiles)
+    return min(most, 1 << (need - 1).bit_length())
+
+
+def over_budget(exc: BaseException) -> bool:
+    """Whether TileDB refused a read for want of memory budget (a tile larger than it allows)."""
+    return "budget" in str(exc)  # "...increase memory budget", "Unable to copy one tile with current budget/buffers"
 
 
 def _object_type(tiledb, uri: str) -> str | None:
     try:
-        return tiledb.object_type(uri)
+        return tiledb.object_type(uri, ctx=context(tiledb))
     except Exception:  # an unreadable entry is not a member
         return None
 
@@ -210,7 +252,7 @@ class TileDBGroupNode(Node):
         if not self._safe:
             raise Unreadable(f"{self.path}: the group is not opened")
         try:
-            with tiledb.Group(self.uri, mode="r") as group:
+            with tiledb.Group(self.uri, mode="r", ctx=context(tiledb)) as group:
                 return _meta(group.meta)
         except Exception as exc:
             raise self.tree.unreadable(self.path, f"{self.path}: the group's metadata cannot be read ({describe(exc)})") from None
@@ -241,7 +283,7 @@ class TileDBGroupNode(Node):
         found: dict[str, str] = {}
         if os.path.isdir(os.path.join(self.uri, "__group")) and self._safe:
             try:
-                with self.tree.tiledb.Group(self.uri, mode="r") as group:
+                with self.tree.tiledb.Group(self.uri, mode="r", ctx=context(self.tree.tiledb)) as group:
                     for member in group:
                         found[member.name or os.path.basename(member.uri.rstrip("/"))] = member.uri
             except Exception as exc:
@@ -301,12 +343,13 @@ class TileDBArrayNode(Node):
                 out[a["name"]] = TileDBAttributeNode(self, a["name"])
         return out
 
-    def _open(self):
+    def _open(self, budget: int | None = None):
+        """The array opened read-only, its reads within `budget` bytes (default: the starting budget)."""
         why = unsafe_entry(self.uri, only_own=False)
         if why is not None:
             raise self.tree.unreadable(self.path, f"{self.path}: {why}; the array is not opened")
         try:
-            return self.tree.tiledb.open(self.uri, mode="r")
+            return self.tree.tiledb.open(self.uri, mode="r", ctx=context(self.tree.tiledb, budget))
         except Exception as exc:
             raise self.tree.unreadable(self.path, f"{self.path}: cannot open TileDB array ({describe(exc)})") from None
 
@@ -344,7 +387,12 @@ class TileDBArrayNode(Node):
             except Exception:
                 nonempty = ()
             fills = {a.name: a.fill for a in schema}
+            try:
+                tiles = tile_bytes(schema)
+            except (TypeError, ValueError, OverflowError):  # extents no number can take: the starting budget
+                tiles = 0
             return {
+                "tiles": tiles,
                 "string": string,
                 "sparse": bool(schema.sparse),
                 "dims": dims,
@@ -394,7 +442,7 @@ class TileDBArrayNode(Node):
         row = int(np.prod(shape[1:], dtype=object)) if len(shape) > 1 else 1
         dtype = self.dtype if self.dtype is not None else np.dtype("u1")
         nonempty = info.get("nonempty")
-        with self._open() as array:
+        with _Reader(self, budget_for(info["tiles"])) as reader:
             start = 0
             for rows in _merged(row_slices(shape, self.chunks, max_elements), nonempty, lows[0], info["sparse"]):
                 lo, hi = lows[0] + rows.start, lows[0] + rows.stop - 1
@@ -404,21 +452,16 @@ class TileDBArrayNode(Node):
                         yield from uniform_blocks(start, fill[0] if fill.size else 0, dtype, (rows.stop - rows.start) * row)
                         start += (rows.stop - rows.start) * row
                     continue
-                if not info["sparse"]:
+                if info["sparse"]:
+                    query = lambda array: _cell_batches(array, [attr], [], lo, hi)  # noqa: B023, E731 (run at once)
+                else:
                     check_block_size(self.path, shape, (rows.start, rows.stop), element_bytes(dtype))
-                try:
-                    if info["sparse"]:
-                        result = array.query(attrs=[attr], dims=[]).multi_index[lo:hi]
-                    else:
-                        result = array.query(attrs=[attr])[lo : hi + 1]
-                except Exception as exc:
-                    raise self.tree.unreadable(
-                        self.path, f"{self.path}: rows {rows.start}..{rows.stop} cannot be read ({describe(exc)})"
-                    ) from None
-                # One attribute comes back as a bare ndarray, several as a mapping by name.
-                values = np.asarray(result[attr] if isinstance(result, Mapping) else result).reshape(-1)
-                yield Block(start, values)
-                start += values.size
+                    query = lambda array: _once(lambda: array.query(attrs=[attr])[lo : hi + 1])  # noqa: B023, E731
+                for result in reader.batches(query, rows):
+                    # One attribute comes back as a bare ndarray, several as a mapping by name.
+                    values = np.asarray(result[attr] if isinstance(result, Mapping) else result).reshape(-1)
+                    yield Block(start, values)
+                    start += values.size
 
     def edge_blocks(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> tuple[Block, Block] | None:
         first = last = None
@@ -427,6 +470,64 @@ class TileDBArrayNode(Node):
                 first = block
             last = block
         return (first, last) if first is not None else None
+
+
+def _cell_batches(array: Any, attrs: list[str], dims: list[str], lo: Any, hi: Any) -> Iterator[Mapping[str, Any]]:
+    """The cells of a sparse array whose first coordinate lies in lo..hi, a batch at a time as TileDB returns them
+    (an incomplete query: each batch fills TileDB-Py's result buffers, `py.init_buffer_bytes`, and no more).
+
+    Run to completion instead, a query grows its buffers until every cell fits: a sparse array's rows say nothing of
+    how many cells they hold, so a row block sized by elements could hold the whole array.
+    """
+    yield from array.query(attrs=attrs, dims=dims, return_incomplete=True).multi_index[lo:hi]
+
+
+def _once(read: Callable[[], Any]) -> Iterator[Any]:
+    yield read()
+
+
+class _Reader:
+    """An array open for reading under a budget; a query TileDB refuses for want of budget before its first batch is
+    run again with the array reopened under four times the budget, up to the most allowed."""
+
+    def __init__(self, node: TileDBArrayNode, budget: int) -> None:
+        self.node, self.budget = node, budget
+
+    def __enter__(self) -> _Reader:
+        self.array = self.node._open(self.budget)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.array.close()
+
+    def batches(self, query: Callable[[Any], Iterator[Any]], rows: slice) -> Iterator[Any]:
+        """The batches of `query(array)`; a failure to read them is this array's rows that cannot be read."""
+        most = read_budgets()[1]
+        while True:
+            results = query(self.array)
+            try:
+                first = next(results, _DONE)
+                break
+            except Exception as exc:
+                if not over_budget(exc) or self.budget >= most:
+                    raise self._unreadable(rows, exc) from None
+            self.array.close()
+            self.budget = min(most, self.budget * 4)
+            self.array = self.node._open(self.budget)
+        if first is _DONE:
+            return
+        yield first
+        try:
+            yield from results
+        except Exception as exc:
+            raise self._unreadable(rows, exc) from None
+
+    def _unreadable(self, rows: slice, exc: BaseException) -> Unreadable:
+        path = self.node.path
+        return self.node.tree.unreadable(path, f"{path}: rows {rows.start}..{rows.stop} cannot be read ({describe(exc)})")
+
+
+_DONE = object()
 
 
 def _merged(slices: Iterator[slice], nonempty: Any, low: Any, sparse: bool) -> Iterator[slice]:
@@ -502,7 +603,7 @@ class TileDBCellsNode(TileDBArrayNode):
     @cached_property
     def _cell_count(self) -> int:
         try:
-            fragments = self.tree.tiledb.array_fragments(self.uri)
+            fragments = self.tree.tiledb.array_fragments(self.uri, ctx=context(self.tree.tiledb))
             return int(sum(fragments.cell_num))
         except Exception:  # an old layout without fragment info: the count is not known before reading
             return 0
@@ -529,19 +630,20 @@ class TileDBCellsNode(TileDBArrayNode):
         attrs = [a["name"] for a in info["attrs"]]
         low = info["dims"][0]["domain"][0]
         dtype = self._info["dtype"]
-        with self._array._open() as array:
+        with _Reader(self._array, budget_for(info["tiles"])) as reader:
             start = 0
             # Runs of rows outside the non-empty domain hold no cells: not queried (a declared 2**62 rows).
             for rows in _merged(row_slices(self._array.shape, self._array.chunks, max_elements), info.get("nonempty"), low, True):
                 if rows.step == 0:
                     continue
-                result = array.query(attrs=attrs, dims=dims).multi_index[low + rows.start : low + rows.stop - 1]
-                count = len(np.asarray(result[dims[0]]))
-                values = np.empty(count, dtype=dtype)
-                for name in dims + attrs:
-                    values[name] = np.asarray(result[name])
-                yield Block(start, values)
-                start += count
+                lo, hi = low + rows.start, low + rows.stop - 1
+                for result in reader.batches(lambda array: _cell_batches(array, attrs, dims, lo, hi), rows):  # noqa: B023
+                    count = len(np.asarray(result[dims[0]]))
+                    values = np.empty(count, dtype=dtype)
+                    for name in dims + attrs:
+                        values[name] = np.asarray(result[name])
+                    yield Block(start, values)
+                    start += count
 
 
 class TileDBTree(Tree):
