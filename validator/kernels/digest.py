@@ -21,12 +21,20 @@ class Digest(NamedTuple):
     sums: tuple[int, int]  # two independent 64-bit sums of the records' hashes, modulo 2**64
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser, elementwise on uint64 (wrapping arithmetic)."""
-    z = x + _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    return z ^ (z >> np.uint64(31))
+_SHIFTS = (np.uint64(30), np.uint64(27), np.uint64(31))
+# Records hashed a piece at a time: the hash and its scratch stay in the core's cache through the dozens of passes
+# over them (a block at once streamed each pass through memory: 2.7x slower).
+PIECE = 1 << 15
+
+
+def _mix_into(z: np.ndarray, scratch: np.ndarray) -> None:
+    """splitmix64's finaliser, elementwise on uint64 (wrapping arithmetic), in place; `scratch` is as long as `z`."""
+    np.add(z, _GOLDEN, out=z)
+    for shift, multiplier in zip(_SHIFTS, (_M1, _M2, None), strict=True):
+        np.right_shift(z, shift, out=scratch)
+        np.bitwise_xor(z, scratch, out=z)
+        if multiplier is not None:
+            np.multiply(z, multiplier, out=z)
 
 
 def _bits(column: np.ndarray) -> np.ndarray:
@@ -57,14 +65,21 @@ def summarize(block: Block, fields: tuple[str, ...] = ()) -> Digest:
         return Digest(n, ((one.sums[0] * n) & mask, (one.sums[1] * n) & mask))
     a = block.values
     columns = [np.asarray(a[name]).reshape(-1) for name in fields] if fields else [a.reshape(-1)]
-    sums = []
+    n = len(columns[0])
+    hashes, scratch = np.empty(min(n, PIECE), dtype=np.uint64), np.empty(min(n, PIECE), dtype=np.uint64)
+    sums = [0, 0]
     with np.errstate(over="ignore"):
-        for seed in _SEEDS:
-            h = np.full(a.shape[0], seed, dtype=np.uint64)
-            for column in columns:
-                h = _mix(h ^ _bits(column))
-            sums.append(int(h.sum(dtype=np.uint64)))
-    return Digest(int(a.shape[0]), (sums[0], sums[1]))
+        for lo in range(0, n, PIECE):
+            words = [_bits(column[lo : lo + PIECE]) for column in columns]
+            h, spare = hashes[: len(words[0])], scratch[: len(words[0])]
+            for i, seed in enumerate(_SEEDS):
+                h.fill(seed)
+                for word in words:
+                    np.bitwise_xor(h, word, out=h)
+                    _mix_into(h, spare)
+                sums[i] += int(h.sum(dtype=np.uint64))
+    mask = (1 << 64) - 1
+    return Digest(int(a.shape[0]), (sums[0] & mask, sums[1] & mask))
 
 
 def combine(left: Digest, right: Digest, fields: tuple[str, ...] = ()) -> Digest:
