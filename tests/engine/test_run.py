@@ -379,3 +379,33 @@ def test_evaluate_without_within_has_no_context():
 
     done = evaluate(tree(csr()), [pack(RULES)], Selection(), block_elements=2)
     assert done.context == [] and len(done.results) == len(RULES)
+
+
+CXG = "conformance-corpus/cxg/cxg-0.3.0"
+
+
+def test_scan_plan_passes_a_sparse_columns_facts_ride_on_its_cells_scan():
+    # /Xr/var is a field of /Xr/__cells, which is read anyway (Xr against Xc): one pass over Xr, not two.
+    pytest.importorskip("tiledb")
+    from validator.engine.run import scan_plan
+
+    paths = [path for path, _ in scan_plan(f"{CXG}/valid-sparse-X.cxg")]
+    assert "/Xr/__cells" in paths and "/Xc/__cells" in paths
+    assert "/Xr/var" not in paths and "/Xc/obs" not in paths
+
+
+def test_iter_results_fails_the_same_on_a_carried_column_as_on_one_read_alone(monkeypatch):
+    # The column's out-of-range index: the same clause results whether it rides on the cells' scan or is read alone.
+    pytest.importorskip("tiledb")
+    from validator import validate
+    from validator.nodes.tiledb import TileDBAttributeNode
+
+    def results() -> list:
+        report = validate(f"{CXG}/Xr-var-out-of-range.cxg")
+        return [(r.rule.id, r.status, r.reason, r.findings) for r in report.results]
+
+    carried = results()
+    monkeypatch.setattr(TileDBAttributeNode, "values_in", lambda self: None)
+    alone = results()
+    assert carried == alone
+    assert ("cxg.Xr.var-in-range", Status.FAILED) in [(rule, status) for rule, status, _, _ in carried]

@@ -258,3 +258,25 @@ def test_thread_scanner_lets_a_remote_stores_small_reads_past_a_full_window(monk
     assert big_waited == [True] * 4
     assert threaded == SerialScanner(block_elements).run(scans)
     assert [threaded[f"/small{i}"][DECREASES].count for i in range(3)] == [9, 9, 9]
+
+
+def test_summarize_passes_a_field_request_as_the_kernel_on_that_field():
+    # A request on one field of structured records gives what the same kernel gives on that field's own values.
+    from validator.engine.scan import summarize
+    from validator.kernels.block import Block
+
+    records = np.zeros(6, dtype=np.dtype({"names": ["obs", "var", ""], "formats": ["<u4", "<u4", "<f4"]}))
+    records["var"] = [0, 1, 2, 7, 1, 9]
+    request = FactRequest("count_outside", (("low", 0), ("high", 2), ("limit", 5)))
+    on_field = summarize(Block(10, records), [request._replace(field="var")])
+    alone = summarize(Block(10, records["var"].copy()), [request])
+    assert on_field == {request._replace(field="var"): alone[request]}
+
+
+def test_summarize_passes_a_uniform_block_stays_uniform_on_a_field():
+    from validator.engine.scan import _field
+    from validator.kernels.block import Block
+
+    one = np.zeros(1, dtype=np.dtype({"names": ["obs", "var"], "formats": ["<u4", "<u4"]}))
+    block = Block(0, np.broadcast_to(one, (2**40,)))
+    assert block.uniform and _field(block, "var").uniform

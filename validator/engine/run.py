@@ -470,12 +470,13 @@ def evaluate(
     about the first two, the ancestors' failures come back as `context`. Selectors still see the whole tree.
     """
     rules, evaluations, waiting, scopes = _run_metadata_steps(tree, packs, selection, deep, within, skip_scope)
-    scans = _plan_scans(waiting, block_elements)
+    scans, carried = _plan_scans(waiting, block_elements)
     if progress is not None:
         progress.start(sum(s.elements for s in scans))
     facts = (scanner or SerialScanner(block_elements)).run(scans, progress)
     if progress is not None:
         progress.finish()
+    _take_carried(facts, carried)
     for ev in waiting:
         got = facts.get(ev.node.path, {})
         if isinstance(got, NodeError) and _needs_own_facts(ev):
@@ -751,7 +752,7 @@ def scan_plan(
         packs = builtin_packs()
     waiting = _run_metadata_steps(store, packs, selection)[2]
     out = []
-    for scan in _plan_scans(waiting, block_elements):
+    for scan in _plan_scans(waiting, block_elements)[0]:
         out.append((scan.node.path, "edges" if scan.requests and all(r.edges_only for r in scan.requests) else "full"))
     return out
 
@@ -766,8 +767,16 @@ def _needs_own_facts(ev: Evaluation) -> bool:
     )
 
 
-def _plan_scans(waiting: Sequence[Evaluation], block_elements: int) -> list[ArrayScan]:
-    """One scan per array, with the facts of every rule waiting on it (or naming it); arrays in tree order."""
+Carried = dict[str, tuple[str, str, set[FactRequest]]]  # node path -> (array scanned for it, field, its requests)
+
+
+def _plan_scans(waiting: Sequence[Evaluation], block_elements: int) -> tuple[list[ArrayScan], Carried]:
+    """One scan per array, with the facts of every rule waiting on it (or naming it); arrays in tree order.
+
+    An array whose values are a field of another array that is scanned anyway (`Node.values_in`: a column of a
+    sparse TileDB array, and its cells) is not read again: its requests ride on that array's scan, on the field,
+    and are `carried` (see `_take_carried`).
+    """
     by_array: dict[str, tuple[Node, set[FactRequest]]] = {}
     for ev in waiting:
         for wanted in ev.requests.values():
@@ -779,7 +788,28 @@ def _plan_scans(waiting: Sequence[Evaluation], block_elements: int) -> list[Arra
                     continue  # `_fact` reports the missing array on the clause
                 entry = by_array.setdefault(target.path, (target, set()))
                 entry[1].add(r._replace(node=None))
-    return [plan(by_array[path][0], by_array[path][1], block_elements) for path in sorted(by_array)]
+    carried: Carried = {}
+    for path, (node, requests) in list(by_array.items()):
+        try:
+            host = node.values_in()
+        except NodeError:  # reported with the node's own scan
+            host = None
+        if host is not None and host[0] in by_array:
+            by_array[host[0]][1].update(r._replace(field=host[1]) for r in requests)
+            carried[path] = (host[0], host[1], requests)
+            del by_array[path]
+    return [plan(by_array[path][0], by_array[path][1], block_elements) for path in sorted(by_array)], carried
+
+
+def _take_carried(facts: dict[str, Any], carried: Carried) -> None:
+    """The facts of each carried array, from the scan of the array that carried them (or its failure)."""
+    for path, (host, field, requests) in carried.items():
+        got = facts.get(host)
+        if not isinstance(got, Mapping):
+            if got is not None:
+                facts[path] = got
+            continue
+        facts[path] = {r: got.get(r._replace(field=field)) for r in requests}
 
 
 def aggregate(

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, NamedTuple, Protocol
 
+import numpy as np
+
 from validator.engine import activity
 from validator.kernels import KERNELS
 from validator.kernels.block import Block
@@ -91,6 +93,7 @@ def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> 
         return None
     problem = block.problem()
     out: Partials = {}
+    fields: dict[str, Block] = {}
     for r in requests:
         kernel = KERNELS[r.kernel]
         if getattr(kernel, "READS_CHUNKS", False):
@@ -98,8 +101,18 @@ def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> 
         elif problem is not None:
             out[r] = Damaged(problem)
         elif block.values.size:
-            out[r] = kernel.summarize(block, **dict(r.params))
+            read = block if r.field is None else fields.get(r.field)
+            if read is None:
+                read = fields[r.field] = _field(block, r.field)
+            out[r] = kernel.summarize(read, **dict(r.params))
     return out
+
+
+def _field(block: Block, name: str) -> Block:
+    """The block with one field of its records as its values (contiguous, as kernels read them; a uniform block
+    stays a broadcast view)."""
+    values = block.values[name]
+    return block._replace(values=values if block.uniform else np.ascontiguousarray(values))
 
 
 def fold(requests: Sequence[FactRequest], partials: Iterable[Partials | None]) -> Facts:

@@ -307,6 +307,12 @@ class Node(ABC):
         target = relative if relative.startswith("/") else posixpath.join(self.path, relative)
         return self.tree.get(normalize_path(target))
 
+    def values_in(self) -> tuple[str, str] | None:
+        """(the path of another array, a field of its records) when this array's values are that field, in the order
+        that array's blocks give them, so one pass over that array yields both (a column of a sparse TileDB array and
+        its cells); None when its values are read on their own."""
+        return None
+
     def block_rows(self, max_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Sequence[RowRange] | None:
         """The axis-0 row ranges of this array's blocks, in order, each a whole number of storage chunks.
 

@@ -567,6 +567,10 @@ class TileDBAttributeNode(TileDBArrayNode):
         dtype = next(np.dtype(a["dtype"]) for a in info["attrs"] if a["name"] == self.attribute)
         return {**info, "dtype": dtype, "meta": {}, "string": None}
 
+    def values_in(self) -> tuple[str, str] | None:
+        """A sparse array's cells carry every attribute: one pass over them gives this column's facts too."""
+        return (f"{self._array.path.rstrip('/')}/{CELLS}", self.attribute) if self._info["sparse"] else None
+
     @property
     def storage(self) -> Storage:
         info = self._info
