@@ -942,6 +942,8 @@ def directory_links(t: Target) -> str:
     d = t.pick(t.dirs())
     how = t.rng.choice(("loop-parent", "loop-self", "loop-root", "outside", "relative-outside"))
     name = t.rng.choice(("loop", "X", "obs", "c", "0"))
+    if len(str(d)) + len(os.path.relpath(t.path, d)) > 3000:
+        d = t.path  # a folder nested thousands deep (an earlier mutation): its link, or the way back up, is past PATH_MAX
     target = d / name
     if target.exists() or target.is_symlink():
         if target.is_dir() and not target.is_symlink():
