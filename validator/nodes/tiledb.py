@@ -146,7 +146,7 @@ def _tiledb():
 READ_BUDGET = 64 * 2**20  # sm.mem.total_budget of a read
 RESULT_BUFFER = 4 * 2**20  # py.init_buffer_bytes: each field's buffer for a batch of sparse cells
 MAX_READ_BUDGET = 10 * 2**30  # TileDB's default: no array is refused that TileDB alone would read
-_contexts: dict[int, Any] = {}
+_contexts: dict[tuple[int, bool], Any] = {}  # (budget, under a data limit) -> context
 
 
 def _data_limit() -> int | None:
@@ -176,7 +176,8 @@ def context(tiledb: Any, budget: int | None = None) -> Any:
     Under a data limit it runs two threads each for compute and I/O (their stacks count towards the limit).
     """
     budget = budget or read_budgets()[0]
-    ctx = _contexts.get(budget)
+    limited = _data_limit() is not None
+    ctx = _contexts.get((budget, limited))
     if ctx is None:
         config = {
             "sm.mem.total_budget": str(budget),
@@ -184,9 +185,9 @@ def context(tiledb: Any, budget: int | None = None) -> Any:
             "sm.memory_budget_var": str(budget // 2),
             "py.init_buffer_bytes": str(RESULT_BUFFER),
         }
-        if _data_limit() is not None:
+        if limited:
             config.update({"sm.compute_concurrency_level": "2", "sm.io_concurrency_level": "2"})
-        ctx = _contexts[budget] = tiledb.Ctx(tiledb.Config(config))
+        ctx = _contexts[budget, limited] = tiledb.Ctx(tiledb.Config(config))
     return ctx
 
 
