@@ -183,9 +183,10 @@ class Handler:
         match = re.fullmatch(r"bytes=(\d+)-(\d*)", headers.get("range", ""))
         try:
             with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:  # never waits on a FIFO put in its place
-                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                info = os.fstat(fh.fileno())
+                if not stat.S_ISREG(info.st_mode):
                     raise IsADirectoryError(path)
-                size = os.fstat(fh.fileno()).st_size
+                size = info.st_size
                 start, stop, status = 0, size, 200
                 if match is not None and self.ranges and method == "GET":
                     start = int(match[1])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -457,7 +457,7 @@ class TileDBArrayNode(Node):
                     query = lambda array: _cell_batches(array, [attr], [], lo, hi)  # noqa: B023, E731 (run at once)
                 else:
                     check_block_size(self.path, shape, (rows.start, rows.stop), element_bytes(dtype))
-                    query = lambda array: _once(lambda: array.query(attrs=[attr])[lo : hi + 1])  # noqa: B023, E731
+                    query = lambda array: [array.query(attrs=[attr])[lo : hi + 1]]  # noqa: B023, E731 (one batch)
                 for result in reader.batches(query, rows):
                     # One attribute comes back as a bare ndarray, several as a mapping by name.
                     values = np.asarray(result[attr] if isinstance(result, Mapping) else result).reshape(-1)
@@ -483,10 +483,6 @@ def _cell_batches(array: Any, attrs: list[str], dims: list[str], lo: Any, hi: An
     yield from array.query(attrs=attrs, dims=dims, return_incomplete=True).multi_index[lo:hi]
 
 
-def _once(read: Callable[[], Any]) -> Iterator[Any]:
-    yield read()
-
-
 class _Reader:
     """An array open for reading under a budget; a query TileDB refuses for want of budget before its first batch is
     run again with the array reopened under four times the budget, up to the most allowed."""
@@ -501,12 +497,12 @@ class _Reader:
     def __exit__(self, *exc: object) -> None:
         self.array.close()
 
-    def batches(self, query: Callable[[Any], Iterator[Any]], rows: slice) -> Iterator[Any]:
+    def batches(self, query: Callable[[Any], Iterable[Any]], rows: slice) -> Iterator[Any]:
         """The batches of `query(array)`; a failure to read them is this array's rows that cannot be read."""
         most = read_budgets()[1]
         while True:
-            results = query(self.array)
             try:
+                results = iter(query(self.array))
                 first = next(results, _DONE)
                 break
             except Exception as exc:
