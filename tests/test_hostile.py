@@ -356,7 +356,6 @@ def silent_server():
 
 
 def test_timeout_cuts_a_hang_and_names_what_was_read(tmp_path, silent_server):
-    pytest.importorskip("aiohttp")
     result = run_cli(f"{silent_server}/data.h5ad", "--timeout", "3", tmp_path=tmp_path, limit=100)
     assert result["code"] == 1
     (problem,) = result["report"]["problems"]

@@ -38,7 +38,6 @@ REMOTE_PER_FORMAT = 8  # each over HTTP from a loopback server: the remote reade
 
 @pytest.mark.parametrize("fmt", ["hdf5", "zarr-v2", "zarr-v3"])
 def test_fuzz_passes_every_input_over_http_gets_a_bounded_report(fmt, tmp_path):
-    pytest.importorskip("aiohttp")
     results = runner.fuzz(REMOTE_PER_FORMAT, SEED + 1, tmp_path, jobs=2, formats=(fmt,), remote=True)
     assert len(results) == REMOTE_PER_FORMAT
     bad = [r for r in results if r.defects]

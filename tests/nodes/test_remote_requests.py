@@ -11,17 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from latency_server import DOCUMENTS, LatencyServer  # pytest puts this folder on the path
 
 from validator.cli import main
 from validator.engine.run import scan_plan
 from validator.nodes import remote
 from validator.nodes.remote import HDF5_BLOCK_SIZE
 from validator.nodes.request_gate import FIRST_LIMIT
-
-pytest.importorskip("fsspec")
-pytest.importorskip("aiohttp")
-
-from latency_server import DOCUMENTS, LatencyServer  # pytest puts this folder on the path
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
 STORES = {
@@ -272,7 +268,7 @@ def test_hdf5_behind_a_server_ignoring_range_requests_is_one_line_input_error(tm
     served = tmp_path / "served"
     served.mkdir()
     with h5py.File(served / "big.h5ad", "w") as f:
-        # Larger than fsspec's first block: the first read past it needs a range the server will not give.
+        # Larger than a remote file's first block: the first read past it needs a range the server will not give.
         f.create_dataset("X", data=np.arange(HDF5_BLOCK_SIZE // 4, dtype=np.float64))
     with LatencyServer(served, ranges=False) as server:
         code = main([f"{server.url}/big.h5ad", "--quiet"])
@@ -287,7 +283,7 @@ def test_hdf5_behind_a_server_ignoring_range_requests_is_one_line_input_error(tm
 
 @pytest.mark.parametrize("user_block", [0, 512], ids=["no-user-block", "user-block"])
 def test_remote_hdf5_scan_fetches_each_blocks_chunks_together(user_block, tmp_path, monkeypatch):
-    # An .h5ad larger than fsspec's first block, its CSR X chunked small (1,024 values) and decreasing late in
+    # An .h5ad larger than a remote file's first block, its CSR X chunked small (1,024 values) and decreasing late in
     # indptr: the scan asks for a block's chunks at once, those lying together in one request, and gives the
     # local report. With a user block, every address in the file counts from after it.
     h5py = pytest.importorskip("h5py")
@@ -358,7 +354,7 @@ def test_range_spans_join_ranges_that_lie_together():
 
 
 def test_small_hdf5_behind_a_server_ignoring_range_requests_is_read(tmp_path, capsys):
-    # Within fsspec's first block the whole file comes in one answer: no range is needed.
+    # Within a remote file's first block the whole file comes in one answer: no range is needed.
     served = tmp_path / "served"
     served.mkdir()
     shutil.copyfile(CORPUS / "anndata" / "h5ad" / "valid-every-element.h5ad", served / "small.h5ad")

@@ -19,9 +19,6 @@ from validator.nodes import request_gate
 from validator.nodes.remote import MAX_CONCURRENT_REQUESTS, open_url
 from validator.nodes.request_gate import FIRST_LIMIT, RequestGate
 
-pytest.importorskip("fsspec")
-pytest.importorskip("aiohttp")
-
 CASE = Path(__file__).resolve().parents[2] / "conformance-corpus" / "anndata" / "zarr-v2" / "categorical-code-too-large.zarr"
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
 import os
 import re
 import threading
@@ -10,14 +9,16 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from validator.errors import InputError
-from validator.nodes import keyvalue, request_gate
+from validator.nodes import request_gate
 from validator.nodes.base import NodeError, Tree
+from validator.nodes.httpfs import RESPONSE_LIMIT, HTTPFileSystem, RefusedResponse, ResponseTooLarge, response_limit, sync
 from validator.nodes.jsondoc import JSONProblem, loads
 from validator.nodes.keyvalue import KeyValueStore
 from validator.nodes.request_gate import FIRST_LIMIT, RequestGate
 from validator.nodes.urls import URL_SCHEME
 
-# fsspec, s3fs and aiohttp are imported inside functions only: a local run never loads them.
+# fsspec, s3fs and aiohttp are imported inside functions only: a local run never loads them, nor an HTTP one read
+# with the client of `httpfs` (no proxy, no fsspec options for HTTP).
 
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
 HTTP_PROTOCOLS = ("http", "https")
@@ -430,6 +431,8 @@ class RemoteStore(KeyValueStore):
     def close(self) -> None:
         self._listings.clear()
         self._documents.clear()
+        if isinstance(self._fs, HTTPFileSystem):
+            self._fs.close()
 
 
 def _listings_of(keys: list[str]) -> dict[str, tuple[list[str], list[str]]]:
@@ -516,19 +519,17 @@ def gather(fs: Any, gate: RequestGate, calls: list[Any], limit: int | None = Non
     bounded by `limit` bytes; each one's result or exception, in order."""
     import asyncio
 
-    from fsspec.asyn import sync
-
     async def run_all() -> list[Any]:
         async def one(call: Any) -> Any:
-            # Each call runs in its own task: the bound and the gate set here are the ones its response's trace reads.
-            _RESPONSE_LIMIT.set(limit)
+            # Each call runs in its own task: the bound and the gate set here are the ones its response reads.
+            RESPONSE_LIMIT.set(limit)
             async with gate as in_flight:
                 request_gate.CURRENT.set((gate, in_flight))
                 return await call
 
         return await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
 
-    return sync(fs.loop, run_all)
+    return sync(fs.loop, run_all())
 
 
 class RangeReader:
@@ -593,19 +594,6 @@ def _spans(ranges: list[tuple[int, int]]) -> list[tuple[int, int, list[int]]]:
     return spans
 
 
-class RefusedResponse(Exception):
-    """A response this tool does not take: a redirect to another host, or a body larger than any key may hold."""
-
-
-class ResponseTooLarge(RefusedResponse):
-    """A response body larger than the bound of its request (MAX_VALUE_BYTES, or a batch's own)."""
-
-
-# The bound on one response's body in the running task: MAX_VALUE_BYTES, or what a batched fetch asks for its keys
-# (a metadata document, a chunk), so that many responses in flight are each no larger than what is read of them.
-_RESPONSE_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("response_limit", default=None)
-
-
 def _bounded_session(url: str) -> dict[str, Any]:
     """aiohttp session settings that bound what a server can make a run do.
 
@@ -645,8 +633,7 @@ def _bounded_session(url: str) -> dict[str, Any]:
         timed(context, params.response)
         response = params.response
         declared = response.content_length
-        most = keyvalue.MAX_VALUE_BYTES  # looked up here: tests lower it
-        limit = min(most, _RESPONSE_LIMIT.get() or most)
+        limit = response_limit()
         if declared is not None and declared > limit:
             raise ResponseTooLarge(f"the response holds {declared} bytes, more than the {limit} read from one URL")
         _cap(response, limit)
@@ -710,11 +697,14 @@ class _BoundedBody:
 def _filesystem(url: str) -> tuple[Any, str]:
     """fsspec's filesystem for `url` and the path on it; InputError when the protocol cannot be used here."""
     shown = redact_url(url)
+    protocol = _protocol(url)
+    if protocol in HTTP_PROTOCOLS and not _http_through_fsspec(protocol):
+        login = None if urlsplit(url).username is not None else _netrc_login(urlsplit(url).hostname)
+        return HTTPFileSystem(HTTP_CONNECT_TIMEOUT, HTTP_READ_TIMEOUT, login), url
     try:
         import fsspec.core
     except ImportError:
         raise InputError(f"{shown}: reading URLs needs fsspec: pip install 'spec-validate[remote]'") from None
-    protocol = _protocol(url)
     try:
         return fsspec.core.url_to_fs(url, **_storage_options(url))
     except ImportError as exc:
@@ -727,6 +717,24 @@ def _filesystem(url: str) -> tuple[Any, str]:
         raise InputError(f"{shown}: cannot open ({describe_error(exc, url)})") from None
     except Exception as exc:
         raise InputError(f"{shown}: cannot open ({describe_error(exc, url)})") from None
+
+
+def _http_through_fsspec(protocol: str) -> bool:
+    """True where the environment asks for what only fsspec's HTTP file system (aiohttp) does: a proxy (a `*_proxy`
+    variable), or options for `protocol` in fsspec's configuration (its `FSSPEC_HTTP...` variables, or a file of
+    its configuration folder that names the protocol)."""
+    if any(k.lower().endswith("_proxy") and k.lower() != "no_proxy" and v for k, v in os.environ.items()):
+        return True
+    if any(k.upper().startswith(f"FSSPEC_{protocol.upper()}") for k in os.environ):
+        return True
+    folder = os.environ.get("FSSPEC_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".config", "fsspec")
+    if not os.path.isdir(folder) or not os.listdir(folder):
+        return False
+    try:
+        from fsspec.config import conf
+    except ImportError:
+        return False
+    return bool(conf.get(protocol))
 
 
 def open_url(url: str, list_folders: bool = True) -> Tree:
