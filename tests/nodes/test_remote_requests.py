@@ -120,6 +120,38 @@ def test_remote_zarr_root_probe_is_one_round_trip(version, tmp_path, monkeypatch
 
 
 @pytest.mark.parametrize("version", ["v2", "v3"])
+def test_remote_zarr_with_consolidated_metadata_lists_its_folders_together(version, tmp_path, monkeypatch):
+    # Where the server lists, the root's listing comes with the documents the consolidated metadata names, and
+    # every folder those name (for Zarr v3 the `c/` folder of each array too) is listed in the next batch: the walk,
+    # a level at a time, waits on none of them. Only folders no document names (below a 2-d array's `c/`) are
+    # listed after.
+    batches: list[set[str]] = []
+    listed_after: list[str] = []  # folders listed after the third batch
+    real_gather, real_listing = remote.gather, remote.RemoteStore._listing
+
+    def gather(fs, gate, calls, limit=None):
+        batches.append({c.cr_code.co_name for c in calls})
+        return real_gather(fs, gate, calls, limit)
+
+    def listing(self, prefix, where, entries):
+        if len(batches) > 3:
+            listed_after.append(prefix)
+        return real_listing(self, prefix, where, entries)
+
+    monkeypatch.setattr(remote, "gather", gather)
+    monkeypatch.setattr(remote.RemoteStore, "_listing", listing)
+    served = tmp_path / "served"
+    shutil.copytree(STORES[version], served / "store.zarr")
+    with LatencyServer(served) as server:
+        assert main([f"{server.url}/store.zarr", "--quiet"]) == 0
+        asked = requests_by_key(server, "store.zarr")
+    assert all(n == 1 for n in asked.values())
+    assert batches[:3] == [{"_cat_file"}, {"_cat_file", "_ls"}, {"_ls"}]
+    assert all("/c/" in prefix for prefix in listed_after), listed_after
+    assert bool(listed_after) == (version == "v3")  # the v3 store has 2-d arrays
+
+
+@pytest.mark.parametrize("version", ["v2", "v3"])
 def test_remote_zarr_without_listing_asks_only_for_documents_and_chunks(version, tmp_path):
     # --no-list: the consolidated metadata is the map, so no folder is listed: one request per metadata document
     # and per chunk needed, and a few root documents probed. The clauses on the keys stored are not checked, each

@@ -155,6 +155,7 @@ class RemoteStore(KeyValueStore):
         self._mapped: dict[str, tuple[list[str], list[str]]] | None = None  # the directories those keys imply
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         self._documents: dict[str, bytes | None] = {}
+        self._chunk_folders: list[str] = []  # `c/` folders of the Zarr v3 arrays the consolidated metadata names
         self._gate = _gate_for(self._http)
 
     @property
@@ -298,17 +299,23 @@ class RemoteStore(KeyValueStore):
 
     def list_many(self, prefixes: list[str]) -> dict[str, tuple[list[str], list[str]]]:
         """`list_dir` of every prefix; where the storage lists, the listings not yet made are made concurrently."""
-        todo = [p for p in dict.fromkeys(prefixes) if p not in self._listings and (not p or _safe_key(p, self._http))]
-        if len(todo) > 1 and self.batched and self._listing_mode() == "list":
-            wheres = [self._where(p) for p in todo]
-            results = self._gather([self._fs._ls(w, detail=True) for w in wheres])
-            for prefix, where, result in zip(todo, wheres, results, strict=True):
-                try:
-                    found = self._listing(prefix, where, result)
-                except PermissionError as exc:
-                    raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(exc, self._url)})") from None
-                self._listings[prefix] = found if found is not None else ([], [])
+        if self._listing_mode() == "list":
+            self._list_together(prefixes)
         return {p: self.list_dir(p) for p in prefixes}
+
+    def _list_together(self, prefixes: list[str]) -> None:
+        """Make the listings of `prefixes` not yet made, concurrently (where the file system is asynchronous)."""
+        todo = [p for p in dict.fromkeys(prefixes) if p not in self._listings and (not p or _safe_key(p, self._http))]
+        if len(todo) < 2 or not self.batched:
+            return
+        wheres = [self._where(p) for p in todo]
+        results = self._gather([self._fs._ls(w, detail=True) for w in wheres])
+        for prefix, where, result in zip(todo, wheres, results, strict=True):
+            try:
+                found = self._listing(prefix, where, result)
+            except PermissionError as exc:
+                raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(exc, self._url)})") from None
+            self._listings[prefix] = found if found is not None else ([], [])
 
     def _mapped_listings(self) -> dict[str, tuple[list[str], list[str]]]:
         """The directories the consolidated metadata implies, computed once (a scan of the keys per directory
@@ -326,16 +333,17 @@ class RemoteStore(KeyValueStore):
     def _choose_mode(self) -> str:
         index, mapped = self._consolidated_index()
         self._consolidated = mapped
-        if mapped:
+        if mapped and not self._list_folders:
             # The documents it names, in one batch: the tree reads every one of them next.
             self._documents.update(self._fetch_many([k for k in index if k not in self._documents], denied_is_absent=True))
-            if not self._list_folders:
-                self._index = index
-                return "consolidated"
-        try:
-            root = self._ls("")
-        except PermissionError:  # may read objects but not list them (no s3:ListBucket)
-            root = None
+            self._index = index
+            return "consolidated"
+        if mapped:
+            # The same batch, with the root's listing: one round trip.
+            documents, root = self._fetch_and_list_root([k for k in index if k not in self._documents])
+            self._documents.update(documents)
+        else:
+            root = self._root_listing()
         if root is not None and self._http and not METADATA_DOCUMENTS & set(root[0]) and not self._named_store:
             # An HTML page that is not a listing of this store (an index page, an error page): its links mean nothing.
             # A URL ending in .zarr names a store, whose root may hold no document (arrays in folders below it, as
@@ -346,11 +354,39 @@ class RemoteStore(KeyValueStore):
             # it (consolidated before more was written) is still seen, as a local run sees it, and the chunk key
             # rules see the chunks stored.
             self._listings[""] = root
+            if mapped:
+                # The folders the consolidated metadata names, and the `c/` folders of its Zarr v3 arrays, listed
+                # together: the walk, a level at a time, then waits on none of them (a folder named that is not
+                # stored, an array with no chunk written, costs one request, found empty).
+                self._list_together([p for p in _listings_of(index) if p] + self._chunk_folders)
             return "list"
         if index:  # no listing: the consolidated metadata (or, without it, the root documents) is all that is known
             self._index = index
             return "consolidated"
         return "blind"
+
+    def _root_listing(self) -> tuple[list[str], list[str]] | None:
+        try:
+            return self._ls("")
+        except PermissionError:  # may read objects but not list them (no s3:ListBucket)
+            return None
+
+    def _fetch_and_list_root(self, keys: list[str]) -> tuple[dict[str, bytes | None], tuple[list[str], list[str]] | None]:
+        """`_fetch_many(keys, denied_is_absent=True)` and `_root_listing()`, concurrently where the file system is
+        asynchronous."""
+        if not self.batched:
+            return self._fetch_many(keys, denied_is_absent=True), self._root_listing()
+        where = self._where("")
+        *fetched, listed = self._gather([self._fs._cat_file(self._path(k)) for k in keys] + [self._fs._ls(where, detail=True)])
+        documents = {
+            k: self._absent_or_raise(k, r, denied_is_absent=True) if isinstance(r, BaseException) else r
+            for k, r in zip(keys, fetched, strict=True)
+            if not isinstance(r, ResponseTooLarge)
+        }
+        try:
+            return documents, self._listing("", where, listed)
+        except PermissionError:
+            return documents, None
 
     def _ls(self, prefix: str) -> tuple[list[str], list[str]] | None:
         """The storage's listing of `prefix`, or None where there is none (HTTP 404 on a directory).
@@ -424,7 +460,9 @@ class RemoteStore(KeyValueStore):
                 mapped = True
             consolidated = doc.get("consolidated_metadata") if name == "zarr.json" else None
             if isinstance(consolidated, dict) and isinstance(consolidated.get("metadata"), dict):
-                keys.update(f"{p.strip('/')}/zarr.json" for p in consolidated["metadata"] if isinstance(p, str) and p.strip("/"))
+                nodes = {p.strip("/"): d for p, d in consolidated["metadata"].items() if isinstance(p, str) and p.strip("/")}
+                keys.update(f"{p}/zarr.json" for p in nodes)
+                self._chunk_folders = [f"{p}/c" for p, d in nodes.items() if _chunks_below_c(d)]
                 mapped = True
         return sorted(k for k in keys if _safe_key(k, self._http)), mapped
 
@@ -447,6 +485,21 @@ def _listings_of(keys: list[str]) -> dict[str, tuple[list[str], list[str]]]:
             dirs.setdefault(prefix, set())
             (files if depth == len(parts) - 1 else dirs)[prefix].add(parts[depth])
     return {p: (sorted(files[p]), sorted(dirs[p])) for p in files}
+
+
+def _chunks_below_c(document: Any) -> bool:
+    """True for a Zarr v3 array document whose chunk keys begin with `c/` (the "default" encoding, "/" separator)
+    and that has elements in at least one dimension (a 0-d array's one chunk key is `c` itself)."""
+    if not isinstance(document, dict) or document.get("node_type") != "array":
+        return False
+    shape = document.get("shape")
+    if not isinstance(shape, list) or not shape or not all(isinstance(n, int) and n > 0 for n in shape):
+        return False
+    encoding = document.get("chunk_key_encoding")
+    if not isinstance(encoding, dict) or encoding.get("name") != "default":
+        return False
+    configuration = encoding.get("configuration")
+    return not isinstance(configuration, dict) or configuration.get("separator", "/") == "/"
 
 
 def _safe_key(key: str, http: bool) -> bool:
