@@ -155,7 +155,7 @@ class RemoteStore(KeyValueStore):
         self._mapped: dict[str, tuple[list[str], list[str]]] | None = None  # the directories those keys imply
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         self._documents: dict[str, bytes | None] = {}
-        self._chunk_folders: list[str] = []  # `c/` folders of the Zarr v3 arrays the consolidated metadata names
+        self._chunk_folders: list[str] = []  # chunk folders of the Zarr v3 arrays the consolidated metadata names
         self._gate = _gate_for(self._http)
 
     @property
@@ -355,9 +355,9 @@ class RemoteStore(KeyValueStore):
             # rules see the chunks stored.
             self._listings[""] = root
             if mapped:
-                # The folders the consolidated metadata names, and the `c/` folders of its Zarr v3 arrays, listed
+                # The folders the consolidated metadata names, and the chunk folders of its Zarr v3 arrays, listed
                 # together: the walk, a level at a time, then waits on none of them (a folder named that is not
-                # stored, an array with no chunk written, costs one request, found empty).
+                # stored, an array or a row of chunks with none written, costs one request, found empty).
                 self._list_together([p for p in _listings_of(index) if p] + self._chunk_folders)
             return "list"
         if index:  # no listing: the consolidated metadata (or, without it, the root documents) is all that is known
@@ -462,7 +462,7 @@ class RemoteStore(KeyValueStore):
             if isinstance(consolidated, dict) and isinstance(consolidated.get("metadata"), dict):
                 nodes = {p.strip("/"): d for p, d in consolidated["metadata"].items() if isinstance(p, str) and p.strip("/")}
                 keys.update(f"{p}/zarr.json" for p in nodes)
-                self._chunk_folders = [f"{p}/c" for p, d in nodes.items() if _chunks_below_c(d)]
+                self._chunk_folders = [f for p, d in nodes.items() for f in _chunk_folders_of(p, d)]
                 mapped = True
         return sorted(k for k in keys if _safe_key(k, self._http)), mapped
 
@@ -487,19 +487,35 @@ def _listings_of(keys: list[str]) -> dict[str, tuple[list[str], list[str]]]:
     return {p: (sorted(files[p]), sorted(dirs[p])) for p in files}
 
 
-def _chunks_below_c(document: Any) -> bool:
-    """True for a Zarr v3 array document whose chunk keys begin with `c/` (the "default" encoding, "/" separator)
-    and that has elements in at least one dimension (a 0-d array's one chunk key is `c` itself)."""
+# A 2-d or higher Zarr v3 array's `c/<i>` folders (one per row of chunks) are listed with the rest when it has at
+# most this many rows of chunks; a larger array's are left to the walk, which lists them in one batch anyway.
+MAX_PREDICTED_CHUNK_ROWS = 64
+
+
+def _chunk_folders_of(path: str, document: Any) -> list[str]:
+    """The folders of a Zarr v3 array's chunk keys that its document implies: `c` where the keys begin with `c/` (the
+    "default" encoding, "/" separator) and the array has elements (a 0-d array's one chunk key is `c` itself), and
+    for 2 or more dimensions each `c/<i>` of its first dimension's chunk grid (up to MAX_PREDICTED_CHUNK_ROWS)."""
     if not isinstance(document, dict) or document.get("node_type") != "array":
-        return False
+        return []
     shape = document.get("shape")
     if not isinstance(shape, list) or not shape or not all(isinstance(n, int) and n > 0 for n in shape):
-        return False
+        return []
     encoding = document.get("chunk_key_encoding")
     if not isinstance(encoding, dict) or encoding.get("name") != "default":
-        return False
+        return []
     configuration = encoding.get("configuration")
-    return not isinstance(configuration, dict) or configuration.get("separator", "/") == "/"
+    if isinstance(configuration, dict) and configuration.get("separator", "/") != "/":
+        return []
+    folders = [f"{path}/c"]
+    grid = document.get("chunk_grid")
+    grid_configuration = grid.get("configuration") if isinstance(grid, dict) else None
+    chunk_shape = grid_configuration.get("chunk_shape") if isinstance(grid_configuration, dict) else None
+    first = chunk_shape[0] if isinstance(chunk_shape, list) and chunk_shape else None
+    rows = -(-shape[0] // first) if isinstance(first, int) and first > 0 else None
+    if len(shape) >= 2 and rows is not None and rows <= MAX_PREDICTED_CHUNK_ROWS:
+        folders += [f"{path}/c/{i}" for i in range(rows)]
+    return folders
 
 
 def _safe_key(key: str, http: bool) -> bool:
