@@ -331,34 +331,40 @@ class RemoteStore(KeyValueStore):
             return self._mode
 
     def _choose_mode(self) -> str:
+        # First round trip: the root documents, and where folders are listed the root's listing (which answers for
+        # `.zarray` too: a store's root is most often a group, so the listing takes that probe's place in the few
+        # requests an HTTP server is first given).
+        listing = self._list_folders
+        probes = [p for p in ROOT_PROBES if not (listing and p == ".zarray")]
+        documents, listed = self._fetch_and_list(probes, [""] if listing else [])
+        self._documents.update(documents)
+        root = self._store_listing(listed.get(""))
         index, mapped = self._consolidated_index()
         self._consolidated = mapped
-        if mapped and not self._list_folders:
-            # The documents it names, in one batch: the tree reads every one of them next.
-            self._documents.update(self._fetch_many([k for k in index if k not in self._documents], denied_is_absent=True))
-            self._index = index
-            return "consolidated"
-        if mapped:
-            # The same batch, with the root's listing: one round trip.
-            documents, root = self._fetch_and_list_root([k for k in index if k not in self._documents])
-            self._documents.update(documents)
-        else:
-            root = self._root_listing()
-        if root is not None and self._http and not METADATA_DOCUMENTS & set(root[0]) and not self._named_store:
-            # An HTML page that is not a listing of this store (an index page, an error page): its links mean nothing.
-            # A URL ending in .zarr names a store, whose root may hold no document (arrays in folders below it, as
-            # tensorstore writes them): its listing is taken, as a local directory's is.
-            root = None
+        if not listing and not mapped:
+            root = self._store_listing(self._root_listing())  # nothing else names the members: listed all the same
+        # Second round trip: the documents the consolidated metadata names (the tree reads every one of them next),
+        # `.zarray` where no listing answered for it, and where the root was listed every folder the consolidated
+        # metadata names with the chunk folders of its Zarr v3 arrays: the walk, a level at a time, then waits on
+        # none of them (a folder named that is not stored, an array or a row of chunks with none written, costs
+        # one request, found empty).
+        wanted = [k for k in index if k not in self._documents]
+        if ".zarray" not in self._documents and root is None:
+            wanted.append(".zarray")
+        folders = [p for p in _listings_of(index) if p] + self._chunk_folders if mapped and root is not None else []
+        documents, listed = self._fetch_and_list(wanted, folders)
+        self._documents.update(documents)
+        for prefix, found in listed.items():
+            if isinstance(found, PermissionError):
+                raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(found, self._url)})") from None
+            self._listings[prefix] = found if found is not None else ([], [])
+        if self._documents.get(".zarray") is not None and ".zarray" not in index:
+            index = sorted([*index, ".zarray"])
         if root is not None:
             # Where the storage lists, the store is what is stored, consolidated metadata or not: a node left out of
             # it (consolidated before more was written) is still seen, as a local run sees it, and the chunk key
             # rules see the chunks stored.
             self._listings[""] = root
-            if mapped:
-                # The folders the consolidated metadata names, and the chunk folders of its Zarr v3 arrays, listed
-                # together: the walk, a level at a time, then waits on none of them (a folder named that is not
-                # stored, an array or a row of chunks with none written, costs one request, found empty).
-                self._list_together([p for p in _listings_of(index) if p] + self._chunk_folders)
             return "list"
         if index:  # no listing: the consolidated metadata (or, without it, the root documents) is all that is known
             self._index = index
@@ -371,22 +377,44 @@ class RemoteStore(KeyValueStore):
         except PermissionError:  # may read objects but not list them (no s3:ListBucket)
             return None
 
-    def _fetch_and_list_root(self, keys: list[str]) -> tuple[dict[str, bytes | None], tuple[list[str], list[str]] | None]:
-        """`_fetch_many(keys, denied_is_absent=True)` and `_root_listing()`, concurrently where the file system is
-        asynchronous."""
-        if not self.batched:
-            return self._fetch_many(keys, denied_is_absent=True), self._root_listing()
-        where = self._where("")
-        *fetched, listed = self._gather([self._fs._cat_file(self._path(k)) for k in keys] + [self._fs._ls(where, detail=True)])
+    def _store_listing(self, root: Any) -> tuple[list[str], list[str]] | None:
+        """The root's listing as the store's, or None: none given, refused, or (HTTP) a page that is not a listing of
+        this store (an index page, an error page: its links mean nothing). A URL ending in .zarr names a store, whose
+        root may hold no document (arrays in folders below it, as tensorstore writes them): its listing is taken, as
+        a local directory's is."""
+        if root is None or isinstance(root, PermissionError):  # may read objects but not list them (no s3:ListBucket)
+            return None
+        if self._http and not METADATA_DOCUMENTS & set(root[0]) and not self._named_store:
+            return None
+        return root
+
+    def _fetch_and_list(
+        self, keys: list[str], prefixes: list[str]
+    ) -> tuple[dict[str, bytes | None], dict[str, tuple[list[str], list[str]] | PermissionError | None]]:
+        """`_fetch_many(keys, denied_is_absent=True)`, and each prefix's listing (None where the storage gives none,
+        the PermissionError where it refuses), concurrently where the file system is asynchronous."""
+        if not self.batched or len(keys) + len(prefixes) < 2:
+            listings: dict[str, Any] = {}
+            for prefix in prefixes:
+                try:
+                    listings[prefix] = self._ls(prefix)
+                except PermissionError as exc:
+                    listings[prefix] = exc
+            return self._fetch_many(keys, denied_is_absent=True), listings
+        wheres = [self._where(p) for p in prefixes]
+        results = self._gather([self._fs._cat_file(self._path(k)) for k in keys] + [self._fs._ls(w, detail=True) for w in wheres])
         documents = {
             k: self._absent_or_raise(k, r, denied_is_absent=True) if isinstance(r, BaseException) else r
-            for k, r in zip(keys, fetched, strict=True)
+            for k, r in zip(keys, results[: len(keys)], strict=True)
             if not isinstance(r, ResponseTooLarge)
         }
-        try:
-            return documents, self._listing("", where, listed)
-        except PermissionError:
-            return documents, None
+        listings = {}
+        for prefix, where, result in zip(prefixes, wheres, results[len(keys) :], strict=True):
+            try:
+                listings[prefix] = self._listing(prefix, where, result)
+            except PermissionError as exc:
+                listings[prefix] = exc
+        return documents, listings
 
     def _ls(self, prefix: str) -> tuple[list[str], list[str]] | None:
         """The storage's listing of `prefix`, or None where there is none (HTTP 404 on a directory).
@@ -441,11 +469,12 @@ class RemoteStore(KeyValueStore):
 
     def _consolidated_index(self) -> tuple[list[str], bool]:
         """Every metadata key the consolidated metadata names (v2 `.zmetadata`, v3 root `zarr.json`), with the root
-        documents; and whether there is consolidated metadata at all (else the keys are the root documents only)."""
+        documents fetched; and whether there is consolidated metadata at all (else the keys are the root documents
+        only)."""
         keys: set[str] = set()
         mapped = False
-        for name, raw in self._fetch_many(list(ROOT_PROBES), denied_is_absent=True).items():
-            self._documents[name] = raw  # read once: the tree asks for these next
+        for name in ROOT_PROBES:
+            raw = self._documents.get(name)
             if raw is None:
                 continue
             keys.add(name)
