@@ -5,15 +5,20 @@ malformed answers), and the choice between it and fsspec's."""
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
+import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import threading
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from loopback import LoopbackServer
 
 from validator import validate
 from validator.errors import InputError
@@ -370,3 +375,61 @@ def test_a_store_behind_a_malformed_server_is_a_one_line_input_error(scripted):
         InputError, match=r"^http://127\.0\.0\.1:\d+/store\.zarr/\.zmetadata: cannot read \(BadResponse: not an HTTP answer\)$"
     ):
         validate(f"{server.url}/store.zarr")
+
+
+# --- TLS -----------------------------------------------------------------------------------------------------------
+
+
+class TLSServer(LoopbackServer):
+    context: ssl.SSLContext
+
+    def server_bind(self) -> None:
+        super().server_bind()
+        self.socket = self.context.wrap_socket(self.socket, server_side=True)
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def tls_store(tmp_path_factory):
+    """(https URL of a Zarr store on a loopback server with a self-signed certificate for 127.0.0.1, the certificate)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("no openssl command to make a certificate with")
+    folder = tmp_path_factory.mktemp("tls")
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1"]
+        + ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True,
+        capture_output=True,
+    )
+    shutil.copytree(CORPUS / "anndata" / "zarr-v2" / "categorical-code-too-large.zarr", folder / "served" / "store.zarr")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server_class = type("BoundTLSServer", (TLSServer,), {"context": context})
+    server = server_class(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(folder / "served")))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"https://127.0.0.1:{server.server_address[1]}/store.zarr", cert
+    server.shutdown()
+    thread.join()
+
+
+def test_https_is_read_where_the_certificate_is_trusted(tls_store, monkeypatch):
+    url, cert = tls_store
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # read by the default context the client makes
+    report = validate(url)
+    assert report.format.startswith("zarr")
+    assert "anndata.categorical.codes-max" in {r.rule.id for r in report.results if r.status.value == "failed"}
+
+
+def test_https_with_an_untrusted_certificate_is_a_one_line_input_error(tls_store, monkeypatch):
+    url, _ = tls_store
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    with pytest.raises(InputError, match="certificate verify failed") as info:
+        validate(url)
+    assert "\n" not in str(info.value)
