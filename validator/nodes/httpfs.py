@@ -292,7 +292,9 @@ class HTTPFileSystem:
                 return response
             url = urljoin(url, location)
             target = urlsplit(url)
-            if (target.hostname or "").lower() != host or target.scheme.lower() not in ("http", "https"):
+            if target.scheme.lower() not in ("http", "https"):
+                raise RefusedResponse(f"redirected to a {target.scheme}: URL; not followed")
+            if (target.hostname or "").lower() != host:
                 raise RefusedResponse(f"redirected to another host ({target.hostname}); not followed")
         raise RefusedResponse(f"more than {MAX_REDIRECTS} redirects; not followed")
 
@@ -324,10 +326,12 @@ class HTTPFileSystem:
                 connection = await self._connect(target)
                 head = await self._send(connection, request)
             response = _parse_head(head)
-        except BaseException:
+        except BaseException as exc:
             _answered(loop.time() - started, None)
             if connection is not None:
                 connection.close()
+            if isinstance(exc, asyncio.IncompleteReadError):
+                raise BadResponse("the server closed the connection before its answer") from None
             raise
         _answered(loop.time() - started, response.keeps_connection() if response.status < 400 else None)
         try:

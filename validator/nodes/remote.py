@@ -793,7 +793,8 @@ class _BoundedBody:
 
 
 def _filesystem(url: str) -> tuple[Any, str]:
-    """fsspec's filesystem for `url` and the path on it; InputError when the protocol cannot be used here."""
+    """The file system for `url` (the tool's HTTP client for `http(s)://`, else fsspec's) and the path on it;
+    InputError when the protocol cannot be used here."""
     shown = redact_url(url)
     protocol = _protocol(url)
     if protocol in HTTP_PROTOCOLS and not _http_through_fsspec(protocol):
@@ -802,7 +803,8 @@ def _filesystem(url: str) -> tuple[Any, str]:
     try:
         import fsspec.core
     except ImportError:
-        raise InputError(f"{shown}: reading URLs needs fsspec: pip install 'spec-validate[remote]'") from None
+        needs = "reading URLs through a proxy or with fsspec options" if protocol in HTTP_PROTOCOLS else "reading URLs"
+        raise InputError(f"{shown}: {needs} needs fsspec: pip install 'spec-validate[remote]'") from None
     try:
         return fsspec.core.url_to_fs(url, **_storage_options(url))
     except ImportError as exc:
