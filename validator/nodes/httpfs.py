@@ -273,7 +273,7 @@ class HTTPFileSystem:
         """Close the kept connections (a later request opens new ones)."""
         idle, self._idle = self._idle, {}
         connections = [c for pool in idle.values() for c in pool]
-        if connections and _loop is not None:
+        if connections and _loop is not None and not _loop.is_closed():
             _loop.call_soon_threadsafe(lambda: [c.close() for c in connections])
 
     # --- one request --------------------------------------------------------------------------------------------
