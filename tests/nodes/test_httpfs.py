@@ -29,6 +29,14 @@ from validator.nodes.httpfs import BadResponse, HTTPFileSystem, HTTPStatusError,
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
 
 
+@pytest.fixture(autouse=True)
+def no_proxy_or_fsspec_options(monkeypatch):
+    """These tests read through the tool's client: a proxy or fsspec options in the environment would hand HTTP to
+    fsspec (and a proxy would not reach the loopback servers)."""
+    for name in [k for k in os.environ if k.lower().endswith("_proxy") or k.upper().startswith("FSSPEC_HTTP")]:
+        monkeypatch.delenv(name)
+
+
 class ScriptedServer:
     """A TCP server on 127.0.0.1 answering each request with what `answer(request_head, connection_number)` returns:
     bytes to send, and whether to keep the connection for the next request. Counts connections and requests."""
@@ -327,7 +335,7 @@ def test_a_file_is_read_in_blocks_and_from_a_server_without_ranges_only_its_firs
 )
 def test_fsspec_reads_http_only_where_a_proxy_or_its_options_are_set(variables, expected, monkeypatch, tmp_path):
     pytest.importorskip("fsspec")
-    for name in [k for k in os.environ if k.lower().endswith("_proxy") or k.startswith("FSSPEC")]:
+    for name in [k for k in os.environ if k.startswith("FSSPEC")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("FSSPEC_CONFIG_DIR", str(tmp_path))
     for name, value in variables.items():
@@ -345,7 +353,9 @@ def test_an_http_run_imports_neither_fsspec_nor_aiohttp(scripted):
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
     )
     server = scripted(lambda head, n: (b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", True))
-    out = subprocess.run([sys.executable, "-c", probe, f"{server.url}/x.zarr"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe, f"{server.url}/x.zarr"], capture_output=True, text=True, check=True, env=dict(os.environ)
+    )
     assert not set(json.loads(out.stdout)) & {"fsspec", "aiohttp", "yarl", "multidict"}
 
 
