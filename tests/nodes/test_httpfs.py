@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import functools
 import json
 import os
@@ -181,14 +182,14 @@ def test_requests_ask_for_no_encoding_and_name_the_host(scripted):
     ],
 )
 def test_request_targets_are_percent_encoded(path, sent):
-    assert httpfs._target(f"http://h{path}").path == sent
+    assert httpfs._target(f"http://h{path}", {}).path == sent
 
 
 def test_no_request_line_or_header_can_be_injected():
-    target = httpfs._target("http://h/a\r\nX-Injected: 1")
+    target = httpfs._target("http://h/a\r\nX-Injected: 1", {})
     assert "\r" not in target.path and "\n" not in target.path
     with pytest.raises(BadResponse):
-        httpfs._target("http://h\r\nX: 1/a")
+        httpfs._target("http://h\r\nX: 1/a", {})
 
 
 # --- credentials -----------------------------------------------------------------------------------------------
@@ -331,9 +332,9 @@ def test_a_file_is_read_in_blocks_and_from_a_server_without_ranges_only_its_firs
 
 @pytest.mark.parametrize(
     ("variables", "expected"),
-    [({}, False), ({"HTTPS_PROXY": "http://proxy:3128"}, True), ({"no_proxy": "*"}, False), ({"FSSPEC_HTTP_X": "1"}, True)],
+    [({}, False), ({"HTTPS_PROXY": "http://proxy:3128"}, False), ({"FSSPEC_HTTP_X": "1"}, True)],
 )
-def test_fsspec_reads_http_only_where_a_proxy_or_its_options_are_set(variables, expected, monkeypatch, tmp_path):
+def test_fsspec_reads_http_only_where_its_options_are_set(variables, expected, monkeypatch, tmp_path):
     pytest.importorskip("fsspec")
     for name in [k for k in os.environ if k.startswith("FSSPEC")]:
         monkeypatch.delenv(name)
@@ -445,3 +446,151 @@ def test_https_with_an_untrusted_certificate_is_a_one_line_input_error(tls_store
     with pytest.raises(InputError, match="certificate verify failed") as info:
         validate(url)
     assert "\n" not in str(info.value)
+
+
+# --- proxies -------------------------------------------------------------------------------------------------------
+
+
+class Proxy:
+    """A forward proxy on 127.0.0.1: absolute-form requests relayed to their origin (one per connection), CONNECT
+    tunnels relayed byte for byte; `refuse` answers every request with that status. Keeps each request's head."""
+
+    def __init__(self, refuse: int | None = None) -> None:
+        self.refuse = refuse
+        self.heads: list[bytes] = []
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client, _ = self._socket.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(client,), daemon=True).start()
+
+    def _handle(self, client: socket.socket) -> None:
+        with client:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                piece = client.recv(65536)
+                if not piece:
+                    return
+                head += piece
+            head, _, rest = head.partition(b"\r\n\r\n")
+            self.heads.append(head)
+            if self.refuse:
+                client.sendall(b"HTTP/1.1 %d Refused\r\nContent-Length: 0\r\n\r\n" % self.refuse)
+                return
+            method, target, _ = head.split(b"\r\n")[0].split(b" ")
+            if method == b"CONNECT":
+                host, port = target.decode().rsplit(":", 1)
+                upstream = socket.create_connection((host, int(port)))
+                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                self._relay(client, upstream)
+                return
+            origin = urlsplit_bytes(target)
+            upstream = socket.create_connection((origin.hostname, origin.port))
+            lines = head.split(b"\r\n")
+            path = origin.path.encode() + (b"?" + origin.query.encode() if origin.query else b"")
+            lines[0] = b" ".join([method, path or b"/", b"HTTP/1.1"])
+            lines = [x for x in lines if not x.lower().startswith((b"connection:", b"proxy-authorization:"))]
+            upstream.sendall(b"\r\n".join(lines + [b"Connection: close"]) + b"\r\n\r\n" + rest)
+            answer = b""
+            while piece := upstream.recv(65536):
+                answer += piece
+            upstream.close()
+            top, _, body = answer.partition(b"\r\n\r\n")
+            top = b"\r\n".join(x for x in top.split(b"\r\n") if not x.lower().startswith(b"connection:"))
+            client.sendall(top + b"\r\nConnection: close\r\n\r\n" + body)
+
+    @staticmethod
+    def _relay(a: socket.socket, b: socket.socket) -> None:
+        def pump(source: socket.socket, sink: socket.socket) -> None:
+            try:
+                while piece := source.recv(65536):
+                    sink.sendall(piece)
+            except OSError:
+                pass
+            finally:
+                for end in (source, sink):
+                    with contextlib.suppress(OSError):
+                        end.shutdown(socket.SHUT_RDWR)
+
+        other = threading.Thread(target=pump, args=(b, a), daemon=True)
+        other.start()
+        pump(a, b)
+        other.join(30)
+        b.close()
+
+    def close(self) -> None:
+        self._socket.close()
+
+
+def urlsplit_bytes(target: bytes):
+    from urllib.parse import urlsplit
+
+    return urlsplit(target.decode())
+
+
+@pytest.fixture
+def proxy():
+    made: list[Proxy] = []
+
+    def make(refuse: int | None = None) -> Proxy:
+        made.append(Proxy(refuse))
+        return made[-1]
+
+    yield make
+    for p in made:
+        p.close()
+
+
+def test_http_goes_through_the_proxy_the_environment_names(scripted, proxy, monkeypatch):
+    origin = scripted(lambda head, n: (ok(b"via proxy"), False))  # the proxy relays until the origin hangs up
+    forward = proxy()
+    monkeypatch.setenv("http_proxy", forward.url.replace("http://", "http://pa%3Ass:word@"))
+    assert fetch(f"{origin.url}/k?x=1") == b"via proxy"
+    (head,) = forward.heads
+    first, *fields = head.split(b"\r\n")
+    assert first == f"GET {origin.url}/k?x=1 HTTP/1.1".encode()  # the absolute form
+    assert f"Proxy-Authorization: Basic {base64.b64encode(b'pa:ss:word').decode()}".encode() in fields
+    assert origin.requests and b"Proxy-Authorization" not in origin.requests[0]
+
+
+def test_https_goes_through_a_tunnel_of_the_proxy(tls_store, proxy, monkeypatch):
+    url, cert = tls_store
+    forward = proxy()
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    monkeypatch.setenv("HTTPS_PROXY", forward.url)
+    report = validate(url)
+    assert "anndata.categorical.codes-max" in {r.rule.id for r in report.results if r.status.value == "failed"}
+    authority = url.split("/")[2]
+    assert forward.heads and all(h.startswith(f"CONNECT {authority} HTTP/1.1".encode()) for h in forward.heads)
+
+
+def test_no_proxy_sends_a_host_direct(scripted, proxy, monkeypatch):
+    origin = scripted(lambda head, n: (ok(b"direct"), True))
+    forward = proxy()
+    monkeypatch.setenv("http_proxy", forward.url)
+    monkeypatch.setenv("no_proxy", "example.org, 127.0.0.0/8")
+    assert fetch(f"{origin.url}/k") == b"direct"
+    assert not forward.heads
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_proxy_refusing_is_a_one_line_input_error(scheme, proxy, monkeypatch):
+    forward = proxy(refuse=407)
+    monkeypatch.setenv(f"{scheme}_proxy", forward.url.replace("http://", "http://user:secret@"))
+    with pytest.raises(InputError) as info:
+        validate(f"{scheme}://127.0.0.1:9/store.zarr")
+    message = str(info.value)
+    assert "HTTP 407" in message and "\n" not in message and "secret" not in message
+
+
+def test_a_proxy_of_another_scheme_is_a_one_line_input_error(monkeypatch):
+    monkeypatch.setenv("http_proxy", "socks5://user:secret@127.0.0.1:1080")
+    with pytest.raises(InputError, match="only http:// proxies are supported") as info:
+        validate("http://127.0.0.1:9/store.zarr")
+    assert "secret" not in str(info.value)

@@ -4,8 +4,9 @@ Importing fsspec's HTTP file system and aiohttp cost a remote run 0.13-0.15 s be
 builds two TLS contexts at import, loading the system's certificates, even for `http://`): about half of what a
 5e7-value Zarr store takes locally. A store needs little of HTTP: GET of a whole key or of a byte range, HEAD, and
 the links of a directory page, over connections kept alive, within the bounds a hostile server calls for. So
-`http://` and `https://` URLs are read here; fsspec (with aiohttp) only where the user's environment asks for what
-this client does not do: a proxy, or fsspec options for HTTP (see `remote._filesystem`).
+`http://` and `https://` URLs are read here, through the proxy the environment names (`http_proxy`, `https_proxy`,
+`no_proxy`: `http_proxy.py`), a plain-HTTP one or a tunnel (CONNECT) for `https://`; fsspec (with aiohttp) only
+where fsspec options for HTTP are configured (see `remote._filesystem`).
 
 The bounds, as `remote` documents them for any HTTP client: connect and read timeouts; redirects followed on the
 URL's host only, at most MAX_REDIRECTS; bodies taken as sent (`Accept-Encoding: identity` asked, no encoding ever
@@ -24,6 +25,7 @@ import contextvars
 import io
 import os
 import re
+import socket
 import threading
 from collections import OrderedDict
 from collections.abc import Coroutine
@@ -33,6 +35,7 @@ from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
 from validator.nodes import keyvalue, request_gate
+from validator.nodes.http_proxy import Proxy, proxy_for
 
 MAX_REDIRECTS = 10
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
@@ -155,20 +158,37 @@ class _Connection:
 
 @dataclass(frozen=True)
 class _Target:
-    """Where a request goes: the connection's key, the Host header, the request line's target."""
+    """Where a request goes: the Host header, the request line's target, and the proxy it goes through, if any."""
 
     scheme: str
     host: str
     port: int
     host_header: str
     path: str
+    proxy: Proxy | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:
+        """The connections a request may reuse: the origin's, or a plain-HTTP proxy's (a tunnel serves one origin)."""
+        if self.proxy is not None and self.scheme == "http":
+            return ("http-proxy", self.proxy.host, self.proxy.port)
         return (self.scheme, self.host, self.port)
 
+    @property
+    def request_target(self) -> str:
+        """The request line's target: the path, or through a plain-HTTP proxy the whole URL (absolute form)."""
+        if self.proxy is not None and self.scheme == "http":
+            return f"http://{self.host_header}{self.path}"
+        return self.path
 
-def _target(url: str) -> _Target:
+    @property
+    def authority(self) -> str:
+        """host:port, as CONNECT names the origin."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+
+def _target(url: str, proxies: dict[tuple[str, str, int], Proxy | None]) -> _Target:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
@@ -181,7 +201,10 @@ def _target(url: str) -> _Target:
     path = _quote(parts.path or "/", _PATH_SAFE)
     if parts.query:
         path += "?" + _quote(parts.query, _QUERY_SAFE)
-    return _Target(scheme, host, port, host_header, path)
+    origin = (scheme, host, port)
+    if origin not in proxies:
+        proxies[origin] = proxy_for(scheme, host, port)
+    return _Target(scheme, host, port, host_header, path, proxies[origin])
 
 
 def _quote(text: str, safe: frozenset[int]) -> str:
@@ -217,6 +240,7 @@ class HTTPFileSystem:
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._tls: Any = None
         self._sizes: dict[str, int | None] = {}
+        self._proxies: dict[tuple[str, str, int], Proxy | None] = {}  # each origin's, as the environment names it
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -301,11 +325,13 @@ class HTTPFileSystem:
     async def _exchange(
         self, method: str, url: str, authorization: str | None, span: tuple[int, int | None] | None, prefix: int | None
     ) -> Response:
-        target = _target(url)
-        lines = [f"{method} {target.path} HTTP/1.1", f"Host: {target.host_header}", f"User-Agent: {USER_AGENT}"]
+        target = _target(url, self._proxies)
+        lines = [f"{method} {target.request_target} HTTP/1.1", f"Host: {target.host_header}", f"User-Agent: {USER_AGENT}"]
         lines += ["Accept-Encoding: identity", "Connection: keep-alive"]
         if authorization:
             lines.append(f"Authorization: {authorization}")
+        if target.proxy is not None and target.proxy.authorization and target.scheme == "http":
+            lines.append(f"Proxy-Authorization: {target.proxy.authorization}")
         if span is not None:
             start, end = span
             lines.append(f"Range: bytes={start}-{'' if end is None else end - 1}")
@@ -356,12 +382,59 @@ class HTTPFileSystem:
         return None
 
     async def _connect(self, target: _Target) -> _Connection:
+        """A new connection for `target`: to its origin, to its plain-HTTP proxy, or through its proxy's tunnel
+        (CONNECT) with TLS to the origin inside it."""
         tls = self._tls_context() if target.scheme == "https" else None
-        opening = asyncio.open_connection(
-            target.host, target.port, ssl=tls, server_hostname=target.host if tls else None, limit=STREAM_BUFFER_BYTES
-        )
+        proxy = target.proxy
+        if proxy is None:
+            opening = asyncio.open_connection(
+                target.host, target.port, ssl=tls, server_hostname=target.host if tls else None, limit=STREAM_BUFFER_BYTES
+            )
+        elif tls is None:
+            opening = asyncio.open_connection(proxy.host, proxy.port, limit=STREAM_BUFFER_BYTES)
+        else:
+            tunnel = await asyncio.wait_for(self._tunnel(target, proxy), self.connect_timeout)
+            opening = asyncio.open_connection(sock=tunnel, ssl=tls, server_hostname=target.host, limit=STREAM_BUFFER_BYTES)
         reader, writer = await asyncio.wait_for(opening, self.connect_timeout)
         return _Connection(reader, writer)
+
+    async def _tunnel(self, target: _Target, proxy: Proxy) -> socket.socket:
+        """A socket to `proxy` on which it has opened a tunnel to the target's origin (its 2xx answer to CONNECT)."""
+        loop = asyncio.get_running_loop()
+        failure: OSError | None = None
+        for family, kind, protocol, _, address in await loop.getaddrinfo(proxy.host, proxy.port, type=socket.SOCK_STREAM):
+            sock = socket.socket(family, kind, protocol)
+            sock.setblocking(False)
+            try:
+                await loop.sock_connect(sock, address)
+                break
+            except OSError as exc:
+                sock.close()
+                failure = exc
+        else:
+            raise failure or OSError(f"cannot connect to the proxy {proxy.shown}")
+        try:
+            lines = [f"CONNECT {target.authority} HTTP/1.1", f"Host: {target.authority}", f"User-Agent: {USER_AGENT}"]
+            if proxy.authorization:
+                lines.append(f"Proxy-Authorization: {proxy.authorization}")
+            await loop.sock_sendall(sock, ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            head = b""
+            while b"\r\n\r\n" not in head:
+                if len(head) > MAX_HEADER_BYTES:
+                    raise BadResponse(f"the proxy's answer's headers are longer than {MAX_HEADER_BYTES} bytes")
+                piece = await loop.sock_recv(sock, 65536)
+                if not piece:
+                    raise BadResponse(f"the proxy {proxy.shown} closed the connection before its answer")
+                head += piece
+            if not head.endswith(b"\r\n\r\n"):
+                raise BadResponse(f"the proxy {proxy.shown} sent bytes past its answer to CONNECT")
+            answer = _parse_head(head)
+            if not 200 <= answer.status < 300:
+                raise HTTPStatusError(answer.status, f"{answer.reason} (the proxy {proxy.shown}, asked for a tunnel)".lstrip())
+            return sock
+        except BaseException:
+            sock.close()
+            raise
 
     def _tls_context(self) -> Any:
         if self._tls is None:

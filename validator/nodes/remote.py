@@ -18,7 +18,7 @@ from validator.nodes.request_gate import FIRST_LIMIT, RequestGate
 from validator.nodes.urls import URL_SCHEME
 
 # fsspec, s3fs and aiohttp are imported inside functions only: a local run never loads them, nor an HTTP one read
-# with the client of `httpfs` (no proxy, no fsspec options for HTTP).
+# with the client of `httpfs` (wherever no fsspec options for HTTP are configured).
 
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
 HTTP_PROTOCOLS = ("http", "https")
@@ -803,7 +803,7 @@ def _filesystem(url: str) -> tuple[Any, str]:
     try:
         import fsspec.core
     except ImportError:
-        needs = "reading URLs through a proxy or with fsspec options" if protocol in HTTP_PROTOCOLS else "reading URLs"
+        needs = "reading URLs with fsspec options" if protocol in HTTP_PROTOCOLS else "reading URLs"
         raise InputError(f"{shown}: {needs} needs fsspec: pip install 'spec-validate[remote]'") from None
     try:
         return fsspec.core.url_to_fs(url, **_storage_options(url))
@@ -820,11 +820,9 @@ def _filesystem(url: str) -> tuple[Any, str]:
 
 
 def _http_through_fsspec(protocol: str) -> bool:
-    """True where the environment asks for what only fsspec's HTTP file system (aiohttp) does: a proxy (a `*_proxy`
-    variable), or options for `protocol` in fsspec's configuration (its `FSSPEC_HTTP...` variables, or a file of
-    its configuration folder that names the protocol)."""
-    if any(k.lower().endswith("_proxy") and k.lower() != "no_proxy" and v for k, v in os.environ.items()):
-        return True
+    """True where the environment asks for fsspec's HTTP file system (aiohttp): options for `protocol` in fsspec's
+    configuration (its `FSSPEC_HTTP...` variables, or a file of its configuration folder that names the protocol),
+    which may set anything aiohttp takes (headers, TLS settings, a client of the user's own)."""
     if any(k.upper().startswith(f"FSSPEC_{protocol.upper()}") for k in os.environ):
         return True
     folder = os.environ.get("FSSPEC_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".config", "fsspec")
