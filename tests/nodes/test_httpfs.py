@@ -38,18 +38,14 @@ def no_proxy_or_fsspec_options(monkeypatch):
         monkeypatch.delenv(name)
 
 
-class ScriptedServer:
-    """A TCP server on 127.0.0.1 answering each request with what `answer(request_head, connection_number)` returns:
-    bytes to send, and whether to keep the connection for the next request. Counts connections and requests."""
+class TCPServer:
+    """A TCP server on 127.0.0.1 handling each connection on a thread of its own (`handle(connection, number)`)."""
 
-    def __init__(self, answer) -> None:
-        self.answer = answer
+    def __init__(self) -> None:
         self.connections = 0
-        self.requests: list[bytes] = []
         self._socket = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
+        threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
         while True:
@@ -58,26 +54,45 @@ class ScriptedServer:
             except OSError:
                 return
             self.connections += 1
-            threading.Thread(target=self._handle, args=(connection, self.connections), daemon=True).start()
+            threading.Thread(target=self.handle, args=(connection, self.connections), daemon=True).start()
 
-    def _handle(self, connection: socket.socket, number: int) -> None:
+    def handle(self, connection: socket.socket, number: int) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._socket.close()
+
+
+def read_head(connection: socket.socket, buffered: bytes = b"") -> tuple[bytes, bytes] | None:
+    """(the next request's head, the bytes read past it) on `connection`; None where the peer hung up first."""
+    while b"\r\n\r\n" not in buffered:
+        piece = connection.recv(65536)
+        if not piece:
+            return None
+        buffered += piece
+    head, _, rest = buffered.partition(b"\r\n\r\n")
+    return head, rest
+
+
+class ScriptedServer(TCPServer):
+    """Answers each request with what `answer(request_head, connection_number)` returns: bytes to send, and whether
+    to keep the connection for the next request. Counts connections and requests."""
+
+    def __init__(self, answer) -> None:
+        self.answer = answer
+        self.requests: list[bytes] = []
+        super().__init__()
+
+    def handle(self, connection: socket.socket, number: int) -> None:
         with connection:
             buffered = b""
-            while True:
-                while b"\r\n\r\n" not in buffered:
-                    piece = connection.recv(65536)
-                    if not piece:
-                        return
-                    buffered += piece
-                head, _, buffered = buffered.partition(b"\r\n\r\n")
+            while (got := read_head(connection, buffered)) is not None:
+                head, buffered = got
                 self.requests.append(head)
                 data, keep = self.answer(head, number)
                 connection.sendall(data)
                 if not keep:
                     return
-
-    def close(self) -> None:
-        self._socket.close()
 
 
 @pytest.fixture
@@ -451,34 +466,21 @@ def test_https_with_an_untrusted_certificate_is_a_one_line_input_error(tls_store
 # --- proxies -------------------------------------------------------------------------------------------------------
 
 
-class Proxy:
-    """A forward proxy on 127.0.0.1: absolute-form requests relayed to their origin (one per connection), CONNECT
-    tunnels relayed byte for byte; `refuse` answers every request with that status. Keeps each request's head."""
+class Proxy(TCPServer):
+    """A forward proxy: absolute-form requests relayed to their origin (one per connection), CONNECT tunnels relayed
+    byte for byte; `refuse` answers every request with that status. Keeps each request's head."""
 
     def __init__(self, refuse: int | None = None) -> None:
         self.refuse = refuse
         self.heads: list[bytes] = []
-        self._socket = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                client, _ = self._socket.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._handle, args=(client,), daemon=True).start()
-
-    def _handle(self, client: socket.socket) -> None:
+    def handle(self, client: socket.socket, number: int) -> None:
         with client:
-            head = b""
-            while b"\r\n\r\n" not in head:
-                piece = client.recv(65536)
-                if not piece:
-                    return
-                head += piece
-            head, _, rest = head.partition(b"\r\n\r\n")
+            got = read_head(client)
+            if got is None:
+                return
+            head, rest = got
             self.heads.append(head)
             if self.refuse:
                 client.sendall(b"HTTP/1.1 %d Refused\r\nContent-Length: 0\r\n\r\n" % self.refuse)
@@ -523,9 +525,6 @@ class Proxy:
         pump(a, b)
         other.join(30)
         b.close()
-
-    def close(self) -> None:
-        self._socket.close()
 
 
 def urlsplit_bytes(target: bytes):
