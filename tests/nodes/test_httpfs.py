@@ -264,8 +264,20 @@ def test_an_unfollowed_redirect_is_not_a_body(scripted):
         (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabcd\r\n", BadResponse, "does not end where"),
         (b"HTTP/1.1 503 Slow Down\r\nContent-Length: 0\r\n\r\n", HTTPStatusError, "503 Slow Down"),
         (b"HTTP/1.1 200 OK\r\n", BadResponse, "closed the connection before its answer"),
+        (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n", BadResponse, "status 101 where a final one"),
     ],
-    ids=["not-http", "header", "huge-header", "short-body", "bad-length", "bad-chunk", "chunk-overrun", "503", "no-answer"],
+    ids=[
+        "not-http",
+        "header",
+        "huge-header",
+        "short-body",
+        "bad-length",
+        "bad-chunk",
+        "chunk-overrun",
+        "503",
+        "no-answer",
+        "101",
+    ],
 )
 def test_a_malformed_or_failed_answer_is_an_error_naming_it(scripted, answer, error, message):
     server = scripted(lambda head, n: (answer, False))

@@ -460,6 +460,8 @@ class HTTPFileSystem:
     async def _body(self, connection: _Connection, method: str, response: Response, prefix: int | None) -> tuple[bytes, bool]:
         """(body, whether it was read to its end); raises ResponseTooLarge past the request's bound."""
         status = response.status
+        if status < 200:  # 101: a switch of protocols, never asked for
+            raise BadResponse(f"an answer of status {status} where a final one was due")
         if method == "HEAD" or status in (204, 304):
             return b"", True
         headers = response.headers
