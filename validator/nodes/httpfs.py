@@ -57,6 +57,10 @@ _HOST = re.compile(r"[A-Za-z0-9.\-_~%:\[\]]+")
 _LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _PATH_SAFE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/%")
 _QUERY_SAFE = _PATH_SAFE | frozenset(b"?")
+# A Content-Length and a chunk size: ASCII digits only (int() would also take signs, underscores, other scripts'
+# digits, and a negative size would read to the end of the stream).
+_LENGTH = re.compile(r"[0-9]{1,19}")
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,15}")
 
 
 class HTTPStatusError(Exception):
@@ -281,7 +285,7 @@ class HTTPFileSystem:
         except Exception as exc:
             raise FileNotFoundError(url) from exc
         length = response.headers.get("content-length", "")
-        size = int(length) if length.isdigit() and response.status == 200 else None
+        size = int(length) if _LENGTH.fullmatch(length) and response.status == 200 else None
         self._sizes[url] = size
         return {"name": url, "size": size, "type": "file"}
 
@@ -468,7 +472,7 @@ class HTTPFileSystem:
         declared = headers.get("content-length")
         chunked = "chunked" in headers.get("transfer-encoding", "").lower()
         if status >= 300:  # an error page or a redirect: read only to keep a connection, never kept in memory long
-            if not chunked and declared is not None and declared.isdigit() and int(declared) <= MAX_ERROR_BODY_BYTES:
+            if not chunked and declared is not None and _LENGTH.fullmatch(declared) and int(declared) <= MAX_ERROR_BODY_BYTES:
                 await self._exactly(connection, int(declared))
                 return b"", True
             return b"", False
@@ -478,7 +482,7 @@ class HTTPFileSystem:
         if chunked:
             return await self._chunked(connection, limit, prefix is not None)
         if declared is not None:
-            if not declared.isdigit():
+            if not _LENGTH.fullmatch(declared):
                 raise BadResponse(f"a Content-Length that is not a number: {declared[:40]!r}")
             size = int(declared)
             if size > limit and prefix is None:
@@ -517,11 +521,10 @@ class HTTPFileSystem:
         """A body in chunked transfer coding; `cut`: stop (incomplete) at `limit` bytes instead of refusing more."""
         pieces, total = [], 0
         while True:
-            line = await self._line(connection)
-            try:
-                size = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise BadResponse("a malformed chunk size in a chunked answer") from None
+            digits = (await self._line(connection)).split(b";", 1)[0].strip()
+            if not _CHUNK_SIZE.fullmatch(digits):
+                raise BadResponse("a malformed chunk size in a chunked answer")
+            size = int(digits, 16)
             if size == 0:
                 break
             if total + size > limit:
