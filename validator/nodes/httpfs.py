@@ -602,8 +602,10 @@ def page_links(html: str, url: str) -> list[str]:
 
 # --- a file over HTTP ---------------------------------------------------------------------------------------------
 
-# Blocks of a remote file kept at once (least recently used dropped): the bound on its memory.
+# Blocks of a remote file kept at once (least recently used dropped): the bound on its memory (a single read
+# larger than that keeps its own blocks until it is done); and blocks asked for at once by one read.
 MAX_BLOCKS = 16
+MAX_BLOCKS_IN_FLIGHT = 8
 
 
 class RemoteFile(io.RawIOBase):
@@ -676,7 +678,14 @@ class RemoteFile(io.RawIOBase):
         return b"".join(pieces)[offset : offset + length]
 
     async def _fetch_blocks(self, indexes: list[int]) -> list[bytes]:
-        return list(await asyncio.gather(*(self._block(i) for i in indexes)))
+        """The blocks of one read, fetched together, at most MAX_BLOCKS_IN_FLIGHT at a time."""
+        bound = asyncio.Semaphore(MAX_BLOCKS_IN_FLIGHT)
+
+        async def one(index: int) -> bytes:
+            async with bound:
+                return await self._block(index)
+
+        return list(await asyncio.gather(*(one(i) for i in indexes)))
 
     async def _block(self, index: int) -> bytes:
         assert self.size is not None
