@@ -322,7 +322,8 @@ def test_a_stalled_answer_ends_at_the_read_timeout(scripted):
 
 def test_page_links_are_absolute_and_without_query_or_fragment():
     html = """<html><a href="a.zarr/">a</a> <A HREF='b%20c'>b</A> <a class=x href=d?x=1#f>d</a>
-    <a href="/root/e">e</a> <a href="http://other/f">f</a> <a href="#top">top</a> <a href="x&amp;y">xy</a>"""
+    <a href="/root/e">e</a> <a href="http://other/f">f</a> <a href="#top">top</a> <a href="x&amp;y">xy</a>
+    <a href="http://[::1">broken</a>"""
     assert page_links(html, "http://h/dir/") == [
         "http://h/dir/a.zarr/",
         "http://h/dir/b%20c",

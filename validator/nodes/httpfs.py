@@ -595,7 +595,10 @@ def page_links(html: str, url: str) -> list[str]:
         href = unescape(href).strip()
         if not href or href.startswith(("#", "?", "javascript:", "mailto:", "data:")):
             continue
-        link = urljoin(url, href)
+        try:
+            link = urljoin(url, href)
+        except ValueError:  # "http://[::1" and the like: no link to any key
+            continue
         links.append(link.split("#", 1)[0].split("?", 1)[0])
     return list(dict.fromkeys(links))
 
