@@ -179,6 +179,13 @@ def test_a_range_is_asked_for_as_bytes_first_to_last(scripted):
     assert b"\r\nRange: bytes=10-13" in server.requests[0]
 
 
+def test_a_partial_answer_from_another_offset_is_refused(scripted):
+    answer = b"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-3/100\r\nContent-Length: 4\r\n\r\nabcd"
+    server = scripted(lambda head, n: (answer, True))
+    with pytest.raises(BadResponse, match="bytes from 0 for a range from 10"):
+        fetch(f"{server.url}/k", start=10, end=14)
+
+
 def test_requests_ask_for_no_encoding_and_name_the_host(scripted):
     server = scripted(lambda head, n: (ok(b""), True))
     fetch(f"{server.url}/k")

@@ -61,6 +61,7 @@ _QUERY_SAFE = _PATH_SAFE | frozenset(b"?")
 # digits, and a negative size would read to the end of the stream).
 _LENGTH = re.compile(r"[0-9]{1,19}")
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,15}")
+_CONTENT_RANGE = re.compile(r"bytes ([0-9]{1,19})-[0-9]{1,19}/(?:[0-9]{1,19}|\*)", re.IGNORECASE)
 
 
 class HTTPStatusError(Exception):
@@ -317,6 +318,8 @@ class HTTPFileSystem:
             response = await self._exchange(method, url, authorization, span, prefix)
             location = response.headers.get("location")
             if response.status not in REDIRECT_STATUSES or location is None:
+                if span is not None and response.status == 206:
+                    _check_range(response, span[0])
                 return response
             url = urljoin(url, location)
             target = urlsplit(url)
@@ -568,6 +571,14 @@ def _parse_head(head: bytes) -> Response:
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
     version = (int(match[1]), int(match[2]))
     return Response(int(match[3]), (match[4] or b"").decode("latin-1").strip(), version, headers, b"")
+
+
+def _check_range(response: Response, start: int) -> None:
+    """BadResponse where a partial answer says its bytes begin elsewhere than the range asked for (a body of the
+    right length from the wrong place would be read as the right bytes)."""
+    match = _CONTENT_RANGE.fullmatch(response.headers.get("content-range", "").strip())
+    if match is not None and int(match[1]) != start:
+        raise BadResponse(f"the server sent bytes from {match[1]} for a range from {start}")
 
 
 def _raise_for_status(response: Response, url: str) -> None:
