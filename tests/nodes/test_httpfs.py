@@ -214,6 +214,20 @@ def test_no_request_line_or_header_can_be_injected():
         httpfs._target("http://h\r\nX: 1/a", {})
 
 
+@pytest.mark.parametrize("head_status", [403, 405])
+def test_a_file_whose_head_is_refused_is_sized_by_the_headers_of_a_get(scripted, head_status):
+    # A signed URL covers GET only (S3 answers its HEAD with 403); some servers have no HEAD (405).
+    def answer(head, n):
+        if head.startswith(b"HEAD"):
+            return b"HTTP/1.1 %d No\r\nContent-Length: 0\r\n\r\n" % head_status, True
+        return ok(b"x" * 1000), True
+
+    server = scripted(answer)
+    fs = HTTPFileSystem(5.0, 5.0)
+    assert fs.info(f"{server.url}/f.h5ad")["size"] == 1000
+    fs.close()
+
+
 # --- credentials -----------------------------------------------------------------------------------------------
 
 

@@ -278,7 +278,9 @@ class HTTPFileSystem:
         with the reason as its cause (as fsspec's HTTP file system reports it)."""
         try:
             response = sync(self.loop, self.request("HEAD", url))
-            if response.status in (405, 501):  # no HEAD here: the headers of a GET, its body left unread
+            if response.status >= 400 or "content-length" not in response.headers:
+                # No HEAD here (405), one a signed URL does not cover (403: signed for GET), or no size in it: the
+                # headers of a GET, its body left unread.
                 response = sync(self.loop, self.request("GET", url, prefix=0))
             _raise_for_status(response, url)
         except FileNotFoundError:
