@@ -252,14 +252,7 @@ class RemoteStore(KeyValueStore):
         """The keys' bytes, fetched concurrently where the file system is asynchronous (S3, GCS, HTTP). Each
         response is cut off past `limit` bytes (so a batch holds at most MAX_CONCURRENT_REQUESTS times that) and
         its key left out of the result."""
-        if len(keys) < 2:
-            return {k: self._fetch(k, denied_is_absent) for k in keys}
-        results = self._gather([self._fs._cat_file(self._path(k)) for k in keys], limit)
-        return {
-            k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else r
-            for k, r in zip(keys, results, strict=True)
-            if not isinstance(r, ResponseTooLarge)
-        }
+        return self._fetch_and_list(keys, [], denied_is_absent, limit)[0]
 
     def _gather(self, calls: list[Any], limit: int | None = None) -> list[Any]:
         return gather(self._fs, self._gate, calls, limit)
@@ -285,15 +278,9 @@ class RemoteStore(KeyValueStore):
             return cached
         mode = self._listing_mode()
         if mode == "list":
-            try:
-                found = self._ls(prefix)
-            except PermissionError as exc:
-                raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(exc, self._url)})") from None
-            result = found if found is not None else ([], [])
-        elif mode == "consolidated":
-            result = self._mapped_listings().get(prefix, ([], []))
-        else:
-            result = ([], [])
+            self._keep_listings(self._fetch_and_list([], [prefix])[1])
+            return self._listings[prefix]
+        result = self._mapped_listings().get(prefix, ([], [])) if mode == "consolidated" else ([], [])
         self._listings[prefix] = result
         return result
 
@@ -306,15 +293,14 @@ class RemoteStore(KeyValueStore):
     def _list_together(self, prefixes: list[str]) -> None:
         """Make the listings of `prefixes` not yet made, concurrently (where the file system is asynchronous)."""
         todo = [p for p in dict.fromkeys(prefixes) if p not in self._listings and (not p or _safe_key(p, self._http))]
-        if len(todo) < 2 or not self.batched:
-            return
-        wheres = [self._where(p) for p in todo]
-        results = self._gather([self._fs._ls(w, detail=True) for w in wheres])
-        for prefix, where, result in zip(todo, wheres, results, strict=True):
-            try:
-                found = self._listing(prefix, where, result)
-            except PermissionError as exc:
-                raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(exc, self._url)})") from None
+        if len(todo) > 1 and self.batched:
+            self._keep_listings(self._fetch_and_list([], todo)[1])
+
+    def _keep_listings(self, listed: dict[str, tuple[list[str], list[str]] | PermissionError | None]) -> None:
+        """Keep listings as `_fetch_and_list` gives them (none given: nothing below); InputError for a refused one."""
+        for prefix, found in listed.items():
+            if isinstance(found, PermissionError):
+                raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(found, self._url)})") from None
             self._listings[prefix] = found if found is not None else ([], [])
 
     def _mapped_listings(self) -> dict[str, tuple[list[str], list[str]]]:
@@ -336,13 +322,14 @@ class RemoteStore(KeyValueStore):
         # requests an HTTP server is first given).
         listing = self._list_folders
         probes = [p for p in ROOT_PROBES if not (listing and p == ".zarray")]
-        documents, listed = self._fetch_and_list(probes, [""] if listing else [])
+        documents, listed = self._fetch_and_list(probes, [""] if listing else [], denied_is_absent=True)
         self._documents.update(documents)
         root = self._store_listing(listed.get(""))
         index, mapped = self._consolidated_index()
         self._consolidated = mapped
         if not listing and not mapped:
-            root = self._store_listing(self._root_listing())  # nothing else names the members: listed all the same
+            # Nothing else names the members: listed all the same.
+            root = self._store_listing(self._fetch_and_list([], [""])[1][""])
         # Second round trip: the documents the consolidated metadata names (the tree reads every one of them next),
         # `.zarray` where no listing answered for it, and where the root was listed every folder the consolidated
         # metadata names with the chunk folders of its Zarr v3 arrays: the walk, a level at a time, then waits on
@@ -352,12 +339,9 @@ class RemoteStore(KeyValueStore):
         if ".zarray" not in self._documents and root is None:
             wanted.append(".zarray")
         folders = [p for p in _listings_of(index) if p] + self._chunk_folders if mapped and root is not None else []
-        documents, listed = self._fetch_and_list(wanted, folders)
+        documents, listed = self._fetch_and_list(wanted, folders, denied_is_absent=True)
         self._documents.update(documents)
-        for prefix, found in listed.items():
-            if isinstance(found, PermissionError):
-                raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(found, self._url)})") from None
-            self._listings[prefix] = found if found is not None else ([], [])
+        self._keep_listings(listed)
         if self._documents.get(".zarray") is not None and ".zarray" not in index:
             index = sorted([*index, ".zarray"])
         if root is not None:
@@ -371,12 +355,6 @@ class RemoteStore(KeyValueStore):
             return "consolidated"
         return "blind"
 
-    def _root_listing(self) -> tuple[list[str], list[str]] | None:
-        try:
-            return self._ls("")
-        except PermissionError:  # may read objects but not list them (no s3:ListBucket)
-            return None
-
     def _store_listing(self, root: Any) -> tuple[list[str], list[str]] | None:
         """The root's listing as the store's, or None: none given, refused, or (HTTP) a page that is not a listing of
         this store (an index page, an error page: its links mean nothing). A URL ending in .zarr names a store, whose
@@ -389,44 +367,38 @@ class RemoteStore(KeyValueStore):
         return root
 
     def _fetch_and_list(
-        self, keys: list[str], prefixes: list[str]
+        self, keys: list[str], prefixes: list[str], denied_is_absent: bool = False, limit: int | None = None
     ) -> tuple[dict[str, bytes | None], dict[str, tuple[list[str], list[str]] | PermissionError | None]]:
-        """`_fetch_many(keys, denied_is_absent=True)`, and each prefix's listing (None where the storage gives none,
-        the PermissionError where it refuses), concurrently where the file system is asynchronous."""
-        if not self.batched or len(keys) + len(prefixes) < 2:
-            listings: dict[str, Any] = {}
-            for prefix in prefixes:
-                try:
-                    listings[prefix] = self._ls(prefix)
-                except PermissionError as exc:
-                    listings[prefix] = exc
-            return self._fetch_many(keys, denied_is_absent=True), listings
+        """The keys' bytes (as `_fetch`; a response past `limit` bytes is cut off and its key left out) and each
+        prefix's listing (None where the storage gives none, the PermissionError where it refuses), in one batch
+        where the file system is asynchronous (S3, GCS, HTTP)."""
         wheres = [self._where(p) for p in prefixes]
-        results = self._gather([self._fs._cat_file(self._path(k)) for k in keys] + [self._fs._ls(w, detail=True) for w in wheres])
-        documents = {
-            k: self._absent_or_raise(k, r, denied_is_absent=True) if isinstance(r, BaseException) else r
-            for k, r in zip(keys, results[: len(keys)], strict=True)
-            if not isinstance(r, ResponseTooLarge)
-        }
-        listings = {}
-        for prefix, where, result in zip(prefixes, wheres, results[len(keys) :], strict=True):
+        if not self.batched or len(keys) + len(prefixes) < 2:
+            documents = {k: self._fetch(k, denied_is_absent) for k in keys}
+            entries = [self._entries(w) for w in wheres]
+        else:
+            calls = [self._fs._cat_file(self._path(k)) for k in keys] + [self._fs._ls(w, detail=True) for w in wheres]
+            results = self._gather(calls, limit)
+            documents = {
+                k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else r
+                for k, r in zip(keys, results[: len(keys)], strict=True)
+                if not isinstance(r, ResponseTooLarge)
+            }
+            entries = results[len(keys) :]
+        listings: dict[str, Any] = {}
+        for prefix, where, found in zip(prefixes, wheres, entries, strict=True):
             try:
-                listings[prefix] = self._listing(prefix, where, result)
+                listings[prefix] = self._listing(prefix, where, found)
             except PermissionError as exc:
                 listings[prefix] = exc
         return documents, listings
 
-    def _ls(self, prefix: str) -> tuple[list[str], list[str]] | None:
-        """The storage's listing of `prefix`, or None where there is none (HTTP 404 on a directory).
-
-        Raises PermissionError as it comes (the caller decides what a refused listing means).
-        """
-        where = self._where(prefix)
+    def _entries(self, where: str) -> Any:
+        """The storage's entries at `where`, or the exception its listing raised (`_listing` tells them apart)."""
         try:
-            entries: Any = self._fs.ls(where, detail=True)
+            return self._fs.ls(where, detail=True)
         except Exception as exc:
-            entries = exc
-        return self._listing(prefix, where, entries)
+            return exc
 
     def _where(self, prefix: str) -> str:
         where = f"{self._root}/{prefix}" if prefix else self._root
