@@ -446,6 +446,9 @@ def test_a_store_behind_a_malformed_server_is_a_one_line_input_error(scripted):
 # --- TLS -----------------------------------------------------------------------------------------------------------
 
 
+LARGE_BODY = os.urandom(2**20 + 5)
+
+
 class TLSServer(LoopbackServer):
     context: ssl.SSLContext
 
@@ -474,6 +477,7 @@ def tls_store(tmp_path_factory):
         capture_output=True,
     )
     shutil.copytree(CORPUS / "anndata" / "zarr-v2" / "categorical-code-too-large.zarr", folder / "served" / "store.zarr")
+    (folder / "served" / "large.bin").write_bytes(LARGE_BODY)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server_class = type("BoundTLSServer", (TLSServer,), {"context": context})
@@ -491,6 +495,14 @@ def test_https_is_read_where_the_certificate_is_trusted(tls_store, monkeypatch):
     report = validate(url)
     assert report.format.startswith("zarr")
     assert "anndata.categorical.codes-max" in {r.rule.id for r in report.results if r.status.value == "failed"}
+
+
+def test_https_bodies_of_many_tls_records_arrive_whole(tls_store, monkeypatch):
+    # The TLS transport writes decrypted bytes into slices of the buffer the connection gives it: a body of many
+    # records, larger than a read, must land where the plain-TCP one does.
+    url, cert = tls_store
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    assert bytes(fetch(url.replace("store.zarr", "large.bin"))) == LARGE_BODY
 
 
 def test_https_with_an_untrusted_certificate_is_a_one_line_input_error(tls_store, monkeypatch):

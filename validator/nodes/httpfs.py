@@ -1,9 +1,10 @@
-"""HTTP(S) stores read on asyncio streams: what a remote store asks of a file system, without fsspec and aiohttp.
+"""HTTP(S) stores read on asyncio connections: what a remote store asks of a file system, without fsspec and aiohttp.
 
 Importing fsspec's HTTP file system and aiohttp cost a remote run 0.13-0.15 s before its first request (aiohttp
 builds two TLS contexts at import, loading the system's certificates, even for `http://`): about half of what a
 5e7-value Zarr store takes locally. A store needs little of HTTP: GET of a whole key or of a byte range, HEAD, and
-the links of a directory page, over connections kept alive, within the bounds a hostile server calls for. So
+the links of a directory page, over connections kept alive (`http_wire`: a body of known length is written by the
+socket straight into the buffer handed back), within the bounds a hostile server calls for. So
 `http://` and `https://` URLs are read here, through the proxy the environment names (`http_proxy`, `https_proxy`,
 `no_proxy`: `http_proxy.py`), a plain-HTTP one or a tunnel (CONNECT) for `https://`; fsspec (with aiohttp) only
 where fsspec options for HTTP are configured (see `remote._filesystem`).
@@ -36,6 +37,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from validator.nodes import keyvalue, request_gate
 from validator.nodes.http_proxy import Proxy, proxy_for
+from validator.nodes.http_wire import Wire
 
 MAX_REDIRECTS = 10
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
@@ -43,7 +45,8 @@ MAX_HEADER_BYTES = 64 * 1024
 MAX_HEADER_LINES = 200
 # An error answer's body is read (so that its connection is kept) only when it declares at most this many bytes.
 MAX_ERROR_BODY_BYTES = 64 * 1024
-# The stream's buffer: reads of a body come in pieces of up to this many bytes.
+# A connection's own buffer (`http_wire.Wire`): at most this many bytes held before reading pauses; a head or line
+# longer than this is refused. A body of known length bypasses it, written into its own buffer by the socket.
 STREAM_BUFFER_BYTES = 2**20
 USER_AGENT = "spec-validate"
 
@@ -153,12 +156,12 @@ class Response:
 
 
 class _Connection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
+    def __init__(self, wire: Wire) -> None:
+        self.wire = wire
         self.reused = False
 
     def close(self) -> None:
-        self.writer.close()
+        self.wire.close()
 
 
 @dataclass(frozen=True)
@@ -385,7 +388,7 @@ class HTTPFileSystem:
         pool = self._idle.get(key)
         while pool:
             connection = pool.pop()
-            if not connection.reader.at_eof() and not connection.writer.is_closing():
+            if not connection.wire.at_eof() and not connection.wire.transport.is_closing():
                 return connection
             connection.close()
         return None
@@ -395,17 +398,22 @@ class HTTPFileSystem:
         (CONNECT) with TLS to the origin inside it."""
         tls = self._tls_context() if target.scheme == "https" else None
         proxy = target.proxy
+        loop = asyncio.get_running_loop()
+
+        def wire() -> Wire:
+            return Wire(STREAM_BUFFER_BYTES)
+
         if proxy is None:
-            opening = asyncio.open_connection(
-                target.host, target.port, ssl=tls, server_hostname=target.host if tls else None, limit=STREAM_BUFFER_BYTES
+            opening = loop.create_connection(
+                wire, target.host, target.port, ssl=tls, server_hostname=target.host if tls else None
             )
         elif tls is None:
-            opening = asyncio.open_connection(proxy.host, proxy.port, limit=STREAM_BUFFER_BYTES)
+            opening = loop.create_connection(wire, proxy.host, proxy.port)
         else:
             tunnel = await asyncio.wait_for(self._tunnel(target, proxy), self.connect_timeout)
-            opening = asyncio.open_connection(sock=tunnel, ssl=tls, server_hostname=target.host, limit=STREAM_BUFFER_BYTES)
-        reader, writer = await asyncio.wait_for(opening, self.connect_timeout)
-        return _Connection(reader, writer)
+            opening = loop.create_connection(wire, sock=tunnel, ssl=tls, server_hostname=target.host)
+        _, connected = await asyncio.wait_for(opening, self.connect_timeout)
+        return _Connection(connected)
 
     async def _tunnel(self, target: _Target, proxy: Proxy) -> socket.socket:
         """A socket to `proxy` on which it has opened a tunnel to the target's origin (its 2xx answer to CONNECT)."""
@@ -454,11 +462,11 @@ class HTTPFileSystem:
 
     async def _send(self, connection: _Connection, request: bytes) -> bytes:
         """Write the request; the answer's status line and headers (1xx answers skipped)."""
-        connection.writer.write(request)
-        await asyncio.wait_for(connection.writer.drain(), self.read_timeout)
+        connection.wire.write(request)
+        await asyncio.wait_for(connection.wire.drain(), self.read_timeout)
         while True:
             try:
-                head = await asyncio.wait_for(connection.reader.readuntil(b"\r\n\r\n"), self.read_timeout)
+                head = await asyncio.wait_for(connection.wire.readuntil(b"\r\n\r\n"), self.read_timeout)
             except asyncio.LimitOverrunError:
                 raise BadResponse(f"the answer's headers are longer than {MAX_HEADER_BYTES} bytes") from None
             if len(head) > MAX_HEADER_BYTES:
@@ -501,21 +509,20 @@ class HTTPFileSystem:
             raise ResponseTooLarge(f"the response holds more than the {limit} bytes read from one URL")
         return body, False
 
-    async def _exactly(self, connection: _Connection, size: int) -> bytes:
-        pieces, left = [], size
-        while left:
-            piece = await asyncio.wait_for(connection.reader.read(min(left, STREAM_BUFFER_BYTES)), self.read_timeout)
-            if not piece:
-                raise BadResponse(f"the connection closed {left} bytes before the answer's end")
-            pieces.append(piece)
-            left -= len(piece)
-        return b"".join(pieces)
+    async def _exactly(self, connection: _Connection, size: int) -> bytearray:
+        """The next `size` bytes, written by the socket into the buffer returned (see `http_wire`)."""
+        body = bytearray(size)
+        with memoryview(body) as view:
+            got = await connection.wire.fill(view, self.read_timeout)
+        if got < size:
+            raise BadResponse(f"the connection closed {size - got} bytes before the answer's end")
+        return body
 
     async def _upto(self, connection: _Connection, most: int) -> bytes:
         """The bytes until the server closes the connection, or the first `most`."""
         pieces, total = [], 0
         while total < most:
-            piece = await asyncio.wait_for(connection.reader.read(min(most - total, STREAM_BUFFER_BYTES)), self.read_timeout)
+            piece = await asyncio.wait_for(connection.wire.read(min(most - total, STREAM_BUFFER_BYTES)), self.read_timeout)
             if not piece:
                 break
             pieces.append(piece)
@@ -548,7 +555,7 @@ class HTTPFileSystem:
 
     async def _line(self, connection: _Connection) -> bytes:
         try:
-            line = await asyncio.wait_for(connection.reader.readuntil(b"\r\n"), self.read_timeout)
+            line = await asyncio.wait_for(connection.wire.readuntil(b"\r\n"), self.read_timeout)
         except asyncio.LimitOverrunError:
             raise BadResponse("a line of the answer is too long") from None
         if len(line) > MAX_HEADER_BYTES:

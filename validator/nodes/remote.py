@@ -244,7 +244,7 @@ class RemoteStore(KeyValueStore):
             (result,) = self._gather([self._fs._cat_file(self._path(key))])
             if isinstance(result, BaseException):
                 raise result
-            return result
+            return _settled(key, result)
         except Exception as exc:
             return self._absent_or_raise(key, exc, denied_is_absent)
 
@@ -380,7 +380,7 @@ class RemoteStore(KeyValueStore):
             calls = [self._fs._cat_file(self._path(k)) for k in keys] + [self._fs._ls(w, detail=True) for w in wheres]
             results = self._gather(calls, limit)
             documents = {
-                k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else r
+                k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else _settled(k, r)
                 for k, r in zip(keys, results[: len(keys)], strict=True)
                 if not isinstance(r, ResponseTooLarge)
             }
@@ -472,6 +472,13 @@ class RemoteStore(KeyValueStore):
         self._documents.clear()
         if isinstance(self._fs, HTTPFileSystem):
             self._fs.close()
+
+
+def _settled(key: str, value: bytes | bytearray) -> bytes | bytearray:
+    """A fetched value as the store hands it out: a metadata document as bytes (documents are parsed once per
+    distinct content, keyed by their bytes), a chunk as the client received it (the tool's HTTP client writes a
+    body into a bytearray, and copying megabytes of chunks into bytes would undo that)."""
+    return bytes(value) if isinstance(value, bytearray) and key.rpartition("/")[2] in METADATA_DOCUMENTS else value
 
 
 def _listings_of(keys: list[str]) -> dict[str, tuple[list[str], list[str]]]:

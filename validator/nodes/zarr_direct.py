@@ -406,7 +406,7 @@ def _read_chunk(
         # Fetched with the block's others where the store is remote (None: not stored; a remote store has no
         # unreadable-but-stored keys); read here otherwise, or when it is larger than a chunk may be.
         got = fetched.get(full, False) if fetched else False
-        fetched_ok = got is None or (isinstance(got, bytes) and len(got) <= limit)
+        fetched_ok = got is None or (isinstance(got, (bytes, bytearray)) and len(got) <= limit)
         raw = got if fetched_ok else get_chunk(kv, full, plan.path, key, limit)
     except ValueTooLarge as exc:
         target[...] = plan.fill.value

@@ -1,0 +1,124 @@
+"""One HTTP connection's bytes (validator.nodes.http_wire): a body written by the socket into the buffer handed back,
+whole whatever way it arrives (with the head, split, trickling, over TLS), and the connection's end or stall told."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import socket
+import threading
+import time
+
+import pytest
+from test_httpfs import TCPServer, read_head
+
+from validator.nodes import http_wire, httpfs
+from validator.nodes.httpfs import BadResponse, HTTPFileSystem
+
+
+@pytest.fixture(autouse=True)
+def no_proxy(monkeypatch):
+    for name in [k for k in os.environ if k.lower().endswith("_proxy") or k.upper().startswith("FSSPEC_HTTP")]:
+        monkeypatch.delenv(name)
+
+
+class PacedServer(TCPServer):
+    """Answers every request on a connection with `body`, its head and body sent as `pieces` gives the cut points,
+    `pause` seconds apart (the last piece sent, the connection is kept)."""
+
+    def __init__(self, body: bytes, cuts: list[int], pause: float, stop_after: int | None = None) -> None:
+        self.body, self.cuts, self.pause, self.stop_after = body, cuts, pause, stop_after
+        super().__init__()
+
+    def handle(self, connection: socket.socket, number: int) -> None:
+        with connection:
+            buffered = b""
+            while (got := read_head(connection, buffered)) is not None:
+                _, buffered = got
+                data = f"HTTP/1.1 200 OK\r\nContent-Length: {len(self.body)}\r\n\r\n".encode() + self.body
+                edges = [0, *self.cuts, len(data)] if self.stop_after is None else [0, *self.cuts[: self.stop_after]]
+                for start, end in itertools.pairwise(edges):
+                    connection.sendall(data[start:end])
+                    time.sleep(self.pause)
+                if self.stop_after is not None:
+                    return
+
+
+def fetch(url: str, read_timeout: float = 5.0):
+    fs = HTTPFileSystem(5.0, read_timeout)
+    try:
+        return httpfs.sync(fs.loop, fs._cat_file(url))
+    finally:
+        fs.close()
+
+
+BODY = os.urandom(3 * http_wire.SCRATCH_BYTES + 17)
+
+
+@pytest.mark.parametrize(
+    "cuts",
+    [[], [10], [60], [60 + http_wire.SCRATCH_BYTES], list(range(1000, len(BODY), 40_000))],
+    ids=["at-once", "in-the-head", "head-and-some-body", "more-than-a-read-then-the-rest", "many-pieces"],
+)
+def test_a_body_is_whole_however_it_is_cut(cuts):
+    server = PacedServer(BODY, cuts, 0.02)
+    try:
+        got = fetch(f"{server.url}/k")
+    finally:
+        server.close()
+    assert bytes(got) == BODY
+
+
+def test_a_body_that_keeps_coming_outlasts_the_read_timeout():
+    # Nine pieces 0.1 s apart: 0.9 s in all, each gap well inside the 0.4 s allowed between two reads.
+    server = PacedServer(BODY, list(range(100, len(BODY), len(BODY) // 8)), 0.1)
+    try:
+        started = time.monotonic()
+        got = fetch(f"{server.url}/k", read_timeout=0.4)
+    finally:
+        server.close()
+    assert bytes(got) == BODY
+    assert time.monotonic() - started > 0.4
+
+
+def test_a_body_that_stops_coming_ends_at_the_read_timeout():
+    release = threading.Event()
+
+    class Stalling(PacedServer):
+        def handle(self, connection, number):
+            with connection:
+                if read_head(connection) is None:
+                    return
+                connection.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {len(BODY)}\r\n\r\n".encode() + BODY[:1000])
+                release.wait(30)
+
+    server = Stalling(BODY, [], 0)
+    try:
+        with pytest.raises((TimeoutError, asyncio.TimeoutError)):
+            fetch(f"{server.url}/k", read_timeout=0.3)
+    finally:
+        release.set()
+        server.close()
+
+
+def test_a_body_cut_short_by_the_connection_closing_is_refused():
+    server = PacedServer(BODY, [100, 5000], 0.02, stop_after=2)  # 5,000 bytes sent, head and body, then closed
+    head = len(f"HTTP/1.1 200 OK\r\nContent-Length: {len(BODY)}\r\n\r\n")
+    try:
+        with pytest.raises(BadResponse, match=f"closed {len(BODY) - (5000 - head)} bytes before"):
+            fetch(f"{server.url}/k")
+    finally:
+        server.close()
+
+
+def test_a_kept_connection_serves_the_next_body_from_where_the_last_ended():
+    server = PacedServer(BODY, [60, 70_000], 0.01)
+    fs = HTTPFileSystem(5.0, 5.0)
+    try:
+        bodies = [httpfs.sync(fs.loop, fs._cat_file(f"{server.url}/k{i}")) for i in range(3)]
+    finally:
+        fs.close()
+        server.close()
+    assert all(bytes(b) == BODY for b in bodies)
+    assert server.connections == 1
