@@ -9,6 +9,7 @@ import os
 import socket
 import threading
 import time
+import tracemalloc
 
 import pytest
 from test_httpfs import TCPServer, read_head
@@ -122,3 +123,34 @@ def test_a_kept_connection_serves_the_next_body_from_where_the_last_ended():
         server.close()
     assert all(bytes(b) == BODY for b in bodies)
     assert server.connections == 1
+
+
+def test_memory_follows_the_bytes_received_not_the_length_declared():
+    # 900 MB declared (under the bound of any value), 100 bytes sent, then the connection closed: no more than a
+    # piece of the body is ever allocated.
+    class Declaring(TCPServer):
+        def handle(self, connection, number):
+            with connection:
+                if read_head(connection) is not None:
+                    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 900000000\r\n\r\n" + b"x" * 100)
+
+    server = Declaring()
+    tracemalloc.start()
+    try:
+        with pytest.raises(BadResponse, match="closed 899999900 bytes before"):
+            fetch(f"{server.url}/k")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        server.close()
+    assert peak < 8 * 2**20
+
+
+def test_a_body_of_many_pieces_is_joined_whole():
+    body = os.urandom(2 * httpfs.BODY_PIECE_BYTES + 3)
+    server = PacedServer(body, [50, httpfs.BODY_PIECE_BYTES + 7], 0.01)
+    try:
+        got = fetch(f"{server.url}/k")
+    finally:
+        server.close()
+    assert bytes(got) == body

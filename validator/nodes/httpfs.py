@@ -48,6 +48,8 @@ MAX_ERROR_BODY_BYTES = 64 * 1024
 # A connection's own buffer (`http_wire.Wire`): at most this many bytes held before reading pauses; a head or line
 # longer than this is refused. A body of known length bypasses it, written into its own buffer by the socket.
 STREAM_BUFFER_BYTES = 2**20
+# A body is filled a piece of at most this many bytes at a time (the piece zeroed, so resident, when it is made).
+BODY_PIECE_BYTES = 2**20
 USER_AGENT = "spec-validate"
 
 _STATUS_LINE = re.compile(rb"HTTP/(\d)\.(\d) (\d{3})(?: ([^\r\n]*))?")
@@ -510,13 +512,19 @@ class HTTPFileSystem:
         return body, False
 
     async def _exactly(self, connection: _Connection, size: int) -> bytearray:
-        """The next `size` bytes, written by the socket into the buffer returned (see `http_wire`)."""
-        body = bytearray(size)
-        with memoryview(body) as view:
-            got = await connection.wire.fill(view, self.read_timeout)
-        if got < size:
-            raise BadResponse(f"the connection closed {size - got} bytes before the answer's end")
-        return body
+        """The next `size` bytes, written by the socket into buffers of at most BODY_PIECE_BYTES (see `http_wire`),
+        each made when the one before is full: memory follows the bytes received, never a length a server only
+        declares. A body of one piece is returned as it was filled; a longer one is joined (one copy)."""
+        pieces, left = [], size
+        while left:
+            piece = bytearray(min(left, BODY_PIECE_BYTES))
+            with memoryview(piece) as view:
+                got = await connection.wire.fill(view, self.read_timeout)
+            if got < len(piece):
+                raise BadResponse(f"the connection closed {left - got} bytes before the answer's end")
+            pieces.append(piece)
+            left -= got
+        return pieces[0] if len(pieces) == 1 else bytearray().join(pieces)
 
     async def _upto(self, connection: _Connection, most: int) -> bytes:
         """The bytes until the server closes the connection, or the first `most`."""
