@@ -280,3 +280,56 @@ def test_summarize_passes_a_uniform_block_stays_uniform_on_a_field():
     one = np.zeros(1, dtype=np.dtype({"names": ["obs", "var"], "formats": ["<u4", "<u4"]}))
     block = Block(0, np.broadcast_to(one, (2**40,)))
     assert block.uniform and _field(block, "var").uniform
+
+
+def test_thread_scanner_fetches_a_remote_stores_next_blocks_while_the_window_reads(monkeypatch):
+    """A remote store's blocks beyond the window have their stored bytes fetched ahead (`Node.fetch_ahead`) while the
+    window's blocks are read: here the first block is read only once the fifth has been fetched ahead, so a scanner
+    that fetched nothing ahead would wait out the timeout. Each fetch is handed to its block's read, never more than
+    two windows' worth are held, and the facts are a serial scan's."""
+    block_elements = 1000
+    t = tree({"big": Arr(np.arange(12 * block_elements)[::-1].copy(), chunks=(block_elements,))})
+    monkeypatch.setattr(type(t), "remote", True, raising=False)
+    fetched_ahead: list[tuple[int, int]] = []
+    handed: dict[tuple[int, int], object] = {}
+    held, most_held, lock = [0], [0], threading.Lock()
+    fifth_fetched = threading.Event()
+    waited: list[bool] = []
+    real = MemoryNode.read_block
+
+    def fetch_ahead(self, rows):
+        with lock:
+            fetched_ahead.append(rows)
+            held[0] += 1
+            most_held[0] = max(most_held[0], held[0])
+        if rows[0] == 4 * block_elements:
+            fifth_fetched.set()
+        return ("fetched", rows)
+
+    def read_block(self, rows, fetched=None):
+        if rows[0] == 0:
+            waited.append(fifth_fetched.wait(5))
+        handed[rows] = fetched
+        if fetched is not None:
+            with lock:
+                held[0] -= 1
+        return real(self, rows)
+
+    monkeypatch.setattr(MemoryNode, "fetch_ahead", fetch_ahead, raising=False)
+    monkeypatch.setattr(MemoryNode, "read_block", read_block)
+    scan = plan(t.get("/big"), {DECREASES}, block_elements)
+    got = ThreadScanner(2, block_elements).run([scan])  # a window of 2 x 2 blocks
+    assert waited == [True]
+    blocks = [(i * block_elements, (i + 1) * block_elements) for i in range(12)]
+    assert fetched_ahead == blocks[4:]  # the first window is read at once; every later block fetched ahead, once
+    assert all(handed[rows] == ("fetched", rows) for rows in blocks[4:]) and all(handed[rows] is None for rows in blocks[:4])
+    assert most_held[0] <= 8
+    assert got == SerialScanner(block_elements).run([scan])
+
+
+def test_thread_scanner_fetches_nothing_ahead_for_a_local_store(monkeypatch):
+    t = tree({"big": Arr(np.arange(12_000), chunks=(1000,))})
+    calls: list = []
+    monkeypatch.setattr(MemoryNode, "fetch_ahead", lambda self, rows: calls.append(rows), raising=False)
+    ThreadScanner(2, 1000).run([plan(t.get("/big"), {DECREASES}, 1000)])
+    assert calls == []

@@ -444,3 +444,32 @@ def _array(shape, chunks, encoding=None):
 )
 def test_chunk_folders_listed_ahead_are_those_the_array_document_implies(document, folders):
     assert remote._chunk_folders_of("a", document) == folders
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_remote_zarr_block_fetched_ahead_is_asked_for_once_and_read_as_locally(version, tmp_path):
+    # A scan starts fetching the next blocks' chunks while it decodes (`fetch_ahead`): the requests go out at once,
+    # the read that follows takes their answers and asks for nothing more, and the block is the one read locally.
+    import time
+
+    import zarr
+
+    from validator.nodes.detect import open_store
+
+    served = tmp_path / "served"
+    values = np.arange(4000, dtype=np.int32)[::-1].copy()
+    array = zarr.create_array(served / "store.zarr", shape=values.shape, chunks=(100,), dtype="int32", zarr_format=version)
+    array[:] = values
+    with LatencyServer(served, latency=0.01) as server, open_store(f"{server.url}/store.zarr") as tree:
+        node = tree.get("/")
+        rows = list(node.block_rows(1000))
+        server.counter.reset()
+        fetched = node.fetch_ahead(rows[1])
+        assert fetched is not None
+        deadline = time.monotonic() + 10
+        while server.counts.get("other", 0) < 10 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.counts.get("other", 0) == 10  # the block's ten chunks, asked for before any read
+        block = node.read_block(rows[1], fetched)
+        assert server.counts.get("other", 0) == 10  # the read asked for nothing more
+    assert np.array_equal(block.values, values[1000:2000])

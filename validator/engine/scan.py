@@ -135,23 +135,24 @@ def fold(requests: Sequence[FactRequest], partials: Iterable[Partials | None]) -
     return facts
 
 
-def read(node: Node, rows: RowRange, requests: Sequence[FactRequest]) -> Block:
+def read(node: Node, rows: RowRange, requests: Sequence[FactRequest], fetched: Any = None) -> Block:
     """The block `rows` as the requests need it: only its shard indexes when no kernel asked reads anything else
-    (no value is decoded), its values and their shard indexes when both are asked for, else its values."""
+    (no value is decoded), its values and their shard indexes when both are asked for, else its values.
+    `fetched`: what `node.fetch_ahead(rows)` started, if anything."""
     wants_shards = [getattr(KERNELS[r.kernel], "READS_SHARD_INDEXES", False) for r in requests]
     if wants_shards and all(wants_shards):
         return node.read_shard_indexes(rows)
-    block = node.read_block(rows)
+    block = node.read_block(rows) if fetched is None else node.read_block(rows, fetched)
     if any(wants_shards) and not block.shards:
         block = block._replace(shards=node.read_shard_indexes(rows).shards)
     return block
 
 
-def read_and_summarize(node: Node, rows: RowRange, requests: Sequence[FactRequest]) -> Partials | None:
+def read_and_summarize(node: Node, rows: RowRange, requests: Sequence[FactRequest], fetched: Any = None) -> Partials | None:
     """One task: read one block and summarise it. Any failure is a NodeError naming the array."""
     activity.reading("reading ", node.path, f" rows {rows[0]}..{rows[1]}")
     try:
-        block = read(node, rows, requests)
+        block = read(node, rows, requests, fetched)
     except NodeError:
         raise
     except Exception as exc:  # noqa: BLE001 (a backend's failure on this block: this array's, not the run's)
@@ -236,7 +237,10 @@ class ThreadScanner:
     blocks of one array, and of several arrays, proceed in parallel. Arrays whose blocks can only be
     read in sequence run as one task each; the small blocks of a local store (dataframe columns) run many to
     a task (see `_batched`). In flight: at most 2 tasks per thread, and at most 2 full blocks' worth of
-    elements per worker, so memory stays a few blocks whatever the file.
+    elements per worker, so memory stays a few blocks whatever the file. For a remote store, the blocks next in
+    line while that window is full have their stored bytes fetched ahead (`Node.fetch_ahead`), as many elements'
+    worth as the window holds: the network is kept busy while blocks decode, so a scan waits on its latency about
+    once, not once per window; what is held then is also those blocks' stored (usually compressed) bytes.
     """
 
     def __init__(self, workers: int, block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> None:
@@ -256,20 +260,32 @@ class ThreadScanner:
         exempt = max(1, self.block_elements // SMALL_BLOCK_FRACTION) if remote else 0
         with ThreadPoolExecutor(threads, thread_name_prefix="spec-validate-scan") as pool:
             pending: deque[tuple[Future, int]] = deque()
-            in_flight = 0
+            ahead: deque[tuple[Work, int]] = deque()  # next in line, their stored bytes fetched ahead (remote only)
+            in_flight = ahead_size = 0
             tasks = _tasks(scans, self.block_elements, failed)
             queue = tasks if remote else _batched(tasks, self.block_elements)
             upcoming = next(queue, None)
-            while upcoming is not None or pending:
+            while upcoming is not None or ahead or pending:
                 # Submit in order while the window has room (always at least one task in flight).
-                while (
-                    upcoming is not None
-                    and len(pending) < 2 * threads
-                    and (not pending or in_flight + upcoming[1] <= budget or upcoming[1] < exempt)
+                while (task := ahead[0] if ahead else upcoming) is not None and (
+                    len(pending) < 2 * threads and (not pending or in_flight + task[1] <= budget or task[1] < exempt)
                 ):
-                    work, size = upcoming
-                    pending.append((pool.submit(_run_all, work), size))
-                    in_flight += size
+                    if ahead:
+                        ahead.popleft()
+                        ahead_size -= task[1]
+                    else:
+                        upcoming = next(queue, None)
+                    pending.append((pool.submit(_run_all, task[0]), task[1]))
+                    in_flight += task[1]
+                while (
+                    remote
+                    and upcoming is not None
+                    and len(ahead) < 2 * threads
+                    and (not ahead or ahead_size + upcoming[1] <= budget or upcoming[1] < exempt)
+                ):
+                    _fetch_ahead(upcoming[0])
+                    ahead.append(upcoming)
+                    ahead_size += upcoming[1]
                     upcoming = next(queue, None)
                 future, size = pending.popleft()
                 in_flight -= size
@@ -286,6 +302,33 @@ class ThreadScanner:
 
 
 Work = list[tuple[int, Callable[[], list[Partials | None]]]]  # (scan index, one read) in order
+
+
+class _BlockRead:
+    """One block of one scan, read and summarised when called; `fetch_ahead` starts fetching its stored bytes
+    first (a remote store), and the read takes them."""
+
+    __slots__ = ("fetched", "rows", "scan")
+
+    def __init__(self, scan: ArrayScan, rows: RowRange) -> None:
+        self.scan, self.rows, self.fetched = scan, rows, None
+
+    def fetch_ahead(self) -> None:
+        try:
+            self.fetched = self.scan.node.fetch_ahead(self.rows)
+        except Exception:  # noqa: BLE001 (nothing fetched ahead: the read meets the problem and reports it)
+            self.fetched = None
+
+    def __call__(self) -> list[Partials | None]:
+        fetched, self.fetched = self.fetched, None  # held no longer than the read
+        return [read_and_summarize(self.scan.node, self.rows, self.scan.requests, fetched)]
+
+
+def _fetch_ahead(work: Work) -> None:
+    """Start fetching the stored bytes of a task's blocks (those read in sequence fetch nothing ahead)."""
+    for _, read_one in work:
+        if isinstance(read_one, _BlockRead):
+            read_one.fetch_ahead()
 
 
 def _run_all(work: Work) -> list[tuple[int, list[Partials | None] | Exception]]:
@@ -346,7 +389,7 @@ def _tasks(scans: Sequence[ArrayScan], block_elements: int, failed: Mapping[int,
         for rows in scan.rows:
             if i in failed:
                 break
-            yield [(i, lambda s=scan, r=rows: [read_and_summarize(s.node, r, s.requests)])], (rows[1] - rows[0]) * per_row
+            yield [(i, _BlockRead(scan, rows))], (rows[1] - rows[0]) * per_row
 
 
 def _fold_all(

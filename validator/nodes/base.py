@@ -322,10 +322,17 @@ class Node(ABC):
         """
         return None
 
-    def read_block(self, rows: RowRange) -> Block:
+    def fetch_ahead(self, rows: RowRange) -> Any:
+        """Start fetching what `read_block(rows)` reads, without waiting (a remote store's chunks), and return what to
+        hand it as `fetched`; None where nothing is started (here: every backend whose reads do not wait on a
+        network, and any block that cannot be planned)."""
+        return None
+
+    def read_block(self, rows: RowRange, fetched: Any = None) -> Block:
         """One block: the rows `rows` (from `block_rows`), flattened in C order. Safe to call from threads.
 
         Rows where no chunk is stored come back as the fill value without being materialised (`Block.uniform`).
+        `fetched`: what `fetch_ahead(rows)` returned, if it was called.
         """
         raise NodeError(f"{self.path}: not an array")
 

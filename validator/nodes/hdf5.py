@@ -538,7 +538,7 @@ class HDF5Node(Node):
         itemsize = self.dtype.itemsize if self.dtype is not None else 1
         return plan_rows(self.shape, self.chunks, max_elements, itemsize, lambda: hdf5_direct.stored_rows(self.plan))
 
-    def read_block(self, rows: RowRange) -> Block:
+    def read_block(self, rows: RowRange, fetched: Any = None) -> Block:
         """One block, each stored chunk decoded (bounded) before HDF5 may decode it; problems in `Block.chunks`.
 
         Raises NotDecoded for a filter off the allow-list or a block too large to hold, Unreadable for data stored

@@ -134,6 +134,11 @@ class KeyValueStore(ABC):
                 continue
         return out
 
+    def get_many_soon(self, keys: list[str], limit: int | None = None) -> Callable[[], dict[str, bytes | None]]:
+        """`get_many`, started now where the store can fetch while its caller goes on (a remote store): the function
+        returned gives what `get_many` would. Here nothing is started: the function reads the keys when called."""
+        return lambda: self.get_many(keys, limit)
+
     def list_many(self, prefixes: list[str]) -> dict[str, tuple[list[str], list[str]]]:
         """`list_dir` of every prefix, together where the store can; one by one here."""
         return {prefix: self.list_dir(prefix) for prefix in prefixes}

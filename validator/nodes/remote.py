@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -225,6 +228,17 @@ class RemoteStore(KeyValueStore):
         out.update(fetched)
         return out
 
+    def get_many_soon(self, keys: list[str], limit: int | None = None) -> Callable[[], dict[str, bytes | None]]:
+        """`get_many` of chunk keys, its requests started now on the store's event loop (through its gate) without
+        waiting: the function returned waits for them, and raises what `get_many` would. Metadata documents, and
+        keys no request may name, are left to `get_many`."""
+        if not self.batched:
+            return super().get_many_soon(keys, limit)
+        wanted = [k for k in dict.fromkeys(keys) if _safe_key(k, self._http) and not self._is_document(k)]
+        calls = [self._fs._cat_file(self._path(k)) for k in wanted]
+        future = gather_soon(self._fs, self._gate, calls, limit)
+        return lambda: self._values(wanted, future.result())
+
     @staticmethod
     def _is_document(key: str) -> bool:
         return key.rpartition("/")[2] in METADATA_DOCUMENTS
@@ -379,11 +393,7 @@ class RemoteStore(KeyValueStore):
         else:
             calls = [self._fs._cat_file(self._path(k)) for k in keys] + [self._fs._ls(w, detail=True) for w in wheres]
             results = self._gather(calls, limit)
-            documents = {
-                k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else _settled(k, r)
-                for k, r in zip(keys, results[: len(keys)], strict=True)
-                if not isinstance(r, ResponseTooLarge)
-            }
+            documents = self._values(keys, results[: len(keys)], denied_is_absent)
             entries = results[len(keys) :]
         listings: dict[str, Any] = {}
         for prefix, where, found in zip(prefixes, wheres, entries, strict=True):
@@ -392,6 +402,15 @@ class RemoteStore(KeyValueStore):
             except PermissionError as exc:
                 listings[prefix] = exc
         return documents, listings
+
+    def _values(self, keys: list[str], results: list[Any], denied_is_absent: bool = False) -> dict[str, bytes | None]:
+        """Each key's fetched bytes (None where absent); a response past its bound is left out, any other failure
+        raises InputError (`_absent_or_raise`)."""
+        return {
+            k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else _settled(k, r)
+            for k, r in zip(keys, results, strict=True)
+            if not isinstance(r, ResponseTooLarge)
+        }
 
     def _entries(self, where: str) -> Any:
         """The storage's entries at `where`, or the exception its listing raised (`_listing` tells them apart)."""
@@ -594,19 +613,23 @@ def _gate_for(http: bool) -> RequestGate:
 def gather(fs: Any, gate: RequestGate, calls: list[Any], limit: int | None = None) -> list[Any]:
     """Run the file system's coroutines on its event loop, as many at a time as `gate` lets through, each response
     bounded by `limit` bytes; each one's result or exception, in order."""
-    import asyncio
+    return sync(fs.loop, _gated(gate, calls, limit))
 
-    async def run_all() -> list[Any]:
-        async def one(call: Any) -> Any:
-            # Each call runs in its own task: the bound and the gate set here are the ones its response reads.
-            RESPONSE_LIMIT.set(limit)
-            async with gate as in_flight:
-                request_gate.CURRENT.set((gate, in_flight))
-                return await call
 
-        return await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
+def gather_soon(fs: Any, gate: RequestGate, calls: list[Any], limit: int | None = None) -> Future[list[Any]]:
+    """`gather`, started on the file system's event loop without waiting for it: its future."""
+    return asyncio.run_coroutine_threadsafe(_gated(gate, calls, limit), fs.loop)
 
-    return sync(fs.loop, run_all())
+
+async def _gated(gate: RequestGate, calls: list[Any], limit: int | None) -> list[Any]:
+    async def one(call: Any) -> Any:
+        # Each call runs in its own task: the bound and the gate set here are the ones its response reads.
+        RESPONSE_LIMIT.set(limit)
+        async with gate as in_flight:
+            request_gate.CURRENT.set((gate, in_flight))
+            return await call
+
+    return await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
 
 
 class RangeReader:

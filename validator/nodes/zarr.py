@@ -333,17 +333,31 @@ class ZarrNode(Node):
             self.__dict__["_stored"] = got
         return got if got is not False else None
 
-    def read_block(self, rows: RowRange) -> Block:
+    def fetch_ahead(self, rows: RowRange) -> zarr_direct.Fetched | None:
+        """Start fetching the stored chunks of block `rows` where the store is remote (`zarr_direct.fetch_ahead`);
+        None where nothing is started, whatever the reason (the block's read then meets it)."""
+        if self.kind != "array" or self.shape is None or not self.metadata:
+            return None
+        try:
+            return zarr_direct.fetch_ahead(self.tree.kv, self.plan, rows, self._listed_rows())
+        except Exception:
+            return None
+
+    def read_block(self, rows: RowRange, fetched: zarr_direct.Fetched | None = None) -> Block:
         """One block, each stored chunk decoded through `codecs`; chunks that do not decode are listed in `Block.chunks`.
 
-        Rows where the listing shows no stored chunk are the fill value, never materialised. Raises NotDecoded for
-        an array whose codecs or layout are not read, NodeError for unusable metadata, a chunk outside the store or
-        unreadable, or a block too large to hold.
+        Rows where the listing shows no stored chunk are the fill value, never materialised. `fetched`: the block's
+        chunks as `fetch_ahead` started fetching them. Raises NotDecoded for an array whose codecs or layout are not
+        read, NodeError for unusable metadata, a chunk outside the store or unreadable, or a block too large to hold.
         """
         if self.kind != "array" or self.shape is None or not self.metadata:
             raise NodeError(f"{self.path}: array metadata is unusable, data cannot be read")
-        stored = self.__dict__.get("_stored")  # listed by block_rows when the plan needed it; [] means none stored
-        return zarr_direct.read_block(self.tree.kv, self.plan, rows, stored if isinstance(stored, list) else None)
+        return zarr_direct.read_block(self.tree.kv, self.plan, rows, self._listed_rows(), fetched)
+
+    def _listed_rows(self) -> list[int] | None:
+        """The axis-0 indices of the chunks stored, where `block_rows` listed them for its plan; None otherwise."""
+        stored = self.__dict__.get("_stored")  # [] means none stored; False: the listing failed
+        return stored if isinstance(stored, list) else None
 
     @property
     def plan(self) -> zarr_direct.ArrayPlan:

@@ -22,14 +22,22 @@ import bisect
 import itertools
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from validator.kernels.block import Block, ChunkRead, ShardIndex
 from validator.nodes import codecs, zarr_v3
-from validator.nodes.base import NodeError, check_block_size, check_chunk_count, element_bytes, stored_in, uniform_block
+from validator.nodes.base import (
+    MAX_CHUNKS_PER_BLOCK,
+    NodeError,
+    check_block_size,
+    check_chunk_count,
+    element_bytes,
+    stored_in,
+    uniform_block,
+)
 from validator.nodes.codecs import ChunkCodec, ChunkError, NotDecoded
 from validator.nodes.keyvalue import MAX_VALUE_BYTES, DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
 
@@ -300,13 +308,20 @@ def stored_rows(kv: KeyValueStore, plan: ArrayPlan) -> list[int] | None:
     return sorted(found)
 
 
-def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored: list[int] | None = None) -> Block:
+def read_block(
+    kv: KeyValueStore,
+    plan: ArrayPlan,
+    rows: tuple[int, int],
+    stored: list[int] | None = None,
+    fetched: Fetched | None = None,
+) -> Block:
     """Rows [start, stop) of the array, flattened in C order, with every stored chunk read for them. Thread-safe.
 
     `stored`: the axis-0 chunk indices holding stored chunks (`stored_rows`), when known: rows with none are the
-    fill value as a broadcast view, whatever their number. Raises NodeError for a key outside the store or a
-    chunk that exists but cannot be read, for a chunk that is not stored when the fill value is no value of the
-    dtype, and for a block too large to hold; a chunk that does not decode is listed with its problem instead.
+    fill value as a broadcast view, whatever their number. `fetched`: the block's chunks as `fetch_ahead` started
+    fetching them (any it missed are read here). Raises NodeError for a key outside the store or a chunk that
+    exists but cannot be read, for a chunk that is not stored when the fill value is no value of the dtype, and for
+    a block too large to hold; a chunk that does not decode is listed with its problem instead.
     """
     shape, chunks = plan.shape, plan.chunk_shape
     if not shape:  # 0-d: one element, one chunk
@@ -327,7 +342,7 @@ def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored
     axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=False)]
     check_chunk_count(plan.path, (start, stop), math.prod(len(a) for a in axes))
     reads: list[ChunkRead] = []
-    fetched = _fetch_together(kv, plan, itertools.product(*axes))
+    chunks_read = _fetch_together(kv, plan, itertools.product(*axes), fetched)
     shards: list[ShardIndex] = []  # the index of each shard read, as stored (the zarr3 shard index rules check it)
     for index in itertools.product(*axes):
         # The part of this chunk inside the block, in block coordinates and in chunk coordinates.
@@ -337,13 +352,40 @@ def read_block(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored
         rest = tuple(slice(low, high) for low, high in zip(lo[1:], hi[1:], strict=False))
         target = out[(slice(lo[0] - start, hi[0] - start), *rest)]
         inside = tuple(slice(low - i * c, high - i * c) for low, high, i, c in zip(lo, hi, index, chunks, strict=False))
-        reads.extend(_read_chunk(kv, plan, index, target, inside, shards, fetched))
+        reads.extend(_read_chunk(kv, plan, index, target, inside, shards, chunks_read))
     return Block(start * _row_elements(shape), out.reshape(-1), tuple(reads), tuple(shards))
 
 
-def _fetch_together(kv: KeyValueStore, plan: ArrayPlan, indexes: Iterable[tuple[int, ...]]) -> Mapping[str, bytes | None]:
+# The stored bytes of a block's chunks, fetched while the caller went on: a call waits for them (`fetch_ahead`).
+Fetched = Callable[[], Mapping[str, "bytes | None"]]
+
+
+def fetch_ahead(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored: list[int] | None = None) -> Fetched | None:
+    """Start fetching the chunks `read_block(rows)` reads, where the store is remote (`kv.batched`): a scan then
+    fetches the next blocks while it decodes this one, and waits on the network about once, not once per window of
+    blocks. None where nothing is started (`read_block` reads the chunks itself)."""
+    shape, chunks = plan.shape, plan.chunk_shape
+    if not kv.batched or not shape:
+        return None
+    start, stop = max(0, rows[0]), min(rows[1], shape[0])
+    if stop <= start:
+        return None
+    first = range(start // chunks[0], (stop - 1) // chunks[0] + 1)
+    if stored is not None:  # only the rows the listing shows stored, as `_chunk_rows` reads them
+        first = stored[bisect.bisect_left(stored, first.start) : bisect.bisect_left(stored, first.stop)]
+    axes: list[Sequence[int]] = [first, *(range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=False))]
+    if not 1 <= math.prod(len(a) for a in axes) <= MAX_CHUNKS_PER_BLOCK:
+        return None
+    keys = [plan.key_prefix + plan.key(index) for index in itertools.product(*axes)]
+    return kv.get_many_soon(keys, chunk_read_limit(plan))
+
+
+def _fetch_together(
+    kv: KeyValueStore, plan: ArrayPlan, indexes: Iterable[tuple[int, ...]], fetched: Fetched | None = None
+) -> Mapping[str, bytes | None]:
     """The stored bytes of a block's chunks, fetched concurrently where the store is remote (`kv.batched`), so a
-    block costs one round trip rather than one per chunk; empty otherwise (each chunk is then read in turn).
+    block costs one round trip rather than one per chunk (or none, where `fetched` holds them already); empty
+    otherwise (each chunk is then read in turn).
 
     The bytes held are the block's chunks as stored: no more than the block itself, or a little more if they
     do not compress. Raises NodeError when the store fails to answer.
@@ -351,10 +393,10 @@ def _fetch_together(kv: KeyValueStore, plan: ArrayPlan, indexes: Iterable[tuple[
     if not kv.batched:
         return {}
     keys = [plan.key_prefix + plan.key(index) for index in indexes]
-    if len(keys) < 2:
+    if len(keys) < 2 and fetched is None:
         return {}
     try:
-        return kv.get_many(keys, chunk_read_limit(plan))
+        return fetched() if fetched is not None else kv.get_many(keys, chunk_read_limit(plan))
     except Exception as exc:  # a remote store's failure (its message carries no credentials)
         raise NodeError(f"{plan.path}: cannot read chunks {keys[0]}... ({exc})") from None
 
