@@ -343,21 +343,21 @@ def test_remote_hdf5_scan_fetches_each_blocks_chunks_together(user_block, tmp_pa
 
     asked: list[tuple[int, int]] = []  # (chunks, requests) of each batch
     index_batches: list[int] = []  # the batches that read the chunk indexes (object headers, B-tree nodes)
-    read = remote_module.RangeReader.read
+    read_soon = remote_module.RangeReader.read_soon  # every read, a block's chunks fetched ahead or not
     chunk_records = hdf5_btree.chunk_records
 
     def counted(self, ranges):
         asked.append((len(ranges), len(remote_module._spans(ranges))))
-        return read(self, ranges)
+        return read_soon(self, ranges)
 
     def index_read(read_ranges, *args):
         def uncounted(ranges):
             index_batches.append(len(ranges))
-            return read(read_ranges.__self__, ranges)
+            return read_soon(read_ranges.__self__, ranges)()
 
         return chunk_records(uncounted, *args)
 
-    monkeypatch.setattr(remote_module.RangeReader, "read", counted)
+    monkeypatch.setattr(remote_module.RangeReader, "read_soon", counted)
     monkeypatch.setattr(hdf5_btree, "chunk_records", index_read)
     local = validate(served / "long.h5ad", jobs=1)
     with LatencyServer(served) as server:
@@ -473,3 +473,34 @@ def test_remote_zarr_block_fetched_ahead_is_asked_for_once_and_read_as_locally(v
         block = node.read_block(rows[1], fetched)
         assert server.counts.get("other", 0) == 10  # the read asked for nothing more
     assert np.array_equal(block.values, values[1000:2000])
+
+
+def test_remote_hdf5_block_fetched_ahead_is_asked_for_once_and_read_as_locally(tmp_path):
+    import time
+
+    import h5py
+
+    from validator.nodes.detect import open_store
+
+    served = tmp_path / "served"
+    served.mkdir()
+    values = np.arange(2_000_000, dtype=np.int32)[::-1].copy()  # larger than a remote file's first block
+    with h5py.File(served / "f.h5", "w") as f:
+        f.create_dataset("a", data=values, chunks=(100_000,))
+    assert (served / "f.h5").stat().st_size > HDF5_BLOCK_SIZE
+    with LatencyServer(served, latency=0.01) as server, open_store(f"{server.url}/f.h5") as tree:
+        node = tree.get("/a")
+        rows = list(node.block_rows(500_000))
+        assert node.plan.table is not None  # the chunk index read: only the block's chunks are counted below
+        before = server.counts.get("range", 0)
+        fetched = node.fetch_ahead(rows[1])
+        assert fetched is not None
+        deadline = time.monotonic() + 10
+        while server.counts.get("range", 0) == before and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.05)
+        asked = server.counts.get("range", 0) - before
+        assert asked >= 1  # the block's chunks, asked for before any read (together: they lie side by side)
+        block = node.read_block(rows[1], fetched)
+        assert server.counts.get("range", 0) - before == asked  # the read asked for nothing more
+    assert np.array_equal(block.values, values[500_000:1_000_000])

@@ -548,7 +548,17 @@ class HDF5Node(Node):
             raise NodeError(f"{self.path}: not an array with data (a null dataspace holds none)")
         # The h5py dataset is opened only where h5py reads: a block of bytes read directly needs none.
         dataset = functools.cache(self.dataset)
-        return hdf5_direct.read_block(dataset, self.tree.raw_fd(), self.plan, rows, self.tree.range_reader)
+        return hdf5_direct.read_block(dataset, self.tree.raw_fd(), self.plan, rows, self.tree.range_reader, fetched)
+
+    def fetch_ahead(self, rows: RowRange) -> hdf5_direct.Fetched | None:
+        """Start fetching the chunks of block `rows` from a remote file (`hdf5_direct.fetch_ahead`); None where
+        nothing is started, whatever the reason (the block's read then meets it)."""
+        if self.kind != "array" or self.shape is None or self.tree.range_reader is None:
+            return None
+        try:
+            return hdf5_direct.fetch_ahead(self.plan, self.tree.range_reader, rows)
+        except Exception:
+            return None
 
     @property
     def plan(self) -> hdf5_direct.DirectPlan:

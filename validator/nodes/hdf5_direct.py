@@ -31,6 +31,7 @@ from validator.kernels.block import Block, ChunkRead
 from validator.nodes import codecs, hdf5_btree
 from validator.nodes.base import (
     MAX_BLOCK_BYTES,
+    MAX_CHUNKS_PER_BLOCK,
     NodeError,
     Unreadable,
     check_block_size,
@@ -64,6 +65,8 @@ class RangeSource(Protocol):
     size: int
 
     def read(self, ranges: list[tuple[int, int]]) -> list[memoryview]: ...
+
+    def read_soon(self, ranges: list[tuple[int, int]]) -> Callable[[], list[memoryview]]: ...
 
 
 class ChunkTable(NamedTuple):
@@ -371,14 +374,16 @@ def read_block(
     plan: DirectPlan,
     rows: tuple[int, int],
     remote: RangeSource | None = None,
+    fetched: Fetched | None = None,
 ) -> Block:
     """Rows [start, stop) of the dataset, flattened in C order, with every stored chunk read for them.
 
     `dataset` opens the h5py dataset (each call may open it again: pass a cached opener), called only where h5py
     reads (types it converts, layouts read through it, a file that is neither local nor remote): bytes read
     directly need no open dataset. `fd` is a read-only descriptor of the local file; else `remote` fetches the
-    block's chunks together; else chunks are read through h5py. A chunk that does not decode is listed with its
-    problem, its elements the fill value (None for object datasets).
+    block's chunks together (or `fetched` holds them, as `fetch_ahead` started them); else chunks are read through
+    h5py. A chunk that does not decode is listed with its problem, its elements the fill value (None for object
+    datasets).
     """
     shape = plan.shape
     if plan.layout == "h5py" or not shape:
@@ -411,7 +416,12 @@ def read_block(
     grid = tuple(-(-n // c) for n, c in zip(shape, chunks, strict=False))
     axes = [range(start // chunks[0], (stop - 1) // chunks[0] + 1)] + [range(g) for g in grid[1:]]
     check_chunk_count(plan.path, (start, stop), math.prod(len(a) for a in axes))
-    fetched = _fetch_chunks(plan, remote, axes, grid) if fd is None and remote is not None else {}
+    if fetched is not None:
+        chunks_read = fetched()
+    elif fd is None and remote is not None:
+        chunks_read = _fetch_chunks(plan, remote, axes, grid)
+    else:
+        chunks_read = {}
     reads: list[ChunkRead] = []
     for index in itertools.product(*axes):
         lo = [i * c for i, c in zip(index, chunks, strict=False)]
@@ -425,7 +435,7 @@ def read_block(
             target[...] = plan.fill if plan.direct else _h5py(dataset(), region, plan.path)
             continue
         key = ".".join(str(i) for i in index)
-        problem = _read_chunk(dataset, fd, plan, at, index, key, target, inside, region, fetched.get(at))
+        problem = _read_chunk(dataset, fd, plan, at, index, key, target, inside, region, chunks_read.get(at))
         reads.append(ChunkRead(key, problem))
     return Block(flat_start, out.reshape(-1), tuple(reads))
 
@@ -433,6 +443,15 @@ def read_block(
 def _fetch_chunks(plan: DirectPlan, remote: RangeSource, axes: list[range], grid: tuple[int, ...]) -> dict[int, memoryview]:
     """The stored bytes of the block's chunks, by their place in the chunk table, fetched in one batch; a chunk
     storing more than its filters can make of it is left out (refused unread, as locally)."""
+    return _fetch_chunks_soon(plan, remote, axes, grid)()
+
+
+# The stored bytes of a block's chunks, by their place in the chunk table, fetched while the caller went on: a call
+# waits for them (`fetch_ahead`).
+Fetched = Callable[[], dict[int, memoryview]]
+
+
+def _fetch_chunks_soon(plan: DirectPlan, remote: RangeSource, axes: list[range], grid: tuple[int, ...]) -> Fetched:
     table = plan.table
     assert table is not None and plan.chunk_shape is not None
     wanted: list[int] = []
@@ -440,8 +459,25 @@ def _fetch_chunks(plan: DirectPlan, remote: RangeSource, axes: list[range], grid
         at = table.find(_linear(index, grid))
         if at is not None and int(table.sizes[at]) <= _chunk_codec(plan, at)[1].stored_limit:
             wanted.append(at)
-    got = remote.read([(int(table.offsets[at]), int(table.sizes[at])) for at in wanted])
-    return dict(zip(wanted, got, strict=True))
+    pending = remote.read_soon([(int(table.offsets[at]), int(table.sizes[at])) for at in wanted])
+    return lambda: dict(zip(wanted, pending(), strict=True))
+
+
+def fetch_ahead(plan: DirectPlan, remote: RangeSource | None, rows: tuple[int, int]) -> Fetched | None:
+    """Start fetching the chunks `read_block(rows)` reads from a remote file, without waiting (a scan fetches the
+    next blocks while it decodes this one); None where nothing is started (a local file, a layout not read
+    directly, rows that store nothing, a block too large to read: `read_block` meets each as it would)."""
+    shape, chunks = plan.shape, plan.chunk_shape
+    if remote is None or plan.layout != "chunked" or not shape or chunks is None or plan.table is None:
+        return None
+    start, stop = max(0, rows[0]), min(rows[1], shape[0])
+    if stop <= start or (plan.rows_stored is not None and not stored_in(plan.rows_stored, chunks[0], (start, stop))):
+        return None
+    grid = tuple(-(-n // c) for n, c in zip(shape, chunks, strict=False))
+    axes = [range(start // chunks[0], (stop - 1) // chunks[0] + 1)] + [range(g) for g in grid[1:]]
+    if math.prod(len(a) for a in axes) > MAX_CHUNKS_PER_BLOCK:
+        return None
+    return _fetch_chunks_soon(plan, remote, axes, grid)
 
 
 def _row_elements(shape: tuple[int, ...]) -> int:

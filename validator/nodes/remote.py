@@ -649,11 +649,22 @@ class RangeReader:
         """The bytes at each (offset, size), fetched together; ranges that lie together in the file (a dataset's
         chunks are written one after the other) in one request. Raises InputError when the file cannot be read
         (as any failed remote read), NodeError when an answer is not the range asked for."""
+        return self.read_soon(ranges)()
+
+    def read_soon(self, ranges: list[tuple[int, int]]) -> Callable[[], list[memoryview]]:
+        """`read`, its requests started now on the file system's event loop without waiting: the function returned
+        waits for them and gives (or raises) what `read` would."""
         if not ranges:
-            return []
+            return list
         spans = _spans(ranges)
         calls = [self._fs._cat_file(self._path, start=start, end=stop) for start, stop, _ in spans]
-        answers = gather(self._fs, self._gate, calls, max(stop - start for start, stop, _ in spans))
+        future = gather_soon(self._fs, self._gate, calls, max(stop - start for start, stop, _ in spans))
+        return lambda: self._pieces(ranges, spans, future.result())
+
+    def _pieces(
+        self, ranges: list[tuple[int, int]], spans: list[tuple[int, int, list[int]]], answers: list[Any]
+    ) -> list[memoryview]:
+        """Each range's bytes, cut from the answers to the requests for `spans`."""
         out: list[memoryview] = [memoryview(b"")] * len(ranges)
         for (start, stop, members), got in zip(spans, answers, strict=True):
             where = f"{self._shown}: bytes {start} to {stop}"
