@@ -12,7 +12,7 @@ import time
 import tracemalloc
 
 import pytest
-from test_httpfs import TCPServer, read_head
+from test_httpfs import ScriptedServer, TCPServer, read_head
 
 from validator.nodes import http_wire, httpfs
 from validator.nodes.httpfs import BadResponse, HTTPFileSystem
@@ -24,26 +24,20 @@ def no_proxy(monkeypatch):
         monkeypatch.delenv(name)
 
 
-class PacedServer(TCPServer):
-    """Answers every request on a connection with `body`, its head and body sent as `pieces` gives the cut points,
-    `pause` seconds apart (the last piece sent, the connection is kept)."""
+class PacedServer(ScriptedServer):
+    """Answers every request with `body`, its head and body sent in pieces cut at `cuts`, `pause` seconds apart: all of
+    them, the connection then kept; or, with `stop_after`, that many, the connection then closed."""
 
     def __init__(self, body: bytes, cuts: list[int], pause: float, stop_after: int | None = None) -> None:
-        self.body, self.cuts, self.pause, self.stop_after = body, cuts, pause, stop_after
-        super().__init__()
+        self.cuts, self.pause, self.stop_after = cuts, pause, stop_after
+        answer = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+        super().__init__(lambda head, number: (answer, stop_after is None))
 
-    def handle(self, connection: socket.socket, number: int) -> None:
-        with connection:
-            buffered = b""
-            while (got := read_head(connection, buffered)) is not None:
-                _, buffered = got
-                data = f"HTTP/1.1 200 OK\r\nContent-Length: {len(self.body)}\r\n\r\n".encode() + self.body
-                edges = [0, *self.cuts, len(data)] if self.stop_after is None else [0, *self.cuts[: self.stop_after]]
-                for start, end in itertools.pairwise(edges):
-                    connection.sendall(data[start:end])
-                    time.sleep(self.pause)
-                if self.stop_after is not None:
-                    return
+    def send(self, connection: socket.socket, data: bytes) -> None:
+        edges = [0, *self.cuts, len(data)] if self.stop_after is None else [0, *self.cuts[: self.stop_after]]
+        for start, end in itertools.pairwise(edges):
+            connection.sendall(data[start:end])
+            time.sleep(self.pause)
 
 
 def fetch(url: str, read_timeout: float = 5.0):
@@ -86,7 +80,7 @@ def test_a_body_that_keeps_coming_outlasts_the_read_timeout():
 def test_a_body_that_stops_coming_ends_at_the_read_timeout():
     release = threading.Event()
 
-    class Stalling(PacedServer):
+    class Stalling(TCPServer):
         def handle(self, connection, number):
             with connection:
                 if read_head(connection) is None:
@@ -94,7 +88,7 @@ def test_a_body_that_stops_coming_ends_at_the_read_timeout():
                 connection.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {len(BODY)}\r\n\r\n".encode() + BODY[:1000])
                 release.wait(30)
 
-    server = Stalling(BODY, [], 0)
+    server = Stalling()
     try:
         with pytest.raises((TimeoutError, asyncio.TimeoutError)):
             fetch(f"{server.url}/k", read_timeout=0.3)

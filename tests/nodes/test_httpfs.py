@@ -90,9 +90,12 @@ class ScriptedServer(TCPServer):
                 head, buffered = got
                 self.requests.append(head)
                 data, keep = self.answer(head, number)
-                connection.sendall(data)
+                self.send(connection, data)
                 if not keep:
                     return
+
+    def send(self, connection: socket.socket, data: bytes) -> None:
+        connection.sendall(data)
 
 
 @pytest.fixture
