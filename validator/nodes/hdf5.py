@@ -20,17 +20,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
 from typing import Any, BinaryIO, NamedTuple
 
 import h5py
 import numpy as np
 from h5py import h5a, h5d, h5g, h5l, h5o, h5p, h5t
+from h5py._objects import phil as h5py_lock  # h5py's own lock, held around every call into the library
 
 from validator.errors import InputError
 from validator.kernels.block import Block
-from validator.nodes import hdf5_direct
+from validator.nodes import hdf5_direct, hdf5_heap
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
@@ -137,12 +138,18 @@ _VLEN_STRING = {
 }
 
 
-def _read_attribute(oid: Any, name: bytes) -> Any:
+class HeapDamaged(Exception):
+    """A variable-length attribute stored in a damaged global heap collection (`hdf5_heap`): never read."""
+
+
+def _read_attribute(oid: Any, name: bytes, heap_problem: Callable[[bytes], str | None] | None = None) -> Any:
     """The value of one attribute as plain JSON-like Python: what `plain(obj.attrs[name])` gives through h5py, None
     for a null dataspace (an attribute that exists but holds no value: JSON null is the nearest plain value).
 
     Variable-length strings, nearly every attribute of an AnnData file, are read directly; other types the way
-    h5py's `AttributeManager.__getitem__` reads them. Raises what HDF5 or h5py raise for a value they cannot read.
+    h5py's `AttributeManager.__getitem__` reads them. A variable-length value is read only where `heap_problem(name)`
+    finds nothing wrong with the global heap collections it lies in (HeapDamaged otherwise). Raises what HDF5 or h5py
+    raise for a value they cannot read.
     """
     attr = h5a.open(oid, name)
     # The shape first, always: h5py's read does not check the array it is given against the dataspace.
@@ -150,6 +157,12 @@ def _read_attribute(oid: Any, name: bytes) -> Any:
     if shape is None:
         return None  # a null dataspace (h5py.Empty)
     tid = attr.get_type()
+    if heap_problem is not None and (
+        tid.get_class() == h5t.VLEN or (isinstance(tid, h5t.TypeStringID) and tid.is_variable_str())
+    ):
+        problem = heap_problem(name)
+        if problem is not None:
+            raise HeapDamaged(problem)
     if isinstance(tid, h5t.TypeStringID) and tid.is_variable_str() and tid.get_cset() in _VLEN_STRING:
         arr = np.empty(shape, dtype=object)
         if arr.size:
@@ -210,7 +223,9 @@ class HDF5Attributes(Mapping):
 
     def _read(self, oid: Any, key: Any, stored: bytes) -> None:
         try:
-            self._values[key] = _read_attribute(oid, stored)
+            self._values[key] = _read_attribute(oid, stored, self._node.heap_problem)
+        except HeapDamaged as exc:
+            self._refuse(key, f"attribute {key!r} is not read: {exc}")
         except Exception as exc:  # an attribute type h5py cannot map to numpy, or corrupt storage
             self._refuse(key, f"attribute {key!r} cannot be read ({describe(exc)})")
 
@@ -349,6 +364,15 @@ class HDF5Node(Node):
                 return None
             return (self.kind, values, self._shape, self._stored_as)
         return (self.kind, values)
+
+    def heap_problem(self, name: bytes) -> str | None:
+        """Why the variable-length attribute `name` (as stored) must not be read: the global heap collection it lies in
+        is damaged (`hdf5_heap`); None where nothing is wrong, or nothing could be checked. The object's header is
+        read for this once."""
+        problems = self.__dict__.get("_heap_problems")
+        if problems is None:
+            problems = self.__dict__["_heap_problems"] = self.tree.heap_problems(self)
+        return problems.get(name)
 
     def object_id(self) -> Any:
         """The low-level id of this group (kept open) or dataset (opened now)."""
@@ -548,7 +572,8 @@ class HDF5Node(Node):
             raise NodeError(f"{self.path}: not an array with data (a null dataspace holds none)")
         # The h5py dataset is opened only where h5py reads: a block of bytes read directly needs none.
         dataset = functools.cache(self.dataset)
-        return hdf5_direct.read_block(dataset, self.tree.raw_fd(), self.plan, rows, self.tree.range_reader, fetched)
+        heaps = self.tree.collection_check() if self.plan.vlen is not None else None
+        return hdf5_direct.read_block(dataset, self.tree.raw_fd(), self.plan, rows, self.tree.range_reader, fetched, heaps)
 
     def fetch_ahead(self, rows: RowRange) -> hdf5_direct.Fetched | None:
         """Start fetching the chunks of block `rows` from a remote file (`hdf5_direct.fetch_ahead`); None where
@@ -780,6 +805,54 @@ class HDF5Tree(Tree):
             except Exception:  # each plan then reads it, and reports what is wrong
                 self._address_size = None
         return self._address_size
+
+    def heap_problems(self, node: HDF5Node) -> dict[bytes, str]:
+        """The variable-length attributes of `node` stored in a damaged global heap collection, by stored name: why
+        each must not be read (`hdf5_heap.GlobalHeaps`); empty where the file's bytes cannot be read here."""
+        heaps = self._global_heaps()
+        if heaps is None:
+            return {}
+        try:
+            header = node._address if node._address is not None else h5o.get_info(node.object_id()).addr
+            return heaps.attribute_problems(int(header))
+        except Exception:
+            return {}
+
+    def collection_check(self) -> hdf5_direct.HeapCheck | None:
+        """Why the library must not read the global heap collection at an address (see `hdf5_heap`); None where the
+        file's bytes cannot be read here."""
+        heaps = self._global_heaps()
+        return heaps.collection_problem if heaps is not None else None
+
+    def _global_heaps(self) -> hdf5_heap.GlobalHeaps | None:
+        if "_heaps" not in self.__dict__:
+            self.__dict__["_heaps"] = self._make_global_heaps()
+        return self.__dict__["_heaps"]
+
+    def _make_global_heaps(self) -> hdf5_heap.GlobalHeaps | None:
+        try:
+            creation = self.file_id.get_create_plist()
+            sizeof_addr, sizeof_size = (int(n) for n in creation.get_sizes())
+            base = int(creation.get_userblock())
+        except Exception:
+            return None
+        fd = self.raw_fd()
+        if fd is not None:
+            size = os.fstat(fd).st_size
+            return hdf5_heap.GlobalHeaps(
+                lambda offset, length: os.pread(fd, length, offset), size, sizeof_addr, sizeof_size, base
+            )
+        fileobj = self._fileobj
+        size = getattr(fileobj, "size", None)
+        if fileobj is None or not isinstance(size, int):
+            return None
+
+        def read_at(offset: int, length: int) -> bytes:
+            with h5py_lock:  # the library reads the same file object (h5py's file object driver), seeking it
+                fileobj.seek(offset)
+                return fileobj.read(length)
+
+        return hdf5_heap.GlobalHeaps(read_at, size, sizeof_addr, sizeof_size, base)
 
     def raw_size(self) -> int | None:
         """The file's size in bytes (a remote file's as its server gave it), or None when it is not known: every

@@ -74,6 +74,17 @@ def chunk_records(
         return None
 
 
+def header_messages(
+    read: ReadRanges, header: int, file_size: int, sizeof_addr: int, sizeof_size: int, base: int = 0
+) -> list[tuple[int, int, bytes]] | None:
+    """(type, flags, data) of every message of the object header at `header` (relative to `base`, as the file's
+    addresses are), continuation blocks followed; None where its bytes are not as expected."""
+    try:
+        return list(_Reader(read, file_size, sizeof_addr, sizeof_size, base).messages(header + base))
+    except (_Unexpected, struct.error, IndexError, ValueError):
+        return None
+
+
 class _Reader:
     def __init__(self, read: ReadRanges, file_size: int, sizeof_addr: int, sizeof_size: int, base: int) -> None:
         if sizeof_addr not in (2, 4, 8) or sizeof_size not in (2, 4, 8) or not 0 <= base < file_size:
@@ -110,6 +121,16 @@ class _Reader:
 
     def layout_message(self, header: int) -> bytes | None:
         """The data of the header's layout message (None when it has none before MOST_CONTINUATIONS blocks)."""
+        for kind, flags, body in self.messages(header):
+            if kind == LAYOUT_MESSAGE:
+                if flags & 0x02:  # shared: not a layout message's way
+                    raise _Unexpected
+                return body
+        return None
+
+    def messages(self, header: int) -> Iterator[tuple[int, int, bytes]]:
+        """(type, flags, data) of each message of the object header at `header`, in order, continuation blocks
+        followed (at most MOST_CONTINUATIONS blocks)."""
         (first,) = self.fetch([(header, min(HEADER_READ, self.file_size - header))])
         if bytes(first[:4]) == b"OHDR":
             blocks = self._v2_first(first, header)
@@ -121,14 +142,18 @@ class _Reader:
             raise _Unexpected
         for _ in range(MOST_CONTINUATIONS):
             if not blocks:
-                return None
+                return
             version, data = blocks.pop(0)
-            found, more = self._messages(version, data)
-            if found is not None:
-                return found
-            for offset, length in more:
-                blocks.append(self._continuation(version, offset, length))
-        return None
+            more: list[tuple[int, int]] = []  # read once this block is done: a caller that stops in it reads none
+            for kind, flags, body in self._messages(version, data):
+                if kind == CONTINUATION_MESSAGE:
+                    offset = self.address(body, 0)
+                    if offset is None:
+                        raise _Unexpected
+                    more.append((offset, self.length(body, self.sizeof_addr)))
+                else:
+                    yield kind, flags, body
+            blocks.extend(self._continuation(version, offset, length) for offset, length in more)
 
     def _slice(self, first: memoryview, header: int, start: int, size: int) -> bytes:
         """`size` bytes at `start`, from the first read when it holds them, else read again."""
@@ -161,9 +186,8 @@ class _Reader:
             return 2, bytes(data[4 : length - 4])
         return 1, bytes(data)
 
-    def _messages(self, version: int, data: bytes) -> tuple[bytes | None, list[tuple[int, int]]]:
-        """(the layout message's data, if in this block; the continuation blocks it names)."""
-        more: list[tuple[int, int]] = []
+    def _messages(self, version: int, data: bytes) -> Iterator[tuple[int, int, bytes]]:
+        """(type, flags, data) of each message of one block of a header."""
         at = 0
         head = 8 if version == 1 else 4 + (2 if self.creation_order else 0)
         while at + head <= len(data):
@@ -174,17 +198,8 @@ class _Reader:
             body = data[at + head : at + head + size]
             if len(body) != size:
                 raise _Unexpected
-            if kind == LAYOUT_MESSAGE:
-                if flags & 0x02:  # shared: not a layout message's way
-                    raise _Unexpected
-                return body, more
-            if kind == CONTINUATION_MESSAGE:
-                offset = self.address(body, 0)
-                if offset is None:
-                    raise _Unexpected
-                more.append((offset, self.length(body, self.sizeof_addr)))
+            yield kind, flags, body
             at += head + size
-        return None, more
 
     # --- the B-tree ------------------------------------------------------------------------------------------------
 

@@ -218,14 +218,20 @@ def _vlen(ftype: Any, dtype: np.dtype, sizeof_addr: int) -> tuple[int, int] | No
     return None
 
 
-def vlen_problem(stored: bytes | np.ndarray, vlen: tuple[int, int], where: str) -> str | None:
+# Why the library must not read the global heap collection at an address (`hdf5_heap.GlobalHeaps.collection_problem`).
+HeapCheck = Callable[[int], "str | None"]
+
+
+def vlen_problem(stored: bytes | np.ndarray, vlen: tuple[int, int], where: str, heaps: HeapCheck | None = None) -> str | None:
     """Why HDF5 must not read these stored variable-length elements (each a 4-byte length and a heap ID), or None:
     one declares more than MAX_VARIABLE_BYTES, or together more than MAX_BLOCK_BYTES (corrupt lengths: HDF5 would
-    allocate them before finding the heap object short)."""
+    allocate them before finding the heap object short); or, where `heaps` is given, one lies in a damaged global
+    heap collection (the library would loop forever walking it: `hdf5_heap`)."""
     sizeof_addr, item = vlen
     record = np.dtype([("length", "<u4"), ("heap", f"V{sizeof_addr + 4}")])
     data = np.frombuffer(stored, dtype=np.uint8)
-    lengths = data[: data.size // record.itemsize * record.itemsize].view(record)["length"].astype(np.int64) * item
+    records = data[: data.size // record.itemsize * record.itemsize].view(record)
+    lengths = records["length"].astype(np.int64) * item
     if not lengths.size:
         return None
     largest, total = int(lengths.max()), int(lengths.sum())
@@ -233,6 +239,13 @@ def vlen_problem(stored: bytes | np.ndarray, vlen: tuple[int, int], where: str) 
         return f"{where}: an element declares {largest} bytes, more than the {codecs.MAX_VARIABLE_BYTES} read for one"
     if total > MAX_BLOCK_BYTES:
         return f"{where}: its elements declare {total} bytes, more than the {MAX_BLOCK_BYTES} read at once"
+    if heaps is not None and sizeof_addr in (2, 4, 8):
+        heap_ids = records["heap"][lengths > 0].view(np.uint8).reshape(-1, sizeof_addr + 4)
+        addresses = np.unique(heap_ids[:, :sizeof_addr].copy().view(f"<u{sizeof_addr}").reshape(-1))
+        for address in addresses.tolist():
+            problem = heaps(address)
+            if problem is not None:
+                return f"{where}: an element lies in {problem.removeprefix('its ')}"
     return None
 
 
@@ -375,6 +388,7 @@ def read_block(
     rows: tuple[int, int],
     remote: RangeSource | None = None,
     fetched: Fetched | None = None,
+    heaps: HeapCheck | None = None,
 ) -> Block:
     """Rows [start, stop) of the dataset, flattened in C order, with every stored chunk read for them.
 
@@ -383,7 +397,7 @@ def read_block(
     directly need no open dataset. `fd` is a read-only descriptor of the local file; else `remote` fetches the
     block's chunks together (or `fetched` holds them, as `fetch_ahead` started them); else chunks are read through
     h5py. A chunk that does not decode is listed with its problem, its elements the fill value (None for object
-    datasets).
+    datasets). `heaps`: the check of a global heap collection, made before variable-length elements are read.
     """
     shape = plan.shape
     if plan.layout == "h5py" or not shape:
@@ -407,7 +421,7 @@ def read_block(
         return uniform_block(flat_start, fill, plan.dtype, (stop - start) * _row_elements(shape))
     check_block_size(plan.path, shape, (start, stop), element_bytes(plan.dtype, plan.element_size))
     if plan.layout == "contiguous":
-        return Block(flat_start, _contiguous(dataset, fd, plan, start, stop).reshape(-1))
+        return Block(flat_start, _contiguous(dataset, fd, plan, start, stop, heaps).reshape(-1))
     out = np.empty((max(0, stop - start),) + shape[1:], dtype=plan.dtype)
     if not out.size:
         return Block(flat_start, out.reshape(-1))
@@ -435,7 +449,7 @@ def read_block(
             target[...] = plan.fill if plan.direct else _h5py(dataset(), region, plan.path)
             continue
         key = ".".join(str(i) for i in index)
-        problem = _read_chunk(dataset, fd, plan, at, index, key, target, inside, region, chunks_read.get(at))
+        problem = _read_chunk(dataset, fd, plan, at, index, key, target, inside, region, chunks_read.get(at), heaps)
         reads.append(ChunkRead(key, problem))
     return Block(flat_start, out.reshape(-1), tuple(reads))
 
@@ -495,6 +509,7 @@ def _read_chunk(
     inside: tuple[slice, ...],
     region: tuple[slice, ...],
     fetched: memoryview | None = None,
+    heaps: HeapCheck | None = None,
 ) -> str | None:
     """Fill `target` from one stored chunk (its bytes `fetched` already, when given); its problem, or None when it
     decoded to exactly one chunk."""
@@ -521,7 +536,7 @@ def _read_chunk(
             target[...] = codecs.decode_chunk(codec, raw, where)[inside]
         else:
             decoded = codecs.decode_chunk(codec, raw, where)  # the check: exactly one chunk, bounded
-            problem = vlen_problem(decoded, plan.vlen, where) if plan.vlen is not None else None
+            problem = vlen_problem(decoded, plan.vlen, where, heaps) if plan.vlen is not None else None
             if problem is not None:
                 raise ChunkError(problem)
             target[...] = _h5py(dataset(), region, plan.path)  # h5py decodes it again
@@ -561,7 +576,9 @@ def _raw_chunk(
     return raw
 
 
-def _contiguous(dataset: Callable[[], h5py.Dataset], fd: int | None, plan: DirectPlan, start: int, stop: int) -> np.ndarray:
+def _contiguous(
+    dataset: Callable[[], h5py.Dataset], fd: int | None, plan: DirectPlan, start: int, stop: int, heaps: HeapCheck | None = None
+) -> np.ndarray:
     """Rows [start, stop) of a contiguous dataset: by offset when the bytes are the values, else through h5py."""
     out = np.empty((max(0, stop - start),) + plan.shape[1:], dtype=plan.dtype)
     if not out.size:
@@ -573,7 +590,8 @@ def _contiguous(dataset: Callable[[], h5py.Dataset], fd: int | None, plan: Direc
         return _h5py(dataset(), (slice(start, stop),), plan.path)
     row = _row_elements(plan.shape) * plan.element_size
     if plan.vlen is not None and fd is not None:  # the stored lengths first: HDF5 allocates what they say
-        problem = vlen_problem(os.pread(fd, (stop - start) * row, plan.contiguous_offset + start * row), plan.vlen, plan.path)
+        stored = os.pread(fd, (stop - start) * row, plan.contiguous_offset + start * row)
+        problem = vlen_problem(stored, plan.vlen, plan.path, heaps)
         if problem is not None:
             raise NodeError(f"{problem}; not read")
     if not plan.direct or fd is None:  # no filters on contiguous data: h5py reads what is stored, bounded

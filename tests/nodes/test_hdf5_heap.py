@@ -1,0 +1,161 @@
+"""Global heap collections walked before the HDF5 library reads an attribute stored in one (validator.nodes.hdf5_heap):
+a damaged collection, on which the library would loop forever, is reported and its attributes never read; a sound
+one, and every other attribute, read as before."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from validator import validate
+from validator.nodes import hdf5_heap
+from validator.nodes.hdf5_heap import GlobalHeaps
+
+REPO = Path(__file__).resolve().parents[2]
+LOOPING = REPO / "tests" / "data" / "hdf5-global-heap-loop"
+
+
+def collection(objects: list[tuple[int, int, bytes]], size: int = 4096) -> bytes:
+    """A global heap collection of `size` bytes holding (index, stored size, data) objects, the rest free space."""
+    out = bytearray(b"GCOL" + bytes([1, 0, 0, 0]) + struct.pack("<Q", size))
+    for index, stored, data in objects:
+        out += struct.pack("<HHIQ", index, 1, 0, stored) + data.ljust(-(-len(data) // 8) * 8, b"\0")
+    if len(out) + 16 <= size:
+        out += struct.pack("<HHIQ", 0, 0, 0, size - len(out))
+    return bytes(out.ljust(size, b"\0"))
+
+
+def heaps_over(data: bytes) -> GlobalHeaps:
+    return GlobalHeaps(lambda offset, length: data[offset : offset + length], len(data), 8, 8)
+
+
+def test_a_sound_collection_passes():
+    assert heaps_over(collection([(1, 5, b"hello"), (2, 13, b"encoding-type")])).collection_problem(0) is None
+
+
+@pytest.mark.parametrize(
+    ("objects", "message"),
+    [
+        ([(1, 5, b"hello"), (0, 0, b"")], "a free-space object of size 0"),
+        ([(1, 5, b"hello"), (65535, 2**64 - 1, b"")], "claims 18446744073709551615 bytes, past the collection's end"),
+        ([(1, 5000, b"x")], "claims 5000 bytes, past the collection's end"),
+        ([(1, 5, b"hello"), (0, 9999, b"")], "object 0 at byte 40 claims 9999 bytes"),
+    ],
+    ids=["free-object-of-size-0", "size-wraps", "object-past-the-end", "free-space-past-the-end"],
+)
+def test_a_collection_whose_walk_would_not_end_or_run_past_it_is_damaged(objects, message):
+    problem = heaps_over(collection(objects)).collection_problem(0)
+    assert problem is not None and message in problem and "global heap collection at byte 0" in problem
+
+
+def test_a_collection_larger_than_the_bound_is_not_read(monkeypatch):
+    monkeypatch.setattr(hdf5_heap, "MOST_COLLECTION_BYTES", 1024)
+    problem = heaps_over(collection([(1, 5, b"hello")])).collection_problem(0)
+    assert problem is not None and "claims 4096 bytes, more than the 1024" in problem
+
+
+def test_no_collection_at_the_address_is_left_to_the_library():
+    assert heaps_over(b"\0" * 4096).collection_problem(0) is None
+
+
+def write_h5ad(path: Path, userblock: int = 0, late_attributes: bool = False) -> None:
+    with h5py.File(path, "w", userblock_size=userblock) as f:
+        f.attrs["encoding-type"] = "anndata"
+        f.attrs["encoding-version"] = "0.1.0"
+        for name in ("obs", "var"):
+            g = f.create_group(name)
+            g.attrs.update({"encoding-type": "dataframe", "encoding-version": "0.2.0", "_index": "_index"})
+            g.attrs["column-order"] = np.array(["a", "b"], dtype=object)
+            g.create_dataset("_index", data=np.array(["x", "y"], dtype=object), dtype=h5py.string_dtype())
+            for column in ("a", "b"):
+                d = g.create_dataset(column, data=np.arange(2))
+                if late_attributes:  # added after the dataset was written: its header gains a continuation block
+                    d.attrs["encoding-type"] = "array"
+                    d.attrs["encoding-version"] = "0.2.0"
+                    d.attrs["note"] = "x" * 300
+
+
+def damage_first_collection(path: Path) -> int:
+    """Make the first global heap collection's second object a free-space object of size 0; its address."""
+    data = bytearray(path.read_bytes())
+    at = data.find(b"GCOL")
+    first = at + 16
+    second = first + 16 + -(-struct.unpack_from("<Q", data, first + 8)[0] // 8) * 8
+    struct.pack_into("<HHIQ", data, second, 0, 0, 0, 0)
+    path.write_bytes(bytes(data))
+    return at
+
+
+@pytest.mark.parametrize("userblock", [0, 512], ids=["no-user-block", "user-block"])
+@pytest.mark.parametrize("late", [False, True], ids=["compact-headers", "continued-headers"])
+def test_sound_files_read_every_attribute_as_before(tmp_path, userblock, late, monkeypatch):
+    write_h5ad(tmp_path / "a.h5ad", userblock, late)
+    walked: list[int] = []
+    walk = GlobalHeaps._walk
+    monkeypatch.setattr(GlobalHeaps, "_walk", lambda self, address: walked.append(address) or walk(self, address))
+    report = validate(tmp_path / "a.h5ad")
+    assert walked, "the attributes' collections were walked: the check is not vacuous"
+    assert not report.problems
+
+
+@pytest.mark.parametrize("userblock", [0, 512], ids=["no-user-block", "user-block"])
+def test_attributes_in_a_damaged_collection_are_reported_not_read(tmp_path, userblock):
+    write_h5ad(tmp_path / "a.h5ad", userblock)
+    at = damage_first_collection(tmp_path / "a.h5ad")
+    report = validate(tmp_path / "a.h5ad")
+    damaged = [p for p in report.problems if "global heap collection" in p.message]
+    assert damaged, [p.message for p in report.problems]
+    assert all(f"global heap collection at byte {at} is damaged" in p.message for p in damaged)
+    assert all("is not read" in p.message for p in damaged)
+
+
+@pytest.mark.parametrize("path", sorted(LOOPING.glob("*.h5ad")), ids=lambda p: p.stem)
+def test_files_on_which_the_library_loops_are_reported_in_a_moment(path, tmp_path):
+    shutil.copy(path, tmp_path / path.name)
+    report = validate(tmp_path / path.name)
+    assert any("global heap collection" in p.message and "damaged" in p.message for p in report.problems)
+
+
+def test_a_remote_file_is_checked_through_its_file_object(tmp_path):
+    from latency_server import LatencyServer
+
+    served = tmp_path / "served"
+    served.mkdir()
+    write_h5ad(served / "a.h5ad")
+    at = damage_first_collection(served / "a.h5ad")
+    with LatencyServer(served) as server:
+        report = validate(f"{server.url}/a.h5ad")
+    assert any(f"global heap collection at byte {at} is damaged" in p.message for p in report.problems)
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["contiguous", "chunked"])
+def test_a_string_dataset_in_a_damaged_collection_is_not_read(tmp_path, chunked):
+    from validator.nodes.base import NodeError
+    from validator.nodes.detect import open_store
+
+    path = tmp_path / "s.h5"
+    with h5py.File(path, "w") as f:  # no attribute: the dataset's strings are the file's only heap objects
+        f.create_dataset(
+            "s",
+            data=np.array(["alpha", "beta", "gamma"], dtype=object),
+            dtype=h5py.string_dtype(),
+            chunks=(3,) if chunked else None,
+        )
+    with open_store(str(path)) as tree:
+        assert list(tree.get("/s").read_block((0, 3)).values) == [b"alpha", b"beta", b"gamma"]
+    at = damage_first_collection(path)
+    with open_store(str(path)) as tree:
+        node = tree.get("/s")
+        if chunked:
+            (chunk,) = node.read_block((0, 3)).chunks
+            problem = chunk.problem
+        else:
+            with pytest.raises(NodeError) as raised:
+                node.read_block((0, 3))
+            problem = str(raised.value)
+    assert f"global heap collection at byte {at} is damaged" in problem

@@ -1,0 +1,196 @@
+"""Global heap collections walked before the HDF5 library reads an attribute stored in one.
+
+A variable-length string or sequence (nearly every attribute of an AnnData file) is stored as a length and a heap
+ID: the address of a global heap collection ("GCOL") and the object's index in it. To read one, the library loads
+the whole collection and walks its objects, each object's stored size giving where the next begins. A damaged size
+stops that walk (a free-space object of size 0: the next object is itself) or sends it back (a size that wraps when
+rounded up), and the library loops forever inside `H5Aread` (`tests/data/hdf5-global-heap-loop`, found by the
+fuzzer). So before a variable-length attribute is read, its heap IDs are taken from the attribute message of its
+object's header (`hdf5_btree.header_messages`), and each collection they name is walked here as the library walks
+it, once per file: an attribute stored in a collection whose objects do not each fit inside it is refused with the
+reason, never handed to the library.
+
+Only what is read plainly is checked: a top-level variable-length type in a compact attribute message (the way h5py,
+anndata, SeuratDisk and hdmf write them). An attribute held elsewhere (dense attribute storage, a shared datatype,
+variable-length members of a compound) is left to the library, as every attribute was before.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable
+
+from validator.nodes import hdf5_btree
+
+ATTRIBUTE_MESSAGE = 0x000C
+CONTINUATION_MESSAGE = 0x0010
+# A version 1 header message's type and size (then its flags and 3 reserved bytes).
+_V1_MESSAGE = struct.Struct("<HH")
+# An attribute message's name, datatype and dataspace sizes (after its version and flags).
+_ATTRIBUTE_SIZES = struct.Struct("<HHH")
+# A version 1 object header's first block read at once: an AnnData node's (a few attributes) is a few hundred bytes.
+V1_HEADER_READ = 1024
+VLEN_CLASS = 9
+# A collection larger than this is not loaded to be walked (the library would load it whole as well): its
+# attributes are refused. Real collections hold 4 KiB, or one large string each.
+MOST_COLLECTION_BYTES = 64 * 2**20
+# Elements of one attribute whose heap IDs are taken (an attribute holding more is refused by the walk already).
+MOST_ELEMENTS = 2**20
+
+# (offset, size) -> the bytes there (fewer at the end of the file).
+ReadAt = Callable[[int, int], bytes]
+
+
+class GlobalHeaps:
+    """The variable-length attributes of one file's objects, checked against the collections they name."""
+
+    def __init__(self, read_at: ReadAt, file_size: int, sizeof_addr: int, sizeof_size: int, base: int = 0) -> None:
+        self._read_at, self.file_size = read_at, file_size
+        self.sizeof_addr, self.sizeof_size, self.base = sizeof_addr, sizeof_size, base
+        self._collections: dict[int, str | None] = {}  # address (relative to base) -> why it must not be read
+
+    def attribute_problems(self, header: int) -> dict[bytes, str]:
+        """Each variable-length attribute of the object whose header is at `header` (relative to the file's base)
+        that is stored in a damaged collection, by its stored name: why it must not be read."""
+
+        problems: dict[bytes, str] = {}
+        for body in self._attribute_messages(header):
+            found = self._heap_addresses(body)
+            if found is None:
+                continue
+            name, addresses = found
+            for address in sorted(addresses):
+                problem = self.collection_problem(address)
+                if problem is not None:
+                    problems[name] = problem
+                    break
+        return problems
+
+    def _attribute_messages(self, header: int) -> list[bytes]:
+        """The attribute messages of the object header at `header`. A version 1 header (what h5py writes by default,
+        every AnnData node) is read here, a read per block; any other through `hdf5_btree.header_messages`; none where
+        either finds bytes it does not take."""
+        first = self._read_at(header + self.base, V1_HEADER_READ)
+        if len(first) < 16 or first[0] != 1:
+
+            def read(ranges: list[tuple[int, int]]) -> list[memoryview]:
+                return [memoryview(self._read_at(offset, size)) for offset, size in ranges]
+
+            messages = hdf5_btree.header_messages(read, header, self.file_size, self.sizeof_addr, self.sizeof_size, self.base)
+            return [body for kind, _, body in messages or () if kind == ATTRIBUTE_MESSAGE]
+        size = int.from_bytes(first[8:12], "little")  # the first block's, after the prefix (padded to 8 bytes)
+        block = first[16 : 16 + size] if 16 + size <= len(first) else self._read_at(header + self.base + 16, size)
+        found: list[bytes] = []
+        for _ in range(hdf5_btree.MOST_CONTINUATIONS):
+            if size > hdf5_btree.MOST_HEADER_BYTES or len(block) != size:
+                return []
+            more = None
+            at = 0
+            while at + 8 <= size:
+                kind, length = _V1_MESSAGE.unpack_from(block, at)
+                if kind == ATTRIBUTE_MESSAGE:
+                    found.append(block[at + 8 : at + 8 + length])
+                elif kind == CONTINUATION_MESSAGE and length >= self.sizeof_addr + self.sizeof_size:
+                    more = (
+                        int.from_bytes(block[at + 8 : at + 8 + self.sizeof_addr], "little"),
+                        int.from_bytes(block[at + 8 + self.sizeof_addr : at + 8 + self.sizeof_addr + self.sizeof_size], "little"),
+                    )
+                at += 8 + length
+            if more is None:
+                return found
+            offset, size = more
+            if offset + self.base + size > self.file_size:
+                return []
+            block = self._read_at(offset + self.base, size)
+        return []
+
+    def collection_problem(self, address: int) -> str | None:
+        """Why the library must not read the global heap collection at `address`, or None (walked once per file)."""
+        if address not in self._collections:
+            self._collections[address] = self._walk(address)
+        return self._collections[address]
+
+    def _walk(self, address: int) -> str | None:
+        where = f"its global heap collection at byte {address + self.base}"
+        size_at = 8  # "GCOL", version, three reserved bytes, then the collection's size
+        head = self._read_at(address + self.base, size_at + self.sizeof_size)
+        if len(head) < size_at + self.sizeof_size or head[:4] != b"GCOL":
+            return None  # no collection here: the library says so itself, without looping
+        size = int.from_bytes(head[size_at:], "little")
+        if size > MOST_COLLECTION_BYTES:
+            return f"{where} claims {size} bytes, more than the {MOST_COLLECTION_BYTES} read for one; not read"
+        data = self._read_at(address + self.base, size)
+        if len(data) < size:
+            return None  # past the end of the file: the library refuses it
+        object_head = 8 + self.sizeof_size  # index, reference count, four reserved bytes, the object's size
+        at = size_at + self.sizeof_size
+        while at < size:
+            if at + object_head > size:
+                return None  # the last bytes, too few for an object: free space, as the library takes them
+            index = int.from_bytes(data[at : at + 2], "little")
+            stored = int.from_bytes(data[at + 8 : at + object_head], "little")
+            # A free-space object (index 0) counts its own header in its size; any other is padded to 8 bytes.
+            need = stored if index == 0 else object_head + 8 * math.ceil(stored / 8)
+            if need == 0:
+                return f"{where} is damaged (a free-space object of size 0 at byte {at}: the library's walk never ends)"
+            if need > size - at:
+                return f"{where} is damaged (object {index} at byte {at} claims {stored} bytes, past the collection's end)"
+            at += need
+        return None
+
+    def _heap_addresses(self, body: bytes) -> tuple[bytes, set[int]] | None:
+        """(the stored name, the collections its elements name) of an attribute message whose type is variable
+        length; None for any other, or one not read plainly here."""
+        try:
+            version = body[0]
+            if version == 1:
+                at, pad = 8, 8
+            elif version in (2, 3) and not body[1] & 0x03:  # neither its datatype nor its dataspace shared
+                at, pad = (8 if version == 2 else 9), 1
+            else:
+                return None
+            name_size, type_size, space_size = _ATTRIBUTE_SIZES.unpack_from(body, 2)
+            type_at = at + -(-name_size // pad) * pad
+            if body[type_at] & 0x0F != VLEN_CLASS:
+                return None
+            space_at = type_at + -(-type_size // pad) * pad
+            data_at = space_at + -(-space_size // pad) * pad
+            count = self._elements(body, space_at, space_size)
+            if count is None or count > MOST_ELEMENTS:
+                return None
+            element = 8 + self.sizeof_addr  # the length (4 bytes), then the heap ID: a collection's address, an index
+            if len(body) < data_at + count * element:
+                return None
+            name = bytes(body[at : at + name_size]).rstrip(b"\x00")
+            undefined = (1 << (8 * self.sizeof_addr)) - 1
+            addresses = set()
+            for start in range(data_at, data_at + count * element, element):
+                if body[start : start + 4] == b"\x00\x00\x00\x00":
+                    continue  # an empty string or sequence: no heap object is read
+                address = int.from_bytes(body[start + 4 : start + 4 + self.sizeof_addr], "little")
+                if address != undefined:
+                    addresses.add(address)
+            return name, addresses
+        except (IndexError, struct.error):
+            return None
+
+    def _elements(self, body: bytes, at: int, size: int) -> int | None:
+        """The elements the dataspace message at `at` (of `size` bytes) in `body` holds; None for one not read here."""
+        if size < 4:
+            return None
+        version, rank = body[at], body[at + 1]
+        if version == 1:
+            dims_at = at + 8
+        elif version == 2:
+            if body[at + 3] == 2:  # null: no element
+                return 0
+            dims_at = at + 4
+        else:
+            return None
+        if rank == 0:
+            return 1  # scalar
+        width = self.sizeof_size
+        if dims_at + rank * width > at + size:
+            return None
+        return math.prod(int.from_bytes(body[dims_at + i * width : dims_at + (i + 1) * width], "little") for i in range(rank))
