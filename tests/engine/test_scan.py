@@ -333,3 +333,21 @@ def test_thread_scanner_fetches_nothing_ahead_for_a_local_store(monkeypatch):
     monkeypatch.setattr(MemoryNode, "fetch_ahead", lambda self, rows: calls.append(rows), raising=False)
     ThreadScanner(2, 1000).run([plan(t.get("/big"), {DECREASES}, 1000)])
     assert calls == []
+
+
+def test_thread_scanner_reads_no_block_fetched_ahead_once_its_array_failed(monkeypatch):
+    """A remote array whose every block fails: the blocks fetched ahead while the first failures came back are
+    dropped unread, so its reads stay within the window and what was fetched ahead."""
+    t = tree({"a": Arr(np.arange(10_000), chunks=(1,))})
+    monkeypatch.setattr(type(t), "remote", True, raising=False)
+    calls = [0]
+
+    def read_block(self, rows, fetched=None):
+        calls[0] += 1
+        raise NodeError("/a: array metadata is unusable, data cannot be read")
+
+    monkeypatch.setattr(MemoryNode, "read_block", read_block)
+    monkeypatch.setattr(MemoryNode, "fetch_ahead", lambda self, rows: None, raising=False)
+    out = ThreadScanner(2, 100).run([plan(t.get("/a"), {DECREASES}, 100)])  # a window of 2 x 2 blocks
+    assert isinstance(out["/a"], NodeError)
+    assert calls[0] <= 2 * 2 + 1  # the window, and the block after the first failure; not the 4 fetched ahead

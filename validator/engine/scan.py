@@ -273,6 +273,8 @@ class ThreadScanner:
                     if ahead:
                         ahead.popleft()
                         ahead_size -= task[1]
+                        if all(i in failed for i, _ in task[0]):
+                            continue  # its array failed while it waited: its result is that failure, not read
                     else:
                         upcoming = next(queue, None)
                     pending.append((pool.submit(_run_all, task[0]), task[1]))
