@@ -63,8 +63,8 @@ def test_no_collection_at_the_address_is_left_to_the_library():
     assert heaps_over(b"\0" * 4096).collection_problem(0) is None
 
 
-def write_h5ad(path: Path, userblock: int = 0, late_attributes: bool = False) -> None:
-    with h5py.File(path, "w", userblock_size=userblock) as f:
+def write_h5ad(path: Path, userblock: int = 0, late_attributes: bool = False, libver: str = "earliest") -> None:
+    with h5py.File(path, "w", userblock_size=userblock, libver=libver) as f:
         f.attrs["encoding-type"] = "anndata"
         f.attrs["encoding-version"] = "0.1.0"
         for name in ("obs", "var"):
@@ -93,8 +93,9 @@ def damage_first_collection(path: Path) -> int:
 
 @pytest.mark.parametrize("userblock", [0, 512], ids=["no-user-block", "user-block"])
 @pytest.mark.parametrize("late", [False, True], ids=["compact-headers", "continued-headers"])
-def test_sound_files_read_every_attribute_as_before(tmp_path, userblock, late, monkeypatch):
-    write_h5ad(tmp_path / "a.h5ad", userblock, late)
+@pytest.mark.parametrize("libver", ["earliest", "latest"], ids=["v1-headers", "v2-headers"])
+def test_sound_files_read_every_attribute_as_before(tmp_path, userblock, late, libver, monkeypatch):
+    write_h5ad(tmp_path / "a.h5ad", userblock, late, libver)
     walked: list[int] = []
     walk = GlobalHeaps._walk
     monkeypatch.setattr(GlobalHeaps, "_walk", lambda self, address: walked.append(address) or walk(self, address))
@@ -104,8 +105,9 @@ def test_sound_files_read_every_attribute_as_before(tmp_path, userblock, late, m
 
 
 @pytest.mark.parametrize("userblock", [0, 512], ids=["no-user-block", "user-block"])
-def test_attributes_in_a_damaged_collection_are_reported_not_read(tmp_path, userblock):
-    write_h5ad(tmp_path / "a.h5ad", userblock)
+@pytest.mark.parametrize("libver", ["earliest", "latest"], ids=["v1-headers", "v2-headers"])
+def test_attributes_in_a_damaged_collection_are_reported_not_read(tmp_path, userblock, libver):
+    write_h5ad(tmp_path / "a.h5ad", userblock, libver=libver)
     at = damage_first_collection(tmp_path / "a.h5ad")
     report = validate(tmp_path / "a.h5ad")
     damaged = [p for p in report.problems if "global heap collection" in p.message]
