@@ -20,6 +20,11 @@ import warnings
 
 import pytest
 
+# Every HTTP test talks to a server on the loopback interface: a proxy the machine names (CI runners often set one)
+# must not take those requests, in this process or the ones tests start. The tests of proxies set their own.
+for _name in ("no_proxy", "NO_PROXY"):
+    os.environ[_name] = ",".join(filter(None, [os.environ.get(_name, ""), "127.0.0.1", "localhost"]))
+
 
 def write_anndata(path, *, zarr: bool = False, broken_indptr: bool = False, mixed_chunks: bool = False) -> str:
     """A small AnnData store (CSR X, a categorical obs column) written by anndata itself."""
