@@ -3,7 +3,6 @@ records in different orders (CXG Xr by row, Xc by column) give the same digest, 
 
 from __future__ import annotations
 
-import hashlib
 from typing import NamedTuple
 
 import numpy as np
@@ -49,7 +48,10 @@ def _bits(column: np.ndarray) -> np.ndarray:
         wide = column.astype(np.float64) + 0.0  # -0.0 + 0.0 is 0.0
         wide[np.isnan(wide)] = np.nan
         return wide.view(np.uint64)
-    # blake2b, not hash(): Python's string hash changes per process, and Dask workers are other processes.
+    # blake2b, not hash(): Python's string hash changes per process, and Dask workers are other processes. Imported
+    # here: hashlib loads OpenSSL (10 ms), and only CXG checks with text fields come this way.
+    import hashlib
+
     return np.array(
         [int.from_bytes(hashlib.blake2b(str(v).encode("utf-8"), digest_size=8).digest(), "little") for v in column.tolist()],
         dtype=np.uint64,
