@@ -24,6 +24,10 @@ ChunkRecord = tuple[tuple[int, ...], int, int, int]
 LAYOUT_MESSAGE = 0x0008
 CONTINUATION_MESSAGE = 0x0010
 CHUNKED = 2
+_LAYOUT = frozenset({LAYOUT_MESSAGE})
+# A header message's type, size and flags: version 1 headers (then 3 reserved bytes), version 2 headers.
+_V1_MESSAGE = struct.Struct("<HHB")
+_V2_MESSAGE = struct.Struct("<BHB")
 HEADER_READ = 4096  # one request holds a dataset's object header (a few hundred bytes) whole, nearly always
 MOST_CONTINUATIONS = 64
 MOST_HEADER_BYTES = 2**20  # a block of an object header larger than this is not read here (HDF5's run to 64 KiB)
@@ -75,12 +79,19 @@ def chunk_records(
 
 
 def header_messages(
-    read: ReadRanges, header: int, file_size: int, sizeof_addr: int, sizeof_size: int, base: int = 0
+    read: ReadRanges,
+    header: int,
+    file_size: int,
+    sizeof_addr: int,
+    sizeof_size: int,
+    base: int = 0,
+    kinds: frozenset[int] | None = None,
 ) -> list[tuple[int, int, bytes]] | None:
     """(type, flags, data) of every message of the object header at `header` (relative to `base`, as the file's
-    addresses are), continuation blocks followed; None where its bytes are not as expected."""
+    addresses are), or of those whose type is in `kinds`, continuation blocks followed; None where its bytes are not
+    as expected."""
     try:
-        return list(_Reader(read, file_size, sizeof_addr, sizeof_size, base).messages(header + base))
+        return list(_Reader(read, file_size, sizeof_addr, sizeof_size, base).messages(header + base, kinds))
     except (_Unexpected, struct.error, IndexError, ValueError):
         return None
 
@@ -121,16 +132,16 @@ class _Reader:
 
     def layout_message(self, header: int) -> bytes | None:
         """The data of the header's layout message (None when it has none before MOST_CONTINUATIONS blocks)."""
-        for kind, flags, body in self.messages(header):
+        for kind, flags, body in self.messages(header, _LAYOUT):
             if kind == LAYOUT_MESSAGE:
                 if flags & 0x02:  # shared: not a layout message's way
                     raise _Unexpected
                 return body
         return None
 
-    def messages(self, header: int) -> Iterator[tuple[int, int, bytes]]:
-        """(type, flags, data) of each message of the object header at `header`, in order, continuation blocks
-        followed (at most MOST_CONTINUATIONS blocks)."""
+    def messages(self, header: int, kinds: frozenset[int] | None = None) -> Iterator[tuple[int, int, bytes]]:
+        """(type, flags, data) of each message of the object header at `header` (only those of `kinds`, where given),
+        in order, continuation blocks followed (at most MOST_CONTINUATIONS blocks)."""
         (first,) = self.fetch([(header, min(HEADER_READ, self.file_size - header))])
         if bytes(first[:4]) == b"OHDR":
             blocks = self._v2_first(first, header)
@@ -145,7 +156,7 @@ class _Reader:
                 return
             version, data = blocks.pop(0)
             more: list[tuple[int, int]] = []  # read once this block is done: a caller that stops in it reads none
-            for kind, flags, body in self._messages(version, data):
+            for kind, flags, body in self._messages(version, data, kinds):
                 if kind == CONTINUATION_MESSAGE:
                     offset = self.address(body, 0)
                     if offset is None:
@@ -186,19 +197,18 @@ class _Reader:
             return 2, bytes(data[4 : length - 4])
         return 1, bytes(data)
 
-    def _messages(self, version: int, data: bytes) -> Iterator[tuple[int, int, bytes]]:
-        """(type, flags, data) of each message of one block of a header."""
+    def _messages(self, version: int, data: bytes, kinds: frozenset[int] | None = None) -> Iterator[tuple[int, int, bytes]]:
+        """(type, flags, data) of each message of one block of a header (of `kinds` and continuations, where given:
+        the others are not copied out)."""
         at = 0
         head = 8 if version == 1 else 4 + (2 if self.creation_order else 0)
+        message = _V1_MESSAGE if version == 1 else _V2_MESSAGE
         while at + head <= len(data):
-            if version == 1:
-                kind, size, flags = struct.unpack_from("<HHB", data, at)
-            else:
-                kind, size, flags = struct.unpack_from("<BHB", data, at)
-            body = data[at + head : at + head + size]
-            if len(body) != size:
+            kind, size, flags = message.unpack_from(data, at)
+            if at + head + size > len(data):
                 raise _Unexpected
-            yield kind, flags, body
+            if kinds is None or kind in kinds or kind == CONTINUATION_MESSAGE:
+                yield kind, flags, data[at + head : at + head + size]
             at += head + size
 
     # --- the B-tree ------------------------------------------------------------------------------------------------

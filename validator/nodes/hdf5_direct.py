@@ -427,8 +427,7 @@ def read_block(
         return Block(flat_start, out.reshape(-1))
     chunks = plan.chunk_shape
     assert chunks is not None and plan.table is not None
-    grid = tuple(-(-n // c) for n, c in zip(shape, chunks, strict=False))
-    axes = [range(start // chunks[0], (stop - 1) // chunks[0] + 1)] + [range(g) for g in grid[1:]]
+    grid, axes = _block_grid(shape, chunks, start, stop)
     check_chunk_count(plan.path, (start, stop), math.prod(len(a) for a in axes))
     if fetched is not None:
         chunks_read = fetched()
@@ -452,6 +451,12 @@ def read_block(
         problem = _read_chunk(dataset, fd, plan, at, index, key, target, inside, region, chunks_read.get(at), heaps)
         reads.append(ChunkRead(key, problem))
     return Block(flat_start, out.reshape(-1), tuple(reads))
+
+
+def _block_grid(shape: tuple[int, ...], chunks: tuple[int, ...], start: int, stop: int) -> tuple[tuple[int, ...], list[range]]:
+    """(the dataset's chunk grid, the chunk indices along each axis that rows [start, stop) span)."""
+    grid = tuple(-(-n // c) for n, c in zip(shape, chunks, strict=False))
+    return grid, [range(start // chunks[0], (stop - 1) // chunks[0] + 1)] + [range(g) for g in grid[1:]]
 
 
 def _fetch_chunks(plan: DirectPlan, remote: RangeSource, axes: list[range], grid: tuple[int, ...]) -> dict[int, memoryview]:
@@ -487,8 +492,7 @@ def fetch_ahead(plan: DirectPlan, remote: RangeSource | None, rows: tuple[int, i
     start, stop = max(0, rows[0]), min(rows[1], shape[0])
     if stop <= start or (plan.rows_stored is not None and not stored_in(plan.rows_stored, chunks[0], (start, stop))):
         return None
-    grid = tuple(-(-n // c) for n, c in zip(shape, chunks, strict=False))
-    axes = [range(start // chunks[0], (stop - 1) // chunks[0] + 1)] + [range(g) for g in grid[1:]]
+    grid, axes = _block_grid(shape, chunks, start, stop)
     if math.prod(len(a) for a in axes) > MAX_CHUNKS_PER_BLOCK:
         return None
     return _fetch_chunks_soon(plan, remote, axes, grid)

@@ -24,13 +24,9 @@ from collections.abc import Callable
 from validator.nodes import hdf5_btree
 
 ATTRIBUTE_MESSAGE = 0x000C
-CONTINUATION_MESSAGE = 0x0010
-# A version 1 header message's type and size (then its flags and 3 reserved bytes).
-_V1_MESSAGE = struct.Struct("<HH")
+_ATTRIBUTES = frozenset({ATTRIBUTE_MESSAGE})
 # An attribute message's name, datatype and dataspace sizes (after its version and flags).
 _ATTRIBUTE_SIZES = struct.Struct("<HHH")
-# A version 1 object header's first block read at once: an AnnData node's (a few attributes) is a few hundred bytes.
-V1_HEADER_READ = 1024
 VLEN_CLASS = 9
 # A collection larger than this is not loaded to be walked (the library would load it whole as well): its
 # attributes are refused. Real collections hold 4 KiB, or one large string each.
@@ -68,42 +64,16 @@ class GlobalHeaps:
         return problems
 
     def _attribute_messages(self, header: int) -> list[bytes]:
-        """The attribute messages of the object header at `header`. A version 1 header (what h5py writes by default,
-        every AnnData node) is read here, a read per block; any other through `hdf5_btree.header_messages`; none where
-        either finds bytes it does not take."""
-        first = self._read_at(header + self.base, V1_HEADER_READ)
-        if len(first) < 16 or first[0] != 1:
+        """The attribute messages of the object header at `header` (`hdf5_btree.header_messages`: every block,
+        continuations followed); none where its bytes are not as that reader takes them."""
 
-            def read(ranges: list[tuple[int, int]]) -> list[memoryview]:
-                return [memoryview(self._read_at(offset, size)) for offset, size in ranges]
+        def read(ranges: list[tuple[int, int]]) -> list[memoryview]:
+            return [memoryview(self._read_at(offset, size)) for offset, size in ranges]
 
-            messages = hdf5_btree.header_messages(read, header, self.file_size, self.sizeof_addr, self.sizeof_size, self.base)
-            return [body for kind, _, body in messages or () if kind == ATTRIBUTE_MESSAGE]
-        size = int.from_bytes(first[8:12], "little")  # the first block's, after the prefix (padded to 8 bytes)
-        block = first[16 : 16 + size] if 16 + size <= len(first) else self._read_at(header + self.base + 16, size)
-        found: list[bytes] = []
-        for _ in range(hdf5_btree.MOST_CONTINUATIONS):
-            if size > hdf5_btree.MOST_HEADER_BYTES or len(block) != size:
-                return []
-            more = None
-            at = 0
-            while at + 8 <= size:
-                kind, length = _V1_MESSAGE.unpack_from(block, at)
-                if kind == ATTRIBUTE_MESSAGE:
-                    found.append(block[at + 8 : at + 8 + length])
-                elif kind == CONTINUATION_MESSAGE and length >= self.sizeof_addr + self.sizeof_size:
-                    more = (
-                        int.from_bytes(block[at + 8 : at + 8 + self.sizeof_addr], "little"),
-                        int.from_bytes(block[at + 8 + self.sizeof_addr : at + 8 + self.sizeof_addr + self.sizeof_size], "little"),
-                    )
-                at += 8 + length
-            if more is None:
-                return found
-            offset, size = more
-            if offset + self.base + size > self.file_size:
-                return []
-            block = self._read_at(offset + self.base, size)
-        return []
+        messages = hdf5_btree.header_messages(
+            read, header, self.file_size, self.sizeof_addr, self.sizeof_size, self.base, _ATTRIBUTES
+        )
+        return [body for kind, _, body in messages or () if kind == ATTRIBUTE_MESSAGE]
 
     def collection_problem(self, address: int) -> str | None:
         """Why the library must not read the global heap collection at `address`, or None (walked once per file)."""

@@ -370,10 +370,8 @@ def fetch_ahead(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], store
     start, stop = max(0, rows[0]), min(rows[1], shape[0])
     if stop <= start:
         return None
-    first = range(start // chunks[0], (stop - 1) // chunks[0] + 1)
-    if stored is not None:  # only the rows the listing shows stored, as `_chunk_rows` reads them
-        first = stored[bisect.bisect_left(stored, first.start) : bisect.bisect_left(stored, first.stop)]
-    axes: list[Sequence[int]] = [first, *(range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=False))]
+    axes: list[Sequence[int]] = [_stored_chunk_rows(plan, start, stop, stored)]
+    axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=False)]
     if not 1 <= math.prod(len(a) for a in axes) <= MAX_CHUNKS_PER_BLOCK:
         return None
     keys = [plan.key_prefix + plan.key(index) for index in itertools.product(*axes)]
@@ -406,15 +404,22 @@ def _chunk_rows(plan: ArrayPlan, out: np.ndarray, start: int, stop: int, stored:
     names fewer, only those (`out` then holds the fill value elsewhere): a block of 2**22 chunks of one row with one
     stored is one read, not 2**22 lookups."""
     rows = range(start // plan.chunk_shape[0], (stop - 1) // plan.chunk_shape[0] + 1)
-    if stored is None:
-        return rows
-    present = stored[bisect.bisect_left(stored, rows.start) : bisect.bisect_left(stored, rows.stop)]
+    present = _stored_chunk_rows(plan, start, stop, stored)
     if len(present) == len(rows):
         return rows
     if plan.fill.problem is not None:
         raise NodeError(f"{plan.path}: rows {start}..{stop} hold chunks not stored, and its {plan.fill.problem}; not read")
     out[...] = plan.fill.value
     return present
+
+
+def _stored_chunk_rows(plan: ArrayPlan, start: int, stop: int, stored: list[int] | None) -> Sequence[int]:
+    """The axis-0 chunk indices of rows [start, stop) that hold stored chunks: all of them where `stored` (the
+    listing's) is None."""
+    rows = range(start // plan.chunk_shape[0], (stop - 1) // plan.chunk_shape[0] + 1)
+    if stored is None:
+        return rows
+    return stored[bisect.bisect_left(stored, rows.start) : bisect.bisect_left(stored, rows.stop)]
 
 
 def chunk_read_limit(plan: ArrayPlan) -> int:
