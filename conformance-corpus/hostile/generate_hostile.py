@@ -135,6 +135,49 @@ def huge_unwritten_h5ad(path: Path) -> None:
         replace_indptr(f, lambda f, name: f.create_dataset(name, shape=(2**40,), chunks=(2**16,), dtype="<i4", fillvalue=0))
 
 
+def _make_self_named(data: bytearray, at: int, node_type: int, key_bytes: int) -> None:
+    """The version 1 B-tree node at `at` (a single leaf: level 0) made a level 1 node whose first child is itself:
+    a tree the HDF5 library walks by recursion, with no end (the process dies, exit 139)."""
+    assert data[at : at + 4] == b"TREE" and data[at + 4] == node_type and data[at + 5] == 0, "not a leaf of that type"
+    data[at + 5] = 1
+    child = at + 24 + key_bytes  # signature, type, level, entries, two sibling addresses (8 bytes each), a key
+    data[child : child + 8] = at.to_bytes(8, "little")
+
+
+@case("h5ad")
+def cyclic_group_btree(path: Path) -> None:
+    """/uns/cycle, a dict group, keeps its members in a symbol table whose B-tree names itself as its own child:
+    listing the group, or asking its metadata's size, recursed in the HDF5 library until the process died (exit
+    139, no report). Its members are reported unreadable, every other clause keeps its verdict."""
+    marker = "m" * 40
+    with h5ad_copy(path) as f:
+        g = f.create_group("uns/cycle")
+        g.attrs["encoding-type"], g.attrs["encoding-version"] = "dict", "0.1.0"
+        g.create_group(marker).attrs.update({"encoding-type": "dict", "encoding-version": "0.1.0"})
+    data = bytearray(path.read_bytes())
+    heap = data.rindex(b"HEAP", 0, data.index(marker.encode()))  # the group's local heap holds the member's name
+    _make_self_named(data, data.rindex(b"TREE", 0, heap), node_type=0, key_bytes=8)  # a key: a name's heap offset
+    path.write_bytes(bytes(data))
+
+
+@case("h5ad")
+def cyclic_chunk_index(path: Path) -> None:
+    """/X/indices is chunked and its chunk index, a B-tree, names itself as its own child: reading the array (or
+    sizing its metadata) recursed in the HDF5 library until the process died (exit 139, no report). It is reported
+    unreadable and its clauses not checked."""
+    with h5ad_copy(path) as f:
+        attrs = dict(f["X/indices"].attrs)
+        values = f["X/indices"][...]
+        del f["X/indices"]
+        ds = f.create_dataset("X/indices", data=values, chunks=(4,))
+        ds.attrs.update(attrs)
+        header = h5py.h5g.get_objinfo(ds.id).objno[0]
+    data = bytearray(path.read_bytes())
+    # The index's only node follows the dataset's header (a key: chunk size, filter mask, two offsets).
+    _make_self_named(data, data.index(b"TREE", header), node_type=1, key_bytes=24)
+    path.write_bytes(bytes(data))
+
+
 # ---------------------------------------------------------------------------------------------- Zarr v2
 
 

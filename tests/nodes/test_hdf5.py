@@ -280,6 +280,37 @@ def test_hdf5_fails_root_group_header_unreadable_is_one_line_not_an_internal_err
         open_store(str(path))
 
 
+def _self_named_symbol_table(path, group: str) -> None:
+    """The symbol table B-tree of `group` (one leaf) made a level 1 node naming itself as its first child."""
+    with h5py.File(path, "r") as f:
+        header = h5py.h5g.get_objinfo(f[group].id).objno[0]
+    data = bytearray(path.read_bytes())
+    at = header + 16  # a version 1 header's messages: type, size, flags, three reserved bytes, then the message
+    while int.from_bytes(data[at : at + 2], "little") != 0x0011:
+        at += 8 + int.from_bytes(data[at + 2 : at + 4], "little")
+    tree = int.from_bytes(data[at + 8 : at + 16], "little")
+    assert data[tree : tree + 4] == b"TREE" and data[tree + 5] == 0
+    data[tree + 5] = 1
+    data[tree + 32 : tree + 40] = tree.to_bytes(8, "little")
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("group", ["/", "/g"])
+def test_hdf5_fails_symbol_table_naming_itself_is_reported_never_walked(tmp_path, group):
+    """Such a B-tree made the HDF5 library recurse until the process died (exit 139): listing the group, or opening
+    the root, which asked h5o.get_info for its address (it sizes the group's metadata by walking that tree)."""
+    path = tmp_path / "cycle.h5"
+    with h5py.File(path, "w") as f:
+        f.create_group("g").create_dataset("x", data=np.arange(3))
+        f.create_dataset("y", data=np.arange(3))
+    _self_named_symbol_table(path, group)
+    with open_store(str(path)) as tree:
+        paths = [n.path for n in tree.walk()]
+        ((problem,),) = [[p for p in tree.problems if p.path == group]]
+    assert "B-tree is damaged" in problem.message and "named twice" in problem.message
+    assert paths == (["/"] if group == "/" else ["/", "/g", "/y"])
+
+
 def test_hdf5_passes_member_name_not_utf8_is_read_under_an_escaped_name(tmp_path):
     """h5py names such a link with bytes, which do not sort among text names nor make a path: shown escaped."""
     path = tmp_path / "names.h5"

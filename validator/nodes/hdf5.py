@@ -18,6 +18,7 @@ the file (external storage, virtual datasets, external links) is reported and ne
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -31,7 +32,7 @@ from h5py._objects import phil as h5py_lock  # h5py's own lock, held around ever
 
 from validator.errors import InputError
 from validator.kernels.block import Block
-from validator.nodes import hdf5_direct, hdf5_heap
+from validator.nodes import hdf5_btree, hdf5_direct, hdf5_heap
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
@@ -85,6 +86,24 @@ def _decoded(name: bytes) -> str | bytes:
 def _member_name(name: bytes) -> str:
     # A link name as a node name: UTF-8, any byte that is not shown escaped (a path is text; bytes would not sort).
     return name.decode("utf-8", "backslashreplace")
+
+
+_ULONG_BITS = 8 * ctypes.sizeof(ctypes.c_ulong)
+# The header messages read here: attributes (their global heap collections, `hdf5_heap`) and a group's symbol table.
+_HEADER_KINDS = frozenset({hdf5_heap.ATTRIBUTE_MESSAGE, hdf5_btree.SYMBOL_TABLE_MESSAGE})
+
+
+def _ranges(read_at: hdf5_heap.ReadAt) -> hdf5_btree.ReadRanges:
+    """Many ranges read from a read of one at a time."""
+    return lambda ranges: [memoryview(read_at(offset, length)) for offset, length in ranges]
+
+
+def object_address(oid: Any) -> int:
+    """The address of an open object's header (what a hard link to it holds), from the library's `H5Gget_objinfo`:
+    not `h5o.get_info`, which also sizes the object's metadata, walking a group's symbol table or a dataset's whole
+    chunk index (and on a damaged one never returns)."""
+    low, high = h5g.get_objinfo(oid).objno
+    return int(low) | int(high) << _ULONG_BITS
 
 
 def _attribute_names(oid: Any, plist: Any) -> tuple[list[bytes], dict[bytes, str]]:
@@ -467,12 +486,14 @@ class HDF5Node(Node):
         if self.kind != "group" or self._gid is None:
             return {}
         gid = self._gid
+        problem = self.tree.group_problem(self._address)
+        if problem is not None:
+            return self._unlisted(f"{self.path}: its members cannot be listed: {problem}; not read")
         links: list[tuple[bytes, int, int]] = []
         try:
             gid.links.iterate(lambda name, info: links.append((name, info.type, info.u)), info=True)
         except Exception as exc:  # a damaged B-tree or heap: the members cannot be listed
-            self._report(self.path, f"{self.path}: its members cannot be listed ({describe(exc)})", self.path)
-            return {}
+            return self._unlisted(f"{self.path}: its members cannot be listed ({describe(exc)})")
         here = self._ancestors | {self._address}
         out: dict[str, Node] = {}
         for name, link_type, address in sorted(links, key=lambda link: _member_name(link[0])):
@@ -483,6 +504,11 @@ class HDF5Node(Node):
                 continue
             out[shown] = self._child(gid, name, path, link_type, address, here)
         return out
+
+    def _unlisted(self, message: str) -> dict[str, Node]:
+        """No members, and why, reported once."""
+        self._report(self.path, message, self.path)
+        return {}
 
     def _child(self, gid: Any, name: bytes, path: str, link_type: int, address: int, here: frozenset[int]) -> Node:
         """The node one link of this group leads to: a group, a dataset, or a link node that is never entered
@@ -506,7 +532,7 @@ class HDF5Node(Node):
         try:
             oid = self._open_member(gid, name, address if target is None else None)
             if isinstance(oid, h5g.GroupID) and target is not None:
-                address = h5o.get_info(oid).addr
+                address = object_address(oid)
         except Exception as exc:  # dangling soft link, unreadable object header
             if target is not None:
                 return LinkNode(tree, path, "soft", target)
@@ -599,14 +625,15 @@ class HDF5Node(Node):
                         self.path, self._shape, self._dtype, self._stored_type, fill, offset, self.tree.raw_size()
                     )
                 else:
+                    oid = self.object_id()
                     got = hdf5_direct.plan(
-                        self.object_id(),
+                        oid,
                         self.tree.raw_size(),
                         self.path,
                         self.tree.address_size(),
                         self._known(),
-                        self.tree.range_reader,
-                        self._address,
+                        self.tree.index_source(),
+                        self._address if self._address is not None else object_address(oid),
                     )
             except NotDecoded as exc:
                 got = NotDecoded(str(exc))
@@ -775,13 +802,15 @@ class HDF5Tree(Tree):
         self.opened: list[HDF5Node] = []  # every node made, so close() can let go of their HDF5 ids
         self.groups: dict[int, str] = {}  # a group's object address -> the path it is read under, entered once
         self.types: TypeFacts = {}  # see _type_facts
+        # A group's header messages, read for the check of its attributes, until its symbol table is checked too.
+        self._group_headers: dict[int, list[tuple[int, int, bytes]]] = {}
         try:
             self._file = h5py.File(path, "r", locking=False) if local else h5py.File(path, "r")
         except Exception as exc:
             raise InputError(f"{self.source}: cannot open as HDF5 ({_first_line(exc)})") from None
         try:
             root = h5g.open(self._file.id, b"/")
-            address = h5o.get_info(root).addr
+            address = object_address(root)
         except Exception as exc:  # the root group's header cannot be read: nothing in the file can be reached
             self._file.close()
             raise InputError(f"{self.source}: its root group cannot be opened ({_first_line(exc)})") from None
@@ -813,10 +842,24 @@ class HDF5Tree(Tree):
         if heaps is None:
             return {}
         try:
-            header = node._address if node._address is not None else h5o.get_info(node.object_id()).addr
-            return heaps.attribute_problems(int(header))
+            header = node._address if node._address is not None else object_address(node.object_id())
+            messages = self._header_messages(int(header))
+            if messages is None:
+                return {}
+            if node.kind == "group":  # kept for the check of its symbol table, when its members are listed
+                self._group_headers[int(header)] = messages
+            return heaps.attribute_problems(messages)
         except Exception:
             return {}
+
+    def _header_messages(self, header: int) -> list[tuple[int, int, bytes]] | None:
+        """The attribute and symbol table messages of the object header at `header` (`hdf5_btree.header_messages`);
+        None where its bytes are not as that reader takes them, or cannot be read here."""
+        found = self._structures()
+        if found is None:
+            return None
+        read_at, size, sizeof_addr, sizeof_size, base = found
+        return hdf5_btree.header_messages(_ranges(read_at), header, size, sizeof_addr, sizeof_size, base, _HEADER_KINDS)
 
     def collection_check(self) -> hdf5_direct.HeapCheck | None:
         """Why the library must not read the global heap collection at an address (see `hdf5_heap`); None where the
@@ -826,10 +869,30 @@ class HDF5Tree(Tree):
 
     def _global_heaps(self) -> hdf5_heap.GlobalHeaps | None:
         if "_heaps" not in self.__dict__:
-            self.__dict__["_heaps"] = self._make_global_heaps()
+            found = self._structures()
+            self.__dict__["_heaps"] = None if found is None else hdf5_heap.GlobalHeaps(*found)
         return self.__dict__["_heaps"]
 
-    def _make_global_heaps(self) -> hdf5_heap.GlobalHeaps | None:
+    def group_problem(self, address: int | None) -> str | None:
+        """Why the HDF5 library must not list the members of the group whose object header is at `address`: its
+        symbol table's B-tree is not a tree (`hdf5_btree.group_problem`); None where nothing is wrong, or nothing
+        could be checked. Asked once per group, when its members are listed; its header's messages as the check of
+        its attributes read them, where it did."""
+        found = self._structures()
+        if address is None or found is None:
+            return None
+        read_at, size, sizeof_addr, sizeof_size, base = found
+        messages = self._group_headers.pop(address, None)
+        return hdf5_btree.group_problem(_ranges(read_at), address, size, sizeof_addr, sizeof_size, base, messages)
+
+    def _structures(self) -> tuple[hdf5_heap.ReadAt, int, int, int, int] | None:
+        """(read_at, the file's size, its address and length sizes, its base address): what reading the file's
+        structures here takes (global heaps, symbol tables); None where the file's bytes cannot be read here. Made once."""
+        if "_structures_found" not in self.__dict__:
+            self.__dict__["_structures_found"] = self._find_structures()
+        return self.__dict__["_structures_found"]
+
+    def _find_structures(self) -> tuple[hdf5_heap.ReadAt, int, int, int, int] | None:
         try:
             creation = self.file_id.get_create_plist()
             sizeof_addr, sizeof_size = (int(n) for n in creation.get_sizes())
@@ -839,9 +902,7 @@ class HDF5Tree(Tree):
         fd = self.raw_fd()
         if fd is not None:
             size = os.fstat(fd).st_size
-            return hdf5_heap.GlobalHeaps(
-                lambda offset, length: os.pread(fd, length, offset), size, sizeof_addr, sizeof_size, base
-            )
+            return (lambda offset, length: os.pread(fd, length, offset)), size, sizeof_addr, sizeof_size, base
         fileobj = self._fileobj
         size = getattr(fileobj, "size", None)
         if fileobj is None or not isinstance(size, int):
@@ -852,7 +913,15 @@ class HDF5Tree(Tree):
                 fileobj.seek(offset)
                 return fileobj.read(length)
 
-        return hdf5_heap.GlobalHeaps(read_at, size, sizeof_addr, sizeof_size, base)
+        return read_at, size, sizeof_addr, sizeof_size, base
+
+    def index_source(self) -> hdf5_direct.IndexSource | None:
+        """The file's bytes, from which a plan reads a chunk index (`hdf5_direct.plan`): a remote file's ranges, a
+        local file's `pread`; None where neither can be read."""
+        if self.range_reader is not None:
+            return self.range_reader
+        fd = self.raw_fd()
+        return hdf5_direct.LocalRanges(fd, os.fstat(fd).st_size) if fd is not None else None
 
     def raw_size(self) -> int | None:
         """The file's size in bytes (a remote file's as its server gave it), or None when it is not known: every

@@ -7,8 +7,15 @@ index takes as many round trips as the tree has levels (two or three).
 
 Only the index HDF5 writes by default is read here: a version 1 B-tree, named by a version 3 layout message (h5py,
 anndata, SeuratDisk and hdmf write it unless asked for the latest format). Anything else, and anything unexpected
-in the bytes (a signature, a level, an address past the end of the file, a node seen twice), gives None: the caller
-then asks the HDF5 library, whose reading of the file, or refusal, stands.
+in the bytes (a signature, an address past the end of the file), gives None: the caller then asks the HDF5 library,
+whose reading of the file, or refusal, stands.
+
+The one exception is a version 1 B-tree that is not a tree: a node named twice (a cycle, or two parents sharing a
+child) or a child whose level is not one below its parent's. The HDF5 library walks such a tree by recursion, with
+no guard: a node that names itself recurses until the stack overflows and the process dies (exit 139), one named
+by many parents makes the walk exponential. That is `Damaged`, with its reason, and the caller must not hand the
+tree to the library: so `chunk_records` raises it, and `group_problem` says it for a group's symbol table (the
+B-tree of its links, which old-style groups, h5py's default, keep), before any library call lists the group.
 """
 
 from __future__ import annotations
@@ -23,8 +30,12 @@ ChunkRecord = tuple[tuple[int, ...], int, int, int]
 
 LAYOUT_MESSAGE = 0x0008
 CONTINUATION_MESSAGE = 0x0010
+SYMBOL_TABLE_MESSAGE = 0x0011
 CHUNKED = 2
 _LAYOUT = frozenset({LAYOUT_MESSAGE})
+_SYMBOL_TABLE = frozenset({SYMBOL_TABLE_MESSAGE})
+# The node types of version 1 B-trees: a group's links (keys: offsets of names in its local heap), a chunk index.
+GROUP_NODES, CHUNK_NODES = 0, 1
 # A header message's type, size and flags: version 1 headers (then 3 reserved bytes), version 2 headers.
 _V1_MESSAGE = struct.Struct("<HHB")
 _V2_MESSAGE = struct.Struct("<BHB")
@@ -40,6 +51,10 @@ MOST_ENTRIES = 2**16
 
 class _Unexpected(Exception):
     """The bytes are not what this reader takes: the HDF5 library reads them instead."""
+
+
+class Damaged(Exception):
+    """A version 1 B-tree that is not a tree (see the module's docstring): never to be handed to the HDF5 library."""
 
 
 def chunk_records(
@@ -58,24 +73,81 @@ def chunk_records(
 
     `most_chunks`: the chunks the dataset's grid has room for; an index holding more is not believed. `base`: the
     file's base address (its user block's size), to which every address in the file, `header`'s too, is relative.
+    Raises Damaged for an index that is not a tree.
     """
-    reader = _Reader(read, file_size, sizeof_addr, sizeof_size, base)
     try:
-        layout = reader.layout_message(header + base)
-        if layout is None or len(layout) < 3 or layout[0] != 3 or layout[1] != CHUNKED:
+        reader = _Reader(read, file_size, sizeof_addr, sizeof_size, base)
+        index = reader.chunk_index(header + base, rank)
+        if index is None:
             return None
-        dims = layout[2]
-        if dims != rank + 1 or len(layout) < 3 + sizeof_addr + 4 * dims:
-            return None
-        chunk = struct.unpack_from(f"<{dims}I", layout, 3 + sizeof_addr)
-        if 0 in chunk:
-            return None
-        root = reader.address(layout, 3)
-        if root is None:
-            return []  # no chunk written yet
-        return reader.leaves(root, chunk, most_chunks)
+        root, chunk = index
+        return [] if root is None else reader.leaves(root, chunk, most_chunks)
     except (_Unexpected, struct.error, IndexError, ValueError):
         return None
+
+
+def chunk_index_problem(
+    read: ReadRanges,
+    header: int,
+    file_size: int,
+    sizeof_addr: int,
+    sizeof_size: int,
+    rank: int,
+    most_chunks: int,
+    base: int = 0,
+) -> str | None:
+    """Why the HDF5 library must not list, or look up, the chunks of the dataset whose object header is at `header`:
+    its index is a version 1 B-tree that is not a tree (`Damaged`). None where it is one, or is another kind of
+    index, or its bytes are not as this reader takes them (the library reads, or refuses, them itself). Cheaper than
+    `chunk_records`: the leaves' entries are not read, only that each leaf is one."""
+    try:
+        reader = _Reader(read, file_size, sizeof_addr, sizeof_size, base)
+        index = reader.chunk_index(header + base, rank)
+        if index is not None and index[0] is not None:
+            root, chunk = index
+            for _ in reader.walk(root, CHUNK_NODES, 8 + 8 * len(chunk), min(MOST_ENTRIES, most_chunks), most_chunks + 1, False):
+                pass
+        return None
+    except Damaged as exc:
+        return never_ends("its chunk index", exc)
+    except (_Unexpected, struct.error, IndexError, ValueError):
+        return None
+
+
+def group_problem(
+    read: ReadRanges,
+    header: int,
+    file_size: int,
+    sizeof_addr: int,
+    sizeof_size: int,
+    base: int = 0,
+    messages: list[tuple[int, int, bytes]] | None = None,
+) -> str | None:
+    """Why the HDF5 library must not list the group whose object header is at `header` (relative to `base`): the
+    B-tree of its symbol table is not a tree (`Damaged`). None where it is one, the group keeps no symbol table (its
+    links in its header, or in dense storage), or the bytes are not as this reader takes them (the library reads, or
+    refuses, them itself, without looping). `messages`: the header's messages, where they were read already (its
+    symbol table message among them, if any)."""
+    try:
+        reader = _Reader(read, file_size, sizeof_addr, sizeof_size, base)
+        found = messages if messages is not None else reader.messages(header + base, _SYMBOL_TABLE)
+        for kind, _, body in found:
+            if kind == SYMBOL_TABLE_MESSAGE:
+                root = reader.address(body, 0)  # then the local heap's address, which holds the names
+                if root is not None and not reader.is_leaf(root, GROUP_NODES):  # most groups: one leaf, no node named
+                    for _ in reader.walk(root, GROUP_NODES, sizeof_size, MOST_ENTRIES, file_size, False):
+                        pass
+                return None
+        return None
+    except Damaged as exc:
+        return never_ends("its symbol table", exc)
+    except (_Unexpected, struct.error, IndexError, ValueError):
+        return None
+
+
+def never_ends(what: str, exc: Damaged) -> str:
+    """Why a tree that is no tree (`exc`) is not handed to the library, for the thing it indexes (`what`)."""
+    return f"{what}'s B-tree is damaged ({exc}): the HDF5 library's walk of it never ends"
 
 
 def header_messages(
@@ -130,6 +202,21 @@ class _Reader:
 
     # --- the object header --------------------------------------------------------------------------------------
 
+    def chunk_index(self, header: int, rank: int) -> tuple[int | None, tuple[int, ...]] | None:
+        """(the root of its B-tree, None where no chunk is written yet; the chunk's shape, its last dimension the
+        element size) of the dataset whose header is at `header`, where a version 3 layout message names a version 1
+        B-tree; else None."""
+        layout = self.layout_message(header)
+        if layout is None or len(layout) < 3 or layout[0] != 3 or layout[1] != CHUNKED:
+            return None
+        dims = layout[2]
+        if dims != rank + 1 or len(layout) < 3 + self.sizeof_addr + 4 * dims:
+            return None
+        chunk = struct.unpack_from(f"<{dims}I", layout, 3 + self.sizeof_addr)
+        if 0 in chunk:
+            return None
+        return self.address(layout, 3), chunk
+
     def layout_message(self, header: int) -> bytes | None:
         """The data of the header's layout message (None when it has none before MOST_CONTINUATIONS blocks)."""
         for kind, flags, body in self.messages(header, _LAYOUT):
@@ -164,7 +251,7 @@ class _Reader:
                     more.append((offset, self.length(body, self.sizeof_addr)))
                 else:
                     yield kind, flags, body
-            blocks.extend(self._continuation(version, offset, length) for offset, length in more)
+            blocks.extend(self._continuation(version, offset, length, first, header) for offset, length in more)
 
     def _slice(self, first: memoryview, header: int, start: int, size: int) -> bytes:
         """`size` bytes at `start`, from the first read when it holds them, else read again."""
@@ -186,11 +273,15 @@ class _Reader:
         self.creation_order = bool(flags & 0x04)
         return [(2, self._slice(first, header, start, size))]
 
-    def _continuation(self, version: int, offset: int, length: int) -> tuple[int, bytes]:
-        """The messages of a continuation block (version 2: inside its signature and checksum)."""
+    def _continuation(self, version: int, offset: int, length: int, first: memoryview, header: int) -> tuple[int, bytes]:
+        """The messages of a continuation block (version 2: inside its signature and checksum); from the header's
+        first read where it lies inside it (a small header's blocks lie together), else read."""
         if length > MOST_HEADER_BYTES:
             raise _Unexpected
-        (data,) = self.fetch([(offset, length)])
+        if header <= offset and offset + length <= header + len(first):
+            data = first[offset - header : offset - header + length]
+        else:
+            (data,) = self.fetch([(offset, length)])
         if version == 2:
             if bytes(data[:4]) != b"OCHK" or length < 8:
                 raise _Unexpected
@@ -216,41 +307,78 @@ class _Reader:
     def leaves(self, root: int, chunk: tuple[int, ...], most_chunks: int) -> list[ChunkRecord]:
         """The leaves' records of the tree at `root`, whose keys count in elements of chunks of shape `chunk` (its last
         dimension the element size)."""
+        records: list[ChunkRecord] = []
+        key_bytes = 8 + 8 * len(chunk)
+        for data, entries, level in self.walk(root, CHUNK_NODES, key_bytes, min(MOST_ENTRIES, most_chunks), most_chunks + 1):
+            node_records = self._entries(data, entries, chunk)  # each node's keys checked, as HDF5 checks them
+            if level == 0:
+                records.extend(node_records)
+                if len(records) > most_chunks:
+                    raise _Unexpected
+        return records
+
+    def walk(
+        self, root: int, node_type: int, key_bytes: int, most_entries: int, most_nodes: int, leaves: bool = True
+    ) -> Iterator[tuple[memoryview, int, int]]:
+        """Every node of the version 1 B-tree at `root` as (its bytes, entries, level), a level at a time from the
+        root. Damaged where it is not a tree: a node named twice, or a child whose level is not one below its
+        parent's (a walk in the library's way would never end, or go exponential); _Unexpected for bytes not as
+        expected (a signature, a node type, an address past the end, more than `most_nodes` nodes). Without
+        `leaves`, the leaves below the root are not yielded, and of each only its first bytes are read: that it
+        is a leaf of the tree's type."""
         seen = {root}
         level: list[int] = [root]
         expected: int | None = None  # the level every node of this one must have (the root's: any)
+        entry_bytes = key_bytes + self.sizeof_addr
         while level:
+            if expected == 0 and not leaves:
+                self._leaves_are_leaves(level, node_type)
+                return
             children: list[int] = []
-            records: list[ChunkRecord] = []
-            for data, entries in self._nodes(level, len(chunk), most_chunks):
-                node_level, node_records = self._entries(data, entries, chunk)
+            for address, data, entries in self._nodes(level, key_bytes, most_entries):
+                if bytes(data[:4]) != b"TREE" or data[4] != node_type:
+                    raise _Unexpected
+                node_level = data[5]
                 if expected is not None and node_level != expected:
-                    raise _Unexpected
+                    raise Damaged(f"the node at byte {address} has level {node_level}, where {expected} is expected")
                 expected = node_level
-                records.extend(node_records)
-            if expected == 0:
-                if len(records) > most_chunks:
+                yield data, entries, node_level
+                if node_level == 0:
+                    continue
+                for i in range(entries):
+                    child = self.address(data, self.node_prefix + i * entry_bytes + key_bytes)
+                    if child is None:
+                        raise _Unexpected
+                    if child in seen:
+                        raise Damaged(f"the node at byte {child} is named twice, a cycle or a shared child")
+                    seen.add(child)
+                    children.append(child)
+                if len(seen) > most_nodes:
                     raise _Unexpected
-                return records
-            for _, child, _, _ in records:
-                if child in seen:
-                    raise _Unexpected  # a node named twice: a cycle, or a tree that is not one
-                seen.add(child)
-                children.append(child)
-            if len(seen) > most_chunks + 1:
-                raise _Unexpected
-            expected = (expected or 0) - 1
+            if expected is not None:
+                expected -= 1
             level = children
-        return []
 
-    def _entries(self, data: memoryview, entries: int, chunk: tuple[int, ...]) -> tuple[int, list[ChunkRecord]]:
-        """(the node's level, its entries: (the key's chunk offset, the child's address, size, filter mask)).
+    def is_leaf(self, address: int, node_type: int) -> bool:
+        """Whether the node at `address` is a leaf of a tree of `node_type` (its first bytes read)."""
+        (data,) = self.fetch([(address, 8)])
+        return bytes(data[:4]) == b"TREE" and data[4] == node_type and data[5] == 0
 
-        Checked as HDF5 checks a node it decodes: its signature and type, and every key's offsets whole chunks into
-        the dataset (the key after the last entry's too).
+    def _leaves_are_leaves(self, addresses: list[int], node_type: int) -> None:
+        for start in range(0, len(addresses), NODES_PER_BATCH):
+            batch = addresses[start : start + NODES_PER_BATCH]
+            for address, data in zip(batch, self.fetch([(a, 8) for a in batch]), strict=True):
+                if bytes(data[:4]) != b"TREE" or data[4] != node_type:
+                    raise _Unexpected
+                if data[5] != 0:
+                    raise Damaged(f"the node at byte {address} has level {data[5]}, where 0 is expected")
+
+    def _entries(self, data: memoryview, entries: int, chunk: tuple[int, ...]) -> list[ChunkRecord]:
+        """The node's entries: (the key's chunk offset, the child's address, size, filter mask).
+
+        Checked as HDF5 checks a node it decodes (its signature and type are `walk`'s): every key's offsets whole
+        chunks into the dataset (the key after the last entry's too).
         """
-        if bytes(data[:4]) != b"TREE" or data[4] != 1:
-            raise _Unexpected
         dims = len(chunk)
         out: list[ChunkRecord] = []
         for i in range(entries + 1):
@@ -263,36 +391,36 @@ class _Reader:
                 if child is None:
                     raise _Unexpected
                 out.append((tuple(offsets[:-1]), child, size, mask))
-        return data[5], out
+        return out
 
     def _entry_bytes(self, dims: int) -> int:
         """A key (chunk size, filter mask, an offset per dimension) and the child's address after it."""
         return 8 + 8 * dims + self.sizeof_addr
 
-    def _nodes(self, addresses: list[int], dims: int, most_chunks: int) -> Iterator[tuple[memoryview, int]]:
-        """Each node's bytes and entries, NODES_PER_BATCH nodes at a time (the bytes held stay bounded whatever a
-        level claims): read for DEFAULT_ENTRIES first, and again, whole, where it holds more."""
+    def _nodes(self, addresses: list[int], key_bytes: int, most_entries: int) -> Iterator[tuple[int, memoryview, int]]:
+        """Each node's address, bytes and entries, NODES_PER_BATCH nodes at a time (the bytes held stay bounded whatever
+        a level claims): read for DEFAULT_ENTRIES first, and again, whole, where it holds more."""
         prefix = self.node_prefix
 
         def size(entries: int) -> int:  # the entries and the key after the last
-            return prefix + entries * self._entry_bytes(dims) + 8 + 8 * dims
+            return prefix + entries * (key_bytes + self.sizeof_addr) + key_bytes
 
         for start in range(0, len(addresses), NODES_PER_BATCH):
             batch = addresses[start : start + NODES_PER_BATCH]
             first = self.fetch([(a, min(size(DEFAULT_ENTRIES), self.file_size - a)) for a in batch])
-            out: list[tuple[memoryview, int]] = []
+            out: list[tuple[int, memoryview, int]] = []
             again: list[tuple[int, int]] = []
             for address, data in zip(batch, first, strict=True):
                 if len(data) < prefix:
                     raise _Unexpected
                 entries = int.from_bytes(data[6:8], "little")
-                if entries > min(MOST_ENTRIES, most_chunks):
+                if entries > most_entries:
                     raise _Unexpected
-                out.append((data, entries))
+                out.append((address, data, entries))
                 if size(entries) > len(data):
                     again.append((len(out) - 1, address))
             if again:
-                whole = self.fetch([(a, size(out[i][1])) for i, a in again])
-                for (i, _), data in zip(again, whole, strict=True):
-                    out[i] = (data, out[i][1])
+                whole = self.fetch([(a, size(out[i][2])) for i, a in again])
+                for (i, address), data in zip(again, whole, strict=True):
+                    out[i] = (address, data, out[i][2])
             yield from out

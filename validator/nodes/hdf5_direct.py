@@ -69,6 +69,24 @@ class RangeSource(Protocol):
     def read_soon(self, ranges: list[tuple[int, int]]) -> Callable[[], list[memoryview]]: ...
 
 
+class IndexSource(Protocol):
+    """A file's bytes, many ranges at once: a remote file's (remote.RangeReader) or a local one's (`LocalRanges`)."""
+
+    size: int
+
+    def read(self, ranges: list[tuple[int, int]]) -> list[memoryview]: ...
+
+
+class LocalRanges:
+    """A local file's bytes, by `pread` on its descriptor (which the caller keeps open)."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd, self.size = fd, size
+
+    def read(self, ranges: list[tuple[int, int]]) -> list[memoryview]:
+        return [memoryview(os.pread(self.fd, length, offset)) for offset, length in ranges]
+
+
 class ChunkTable(NamedTuple):
     """Where each stored chunk lies, found by its linear (C-order) index in the chunk grid."""
 
@@ -124,17 +142,19 @@ def plan(
     path: str,
     sizeof_addr: int | None = None,
     known: tuple[tuple[int, ...], np.dtype, StoredType | None] | None = None,
-    index_source: RangeSource | None = None,
+    index_source: IndexSource | None = None,
     header: int | None = None,
 ) -> DirectPlan:
     """How to read the dataset `oid` (its low-level id, `h5py.h5d.DatasetID`: a plan needs no high-level
     `Dataset`); `file_size` is None when the file is not local (no `pread`). `sizeof_addr`: the file's address
     size in bytes, when known (else read from the file's creation properties); `known`: its shape and dtype (as
-    h5py reads them) and its type's facts (None: read here), when already read. `index_source`: a remote file's
-    ranges, from which a chunk index is read a B-tree level at a time (`hdf5_btree`), not a node per round trip;
-    `header`: the address of the dataset's object header, where the walk knew it (else HDF5 reads the index).
+    h5py reads them) and its type's facts (None: read here), when already read. `index_source`: the file's
+    ranges, from which a chunk index is read a B-tree level at a time (`hdf5_btree`: over a URL not a node per
+    round trip, and never an index HDF5 would walk without end); `header`: the address of the dataset's object
+    header (without it HDF5 reads the index).
 
-    Raises Unreadable for data stored outside the file, NotDecoded for a filter off the allow-list.
+    Raises Unreadable for data stored outside the file, NotDecoded for a filter off the allow-list, NodeError for a
+    chunk index that is not a tree.
     """
     dcpl = oid.get_create_plist()
     if dcpl.get_layout() == h5py.h5d.VIRTUAL or dcpl.get_external_count() > 0:
@@ -326,7 +346,7 @@ def _chunk_table(
     chunk_shape: tuple[int, ...],
     file_size: int | None,
     path: str,
-    index_source: RangeSource | None = None,
+    index_source: IndexSource | None = None,
     header: int | None = None,
 ) -> ChunkTable:
     grid = tuple(-(-int(n) // c) for n, c in zip(shape, chunk_shape, strict=False))
@@ -341,7 +361,7 @@ def _chunk_table(
 
     records = None
     if index_source is not None and header is not None:
-        records = _remote_records(oid, index_source, header, len(shape), math.prod(grid))
+        records = _index_records(oid, index_source, header, len(shape), math.prod(grid), path)
     if records is not None:
         for offset, address, size, mask in records:
             record(offset, address, size, mask)
@@ -358,17 +378,28 @@ def _chunk_table(
     return ChunkTable(table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy(), table[:, 3].copy())
 
 
-def _remote_records(
-    oid: Any, source: RangeSource, header: int, rank: int, most_chunks: int
+def _index_records(
+    oid: Any, source: IndexSource, header: int, rank: int, most_chunks: int, path: str
 ) -> list[hdf5_btree.ChunkRecord] | None:
-    """The chunk index read from the file's bytes a B-tree level at a time; None where HDF5 reads it instead.
+    """A remote file's chunk index read from its bytes a B-tree level at a time; None where HDF5 lists the chunks
+    instead: a local file's (the library's `chunk_iter` is faster than this reader, once the index is checked to be
+    a tree), or an index not read here. NodeError for an index that is not a tree, which the library must not walk.
 
     (Not `h5o.get_info(oid).addr` for the header's address: h5py's get_info also sizes the object's metadata,
     which for a chunked dataset is a walk of its whole chunk index, the reads this is here to save.)"""
     creation = h5py.h5i.get_file_id(oid).get_create_plist()
     sizeof_addr, sizeof_size = (int(n) for n in creation.get_sizes())
     base = int(creation.get_userblock())  # a file's addresses count from its superblock, after any user block
-    return hdf5_btree.chunk_records(source.read, header, source.size, sizeof_addr, sizeof_size, rank, most_chunks, base)
+    sizes = (source.size, sizeof_addr, sizeof_size, rank, most_chunks, base)
+    if isinstance(source, LocalRanges):
+        problem = hdf5_btree.chunk_index_problem(source.read, header, *sizes)
+        if problem is not None:
+            raise NodeError(f"{path}: {problem}; not read")
+        return None
+    try:
+        return hdf5_btree.chunk_records(source.read, header, *sizes)
+    except hdf5_btree.Damaged as exc:
+        raise NodeError(f"{path}: {hdf5_btree.never_ends('its chunk index', exc)}; not read") from None
 
 
 def _linear(index: tuple[int, ...], grid: tuple[int, ...]) -> int:

@@ -8,7 +8,8 @@ rounded up), and the library loops forever inside `H5Aread` (`tests/data/hdf5-gl
 fuzzer). So before a variable-length attribute is read, its heap IDs are taken from the attribute message of its
 object's header (`hdf5_btree.header_messages`), and each collection they name is walked here as the library walks
 it, once per file: an attribute stored in a collection whose objects do not each fit inside it is refused with the
-reason, never handed to the library.
+reason, never handed to the library. (The caller reads the header: `hdf5.HDF5Tree`, which reads a group's once
+for this and for the check of its symbol table.)
 
 Only what is read plainly is checked: a top-level variable-length type in a compact attribute message (the way h5py,
 anndata, SeuratDisk and hdmf write them). An attribute held elsewhere (dense attribute storage, a shared datatype,
@@ -21,10 +22,7 @@ import math
 import struct
 from collections.abc import Callable
 
-from validator.nodes import hdf5_btree
-
 ATTRIBUTE_MESSAGE = 0x000C
-_ATTRIBUTES = frozenset({ATTRIBUTE_MESSAGE})
 # An attribute message's name, datatype and dataspace sizes (after its version and flags).
 _ATTRIBUTE_SIZES = struct.Struct("<HHH")
 VLEN_CLASS = 9
@@ -46,13 +44,13 @@ class GlobalHeaps:
         self.sizeof_addr, self.sizeof_size, self.base = sizeof_addr, sizeof_size, base
         self._collections: dict[int, str | None] = {}  # address (relative to base) -> why it must not be read
 
-    def attribute_problems(self, header: int) -> dict[bytes, str]:
-        """Each variable-length attribute of the object whose header is at `header` (relative to the file's base)
-        that is stored in a damaged collection, by its stored name: why it must not be read."""
-
+    def attribute_problems(self, messages: list[tuple[int, int, bytes]]) -> dict[bytes, str]:
+        """Each variable-length attribute of an object, among the messages of its header (`messages`, as
+        `hdf5_btree.header_messages` gives them: those of other kinds are passed over), that is stored in a damaged
+        collection, by its stored name: why it must not be read."""
         problems: dict[bytes, str] = {}
-        for body in self._attribute_messages(header):
-            found = self._heap_addresses(body)
+        for kind, _, body in messages:
+            found = self._heap_addresses(body) if kind == ATTRIBUTE_MESSAGE else None
             if found is None:
                 continue
             name, addresses = found
@@ -62,18 +60,6 @@ class GlobalHeaps:
                     problems[name] = problem
                     break
         return problems
-
-    def _attribute_messages(self, header: int) -> list[bytes]:
-        """The attribute messages of the object header at `header` (`hdf5_btree.header_messages`: every block,
-        continuations followed); none where its bytes are not as that reader takes them."""
-
-        def read(ranges: list[tuple[int, int]]) -> list[memoryview]:
-            return [memoryview(self._read_at(offset, size)) for offset, size in ranges]
-
-        messages = hdf5_btree.header_messages(
-            read, header, self.file_size, self.sizeof_addr, self.sizeof_size, self.base, _ATTRIBUTES
-        )
-        return [body for kind, _, body in messages or () if kind == ATTRIBUTE_MESSAGE]
 
     def collection_problem(self, address: int) -> str | None:
         """Why the library must not read the global heap collection at `address`, or None (walked once per file)."""
