@@ -409,3 +409,32 @@ def test_iter_results_fails_the_same_on_a_carried_column_as_on_one_read_alone(mo
     alone = results()
     assert carried == alone
     assert ("cxg.Xr.var-in-range", Status.FAILED) in [(rule, status) for rule, status, _, _ in carried]
+
+
+def test_iter_results_not_checked_on_a_group_whose_members_could_not_be_listed():
+    # A damaged group (its symbol table unreadable, say) lists no member: that 'indptr' is missing, or that nothing
+    # wrong was found among its members, would be a false claim. Its own metadata is still checked.
+    spec = {"X": {"@attrs": {"encoding-type": "csr_matrix", "shape": [3, 2]}}}
+    t = tree(spec)
+    t.get("/X").members_unread = "/X: its members cannot be listed (damaged)"
+    rules = [
+        RULES[-1],
+        rule("t.csr.attr", {"encoding-type": "csr_matrix"}, ("attr_present", {"key": "shape"})),
+        rule("t.csr.no-attr", {"encoding-type": "csr_matrix"}, ("attr_present", {"key": "h5sparse_format"})),
+    ]
+    got = run(t, rules)
+    members = got["t.csr.group"]
+    assert members.status is Status.NOT_APPLICABLE
+    assert members.unchecked == (("/X", "/X: its members cannot be listed (damaged)"),)
+    assert got["t.csr.attr"].status is Status.PASSED and not got["t.csr.attr"].unchecked
+    assert got["t.csr.no-attr"].status is Status.FAILED  # its own metadata: the verdict stands
+
+
+def test_node_child_of_a_group_whose_members_could_not_be_listed_is_unknown():
+    from validator.nodes.base import Unreadable
+
+    t = tree({"g": {}})
+    assert t.get("/g").child("x") is None
+    t.get("/g").members_unread = "/g: its members cannot be listed"
+    with pytest.raises(Unreadable, match="cannot be listed"):
+        t.get("/g").child("x")

@@ -304,9 +304,14 @@ def test_hdf5_fails_symbol_table_naming_itself_is_reported_never_walked(tmp_path
         f.create_group("g").create_dataset("x", data=np.arange(3))
         f.create_dataset("y", data=np.arange(3))
     _self_named_symbol_table(path, group)
+    from validator.nodes.base import Unreadable
+
     with open_store(str(path)) as tree:
         paths = [n.path for n in tree.walk()]
         ((problem,),) = [[p for p in tree.problems if p.path == group]]
+        assert tree.get(group).members_unread.endswith(problem.message)
+        with pytest.raises(Unreadable):  # a member may exist: its absence is not claimed
+            tree.get(group).child("x")
     assert "B-tree is damaged" in problem.message and "named twice" in problem.message
     assert paths == (["/"] if group == "/" else ["/", "/g", "/y"])
 

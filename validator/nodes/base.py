@@ -203,9 +203,15 @@ class Node(ABC):
     def children(self) -> dict[str, Node]:
         """Direct children by name, in sorted order. Empty for arrays.
 
-        Never raises: members that cannot be listed or opened are reported on the tree (`Tree.problems`) and left out.
+        Never raises: members that cannot be listed or opened are reported on the tree (`Tree.problems`) and left out;
+        a group none of whose members could be listed says why in `members_unread`.
         """
         return {}
+
+    # Why the group's members could not be listed at all (its children then are none), as the tree reported it; None
+    # where they were. A member it names may exist: `child` cannot say it is absent, and a clause on the group that
+    # reads more than its own metadata or name is not checked (the engine's `_advance`).
+    members_unread: str | None = None
 
     # --- Raw storage: the documents and keys a key/value backend (Zarr) stores, as stored. Clauses about
     # the stored documents themselves (`.zarray` fields, chunk keys, consolidated metadata) read these;
@@ -300,7 +306,12 @@ class Node(ABC):
         return cached
 
     def child(self, name: str) -> Node | None:
-        return self.children().get(name)
+        """The member `name`; None where the group has none of that name. Unreadable where its members could not be
+        listed (`members_unread`): it may have one."""
+        found = self.children().get(name)
+        if found is None and self.members_unread is not None:
+            raise Unreadable(self.members_unread)
+        return found
 
     def resolve(self, relative: str) -> Node | None:
         """The node at `relative` from this one (`../indices`, `codes`, `/obs`), or None."""

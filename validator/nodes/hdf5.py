@@ -506,8 +506,9 @@ class HDF5Node(Node):
         return out
 
     def _unlisted(self, message: str) -> dict[str, Node]:
-        """No members, and why, reported once."""
+        """No members, and why (`members_unread`), reported once."""
         self._report(self.path, message, self.path)
+        self.members_unread = message
         return {}
 
     def _child(self, gid: Any, name: bytes, path: str, link_type: int, address: int, here: frozenset[int]) -> Node:

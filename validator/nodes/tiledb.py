@@ -287,8 +287,9 @@ class TileDBGroupNode(Node):
                 with self.tree.tiledb.Group(self.uri, mode="r", ctx=context(self.tree.tiledb)) as group:
                     for member in group:
                         found[member.name or os.path.basename(member.uri.rstrip("/"))] = member.uri
-            except Exception as exc:
-                self._report(self.path, f"{self.path}: the group's members cannot be read ({describe(exc)})")
+            except Exception as exc:  # those in its folder are still read: whether it has others is unknown
+                self.members_unread = f"{self.path}: the group's members cannot be read ({describe(exc)})"
+                self._report(self.path, self.members_unread)
         try:
             names = sorted(os.listdir(self.uri))
         except OSError:
