@@ -174,6 +174,8 @@ class Target:
 
 
 MUTATORS: dict[str, list[tuple[str, Callable[[Target], str]]]] = {f: [] for f in FORMATS}
+# Mutators that edit bytes, applied after those that edit through a library (which must be able to read the file).
+BYTE_LEVEL = frozenset({"flip_bytes", "flip_header_bytes", "truncate", "overwrite_range", "hdf5_btree_not_a_tree"})
 
 
 def mutator(*formats: str) -> Callable[[Callable[[Target], str]], Callable[[Target], str]]:
@@ -248,6 +250,28 @@ def overwrite_range(t: Target) -> str:
     data[start : start + n] = fill * n if fill else bytes(t.rng.randrange(256) for _ in range(n))
     p.write_bytes(bytes(data))
     return f"overwrite {n} bytes at {start} of {p.name}"
+
+
+@mutator("hdf5")
+def hdf5_btree_not_a_tree(t: Target) -> str:
+    """A version 1 B-tree node (a group's symbol table, a chunk index) that names itself, another node, or a level out
+    of order: the HDF5 library recurses through such a tree without end (the process died, exit 139)."""
+    p = t.path
+    data = bytearray(p.read_bytes())
+    nodes = [i for i in range(len(data) - 24) if data[i : i + 4] == b"TREE" and data[i + 4] in (0, 1)]
+    at = t.pick(nodes)
+    # Each entry: a key (a group's: 8 bytes; a chunk index's: size, mask and an offset per dimension), a child.
+    key = 8 if data[at + 4] == 0 else 8 + 8 * t.rng.choice((2, 3))
+    how = t.rng.choice(("itself", "another", "level"))
+    if how == "level":
+        data[at + 5] = t.rng.choice((1, 2, 7, 255))
+    else:
+        data[at + 5] = max(1, data[at + 5])
+        child = at + 24 + key + (key + 8) * t.rng.randrange(max(1, int.from_bytes(data[at + 6 : at + 8], "little")))
+        target = at if how == "itself" else t.pick(nodes)
+        data[child : child + 8] = target.to_bytes(8, "little")
+    p.write_bytes(bytes(data))
+    return f"B-tree node at {at}: {how}"
 
 
 # ------------------------------------------------------------------------------------------- HDF5 structure
@@ -1236,7 +1260,7 @@ def make_input(index: int, seed: int, work: Path, formats: tuple[str, ...] = FOR
     # Structural edits first (they need a readable file), byte-level damage last.
     wanted = sorted(
         rng.sample(range(len(chosen)), k=min(len(chosen), rng.choice((1, 1, 2, 3)))),
-        key=lambda i: chosen[i][0] in ("flip_bytes", "flip_header_bytes", "truncate", "overwrite_range"),
+        key=lambda i: chosen[i][0] in BYTE_LEVEL,
     )
     for i in wanted:
         name, fn = chosen[i]
