@@ -268,16 +268,20 @@ def test_short_reads_are_not_believed(written):
 
 def test_a_local_file_checks_its_chunk_index_and_the_library_lists_it(written, monkeypatch):
     # Locally the library's chunk_iter lists the chunks faster than this reader reads them, once the index is found
-    # to be a tree (`chunk_index_problem`, which reads no leaf's entries).
+    # to be a tree (`chunk_records` without entries: no leaf's entries are read).
     from validator.nodes.detect import open_store
 
-    checked: list[str | None] = []
-    real = hdf5_btree.chunk_index_problem
-    monkeypatch.setattr(hdf5_btree, "chunk_index_problem", lambda *a: checked.append(real(*a)) or checked[-1])
-    monkeypatch.setattr(hdf5_btree, "chunk_records", lambda *a: pytest.fail("read from the bytes"))
+    asked: list[tuple[bool, list | None]] = []
+    real = hdf5_btree.chunk_records
+
+    def spied(*args, entries=True):
+        asked.append((entries, real(*args, entries=entries)))
+        return asked[-1][1]
+
+    monkeypatch.setattr(hdf5_btree, "chunk_records", spied)
     with open_store(str(written)) as tree:
         assert len(tree.get("/three-levels").plan.table.linear) == 10_000
-    assert checked == [None]
+    assert asked == [(False, [])]
 
 
 @pytest.mark.parametrize(
@@ -289,17 +293,17 @@ def test_a_local_file_checks_its_chunk_index_and_the_library_lists_it(written, m
         pytest.param(lambda d, ds, h: None, None, id="intact"),
     ],
 )
-def test_chunk_index_problem_finds_what_chunk_records_finds(written, change, reason):
+def test_index_checked_without_its_entries_finds_what_reading_them_finds(written, change, reason):
     source, ds, header = _damaged(written, change)
     sizeof_addr, sizeof_size = ds.file.id.get_create_plist().get_sizes()
     grid = math.prod(-(-n // c) for n, c in zip(ds.shape, ds.chunks, strict=True))
-    problem = hdf5_btree.chunk_index_problem(source.read, header, source.size, sizeof_addr, sizeof_size, 1, grid)
+    args = (source.read, header, source.size, sizeof_addr, sizeof_size, 1, grid, 0)
     if reason is None:
-        assert problem is None and records(source, ds, header) == library_records(ds)
-    else:
-        assert problem is not None and reason in problem and "never ends" in problem
+        assert hdf5_btree.chunk_records(*args, False) == [] and records(source, ds, header) == library_records(ds)
+        return
+    for entries in (False, True):
         with pytest.raises(hdf5_btree.Damaged, match=reason):
-            records(source, ds, header)
+            hdf5_btree.chunk_records(*args, entries)
 
 
 # ---------------------------------------------------------------------------------------------- group symbol tables

@@ -350,15 +350,15 @@ def test_remote_hdf5_scan_fetches_each_blocks_chunks_together(user_block, tmp_pa
         asked.append((len(ranges), len(remote_module._spans(ranges))))
         return read_soon(self, ranges)
 
-    def index_read(read_ranges, *args):
+    def index_read(read_ranges, *args, **kwargs):
         if not isinstance(read_ranges.__self__, remote_module.RangeReader):
-            return chunk_records(read_ranges, *args)  # the local run's index, read from the file
+            return chunk_records(read_ranges, *args, **kwargs)  # the local run's index, checked from the file
 
         def uncounted(ranges):
             index_batches.append(len(ranges))
             return read_soon(read_ranges.__self__, ranges)()
 
-        return chunk_records(uncounted, *args)
+        return chunk_records(uncounted, *args, **kwargs)
 
     monkeypatch.setattr(remote_module.RangeReader, "read_soon", counted)
     monkeypatch.setattr(hdf5_btree, "chunk_records", index_read)

@@ -14,8 +14,9 @@ The one exception is a version 1 B-tree that is not a tree: a node named twice (
 child) or a child whose level is not one below its parent's. The HDF5 library walks such a tree by recursion, with
 no guard: a node that names itself recurses until the stack overflows and the process dies (exit 139), one named
 by many parents makes the walk exponential. That is `Damaged`, with its reason, and the caller must not hand the
-tree to the library: so `chunk_records` raises it, and `group_problem` says it for a group's symbol table (the
-B-tree of its links, which old-style groups, h5py's default, keep), before any library call lists the group.
+tree to the library: so `chunk_records` raises it (and checks a local file's index that way, reading no leaf's
+entries, before the library lists its chunks), and `group_problem` says it for a group's symbol table (the B-tree of
+its links, which old-style groups, h5py's default, keep), before any library call lists the group.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def chunk_records(
     rank: int,
     most_chunks: int,
     base: int = 0,
+    entries: bool = True,
 ) -> list[ChunkRecord] | None:
     """Every chunk the index of the dataset whose object header is at `header` holds, in the B-tree's order, each
     at its offset in the file (as the library's `chunk_iter` gives it); None where it is not a version 1 B-tree
@@ -73,7 +75,8 @@ def chunk_records(
 
     `most_chunks`: the chunks the dataset's grid has room for; an index holding more is not believed. `base`: the
     file's base address (its user block's size), to which every address in the file, `header`'s too, is relative.
-    Raises Damaged for an index that is not a tree.
+    Without `entries` the index is only checked to be a tree (of each leaf only its first bytes are read) and []
+    stands for its chunks. Raises Damaged for an index that is not a tree, which the library must not walk.
     """
     try:
         reader = _Reader(read, file_size, sizeof_addr, sizeof_size, base)
@@ -81,35 +84,7 @@ def chunk_records(
         if index is None:
             return None
         root, chunk = index
-        return [] if root is None else reader.leaves(root, chunk, most_chunks)
-    except (_Unexpected, struct.error, IndexError, ValueError):
-        return None
-
-
-def chunk_index_problem(
-    read: ReadRanges,
-    header: int,
-    file_size: int,
-    sizeof_addr: int,
-    sizeof_size: int,
-    rank: int,
-    most_chunks: int,
-    base: int = 0,
-) -> str | None:
-    """Why the HDF5 library must not list, or look up, the chunks of the dataset whose object header is at `header`:
-    its index is a version 1 B-tree that is not a tree (`Damaged`). None where it is one, or is another kind of
-    index, or its bytes are not as this reader takes them (the library reads, or refuses, them itself). Cheaper than
-    `chunk_records`: the leaves' entries are not read, only that each leaf is one."""
-    try:
-        reader = _Reader(read, file_size, sizeof_addr, sizeof_size, base)
-        index = reader.chunk_index(header + base, rank)
-        if index is not None and index[0] is not None:
-            root, chunk = index
-            for _ in reader.walk(root, CHUNK_NODES, 8 + 8 * len(chunk), min(MOST_ENTRIES, most_chunks), most_chunks + 1, False):
-                pass
-        return None
-    except Damaged as exc:
-        return never_ends("its chunk index", exc)
+        return [] if root is None else reader.leaves(root, chunk, most_chunks, entries)
     except (_Unexpected, struct.error, IndexError, ValueError):
         return None
 
@@ -304,12 +279,13 @@ class _Reader:
 
     # --- the B-tree ------------------------------------------------------------------------------------------------
 
-    def leaves(self, root: int, chunk: tuple[int, ...], most_chunks: int) -> list[ChunkRecord]:
+    def leaves(self, root: int, chunk: tuple[int, ...], most_chunks: int, read_leaves: bool = True) -> list[ChunkRecord]:
         """The leaves' records of the tree at `root`, whose keys count in elements of chunks of shape `chunk` (its last
-        dimension the element size)."""
+        dimension the element size); none without `read_leaves` (the tree walked all the same, see `walk`)."""
         records: list[ChunkRecord] = []
         key_bytes = 8 + 8 * len(chunk)
-        for data, entries, level in self.walk(root, CHUNK_NODES, key_bytes, min(MOST_ENTRIES, most_chunks), most_chunks + 1):
+        most = (min(MOST_ENTRIES, most_chunks), most_chunks + 1)
+        for data, entries, level in self.walk(root, CHUNK_NODES, key_bytes, *most, read_leaves):
             node_records = self._entries(data, entries, chunk)  # each node's keys checked, as HDF5 checks them
             if level == 0:
                 records.extend(node_records)

@@ -390,16 +390,14 @@ def _index_records(
     creation = h5py.h5i.get_file_id(oid).get_create_plist()
     sizeof_addr, sizeof_size = (int(n) for n in creation.get_sizes())
     base = int(creation.get_userblock())  # a file's addresses count from its superblock, after any user block
-    sizes = (source.size, sizeof_addr, sizeof_size, rank, most_chunks, base)
-    if isinstance(source, LocalRanges):
-        problem = hdf5_btree.chunk_index_problem(source.read, header, *sizes)
-        if problem is not None:
-            raise NodeError(f"{path}: {problem}; not read")
-        return None
+    local = isinstance(source, LocalRanges)
     try:
-        return hdf5_btree.chunk_records(source.read, header, *sizes)
+        records = hdf5_btree.chunk_records(
+            source.read, header, source.size, sizeof_addr, sizeof_size, rank, most_chunks, base, entries=not local
+        )
     except hdf5_btree.Damaged as exc:
         raise NodeError(f"{path}: {hdf5_btree.never_ends('its chunk index', exc)}; not read") from None
+    return None if local else records
 
 
 def _linear(index: tuple[int, ...], grid: tuple[int, ...]) -> int:
