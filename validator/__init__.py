@@ -88,7 +88,7 @@ def validate(
     activity.reading(f"opening {_shown(os.fspath(path))}")
     with open_store(os.fspath(path), list_folders) as tree:
         activity.opened(tree.format)
-        if node != "/" and tree.get(node) is None:
+        if node != "/" and _found(tree, node) is None:
             raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
         prefer_attributes(tree, chosen, selection)  # before the writer detection walks the store
         provenance = detect(tree)
@@ -144,6 +144,16 @@ def validate(
         )
 
 
+def _found(tree, path: str):
+    """The node at `path`, or None where there is none or a group on the way could not be listed."""
+    from validator.nodes.base import NodeError
+
+    try:
+        return tree.get(path)
+    except NodeError:
+        return None
+
+
 def _problem_node(problem) -> str:
     """The node an unreadable record belongs to: its own path where the backend knows it, else the folder of its
     store key (`X/indptr/.zarray` -> `/X/indptr`)."""
@@ -194,7 +204,7 @@ def _metadata_keys(tree, results) -> dict[str, str]:
     keys: dict[str, str] = {}
     paths = {f.path for r in results if r.status is Status.FAILED for f in r.findings if f.path}
     for path in sorted(paths):
-        node = tree.get(path)
+        node = _found(tree, path)
         key = node.metadata_key if node is not None else None
         if key is None:
             continue

@@ -430,11 +430,13 @@ def test_iter_results_not_checked_on_a_group_whose_members_could_not_be_listed()
     assert got["t.csr.no-attr"].status is Status.FAILED  # its own metadata: the verdict stands
 
 
-def test_node_child_of_a_group_whose_members_could_not_be_listed_is_unknown():
-    from validator.nodes.base import Unreadable
-
-    t = tree({"g": {}})
-    assert t.get("/g").child("x") is None
-    t.get("/g").members_unread = "/g: its members cannot be listed"
-    with pytest.raises(Unreadable, match="cannot be listed"):
-        t.get("/g").child("x")
+def test_iter_results_not_checked_where_a_named_array_lies_in_a_group_whose_members_could_not_be_listed():
+    # /X/indptr's last value against the length of /Y/indices: /Y could not be listed, so whether it holds indices
+    # (and how many) is unknown, not "missing".
+    spec = csr()
+    spec["Y"] = {}
+    t = tree(spec)
+    t.get("/Y").members_unread = "/Y: its members cannot be listed (damaged)"
+    rules = [rule("t.end", INDPTR, ("last_value_equals", {"equals": {"node": "/Y/indices", "length": True}}))]
+    got = run(t, rules)["t.end"]
+    assert got.status is Status.NOT_APPLICABLE and got.unchecked == (("/X/indptr", "/Y: its members cannot be listed (damaged)"),)

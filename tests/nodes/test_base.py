@@ -198,3 +198,17 @@ def test_uniform_blocks_passes_counts_past_what_numpy_holds_are_split():
     blocks = list(uniform_blocks(0, 0, np.dtype("<i4"), 2**62))
     assert len(blocks) == 2**62 // MAX_UNIFORM_ELEMENTS and blocks[1].start == MAX_UNIFORM_ELEMENTS
     assert all(b.uniform for b in blocks)
+
+
+def test_node_member_of_a_group_whose_members_could_not_be_listed_is_unknown_not_absent():
+    from memory_tree import tree
+
+    from validator.nodes.base import Unreadable
+
+    t = tree({"g": {"a": np.arange(2)}})
+    assert t.get("/g").child("x") is None and t.get("/g/x") is None
+    t.get("/g").members_unread = "/g: its members cannot be listed"
+    assert t.get("/g").child("a") is not None and t.get("/g/a") is not None  # those listed are still there
+    for ask in (lambda: t.get("/g").child("x"), lambda: t.get("/g/x"), lambda: t.get("/g/x/y")):
+        with pytest.raises(Unreadable, match="cannot be listed"):
+            ask()

@@ -792,7 +792,10 @@ def _plan_scans(waiting: Sequence[Evaluation], block_elements: int) -> tuple[lis
             if isinstance(wanted, NotApplicable):
                 continue
             for r in wanted.values():
-                target = ev.node if r.node is None or r.node == ev.node.path else ev.node.tree.get(r.node)
+                try:
+                    target = ev.node if r.node is None or r.node == ev.node.path else ev.node.tree.get(r.node)
+                except NodeError:
+                    target = None
                 if target is None:
                     continue  # `_fact` reports the missing array on the clause
                 entry = by_array.setdefault(target.path, (target, set()))

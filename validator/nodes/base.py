@@ -615,12 +615,13 @@ class Tree(ABC):
         return Unreadable(one_line(message))
 
     def get(self, path: str) -> Node | None:
-        """The node at an absolute path, or None if there is none."""
+        """The node at an absolute path, or None if there is none; Unreadable where the path leads through a group
+        whose members could not be listed (`Node.members_unread`): it may be there."""
         node = self.root
         for part in normalize_path(path).split("/")[1:]:
             if not part:
                 continue
-            node = node.children().get(part)
+            node = node.child(part)
             if node is None:
                 return None
         return node
