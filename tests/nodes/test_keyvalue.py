@@ -187,3 +187,37 @@ def test_get_fails_on_a_file_that_grows_while_read(tmp_path, monkeypatch, size):
     monkeypatch.setattr(keyvalue.os, "fstat", stale_fstat)
     with pytest.raises(NodeError, match="changed while it was read"):
         DirectoryStore(str(tmp_path)).get("k")
+
+
+def _denied(monkeypatch, *ends: str) -> None:
+    """os.scandir refused (EACCES) for folders whose path ends so: a listing that fails, as under a permission
+    the process lacks (which root, running these tests, never does)."""
+    import errno
+
+    real = os.scandir
+
+    def scandir(path):
+        if str(path).endswith(ends):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(keyvalue.os, "scandir", scandir)
+
+
+def test_a_folder_that_cannot_be_listed_is_unlisted_and_reported_not_empty(store, monkeypatch):
+    root, _ = store
+    reported: list[tuple[str, str]] = []
+    kv = DirectoryStore(str(root))
+    kv.report = lambda key, why: reported.append((key, why))
+    _denied(monkeypatch, os.sep + "b")
+    assert kv.list_dir("a/b") == ([], []) and kv.list_dir("a") == ([], ["b"])
+    assert kv.unlisted("a/b") == "cannot be listed (Permission denied)"
+    assert kv.unlisted("a") is None and kv.unlisted("a", below=True) == kv.unlisted("a/b")
+    assert reported == [("a/b", "a/b: cannot be listed (Permission denied); nothing below it is read")]
+
+
+def test_a_folder_that_is_gone_or_a_file_is_empty_not_unlisted(store):
+    root, _ = store
+    kv = DirectoryStore(str(root))
+    assert kv.list_dir("a/b/0") == ([], []) and kv.list_dir("nowhere") == ([], [])
+    assert kv.unlisted("a/b/0") is None and kv.unlisted("nowhere") is None and kv.unlisted("", below=True) is None

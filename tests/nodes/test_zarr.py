@@ -395,3 +395,34 @@ def test_zarr_passes_arrays_of_one_document_share_a_plan_but_read_their_own_chun
         assert plans[0].codec is plans[2].codec
         values = [np.concatenate([n.read_block(r).values for r in n.block_rows()]) for n in nodes]
     assert [v.tolist() for v in values] == [[0, 1, 2, 3], [10, 11, 12, 13], [20, 21, 22, 23]]
+
+
+def test_zarr_fails_folder_that_cannot_be_listed_leaves_members_and_keys_unknown(v2, monkeypatch):
+    """A group whose folder cannot be listed has members nobody saw (not none), the keys below it are not all known,
+    and an array whose folder cannot be listed has its chunks read by key (not taken for none stored)."""
+    import errno
+
+    from validator.nodes import keyvalue
+    from validator.nodes.base import Unreadable
+
+    real = os.scandir
+
+    def scandir(path):
+        if str(path).endswith((os.sep + "a", os.sep + "x")):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(keyvalue.os, "scandir", scandir)
+    with open_store(v2) as tree:
+        a = tree.get("/a")
+        assert a.children() == {} and a.members_unread == "/a: its members cannot be listed (Permission denied)"
+        with pytest.raises(Unreadable):
+            tree.get("/a/x")
+        with pytest.raises(Unreadable, match="not all known"):
+            tree.root.stored_keys()
+        assert [p.key for p in tree.problems] == ["a"]
+    monkeypatch.setattr(keyvalue.os, "scandir", lambda path: scandir(path) if str(path).endswith(os.sep + "x") else real(path))
+    with open_store(v2) as tree:
+        x = tree.get("/a/x")
+        assert x._stored_rows() is None  # not "no chunk stored": every block is read, each chunk by its key
+        np.testing.assert_array_equal(x.read_block((0, len(X))).values, X)

@@ -252,7 +252,8 @@ class Node(ABC):
     def stored_keys(self) -> list[str] | None:
         """Every key stored below this node, recursively, relative to it, sorted; None for backends without keys.
 
-        Keys that would lead out of the store (symlinks, `..`) are never listed.
+        Keys that would lead out of the store (symlinks, `..`) are never listed. Unreadable where a folder below it
+        could not be listed: the keys are then not all known.
         """
         return None
 

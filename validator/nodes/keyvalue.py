@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from abc import ABC, abstractmethod
@@ -105,6 +106,11 @@ class KeyValueStore(ABC):
         listing nor these is not stored: a reader that has the listing need not ask for it."""
         return None
 
+    def unlisted(self, prefix: str, below: bool = False) -> str | None:
+        """Why the folder `prefix` (with `below`: or a folder below it) could not be listed, once that was tried: a
+        listing that failed, not an empty folder. None where it was listed, or the store cannot say."""
+        return None
+
     # True when many keys are fetched faster together than one by one (a remote store over an asynchronous file
     # system): readers then ask for a whole level of documents, or a block's chunks, in one call.
     batched = False
@@ -196,6 +202,7 @@ class DirectoryStore(KeyValueStore):
         # every key's full path cost more than reading a small chunk; a directory is resolved once.
         self._folders: dict[str, str | None] = {"": self._root}
         self._left_out: dict[str, frozenset[str]] = {}  # listed folder -> the names its listing left out
+        self._unlisted: dict[str, str] = {}  # folder whose listing failed -> why
 
     def resolve(self, key: str) -> str | None:
         """The file system path of `key`, symlinks resolved; None when the key is malformed or leads outside the store."""
@@ -287,9 +294,12 @@ class DirectoryStore(KeyValueStore):
             return [], []
         keys, dirs = [], []
         try:
-            with os.scandir(full) as scan:  # not a directory (or gone): nothing below it
+            with os.scandir(full) as scan:
                 entries = list(scan)
-        except OSError:
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):  # not gone, nor a file: stored, and unreadable
+                why = self._unlisted[prefix] = f"cannot be listed ({exc.strerror or exc})"
+                self.skip(prefix or ".", f"{prefix or 'the store root'}: {why}; nothing below it is read")
             return [], []
         self._left_out[prefix] = _NONE_LEFT_OUT
         for entry in entries:
@@ -334,6 +344,12 @@ class DirectoryStore(KeyValueStore):
 
     def left_out(self, prefix: str) -> frozenset[str] | None:
         return self._left_out.get(prefix)
+
+    def unlisted(self, prefix: str, below: bool = False) -> str | None:
+        if not self._unlisted or not below:
+            return self._unlisted.get(prefix)
+        inside = f"{prefix}/" if prefix else ""
+        return next((why for p, why in self._unlisted.items() if p == prefix or p.startswith(inside)), None)
 
     def raw_keys(self, list_dir: Callable[[str], tuple[list[str], list[str]]] | None = None) -> list[str]:
         """Every entry's key, walked from the root (see KeyValueStore.raw_keys). `list_dir`, when given, is this

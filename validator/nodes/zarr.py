@@ -191,6 +191,9 @@ class ZarrNode(Node):
             prefix = self.prefix
             cut = len(prefix) + 1 if prefix else 0
             keys = self.__dict__["_stored_keys"] = sorted(k[cut:] for k in self.tree.list_keys(prefix))
+        why = self.tree.kv.unlisted(self.prefix, below=True)
+        if why is not None:  # some keys below it are unknown: not "none stored"
+            raise Unreadable(f"{self.path}: the keys stored below it are not all known: a folder {why}")
         return list(keys)
 
     @property
@@ -306,6 +309,9 @@ class ZarrNode(Node):
         if self.kind != "group":
             return {}
         _, dirs = self.tree.list_dir(self.prefix)
+        why = self.tree.kv.unlisted(self.prefix)
+        if why is not None:
+            self.members_unread = f"{self.path}: its members {why}"
         out: dict[str, Node] = {}
         for name in dirs:
             child = self.tree.node_at(f"{self.path.rstrip('/')}/{name}")

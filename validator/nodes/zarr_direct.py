@@ -294,6 +294,8 @@ def stored_rows(kv: KeyValueStore, plan: ArrayPlan) -> list[int] | None:
     else:
         lead = plan.key_lead
     keys, dirs = kv.list_dir(prefix)
+    if kv.unlisted(prefix) is not None:
+        return None  # its listing failed: every block is read, each chunk asked for by its key
     names = keys + dirs if plan.separator == "/" else keys
     found: set[int] = set()
     for name in names:
