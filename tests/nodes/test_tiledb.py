@@ -199,3 +199,30 @@ def test_budget_for_passes_room_for_four_tiles_of_a_field():
     assert backend.budget_for(backend.tile_bytes(schema)) == backend.READ_BUDGET
     assert backend.budget_for(80 * 2**20) == 512 * 2**20  # four 80 MiB tiles, to the next power of two
     assert backend.budget_for(2**40) == backend.MAX_READ_BUDGET
+
+
+def test_tiledb_fails_group_folder_that_cannot_be_listed_leaves_its_members_unknown(tmp_path, monkeypatch):
+    """A group whose folder cannot be listed: the members its group file names are read, others are unknown (so no
+    member is claimed missing), and it is reported once."""
+    import errno
+    import os
+
+    from validator.nodes import tiledb as backend
+    from validator.nodes.base import Unreadable
+
+    path = write_hierarchy(tmp_path / "store.cxg")
+    real = os.listdir
+
+    def listdir(folder):
+        if str(folder).rstrip("/").endswith("store.cxg"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(folder))
+        return real(folder)
+
+    monkeypatch.setattr(backend.os, "listdir", listdir)
+    with open_store(str(path)) as tree:
+        root = tree.root
+        assert root.children() == {}  # its group file names no member: its folder is all there is
+        assert root.members_unread == "/: its folder cannot be listed (Permission denied)"
+        with pytest.raises(Unreadable):
+            root.child("nowhere")
+        assert [p.message for p in tree.problems if p.key == "/"] == ["its folder cannot be listed (Permission denied)"]

@@ -292,8 +292,10 @@ class TileDBGroupNode(Node):
                 self._report(self.path, self.members_unread)
         try:
             names = sorted(os.listdir(self.uri))
-        except OSError:
+        except OSError as exc:  # the members it names are read; whether its folder holds others is unknown
             names = []
+            self.members_unread = f"{self.path}: its folder cannot be listed ({exc.strerror or exc})"
+            self._report(self.path, self.members_unread)
         for name in names:
             full = os.path.join(self.uri, name)
             if name in found or name.startswith("__"):
