@@ -1035,3 +1035,18 @@ def test_direct_passes_a_stored_name_with_too_few_indices_is_no_chunk(tmp_path):
     with open_store(path) as tree:
         node = tree.get("/")
         assert zarr_direct.stored_rows(tree.kv, node.plan) == [1]
+
+
+def test_direct_fails_chunk_absent_from_a_folder_that_could_not_be_listed_is_unknown_not_fill(tmp_path):
+    # A file the process may not see (a folder without the permission to list it) is not an unstored chunk.
+    from validator.nodes import zarr_direct
+    from validator.nodes.keyvalue import DirectoryStore
+
+    (tmp_path / "a" / "x").mkdir(parents=True)
+    kv = DirectoryStore(str(tmp_path))
+    assert zarr_direct.get_chunk(kv, "a/x/0", "/a/x") is None  # listed (or never asked): not stored, the fill value
+    kv._unlisted["a/x"] = "cannot be listed (Permission denied)"
+    with pytest.raises(NodeError, match=r"/a/x: chunk a/x/0 cannot be read: its folder cannot be listed"):
+        zarr_direct.get_chunk(kv, "a/x/0", "/a/x")
+    with pytest.raises(NodeError, match="its folder cannot be listed"):
+        zarr_direct.get_chunk(kv, "a/x/c/0/0", "/a/x")  # nested below it

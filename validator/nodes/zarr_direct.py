@@ -554,6 +554,12 @@ def get_chunk(kv: KeyValueStore, key: str, path: str, shown: str | None = None, 
             raise NodeError(f"{path}: chunk {shown} leads outside the store; not read")
         if os.path.lexists(full):
             raise NodeError(f"{path}: chunk {shown} exists but cannot be read")
+        folder = key
+        while folder:  # in a folder that could not be listed, a file may be there unseen (no permission to see it)
+            folder = folder.rpartition("/")[0]
+            why = kv.unlisted(folder)
+            if why is not None:
+                raise NodeError(f"{path}: chunk {shown} cannot be read: its folder {why}")
     elif isinstance(kv, ZipStore) and key in kv._entries:
         raise NodeError(f"{path}: chunk {shown} exists in the zip file but cannot be read")
     return None
