@@ -221,3 +221,12 @@ def test_a_folder_that_is_gone_or_a_file_is_empty_not_unlisted(store):
     kv = DirectoryStore(str(root))
     assert kv.list_dir("a/b/0") == ([], []) and kv.list_dir("nowhere") == ([], [])
     assert kv.unlisted("a/b/0") is None and kv.unlisted("nowhere") is None and kv.unlisted("", below=True) is None
+
+
+def test_a_key_in_a_folder_that_cannot_be_searched_is_stored_not_absent(store, monkeypatch):
+    # Read permission without execute: the folder lists its names, but no file in it can be opened or seen by lstat.
+    root, _ = store
+    kv = DirectoryStore(str(root))
+    assert not kv.stored("a/b/1")
+    monkeypatch.setattr(keyvalue.os, "access", lambda path, mode: not str(path).endswith(os.sep + "b"))
+    assert kv.stored("a/b/1") and not kv.stored("a/c/1")  # a folder that is not there holds nothing

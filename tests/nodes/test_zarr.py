@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import warnings
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +19,8 @@ from contract import ATTRS, FIXED, VLEN, M, NodeContract, X
 
 from validator.nodes.base import NodeError
 from validator.nodes.detect import open_store
+
+CORPUS_ZARR = Path(__file__).resolve().parents[2] / "conformance-corpus" / "anndata" / "zarr-v2" / "valid-every-element.zarr"
 
 
 def write_hierarchy(path, zarr_format):
@@ -426,3 +430,31 @@ def test_zarr_fails_folder_that_cannot_be_listed_leaves_members_and_keys_unknown
         x = tree.get("/a/x")
         assert x._stored_rows() is None  # not "no chunk stored": every block is read, each chunk by its key
         np.testing.assert_array_equal(x.read_block((0, len(X))).values, X)
+
+
+@pytest.mark.parametrize("make", ["fifo", "folder"])
+def test_zarr_fails_array_document_stored_unreadable_leaves_the_array_unknown(tmp_path, make):
+    """A `.zarray` stored as a FIFO or a folder: the array is reported, and what its document would say (its shape,
+    dtype, chunks) is unknown, so its clauses are not checked there; it is never taken for a group, and the
+    consolidated metadata's copy of it is not called a copy of nothing."""
+    from validator import validate
+    from validator.nodes.base import Unreadable
+    from validator.report.model import Status
+
+    store = tmp_path / "s.zarr"
+    shutil.copytree(CORPUS_ZARR, store)
+    (store / "X" / "indices" / ".zarray").unlink()
+    if make == "fifo":
+        os.mkfifo(store / "X" / "indices" / ".zarray")
+    else:
+        (store / "X" / "indices" / ".zarray").mkdir()
+    with open_store(str(store)) as tree:
+        node = tree.get("/X/indices")
+        assert node.kind == "array"
+        with pytest.raises(Unreadable, match=r"X/indices/\.zarray"):
+            node.metadata  # noqa: B018
+    report = validate(store)
+    failed = {r.rule.id: r for r in report.results if r.status is Status.FAILED}
+    assert not failed, {k: [f.message for f in r.findings] for k, r in failed.items()}
+    unchecked = {r.rule.id for r in report.results if r.unchecked}
+    assert {"anndata.csr_matrix.index-arrays-integer", "zarr.consolidated.matches-documents"} <= unchecked

@@ -782,33 +782,51 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
     stored = _stored_documents(node)
     entries = {k: _without_nested_marker(k, v, stored.get(k)) for k, v in entries.items() if isinstance(k, str)}
     differing = 0
+    unread: list[str] = []
     for rel in sorted(set(stored) | set(entries)):
-        in_store, in_copy = rel in stored, rel in entries
-        diffs: list[tuple[str | None, str, str]] = []
-        if (
-            rel.rsplit("/", 1)[-1] == ".zattrs"
-            and in_store != in_copy
-            and (stored.get(rel, {}) == {} and entries.get(rel, {}) == {})
-        ):
-            continue  # an empty attribute document and an absent one say the same
-        if in_store and in_copy and _same_json(stored[rel], entries[rel]):
+        if rel in entries and rel not in stored and _unread_document(node, rel):
+            unread.append(rel)  # stored, but not as a readable file (a FIFO, no permission): not compared
             continue
-        differing += 1
-        if not in_copy:
-            message = f"{rel} is stored but missing from {key}: a reader of the consolidated metadata does not see it"
-        elif not in_store:
-            message = f"{key} has an entry {rel!r}, but the store has no such document"
-        else:
-            diffs = _differences(stored[rel], entries[rel])
-            message = f"{key} entry {rel!r} differs from the stored document: " + "; ".join(
-                f"{field + ': ' if field else ''}expected {want}, found {got}" for field, want, got in diffs
-            )
-        yield Finding(
-            message,
-            details={"key": rel, "in_store": in_store, "in_consolidated": in_copy, "fields": [f for f, _, _ in diffs if f]},
-        )
+        finding = _entry_difference(rel, stored, entries, key)
+        if finding is not None:
+            differing += 1
+            yield finding
+    if not differing and unread:
+        raise NotChecked(f"{node.path}: its {key} names {len(unread)} document(s) stored but unreadable ({unread[0]}, ...)")
     if not differing and not node.keys_listed:
         raise NotChecked(unlisted_documents(node, len(stored)))
+
+
+def _entry_difference(rel: str, stored: dict[str, Any], entries: dict[str, Any], key: str) -> Finding | None:
+    """How the consolidated metadata's entry `rel` differs from the stored document; None where it does not."""
+    in_store, in_copy = rel in stored, rel in entries
+    if rel.rsplit("/", 1)[-1] == ".zattrs" and in_store != in_copy and stored.get(rel, {}) == {} == entries.get(rel, {}):
+        return None  # an empty attribute document and an absent one say the same
+    if in_store and in_copy and _same_json(stored[rel], entries[rel]):
+        return None
+    diffs: list[tuple[str | None, str, str]] = []
+    if not in_copy:
+        message = f"{rel} is stored but missing from {key}: a reader of the consolidated metadata does not see it"
+    elif not in_store:
+        message = f"{key} has an entry {rel!r}, but the store has no such document"
+    else:
+        diffs = _differences(stored[rel], entries[rel])
+        message = f"{key} entry {rel!r} differs from the stored document: " + "; ".join(
+            f"{field + ': ' if field else ''}expected {want}, found {got}" for field, want, got in diffs
+        )
+    return Finding(
+        message,
+        details={"key": rel, "in_store": in_store, "in_consolidated": in_copy, "fields": [f for f, _, _ in diffs if f]},
+    )
+
+
+def _unread_document(node: Node, rel: str) -> bool:
+    """Whether the document `rel` (relative to `node`) is stored but cannot be read (its listing left it out)."""
+    try:
+        node.read_key(rel)
+    except NodeError:
+        return True
+    return False
 
 
 def unlisted_documents(node: Node, compared: int) -> str:

@@ -253,7 +253,13 @@ class DirectoryStore(KeyValueStore):
     def stored(self, key: str) -> bool:
         if not is_key(key):
             return False
-        return os.path.lexists(os.path.join(self._root, *key.split("/")))
+        full = os.path.join(self._root, *key.split("/"))
+        if os.path.lexists(full):
+            return True
+        # A folder that may be listed but not searched (read permission without execute) hides whether a file is
+        # in it: what cannot be opened there is unreadable, never taken for absent.
+        folder = os.path.dirname(full)
+        return os.path.isdir(folder) and not os.access(folder, os.X_OK)
 
     def read_part(self, key: str, offset: int, length: int) -> tuple[bytes, int] | None:
         full = self.resolve(key)

@@ -75,10 +75,20 @@ V3_DTYPES = {
 MetadataProblem = StoreProblem
 
 
-def _unread(key: str, exc: NodeError) -> MetadataProblem:
+def _unknown(problem: StoreProblem | None, path: str) -> str | None:
+    """Why a node's document says nothing known (`ZarrNode(unread=...)`): it was stored and not read."""
+    return f"{path}: {problem.key} {problem.message}" if isinstance(problem, UnreadDocument) else None
+
+
+class UnreadDocument(StoreProblem):
+    """A metadata document stored but not read (it cannot be opened, or is larger than the bound): what it says is
+    unknown, unlike a document read and found broken (MetadataProblem)."""
+
+
+def _unread(key: str, exc: NodeError) -> UnreadDocument:
     if isinstance(exc, ValueTooLarge):
-        return MetadataProblem(key, str(exc).removeprefix(f"{key} "))
-    return MetadataProblem(key, str(exc))
+        return UnreadDocument(key, str(exc).removeprefix(f"{key} "))
+    return UnreadDocument(key, str(exc))
 
 
 class _Failed:
@@ -150,15 +160,26 @@ def _v3_endian(codecs: list[Any]) -> str:
 
 
 class ZarrNode(Node):
-    def __init__(self, tree: ZarrTree, path: str, kind: str, metadata: dict[str, Any] | None, implicit: bool = False):
+    def __init__(
+        self,
+        tree: ZarrTree,
+        path: str,
+        kind: str,
+        metadata: dict[str, Any] | None,
+        implicit: bool = False,
+        unread: str | None = None,
+    ):
         self.tree = tree
         self.path = path
         self.kind = kind  # type: ignore[assignment]
         self._document = metadata  # the stored .zarray / .zgroup / zarr.json document as written
         self._implicit = implicit  # a directory with no group document (v2 writers such as tensorstore)
+        self._unread = unread  # why its document, stored, was not read: what it says (shape, dtype...) is unknown
 
     @property
     def metadata(self) -> dict[str, Any] | None:
+        if self._unread is not None:
+            raise Unreadable(self._unread)
         return self._document
 
     @property
@@ -492,6 +513,8 @@ class ZarrTree(Tree):
             raw = self._raw(key)
         except NodeError as exc:
             return None, _unread(key, exc)
+        if raw is None and self._stored(key):  # a FIFO, a folder, a file that cannot be opened: not absent
+            return None, UnreadDocument(key, "stored but cannot be read")
         return self.parse(key, raw)
 
     def stored_bytes(self, key: str) -> bytes | bool | None:
@@ -636,7 +659,7 @@ class ZarrTree(Tree):
             doc, problem = self.document(key(V3_DOCUMENT))
             if problem:
                 self.note_problem(problem)
-                return ZarrNode(self, path, "group", None)
+                return ZarrNode(self, path, "group", None, unread=_unknown(problem, path))
             if doc is None:
                 return self._implicit(path, prefix)
             if not isinstance(doc, dict):
@@ -651,14 +674,14 @@ class ZarrTree(Tree):
             elif not isinstance(doc, dict):
                 self.note_problem(MetadataProblem(key(".zarray"), f"not a JSON object but {type(doc).__name__}"))
                 doc = None
-            return ZarrNode(self, path, "array", doc)
+            return ZarrNode(self, path, "array", doc, unread=_unknown(problem, path))
         doc, problem = self.document(key(".zgroup"))
         if doc is not None or problem is not None:
             if problem:
                 self.note_problem(problem)
             elif not isinstance(doc, dict):
                 self.note_problem(MetadataProblem(key(".zgroup"), f"not a JSON object but {type(doc).__name__}"))
-            return ZarrNode(self, path, "group", doc if isinstance(doc, dict) else None)
+            return ZarrNode(self, path, "group", doc if isinstance(doc, dict) else None, unread=_unknown(problem, path))
         return self._implicit(path, prefix)
 
     def _implicit(self, path: str, prefix: str) -> Node | None:

@@ -21,7 +21,6 @@ import binascii
 import bisect
 import itertools
 import math
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -552,7 +551,7 @@ def get_chunk(kv: KeyValueStore, key: str, path: str, shown: str | None = None, 
         full = kv.resolve(key)
         if full is None:
             raise NodeError(f"{path}: chunk {shown} leads outside the store; not read")
-        if os.path.lexists(full):
+        if kv.stored(key):
             raise NodeError(f"{path}: chunk {shown} exists but cannot be read")
         folder = key
         while folder:  # in a folder that could not be listed, a file may be there unseen (no permission to see it)
