@@ -440,3 +440,14 @@ def test_iter_results_not_checked_where_a_named_array_lies_in_a_group_whose_memb
     rules = [rule("t.end", INDPTR, ("last_value_equals", {"equals": {"node": "/Y/indices", "length": True}}))]
     got = run(t, rules)["t.end"]
     assert got.status is Status.NOT_APPLICABLE and got.unchecked == (("/X/indptr", "/Y: its members cannot be listed (damaged)"),)
+
+
+def test_iter_results_not_checked_on_a_node_that_could_not_be_read():
+    # Its header or document unread: what it holds is unknown, whatever a rule would find there; its name is known.
+    t = tree(csr())
+    t.get("/X/indptr").unread = "/X/indptr: cannot be opened (damaged header)"
+    name = ("node_name_pattern", {"require": "^[a-z]+$", "means": "lower case"})
+    rules = [RULES[0], rule("t.name", INDPTR, name)]
+    got = run(t, rules)
+    assert got["t.csr.indptr-monotonic"].unchecked == (("/X/indptr", "/X/indptr: cannot be opened (damaged header)"),)
+    assert got["t.name"].status is Status.PASSED and not got["t.name"].unchecked

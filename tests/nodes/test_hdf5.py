@@ -373,3 +373,26 @@ def test_hdf5_file_is_read_with_a_small_metadata_cache(tmp_path):
         config = tree.file_id.get_mdc_config()
         assert config.max_size == config.initial_size == hdf5.METADATA_CACHE_BYTES
         assert tree.get("/x").read_block((0, 3)).values.tolist() == [0, 1, 2]
+
+
+def test_hdf5_fails_member_whose_header_cannot_be_read_is_unknown_not_a_link_of_the_wrong_kind(tmp_path):
+    """A dataset whose object header is damaged is a link node of unknown kind: asked for by name it is unreadable
+    (a clause does not claim 'a link, expected an array'), and no clause's verdict rests on it."""
+    from validator import validate
+    from validator.nodes.base import Unreadable
+    from validator.report.model import Status
+
+    path = tmp_path / "broken.h5ad"
+    shutil.copyfile(Path(__file__).resolve().parents[2] / "conformance-corpus/anndata/h5ad/valid-every-element.h5ad", path)
+    with h5py.File(path, "r") as f:
+        header = h5py.h5g.get_objinfo(f["X/indices"].id).objno[0]
+    data = bytearray(path.read_bytes())
+    data[header : header + 16] = bytes(16)
+    path.write_bytes(bytes(data))
+    with open_store(str(path)) as tree:
+        assert tree.get("/X").children()["indices"].unread is not None
+        with pytest.raises(Unreadable, match="cannot be opened"):
+            tree.get("/X/indices")
+    report = validate(path)
+    assert not [r.rule.id for r in report.results if r.status is Status.FAILED]
+    assert "anndata.csr_matrix.arrays-present" in {r.rule.id for r in report.results if r.unchecked}

@@ -301,15 +301,19 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: 
             ev.outcome = Outcome(Status.ERROR, reason=f"{step.primitive}: {type(exc).__name__}: {exc}")
             return
         if findings or omitted:
-            ev.outcome = _unless_unlisted(ev, Outcome(Status.FAILED, findings, omitted=omitted))
+            ev.outcome = _unless_unread(ev, Outcome(Status.FAILED, findings, omitted=omitted))
             return
-    ev.outcome = _unless_unlisted(ev, PASSED)
+    ev.outcome = _unless_unread(ev, PASSED)
 
 
-def _unless_unlisted(ev: Evaluation, outcome: Outcome) -> Outcome:
-    """The verdict, or not checked where the node is a group whose members could not be listed (`members_unread`) and
-    the rule reads more than the node's own metadata or name: what it found, or missed, among no members is unsure."""
-    unread = ev.node.members_unread
+def _unless_unread(ev: Evaluation, outcome: Outcome) -> Outcome:
+    """The verdict, or not checked where it rests on what could not be read: the node itself (`Node.unread`), for a
+    rule that reads more than its name; the members of a group that could not be listed (`members_unread`), for a
+    rule that reads more than its own metadata or name (what it found, or missed, among no members is unsure)."""
+    node = ev.node
+    if node.unread is not None and not _own_name(ev.rule):
+        return Outcome(Status.NOT_APPLICABLE, reason=node.unread, unchecked=True)
+    unread = node.members_unread
     if unread is None or _own_metadata_only(ev.rule) or _own_name(ev.rule):
         return outcome
     return Outcome(Status.NOT_APPLICABLE, reason=unread, unchecked=True)

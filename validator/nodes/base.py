@@ -212,6 +212,10 @@ class Node(ABC):
     # where they were. A member it names may exist: `child` cannot say it is absent, and a clause on the group that
     # reads more than its own metadata or name is not checked (the engine's `_advance`).
     members_unread: str | None = None
+    # Why the node itself could not be read (its object header, its metadata document), as the tree reported it: what
+    # it holds is unknown, and so its kind where it is a link node standing for it. A clause on it that reads more
+    # than its name is not checked, and `child` does not answer a link node of unknown kind for it.
+    unread: str | None = None
 
     # --- Raw storage: the documents and keys a key/value backend (Zarr) stores, as stored. Clauses about
     # the stored documents themselves (`.zarray` fields, chunk keys, consolidated metadata) read these;
@@ -308,10 +312,12 @@ class Node(ABC):
 
     def child(self, name: str) -> Node | None:
         """The member `name`; None where the group has none of that name. Unreadable where its members could not be
-        listed (`members_unread`): it may have one."""
+        listed (`members_unread`): it may have one; and where it is a member that could not be read at all (`unread`)."""
         found = self.children().get(name)
         if found is None and self.members_unread is not None:
             raise Unreadable(self.members_unread)
+        if found is not None and found.unread is not None and found.kind == "link":
+            raise Unreadable(found.unread)  # a member there, but whether an array or a group is unknown
         return found
 
     def resolve(self, relative: str) -> Node | None:

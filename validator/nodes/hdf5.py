@@ -777,6 +777,8 @@ class LinkNode(Node):
         self.kind = "link"
         self.link_kind = link_kind
         self.target = target
+        if link_kind == "broken":  # `target` says why it could not be opened
+            self.unread = target
 
     @property
     def attrs(self) -> Mapping[str, Any]:

@@ -174,12 +174,12 @@ class ZarrNode(Node):
         self.kind = kind  # type: ignore[assignment]
         self._document = metadata  # the stored .zarray / .zgroup / zarr.json document as written
         self._implicit = implicit  # a directory with no group document (v2 writers such as tensorstore)
-        self._unread = unread  # why its document, stored, was not read: what it says (shape, dtype...) is unknown
+        self.unread = unread  # why its document, stored, was not read: what it says (shape, dtype...) is unknown
 
     @property
     def metadata(self) -> dict[str, Any] | None:
-        if self._unread is not None:
-            raise Unreadable(self._unread)
+        if self.unread is not None:
+            raise Unreadable(self.unread)
         return self._document
 
     @property
