@@ -86,17 +86,23 @@ def external_link(path: Path) -> None:
         f["uns/outside"] = h5py.ExternalLink("outside.h5", "/")
 
 
+def _dict_group_heap(path: Path, name: str) -> tuple[bytearray, int]:
+    """The base file copied to `path` with a dict group `name` of one member; its bytes, and where the group's local
+    heap (which holds the member's name, a marker found in the bytes) starts."""
+    marker = "m" * 40
+    with h5ad_copy(path) as f:
+        g = f.create_group(name)
+        g.attrs["encoding-type"], g.attrs["encoding-version"] = "dict", "0.1.0"
+        g.create_group(marker).attrs.update({"encoding-type": "dict", "encoding-version": "0.1.0"})
+    data = bytearray(path.read_bytes())
+    return data, data.rindex(b"HEAP", 0, data.index(marker.encode()))
+
+
 @case("h5ad")
 def corrupt_group(path: Path) -> None:
     """The local heap of /uns/broken (a dict group with one member) is damaged: its members cannot be listed. One
     unreadable record; every other clause keeps its verdict (once: `internal error`, the whole report lost)."""
-    marker = "m" * 40
-    with h5ad_copy(path) as f:
-        g = f.create_group("uns/broken")
-        g.attrs["encoding-type"], g.attrs["encoding-version"] = "dict", "0.1.0"
-        g.create_group(marker).attrs.update({"encoding-type": "dict", "encoding-version": "0.1.0"})
-    data = bytearray(path.read_bytes())
-    at = data.rindex(b"HEAP", 0, data.index(marker.encode()))
+    data, at = _dict_group_heap(path, "uns/broken")
     data[at : at + 4] = b"HEAX"
     path.write_bytes(bytes(data))
 
@@ -149,13 +155,7 @@ def cyclic_group_btree(path: Path) -> None:
     """/uns/cycle, a dict group, keeps its members in a symbol table whose B-tree names itself as its own child:
     listing the group, or asking its metadata's size, recursed in the HDF5 library until the process died (exit
     139, no report). Its members are reported unreadable, every other clause keeps its verdict."""
-    marker = "m" * 40
-    with h5ad_copy(path) as f:
-        g = f.create_group("uns/cycle")
-        g.attrs["encoding-type"], g.attrs["encoding-version"] = "dict", "0.1.0"
-        g.create_group(marker).attrs.update({"encoding-type": "dict", "encoding-version": "0.1.0"})
-    data = bytearray(path.read_bytes())
-    heap = data.rindex(b"HEAP", 0, data.index(marker.encode()))  # the group's local heap holds the member's name
+    data, heap = _dict_group_heap(path, "uns/cycle")
     _make_self_named(data, data.rindex(b"TREE", 0, heap), node_type=0, key_bytes=8)  # a key: a name's heap offset
     path.write_bytes(bytes(data))
 
