@@ -161,3 +161,90 @@ def test_a_string_dataset_in_a_damaged_collection_is_not_read(tmp_path, chunked)
                 node.read_block((0, 3))
             problem = str(raised.value)
     assert f"global heap collection at byte {at} is damaged" in problem
+
+
+# ---------------------------------------------------------------------------------------------- string values
+
+
+def _library_values(path: Path) -> dict[tuple[str, str], object]:
+    """Every attribute of every object as the tool reads it through the library (`hdf5._read_attribute`)."""
+    from h5py import h5a
+
+    from validator.nodes.hdf5 import _read_attribute
+
+    out: dict[tuple[str, str], object] = {}
+
+    def visit(name: str, obj) -> None:
+        names: list[bytes] = []
+        h5a.iterate(obj.id, lambda n, *_: names.append(n))
+        for stored in names:
+            out[(name, stored.decode("utf-8", "surrogateescape"))] = _read_attribute(obj.id, stored)
+
+    with h5py.File(path, "r") as f:
+        visit("/", f)
+        f.visititems(lambda n, o: visit(n, o))
+    return out
+
+
+def _tool_values(path: Path) -> dict[tuple[str, str], object]:
+    from validator.nodes.detect import open_store
+
+    out: dict[tuple[str, str], object] = {}
+    with open_store(str(path)) as tree:
+        for node in tree.walk():
+            if node.kind == "link":
+                continue
+            for key in node.attrs:
+                try:
+                    out[(node.path.lstrip("/") or "/", key)] = node.attrs[key]
+                except Exception as exc:  # noqa: BLE001 (compared: the library refuses it too)
+                    out[(node.path.lstrip("/") or "/", key)] = type(exc).__name__
+    return out
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"], ids=["v1-headers", "v2-headers"])
+def test_strings_read_from_the_heap_are_what_the_library_reads(tmp_path, libver, monkeypatch):
+    """Variable-length string attributes are read from their heap objects, not through the library: the same values
+    whatever their shape, encoding, or bytes (bytes that are not UTF-8, an empty string; h5py writes no NUL)."""
+    path = tmp_path / "strings.h5"
+    utf8, ascii_ = h5py.string_dtype("utf-8"), h5py.string_dtype("ascii")
+    with h5py.File(path, "w", libver=libver, track_order=libver == "latest") as f:
+        g = f.create_group("g")  # at most 8 attributes an object: the latest format keeps them in the header
+        g.attrs["scalar"] = "encoding-type"
+        g.attrs["unicode"] = "ünïcødé ✓"
+        g.attrs.create("ascii", "plain", dtype=ascii_)
+        g.attrs.create("list", np.array(["a", "bb", "ccc"], dtype=object), dtype=utf8)
+        g.attrs.create("matrix", np.array([["a", "b"], ["c", "d"]], dtype=object), dtype=utf8)
+        g.attrs.create("one", np.array(["only"], dtype=object), dtype=utf8)
+        g = f.create_group("h")
+        g.attrs.create("empty", "", dtype=utf8)
+        g.attrs.create("some-empty", np.array(["x", ""], dtype=object), dtype=utf8)
+        g.attrs.create("not-utf8", b"\xff\xfe", dtype=h5py.string_dtype("ascii"))
+        g.attrs["number"] = 3
+        g.attrs["fixed"] = np.bytes_(b"fixed")
+        many = f.create_group("many")  # dense attribute storage with the latest format: the library reads those
+        for i in range(20):
+            many.attrs[f"a{i:02d}"] = f"value {i}"
+    read_here: list[bytes] = []
+    strings = GlobalHeaps.strings
+
+    def spied(self, messages):
+        found = strings(self, messages)
+        read_here.extend(found)
+        return found
+
+    monkeypatch.setattr(GlobalHeaps, "strings", spied)
+    assert _tool_values(path) == _library_values(path)
+    assert {b"scalar", b"unicode", b"ascii", b"list", b"matrix", b"one", b"not-utf8"} <= set(read_here)
+    assert not {b"empty", b"some-empty", b"number", b"fixed"} & set(read_here)  # left to the library
+
+
+def test_corpus_string_attributes_read_from_the_heap_are_what_the_library_reads():
+    files = sorted((REPO / "conformance-corpus").glob("**/*.h5ad")) + sorted((REPO / "conformance-corpus").glob("**/*.h5seurat"))
+    files = [f for f in files if "hostile" not in f.parts]
+    compared = 0
+    for path in files:
+        tool, library = _tool_values(path), _library_values(path)
+        assert tool == library, path
+        compared += len(tool)
+    assert compared > 500

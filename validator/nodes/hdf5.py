@@ -241,6 +241,10 @@ class HDF5Attributes(Mapping):
         return self._values[key]
 
     def _read(self, oid: Any, key: Any, stored: bytes) -> None:
+        value = self._node.stored_string(stored)
+        if value is not None:  # a variable-length string read from its heap objects: the library's read is costlier
+            self._values[key] = value
+            return
         try:
             self._values[key] = _read_attribute(oid, stored, self._node.heap_problem)
         except HeapDamaged as exc:
@@ -388,10 +392,19 @@ class HDF5Node(Node):
         """Why the variable-length attribute `name` (as stored) must not be read: the global heap collection it lies in
         is damaged (`hdf5_heap`); None where nothing is wrong, or nothing could be checked. The object's header is
         read for this once."""
-        problems = self.__dict__.get("_heap_problems")
-        if problems is None:
-            problems = self.__dict__["_heap_problems"] = self.tree.heap_problems(self)
-        return problems.get(name)
+        return self._heap_facts()[0].get(name)
+
+    def stored_string(self, name: bytes) -> str | list[str] | None:
+        """The value of the variable-length string attribute `name` (as stored), read from its global heap objects
+        (`hdf5_heap.GlobalHeaps.strings`: what h5py gives for it), without the library; None where it is not read
+        so (the library reads it)."""
+        return self._heap_facts()[1].get(name)
+
+    def _heap_facts(self) -> tuple[dict[bytes, str], dict[bytes, str | list[str]]]:
+        facts = self.__dict__.get("_heap_facts_found")
+        if facts is None:
+            facts = self.__dict__["_heap_facts_found"] = self.tree.heap_facts(self)
+        return facts
 
     def object_id(self) -> Any:
         """The low-level id of this group (kept open) or dataset (opened now)."""
@@ -838,22 +851,24 @@ class HDF5Tree(Tree):
                 self._address_size = None
         return self._address_size
 
-    def heap_problems(self, node: HDF5Node) -> dict[bytes, str]:
-        """The variable-length attributes of `node` stored in a damaged global heap collection, by stored name: why
-        each must not be read (`hdf5_heap.GlobalHeaps`); empty where the file's bytes cannot be read here."""
+    def heap_facts(self, node: HDF5Node) -> tuple[dict[bytes, str], dict[bytes, str | list[str]]]:
+        """(the variable-length attributes of `node` stored in a damaged global heap collection, by stored name: why
+        each must not be read; the values of its variable-length string attributes read here from their heap
+        objects: `hdf5_heap.GlobalHeaps`), both empty where the file's bytes cannot be read here. The header is read
+        once for both (and, for a group, for the check of its symbol table)."""
         heaps = self._global_heaps()
         if heaps is None:
-            return {}
+            return {}, {}
         try:
             header = node._address if node._address is not None else object_address(node.object_id())
             messages = self._header_messages(int(header))
             if messages is None:
-                return {}
+                return {}, {}
             if node.kind == "group":  # kept for the check of its symbol table, when its members are listed
                 self._group_headers[int(header)] = messages
-            return heaps.attribute_problems(messages)
+            return heaps.attribute_problems(messages), heaps.strings(messages)
         except Exception:
-            return {}
+            return {}, {}
 
     def _header_messages(self, header: int) -> list[tuple[int, int, bytes]] | None:
         """The attribute and symbol table messages of the object header at `header` (`hdf5_btree.header_messages`);

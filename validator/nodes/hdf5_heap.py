@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import struct
+from collections import OrderedDict
 from collections.abc import Callable
 
 ATTRIBUTE_MESSAGE = 0x000C
@@ -34,6 +35,15 @@ MOST_ELEMENTS = 2**20
 
 # (offset, size) -> the bytes there (fewer at the end of the file).
 ReadAt = Callable[[int, int], bytes]
+# The collections last read for an attribute's value whose objects' places are kept, and the bytes of those of them
+# no larger than KEPT_COLLECTION_BYTES (a real one holds 4 KiB: a file's strings are read without a read each).
+KEPT_COLLECTIONS = 16
+KEPT_COLLECTION_BYTES = 2**20
+
+
+def _scalar(body: bytes, at: int) -> bool:
+    """Whether the dataspace message at `at` in `body` is a scalar's (version 1: rank 0; version 2: type 0)."""
+    return body[at + 1] == 0 if body[at] == 1 else body[at + 3] == 0
 
 
 class GlobalHeaps:
@@ -43,6 +53,8 @@ class GlobalHeaps:
         self._read_at, self.file_size = read_at, file_size
         self.sizeof_addr, self.sizeof_size, self.base = sizeof_addr, sizeof_size, base
         self._collections: dict[int, str | None] = {}  # address (relative to base) -> why it must not be read
+        # address -> ({object index: (offset in the collection, size)}, its bytes where small), the last read for values
+        self._objects: OrderedDict[int, tuple[dict[int, tuple[int, int]] | None, bytes | None]] = OrderedDict()
 
     def attribute_problems(self, messages: list[tuple[int, int, bytes]]) -> dict[bytes, str]:
         """Each variable-length attribute of an object, among the messages of its header (`messages`, as
@@ -64,40 +76,106 @@ class GlobalHeaps:
     def collection_problem(self, address: int) -> str | None:
         """Why the library must not read the global heap collection at `address`, or None (walked once per file)."""
         if address not in self._collections:
-            self._collections[address] = self._walk(address)
+            self._collections[address] = self._walk(address)[0]
         return self._collections[address]
 
-    def _walk(self, address: int) -> str | None:
+    def _walk(self, address: int) -> tuple[str | None, dict[int, tuple[int, int]] | None, bytes]:
+        """(why the library must not read the collection at `address`, or None; where each of its objects lies, or
+        None where it is not walked to its end as a sound collection; the bytes read of it)."""
         where = f"its global heap collection at byte {address + self.base}"
         size_at = 8  # "GCOL", version, three reserved bytes, then the collection's size
         head = self._read_at(address + self.base, size_at + self.sizeof_size)
         if len(head) < size_at + self.sizeof_size or head[:4] != b"GCOL":
-            return None  # no collection here: the library says so itself, without looping
+            return None, None, b""  # no collection here: the library says so itself, without looping
         size = int.from_bytes(head[size_at:], "little")
         if size > MOST_COLLECTION_BYTES:
-            return f"{where} claims {size} bytes, more than the {MOST_COLLECTION_BYTES} read for one; not read"
+            return f"{where} claims {size} bytes, more than the {MOST_COLLECTION_BYTES} read for one; not read", None, b""
         data = self._read_at(address + self.base, size)
         if len(data) < size:
-            return None  # past the end of the file: the library refuses it
+            return None, None, data  # past the end of the file: the library refuses it
         object_head = 8 + self.sizeof_size  # index, reference count, four reserved bytes, the object's size
         at = size_at + self.sizeof_size
+        objects: dict[int, tuple[int, int]] | None = {}
         while at < size:
             if at + object_head > size:
-                return None  # the last bytes, too few for an object: free space, as the library takes them
+                return None, objects, data  # the last bytes, too few for an object: free space, as the library takes them
             index = int.from_bytes(data[at : at + 2], "little")
             stored = int.from_bytes(data[at + 8 : at + object_head], "little")
             # A free-space object (index 0) counts its own header in its size; any other is padded to 8 bytes.
             need = stored if index == 0 else object_head + 8 * math.ceil(stored / 8)
             if need == 0:
-                return f"{where} is damaged (a free-space object of size 0 at byte {at}: the library's walk never ends)"
+                damage = f"a free-space object of size 0 at byte {at}: the library's walk never ends"
+                return f"{where} is damaged ({damage})", None, data
             if need > size - at:
-                return f"{where} is damaged (object {index} at byte {at} claims {stored} bytes, past the collection's end)"
+                damage = f"object {index} at byte {at} claims {stored} bytes, past the collection's end"
+                return f"{where} is damaged ({damage})", None, data
+            if index and objects is not None:
+                if index in objects:
+                    objects = None  # an index twice: which object the library reads is not this reader's guess
+                else:
+                    objects[index] = (at + object_head, stored)
             at += need
-        return None
+        return None, objects, data
+
+    def _object(self, address: int, index: int) -> bytes | memoryview | None:
+        """The stored bytes of object `index` of the sound collection at `address`; None where it is not one."""
+        kept = self._objects.get(address)
+        if kept is None:
+            problem, objects, data = self._walk(address)
+            self._collections.setdefault(address, problem)
+            kept = self._objects[address] = (objects, data if len(data) <= KEPT_COLLECTION_BYTES else None)
+            if len(self._objects) > KEPT_COLLECTIONS:
+                self._objects.popitem(last=False)
+        else:
+            self._objects.move_to_end(address)
+        objects, data = kept
+        found = objects.get(index) if objects is not None else None
+        if found is None:
+            return None
+        offset, size = found
+        if data is not None:
+            return memoryview(data)[offset : offset + size]
+        got = self._read_at(address + self.base + offset, size)
+        return got if len(got) == size else None
+
+    def strings(self, messages: list[tuple[int, int, bytes]]) -> dict[bytes, str | list[str]]:
+        """The values of the variable-length string attributes among `messages`, read from their global heap
+        objects as h5py gives them (each string cut at its first NUL, decoded as UTF-8 with surrogate escapes; a
+        scalar as one string, any other shape as the flat list), by stored name. Only the plainest are read here:
+        every element a non-empty string in a sound collection; any other attribute is left out (the library reads
+        it, its collections checked by `attribute_problems`)."""
+        out: dict[bytes, str | list[str]] = {}
+        for kind, _, body in messages:
+            found = self._elements_of(body) if kind == ATTRIBUTE_MESSAGE else None
+            if found is None:
+                continue
+            name, string, scalar, elements = found
+            if not string:
+                continue
+            values: list[str] = []
+            for length, address, index in elements:
+                data = self._object(address, index) if length else None
+                if data is None or len(data) < length:
+                    break
+                values.append(bytes(data[:length]).split(b"\0", 1)[0].decode("utf-8", "surrogateescape"))
+            else:
+                if values:
+                    out[name] = values[0] if scalar else values
+        return out
 
     def _heap_addresses(self, body: bytes) -> tuple[bytes, set[int]] | None:
         """(the stored name, the collections its elements name) of an attribute message whose type is variable
         length; None for any other, or one not read plainly here."""
+        found = self._elements_of(body)
+        if found is None:
+            return None
+        undefined = (1 << (8 * self.sizeof_addr)) - 1
+        return found[0], {address for length, address, _ in found[3] if length and address != undefined}
+
+    def _elements_of(self, body: bytes) -> tuple[bytes, bool, bool, list[tuple[int, int, int]]] | None:
+        """(the stored name, whether it is a variable-length string of ASCII or UTF-8, whether its dataspace is
+        scalar, each element's (length, collection address, object index)) of an attribute message whose type is
+        variable length (a string or a sequence) at the top; None for any other, or one not read plainly here."""
         try:
             version = body[0]
             if version == 1:
@@ -110,6 +188,7 @@ class GlobalHeaps:
             type_at = at + -(-name_size // pad) * pad
             if body[type_at] & 0x0F != VLEN_CLASS:
                 return None
+            string = body[type_at + 1] & 0x0F == 1 and body[type_at + 2] & 0x0F in (0, 1)  # a string; ASCII, UTF-8
             space_at = type_at + -(-type_size // pad) * pad
             data_at = space_at + -(-space_size // pad) * pad
             count = self._elements(body, space_at, space_size)
@@ -119,15 +198,13 @@ class GlobalHeaps:
             if len(body) < data_at + count * element:
                 return None
             name = bytes(body[at : at + name_size]).rstrip(b"\x00")
-            undefined = (1 << (8 * self.sizeof_addr)) - 1
-            addresses = set()
+            elements = []
             for start in range(data_at, data_at + count * element, element):
-                if body[start : start + 4] == b"\x00\x00\x00\x00":
-                    continue  # an empty string or sequence: no heap object is read
+                length = int.from_bytes(body[start : start + 4], "little")
                 address = int.from_bytes(body[start + 4 : start + 4 + self.sizeof_addr], "little")
-                if address != undefined:
-                    addresses.add(address)
-            return name, addresses
+                index = int.from_bytes(body[start + 4 + self.sizeof_addr : start + element], "little")
+                elements.append((length, address, index))
+            return name, string, _scalar(body, space_at), elements
         except (IndexError, struct.error):
             return None
 
