@@ -225,15 +225,18 @@ def test_strings_read_from_the_heap_are_what_the_library_reads(tmp_path, libver,
         many = f.create_group("many")  # dense attribute storage with the latest format: the library reads those
         for i in range(20):
             many.attrs[f"a{i:02d}"] = f"value {i}"
+    from validator.nodes.hdf5 import HDF5Node
+
     read_here: list[bytes] = []
-    strings = GlobalHeaps.strings
+    stored_string = HDF5Node.stored_string
 
-    def spied(self, messages):
-        found = strings(self, messages)
-        read_here.extend(found)
-        return found
+    def spied(self, name):
+        value = stored_string(self, name)
+        if value is not None:
+            read_here.append(name)
+        return value
 
-    monkeypatch.setattr(GlobalHeaps, "strings", spied)
+    monkeypatch.setattr(HDF5Node, "stored_string", spied)
     assert _tool_values(path) == _library_values(path)
     assert {b"scalar", b"unicode", b"ascii", b"list", b"matrix", b"one", b"not-utf8"} <= set(read_here)
     assert not {b"empty", b"some-empty", b"number", b"fixed"} & set(read_here)  # left to the library

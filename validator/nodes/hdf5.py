@@ -396,11 +396,13 @@ class HDF5Node(Node):
 
     def stored_string(self, name: bytes) -> str | list[str] | None:
         """The value of the variable-length string attribute `name` (as stored), read from its global heap objects
-        (`hdf5_heap.GlobalHeaps.strings`: what h5py gives for it), without the library; None where it is not read
-        so (the library reads it)."""
-        return self._heap_facts()[1].get(name)
+        (`hdf5_heap.GlobalHeaps.string_value`: what h5py gives for it), without the library; None where it is not
+        read so (the library reads it)."""
+        found = self._heap_facts()[1].get(name)
+        heaps = self.tree._global_heaps() if found is not None else None
+        return heaps.string_value(found) if heaps is not None and found is not None else None
 
-    def _heap_facts(self) -> tuple[dict[bytes, str], dict[bytes, str | list[str]]]:
+    def _heap_facts(self) -> tuple[dict[bytes, str], dict[bytes, hdf5_heap.StringElements]]:
         facts = self.__dict__.get("_heap_facts_found")
         if facts is None:
             facts = self.__dict__["_heap_facts_found"] = self.tree.heap_facts(self)
@@ -851,11 +853,11 @@ class HDF5Tree(Tree):
                 self._address_size = None
         return self._address_size
 
-    def heap_facts(self, node: HDF5Node) -> tuple[dict[bytes, str], dict[bytes, str | list[str]]]:
+    def heap_facts(self, node: HDF5Node) -> tuple[dict[bytes, str], dict[bytes, hdf5_heap.StringElements]]:
         """(the variable-length attributes of `node` stored in a damaged global heap collection, by stored name: why
-        each must not be read; the values of its variable-length string attributes read here from their heap
-        objects: `hdf5_heap.GlobalHeaps`), both empty where the file's bytes cannot be read here. The header is read
-        once for both (and, for a group, for the check of its symbol table)."""
+        each must not be read; its plain string attributes, which `string_value` reads from their heap objects:
+        `hdf5_heap.GlobalHeaps.attributes`), both empty where the file's bytes cannot be read here. The header is
+        read once for both (and, for a group, for the check of its symbol table)."""
         heaps = self._global_heaps()
         if heaps is None:
             return {}, {}
@@ -866,7 +868,7 @@ class HDF5Tree(Tree):
                 return {}, {}
             if node.kind == "group":  # kept for the check of its symbol table, when its members are listed
                 self._group_headers[int(header)] = messages
-            return heaps.attribute_problems(messages), heaps.strings(messages)
+            return heaps.attributes(messages)
         except Exception:
             return {}, {}
 

@@ -38,6 +38,8 @@ ReadAt = Callable[[int, int], bytes]
 # The collections last read for an attribute's value whose objects' places are kept, and the bytes of those of them
 # no larger than KEPT_COLLECTION_BYTES (a real one holds 4 KiB: a file's strings are read without a read each).
 KEPT_COLLECTIONS = 16
+# A string attribute's elements: (whether its dataspace is scalar, each element's (length, collection, object index)).
+StringElements = tuple[bool, list[tuple[int, int, int]]]
 KEPT_COLLECTION_BYTES = 2**20
 
 
@@ -56,22 +58,28 @@ class GlobalHeaps:
         # address -> ({object index: (offset in the collection, size)}, its bytes where small), the last read for values
         self._objects: OrderedDict[int, tuple[dict[int, tuple[int, int]] | None, bytes | None]] = OrderedDict()
 
-    def attribute_problems(self, messages: list[tuple[int, int, bytes]]) -> dict[bytes, str]:
-        """Each variable-length attribute of an object, among the messages of its header (`messages`, as
-        `hdf5_btree.header_messages` gives them: those of other kinds are passed over), that is stored in a damaged
-        collection, by its stored name: why it must not be read."""
+    def attributes(self, messages: list[tuple[int, int, bytes]]) -> tuple[dict[bytes, str], dict[bytes, StringElements]]:
+        """Of the variable-length attributes among an object's header messages (`messages`, as
+        `hdf5_btree.header_messages` gives them: those of other kinds are passed over), by stored name: (why each
+        stored in a damaged collection must not be read; the elements of each plain string attribute in sound
+        collections, for `string_value`: a variable-length string of ASCII or UTF-8, its every element non-empty)."""
         problems: dict[bytes, str] = {}
+        strings: dict[bytes, StringElements] = {}
+        undefined = (1 << (8 * self.sizeof_addr)) - 1
         for kind, _, body in messages:
-            found = self._heap_addresses(body) if kind == ATTRIBUTE_MESSAGE else None
+            found = self._elements_of(body) if kind == ATTRIBUTE_MESSAGE else None
             if found is None:
                 continue
-            name, addresses = found
-            for address in sorted(addresses):
+            name, string, scalar, elements = found
+            for address in sorted({a for length, a, _ in elements if length and a != undefined}):
                 problem = self.collection_problem(address)
                 if problem is not None:
                     problems[name] = problem
                     break
-        return problems
+            else:
+                if string and elements and all(length for length, _, _ in elements):
+                    strings[name] = (scalar, elements)
+        return problems, strings
 
     def collection_problem(self, address: int) -> str | None:
         """Why the library must not read the global heap collection at `address`, or None (walked once per file)."""
@@ -138,39 +146,19 @@ class GlobalHeaps:
         got = self._read_at(address + self.base + offset, size)
         return got if len(got) == size else None
 
-    def strings(self, messages: list[tuple[int, int, bytes]]) -> dict[bytes, str | list[str]]:
-        """The values of the variable-length string attributes among `messages`, read from their global heap
-        objects as h5py gives them (each string cut at its first NUL, decoded as UTF-8 with surrogate escapes; a
-        scalar as one string, any other shape as the flat list), by stored name. Only the plainest are read here:
-        every element a non-empty string in a sound collection; any other attribute is left out (the library reads
-        it, its collections checked by `attribute_problems`)."""
-        out: dict[bytes, str | list[str]] = {}
-        for kind, _, body in messages:
-            found = self._elements_of(body) if kind == ATTRIBUTE_MESSAGE else None
-            if found is None:
-                continue
-            name, string, scalar, elements = found
-            if not string:
-                continue
-            values: list[str] = []
-            for length, address, index in elements:
-                data = self._object(address, index) if length else None
-                if data is None or len(data) < length:
-                    break
-                values.append(bytes(data[:length]).split(b"\0", 1)[0].decode("utf-8", "surrogateescape"))
-            else:
-                if values:
-                    out[name] = values[0] if scalar else values
-        return out
-
-    def _heap_addresses(self, body: bytes) -> tuple[bytes, set[int]] | None:
-        """(the stored name, the collections its elements name) of an attribute message whose type is variable
-        length; None for any other, or one not read plainly here."""
-        found = self._elements_of(body)
-        if found is None:
-            return None
-        undefined = (1 << (8 * self.sizeof_addr)) - 1
-        return found[0], {address for length, address, _ in found[3] if length and address != undefined}
+    def string_value(self, found: StringElements) -> str | list[str] | None:
+        """The value of a plain string attribute (its elements, from `attributes`), read from its global heap objects
+        as h5py gives it: each string cut at its first NUL, decoded as UTF-8 with surrogate escapes; a scalar as one
+        string, any other shape as the flat list. None where an object is not where the collection says (the library
+        then reads it)."""
+        scalar, elements = found
+        values: list[str] = []
+        for length, address, index in elements:
+            data = self._object(address, index)
+            if data is None or len(data) < length:
+                return None
+            values.append(bytes(data[:length]).split(b"\0", 1)[0].decode("utf-8", "surrogateescape"))
+        return values[0] if scalar else values
 
     def _elements_of(self, body: bytes) -> tuple[bytes, bool, bool, list[tuple[int, int, int]]] | None:
         """(the stored name, whether it is a variable-length string of ASCII or UTF-8, whether its dataspace is
