@@ -134,6 +134,16 @@ def member_name_not_utf8(path: Path) -> None:
 
 
 @case("h5ad")
+def soft_link_through_external(path: Path) -> None:
+    """/uns/through is a soft link to /uns/outside/X, and /uns/outside an external link to outside.h5: the library,
+    resolving the soft link's path itself, opened outside.h5 (a file outside the one validated). Both links are
+    reported and neither is followed."""
+    with h5ad_copy(path) as f:
+        f["uns/outside"] = h5py.ExternalLink("outside.h5", "/")
+        f["uns/through"] = h5py.SoftLink("/uns/outside/X")
+
+
+@case("h5ad")
 def huge_unwritten_h5ad(path: Path) -> None:
     """/X/indptr declares 2**40 elements in chunks of 2**16 and none is written: read as its fill value (0) without
     materialising it (once: every block range listed up front, then gigabytes); it fails only its length."""
@@ -175,6 +185,128 @@ def cyclic_chunk_index(path: Path) -> None:
     data = bytearray(path.read_bytes())
     # The index's only node follows the dataset's header (a key: chunk size, filter mask, two offsets).
     _make_self_named(data, data.index(b"TREE", header), node_type=1, key_bytes=24)
+    path.write_bytes(bytes(data))
+
+
+def lookup3(data: bytes, initval: int = 0) -> int:
+    """Bob Jenkins' lookup3 `hashlittle`: the checksum the latest HDF5 format stores after each metadata block."""
+    mask = 0xFFFFFFFF
+
+    def rot(x: int, k: int) -> int:
+        return ((x << k) | (x >> (32 - k))) & mask
+
+    a = b = c = (0xDEADBEEF + len(data) + initval) & mask
+    rest = len(data)
+    at = 0
+    while rest > 12:
+        a = (a + int.from_bytes(data[at : at + 4], "little")) & mask
+        b = (b + int.from_bytes(data[at + 4 : at + 8], "little")) & mask
+        c = (c + int.from_bytes(data[at + 8 : at + 12], "little")) & mask
+        for x, y, z, k in ((0, 2, 1, 4), (1, 0, 2, 6), (2, 1, 0, 8), (0, 2, 1, 16), (1, 0, 2, 19), (2, 1, 0, 4)):
+            v = [a, b, c]  # lookup3's mix: x -= y; x ^= rot(y, k); y += z, in turn over (a, b, c)
+            v[x] = ((v[x] - v[y]) & mask) ^ rot(v[y], k)
+            v[y] = (v[y] + v[z]) & mask
+            a, b, c = v
+        rest -= 12
+        at += 12
+    if rest == 0:
+        return c
+    tail = bytes(data[at:]) + bytes(12 - rest)
+    a = (a + int.from_bytes(tail[0:4], "little")) & mask
+    b = (b + int.from_bytes(tail[4:8], "little")) & mask
+    c = (c + int.from_bytes(tail[8:12], "little")) & mask
+    for x, y, k in ((2, 1, 14), (0, 2, 11), (1, 0, 25), (2, 1, 16), (0, 2, 4), (1, 0, 14), (2, 1, 24)):
+        v = [a, b, c]  # lookup3's final: x ^= y; x -= rot(y, k)
+        v[x] = ((v[x] ^ v[y]) - rot(v[y], k)) & mask
+        a, b, c = v
+    return c
+
+
+def _checksum(data: bytearray, start: int, end: int) -> None:
+    data[end : end + 4] = lookup3(bytes(data[start:end])).to_bytes(4, "little")
+
+
+def heap_cycle(data: bytearray, name_index: int, heap_id_at: int) -> None:
+    """The file's one fractal heap (8-byte addresses and lengths) given a root indirect block, written after the
+    file's end, that keeps the heap's direct block first and names itself as its first indirect child; the heap ID
+    of the first record of its name index (the version 2 B-tree of type `name_index`, whose records hold a heap ID
+    `heap_id_at` bytes in) made to point inside that child, in every index that holds it. The library's descent to
+    read that object never ends: its walk reaches the same block, at the same depth, each time."""
+    assert data[8] == 0 and data[13] == data[14] == 8, "a version 0 superblock, 8-byte addresses and lengths"
+    heap = data.index(b"FRHP")
+    width = int.from_bytes(data[heap + 110 : heap + 112], "little")
+    start_block = int.from_bytes(data[heap + 112 : heap + 120], "little")
+    largest_direct = int.from_bytes(data[heap + 120 : heap + 128], "little")
+    offset_bytes = (int.from_bytes(data[heap + 128 : heap + 130], "little") + 7) // 8
+    direct = int.from_bytes(data[heap + 132 : heap + 140], "little")
+    assert data[heap + 140 : heap + 142] == b"\0\0" and data[direct : direct + 4] == b"FHDB", "a single direct block"
+    direct_rows = largest_direct.bit_length() - start_block.bit_length() + 2
+    root = len(data)
+    entries = [2**64 - 1] * ((direct_rows + 1) * width)  # every entry undefined but two
+    entries[0], entries[direct_rows * width] = direct, root
+    block = b"FHIB\0" + heap.to_bytes(8, "little") + bytes(offset_bytes) + b"".join(e.to_bytes(8, "little") for e in entries)
+    data += block + lookup3(block).to_bytes(4, "little")
+    data[40:48] = len(data).to_bytes(8, "little")  # the superblock's end of file address
+    data[heap + 132 : heap + 142] = root.to_bytes(8, "little") + (direct_rows + 1).to_bytes(2, "little")
+    data[heap + 46 : heap + 62] = (2**20).to_bytes(8, "little") * 2  # managed space, allocated: the object's offset fits
+    _checksum(data, heap, heap + 142)
+    leaves = {}  # each version 2 B-tree: its root leaf (a single one here), its records and their size
+    at = data.find(b"BTHD")
+    while at >= 0:
+        record_size, depth = int.from_bytes(data[at + 10 : at + 12], "little"), data[at + 12]
+        leaf, records = int.from_bytes(data[at + 16 : at + 24], "little"), int.from_bytes(data[at + 24 : at + 26], "little")
+        assert depth == 0, "a single leaf"
+        leaves[data[at + 5]] = (leaf, records, record_size)
+        at = data.find(b"BTHD", at + 4)
+    leaf, _, _ = leaves[name_index]
+    heap_id = bytes(data[leaf + 6 + heap_id_at : leaf + 6 + heap_id_at + 1 + offset_bytes])
+    inside = width * start_block * 2 ** (direct_rows - 1)  # where the first indirect row's blocks begin
+    moved = heap_id[:1] + inside.to_bytes(offset_bytes, "little")
+    for leaf, records, record_size in leaves.values():
+        end = leaf + 6 + records * record_size
+        found = data.find(heap_id, leaf + 6, end)
+        if found >= 0:
+            data[found : found + len(moved)] = moved
+            _checksum(data, leaf, end)
+
+
+def _dense_group(path: Path, members: int, attributes: int) -> bytearray:
+    """The base file copied to `path` with /uns/dense, a dict group tracking creation order (so kept the latest
+    format's way: its links and attributes in its header, or past 8 in dense storage) with `members` dict groups and
+    `attributes` attributes besides its encoding; and, with members, /uns/to_member, a soft link to the member whose
+    link `heap_cycle` moves (the first record of the name index, which is ordered by each name's lookup3 hash); its
+    bytes."""
+    names = [f"member_{i:02d}" for i in range(members)]
+    with h5ad_copy(path) as f:
+        g = f.create_group("uns/dense", track_order=True)
+        g.attrs["encoding-type"], g.attrs["encoding-version"] = "dict", "0.1.0"
+        for i in range(attributes):
+            g.attrs[f"note_{i:02d}"] = i
+        for name in names:
+            g.create_group(name).attrs.update({"encoding-type": "dict", "encoding-version": "0.1.0"})
+        if names:
+            f["uns/to_member"] = h5py.SoftLink("/uns/dense/" + min(names, key=lambda n: lookup3(n.encode())))
+    return bytearray(path.read_bytes())
+
+
+@case("h5ad")
+def cyclic_link_heap(path: Path) -> None:
+    """/uns/dense keeps its 12 members in dense storage, whose fractal heap's root block names itself as a child, and
+    a member's link points into that child: listing the group, or opening /uns/to_member (a soft link to that
+    member), hung in the HDF5 library (at full CPU, no report). Its members are reported unreadable, and the soft
+    link not followed."""
+    data = _dense_group(path, members=12, attributes=0)
+    heap_cycle(data, name_index=5, heap_id_at=4)  # a link name index record: the name's hash, then the heap ID
+    path.write_bytes(bytes(data))
+
+
+@case("h5ad")
+def cyclic_attribute_heap(path: Path) -> None:
+    """/uns/dense keeps its 12 attributes in dense storage, whose fractal heap's root block names itself as a child,
+    and an attribute points into that child: listing its attributes hung in the HDF5 library (at full CPU, no
+    report). Its attributes are reported unreadable, and the clauses that read them name it as not checked."""
+    data = _dense_group(path, members=0, attributes=10)
+    heap_cycle(data, name_index=8, heap_id_at=0)  # an attribute name index record: the heap ID first
     path.write_bytes(bytes(data))
 
 

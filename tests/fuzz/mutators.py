@@ -12,6 +12,7 @@ report and whose access time must not change, an HDF5 file and a directory besid
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import random
@@ -176,6 +177,9 @@ class Target:
 MUTATORS: dict[str, list[tuple[str, Callable[[Target], str]]]] = {f: [] for f in FORMATS}
 # Mutators that edit bytes, applied after those that edit through a library (which must be able to read the file).
 BYTE_LEVEL = frozenset({"flip_bytes", "flip_header_bytes", "truncate", "overwrite_range", "hdf5_btree_not_a_tree"})
+# Edits h5py makes on an intact file, after which h5py must not open it again (its walk would hang): run after every
+# other structural edit, before byte-level damage.
+LAST_STRUCTURAL = frozenset({"hdf5_dense_heap_cycle"})
 
 
 def mutator(*formats: str) -> Callable[[Callable[[Target], str]], Callable[[Target], str]]:
@@ -272,6 +276,46 @@ def hdf5_btree_not_a_tree(t: Target) -> str:
         data[child : child + 8] = target.to_bytes(8, "little")
     p.write_bytes(bytes(data))
     return f"B-tree node at {at}: {how}"
+
+
+@mutator("hdf5")
+def hdf5_dense_heap_cycle(t: Target) -> str:
+    """A group of the latest format, its links or its attributes in dense storage, whose fractal heap's root block
+    names itself as a child, one link or attribute pointing into it (`generate_hostile.heap_cycle`): the HDF5
+    library's descent through such a heap never ends (listing the group, or its attributes, hung)."""
+    links = t.rng.random() < 0.5
+    if b"FRHP" in t.path.read_bytes():
+        raise Skip("it holds a fractal heap already (heap_cycle edits the only one)")
+    with _h5(t) as f:
+        parent = t.pick(["/"] + _h5_items(f, "group"))
+        where = f"{parent.rstrip('/')}/dense_heap"
+        if where in f:
+            raise Skip(f"{where} exists")
+        group = f.create_group(where, track_order=True)
+        for i in range(12):
+            if links:
+                group.create_group(f"member_{i:02d}")
+            else:
+                group.attrs[f"note_{i:02d}"] = i
+    data = bytearray(t.path.read_bytes())
+    try:
+        _hostile().heap_cycle(data, name_index=5 if links else 8, heap_id_at=4 if links else 0)
+    except (AssertionError, ValueError, KeyError) as exc:  # not a file heap_cycle edits (sizes, superblock, heaps)
+        raise Skip(f"its fractal heap is not one this mutator edits ({exc})") from None
+    t.path.write_bytes(bytes(data))
+    return f"{where}: its {'links' if links else 'attributes'}' fractal heap names its root block as its child"
+
+
+@functools.cache
+def _hostile() -> Any:
+    """conformance-corpus/hostile/generate_hostile.py, whose `heap_cycle` the fuzzer shares."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "conformance-corpus" / "hostile" / "generate_hostile.py"
+    spec = importlib.util.spec_from_file_location("generate_hostile", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
 
 
 # ------------------------------------------------------------------------------------------- HDF5 structure
@@ -436,6 +480,12 @@ def hdf5_external_link(t: Target) -> str:
         if name in f:
             del f[name]
         f[name] = h5py.ExternalLink(str(t.canary.hdf5), "/")
+        if t.rng.random() < 0.5:  # a soft link whose path passes through it: resolved by the library, it opened the canary
+            via = f"{parent.rstrip('/')}/via"
+            if via in f:
+                del f[via]
+            f[via] = h5py.SoftLink(f"{name}/data")
+            return f"external link {name} -> canary, soft link {via} through it"
     return f"external link {name} -> canary"
 
 
@@ -1260,7 +1310,7 @@ def make_input(index: int, seed: int, work: Path, formats: tuple[str, ...] = FOR
     # Structural edits first (they need a readable file), byte-level damage last.
     wanted = sorted(
         rng.sample(range(len(chosen)), k=min(len(chosen), rng.choice((1, 1, 2, 3)))),
-        key=lambda i: chosen[i][0] in BYTE_LEVEL,
+        key=lambda i: 2 if chosen[i][0] in BYTE_LEVEL else 1 if chosen[i][0] in LAST_STRUCTURAL else 0,
     )
     for i in wanted:
         name, fn = chosen[i]

@@ -8,7 +8,9 @@ memory. Attribute values are read on first access, or at the walk for the names 
 (`Tree.prefer_attributes`), without h5py's high-level wrappers (about half the cost per attribute).
 
 A soft link to a dataset is read as the dataset (and records the link); one to a group is a link node, the group
-being read at the path it names; each group is entered once, whatever links lead to it.
+being read at the path it names; each group is entered once, whatever links lead to it. A soft link's path is
+followed here a link at a time (`hdf5_links`), never resolved by the library: a path through an external link is
+reported and not followed.
 
 Whatever cannot be read (a group's member list, an object header, an attribute, a dataset's storage) is reported on
 the tree once, with the node path and HDF5's reason, and the rest of the file is still read. Data stored outside
@@ -32,7 +34,7 @@ from h5py._objects import phil as h5py_lock  # h5py's own lock, held around ever
 
 from validator.errors import InputError
 from validator.kernels.block import Block
-from validator.nodes import hdf5_btree, hdf5_direct, hdf5_heap
+from validator.nodes import hdf5_btree, hdf5_direct, hdf5_fractal, hdf5_heap, hdf5_links
 from validator.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
@@ -89,8 +91,10 @@ def _member_name(name: bytes) -> str:
 
 
 _ULONG_BITS = 8 * ctypes.sizeof(ctypes.c_ulong)
-# The header messages read here: attributes (their global heap collections, `hdf5_heap`) and a group's symbol table.
-_HEADER_KINDS = frozenset({hdf5_heap.ATTRIBUTE_MESSAGE, hdf5_btree.SYMBOL_TABLE_MESSAGE})
+# The header messages read here: attributes (their global heap collections, `hdf5_heap`), where dense storage keeps
+# them (`hdf5_fractal`), and where a group keeps its members (a symbol table, `hdf5_btree`, or dense storage).
+_MEMBER_KINDS = frozenset({hdf5_btree.SYMBOL_TABLE_MESSAGE, hdf5_fractal.LINK_INFO_MESSAGE})
+_HEADER_KINDS = frozenset({hdf5_heap.ATTRIBUTE_MESSAGE, hdf5_fractal.ATTRIBUTE_INFO_MESSAGE}) | _MEMBER_KINDS
 
 
 def _ranges(read_at: hdf5_heap.ReadAt) -> hdf5_btree.ReadRanges:
@@ -319,8 +323,7 @@ def _string_storage(dtype: np.dtype, stored: str) -> StringStorage | None:
 
 class HDF5Node(Node):
     """A group or dataset. A group keeps its low-level id open (about 1 KB); a dataset keeps only its facts and is
-    opened again when its storage or data is read: at its address, or through its parent group and link name where
-    a soft link led to it."""
+    opened again when its storage or data is read: at its address (else through its parent group and link name)."""
 
     def __init__(
         self,
@@ -335,8 +338,8 @@ class HDF5Node(Node):
         self.tree = tree
         self.path = path
         self._ancestors = ancestors
-        # The object's address where a hard link gave it: a group's (a link back to an ancestor is a cycle), a
-        # dataset's (where it is opened again); None for a dataset a soft link led to.
+        # The object's address, where its hard link gives it or a soft link was followed to it (`hdf5_links`): a
+        # group's (a link back to an ancestor is a cycle), a dataset's (where it is opened again).
         self._address = address
         self._parent_id = parent_id  # the open parent group and the link name reopen a dataset
         self._link = link
@@ -348,7 +351,11 @@ class HDF5Node(Node):
         self._attrs_error: str | None = None
         try:
             plist = oid.get_create_plist()
-            self._attrs = HDF5Attributes(self, *_attribute_names(oid, plist))
+            dense = tree.attributes_problem(self, oid)
+            if dense is not None:
+                self._attrs_error = f"{path}: its attributes cannot be listed: {dense}; not read"
+            else:
+                self._attrs = HDF5Attributes(self, *_attribute_names(oid, plist))
         except Exception as exc:  # corrupt attribute table: reported when the attributes are asked for
             self._attrs_error = f"{path}: its attributes cannot be listed ({describe(exc)})"
         if tree.preferred_attributes and self._attrs is not None:
@@ -501,7 +508,7 @@ class HDF5Node(Node):
         if self.kind != "group" or self._gid is None:
             return {}
         gid = self._gid
-        problem = self.tree.group_problem(self._address)
+        problem = self.tree.group_problem(self)
         if problem is not None:
             return self._unlisted(f"{self.path}: its members cannot be listed: {problem}; not read")
         links: list[tuple[bytes, int, int]] = []
@@ -532,6 +539,7 @@ class HDF5Node(Node):
         unreadable)."""
         tree = self.tree
         target: str | None = None  # a soft link's path
+        oid = None  # the object, where following a soft link opened it
         try:
             if link_type == h5l.TYPE_EXTERNAL:
                 # Never follow: the target is outside the file being validated.
@@ -540,18 +548,17 @@ class HDF5Node(Node):
                 self._report(path, f"{path}: an external link to {outside}, outside the file; not followed", path)
                 return LinkNode(tree, path, "external", outside)
             if link_type == h5l.TYPE_SOFT:
-                target = _member_name(gid.links.get_val(name))
+                followed = self._follow(gid, name, path)
+                if isinstance(followed, Node):
+                    return followed
+                address, oid, target = followed
             elif link_type != h5l.TYPE_HARD:
                 return LinkNode(tree, path, "other", "UserDefinedLink")
         except Exception as exc:
             return self._broken(path, f"{path}: its link cannot be read ({describe(exc)})")
         try:
-            oid = self._open_member(gid, name, address if target is None else None)
-            if isinstance(oid, h5g.GroupID) and target is not None:
-                address = object_address(oid)
-        except Exception as exc:  # dangling soft link, unreadable object header
-            if target is not None:
-                return LinkNode(tree, path, "soft", target)
+            oid = oid if oid is not None else self._open_member(gid, name, address)
+        except Exception as exc:  # an unreadable object header
             return self._broken(path, f"{path}: cannot be opened ({describe(exc)})")
         if isinstance(oid, h5g.GroupID):
             seen = self._seen_group(address, target, path, here)
@@ -559,16 +566,33 @@ class HDF5Node(Node):
                 return seen
             node = HDF5Node(tree, path, oid, here, address)
         elif isinstance(oid, h5d.DatasetID):
-            node = HDF5Node(tree, path, oid, here, address if target is None else None, parent_id=gid, link=name)
+            node = HDF5Node(tree, path, oid, here, address, parent_id=gid, link=name)
         else:
             return LinkNode(tree, path, "other", "Datatype" if isinstance(oid, h5t.TypeID) else type(oid).__name__)
         if target is not None:
             node.soft_link = target
         return node
 
+    def _follow(self, gid: Any, name: bytes, path: str) -> Node | tuple[int, Any, str]:
+        """(the address, the open id, the path) of what the soft link `name` leads to (`HDF5Tree.follow`); a link
+        node where it is not followed: reported where its path leaves the file, unread where it passes a group whose
+        members cannot be read, dangling (not reported) where it names nothing."""
+        stored = gid.links.get_val(name)
+        target = _member_name(stored)
+        try:
+            address, oid = self.tree.follow((self._address, gid), stored.decode("utf-8", "surrogateescape"))
+        except hdf5_links.NotFollowed as exc:
+            why = f"{path}: a soft link to {target}, {exc}; not followed"
+            if exc.reason == hdf5_links.UNREAD:  # what it leads to is unknown, not absent
+                return self._broken(path, why)
+            if exc.reason == hdf5_links.OUTSIDE:
+                self._report(path, why, path)
+            return LinkNode(self.tree, path, "soft", target)
+        return address, oid, target
+
     def _open_member(self, gid: Any, name: bytes, address: int | None) -> Any:
-        """The low-level id of a member: at `address` where its hard link gives one (by name, the library would look
-        the name up again in the group: see hdf5_open), else by its name."""
+        """The low-level id of a member reached by a hard link: at its `address` (by name, the library would look the
+        name up again in the group: see hdf5_open), else by its name."""
         oid = open_at(self.tree.file_id, address) if address is not None else None
         return oid if oid is not None else h5o.open(gid, name)
 
@@ -820,8 +844,7 @@ class HDF5Tree(Tree):
         self.opened: list[HDF5Node] = []  # every node made, so close() can let go of their HDF5 ids
         self.groups: dict[int, str] = {}  # a group's object address -> the path it is read under, entered once
         self.types: TypeFacts = {}  # see _type_facts
-        # A group's header messages, read for the check of its attributes, until its symbol table is checked too.
-        self._group_headers: dict[int, list[tuple[int, int, bytes]]] = {}
+        self._group_problems: dict[int, str | None] = {}  # a group's address -> why its members must not be read
         try:
             self._file = h5py.File(path, "r", locking=False) if local else h5py.File(path, "r")
         except Exception as exc:
@@ -835,6 +858,7 @@ class HDF5Tree(Tree):
         self.file_id = self._file.id
         _small_metadata_cache(self.file_id)
         self.groups[address] = "/"
+        self._root_address = address
         self._root = HDF5Node(self, "/", root, frozenset(), address)
 
     def prefer_attributes(self, names: frozenset[str]) -> None:
@@ -857,20 +881,75 @@ class HDF5Tree(Tree):
         """(the variable-length attributes of `node` stored in a damaged global heap collection, by stored name: why
         each must not be read; its plain string attributes, which `string_value` reads from their heap objects:
         `hdf5_heap.GlobalHeaps.attributes`), both empty where the file's bytes cannot be read here. The header is
-        read once for both (and, for a group, for the check of its symbol table)."""
+        read once for this, the check of its dense attributes and, for a group, the check of its members."""
         heaps = self._global_heaps()
         if heaps is None:
             return {}, {}
         try:
-            header = node._address if node._address is not None else object_address(node.object_id())
-            messages = self._header_messages(int(header))
-            if messages is None:
-                return {}, {}
-            if node.kind == "group":  # kept for the check of its symbol table, when its members are listed
-                self._group_headers[int(header)] = messages
-            return heaps.attributes(messages)
+            messages = self._messages_of(node)
+            facts = ({}, {}) if messages is None else heaps.attributes(messages)
         except Exception:
             return {}, {}
+        if messages is not None:  # the attribute messages are done with: only a group's member storage is kept
+            kept = [m for m in messages if m[0] in _MEMBER_KINDS] if node.kind == "group" else None
+            node.__dict__["_header_found"] = kept
+        return facts
+
+    def attributes_problem(self, node: HDF5Node, oid: Any) -> str | None:
+        """Why the HDF5 library must not list the attributes of `node` (open as `oid`): they are in dense storage
+        whose fractal heap is not a tree (`hdf5_fractal`); None where nothing is wrong, or nothing could be checked
+        (a dataset with no attribute: its header is not read)."""
+        reader = self._reader()
+        if reader is None or (node.kind == "array" and h5a.get_num_attrs(oid) == 0):
+            return None
+        messages = self._messages_of(node, oid)
+        if messages is None:
+            return None
+        return hdf5_fractal.dense_problem(reader, messages, hdf5_fractal.ATTRIBUTE_INFO_MESSAGE)
+
+    def group_problem(self, node: HDF5Node) -> str | None:
+        """Why the HDF5 library must not list, or look up, the members of the group `node`: its symbol table's
+        B-tree is not a tree (`hdf5_btree.group_problem`), or its links are in dense storage whose fractal heap is
+        not a tree (`hdf5_fractal`); None where nothing is wrong, or nothing could be checked. Checked once per group:
+        when its members are listed, or a soft link's path passes through it (`group_problem_at`)."""
+        address = node._address
+        if address is None or address in self._group_problems:
+            return self._group_problems.get(address) if address is not None else None
+        messages = self._messages_of(node) if self._reader() is not None else None
+        node.__dict__["_header_found"] = None  # done with
+        return self._group_check(address, messages)
+
+    def group_problem_at(self, address: int) -> str | None:
+        """`group_problem` of the group whose header is at `address` (its header read for it)."""
+        if address not in self._group_problems:
+            self._group_check(address, self._header_messages(address) if self._reader() is not None else None)
+        return self._group_problems[address]
+
+    def _group_check(self, address: int, messages: list[tuple[int, int, bytes]] | None) -> str | None:
+        found, reader = self._structures(), self._reader()
+        problem = None
+        if found is not None and reader is not None:
+            read_at, size, sizeof_addr, sizeof_size, base = found
+            problem = hdf5_btree.group_problem(_ranges(read_at), address, size, sizeof_addr, sizeof_size, base, messages)
+            if problem is None and messages is not None:
+                problem = hdf5_fractal.dense_problem(reader, messages, hdf5_fractal.LINK_INFO_MESSAGE)
+        self._group_problems[address] = problem
+        return problem
+
+    def follow(self, group: hdf5_links.Place, target: str) -> hdf5_links.Place:
+        """(the address, the open id) of the object the soft link `target`, stored in the open `group` (its address,
+        its id), leads to, followed a link at a time (`hdf5_links.follow`); raises hdf5_links.NotFollowed."""
+        root = (self._root_address, self._root._gid)
+        return hdf5_links.follow(self.file_id, root, group, target, self.group_problem_at)
+
+    def _messages_of(self, node: HDF5Node, oid: Any = None) -> list[tuple[int, int, bytes]] | None:
+        """The messages of `node`'s header that the checks here read (`_HEADER_KINDS`), read once and kept on the
+        node until its checks are done with them (`heap_facts`, `group_problem`)."""
+        if "_header_found" in node.__dict__ and node.__dict__["_header_found"] is not None:
+            return node.__dict__["_header_found"]
+        header = node._address if node._address is not None else object_address(oid or node.object_id())
+        messages = node.__dict__["_header_found"] = self._header_messages(int(header))
+        return messages
 
     def _header_messages(self, header: int) -> list[tuple[int, int, bytes]] | None:
         """The attribute and symbol table messages of the object header at `header` (`hdf5_btree.header_messages`);
@@ -893,17 +972,15 @@ class HDF5Tree(Tree):
             self.__dict__["_heaps"] = None if found is None else hdf5_heap.GlobalHeaps(*found)
         return self.__dict__["_heaps"]
 
-    def group_problem(self, address: int | None) -> str | None:
-        """Why the HDF5 library must not list the members of the group whose object header is at `address`: its
-        symbol table's B-tree is not a tree (`hdf5_btree.group_problem`); None where nothing is wrong, or nothing
-        could be checked. Asked once per group, when its members are listed; its header's messages as the check of
-        its attributes read them, where it did."""
-        found = self._structures()
-        if address is None or found is None:
-            return None
-        read_at, size, sizeof_addr, sizeof_size, base = found
-        messages = self._group_headers.pop(address, None)
-        return hdf5_btree.group_problem(_ranges(read_at), address, size, sizeof_addr, sizeof_size, base, messages)
+    def _reader(self) -> hdf5_btree.Reader | None:
+        """The file's structures read from its bytes; None where they cannot be read here. Made once."""
+        if "_reader_made" not in self.__dict__:
+            found = self._structures()
+            try:
+                self.__dict__["_reader_made"] = None if found is None else hdf5_btree.Reader(_ranges(found[0]), *found[1:])
+            except hdf5_btree.Unexpected:
+                self.__dict__["_reader_made"] = None
+        return self.__dict__["_reader_made"]
 
     def _structures(self) -> tuple[hdf5_heap.ReadAt, int, int, int, int] | None:
         """(read_at, the file's size, its address and length sizes, its base address): what reading the file's

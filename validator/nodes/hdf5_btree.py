@@ -50,12 +50,14 @@ NODES_PER_BATCH = 4096  # about 8 MiB of nodes asked for at once
 MOST_ENTRIES = 2**16
 
 
-class _Unexpected(Exception):
+class Unexpected(Exception):
     """The bytes are not what this reader takes: the HDF5 library reads them instead."""
 
 
 class Damaged(Exception):
-    """A version 1 B-tree that is not a tree (see the module's docstring): never to be handed to the HDF5 library."""
+    """A structure whose walk by the HDF5 library never ends: a version 1 B-tree that is not a tree (see the module's
+    docstring), or a fractal heap whose indirect blocks are not one (`hdf5_fractal`). Never to be handed to the
+    library."""
 
 
 def chunk_records(
@@ -79,13 +81,13 @@ def chunk_records(
     stands for its chunks. Raises Damaged for an index that is not a tree, which the library must not walk.
     """
     try:
-        reader = _Reader(read, file_size, sizeof_addr, sizeof_size, base)
+        reader = Reader(read, file_size, sizeof_addr, sizeof_size, base)
         index = reader.chunk_index(header + base, rank)
         if index is None:
             return None
         root, chunk = index
         return [] if root is None else reader.leaves(root, chunk, most_chunks, entries)
-    except (_Unexpected, struct.error, IndexError, ValueError):
+    except (Unexpected, struct.error, IndexError, ValueError):
         return None
 
 
@@ -104,7 +106,7 @@ def group_problem(
     refuses, them itself, without looping). `messages`: the header's messages, where they were read already (its
     symbol table message among them, if any)."""
     try:
-        reader = _Reader(read, file_size, sizeof_addr, sizeof_size, base)
+        reader = Reader(read, file_size, sizeof_addr, sizeof_size, base)
         found = messages if messages is not None else reader.messages(header + base, _SYMBOL_TABLE)
         for kind, _, body in found:
             if kind == SYMBOL_TABLE_MESSAGE:
@@ -116,7 +118,7 @@ def group_problem(
         return None
     except Damaged as exc:
         return never_ends("its symbol table", exc)
-    except (_Unexpected, struct.error, IndexError, ValueError):
+    except (Unexpected, struct.error, IndexError, ValueError):
         return None
 
 
@@ -138,15 +140,18 @@ def header_messages(
     addresses are), or of those whose type is in `kinds`, continuation blocks followed; None where its bytes are not
     as expected."""
     try:
-        return list(_Reader(read, file_size, sizeof_addr, sizeof_size, base).messages(header + base, kinds))
-    except (_Unexpected, struct.error, IndexError, ValueError):
+        return list(Reader(read, file_size, sizeof_addr, sizeof_size, base).messages(header + base, kinds))
+    except (Unexpected, struct.error, IndexError, ValueError):
         return None
 
 
-class _Reader:
+class Reader:
+    """The file's structures read from its bytes (`read`: ranges -> bytes), its addresses relative to `base` and of
+    `sizeof_addr` bytes, its lengths of `sizeof_size` (the superblock's). Unexpected for sizes HDF5 never writes."""
+
     def __init__(self, read: ReadRanges, file_size: int, sizeof_addr: int, sizeof_size: int, base: int) -> None:
         if sizeof_addr not in (2, 4, 8) or sizeof_size not in (2, 4, 8) or not 0 <= base < file_size:
-            raise _Unexpected
+            raise Unexpected
         self.read, self.file_size, self.base = read, file_size, base
         self.sizeof_addr, self.sizeof_size = sizeof_addr, sizeof_size
         self.undefined = (1 << (8 * sizeof_addr)) - 1
@@ -156,20 +161,20 @@ class _Reader:
     def fetch(self, ranges: list[tuple[int, int]]) -> list[memoryview]:
         for offset, size in ranges:
             if offset < 0 or size < 0 or offset + size > self.file_size:
-                raise _Unexpected
+                raise Unexpected
         got = self.read(ranges)
         if any(len(g) != size for g, (_, size) in zip(got, ranges, strict=True)):
-            raise _Unexpected
+            raise Unexpected
         return got
 
     def address(self, data: bytes | memoryview, at: int) -> int | None:
-        """The address at `at`, as an offset in the file; None for the undefined address; _Unexpected for one past
+        """The address at `at`, as an offset in the file; None for the undefined address; Unexpected for one past
         the end of the file."""
         value = int.from_bytes(data[at : at + self.sizeof_addr], "little")
         if value == self.undefined:
             return None
         if value + self.base >= self.file_size:
-            raise _Unexpected
+            raise Unexpected
         return value + self.base
 
     def length(self, data: bytes | memoryview, at: int) -> int:
@@ -197,7 +202,7 @@ class _Reader:
         for kind, flags, body in self.messages(header, _LAYOUT):
             if kind == LAYOUT_MESSAGE:
                 if flags & 0x02:  # shared: not a layout message's way
-                    raise _Unexpected
+                    raise Unexpected
                 return body
         return None
 
@@ -212,7 +217,7 @@ class _Reader:
             start = header + 16  # the prefix, padded to 8 bytes
             blocks = [(1, self._slice(first, header, start, size))]
         else:
-            raise _Unexpected
+            raise Unexpected
         for _ in range(MOST_CONTINUATIONS):
             if not blocks:
                 return
@@ -222,7 +227,7 @@ class _Reader:
                 if kind == CONTINUATION_MESSAGE:
                     offset = self.address(body, 0)
                     if offset is None:
-                        raise _Unexpected
+                        raise Unexpected
                     more.append((offset, self.length(body, self.sizeof_addr)))
                 else:
                     yield kind, flags, body
@@ -231,7 +236,7 @@ class _Reader:
     def _slice(self, first: memoryview, header: int, start: int, size: int) -> bytes:
         """`size` bytes at `start`, from the first read when it holds them, else read again."""
         if size > MOST_HEADER_BYTES:
-            raise _Unexpected
+            raise Unexpected
         if start - header + size <= len(first):
             return bytes(first[start - header : start - header + size])
         (data,) = self.fetch([(start, size)])
@@ -239,7 +244,7 @@ class _Reader:
 
     def _v2_first(self, first: memoryview, header: int) -> list[tuple[int, bytes]]:
         if first[4] != 2:
-            raise _Unexpected
+            raise Unexpected
         flags = first[5]
         at = 6 + (16 if flags & 0x20 else 0) + (4 if flags & 0x10 else 0)
         width = 1 << (flags & 0x03)
@@ -252,14 +257,14 @@ class _Reader:
         """The messages of a continuation block (version 2: inside its signature and checksum); from the header's
         first read where it lies inside it (a small header's blocks lie together), else read."""
         if length > MOST_HEADER_BYTES:
-            raise _Unexpected
+            raise Unexpected
         if header <= offset and offset + length <= header + len(first):
             data = first[offset - header : offset - header + length]
         else:
             (data,) = self.fetch([(offset, length)])
         if version == 2:
             if bytes(data[:4]) != b"OCHK" or length < 8:
-                raise _Unexpected
+                raise Unexpected
             return 2, bytes(data[4 : length - 4])
         return 1, bytes(data)
 
@@ -272,7 +277,7 @@ class _Reader:
         while at + head <= len(data):
             kind, size, flags = message.unpack_from(data, at)
             if at + head + size > len(data):
-                raise _Unexpected
+                raise Unexpected
             if kinds is None or kind in kinds or kind == CONTINUATION_MESSAGE:
                 yield kind, flags, data[at + head : at + head + size]
             at += head + size
@@ -290,7 +295,7 @@ class _Reader:
             if level == 0:
                 records.extend(node_records)
                 if len(records) > most_chunks:
-                    raise _Unexpected
+                    raise Unexpected
         return records
 
     def walk(
@@ -298,7 +303,7 @@ class _Reader:
     ) -> Iterator[tuple[memoryview, int, int]]:
         """Every node of the version 1 B-tree at `root` as (its bytes, entries, level), a level at a time from the
         root. Damaged where it is not a tree: a node named twice, or a child whose level is not one below its
-        parent's (a walk in the library's way would never end, or go exponential); _Unexpected for bytes not as
+        parent's (a walk in the library's way would never end, or go exponential); Unexpected for bytes not as
         expected (a signature, a node type, an address past the end, more than `most_nodes` nodes). Without
         `leaves`, the leaves below the root are not yielded, and of each only its first bytes are read: that it
         is a leaf of the tree's type."""
@@ -313,7 +318,7 @@ class _Reader:
             children: list[int] = []
             for address, data, entries in self._nodes(level, key_bytes, most_entries):
                 if bytes(data[:4]) != b"TREE" or data[4] != node_type:
-                    raise _Unexpected
+                    raise Unexpected
                 node_level = data[5]
                 if expected is not None and node_level != expected:
                     raise Damaged(f"the node at byte {address} has level {node_level}, where {expected} is expected")
@@ -324,13 +329,13 @@ class _Reader:
                 for i in range(entries):
                     child = self.address(data, self.node_prefix + i * entry_bytes + key_bytes)
                     if child is None:
-                        raise _Unexpected
+                        raise Unexpected
                     if child in seen:
                         raise Damaged(f"the node at byte {child} is named twice, a cycle or a shared child")
                     seen.add(child)
                     children.append(child)
                 if len(seen) > most_nodes:
-                    raise _Unexpected
+                    raise Unexpected
             if expected is not None:
                 expected -= 1
             level = children
@@ -345,7 +350,7 @@ class _Reader:
             batch = addresses[start : start + NODES_PER_BATCH]
             for address, data in zip(batch, self.fetch([(a, 8) for a in batch]), strict=True):
                 if bytes(data[:4]) != b"TREE" or data[4] != node_type:
-                    raise _Unexpected
+                    raise Unexpected
                 if data[5] != 0:
                     raise Damaged(f"the node at byte {address} has level {data[5]}, where 0 is expected")
 
@@ -361,11 +366,11 @@ class _Reader:
             key = self.node_prefix + i * self._entry_bytes(dims)
             size, mask, *offsets = struct.unpack_from(f"<II{dims}Q", data, key)
             if any(o % c for o, c in zip(offsets, chunk, strict=True)):
-                raise _Unexpected
+                raise Unexpected
             if i < entries:
                 child = self.address(data, key + 8 + 8 * dims)
                 if child is None:
-                    raise _Unexpected
+                    raise Unexpected
                 out.append((tuple(offsets[:-1]), child, size, mask))
         return out
 
@@ -388,10 +393,10 @@ class _Reader:
             again: list[tuple[int, int]] = []
             for address, data in zip(batch, first, strict=True):
                 if len(data) < prefix:
-                    raise _Unexpected
+                    raise Unexpected
                 entries = int.from_bytes(data[6:8], "little")
                 if entries > most_entries:
-                    raise _Unexpected
+                    raise Unexpected
                 out.append((address, data, entries))
                 if size(entries) > len(data):
                     again.append((len(out) - 1, address))
