@@ -514,3 +514,85 @@ def test_cli_passes_urls_through_unchanged():
     urls = ["s3://bucket/x.zarr/X/.zattrs", "https://host/x.zarr", "s3://bucket/x.zarr/X/.zattrs"]
     assert store_root(urls[0]) == urls[0]
     assert discover(urls) == [Input(urls[0]), Input(urls[1])]
+
+
+@pytest.fixture
+def s3_listings(monkeypatch):
+    """The folder listings (`_ls`) and flat listings (`_find`) s3fs is asked for, by path."""
+    import s3fs
+
+    calls: dict[str, list[str]] = {"_ls": [], "_find": []}
+    for name in calls:
+        original = getattr(s3fs.S3FileSystem, name)
+
+        async def counted(self, path, *args, _original=original, _name=name, **kwargs):
+            calls[_name].append(path)
+            return await _original(self, path, *args, **kwargs)
+
+        monkeypatch.setattr(s3fs.S3FileSystem, name, counted)
+    return calls
+
+
+CONSOLIDATED = [c for c in CASES if c.id in ("zarr-v2-anndata-code-too-large", "zarr-v3-anndata-valid")]
+
+
+@pytest.mark.parametrize("case", CONSOLIDATED, ids=[c.id for c in CONSOLIDATED])
+def test_s3_store_with_consolidated_metadata_is_listed_flat_and_reads_as_locally(case, served, s3_bucket, s3_listings, tmp_path):
+    assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=False)
+    # One flat listing of every key (s3fs pages it, 1,000 keys a request), beside the root's own listing (made with
+    # the first documents, before the consolidated metadata is read): no folder listed one by one.
+    assert s3_listings["_find"] == [f"corpus/{case.name}"]
+    assert s3_listings["_ls"] == [f"corpus/{case.name}"]
+
+
+def test_s3_store_without_consolidated_metadata_is_listed_folder_by_folder(served, s3_bucket, s3_listings, tmp_path):
+    case = next(c for c in CASES if c.id == "zarr-v2-chunk-truncated")
+    assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=False)
+    assert s3_listings["_find"] == [] and s3_listings["_ls"][0] == f"corpus/{case.name}"  # its folders, as a walk asks
+
+
+def test_s3_store_too_large_for_one_flat_listing_is_listed_folder_by_folder(
+    served, s3_bucket, s3_listings, tmp_path, monkeypatch
+):
+    from validator.nodes import remote
+
+    monkeypatch.setattr(remote, "MOST_FLAT_LISTING_KEYS", 3)  # fewer keys than the store's documents alone
+    case = CONSOLIDATED[0]
+    assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=False)
+    assert s3_listings["_find"] == [] and len(s3_listings["_ls"]) > 1
+
+
+def test_keys_expected_counts_documents_and_every_chunk_the_grids_hold_room_for():
+    from validator.nodes.remote import MOST_FLAT_LISTING_KEYS, _keys_expected
+
+    v2 = {".zgroup": {"zarr_format": 2}, "X/.zarray": {"shape": [10, 4], "chunks": [3, 4]}, "X/.zattrs": {}}
+    assert _keys_expected(v2.items(), ".zarray") == 3 + 4
+    grid = {"name": "regular", "configuration": {"chunk_shape": [5, 5]}}
+    v3 = {"a/zarr.json": {"node_type": "array", "shape": [10, 10], "chunk_grid": grid}, "g/zarr.json": {"node_type": "group"}}
+    assert _keys_expected(v3.items(), "zarr.json") == 2 + 4
+    assert _keys_expected({"x/.zarray": {"shape": [0], "chunks": [5]}}.items(), ".zarray") == 1  # no chunk to hold
+    huge = {"x/.zarray": {"shape": [2**62, 2**62], "chunks": [1, 1]}}
+    assert _keys_expected(huge.items(), ".zarray") > MOST_FLAT_LISTING_KEYS  # said without multiplying it all out
+    for shape, chunks in (([10], [0]), ([10.0], [5]), ([True], [1]), ([10], [5, 5]), ("10", [5])):
+        assert _keys_expected({"x/.zarray": {"shape": shape, "chunks": chunks}}.items(), ".zarray") is None
+
+
+def test_s3_reads_each_object_with_one_request(served, s3_bucket, monkeypatch):
+    import s3fs
+
+    asked: list[str] = []
+    call_s3 = s3fs.S3FileSystem._call_s3
+
+    async def counted(self, method, *args, **kwargs):
+        asked.append(method)
+        return await call_s3(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(s3fs.S3FileSystem, "_call_s3", counted)
+    s3fs.S3FileSystem.clear_instance_cache()
+    case = CONSOLIDATED[0]
+    validate(f"{s3_bucket}/{case.name}")
+    stored = sum(1 for p in (served / case.name).rglob("*") if p.is_file())
+    # s3fs asks for an object's size (a HEAD) before reading it whole where it may split the read over connections:
+    # one request per object here, and one HEAD in all (the input's kind, file or folder).
+    assert asked.count("head_object") <= 1
+    assert 0 < asked.count("get_object") <= stored

@@ -6,7 +6,7 @@ import asyncio
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -46,6 +46,14 @@ _HDF5_SIGNATURE_OFFSETS = (0, 512, 1024, 2048, 4096, 8192)
 # consolidated `.zmetadata` names it (fetched in the next batch), and otherwise a listing or a request of its own
 # answers for it when the tree reads it.
 ROOT_PROBES = (".zmetadata", "zarr.json", ".zgroup", ".zarray")
+# Object stores whose file system lists every key below a prefix in one flat listing (S3's ListObjectsV2 without a
+# delimiter, 1,000 keys a request, in s3fs's `find`), where listing folder by folder takes a request per folder.
+S3_PROTOCOLS = ("s3", "s3a")
+FLAT_LISTING_PROTOCOLS = S3_PROTOCOLS
+# The flat listing is made where the consolidated metadata says the store holds at most this many keys (its
+# documents, and every chunk its arrays' grids have room for): its pages come one after another, so a store of
+# millions of chunks is listed folder by folder, many folders at once, as before.
+MOST_FLAT_LISTING_KEYS = 100_000
 
 
 def redact_url(url: str) -> str:
@@ -159,6 +167,10 @@ class RemoteStore(KeyValueStore):
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         self._documents: dict[str, bytes | None] = {}
         self._chunk_folders: list[str] = []  # chunk folders of the Zarr v3 arrays the consolidated metadata names
+        # Keys the consolidated metadata says the store may hold (documents, and chunks the grids have room for);
+        # None where it cannot say.
+        self._keys_expected: int | None = None
+        self._flat = False  # whether every listing came from one flat listing of the store (nothing else is below)
         self._gate = _gate_for(self._http)
 
     @property
@@ -291,6 +303,8 @@ class RemoteStore(KeyValueStore):
         if cached is not None:
             return cached
         mode = self._listing_mode()
+        if self._flat:  # the whole store was listed: nothing is stored below a prefix it did not show
+            return self._listings.setdefault(prefix, ([], []))
         if mode == "list":
             self._keep_listings(self._fetch_and_list([], [prefix])[1])
             return self._listings[prefix]
@@ -352,10 +366,14 @@ class RemoteStore(KeyValueStore):
         wanted = [k for k in index if k not in self._documents]
         if ".zarray" not in self._documents and root is None:
             wanted.append(".zarray")
-        folders = [p for p in _listings_of(index) if p] + self._chunk_folders if mapped and root is not None else []
-        documents, listed = self._fetch_and_list(wanted, folders, denied_is_absent=True)
+        flat = mapped and root is not None and self._lists_flat()
+        folders = [p for p in _listings_of(index) if p] + self._chunk_folders if mapped and root is not None and not flat else []
+        documents, listed = self._fetch_and_list(wanted, folders, denied_is_absent=True, flat=flat)
         self._documents.update(documents)
         self._keep_listings(listed)
+        if flat:
+            self._flat = True
+            root = self._listings[""]
         if self._documents.get(".zarray") is not None and ".zarray" not in index:
             index = sorted([*index, ".zarray"])
         if root is not None:
@@ -369,6 +387,11 @@ class RemoteStore(KeyValueStore):
             return "consolidated"
         return "blind"
 
+    def _lists_flat(self) -> bool:
+        """Whether the store is listed in one flat listing (see FLAT_LISTING_PROTOCOLS, MOST_FLAT_LISTING_KEYS)."""
+        expected = self._keys_expected
+        return _protocol(self._url) in FLAT_LISTING_PROTOCOLS and expected is not None and expected <= MOST_FLAT_LISTING_KEYS
+
     def _store_listing(self, root: Any) -> tuple[list[str], list[str]] | None:
         """The root's listing as the store's, or None: none given, refused, or (HTTP) a page that is not a listing of
         this store (an index page, an error page: its links mean nothing). A URL ending in .zarr names a store, whose
@@ -381,20 +404,33 @@ class RemoteStore(KeyValueStore):
         return root
 
     def _fetch_and_list(
-        self, keys: list[str], prefixes: list[str], denied_is_absent: bool = False, limit: int | None = None
+        self, keys: list[str], prefixes: list[str], denied_is_absent: bool = False, limit: int | None = None, flat: bool = False
     ) -> tuple[dict[str, bytes | None], dict[str, tuple[list[str], list[str]] | PermissionError | None]]:
         """The keys' bytes (as `_fetch`; a response past `limit` bytes is cut off and its key left out) and each
         prefix's listing (None where the storage gives none, the PermissionError where it refuses), in one batch
-        where the file system is asynchronous (S3, GCS, HTTP)."""
+        where the file system is asynchronous (S3, GCS, HTTP). With `flat`, the whole store is listed at once
+        instead (`prefixes` must be empty), and the listing of every prefix it implies is given."""
         wheres = [self._where(p) for p in prefixes]
-        if not self.batched or len(keys) + len(prefixes) < 2:
+        if not self.batched or len(keys) + len(prefixes) + flat < 2:
             documents = {k: self._fetch(k, denied_is_absent) for k in keys}
             entries = [self._entries(w) for w in wheres]
+            found = self._find() if flat else None
         else:
             calls = [self._fs._cat_file(self._path(k)) for k in keys] + [self._fs._ls(w, detail=True) for w in wheres]
+            if flat:
+                calls.append(self._fs._find(self._root, withdirs=False, detail=False))
             results = self._gather(calls, limit)
             documents = self._values(keys, results[: len(keys)], denied_is_absent)
-            entries = results[len(keys) :]
+            entries = results[len(keys) : len(keys) + len(prefixes)]
+            found = results[-1] if flat else None
+        if flat:
+            if isinstance(found, PermissionError):
+                raise InputError(f"{self._shown('')}: cannot list ({describe_error(found, self._url)})") from None
+            if isinstance(found, BaseException):
+                if not isinstance(found, Exception):
+                    raise found
+                raise InputError(f"{self._shown('')}: cannot list ({describe_error(found, self._url)})") from None
+            return documents, dict(_listings_of(self._relative_keys(found)))
         listings: dict[str, Any] = {}
         for prefix, where, found in zip(prefixes, wheres, entries, strict=True):
             try:
@@ -411,6 +447,24 @@ class RemoteStore(KeyValueStore):
             for k, r in zip(keys, results, strict=True)
             if not isinstance(r, ResponseTooLarge)
         }
+
+    def _find(self) -> Any:
+        """Every key below the root, as the file system's flat listing names them, or the exception it raised."""
+        try:
+            return self._fs.find(self._root, withdirs=False, detail=False)
+        except Exception as exc:
+            return exc
+
+    def _relative_keys(self, names: Any) -> list[str]:
+        """The keys of a flat listing's names ("bucket/path/key"), relative to the root; a name that is no key
+        (a folder marker ending in "/", one that steps out of the store) left out, as a folder listing leaves it."""
+        base = self._fs._strip_protocol(self._root).rstrip("/") + "/"
+        keys = []
+        for name in names:
+            name = str(name)
+            if name.startswith(base) and not name.endswith("/") and _safe_key(name[len(base) :], False):
+                keys.append(name[len(base) :])
+        return keys
 
     def _entries(self, where: str) -> Any:
         """The storage's entries at `where`, or the exception its listing raised (`_listing` tells them apart)."""
@@ -478,12 +532,14 @@ class RemoteStore(KeyValueStore):
             if name == ".zmetadata" and isinstance(doc.get("metadata"), dict):
                 keys.update(k for k in doc["metadata"] if isinstance(k, str))
                 mapped = True
+                self._keys_expected = _keys_expected(doc["metadata"].items(), ".zarray")
             consolidated = doc.get("consolidated_metadata") if name == "zarr.json" else None
             if isinstance(consolidated, dict) and isinstance(consolidated.get("metadata"), dict):
                 nodes = {p.strip("/"): d for p, d in consolidated["metadata"].items() if isinstance(p, str) and p.strip("/")}
                 keys.update(f"{p}/zarr.json" for p in nodes)
                 self._chunk_folders = [f for p, d in nodes.items() for f in _chunk_folders_of(p, d)]
                 mapped = True
+                self._keys_expected = _keys_expected(((f"{p}/zarr.json", d) for p, d in nodes.items()), "zarr.json")
         return sorted(k for k in keys if _safe_key(k, self._http)), mapped
 
     def close(self) -> None:
@@ -512,6 +568,45 @@ def _listings_of(keys: list[str]) -> dict[str, tuple[list[str], list[str]]]:
             dirs.setdefault(prefix, set())
             (files if depth == len(parts) - 1 else dirs)[prefix].add(parts[depth])
     return {p: (sorted(files[p]), sorted(dirs[p])) for p in files}
+
+
+def _keys_expected(documents: Iterable[tuple[str, Any]], array_document: str) -> int | None:
+    """The keys a store whose consolidated metadata holds `documents` (key, parsed document) may hold: the documents,
+    and every chunk each array's grid has room for (its `.zarray`, or its `zarr.json` of node type array: a sharded
+    array's shards); None where a grid cannot be read (the count is then unknown)."""
+    total = 0
+    for key, document in documents:
+        total += 1
+        if key.rpartition("/")[2] != array_document or not isinstance(document, dict):
+            continue
+        if array_document == "zarr.json":
+            if document.get("node_type") != "array":
+                continue
+            grid = document.get("chunk_grid")
+            configuration = grid.get("configuration") if isinstance(grid, dict) else None
+            chunks = configuration.get("chunk_shape") if isinstance(configuration, dict) else None
+        else:
+            chunks = document.get("chunks")
+        shape = document.get("shape")
+        counted = _grid_size(shape, chunks)
+        if counted is None:
+            return None
+        total += counted
+    return total
+
+
+def _grid_size(shape: Any, chunks: Any) -> int | None:
+    """The chunks a grid of `chunks` over `shape` has room for; None where either is not a list of whole numbers."""
+    if not isinstance(shape, list) or not isinstance(chunks, list) or len(shape) != len(chunks):
+        return None
+    count = 1
+    for extent, chunk in zip(shape, chunks, strict=True):
+        if type(extent) is not int or type(chunk) is not int or extent < 0 or chunk <= 0:
+            return None
+        count *= -(-extent // chunk)
+        if count > MOST_FLAT_LISTING_KEYS:
+            return count  # enough to say it is too many; the product could be astronomically large
+    return count
 
 
 # A 2-d or higher Zarr v3 array's `c/<i>` folders (one per row of chunks) are listed with the rest when it has at
@@ -559,14 +654,22 @@ def _protocol(url: str) -> str:
 
 
 def _storage_options(url: str) -> dict[str, Any]:
-    """Options we add to fsspec's own configuration: for HTTP, proxies from the environment, ~/.netrc credentials,
-    and the bounds of every request (`_bounded_session`).
+    """Options we add to fsspec's own configuration: for S3, one request per object read (no HEAD before it); for
+    HTTP, proxies from the environment, ~/.netrc credentials, and the bounds of every request (`_bounded_session`).
 
     aiohttp's `trust_env` gives proxies and netrc, but looks ~/.netrc up again for every request, on a worker
     thread: over thousands of metadata documents that was about a millisecond each, most of a remote run. So the
     host's netrc entry is read here, once, as the session's credentials, and `trust_env` is set only where proxy
     variables are (unless fsspec's configuration sets it).
     """
+    if _protocol(url) in S3_PROTOCOLS:
+        from fsspec.config import conf
+
+        # s3fs reads a whole object (a metadata document, a chunk) with `cat_file`, which, where it may split a large
+        # object over several connections (`max_concurrency`, 10 by default), first asks for the object's size: a
+        # HEAD before every GET, twice the requests (3,369 HEADs for 3,705 GETs on the 1,000-column Zarr v2 store).
+        # Requests here are already made many at once (MAX_CONCURRENT_REQUESTS), so each object is one GET.
+        return {} if "max_concurrency" in (conf.get(_protocol(url)) or {}) else {"max_concurrency": 1}
     if _protocol(url) not in HTTP_PROTOCOLS:
         return {}
     from fsspec.config import conf
