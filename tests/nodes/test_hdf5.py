@@ -396,3 +396,24 @@ def test_hdf5_fails_member_whose_header_cannot_be_read_is_unknown_not_a_link_of_
     report = validate(path)
     assert not [r.rule.id for r in report.results if r.status is Status.FAILED]
     assert "anndata.csr_matrix.arrays-present" in {r.rule.id for r in report.results if r.unchecked}
+
+
+def test_attributes_are_listed_by_the_library_only_where_the_header_holds_some(tmp_path, monkeypatch):
+    from validator.nodes import hdf5
+
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        f["bare"] = np.arange(3)
+        f["noted"] = np.arange(3)
+        f["noted"].attrs["encoding-type"] = "array"
+        dense = f.create_group("dense", track_order=True)  # past eight attributes: dense storage
+        for i in range(12):
+            dense.attrs[f"a{i:02d}"] = i
+    listed = []
+    names = hdf5._attribute_names
+    monkeypatch.setattr(hdf5, "_attribute_names", lambda oid, plist: listed.append(oid) or names(oid, plist))
+    with open_store(str(path)) as tree:
+        assert dict(tree.get("/bare").attrs) == {}
+        assert dict(tree.get("/noted").attrs) == {"encoding-type": "array"}
+        assert dict(tree.get("/dense").attrs) == {f"a{i:02d}": i for i in range(12)}
+    assert len(listed) == 2  # /noted and /dense: the root and /bare store none, as their headers (read here) say

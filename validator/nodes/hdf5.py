@@ -351,11 +351,11 @@ class HDF5Node(Node):
         self._attrs_error: str | None = None
         try:
             plist = oid.get_create_plist()
-            dense = tree.attributes_problem(self, oid)
+            dense, stored = tree.attributes_problem(self, oid)
             if dense is not None:
                 self._attrs_error = f"{path}: its attributes cannot be listed: {dense}; not read"
             else:
-                self._attrs = HDF5Attributes(self, *_attribute_names(oid, plist))
+                self._attrs = HDF5Attributes(self, *_attribute_names(oid, plist)) if stored else HDF5Attributes(self, [], {})
         except Exception as exc:  # corrupt attribute table: reported when the attributes are asked for
             self._attrs_error = f"{path}: its attributes cannot be listed ({describe(exc)})"
         if tree.preferred_attributes and self._attrs is not None:
@@ -895,17 +895,24 @@ class HDF5Tree(Tree):
             node.__dict__["_header_found"] = kept
         return facts
 
-    def attributes_problem(self, node: HDF5Node, oid: Any) -> str | None:
-        """Why the HDF5 library must not list the attributes of `node` (open as `oid`): they are in dense storage
-        whose fractal heap is not a tree (`hdf5_fractal`); None where nothing is wrong, or nothing could be checked
-        (a dataset with no attribute: its header is not read)."""
+    def attributes_problem(self, node: HDF5Node, oid: Any) -> tuple[str | None, bool]:
+        """(why the HDF5 library must not list the attributes of `node`, open as `oid`: they are in dense storage
+        whose fractal heap is not a tree, `hdf5_fractal`; None where nothing is wrong, or nothing could be checked;
+        whether it may store any: False only where its header, read here, holds no attribute message and no dense
+        attribute storage, so the library need not be asked to list them)."""
         reader = self._reader()
-        if reader is None or (node.kind == "array" and h5a.get_num_attrs(oid) == 0):
-            return None
-        messages = self._messages_of(node, oid)
-        if messages is None:
-            return None
-        return hdf5_fractal.dense_problem(reader, messages, hdf5_fractal.ATTRIBUTE_INFO_MESSAGE)
+        messages = self._messages_of(node, oid) if reader is not None else None
+        if reader is None or messages is None:
+            return None, True
+        stored = dense = False
+        for kind, _, _ in messages:
+            if kind == hdf5_heap.ATTRIBUTE_MESSAGE:
+                stored = True
+            elif kind == hdf5_fractal.ATTRIBUTE_INFO_MESSAGE:
+                stored = dense = True
+        if not dense:
+            return None, stored
+        return hdf5_fractal.dense_problem(reader, messages, hdf5_fractal.ATTRIBUTE_INFO_MESSAGE), True
 
     def group_problem(self, node: HDF5Node) -> str | None:
         """Why the HDF5 library must not list, or look up, the members of the group `node`: its symbol table's
@@ -945,8 +952,9 @@ class HDF5Tree(Tree):
     def _messages_of(self, node: HDF5Node, oid: Any = None) -> list[tuple[int, int, bytes]] | None:
         """The messages of `node`'s header that the checks here read (`_HEADER_KINDS`), read once and kept on the
         node until its checks are done with them (`heap_facts`, `group_problem`)."""
-        if "_header_found" in node.__dict__ and node.__dict__["_header_found"] is not None:
-            return node.__dict__["_header_found"]
+        found = node.__dict__.get("_header_found")
+        if found is not None:
+            return found
         header = node._address if node._address is not None else object_address(oid or node.object_id())
         messages = node.__dict__["_header_found"] = self._header_messages(int(header))
         return messages
