@@ -96,7 +96,8 @@ def test_a_sound_heap_passes_read_a_level_at_a_time(wide):
     assert len([c for c in layout.children if c != UNDEFINED]) == 11
     source = Bytes(data)
     assert hdf5_fractal.dense_problem(source.reader(), link_messages(wide, "obs"), hdf5_fractal.LINK_INFO_MESSAGE) is None
-    assert source.batches == [1, 1, 11]  # three batches: the header, the root, its 11 children together
+    # Four batches: the name index's header, the heap's header, its root, the root's 11 children together.
+    assert source.batches == [1, 1, 1, 11]
 
 
 def test_a_root_that_names_itself_is_damaged_and_would_hang_the_library(wide, tmp_path):
@@ -121,7 +122,7 @@ def test_a_child_named_twice_is_damaged(wide):
     assert "named twice" in (problem(shared, link_messages(wide, "obs")) or "")
 
 
-def test_a_heap_whose_root_is_a_direct_block_costs_one_read(tmp_path):
+def test_a_heap_whose_root_is_a_direct_block_costs_two_reads(tmp_path):
     path = tmp_path / "small.h5"
     with h5py.File(path, "w", libver="latest") as f:
         g = f.create_group("obs")
@@ -130,7 +131,7 @@ def test_a_heap_whose_root_is_a_direct_block_costs_one_read(tmp_path):
     data = path.read_bytes()
     source = Bytes(data)
     assert hdf5_fractal.dense_problem(source.reader(), link_messages(path, "obs"), hdf5_fractal.LINK_INFO_MESSAGE) is None
-    assert source.batches == [1]
+    assert source.batches == [1, 1]  # the name index's header, the heap's
 
 
 def test_bytes_it_does_not_take_are_left_to_the_library(wide):
@@ -159,3 +160,13 @@ def test_a_table_that_is_no_doubling_table_is_not_handed_over(wide):
     heap = data.index(b"FRHP")
     struct.pack_into("<H", data, heap + 110, 3)  # a width the format forbids: not a power of two
     assert "not powers of two" in (problem(bytes(data), link_messages(wide, "obs")) or "")
+
+
+def test_an_index_deeper_than_any_file_can_hold_is_not_handed_over(wide):
+    data = bytearray(wide.read_bytes())
+    index = data.index(b"BTHD")
+    struct.pack_into("<H", data, index + 12, 65)  # 2**65 records at least
+    found = problem(bytes(data), link_messages(wide, "obs"))
+    assert found is not None and f"the B-tree at byte {index} claims 65 levels" in found
+    struct.pack_into("<H", data, index + 12, 64)
+    assert problem(bytes(data), link_messages(wide, "obs")) is None  # (the library refuses what it cannot read)
