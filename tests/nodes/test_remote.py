@@ -518,18 +518,24 @@ def test_cli_passes_urls_through_unchanged():
 
 @pytest.fixture
 def s3_listings(monkeypatch):
-    """The folder listings (`_ls`) and flat listings (`_find`) s3fs is asked for, by path."""
+    """The folder listings (`_ls`) and flat listings (`_iterdir` without a delimiter) s3fs is asked for, by path."""
     import s3fs
 
-    calls: dict[str, list[str]] = {"_ls": [], "_find": []}
-    for name in calls:
-        original = getattr(s3fs.S3FileSystem, name)
+    calls: dict[str, list[str]] = {"_ls": [], "flat": []}
+    ls, iterdir = s3fs.S3FileSystem._ls, s3fs.S3FileSystem._iterdir
 
-        async def counted(self, path, *args, _original=original, _name=name, **kwargs):
-            calls[_name].append(path)
-            return await _original(self, path, *args, **kwargs)
+    async def counted_ls(self, path, *args, **kwargs):
+        calls["_ls"].append(path)
+        return await ls(self, path, *args, **kwargs)
 
-        monkeypatch.setattr(s3fs.S3FileSystem, name, counted)
+    async def counted_iterdir(self, bucket, *args, **kwargs):
+        if kwargs.get("delimiter") == "":
+            calls["flat"].append(f"{bucket}/{kwargs.get('prefix', '')}".rstrip("/"))
+        async for entry in iterdir(self, bucket, *args, **kwargs):
+            yield entry
+
+    monkeypatch.setattr(s3fs.S3FileSystem, "_ls", counted_ls)
+    monkeypatch.setattr(s3fs.S3FileSystem, "_iterdir", counted_iterdir)
     return calls
 
 
@@ -541,14 +547,24 @@ def test_s3_store_with_consolidated_metadata_is_listed_flat_and_reads_as_locally
     assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=False)
     # One flat listing of every key (s3fs pages it, 1,000 keys a request), beside the root's own listing (made with
     # the first documents, before the consolidated metadata is read): no folder listed one by one.
-    assert s3_listings["_find"] == [f"corpus/{case.name}"]
+    assert s3_listings["flat"] == [f"corpus/{case.name}"]
     assert s3_listings["_ls"] == [f"corpus/{case.name}"]
 
 
-def test_s3_store_without_consolidated_metadata_is_listed_folder_by_folder(served, s3_bucket, s3_listings, tmp_path):
-    case = next(c for c in CASES if c.id == "zarr-v2-chunk-truncated")
+def test_s3_store_without_consolidated_metadata_is_listed_flat_up_to_the_smaller_bound(
+    served, s3_bucket, s3_listings, tmp_path, monkeypatch
+):
+    from validator.nodes import remote
+
+    case = next(c for c in CASES if c.id == "zarr-v2-chunks-nested-without-separator")
+    stored = sum(1 for p in (served / case.name).rglob("*") if p.is_file())
     assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=False)
-    assert s3_listings["_find"] == [] and s3_listings["_ls"][0] == f"corpus/{case.name}"  # its folders, as a walk asks
+    assert s3_listings["flat"] == [f"corpus/{case.name}"] and s3_listings["_ls"] == [f"corpus/{case.name}"]
+    # One key more than the bound: the flat listing is given up, and the folders are listed as a walk asks.
+    monkeypatch.setattr(remote, "MOST_UNMAPPED_FLAT_LISTING_KEYS", stored - 1)
+    s3_listings["flat"].clear(), s3_listings["_ls"].clear()
+    assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=False)
+    assert len(s3_listings["flat"]) == 1 and len(s3_listings["_ls"]) > 1
 
 
 def test_s3_store_too_large_for_one_flat_listing_is_listed_folder_by_folder(
@@ -559,7 +575,7 @@ def test_s3_store_too_large_for_one_flat_listing_is_listed_folder_by_folder(
     monkeypatch.setattr(remote, "MOST_FLAT_LISTING_KEYS", 3)  # fewer keys than the store's documents alone
     case = CONSOLIDATED[0]
     assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=False)
-    assert s3_listings["_find"] == [] and len(s3_listings["_ls"]) > 1
+    assert s3_listings["flat"] == [] and len(s3_listings["_ls"]) > 1
 
 
 def test_keys_expected_counts_documents_and_every_chunk_the_grids_hold_room_for():
@@ -596,3 +612,27 @@ def test_s3_reads_each_object_with_one_request(served, s3_bucket, monkeypatch):
     # one request per object here, and one HEAD in all (the input's kind, file or folder).
     assert asked.count("head_object") <= 1
     assert 0 < asked.count("get_object") <= stored
+
+
+def test_s3_store_holding_more_keys_than_it_declares_is_listed_by_folder(served, s3_bucket, s3_listings, monkeypatch):
+    import boto3
+
+    from validator.nodes import remote
+
+    case = CONSOLIDATED[0]
+    client = boto3.client("s3")
+    for p in (served / case.name).rglob("*"):
+        if p.is_file():
+            client.put_object(
+                Bucket="corpus", Key=f"junk/{case.name}/{p.relative_to(served / case.name).as_posix()}", Body=p.read_bytes()
+            )
+    for i in range(5):  # keys its consolidated metadata does not count
+        client.put_object(Bucket="corpus", Key=f"junk/{case.name}/stray/{i}", Body=b"x")
+    declared = remote._keys_expected(json.loads((served / case.name / ".zmetadata").read_text())["metadata"].items(), ".zarray")
+    stored = sum(1 for p in (served / case.name).rglob("*") if p.is_file()) + 5
+    monkeypatch.setattr(remote, "MOST_FLAT_LISTING_KEYS", max(declared, stored - 1))
+    report = validate(f"s3://corpus/junk/{case.name}")
+    assert s3_listings["flat"] == [f"corpus/junk/{case.name}"]  # tried, and given up past the bound
+    assert len(s3_listings["_ls"]) > 2  # then the folders, as before
+    keys_rule = next(r for r in report.results if r.rule.id == "zarr.array.only-chunk-keys")  # reads stored keys
+    assert keys_rule.status.value == "passed" and not keys_rule.unchecked_count

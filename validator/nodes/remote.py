@@ -51,9 +51,12 @@ ROOT_PROBES = (".zmetadata", "zarr.json", ".zgroup", ".zarray")
 S3_PROTOCOLS = ("s3", "s3a")
 FLAT_LISTING_PROTOCOLS = S3_PROTOCOLS
 # The flat listing is made where the consolidated metadata says the store holds at most this many keys (its
-# documents, and every chunk its arrays' grids have room for): its pages come one after another, so a store of
-# millions of chunks is listed folder by folder, many folders at once, as before.
+# documents, and every chunk its arrays' grids have room for), and stopped (the store then listed folder by folder,
+# many folders at once, as before) where it finds more: its pages come one after another, so a store of millions of
+# chunks would take minutes. A store without consolidated metadata, whose size nothing says, is listed flat up to
+# the smaller bound.
 MOST_FLAT_LISTING_KEYS = 100_000
+MOST_UNMAPPED_FLAT_LISTING_KEYS = 10_000
 
 
 def redact_url(url: str) -> str:
@@ -366,13 +369,16 @@ class RemoteStore(KeyValueStore):
         wanted = [k for k in index if k not in self._documents]
         if ".zarray" not in self._documents and root is None:
             wanted.append(".zarray")
-        flat = mapped and root is not None and self._lists_flat()
-        folders = [p for p in _listings_of(index) if p] + self._chunk_folders if mapped and root is not None and not flat else []
-        documents, listed = self._fetch_and_list(wanted, folders, denied_is_absent=True, flat=flat)
+        folders = [p for p in _listings_of(index) if p] + self._chunk_folders if mapped and root is not None else []
+        most = self._flat_bound(mapped) if root is not None else None
+        documents, listed = self._fetch_and_list(wanted, folders if most is None else [], denied_is_absent=True, flat=most)
         self._documents.update(documents)
-        self._keep_listings(listed)
-        if flat:
+        if most is not None and listed is None:  # more keys than the bound: listed folder by folder after all
+            listed = self._fetch_and_list([], folders)[1] if folders else {}
+        elif most is not None:
             self._flat = True
+        self._keep_listings(listed)
+        if self._flat:
             root = self._listings[""]
         if self._documents.get(".zarray") is not None and ".zarray" not in index:
             index = sorted([*index, ".zarray"])
@@ -387,10 +393,15 @@ class RemoteStore(KeyValueStore):
             return "consolidated"
         return "blind"
 
-    def _lists_flat(self) -> bool:
-        """Whether the store is listed in one flat listing (see FLAT_LISTING_PROTOCOLS, MOST_FLAT_LISTING_KEYS)."""
+    def _flat_bound(self, mapped: bool) -> int | None:
+        """The most keys a flat listing of the store may find before it is given up (see MOST_FLAT_LISTING_KEYS);
+        None where the store is not listed flat: not on S3, or consolidated metadata says it holds more."""
+        if _protocol(self._url) not in FLAT_LISTING_PROTOCOLS:
+            return None
+        if not mapped:  # only where the listing can be stopped at the bound
+            return MOST_UNMAPPED_FLAT_LISTING_KEYS if hasattr(self._fs, "_iterdir") else None
         expected = self._keys_expected
-        return _protocol(self._url) in FLAT_LISTING_PROTOCOLS and expected is not None and expected <= MOST_FLAT_LISTING_KEYS
+        return MOST_FLAT_LISTING_KEYS if expected is not None and expected <= MOST_FLAT_LISTING_KEYS else None
 
     def _store_listing(self, root: Any) -> tuple[list[str], list[str]] | None:
         """The root's listing as the store's, or None: none given, refused, or (HTTP) a page that is not a listing of
@@ -404,33 +415,38 @@ class RemoteStore(KeyValueStore):
         return root
 
     def _fetch_and_list(
-        self, keys: list[str], prefixes: list[str], denied_is_absent: bool = False, limit: int | None = None, flat: bool = False
-    ) -> tuple[dict[str, bytes | None], dict[str, tuple[list[str], list[str]] | PermissionError | None]]:
+        self,
+        keys: list[str],
+        prefixes: list[str],
+        denied_is_absent: bool = False,
+        limit: int | None = None,
+        flat: int | None = None,
+    ) -> tuple[dict[str, bytes | None], Any]:
         """The keys' bytes (as `_fetch`; a response past `limit` bytes is cut off and its key left out) and each
         prefix's listing (None where the storage gives none, the PermissionError where it refuses), in one batch
-        where the file system is asynchronous (S3, GCS, HTTP). With `flat`, the whole store is listed at once
-        instead (`prefixes` must be empty), and the listing of every prefix it implies is given."""
+        where the file system is asynchronous (S3, GCS, HTTP). With `flat` (a number of keys), the whole store is
+        listed at once instead (`prefixes` must be empty): the listing of every prefix it implies, or None where it
+        holds more than `flat` keys."""
         wheres = [self._where(p) for p in prefixes]
-        if not self.batched or len(keys) + len(prefixes) + flat < 2:
+        flat_calls = 0 if flat is None else 1
+        if not self.batched or len(keys) + len(prefixes) + flat_calls < 2:
             documents = {k: self._fetch(k, denied_is_absent) for k in keys}
             entries = [self._entries(w) for w in wheres]
-            found = self._find() if flat else None
+            found = self._gather([self._flat_names(flat)])[0] if flat is not None else None
         else:
             calls = [self._fs._cat_file(self._path(k)) for k in keys] + [self._fs._ls(w, detail=True) for w in wheres]
-            if flat:
-                calls.append(self._fs._find(self._root, withdirs=False, detail=False))
+            if flat is not None:
+                calls.append(self._flat_names(flat))
             results = self._gather(calls, limit)
             documents = self._values(keys, results[: len(keys)], denied_is_absent)
             entries = results[len(keys) : len(keys) + len(prefixes)]
-            found = results[-1] if flat else None
-        if flat:
-            if isinstance(found, PermissionError):
-                raise InputError(f"{self._shown('')}: cannot list ({describe_error(found, self._url)})") from None
+            found = results[-1] if flat is not None else None
+        if flat is not None:
             if isinstance(found, BaseException):
                 if not isinstance(found, Exception):
                     raise found
                 raise InputError(f"{self._shown('')}: cannot list ({describe_error(found, self._url)})") from None
-            return documents, dict(_listings_of(self._relative_keys(found)))
+            return documents, None if found is None else dict(_listings_of(self._relative_keys(found)))
         listings: dict[str, Any] = {}
         for prefix, where, found in zip(prefixes, wheres, entries, strict=True):
             try:
@@ -448,12 +464,19 @@ class RemoteStore(KeyValueStore):
             if not isinstance(r, ResponseTooLarge)
         }
 
-    def _find(self) -> Any:
-        """Every key below the root, as the file system's flat listing names them, or the exception it raised."""
-        try:
-            return self._fs.find(self._root, withdirs=False, detail=False)
-        except Exception as exc:
-            return exc
+    async def _flat_names(self, most: int) -> list[str] | None:
+        """The name of every key below the root, from one flat listing, page after page; None as soon as it finds
+        more than `most` (s3fs's `_iterdir`, which can stop; where it lacks it, `_find`, which cannot)."""
+        iterate = getattr(self._fs, "_iterdir", None)
+        if iterate is None:
+            return await self._fs._find(self._root, withdirs=False, detail=False)
+        bucket, key, _ = self._fs.split_path(self._root)
+        names: list[str] = []
+        async for entry in iterate(bucket, delimiter="", prefix=key.rstrip("/") + "/" if key else ""):
+            names.append(str(entry.get("name", "")))
+            if len(names) > most:
+                return None
+        return names
 
     def _relative_keys(self, names: Any) -> list[str]:
         """The keys of a flat listing's names ("bucket/path/key"), relative to the root; a name that is no key
