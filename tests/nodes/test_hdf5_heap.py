@@ -53,6 +53,28 @@ def test_a_collection_whose_walk_would_not_end_or_run_past_it_is_damaged(objects
     assert problem is not None and message in problem and "global heap collection at byte 0" in problem
 
 
+@pytest.mark.parametrize("length", [2, 4, 8, 16])
+def test_collections_of_every_length_size_are_walked(length):
+    """A file's lengths (a collection's and each object's size) take 2, 4, 8 or 16 bytes (HDF5 allows 32 as well)."""
+
+    def sized(objects: list[tuple[int, int, bytes]], size: int = 256) -> bytes:
+        out = bytearray(b"GCOL" + bytes([1, 0, 0, 0]) + size.to_bytes(length, "little"))
+        for index, stored, data in objects:
+            out += (
+                struct.pack("<HHI", index, 1, 0) + stored.to_bytes(length, "little") + data.ljust(-(-len(data) // 8) * 8, b"\0")
+            )
+        if len(out) + 8 + length <= size:  # the rest: one free-space object, its size counting its own header
+            out += struct.pack("<HHI", 0, 0, 0) + (size - len(out)).to_bytes(length, "little")
+        return bytes(out.ljust(size, b"\0"))
+
+    def heaps(data: bytes) -> GlobalHeaps:
+        return GlobalHeaps(lambda offset, n: data[offset : offset + n], len(data), 8, length)
+
+    assert heaps(sized([(1, 5, b"hello"), (2, 3, b"abc")])).collection_problem(0) is None
+    problem = heaps(sized([(1, 5, b"hello"), (0, 0, b"")])).collection_problem(0)
+    assert problem is not None and "a free-space object of size 0" in problem
+
+
 def test_a_collection_larger_than_the_bound_is_not_read(monkeypatch):
     monkeypatch.setattr(hdf5_heap, "MOST_COLLECTION_BYTES", 1024)
     problem = heaps_over(collection([(1, 5, b"hello")])).collection_problem(0)

@@ -43,6 +43,11 @@ StringElements = tuple[bool, list[tuple[int, int, int]]]
 KEPT_COLLECTION_BYTES = 2**20
 
 
+# A global heap object's header: its index, reference count and four reserved bytes, then its size (a length of the
+# file's size, 2, 4 or 8 bytes), by that size.
+_OBJECT_HEADS = {size: struct.Struct(f"<H6x{code}") for size, code in ((2, "H"), (4, "I"), (8, "Q"))}
+
+
 def _scalar(body: bytes, at: int) -> bool:
     """Whether the dataspace message at `at` in `body` is a scalar's (version 1: rank 0; version 2: type 0)."""
     return body[at + 1] == 0 if body[at] == 1 else body[at + 3] == 0
@@ -102,15 +107,15 @@ class GlobalHeaps:
         if len(data) < size:
             return None, None, data  # past the end of the file: the library refuses it
         object_head = 8 + self.sizeof_size  # index, reference count, four reserved bytes, the object's size
+        head_of = _OBJECT_HEADS[self.sizeof_size].unpack_from if self.sizeof_size in _OBJECT_HEADS else self._object_head
         at = size_at + self.sizeof_size
         objects: dict[int, tuple[int, int]] | None = {}
         while at < size:
             if at + object_head > size:
                 return None, objects, data  # the last bytes, too few for an object: free space, as the library takes them
-            index = int.from_bytes(data[at : at + 2], "little")
-            stored = int.from_bytes(data[at + 8 : at + object_head], "little")
+            index, stored = head_of(data, at)
             # A free-space object (index 0) counts its own header in its size; any other is padded to 8 bytes.
-            need = stored if index == 0 else object_head + 8 * math.ceil(stored / 8)
+            need = stored if index == 0 else object_head + ((stored + 7) & -8)
             if need == 0:
                 damage = f"a free-space object of size 0 at byte {at}: the library's walk never ends"
                 return f"{where} is damaged ({damage})", None, data
@@ -124,6 +129,10 @@ class GlobalHeaps:
                     objects[index] = (at + object_head, stored)
             at += need
         return None, objects, data
+
+    def _object_head(self, data: bytes, at: int) -> tuple[int, int]:
+        """(index, size) of the object at `at`, for lengths of a size `_OBJECT_HEADS` has no format for (16, 32)."""
+        return int.from_bytes(data[at : at + 2], "little"), int.from_bytes(data[at + 8 : at + 8 + self.sizeof_size], "little")
 
     def _object(self, address: int, index: int) -> bytes | memoryview | None:
         """The stored bytes of object `index` of the sound collection at `address`; None where it is not one."""
