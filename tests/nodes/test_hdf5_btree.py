@@ -338,7 +338,7 @@ def groups(tmp_path_factory) -> tuple[Path, dict[str, int]]:
 
 
 def group_problem(data: bytes, header: int) -> str | None:
-    return hdf5_btree.group_problem(FileRanges(Path(), data).read, header, len(data), 8, 8)
+    return hdf5_btree.group_problem(hdf5_btree.Reader(FileRanges(Path(), data).read, len(data), 8, 8, 0), header)
 
 
 def test_group_symbol_tables_as_written_are_trees(groups):

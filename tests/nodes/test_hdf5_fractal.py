@@ -43,7 +43,7 @@ def link_messages(path: Path, group: str) -> list[tuple[int, int, bytes]]:
     with h5py.File(path, "r") as f:
         header = h5py.h5g.get_objinfo(f[group].id).objno[0]
     data = path.read_bytes()
-    found = hdf5_btree.header_messages(Bytes(data).read, header, len(data), 8, 8, 0, hdf5_fractal.MESSAGE_KINDS)
+    found = hdf5_btree.header_messages(Bytes(data).reader(), header, hdf5_fractal.MESSAGE_KINDS)
     assert found, "the group keeps its links in dense storage"
     return found
 

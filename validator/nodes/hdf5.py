@@ -933,11 +933,10 @@ class HDF5Tree(Tree):
         return self._group_problems[address]
 
     def _group_check(self, address: int, messages: list[tuple[int, int, bytes]] | None) -> str | None:
-        found, reader = self._structures(), self._reader()
+        reader = self._reader()
         problem = None
-        if found is not None and reader is not None:
-            read_at, size, sizeof_addr, sizeof_size, base = found
-            problem = hdf5_btree.group_problem(_ranges(read_at), address, size, sizeof_addr, sizeof_size, base, messages)
+        if reader is not None:
+            problem = hdf5_btree.group_problem(reader, address, messages)
             if problem is None and messages is not None:
                 problem = hdf5_fractal.dense_problem(reader, messages, hdf5_fractal.LINK_INFO_MESSAGE)
         self._group_problems[address] = problem
@@ -960,13 +959,10 @@ class HDF5Tree(Tree):
         return messages
 
     def _header_messages(self, header: int) -> list[tuple[int, int, bytes]] | None:
-        """The attribute and symbol table messages of the object header at `header` (`hdf5_btree.header_messages`);
+        """The messages of `_HEADER_KINDS` in the object header at `header` (`hdf5_btree.header_messages`);
         None where its bytes are not as that reader takes them, or cannot be read here."""
-        found = self._structures()
-        if found is None:
-            return None
-        read_at, size, sizeof_addr, sizeof_size, base = found
-        return hdf5_btree.header_messages(_ranges(read_at), header, size, sizeof_addr, sizeof_size, base, _HEADER_KINDS)
+        reader = self._reader()
+        return None if reader is None else hdf5_btree.header_messages(reader, header, _HEADER_KINDS)
 
     def collection_check(self) -> hdf5_direct.HeapCheck | None:
         """Why the library must not read the global heap collection at an address (see `hdf5_heap`); None where the

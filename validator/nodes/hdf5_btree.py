@@ -91,28 +91,20 @@ def chunk_records(
         return None
 
 
-def group_problem(
-    read: ReadRanges,
-    header: int,
-    file_size: int,
-    sizeof_addr: int,
-    sizeof_size: int,
-    base: int = 0,
-    messages: list[tuple[int, int, bytes]] | None = None,
-) -> str | None:
-    """Why the HDF5 library must not list the group whose object header is at `header` (relative to `base`): the
+def group_problem(reader: Reader, header: int, messages: list[tuple[int, int, bytes]] | None = None) -> str | None:
+    """Why the HDF5 library must not list the group whose object header is at `header` (relative to the reader's
+    base, as the file's addresses are): the
     B-tree of its symbol table is not a tree (`Damaged`). None where it is one, the group keeps no symbol table (its
     links in its header, or in dense storage), or the bytes are not as this reader takes them (the library reads, or
     refuses, them itself, without looping). `messages`: the header's messages, where they were read already (its
     symbol table message among them, if any)."""
     try:
-        reader = Reader(read, file_size, sizeof_addr, sizeof_size, base)
-        found = messages if messages is not None else reader.messages(header + base, _SYMBOL_TABLE)
+        found = messages if messages is not None else reader.messages(header + reader.base, _SYMBOL_TABLE)
         for kind, _, body in found:
             if kind == SYMBOL_TABLE_MESSAGE:
                 root = reader.address(body, 0)  # then the local heap's address, which holds the names
                 if root is not None and not reader.is_leaf(root, GROUP_NODES):  # most groups: one leaf, no node named
-                    for _ in reader.walk(root, GROUP_NODES, sizeof_size, MOST_ENTRIES, file_size, False):
+                    for _ in reader.walk(root, GROUP_NODES, reader.sizeof_size, MOST_ENTRIES, reader.file_size, False):
                         pass
                 return None
         return None
@@ -127,20 +119,12 @@ def never_ends(what: str, exc: Damaged) -> str:
     return f"{what}'s B-tree is damaged ({exc}): the HDF5 library's walk of it never ends"
 
 
-def header_messages(
-    read: ReadRanges,
-    header: int,
-    file_size: int,
-    sizeof_addr: int,
-    sizeof_size: int,
-    base: int = 0,
-    kinds: frozenset[int] | None = None,
-) -> list[tuple[int, int, bytes]] | None:
-    """(type, flags, data) of every message of the object header at `header` (relative to `base`, as the file's
-    addresses are), or of those whose type is in `kinds`, continuation blocks followed; None where its bytes are not
-    as expected."""
+def header_messages(reader: Reader, header: int, kinds: frozenset[int] | None = None) -> list[tuple[int, int, bytes]] | None:
+    """(type, flags, data) of every message of the object header at `header` (relative to the reader's base, as the
+    file's addresses are), or of those whose type is in `kinds`, continuation blocks followed; None where its bytes
+    are not as expected."""
     try:
-        return list(Reader(read, file_size, sizeof_addr, sizeof_size, base).messages(header + base, kinds))
+        return list(reader.messages(header + reader.base, kinds))
     except (Unexpected, struct.error, IndexError, ValueError):
         return None
 
