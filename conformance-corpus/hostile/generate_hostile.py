@@ -310,6 +310,78 @@ def cyclic_attribute_heap(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def btree2_shared(data: bytearray, tree_type: int, depth: int, fanout: int) -> None:
+    """The file's version 2 B-tree of `tree_type` (a tree of depth 1 or more, 8-byte addresses and lengths) made
+    `depth` levels deep, each internal node naming the one below it as every one of its `fanout` children, down to
+    one of its leaves: a tree of `depth` + 1 distinct nodes through which the library's recursive iteration takes
+    `fanout ** depth` paths. The internal nodes are written over other leaves of the tree (each node takes the tree's
+    node size), so the file keeps its size; each carries `fanout - 1` records copied from the bottom leaf."""
+    head = data.index(b"BTHD")
+    while data[head + 5] != tree_type:
+        head = data.index(b"BTHD", head + 4)
+    node_size, record_size = (
+        int.from_bytes(data[head + 6 : head + 10], "little"),
+        int.from_bytes(data[head + 10 : head + 12], "little"),
+    )
+    leaves = []
+    at = data.find(b"BTLF")
+    while at >= 0:
+        if data[at + 5] == tree_type:
+            leaves.append(at)
+        at = data.find(b"BTLF", at + 4)
+    assert len(leaves) > depth, f"{len(leaves)} leaves of type {tree_type}: too few to write {depth} levels over"
+    bottom, slots = leaves[0], leaves[1 : depth + 1]
+    most = (node_size - 10) // record_size
+    count = next(
+        n
+        for n in range(most, 0, -1)
+        if lookup3(bytes(data[bottom : bottom + 6 + n * record_size]))
+        == int.from_bytes(data[bottom + 6 + n * record_size : bottom + 10 + n * record_size], "little")
+    )
+
+    def width(n: int) -> int:  # the bytes the library stores a count of at most n in
+        return (max(n, 1).bit_length() - 1) // 8 + 1
+
+    below, totals = [most], [0]  # per depth: the most records a node and its subtree hold, the bytes of that count
+    records_width = width(most)
+    for d in range(1, depth + 1):
+        pointer = 8 + records_width + totals[d - 1]
+        fits = (node_size - 10 - pointer) // (record_size + pointer)
+        assert fanout - 1 <= fits, f"{fanout} children do not fit a node of depth {d}"
+        below.append(((fits + 1) * below[d - 1] + fits) % 2**64)
+        totals.append(width(below[d]))
+    records = bytes(data[bottom + 6 : bottom + 6 + (fanout - 1) * record_size])
+    child, child_records, child_total = bottom, count, count
+    for d, slot in enumerate(slots, start=1):
+        pointer = child.to_bytes(8, "little") + child_records.to_bytes(records_width, "little")
+        pointer += child_total.to_bytes(totals[d - 1], "little") if d > 1 else b""
+        node = b"BTIN\0" + bytes([tree_type]) + records + pointer * fanout
+        node += lookup3(node).to_bytes(4, "little")
+        data[slot : slot + node_size] = node.ljust(node_size, b"\0")
+        child, child_records, child_total = slot, fanout - 1, (fanout - 1 + fanout * child_total) % 2**64
+    data[head + 12 : head + 14] = depth.to_bytes(2, "little")
+    data[head + 16 : head + 34] = (
+        child.to_bytes(8, "little") + child_records.to_bytes(2, "little") + child_total.to_bytes(8, "little")
+    )
+    _checksum(data, head, head + 34)
+
+
+@case("h5ad")
+def shared_link_index(path: Path) -> None:
+    """/uns/dense keeps its 600 links (soft links) in dense storage, and their index by name (a version 2 B-tree, the
+    one the library lists them by) is 6 internal nodes deep, each naming the one below it as all its 13 children:
+    listing the group made the HDF5 library's iteration take 13**6 paths to the same leaf, 58 million links (past
+    11 GB of memory in 30 seconds, no report). Its members are reported unreadable."""
+    with h5ad_copy(path) as f:
+        g = f.create_group("uns/dense", track_order=True)
+        g.attrs["encoding-type"], g.attrs["encoding-version"] = "dict", "0.1.0"
+        for i in range(600):
+            g[f"member_{i:03d}"] = h5py.SoftLink("/X")
+    data = bytearray(path.read_bytes())
+    btree2_shared(data, tree_type=5, depth=6, fanout=13)
+    path.write_bytes(bytes(data))
+
+
 # ---------------------------------------------------------------------------------------------- Zarr v2
 
 

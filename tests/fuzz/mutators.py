@@ -179,7 +179,7 @@ MUTATORS: dict[str, list[tuple[str, Callable[[Target], str]]]] = {f: [] for f in
 BYTE_LEVEL = frozenset({"flip_bytes", "flip_header_bytes", "truncate", "overwrite_range", "hdf5_btree_not_a_tree"})
 # Edits h5py makes on an intact file, after which h5py must not open it again (its walk would hang): run after every
 # other structural edit, before byte-level damage.
-LAST_STRUCTURAL = frozenset({"hdf5_dense_heap_cycle"})
+LAST_STRUCTURAL = frozenset({"hdf5_dense_heap_cycle", "hdf5_shared_index"})
 
 
 def mutator(*formats: str) -> Callable[[Callable[[Target], str]], Callable[[Target], str]]:
@@ -306,9 +306,40 @@ def hdf5_dense_heap_cycle(t: Target) -> str:
     return f"{where}: its {'links' if links else 'attributes'}' fractal heap names its root block as its child"
 
 
+@mutator("hdf5")
+def hdf5_shared_index(t: Target) -> str:
+    """A group of the latest format whose links, or attributes, are indexed by a version 2 B-tree made 4 to 6
+    internal nodes deep, each naming the one below it as all its 13 children (`generate_hostile.btree2_shared`): the
+    HDF5 library's iteration takes 13**depth paths to one leaf (listing such a group took 11 GB in 30 seconds)."""
+    import h5py
+
+    links = t.rng.random() < 0.5
+    depth = t.rng.randint(4, 6)
+    if b"BTHD" in t.path.read_bytes():
+        raise Skip("it holds a version 2 B-tree already (btree2_shared edits the first of its type)")
+    with _h5(t) as f:
+        parent = t.pick(["/"] + _h5_items(f, "group"))
+        where = f"{parent.rstrip('/')}/shared_index"
+        if where in f:
+            raise Skip(f"{where} exists")
+        group = f.create_group(where, track_order=True)
+        for i in range(600 if links else 400):
+            if links:
+                group[f"member_{i:03d}"] = h5py.SoftLink("/")
+            else:
+                group.attrs[f"note_{i:03d}"] = i
+    data = bytearray(t.path.read_bytes())
+    try:
+        _hostile().btree2_shared(data, tree_type=5 if links else 8, depth=depth, fanout=13)
+    except (AssertionError, ValueError, StopIteration) as exc:  # not a tree btree2_shared edits (sizes, too few leaves)
+        raise Skip(f"its index is not one this mutator edits ({exc})") from None
+    t.path.write_bytes(bytes(data))
+    return f"{where}: its {'links' if links else 'attributes'}' index by name shares each of its {depth} internal nodes 13 times"
+
+
 @functools.cache
 def _hostile() -> Any:
-    """conformance-corpus/hostile/generate_hostile.py, whose `heap_cycle` the fuzzer shares."""
+    """conformance-corpus/hostile/generate_hostile.py, whose `heap_cycle` and `btree2_shared` the fuzzer shares."""
     import importlib.util
 
     path = Path(__file__).resolve().parents[2] / "conformance-corpus" / "hostile" / "generate_hostile.py"

@@ -21,6 +21,7 @@ import functools
 import itertools
 import math
 import os
+import struct
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
@@ -28,7 +29,7 @@ import h5py
 import numpy as np
 
 from validator.kernels.block import Block, ChunkRead
-from validator.nodes import codecs, hdf5_btree
+from validator.nodes import codecs, hdf5_btree, hdf5_btree2
 from validator.nodes.base import (
     MAX_BLOCK_BYTES,
     MAX_CHUNKS_PER_BLOCK,
@@ -397,6 +398,16 @@ def _index_records(
         )
     except hdf5_btree.Damaged as exc:
         raise NodeError(f"{path}: {hdf5_btree.never_ends('its chunk index', exc)}; not read") from None
+    if records is None:  # not a version 1 B-tree: a version 2 one (`hdf5_btree2`) is checked before the library walks it
+        try:
+            reader = hdf5_btree.Reader(source.read, source.size, sizeof_addr, sizeof_size, base)
+            index = hdf5_btree2.chunk_index(reader, reader.layout_message(header + base) or b"")
+            if index is not None:
+                hdf5_btree2.check(reader, index)
+        except hdf5_btree.Damaged as exc:
+            raise NodeError(f"{path}: {hdf5_btree2.damaged('its chunk index', exc)}; not read") from None
+        except (hdf5_btree.Unexpected, struct.error, IndexError, ValueError):
+            pass  # bytes not as this reader takes them: the library's to read or refuse
     return None if local else records
 
 

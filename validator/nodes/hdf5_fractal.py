@@ -14,15 +14,15 @@ a shared child, is `Damaged`). A tree of blocks each named once is finite, so ev
 ends. Anything else unexpected (a signature, a version, an address past the end of the file) is left to the library,
 which refuses such blocks itself (its cache checks each block's type and checksum).
 
-The library iterates the heap's indexes (version 2 B-trees) by recursion, one call a level, to the depth their
-headers claim: a header claiming more levels than any file can hold (over MOST_INDEX_DEPTH) is refused here too,
-before that recursion could outrun the stack (not shown to crash: such a tree takes thousands of distinct nodes).
+The heap's indexes, version 2 B-trees the library iterates by recursion, are checked first to be trees
+(`hdf5_btree2`): a node named twice makes that iteration exponential, a depth no file can hold is refused.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from . import hdf5_btree2
 from .hdf5_btree import Damaged, Reader, Unexpected
 
 LINK_INFO_MESSAGE = 0x0002  # a group's links in dense storage: the heap of their messages, their name index
@@ -33,27 +33,22 @@ MESSAGE_KINDS = frozenset({LINK_INFO_MESSAGE, ATTRIBUTE_INFO_MESSAGE})
 _HEADER_FIXED = 14
 _INDIRECT_PREFIX = 5  # an indirect block's signature and version, before its heap header address and block offset
 MOST_BLOCKS_PER_BATCH = 4096
-# A version 2 B-tree header's depth follows its signature, version, type, node size and record size.
-_BTREE_DEPTH_AT = 12
-# Every internal node of a version 2 B-tree has two children at least, so a tree this deep indexes 2**64 records
-# or more: no file can hold one, and a header that claims it is damaged.
-MOST_INDEX_DEPTH = 64
 
 
 def dense_problem(reader: Reader, messages: list[tuple[int, int, bytes]], kind: int) -> str | None:
     """Why the library must not read the dense storage the header's message of `kind` names (`LINK_INFO_MESSAGE`: a
-    group's links; `ATTRIBUTE_INFO_MESSAGE`: an object's attributes): its fractal heap's indirect blocks are not a
-    tree, or an index of it claims a depth no file can hold. None where neither, there is no such message, or the
-    bytes are not as this reader takes them (the library reads or refuses them itself, without looping).
-    `messages`: the header's (type, flags, data)."""
+    group's links; `ATTRIBUTE_INFO_MESSAGE`: an object's attributes): an index of it is not a tree (a node named
+    twice, a depth no file can hold), or its fractal heap's indirect blocks are not one. None where neither, there is
+    no such message, or the bytes are not as this reader takes them (the library reads or refuses them itself,
+    without looping). `messages`: the header's (type, flags, data)."""
     what = "its links'" if kind == LINK_INFO_MESSAGE else "its attributes'"
     try:
         for found, flags, body in messages:
             if found == kind and not flags & 0x02:  # shared: not how HDF5 keeps either message
                 heap, indexes = _addresses(reader, body, kind)
-                deep = _too_deep(reader, indexes)
-                if deep is not None:
-                    return f"{what} index is damaged ({deep}): the HDF5 library's recursive walk of it has no bound"
+                problem = _index_problem(reader, indexes, what)
+                if problem is not None:
+                    return problem
                 if heap is not None:
                     _walk(reader, heap)
         return None
@@ -79,18 +74,16 @@ def _addresses(reader: Reader, body: bytes, kind: int) -> tuple[int | None, list
     return heap, [a for a in named if a is not None]
 
 
-def _too_deep(reader: Reader, indexes: list[int]) -> str | None:
-    """Why one of the version 2 B-trees at `indexes` must not be walked: its header claims more than
-    MOST_INDEX_DEPTH levels. The library iterates such a tree by recursion, a level a call, trusting that depth."""
-    if not indexes:
-        return None
-    heads = reader.fetch([(a, min(_BTREE_DEPTH_AT + 2, reader.file_size - a)) for a in indexes])
-    for address, head in zip(indexes, heads, strict=True):
-        if len(head) < _BTREE_DEPTH_AT + 2 or bytes(head[:4]) != b"BTHD" or head[4] != 0:
-            continue  # not a header this reader takes: the library reads or refuses it
-        depth = int.from_bytes(head[_BTREE_DEPTH_AT : _BTREE_DEPTH_AT + 2], "little")
-        if depth > MOST_INDEX_DEPTH:
-            return f"the B-tree at byte {address} claims {depth} levels, more than any file can hold"
+def _index_problem(reader: Reader, indexes: list[int], what: str) -> str | None:
+    """Why the library must not iterate one of the version 2 B-trees at `indexes` (`hdf5_btree2`: a node named twice,
+    a depth no file can hold); None where each is a tree, or is left to the library."""
+    for index in indexes:
+        try:
+            hdf5_btree2.check(reader, index)
+        except Damaged as exc:
+            return hdf5_btree2.damaged(f"{what} index", exc)
+        except (Unexpected, IndexError, ValueError):
+            continue
     return None
 
 
