@@ -382,6 +382,24 @@ def shared_link_index(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+@case("h5ad")
+def huge_extensible_array(path: Path) -> None:
+    """/X/indptr (13 values in chunks of 4, one unlimited dimension, the latest format) indexes its chunks with an
+    extensible array whose header claims 4e12 elements were set: listing its chunks made the HDF5 library iterate
+    them all (hours at full CPU, no report). Its 4 chunks are looked up by coordinate instead, and read."""
+    shutil.copyfile(H5AD_BASE, path)
+    with h5py.File(path, "r+", libver="latest") as f:
+        values = f["X/indptr"][...]
+        assert len(values) == 13
+        replace_indptr(f, lambda f, name: f.create_dataset(name, data=values, chunks=(4,), maxshape=(None,)))
+    data = bytearray(path.read_bytes())
+    header = data.index(b"EAHD")
+    at = header + 12 + 4 * 8  # after the fixed fields and four of the statistics: the largest index ever set
+    data[at : at + 8] = (4 * 10**12).to_bytes(8, "little")
+    _checksum(data, header, header + 12 + 6 * 8 + 8)
+    path.write_bytes(bytes(data))
+
+
 # ---------------------------------------------------------------------------------------------- Zarr v2
 
 

@@ -179,7 +179,7 @@ MUTATORS: dict[str, list[tuple[str, Callable[[Target], str]]]] = {f: [] for f in
 BYTE_LEVEL = frozenset({"flip_bytes", "flip_header_bytes", "truncate", "overwrite_range", "hdf5_btree_not_a_tree"})
 # Edits h5py makes on an intact file, after which h5py must not open it again (its walk would hang): run after every
 # other structural edit, before byte-level damage.
-LAST_STRUCTURAL = frozenset({"hdf5_dense_heap_cycle", "hdf5_shared_index"})
+LAST_STRUCTURAL = frozenset({"hdf5_dense_heap_cycle", "hdf5_shared_index", "hdf5_extensible_array_claim"})
 
 
 def mutator(*formats: str) -> Callable[[Callable[[Target], str]], Callable[[Target], str]]:
@@ -335,6 +335,40 @@ def hdf5_shared_index(t: Target) -> str:
         raise Skip(f"its index is not one this mutator edits ({exc})") from None
     t.path.write_bytes(bytes(data))
     return f"{where}: its {'links' if links else 'attributes'}' index by name shares each of its {depth} internal nodes 13 times"
+
+
+@mutator("hdf5")
+def hdf5_extensible_array_claim(t: Target) -> str:
+    """A one-dimensional dataset rewritten in the latest format with one unlimited dimension (an extensible array
+    indexes its chunks) whose header claims 2**25 to 2**62 elements were set: the HDF5 library iterates every one to
+    list the chunks (4e12 took hours)."""
+    import h5py
+
+    if b"EAHD" in t.path.read_bytes():
+        raise Skip("it holds an extensible array already (the claim edits the first)")
+    try:
+        f = h5py.File(t.path, "r+", locking=False, libver="latest")
+    except Exception as exc:  # an earlier mutation broke it
+        raise Skip(f"h5py cannot open it ({exc})") from None
+    with f:
+        names = [n for n in _h5_items(f, "dataset") if len(f[n].shape or ()) == 1 and f[n].size and f[n].dtype.kind in "iufb"]
+        name = t.pick(names)
+        values, attrs = f[name][...], dict(f[name].attrs)
+        del f[name]
+        ds = f.create_dataset(name, data=values, chunks=(max(1, len(values) // 4),), maxshape=(None,))
+        for k, v in attrs.items():
+            with contextlib.suppress(Exception):
+                ds.attrs[k] = v
+    data = bytearray(t.path.read_bytes())
+    header = data.find(b"EAHD")
+    lengths = data[14] if data[8] < 2 else data[10]  # the superblock's size of lengths (versions 0-1, 2-3)
+    if header < 0 or lengths != 8:
+        raise Skip("no extensible array this mutator edits (8-byte lengths)")
+    claimed = 2 ** t.rng.randint(25, 62)
+    data[header + 44 : header + 52] = claimed.to_bytes(8, "little")
+    data[header + 68 : header + 72] = _hostile().lookup3(bytes(data[header : header + 68])).to_bytes(4, "little")
+    t.path.write_bytes(bytes(data))
+    return f"{name}: an extensible array index claiming {claimed} elements"
 
 
 @functools.cache

@@ -207,15 +207,6 @@ def test_a_chunk_index_that_is_no_tree_makes_the_dataset_unreadable(trees, tmp_p
         assert len(tree.get("/x").plan.table.linear) == 10_000
 
 
-def test_only_a_version_4_layout_with_a_btree2_index_names_one(trees):
-    reader = Bytes(trees["chunks"].read_bytes()).reader()
-    for layout in (b"", b"\x03\x02", b"\x04\x01", b"\x04\x02\x00\x02\x08" + bytes(16) + b"\x04" + bytes(8)):
-        assert hdf5_btree2.chunk_index(reader, layout) is None  # v3; contiguous; an extensible array index
-    for version in (b"\x04", b"\x05"):
-        layout = version + b"\x02\x00\x02\x08" + bytes(16) + b"\x05" + bytes(6) + (1234).to_bytes(8, "little")
-        assert hdf5_btree2.chunk_index(reader, layout) == 1234
-
-
 def test_the_direct_plan_checks_the_index_through_its_source(trees, tmp_path):
     data = shared(trees["filtered"].read_bytes(), FILTERED_CHUNKS, depth=2, fanout=3)
     path = tmp_path / "shared-filtered.h5"

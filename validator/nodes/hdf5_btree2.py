@@ -31,10 +31,6 @@ MOST_DEPTH = 64
 _PREFIX = 6
 _CHECKSUM = 4
 NODE_BYTES_PER_BATCH = 8 << 20  # the bytes of internal nodes asked for at once
-# A version 4 layout message's chunk index types (after its flags, rank, dimension sizes' width and sizes).
-LAYOUT_VERSIONS = (4, 5)
-CHUNKED = 2
-BTREE2_INDEX = 5
 
 
 class _Shape(NamedTuple):
@@ -150,16 +146,3 @@ def _children(reader: Reader, shape: _Shape, data: memoryview, records: int, dep
         out.append((child, int.from_bytes(data[count_at : count_at + shape.records_width], "little")))
         at += step
     return out
-
-
-def chunk_index(reader: Reader, layout: bytes) -> int | None:
-    """The address of the version 2 B-tree a dataset's layout message (its data, `layout`) names as its chunk index:
-    a version 4 or 5 message of a chunked layout with index type 5; None for any other layout or index. (HDF5 2.0
-    writes version 5 for filtered chunks; up to the index's address its fields are version 4's.)"""
-    if len(layout) < 5 or layout[0] not in LAYOUT_VERSIONS or layout[1] != CHUNKED:
-        return None
-    rank, width = layout[3], layout[4]
-    at = 5 + rank * width
-    if len(layout) < at + 7 + reader.sizeof_addr or layout[at] != BTREE2_INDEX:
-        return None
-    return reader.address(layout, at + 7)  # after the type, the node size and the split and merge percentages

@@ -29,7 +29,7 @@ import h5py
 import numpy as np
 
 from validator.kernels.block import Block, ChunkRead
-from validator.nodes import codecs, hdf5_btree, hdf5_btree2
+from validator.nodes import codecs, hdf5_btree, hdf5_btree2, hdf5_chunk_index
 from validator.nodes.base import (
     MAX_BLOCK_BYTES,
     MAX_CHUNKS_PER_BLOCK,
@@ -360,10 +360,12 @@ def _chunk_table(
         if all(0 <= i < g for i, g in zip(index, grid, strict=False)):
             found.append((_linear(index, grid), int(address), int(size), int(mask)))
 
-    records = None
+    records: list[hdf5_btree.ChunkRecord] | ByCoordinate | None = None
     if index_source is not None and header is not None:
         records = _index_records(oid, index_source, header, len(shape), math.prod(grid), path)
-    if records is not None:
+    if isinstance(records, ByCoordinate):
+        _look_up(oid, grid, chunk_shape, records.claimed, path, record)
+    elif records is not None:
         for offset, address, size, mask in records:
             record(offset, address, size, mask)
     elif hasattr(oid, "chunk_iter"):
@@ -379,12 +381,27 @@ def _chunk_table(
     return ChunkTable(table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy(), table[:, 3].copy())
 
 
+# The library iterates an extensible array element by element up to the largest index ever set (about 30 ns each):
+# an array claiming more than the dataset's chunk grid, and more than this, has its chunks looked up one by one in
+# the grid instead (about 2 us each), up to MOST_LOOKUPS of them.
+MOST_ITERATED = 2**24
+MOST_LOOKUPS = 2**20
+
+
+class ByCoordinate(NamedTuple):
+    """A chunk index the library must not iterate (an extensible array claiming `claimed` elements, past the grid):
+    each chunk of the grid is looked up by its coordinates instead."""
+
+    claimed: int
+
+
 def _index_records(
     oid: Any, source: IndexSource, header: int, rank: int, most_chunks: int, path: str
-) -> list[hdf5_btree.ChunkRecord] | None:
+) -> list[hdf5_btree.ChunkRecord] | ByCoordinate | None:
     """A remote file's chunk index read from its bytes a B-tree level at a time; None where HDF5 lists the chunks
     instead: a local file's (the library's `chunk_iter` is faster than this reader, once the index is checked to be
-    a tree), or an index not read here. NodeError for an index that is not a tree, which the library must not walk.
+    a tree), or an index not read here. NodeError for an index that is not a tree, which the library must not walk;
+    ByCoordinate for an extensible array the library would iterate past the grid (`hdf5_chunk_index`).
 
     (Not `h5o.get_info(oid).addr` for the header's address: h5py's get_info also sizes the object's metadata,
     which for a chunked dataset is a walk of its whole chunk index, the reads this is here to save.)"""
@@ -398,17 +415,38 @@ def _index_records(
         )
     except hdf5_btree.Damaged as exc:
         raise NodeError(f"{path}: {hdf5_btree.never_ends('its chunk index', exc)}; not read") from None
-    if records is None:  # not a version 1 B-tree: a version 2 one (`hdf5_btree2`) is checked before the library walks it
-        try:
-            reader = hdf5_btree.Reader(source.read, source.size, sizeof_addr, sizeof_size, base)
-            index = hdf5_btree2.chunk_index(reader, reader.layout_message(header + base) or b"")
-            if index is not None:
-                hdf5_btree2.check(reader, index)
-        except hdf5_btree.Damaged as exc:
-            raise NodeError(f"{path}: {hdf5_btree2.damaged('its chunk index', exc)}; not read") from None
-        except (hdf5_btree.Unexpected, struct.error, IndexError, ValueError):
-            pass  # bytes not as this reader takes them: the library's to read or refuse
-    return None if local else records
+    if records is not None:
+        return None if local else records
+    # Not a version 1 B-tree: the latest format's indexes that the library would walk without end are checked first.
+    try:
+        reader = hdf5_btree.Reader(source.read, source.size, sizeof_addr, sizeof_size, base)
+        index = hdf5_chunk_index.latest_index(reader, reader.layout_message(header + base) or b"")
+        if index is None or index.address is None:
+            return None
+        if index.kind == hdf5_chunk_index.BTREE2:
+            hdf5_btree2.check(reader, index.address)
+            return None
+        claimed = hdf5_chunk_index.extensible_array_elements(reader, index.address)
+    except hdf5_btree.Damaged as exc:
+        raise NodeError(f"{path}: {hdf5_btree2.damaged('its chunk index', exc)}; not read") from None
+    except (hdf5_btree.Unexpected, struct.error, IndexError, ValueError):
+        return None  # bytes not as this reader takes them: the library's to read or refuse
+    return ByCoordinate(claimed) if claimed > max(most_chunks, MOST_ITERATED) else None
+
+
+def _look_up(
+    oid: Any, grid: tuple[int, ...], chunk_shape: tuple[int, ...], claimed: int, path: str, record: Callable[..., None]
+) -> None:
+    """`record` each stored chunk of the grid, looked up by its coordinates (the library finds each in a few steps)."""
+    if math.prod(grid) > MOST_LOOKUPS:
+        raise NodeError(
+            f"{path}: its chunk index (an extensible array) claims {claimed} chunks, more than its grid of "
+            f"{math.prod(grid)} holds, and that grid is too large to look each chunk up in; not read"
+        )
+    for index in itertools.product(*(range(g) for g in grid)):
+        info = oid.get_chunk_info_by_coord(tuple(i * c for i, c in zip(index, chunk_shape, strict=False)))
+        if info.byte_offset is not None:
+            record(info.chunk_offset, info.byte_offset, info.size, info.filter_mask)
 
 
 def _linear(index: tuple[int, ...], grid: tuple[int, ...]) -> int:
