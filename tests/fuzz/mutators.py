@@ -147,6 +147,8 @@ class Target:
     rng: random.Random
     canary: Canary
     format: str
+    # Set by a LAST_STRUCTURAL edit: the file holds a structure h5py's walk hangs or crashes on, so the others skip.
+    unsafe_for_h5py: bool = False
 
     def files(self, pattern: Callable[[str], bool] = lambda rel: True) -> list[Path]:
         """Regular files below the input (not through symlinks), sorted, filtered by their relative path."""
@@ -284,6 +286,7 @@ def hdf5_dense_heap_cycle(t: Target) -> str:
     names itself as a child, one link or attribute pointing into it (`generate_hostile.heap_cycle`): the HDF5
     library's descent through such a heap never ends (listing the group, or its attributes, hung)."""
     links = t.rng.random() < 0.5
+    _safe_for_h5py(t)
     if b"FRHP" in t.path.read_bytes():
         raise Skip("it holds a fractal heap already (heap_cycle edits the only one)")
     with _h5(t) as f:
@@ -303,6 +306,7 @@ def hdf5_dense_heap_cycle(t: Target) -> str:
     except (AssertionError, ValueError, KeyError) as exc:  # not a file heap_cycle edits (sizes, superblock, heaps)
         raise Skip(f"its fractal heap is not one this mutator edits ({exc})") from None
     t.path.write_bytes(bytes(data))
+    t.unsafe_for_h5py = True
     return f"{where}: its {'links' if links else 'attributes'}' fractal heap names its root block as its child"
 
 
@@ -315,6 +319,7 @@ def hdf5_shared_index(t: Target) -> str:
 
     links = t.rng.random() < 0.5
     depth = t.rng.randint(4, 6)
+    _safe_for_h5py(t)
     if b"BTHD" in t.path.read_bytes():
         raise Skip("it holds a version 2 B-tree already (btree2_shared edits the first of its type)")
     with _h5(t) as f:
@@ -334,6 +339,7 @@ def hdf5_shared_index(t: Target) -> str:
     except (AssertionError, ValueError, StopIteration) as exc:  # not a tree btree2_shared edits (sizes, too few leaves)
         raise Skip(f"its index is not one this mutator edits ({exc})") from None
     t.path.write_bytes(bytes(data))
+    t.unsafe_for_h5py = True
     return f"{where}: its {'links' if links else 'attributes'}' index by name shares each of its {depth} internal nodes 13 times"
 
 
@@ -344,6 +350,7 @@ def hdf5_extensible_array_claim(t: Target) -> str:
     list the chunks (4e12 took hours)."""
     import h5py
 
+    _safe_for_h5py(t)
     if b"EAHD" in t.path.read_bytes():
         raise Skip("it holds an extensible array already (the claim edits the first)")
     try:
@@ -368,7 +375,15 @@ def hdf5_extensible_array_claim(t: Target) -> str:
     data[header + 44 : header + 52] = claimed.to_bytes(8, "little")
     data[header + 68 : header + 72] = _hostile().lookup3(bytes(data[header : header + 68])).to_bytes(4, "little")
     t.path.write_bytes(bytes(data))
+    t.unsafe_for_h5py = True
     return f"{name}: an extensible array index claiming {claimed} elements"
+
+
+def _safe_for_h5py(t: Target) -> None:
+    """Skip where an earlier LAST_STRUCTURAL edit left a structure that h5py, opening the file to edit it, would hang or
+    crash on (in the fuzzer's own process)."""
+    if t.unsafe_for_h5py:
+        raise Skip("an earlier edit left a structure h5py must not open")
 
 
 @functools.cache
