@@ -1018,11 +1018,15 @@ class HDF5Tree(Tree):
 
     def index_source(self) -> hdf5_direct.IndexSource | None:
         """The file's bytes, from which a plan reads a chunk index (`hdf5_direct.plan`): a remote file's ranges, a
-        local file's `pread`; None where neither can be read."""
+        local file's `pread`, a small remote file's object (one block, read whole: it has no range reader); None
+        where none can be read (the library then lists the chunks unchecked)."""
         if self.range_reader is not None:
             return self.range_reader
         fd = self.raw_fd()
-        return hdf5_direct.LocalRanges(fd, os.fstat(fd).st_size) if fd is not None else None
+        if fd is not None:
+            return hdf5_direct.LocalRanges(fd, os.fstat(fd).st_size)
+        found = self._structures()
+        return hdf5_direct.ReadRanges(_ranges(found[0]), found[1]) if found is not None else None
 
     def raw_size(self) -> int | None:
         """The file's size in bytes (a remote file's as its server gave it), or None when it is not known: every

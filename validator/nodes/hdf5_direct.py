@@ -88,6 +88,13 @@ class LocalRanges:
         return [memoryview(os.pread(self.fd, length, offset)) for offset, length in ranges]
 
 
+class ReadRanges:
+    """A file's bytes, by a function that reads many ranges (a small remote file's, through its file object)."""
+
+    def __init__(self, read: Callable[[list[tuple[int, int]]], list[memoryview]], size: int) -> None:
+        self.read, self.size = read, size
+
+
 class ChunkTable(NamedTuple):
     """Where each stored chunk lies, found by its linear (C-order) index in the chunk grid."""
 
