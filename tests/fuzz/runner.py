@@ -2,7 +2,8 @@
 
 Each input is run as a user facing untrusted data would run it: `--timeout` and `--memory-limit` (FUZZ_NO_TIMEOUT
 and FUZZ_NO_MEMORY_LIMIT in the environment leave them out). For every input: exit code 0, 1 or 2; no traceback and
-no `internal error` line; a JSON report valid against `validator/report/report.schema.json` that names the path
+no `internal error` line; no crash, the reader's too (which `--timeout` reports as an unreadable record, where
+without it the process would die); a JSON report valid against `validator/report/report.schema.json` that names the path
 given (never an enclosing folder); the process ends within its `--timeout` (plus a margin) and stays under a peak
 resident memory; the input's files keep their bytes, modes and modification times; the canary beside the input
 keeps its access times and none of its bytes appear in anything the tool printed.
@@ -215,6 +216,11 @@ def _check_report(text: bytes, path: str) -> list[str]:
     if b"internal error" in text or b"Traceback" in text:
         line = next(ln for ln in text.decode(errors="replace").splitlines() if "internal error" in ln or "Traceback" in ln)
         out.append(f"internal error in the report: {line.strip()[:300]}")
+    if b"the reader crashed" in text:
+        # Under --timeout the input is read in a child process, whose crash the parent reports as unreadable: the run
+        # survives, but without --timeout (the default) the user's process would have died.
+        line = next(ln for ln in text.decode(errors="replace").splitlines() if "the reader crashed" in ln)
+        out.append(f"killed by signal in the reader (reported under --timeout): {line.strip()[:300]}")
     sources = [r["source"] for r in doc["reports"]]
     if sources != [path]:
         out.append(f"report names {sources}, not the input {path!r}")
