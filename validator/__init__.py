@@ -123,10 +123,16 @@ def validate(
             and selection.redirected(pack.redirects).includes(pack.legacy_id)
         )
         # A node run keeps the unreadable keys of the node, what lies below it and its ancestors, not its siblings'.
+        # In key order: the order they are met in depends on how the store is read (locally, over HTTP, on threads).
         problems = tuple(
-            Problem(p.key, p.message, getattr(p, "path", None))
-            for p in getattr(tree, "problems", ())
-            if in_reach(_problem_node(p), node)
+            sorted(
+                (
+                    Problem(p.key, p.message, getattr(p, "path", None))
+                    for p in getattr(tree, "problems", ())
+                    if in_reach(_problem_node(p), node)
+                ),
+                key=lambda p: p.key,
+            )
         )
         return Report(
             _shown(os.fspath(path)),

@@ -4,6 +4,7 @@ one, and every other attribute, read as before."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import struct
 from pathlib import Path
@@ -157,8 +158,13 @@ def test_a_remote_file_is_checked_through_its_file_object(tmp_path):
     assert any(f"global heap collection at byte {at} is damaged" in p.message for p in report.problems)
 
 
+@pytest.mark.parametrize("remote", [False, True], ids=["local", "over-http"])
 @pytest.mark.parametrize("chunked", [False, True], ids=["contiguous", "chunked"])
-def test_a_string_dataset_in_a_damaged_collection_is_not_read(tmp_path, chunked):
+def test_a_string_dataset_in_a_damaged_collection_is_not_read(tmp_path, chunked, remote):
+    """Over HTTP too: a file of one block is read through its file object (a contiguous dataset's strings were
+    once handed to the library there unchecked, and its walk of the damaged collection never returned)."""
+    from latency_server import LatencyServer
+
     from validator.nodes.base import NodeError
     from validator.nodes.detect import open_store
 
@@ -173,7 +179,9 @@ def test_a_string_dataset_in_a_damaged_collection_is_not_read(tmp_path, chunked)
     with open_store(str(path)) as tree:
         assert list(tree.get("/s").read_block((0, 3)).values) == [b"alpha", b"beta", b"gamma"]
     at = damage_first_collection(path)
-    with open_store(str(path)) as tree:
+    with contextlib.ExitStack() as stack:
+        source = f"{stack.enter_context(LatencyServer(tmp_path)).url}/s.h5" if remote else str(path)
+        tree = stack.enter_context(open_store(source))
         node = tree.get("/s")
         if chunked:
             (chunk,) = node.read_block((0, 3)).chunks

@@ -639,7 +639,7 @@ class HDF5Node(Node):
         # The h5py dataset is opened only where h5py reads: a block of bytes read directly needs none.
         dataset = functools.cache(self.dataset)
         heaps = self.tree.collection_check() if self.plan.vlen is not None else None
-        return hdf5_direct.read_block(dataset, self.tree.raw_fd(), self.plan, rows, self.tree.range_reader, fetched, heaps)
+        return hdf5_direct.read_block(dataset, self.tree.raw_fd(), self.plan, rows, self.tree.remote_source(), fetched, heaps)
 
     def fetch_ahead(self, rows: RowRange) -> hdf5_direct.Fetched | None:
         """Start fetching the chunks of block `rows` from a remote file (`hdf5_direct.fetch_ahead`); None where
@@ -1017,14 +1017,19 @@ class HDF5Tree(Tree):
         return read_at, size, sizeof_addr, sizeof_size, base
 
     def index_source(self) -> hdf5_direct.IndexSource | None:
-        """The file's bytes, from which a plan reads a chunk index (`hdf5_direct.plan`): a remote file's ranges, a
-        local file's `pread`, a small remote file's object (one block, read whole: it has no range reader); None
-        where none can be read (the library then lists the chunks unchecked)."""
-        if self.range_reader is not None:
-            return self.range_reader
+        """The file's bytes, from which a plan reads a chunk index (`hdf5_direct.plan`): a remote file's
+        (`remote_source`), a local file's `pread`; None where neither can be read (the library then lists the chunks
+        unchecked)."""
         fd = self.raw_fd()
         if fd is not None:
             return hdf5_direct.LocalRanges(fd, os.fstat(fd).st_size)
+        return self.remote_source()
+
+    def remote_source(self) -> hdf5_direct.RangeSource | None:
+        """A remote file's bytes: its range reader, or for a file of one block (which has none) its file object's,
+        read whole at the first read; None for a local file, or where neither can be read."""
+        if self.range_reader is not None or self.raw_fd() is not None:
+            return self.range_reader
         found = self._structures()
         return hdf5_direct.ReadRanges(_ranges(found[0]), found[1]) if found is not None else None
 

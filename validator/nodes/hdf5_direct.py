@@ -94,6 +94,9 @@ class ReadRanges:
     def __init__(self, read: Callable[[list[tuple[int, int]]], list[memoryview]], size: int) -> None:
         self.read, self.size = read, size
 
+    def read_soon(self, ranges: list[tuple[int, int]]) -> Callable[[], list[memoryview]]:
+        return lambda: self.read(ranges)  # the file is read whole already: nothing to start early
+
 
 class ChunkTable(NamedTuple):
     """Where each stored chunk lies, found by its linear (C-order) index in the chunk grid."""
@@ -506,7 +509,7 @@ def read_block(
         return uniform_block(flat_start, fill, plan.dtype, (stop - start) * _row_elements(shape))
     check_block_size(plan.path, shape, (start, stop), element_bytes(plan.dtype, plan.element_size))
     if plan.layout == "contiguous":
-        return Block(flat_start, _contiguous(dataset, fd, plan, start, stop, heaps).reshape(-1))
+        return Block(flat_start, _contiguous(dataset, fd, plan, start, stop, heaps, remote).reshape(-1))
     out = np.empty((max(0, stop - start),) + shape[1:], dtype=plan.dtype)
     if not out.size:
         return Block(flat_start, out.reshape(-1))
@@ -666,9 +669,16 @@ def _raw_chunk(
 
 
 def _contiguous(
-    dataset: Callable[[], h5py.Dataset], fd: int | None, plan: DirectPlan, start: int, stop: int, heaps: HeapCheck | None = None
+    dataset: Callable[[], h5py.Dataset],
+    fd: int | None,
+    plan: DirectPlan,
+    start: int,
+    stop: int,
+    heaps: HeapCheck | None = None,
+    remote: RangeSource | None = None,
 ) -> np.ndarray:
-    """Rows [start, stop) of a contiguous dataset: by offset when the bytes are the values, else through h5py."""
+    """Rows [start, stop) of a contiguous dataset: by offset when the bytes are the values, else through h5py (the
+    stored lengths and heap addresses of variable-length elements checked first, from the local or remote file)."""
     out = np.empty((max(0, stop - start),) + plan.shape[1:], dtype=plan.dtype)
     if not out.size:
         return out
@@ -678,8 +688,10 @@ def _contiguous(
             return out
         return _h5py(dataset(), (slice(start, stop),), plan.path)
     row = _row_elements(plan.shape) * plan.element_size
-    if plan.vlen is not None and fd is not None:  # the stored lengths first: HDF5 allocates what they say
-        stored = os.pread(fd, (stop - start) * row, plan.contiguous_offset + start * row)
+    if plan.vlen is not None and (fd is not None or remote is not None):  # the stored lengths first: HDF5 allocates
+        # what they say, and walks the global heap collections they point into
+        at, length = plan.contiguous_offset + start * row, (stop - start) * row
+        stored = os.pread(fd, length, at) if fd is not None else bytes(remote.read([(at, length)])[0])  # type: ignore[union-attr]
         problem = vlen_problem(stored, plan.vlen, plan.path, heaps)
         if problem is not None:
             raise NodeError(f"{problem}; not read")
