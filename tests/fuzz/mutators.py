@@ -289,24 +289,8 @@ def hdf5_dense_heap_cycle(t: Target) -> str:
     _safe_for_h5py(t)
     if b"FRHP" in t.path.read_bytes():
         raise Skip("it holds a fractal heap already (heap_cycle edits the only one)")
-    with _h5(t) as f:
-        parent = t.pick(["/"] + _h5_items(f, "group"))
-        where = f"{parent.rstrip('/')}/dense_heap"
-        if where in f:
-            raise Skip(f"{where} exists")
-        group = f.create_group(where, track_order=True)
-        for i in range(12):
-            if links:
-                group.create_group(f"member_{i:02d}")
-            else:
-                group.attrs[f"note_{i:02d}"] = i
-    data = bytearray(t.path.read_bytes())
-    try:
-        _hostile().heap_cycle(data, name_index=5 if links else 8, heap_id_at=4 if links else 0)
-    except (AssertionError, ValueError, KeyError) as exc:  # not a file heap_cycle edits (sizes, superblock, heaps)
-        raise Skip(f"its fractal heap is not one this mutator edits ({exc})") from None
-    t.path.write_bytes(bytes(data))
-    t.unsafe_for_h5py = True
+    where = _new_dense_group(t, "dense_heap", 12, (lambda g, name: g.create_group(name)) if links else None)
+    _edit_for_good(t, lambda data: _hostile().heap_cycle(data, name_index=5 if links else 8, heap_id_at=4 if links else 0))
     return f"{where}: its {'links' if links else 'attributes'}' fractal heap names its root block as its child"
 
 
@@ -322,24 +306,9 @@ def hdf5_shared_index(t: Target) -> str:
     _safe_for_h5py(t)
     if b"BTHD" in t.path.read_bytes():
         raise Skip("it holds a version 2 B-tree already (btree2_shared edits the first of its type)")
-    with _h5(t) as f:
-        parent = t.pick(["/"] + _h5_items(f, "group"))
-        where = f"{parent.rstrip('/')}/shared_index"
-        if where in f:
-            raise Skip(f"{where} exists")
-        group = f.create_group(where, track_order=True)
-        for i in range(600 if links else 400):
-            if links:
-                group[f"member_{i:03d}"] = h5py.SoftLink("/")
-            else:
-                group.attrs[f"note_{i:03d}"] = i
-    data = bytearray(t.path.read_bytes())
-    try:
-        _hostile().btree2_shared(data, tree_type=5 if links else 8, depth=depth, fanout=13)
-    except (AssertionError, ValueError, StopIteration) as exc:  # not a tree btree2_shared edits (sizes, too few leaves)
-        raise Skip(f"its index is not one this mutator edits ({exc})") from None
-    t.path.write_bytes(bytes(data))
-    t.unsafe_for_h5py = True
+    soft_link = lambda g, name: g.__setitem__(name, h5py.SoftLink("/"))  # noqa: E731
+    where = _new_dense_group(t, "shared_index", 600 if links else 400, soft_link if links else None)
+    _edit_for_good(t, lambda data: _hostile().btree2_shared(data, tree_type=5 if links else 8, depth=depth, fanout=13))
     return f"{where}: its {'links' if links else 'attributes'}' index by name shares each of its {depth} internal nodes 13 times"
 
 
@@ -377,6 +346,35 @@ def hdf5_extensible_array_claim(t: Target) -> str:
     t.path.write_bytes(bytes(data))
     t.unsafe_for_h5py = True
     return f"{name}: an extensible array index claiming {claimed} elements"
+
+
+def _new_dense_group(t: Target, name: str, count: int, add_member: Callable[[Any, str], Any] | None) -> str:
+    """A new group `name` under a group of the input, tracking creation order (so in the latest format's dense storage
+    past eight), with `count` members made by `add_member(group, name)`, or without it `count` attributes; its path."""
+    with _h5(t) as f:
+        parent = t.pick(["/"] + _h5_items(f, "group"))
+        where = f"{parent.rstrip('/')}/{name}"
+        if where in f:
+            raise Skip(f"{where} exists")
+        group = f.create_group(where, track_order=True)
+        for i in range(count):
+            if add_member is not None:
+                add_member(group, f"member_{i:03d}")
+            else:
+                group.attrs[f"note_{i:03d}"] = i
+    return where
+
+
+def _edit_for_good(t: Target, edit: Callable[[bytearray], None]) -> None:
+    """The input's bytes edited in place by `edit` (a `generate_hostile` structure edit), after which h5py must not open
+    it; Skip where `edit` finds no structure it edits (sizes, superblock, too few nodes: it asserts or looks up)."""
+    data = bytearray(t.path.read_bytes())
+    try:
+        edit(data)
+    except (AssertionError, ValueError, KeyError, StopIteration) as exc:
+        raise Skip(f"not a structure this mutator edits ({exc})") from None
+    t.path.write_bytes(bytes(data))
+    t.unsafe_for_h5py = True
 
 
 def _safe_for_h5py(t: Target) -> None:
