@@ -161,8 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="remote Zarr stores with consolidated metadata: read the store as it describes it, listing no folder "
         "(one request per document and per chunk): a node it leaves out is not seen, as a reader of consolidated "
         "metadata does not see it, and the clauses on the keys stored (chunk keys, stray keys, documents it leaves "
-        "out) are not checked. Stores without it are listed (on S3, a store of at most 100,000 keys with consolidated "
-        "metadata, or 10,000 without, in one flat listing, 1,000 keys a request); local stores always are",
+        "out) are not checked; an array declaring over 2**20 chunks is not read (each would be a request). Stores "
+        "without it are listed (on S3, a store of at most 100,000 keys with consolidated metadata, or 10,000 without, "
+        "in one flat listing, 1,000 keys a request); local stores always are",
     )
     p.add_argument(
         "--timeout",

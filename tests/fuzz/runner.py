@@ -9,7 +9,8 @@ resident memory; the input's files keep their bytes, modes and modification time
 keeps its access times and none of its bytes appear in anything the tool printed.
 
 `remote=True` validates each input over HTTP instead: the inputs are served by tests/nodes/latency_server.py (in
-this process, one server per worker) and the tool is given the input's URL. The same checks hold but two: the
+this process, one server per worker) and the tool is given the input's URL (one input in four with `--no-list`,
+which reads a Zarr store from its consolidated metadata alone). The same checks hold but two: the
 server, not the tool, resolves a symlink inside the input (to the canary too), so the canary's access times and
 bytes say nothing about the tool there; and the report names the URL.
 """
@@ -159,6 +160,8 @@ def fuzz_one(
         argv += ["--memory-limit", str(MEMORY_LIMIT_MB)]
     if index % 3 == 0:
         argv.append("--deep")
+    if served_at is not None and index % 4 == 1:
+        argv.append("--no-list")  # a remote Zarr store read from its consolidated metadata alone: a map the input made
     got = zygote.run(argv, out, err, timeout + MARGIN)
     result.code, result.peak_mb, result.seconds = got["code"], got["peak_mb"], got["seconds"]
     stderr = err.read_bytes()

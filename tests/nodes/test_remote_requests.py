@@ -20,6 +20,7 @@ from validator.nodes.remote import HDF5_BLOCK_SIZE
 from validator.nodes.request_gate import FIRST_LIMIT
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
+HOSTILE = CORPUS / "hostile"
 STORES = {
     "v2": CORPUS / "anndata" / "zarr-v2" / "valid-every-element.zarr",
     "v3": CORPUS / "anndata" / "zarr-v3" / "valid-every-element.zarr",
@@ -507,3 +508,21 @@ def test_remote_hdf5_block_fetched_ahead_is_asked_for_once_and_read_as_locally(t
         block = node.read_block(rows[1], fetched)
         assert server.counts.get("range", 0) - before == asked  # the read asked for nothing more
     assert np.array_equal(block.values, values[500_000:1_000_000])
+
+
+def test_an_unlisted_array_declaring_more_chunks_than_can_be_asked_for_is_not_read(tmp_path):
+    """Read without listing (--no-list), a store cannot say which chunks it holds, so each is asked for by its key:
+    an array declaring 2**62 elements in chunks of 2**20 (none written) would never finish. Past MOST_UNLISTED_CHUNKS
+    it is reported unreadable instead (listed, it is read as its fill value: the hostile case's own verdict)."""
+    served = tmp_path / "served"
+    shutil.copytree(HOSTILE / "zarr-v2" / "huge-unwritten.zarr", served / "store.zarr")
+    out = tmp_path / "report.json"
+    with LatencyServer(served) as server:
+        # Under --timeout: a regression would ask for chunks until then, not hang the test suite.
+        url = f"{server.url}/store.zarr"
+        main([url, "--no-list", "--timeout", "60", "--format", "json", "-o", str(out), "--quiet", "--isolated"])
+        asked = server.counts
+    (report,) = json.loads(out.read_text())["reports"]
+    (problem,) = [p for p in report["problems"] if p["key"] == "/X/indptr"]
+    assert "declares 4398046511104 chunks, which cannot be listed here" in problem["message"]
+    assert asked["other"] < 100, asked  # chunks are "other" requests: not one asked for each declared chunk

@@ -46,6 +46,8 @@ V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
 # The most shards whose indexes are looked up for one block: a declared grid can name any number, but what is
 # stored is bounded by the store (rows with nothing stored are skipped by the listing).
 MAX_SHARDS_PER_BLOCK = 1 << 16
+# The most chunks of an array whose store cannot say which it holds (not listed) that are asked for one by one.
+MOST_UNLISTED_CHUNKS = 1 << 20
 V3_DOCUMENT = "zarr.json"
 # The stored metadata documents: small, read by the tree and by several rules, so each is read once.
 DOCUMENTS = frozenset((*V2_DOCUMENTS, ".zmetadata", V3_DOCUMENT))
@@ -347,7 +349,22 @@ class ZarrNode(Node):
         if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not a readable array")
         itemsize = self.dtype.itemsize if self.dtype is not None else 1
-        return plan_rows(self.shape, self.chunks, max_elements, itemsize, self._stored_rows)
+        return plan_rows(self.shape, self.chunks, max_elements, itemsize, self._stored_rows_or_few)
+
+    def _stored_rows_or_few(self) -> list[int] | None:
+        """`_stored_rows`, asked by a plan with many blocks; NodeError where the store cannot say which chunks it holds
+        (not listed: `--no-list`, or a folder that cannot be listed) and the grid has more than MOST_UNLISTED_CHUNKS:
+        each would be asked for by its key, a request each over HTTP (a declared 2**63 elements, never ending)."""
+        stored = self._stored_rows()
+        if stored is None and self.shape is not None:
+            chunks = self.chunks if self.chunks and len(self.chunks) == len(self.shape) else self.shape
+            count = math.prod(-(-n // max(1, c)) for n, c in zip(self.shape, chunks, strict=True))
+            if count > MOST_UNLISTED_CHUNKS:
+                raise NodeError(
+                    f"{self.path}: declares {count} chunks, which cannot be listed here (--no-list, or a folder that "
+                    f"cannot be listed) and are too many to ask for one by one (over {MOST_UNLISTED_CHUNKS}); not read"
+                )
+        return stored
 
     def _stored_rows(self) -> list[int] | None:
         """The axis-0 chunk indices of the chunks stored (from the store's listing), or None when it cannot say."""
