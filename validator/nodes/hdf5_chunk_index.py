@@ -18,8 +18,8 @@ from .hdf5_btree import Reader, Unexpected
 LAYOUT_VERSIONS = (4, 5)  # HDF5 2.0 writes 5 for filtered chunks; up to the index's address its fields are 4's
 CHUNKED = 2
 EXTENSIBLE_ARRAY, BTREE2 = 4, 5
-# Bytes of each index type's own fields, between the type and the index's address.
-_INDEX_FIELDS = {1: None, 2: 0, 3: 1, EXTENSIBLE_ARRAY: 5, BTREE2: 6}
+# Bytes of the index's own fields (its parameters), between its type and its address.
+_INDEX_FIELDS = {EXTENSIBLE_ARRAY: 5, BTREE2: 6}
 
 
 class Index(NamedTuple):
@@ -36,7 +36,7 @@ def latest_index(reader: Reader, layout: bytes) -> Index | None:
         return None
     rank, width = layout[3], layout[4]
     at = 5 + rank * width
-    if len(layout) <= at or layout[at] not in (EXTENSIBLE_ARRAY, BTREE2):
+    if len(layout) <= at or layout[at] not in _INDEX_FIELDS:
         return None
     kind = layout[at]
     at += 1 + _INDEX_FIELDS[kind]
