@@ -696,10 +696,10 @@ def _stored_documents(node: Node) -> dict[str, Any]:
         if rel.rsplit("/", 1)[-1] not in (".zarray", ".zgroup", ".zattrs"):
             continue
         try:
-            raw = node.read_key(rel)
-            if raw is None:
+            doc = node.read_json(rel)  # parsed once by the tree, for every rule
+            if doc is None and node.read_key(rel) is None:
                 continue  # named by consolidated metadata (a store read without listing), not stored
-            out[rel] = node.read_json(rel)  # parsed once by the tree, for every rule
+            out[rel] = doc
         except (JSONProblem, NodeError):
             out[rel] = "<not JSON>"
     return out
@@ -780,7 +780,9 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
         )
         return
     stored = _stored_documents(node)
-    entries = {k: _without_nested_marker(k, v, stored.get(k)) for k, v in entries.items() if isinstance(k, str)}
+    entries = {k: v for k, v in entries.items() if isinstance(k, str)}
+    for k in [k for k in entries if k.endswith(".zgroup")]:  # the only entries zarr-python 3 marks
+        entries[k] = _without_nested_marker(k, entries[k], stored.get(k))
     differing = 0
     unread: list[str] = []
     for rel in sorted(set(stored) | set(entries)):

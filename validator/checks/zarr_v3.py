@@ -1067,10 +1067,10 @@ def _stored_documents(node: Node) -> dict[str, Any]:
         if rel == METADATA_KEY or rel.rsplit("/", 1)[-1] != METADATA_KEY:
             continue
         try:
-            raw = node.read_key(rel)
-            if raw is None:
+            doc = node.read_json(rel)  # parsed once by the tree, for every rule
+            if doc is None and node.read_key(rel) is None:
                 continue  # named by consolidated metadata (a store read without listing), not stored
-            out[rel[: -len(METADATA_KEY) - 1]] = node.read_json(rel)  # parsed once
+            out[rel[: -len(METADATA_KEY) - 1]] = doc
         except (JSONProblem, NodeError):
             out[rel[: -len(METADATA_KEY) - 1]] = "<not JSON>"
     return out
