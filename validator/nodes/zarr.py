@@ -173,6 +173,7 @@ class ZarrNode(Node):
     ):
         self.tree = tree
         self.path = path
+        self.prefix = path.strip("/")  # its key prefix in the store ("" at the root): asked for on every read
         self.kind = kind  # type: ignore[assignment]
         self._document = metadata  # the stored .zarray / .zgroup / zarr.json document as written
         self._implicit = implicit  # a directory with no group document (v2 writers such as tensorstore)
@@ -234,10 +235,6 @@ class ZarrNode(Node):
 
     def read_json(self, key: str) -> Any:
         return self.tree.read_json(self.key(key), self.path)
-
-    @property
-    def prefix(self) -> str:
-        return self.path.strip("/")
 
     def key(self, name: str) -> str:
         return f"{self.prefix}/{name}" if self.prefix else name
