@@ -405,6 +405,20 @@ def test_timeout_reports_a_crashed_reader_and_goes_on(tmp_path, monkeypatch):
     assert reports[1]["problems"] == [] and reports[1]["results"]
 
 
+@pytest.mark.filterwarnings("ignore:TileDB is a multithreading library:UserWarning")  # as the test above
+def test_timeout_says_a_report_that_cannot_be_sent_in_one_line_not_as_a_crash(monkeypatch):
+    """A report holding what does not pickle (once an h5py reference in a finding) is the tool's bug: one line, never
+    "the reader crashed" (the child was killed while it raised, after the parent had given up on it)."""
+    import multiprocessing
+    import threading
+
+    from validator import watchdog
+
+    monkeypatch.setattr(watchdog, "_context", lambda: multiprocessing.get_context("fork"))
+    with pytest.raises(RuntimeError, match="its report could not be sent"):
+        watchdog.run_with_timeout((), lambda: threading.Lock(), 60, "in.h5ad")
+
+
 def test_timed_out_input_is_shown_as_not_checked_with_what_was_read():
     from validator.report.model import Level
     from validator.report.text import render

@@ -119,7 +119,10 @@ def _child(
     except BaseException as exc:  # noqa: BLE001 (a bug: the parent reports it as one line)
         outcome = ("crash", f"{type(exc).__name__}: {exc}")
     try:
-        send.send(outcome)
+        try:
+            send.send(outcome)
+        except Exception as exc:  # noqa: BLE001 (a report holding what does not pickle: a bug, said in one line)
+            send.send(("crash", f"its report could not be sent ({type(exc).__name__}: {exc})"))
     finally:
         send.close()
     os._exit(0)  # no interpreter teardown: native libraries' exit handlers have nothing left to do here

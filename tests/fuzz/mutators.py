@@ -178,7 +178,9 @@ class Target:
 
 MUTATORS: dict[str, list[tuple[str, Callable[[Target], str]]]] = {f: [] for f in FORMATS}
 # Mutators that edit bytes, applied after those that edit through a library (which must be able to read the file).
-BYTE_LEVEL = frozenset({"flip_bytes", "flip_header_bytes", "truncate", "overwrite_range", "hdf5_btree_not_a_tree"})
+BYTE_LEVEL = frozenset(
+    {"flip_bytes", "flip_header_bytes", "truncate", "overwrite_range", "hdf5_btree_not_a_tree", "hdf5_past_one_block"}
+)
 # Edits h5py makes on an intact file, after which h5py must not open it again (its walk would hang): run after every
 # other structural edit, before byte-level damage.
 LAST_STRUCTURAL = frozenset({"hdf5_dense_heap_cycle", "hdf5_shared_index", "hdf5_extensible_array_claim"})
@@ -244,6 +246,20 @@ def truncate(t: Target) -> str:
     with open(p, "r+b") as fh:
         fh.truncate(cut)
     return f"truncate {p.name} to {cut} of {size} bytes"
+
+
+@mutator("hdf5")
+def hdf5_past_one_block(t: Target) -> str:
+    """Zero bytes after the file's end of data, past one block of a remote read (128 KiB): every base file is smaller,
+    so over HTTP none was read through the range reader (chunks fetched by range, indexes read a level at a time)
+    until this; the library takes a file larger than its end address as it is."""
+    from validator.nodes.remote import HDF5_BLOCK_SIZE
+
+    size = t.path.stat().st_size
+    extra = HDF5_BLOCK_SIZE + t.rng.randrange(1, HDF5_BLOCK_SIZE) - min(size, HDF5_BLOCK_SIZE)
+    with open(t.path, "ab") as fh:
+        fh.write(bytes(extra))
+    return f"{extra} zero bytes appended ({size + extra} in all)"
 
 
 @mutator("hdf5", "tiledb")

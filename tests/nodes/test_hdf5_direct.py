@@ -217,6 +217,17 @@ def test_direct_fails_filter_off_the_allow_list_is_not_decoded(tmp_path, kwargs,
             list(node.blocks(1000))
 
 
+@pytest.mark.parametrize("chunked", [False, True], ids=["contiguous", "chunked"])
+def test_direct_fails_references_are_not_decoded(tmp_path, chunked):
+    """h5py reads references as objects of its own: no value a kernel compares, nothing a report (or a process
+    boundary: --timeout, Dask) can carry (a fuzzed file's duplicate reference once cost its report under --timeout)."""
+    path = tmp_path / "d.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("a", data=[f.ref, f.ref], dtype=h5py.ref_dtype, chunks=(1,) if chunked else None)
+    with open_store(str(path)) as tree, pytest.raises(NotDecoded, match="/a: not decoded: its elements are HDF5 references"):
+        tree.get("/a").read_block((0, 2))
+
+
 def test_direct_fails_external_storage_never_read(tmp_path):
     outside = tmp_path / "outside.bin"
     outside.write_bytes(np.arange(100, dtype="<i4").tobytes())

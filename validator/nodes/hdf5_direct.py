@@ -171,6 +171,10 @@ def plan(
     if dcpl.get_layout() == h5py.h5d.VIRTUAL or dcpl.get_external_count() > 0:
         raise Unreadable(f"{path}: its data is stored outside the file (external storage / virtual dataset); not read")
     shape, dtype, type_facts = known if known is not None else (tuple(int(n) for n in oid.shape), oid.dtype, None)
+    if h5py.check_ref_dtype(dtype) is not None:
+        # h5py reads references as objects of its own: neither values a kernel compares nor anything a report (or a
+        # process boundary: --timeout, Dask) can carry.
+        raise NotDecoded(f"{path}: not decoded: its elements are HDF5 references, not values")
     if type_facts is None:
         if sizeof_addr is None:
             sizeof_addr = address_size(h5py.h5i.get_file_id(oid))
