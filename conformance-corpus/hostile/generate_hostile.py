@@ -400,6 +400,21 @@ def huge_extensible_array(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+@case("h5ad")
+def malformed_vlen_type(path: Path) -> None:
+    """The datatype of /var/_index's `encoding-version` attribute, a variable-length string, says kind 3 (the format
+    knows 0, a sequence, and 1, a string): the HDF5 library read it as a sequence of bytes and h5py crashed the
+    process reading it (exit 139, no report; found by the fuzzer flipping one byte). Reported unread instead."""
+    shutil.copyfile(H5AD_BASE, path)
+    with h5py.File(path, "r") as f:
+        header = h5py.h5g.get_objinfo(f["var/_index"].id).objno[0]
+    data = bytearray(path.read_bytes())
+    name = data.index(b"encoding-version\0", header)
+    datatype = data.index(b"\x19\x01", name)  # a version 1 variable-length type, kind 1 (a string), after the name
+    data[datatype + 1] = (data[datatype + 1] & 0xF0) | 3
+    path.write_bytes(bytes(data))
+
+
 # ---------------------------------------------------------------------------------------------- Zarr v2
 
 

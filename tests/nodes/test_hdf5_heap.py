@@ -281,3 +281,42 @@ def test_corpus_string_attributes_read_from_the_heap_are_what_the_library_reads(
         assert tool == library, path
         compared += len(tool)
     assert compared > 500
+
+
+FLIP_CHILD = """
+import sys
+from validator.nodes.detect import open_store
+with open_store(sys.argv[1]) as tree:
+    node = tree.get(sys.argv[2])
+    try:
+        print(node.attrs["note"] if sys.argv[3] == "attribute" else node.read_block((0, 3)).values)
+    except Exception as exc:
+        print(type(exc).__name__, exc)
+"""
+
+
+@pytest.mark.parametrize("where", ["attribute", "dataset"])
+def test_a_variable_length_type_the_format_forbids_is_never_read(tmp_path, where):
+    """A variable-length string whose type says kind 3 (only 0, a sequence, and 1, a string, exist): the library
+    reads it as a sequence of bytes and h5py crashes the process. In a child process: a regression crashes it, not
+    the test session."""
+    import subprocess
+    import sys
+
+    from validator.nodes.hdf5_heap import malformed_vlen
+
+    assert malformed_vlen(0x01, 0x01) is None and malformed_vlen(0x00, 0x00) is None  # a UTF-8 string; a sequence
+    assert "kind 3" in (malformed_vlen(0x03, 0x01) or "") and "padding 3" in (malformed_vlen(0x31, 0x00) or "")
+    path = tmp_path / "v.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("s", data=np.array(["alpha", "beta", "gamma"], dtype=object), dtype=h5py.string_dtype())
+        d.attrs["note"] = "x"  # h5py writes a scalar string attribute as a variable-length UTF-8 string
+        header = h5py.h5g.get_objinfo(d.id).objno[0]
+    data = bytearray(path.read_bytes())
+    # The dataset's own type comes first in its header, its attribute's after the attribute's name.
+    at = data.index(b"\x19\x01", data.index(b"note\0", header) if where == "attribute" else header)
+    data[at + 1] = (data[at + 1] & 0xF0) | 3
+    path.write_bytes(bytes(data))
+    run = subprocess.run([sys.executable, "-c", FLIP_CHILD, str(path), "/s", where], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "Unreadable" in run.stdout and "its datatype is malformed (variable-length kind 3" in run.stdout

@@ -94,7 +94,9 @@ _ULONG_BITS = 8 * ctypes.sizeof(ctypes.c_ulong)
 # The header messages read here: attributes (their global heap collections, `hdf5_heap`), where dense storage keeps
 # them (`hdf5_fractal`), and where a group keeps its members (a symbol table, `hdf5_btree`, or dense storage).
 _MEMBER_KINDS = frozenset({hdf5_btree.SYMBOL_TABLE_MESSAGE, hdf5_fractal.LINK_INFO_MESSAGE})
-_HEADER_KINDS = frozenset({hdf5_heap.ATTRIBUTE_MESSAGE, hdf5_fractal.ATTRIBUTE_INFO_MESSAGE}) | _MEMBER_KINDS
+_HEADER_KINDS = (
+    frozenset({hdf5_heap.ATTRIBUTE_MESSAGE, hdf5_fractal.ATTRIBUTE_INFO_MESSAGE, hdf5_heap.DATATYPE_MESSAGE}) | _MEMBER_KINDS
+)
 
 
 def _ranges(read_at: hdf5_heap.ReadAt) -> hdf5_btree.ReadRanges:
@@ -658,6 +660,10 @@ class HDF5Node(Node):
         got = self.__dict__.get("_plan")
         if got is None:
             try:
+                self._heap_facts()  # the header read once: its datatype checked with its attributes
+                malformed = self.__dict__.get("_datatype_problem")
+                if malformed is not None:
+                    raise NodeError(f"{self.path}: {malformed}; not read")
                 if self._contiguous is not None and self._shape:
                     # From what the walk read: no need to open the dataset again.
                     fill, offset = self._contiguous
@@ -890,6 +896,8 @@ class HDF5Tree(Tree):
             facts = ({}, {}) if messages is None else heaps.attributes(messages)
         except Exception:
             return {}, {}
+        if messages is not None and node.kind == "array":
+            node.__dict__["_datatype_problem"] = hdf5_heap.datatype_problem(messages)
         if messages is not None:  # the attribute messages are done with: only a group's member storage is kept
             kept = [m for m in messages if m[0] in _MEMBER_KINDS] if node.kind == "group" else None
             node.__dict__["_header_found"] = kept

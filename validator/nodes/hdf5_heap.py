@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 ATTRIBUTE_MESSAGE = 0x000C
+DATATYPE_MESSAGE = 0x0003
 # An attribute message's name, datatype and dataspace sizes (after its version and flags).
 _ATTRIBUTE_SIZES = struct.Struct("<HHH")
 VLEN_CLASS = 9
@@ -53,6 +54,28 @@ def _scalar(body: bytes, at: int) -> bool:
     return body[at + 1] == 0 if body[at] == 1 else body[at + 3] == 0
 
 
+def malformed_vlen(bits: int, more_bits: int) -> str | None:
+    """Why a variable-length type whose first two class bit field bytes are `bits`, `more_bits` is one the format
+    forbids, or None: its kind neither a sequence (0) nor a string (1), or a string's padding or character set out of
+    range. The library takes such a type as some other (a string flipped to kind 3, read as a sequence of bytes,
+    crashed h5py and the process: found by the fuzzer), so it is never handed over."""
+    kind, padding, charset = bits & 0x0F, bits >> 4, more_bits & 0x0F
+    if kind not in (0, 1):
+        return f"its datatype is malformed (variable-length kind {kind}: neither a sequence nor a string)"
+    if kind == 1 and (padding > 2 or charset > 1):
+        return f"its datatype is malformed (a variable-length string of padding {padding}, character set {charset})"
+    return None
+
+
+def datatype_problem(messages: list[tuple[int, int, bytes]]) -> str | None:
+    """Why the datatype message among a dataset's header messages is a variable-length type the format forbids
+    (`malformed_vlen`), or None: the library reads such a dataset's elements as some other type, and crashed."""
+    for kind, _, body in messages:
+        if kind == DATATYPE_MESSAGE and len(body) >= 3 and body[0] & 0x0F == VLEN_CLASS:
+            return malformed_vlen(body[1], body[2])
+    return None
+
+
 class GlobalHeaps:
     """The variable-length attributes of one file's objects, checked against the collections they name."""
 
@@ -75,7 +98,10 @@ class GlobalHeaps:
             found = self._elements_of(body) if kind == ATTRIBUTE_MESSAGE else None
             if found is None:
                 continue
-            name, string, scalar, elements = found
+            name, string, scalar, elements, malformed = found
+            if malformed is not None:
+                problems[name] = malformed
+                continue
             for address in sorted({a for length, a, _ in elements if length and a != undefined}):
                 problem = self.collection_problem(address)
                 if problem is not None:
@@ -169,10 +195,11 @@ class GlobalHeaps:
             values.append(bytes(data[:length]).split(b"\0", 1)[0].decode("utf-8", "surrogateescape"))
         return values[0] if scalar else values
 
-    def _elements_of(self, body: bytes) -> tuple[bytes, bool, bool, list[tuple[int, int, int]]] | None:
+    def _elements_of(self, body: bytes) -> tuple[bytes, bool, bool, list[tuple[int, int, int]], str | None] | None:
         """(the stored name, whether it is a variable-length string of ASCII or UTF-8, whether its dataspace is
-        scalar, each element's (length, collection address, object index)) of an attribute message whose type is
-        variable length (a string or a sequence) at the top; None for any other, or one not read plainly here."""
+        scalar, each element's (length, collection address, object index), why its type is malformed or None) of an
+        attribute message whose type is variable length (a string or a sequence) at the top; None for any other, or
+        one not read plainly here."""
         try:
             version = body[0]
             if version == 1:
@@ -201,7 +228,7 @@ class GlobalHeaps:
                 address = int.from_bytes(body[start + 4 : start + 4 + self.sizeof_addr], "little")
                 index = int.from_bytes(body[start + 4 + self.sizeof_addr : start + element], "little")
                 elements.append((length, address, index))
-            return name, string, _scalar(body, space_at), elements
+            return name, string, _scalar(body, space_at), elements, malformed_vlen(body[type_at + 1], body[type_at + 2])
         except (IndexError, struct.error):
             return None
 
