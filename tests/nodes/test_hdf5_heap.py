@@ -86,6 +86,21 @@ def test_no_collection_at_the_address_is_left_to_the_library():
     assert heaps_over(b"\0" * 4096).collection_problem(0) is None
 
 
+def test_an_address_past_the_end_of_the_file_is_left_to_the_library():
+    """A damaged heap ID (found by the fuzzer: 2**64 - 9) once reached `pread`, which raised OverflowError: an internal
+    error, no report. No collection lies there; the library refuses the read itself."""
+    data = b"\0" * 4096
+
+    def read_at(offset: int, length: int) -> bytes:  # as `os.pread` is asked: never past the end of the file
+        assert offset >= 0 and offset + length <= len(data), f"read at {offset}, past the end of the file"
+        return data[offset : offset + length]
+
+    heaps = GlobalHeaps(read_at, len(data), 8, 8)
+    for address in (4096, 2**63 - 1, 2**64 - 9):
+        assert heaps.collection_problem(address) is None
+        assert heaps.string_value((True, [(5, address, 1)])) is None
+
+
 def write_h5ad(path: Path, userblock: int = 0, late_attributes: bool = False, libver: str = "earliest") -> None:
     with h5py.File(path, "w", userblock_size=userblock, libver=libver) as f:
         f.attrs["encoding-type"] = "anndata"

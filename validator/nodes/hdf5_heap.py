@@ -123,6 +123,8 @@ class GlobalHeaps:
         None where it is not walked to its end as a sound collection; the bytes read of it)."""
         where = f"its global heap collection at byte {address + self.base}"
         size_at = 8  # "GCOL", version, three reserved bytes, then the collection's size
+        if address + self.base + size_at + self.sizeof_size > self.file_size:
+            return None, None, b""  # past the end of the file (a damaged heap ID): the library refuses it itself
         head = self._read_at(address + self.base, size_at + self.sizeof_size)
         if len(head) < size_at + self.sizeof_size or head[:4] != b"GCOL":
             return None, None, b""  # no collection here: the library says so itself, without looping
