@@ -6,7 +6,6 @@ Damaged and never handed over; bytes this reader does not take are left to the l
 
 from __future__ import annotations
 
-import importlib.util
 import struct
 import subprocess
 import sys
@@ -15,31 +14,13 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from test_hdf5_fractal import Bytes, hostile  # the file's bytes as a reader reads them; the hostile generator
 
 from validator.nodes import hdf5_btree, hdf5_btree2, hdf5_direct
 from validator.nodes.base import NodeError
 from validator.nodes.detect import open_store
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("generate_hostile", ROOT / "conformance-corpus/hostile/generate_hostile.py")
-hostile = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(hostile)  # type: ignore[union-attr]
-
 LINKS_BY_NAME, LINKS_BY_ORDER, CHUNKS, FILTERED_CHUNKS, ATTRIBUTES_BY_NAME, ATTRIBUTES_BY_ORDER = 5, 6, 10, 11, 8, 9
-
-
-class Bytes:
-    """A file's bytes as `hdf5_btree.ReadRanges` gives them; records the ranges of each batch asked for."""
-
-    def __init__(self, data: bytes, sizeof: int = 8) -> None:
-        self.data, self.sizeof, self.batches = bytes(data), sizeof, []
-
-    def read(self, ranges: list[tuple[int, int]]) -> list[memoryview]:
-        self.batches.append(len(ranges))
-        return [memoryview(self.data[o : o + s]) for o, s in ranges]
-
-    def reader(self) -> hdf5_btree.Reader:
-        return hdf5_btree.Reader(self.read, len(self.data), self.sizeof, self.sizeof, 0)
 
 
 def header_of(data: bytes, tree_type: int) -> int:

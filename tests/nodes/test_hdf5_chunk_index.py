@@ -11,7 +11,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from test_hdf5_btree2 import Bytes, hostile
+from test_hdf5_fractal import Bytes, hostile
 
 from validator.nodes import hdf5_btree, hdf5_chunk_index, hdf5_direct
 from validator.nodes.base import NodeError

@@ -28,15 +28,16 @@ UNDEFINED = 2**64 - 1
 class Bytes:
     """A file's bytes as `hdf5_btree.ReadRanges` gives them; records the ranges of each batch asked for."""
 
-    def __init__(self, data: bytes) -> None:
-        self.data, self.batches = bytes(data), []
+    def __init__(self, data: bytes, sizeof: int = 8) -> None:
+        self.data, self.sizeof, self.batches = bytes(data), sizeof, []
 
     def read(self, ranges: list[tuple[int, int]]) -> list[memoryview]:
         self.batches.append(len(ranges))
         return [memoryview(self.data[o : o + s]) for o, s in ranges]
 
     def reader(self) -> hdf5_btree.Reader:
-        return hdf5_btree.Reader(self.read, len(self.data), 8, 8, 0)
+        """A reader of the bytes, their addresses and lengths of `sizeof` bytes."""
+        return hdf5_btree.Reader(self.read, len(self.data), self.sizeof, self.sizeof, 0)
 
 
 def link_messages(path: Path, group: str) -> list[tuple[int, int, bytes]]:
