@@ -8,6 +8,7 @@ identical facts, down to the index and values of the first offending element.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -67,7 +68,7 @@ class Progress(Protocol):
 
 def plan(node: Node, requests: Iterable[FactRequest], block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> ArrayScan:
     """The blocks to read for `requests`: all of them, or the first and last when every request needs only edges."""
-    wanted = tuple(sorted(set(requests), key=repr))
+    wanted = tuple(sorted(set(requests), key=_order_key))
     try:
         rows = node.block_rows(block_elements)
         if rows is not None and all(r.edges_only for r in wanted):
@@ -75,6 +76,13 @@ def plan(node: Node, requests: Iterable[FactRequest], block_elements: int = DEFA
     except Exception:  # noqa: BLE001 (read in sequence: blocks() raises the same error inside the scanner, onto this array's rules)
         rows = None
     return ArrayScan(node, wanted, rows)
+
+
+@functools.lru_cache(maxsize=4096)
+def _order_key(request: FactRequest) -> str:
+    """The request's place in a plan: its repr, worked out once (thousands of small arrays share a few requests, and
+    a named tuple's repr costs more than the rest of planning one of them)."""
+    return repr(request)
 
 
 class Damaged(NamedTuple):
