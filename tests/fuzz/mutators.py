@@ -343,9 +343,17 @@ def hdf5_extensible_array_claim(t: Target) -> str:
     except Exception as exc:  # an earlier mutation broke it
         raise Skip(f"h5py cannot open it ({exc})") from None
     with f:
-        names = [n for n in _h5_items(f, "dataset") if len(f[n].shape or ()) == 1 and f[n].size and f[n].dtype.kind in "iufb"]
+        # Rewritten from its values: none an earlier mutation made huge (hdf5_huge_shape), which h5py cannot hold.
+        names = [
+            n
+            for n in _h5_items(f, "dataset")
+            if len(f[n].shape or ()) == 1 and 0 < f[n].size <= 2**20 and f[n].dtype.kind in "iufb"
+        ]
         name = t.pick(names)
-        values, attrs = f[name][...], dict(f[name].attrs)
+        try:
+            values, attrs = f[name][...], dict(f[name].attrs)
+        except Exception as exc:  # an earlier mutation damaged it
+            raise Skip(f"h5py cannot read {name} ({exc})") from None
         del f[name]
         ds = f.create_dataset(name, data=values, chunks=(max(1, len(values) // 4),), maxshape=(None,))
         for k, v in attrs.items():
@@ -867,6 +875,25 @@ def json_codec_swap(t: Target) -> str:
         doc["codecs"] = codecs
     p.write_text(json.dumps(doc))
     return f"{p.relative_to(t.path)}: codecs changed"
+
+
+@mutator("zarr-v2", "zarr-v3", "zip")
+def json_many_codecs(t: Target) -> str:
+    """Codecs that change nothing, many times over: Zarr v2 shuffles of one-byte elements added to the filters, Zarr v3
+    transposes in the order the axes have put before the codecs. The chunks still decode, a pass per codec (200,000
+    checksum filters once made each chunk take 16 s)."""
+    p = t.pick(_array_documents(t))
+    doc = _load(p)
+    count = t.rng.choice((17, 1000, 100_000))
+    if p.name == ".zarray":
+        filters = doc.get("filters") if isinstance(doc.get("filters"), list) else []
+        doc["filters"] = filters + [{"id": "shuffle", "elementsize": 1}] * count
+    else:
+        ndim = len(doc["shape"]) if isinstance(doc.get("shape"), list) else 1
+        codecs = doc.get("codecs") if isinstance(doc.get("codecs"), list) else [{"name": "bytes"}]
+        doc["codecs"] = [{"name": "transpose", "configuration": {"order": list(range(ndim))}}] * count + codecs
+    p.write_text(json.dumps(doc))
+    return f"{p.relative_to(t.path)}: {count} codecs more"
 
 
 @mutator("zarr-v2", "zarr-v3", "zip")

@@ -282,6 +282,45 @@ def test_codec_fails_v3_chains_not_read(chain, match):
         v3_codec(chain, np.dtype("<i8"), (10,), "/x")
 
 
+def test_codec_passes_a_chain_of_max_codecs_and_fails_one_more():
+    # Each codec is a pass over the chunk and the spec sets no number: 200,000 checksum filters in a 3 MB `.zarray`
+    # made each chunk take 16 s. Shuffles of one-byte elements change nothing, so the longest chain still decodes.
+    shuffles = [{"id": "shuffle", "elementsize": 1}] * (codecs.MAX_CODECS - 1)
+    raw = encode_v2(VALUES, {"id": "zstd"}, shuffles)
+    np.testing.assert_array_equal(decode_chunk(v2({"id": "zstd"}, shuffles), raw, WHERE), VALUES)
+    with pytest.raises(NotDecoded, match=f"pass through {codecs.MAX_CODECS + 1} codecs, more than the {codecs.MAX_CODECS}"):
+        v2({"id": "zstd"}, shuffles + [{"id": "crc32"}])
+    with pytest.raises(NotDecoded, match="pass through 200000 codecs"):
+        v2(None, [{"id": "crc32"}] * 200_000)
+
+
+def test_codec_fails_v3_chains_past_max_codecs_counting_the_shards_around_them():
+    crc = [{"name": "crc32c"}]
+    v3_codec([{"name": "bytes"}] + crc * (codecs.MAX_CODECS - 1), np.dtype("<i8"), (10,), "/x")
+    with pytest.raises(NotDecoded, match=f"pass through {codecs.MAX_CODECS + 1} codecs"):
+        v3_codec([{"name": "bytes"}] + crc * codecs.MAX_CODECS, np.dtype("<i8"), (10,), "/x")
+
+    def sharded(inner, outer_after=0, index=1):
+        config = {"chunk_shape": [5], "codecs": inner, "index_codecs": [{"name": "bytes"}] + crc * (index - 1)}
+        return [{"name": "sharding_indexed", "configuration": config}] + crc * outer_after
+
+    # The inner chunks' bytes pass the shard's codecs (sharding_indexed and the 5 after it) and their own 11: 17.
+    inner = [{"name": "bytes"}] + crc * 10
+    v3_codec(sharded(inner, outer_after=4), np.dtype("<i8"), (10,), "/x")
+    with pytest.raises(NotDecoded, match="pass through 17 codecs"):
+        v3_codec(sharded(inner, outer_after=5), np.dtype("<i8"), (10,), "/x")
+    # The index too: 3 codecs around it and 14 of its own.
+    with pytest.raises(NotDecoded, match="pass through 17 codecs"):
+        v3_codec(sharded([{"name": "bytes"}], outer_after=2, index=14), np.dtype("<i8"), (10,), "/x")
+    # Shards nested in shards count every level's codecs: 7 levels of two (sharding_indexed, crc32c) and bytes.
+    nested = [{"name": "bytes"}]
+    for _ in range(7):
+        nested = sharded(nested, outer_after=1)
+    v3_codec(nested, np.dtype("<i8"), (10,), "/x")
+    with pytest.raises(NotDecoded, match="pass through 17 codecs"):
+        v3_codec(sharded(nested, outer_after=1), np.dtype("<i8"), (10,), "/x")
+
+
 # --- v3 and sharding -----------------------------------------------------------------------------------------
 
 

@@ -113,6 +113,12 @@ MAX_CHUNK_BYTES = 256 * 2**20
 # it may be at most its decoded size plus an eighth plus this (every allowed compressor expands
 # incompressible data by far less), and the outer decompression stops there.
 COMPRESSED_SLACK = 1024
+# The most codecs one chunk is decoded through: a Zarr v2 array's filters and compressor, or a Zarr v3 array's codecs
+# with those of its shards' inner chunks and index. Each is a pass over the chunk, and the spec sets no number: a
+# `.zarray` of 3 MB lists 200,000 checksum filters, and each of its chunks (800 KB stored) took 16 s to decode, a
+# checksum over the whole chunk per filter. Writers use a handful (zarr-python: bytes, zstd, maybe crc32c); an
+# array declaring more is not decoded, its value clauses not checked.
+MAX_CODECS = 16
 # The most memory liblzma may take for one stream (the dictionary a header declares): preset 9 needs 65 MiB.
 LZMA_MEMORY_LIMIT = 256 * 2**20
 # zlib, gzip, bz2 and lzma streams are decoded this much at a time, each piece copied into the chunk's buffer.
@@ -310,6 +316,7 @@ def v2_codec(meta: Mapping[str, Any], dtype: np.dtype, chunk_shape: tuple[int, .
     if not isinstance(filters, list) or not (compressor is None or isinstance(compressor, dict)):
         raise NotDecoded(f"{where}: not decoded: filters or compressor are not codec configurations")
     written = list(filters) + ([compressor] if compressor is not None else [])
+    _check_count(len(written), where)
     for config in written:
         name = config.get("id") if isinstance(config, dict) else None
         if name not in V2_ALLOWED:
@@ -444,14 +451,15 @@ def _numeric_input(name: str, config: Mapping[str, Any], exact: int | None, limi
     )
 
 
-def v3_codec(codecs: Any, dtype: np.dtype, chunk_shape: tuple[int, ...], where: str) -> ChunkCodec:
+def v3_codec(codecs: Any, dtype: np.dtype, chunk_shape: tuple[int, ...], where: str, outer: int = 0) -> ChunkCodec:
     """How a chunk of a Zarr v3 array with the codec list `codecs` decodes (a shard, for `sharding_indexed`).
 
-    Raises NotDecoded (naming `where`) for a codec off the allow-list, a chain of the wrong form, or a
-    configuration that cannot be used.
+    Raises NotDecoded (naming `where`) for a codec off the allow-list, a chain of the wrong form, a configuration
+    that cannot be used, or more than MAX_CODECS codecs with the `outer` ones of the shards that hold these chunks.
     """
     if not isinstance(codecs, list) or not codecs:
         raise NotDecoded(f"{where}: not decoded: codecs is not a non-empty list")
+    _check_count(outer + len(codecs), where)
     named: list[tuple[str, dict[str, Any]]] = []
     for codec in codecs:
         codec = {"name": codec} if isinstance(codec, str) else codec
@@ -479,7 +487,7 @@ def v3_codec(codecs: Any, dtype: np.dtype, chunk_shape: tuple[int, ...], where: 
     if name == "sharding_indexed":
         if axes is not None:
             raise NotDecoded(f"{where}: not decoded: transpose before sharding_indexed ({names})")
-        sharding = _sharding(config, dtype, chunk_shape, where)
+        sharding = _sharding(config, dtype, chunk_shape, where, outer + len(codecs))
         # A shard holds its inner chunks (each at most their stored bound) and its index; codecs after
         # sharding_indexed (zarr-python adds zstd) decode the whole shard, bounded by that.
         shard = math.prod(sharding.per_shard) * sharding.inner.stored_limit + sharding.index_bytes
@@ -510,7 +518,16 @@ def _transpose_axes(configs: list[dict[str, Any]], ndim: int, where: str) -> tup
     return None if axes == list(range(ndim)) else tuple(axes)
 
 
-def _sharding(config: Mapping[str, Any], dtype: np.dtype, shard_shape: tuple[int, ...], where: str) -> Sharding:
+def _check_count(codecs: int, where: str) -> None:
+    """NotDecoded for a chunk decoded through more than MAX_CODECS codecs."""
+    if codecs > MAX_CODECS:
+        raise NotDecoded(
+            f"{where}: not decoded: its chunks pass through {codecs} codecs, more than the {MAX_CODECS} this tool applies"
+        )
+
+
+def _sharding(config: Mapping[str, Any], dtype: np.dtype, shard_shape: tuple[int, ...], where: str, outer: int) -> Sharding:
+    """The shards of `config`; `outer`: the codecs around them (the shard's own, `sharding_indexed` among them)."""
     inner_shape = config.get("chunk_shape")
     if (
         not isinstance(inner_shape, list)
@@ -524,8 +541,9 @@ def _sharding(config: Mapping[str, Any], dtype: np.dtype, shard_shape: tuple[int
     location = config.get("index_location", "end")
     if location not in ("start", "end"):
         raise NotDecoded(f"{where}: not decoded: sharding index_location {location!r}")
-    inner = v3_codec(config.get("codecs"), dtype, tuple(inner_shape), where)
     index = config.get("index_codecs")
+    _check_count(outer + (len(index) if isinstance(index, list) else 0), where)
+    inner = v3_codec(config.get("codecs"), dtype, tuple(inner_shape), where, outer)
     names = [c.get("name") if isinstance(c, dict) else c for c in index] if isinstance(index, list) else None
     if not names or names[0] != "bytes" or any(n != "crc32c" for n in names[1:]):
         raise NotDecoded(f"{where}: not decoded: sharding index_codecs {names!r} are not bytes then crc32c")

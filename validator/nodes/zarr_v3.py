@@ -30,6 +30,8 @@ def is_int(value: Any) -> bool:
 
 def extension(value: Any) -> tuple[Any, Any, Mapping[str, Any] | None]:
     """(name, configuration, the object) of an extension definition: a short-hand name or an object."""
+    if type(value) is dict:  # what JSON parses to: no abstract class check (rules ask this of every codec, often)
+        return value.get("name"), value.get("configuration"), value
     if isinstance(value, str):
         return value, None, None
     if isinstance(value, Mapping):
