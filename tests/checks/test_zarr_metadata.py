@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from counting_names import CountingName
 from dict_store import DictStore
 from memory_tree import findings
 
@@ -561,28 +562,16 @@ def test_same_json_keeps_json_values_of_other_types_apart(a, b, same):
     assert _same_json(b, a) is same
 
 
-class _ComparedName(str):
-    """A field name that counts the comparisons made with it."""
-
-    comparisons = 0
-
-    def __eq__(self, other: object) -> bool:
-        _ComparedName.comparisons += 1
-        return str.__eq__(self, other)
-
-    __hash__ = str.__hash__
-
-
 def test_dtype_encoding_finds_repeated_field_names_in_work_linear_in_the_fields():
     # Once each name was counted with list.count: a dtype of 200,000 fields took hours. Comparisons are counted
     # (never timed): per field, as many at 20,000 fields as at 1,000.
     from validator.checks.zarr_metadata import _walk_dtype
 
     def comparisons_per_field(n: int) -> float:
-        spec = [[_ComparedName(f"f{i}"), "<i1"] for i in range(n)] + [[_ComparedName("f0"), "<i1"]]
-        _ComparedName.comparisons = 0
+        spec = [[CountingName(f"f{i}"), "<i1"] for i in range(n)] + [[CountingName("f0"), "<i1"]]
+        CountingName.comparisons = 0
         problems = [problem for _, _, problem in _walk_dtype(spec) if problem]
         assert problems == ["names the field 'f0' 2 times, expected each field name once"]
-        return _ComparedName.comparisons / n
+        return CountingName.comparisons / n
 
     assert comparisons_per_field(20_000) <= 2 * max(1.0, comparisons_per_field(1_000))

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from counting_names import CountingName
 
 from validator.engine import run
 from validator.engine.loader import builtin_packs, packs_to_run
@@ -28,36 +29,6 @@ CATEGORICAL_EVERY = 100  # one column in 100 is categorical (a group of codes an
 # 1.5; a check comparing each name with each other would grow by 32.
 MAX_GROWTH = 2.0
 ENCODED = {"encoding-type": "array", "encoding-version": "0.2.0"}
-
-
-class CountingName(str):
-    """A column or chunk name that counts every comparison made with it."""
-
-    comparisons = 0
-
-    def _count(self, other: object, op: str) -> bool:
-        CountingName.comparisons += 1
-        return getattr(str, op)(self, other)
-
-    def __eq__(self, other: object) -> bool:
-        return self._count(other, "__eq__")
-
-    def __ne__(self, other: object) -> bool:
-        return self._count(other, "__ne__")
-
-    def __lt__(self, other: str) -> bool:
-        return self._count(other, "__lt__")
-
-    def __le__(self, other: str) -> bool:
-        return self._count(other, "__le__")
-
-    def __gt__(self, other: str) -> bool:
-        return self._count(other, "__gt__")
-
-    def __ge__(self, other: str) -> bool:
-        return self._count(other, "__ge__")
-
-    __hash__ = str.__hash__
 
 
 class MemoryStore(KeyValueStore):
