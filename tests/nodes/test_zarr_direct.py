@@ -364,6 +364,27 @@ def test_direct_passes_each_shard_read_once_per_block(tmp_path):
         assert [c.key for c in block.chunks] == ["c/0/0", "c/1/0", "c/2/0", "c/3/0"]
 
 
+def test_direct_passes_a_shard_of_many_empty_inner_chunks_filled_at_once(tmp_path, monkeypatch):
+    # A shard of 4 million one-element inner chunks, 100 stored, took 30 s while each empty one was filled in its turn.
+    from validator.nodes import zarr_direct
+
+    data = np.zeros(4096, dtype="<i4")
+    data[[5, 1000, 4095]] = [7, 8, 9]  # three inner chunks stored, 4,093 not (zarr-python writes no empty chunk)
+    path = write(tmp_path / "a.zarr", data, 3, chunks=(1,), shards=(4096,))
+    filled = []
+    real = zarr_direct._fill_unstored
+    monkeypatch.setattr(zarr_direct, "_fill_unstored", lambda plan, key, target: (filled.append(key), real(plan, key, target)))
+    assert_reads_like_zarr(path, block_sizes=[10**6, 1000])
+    # Once per shard a block reads (one block at either size: blocks hold whole shards), not once per empty inner
+    # chunk (4,093): the whole part first, then the stored inner chunks over it.
+    assert filled == ["c/0, inner chunk 0"] * 2, filled
+    meta = json.loads(Path(path, "zarr.json").read_text())
+    meta["fill_value"] = "zero"
+    Path(path, "zarr.json").write_text(json.dumps(meta))
+    with open_store(path) as tree, pytest.raises(NodeError, match=r"chunk c/0, inner chunk 0 is not stored, and its fill"):
+        tree.get("/").read_block((0, 4096))
+
+
 def count_gets(tree):
     """Record every key the tree's store is asked for (chunk keys only)."""
     fetched = []

@@ -512,16 +512,22 @@ def _read_shard(
     pairs = sharding.index(data, where)
     inner_shape = sharding.inner.shape
     first: str | None = None
-    ranges = [range(s.start // c, -(-s.stop // c)) for s, c in zip(inside, inner_shape, strict=False)]
-    for inner in itertools.product(*ranges):
+    # The inner chunks overlapping `inside`, by their index in the shard, in C order; those the index says are not
+    # stored read as the fill value, written over the whole part at once: a shard of 4 million one-element inner
+    # chunks, 100 of them stored, took 30 s when each empty one was filled in its turn.
+    ranges = [np.arange(s.start // c, -(-s.stop // c)) for s, c in zip(inside, inner_shape, strict=False)]
+    overlapping = np.ravel_multi_index(np.ix_(*ranges), sharding.per_shard).reshape(-1)
+    empty = (pairs[overlapping, 0] == codecs.SHARD_EMPTY) & (pairs[overlapping, 1] == codecs.SHARD_EMPTY)
+    if empty.any():
+        name = ".".join(map(str, np.unravel_index(int(overlapping[np.argmax(empty)]), sharding.per_shard)))
+        _fill_unstored(plan, f"{plan.key(index)}, inner chunk {name}", target)
+    for at in overlapping[~empty].tolist():
+        inner = tuple(int(i) for i in np.unravel_index(at, sharding.per_shard))
         lo = [max(s.start, i * c) for s, i, c in zip(inside, inner, inner_shape, strict=False)]
         hi = [min(s.stop, (i + 1) * c) for s, i, c in zip(inside, inner, inner_shape, strict=False)]
         part = target[tuple(slice(low - s.start, high - s.start) for low, high, s in zip(lo, hi, inside, strict=False))]
-        offset, nbytes = (int(x) for x in pairs[int(np.ravel_multi_index(inner, sharding.per_shard))])
+        offset, nbytes = (int(x) for x in pairs[at])
         name = ".".join(map(str, inner))
-        if offset == codecs.SHARD_EMPTY and nbytes == codecs.SHARD_EMPTY:
-            _fill_unstored(plan, f"{plan.key(index)}, inner chunk {name}", part)
-            continue
         cut = tuple(slice(low - i * c, high - i * c) for low, high, i, c in zip(lo, hi, inner, inner_shape, strict=False))
         try:
             _decode_into(sharding.inner, data[offset : offset + nbytes], f"{where}, inner chunk {name}", part, cut)
