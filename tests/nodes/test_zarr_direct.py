@@ -402,6 +402,69 @@ def count_gets(tree):
 # --- missing chunks and fill values ----------------------------------------------------------------------------
 
 
+WIDE = 1100  # chunks per chunk row: more than LISTED_ROW_CHUNKS, so a block reads what the listing names
+
+
+@pytest.mark.parametrize(
+    ("zarr_format", "encoding"),
+    [
+        pytest.param(2, {}, id="v2-dots"),
+        pytest.param(2, {"chunk_key_encoding": {"name": "v2", "separator": "/"}}, id="v2-nested"),
+        pytest.param(3, {}, id="v3-default"),
+        pytest.param(3, {"chunk_key_encoding": {"name": "default", "separator": "."}}, id="v3-dots"),
+    ],
+)
+def test_direct_passes_wide_rows_read_only_the_listed_chunks(tmp_path, zarr_format, encoding):
+    # A row of 2**20 declared chunks, one stored, was 2**20 lookups of a key (30 s) before the listing was used.
+    from validator.nodes import zarr_direct
+
+    assert WIDE > zarr_direct.LISTED_ROW_CHUNKS
+    data = np.full((7, WIDE, 2), -1, dtype="<i4")
+    data[0, 3, 1], data[4, 1099, 0], data[5, 0, :], data[6, 500, 1] = 5, 6, 7, 8  # four chunks stored; rows 1-3 none
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        array = zarr.create_array(
+            store=str(tmp_path / "a.zarr"),
+            shape=data.shape,
+            chunks=(2, 1, 2),
+            dtype="<i4",
+            fill_value=-1,
+            zarr_format=zarr_format,
+            **encoding,
+        )
+        for index in zip(*np.nonzero(data != -1), strict=True):
+            array[index] = data[index]
+    path = str(tmp_path / "a.zarr")
+    assert_reads_like_zarr(path, block_sizes=[1, 4 * WIDE, 10**6])
+    with open_store(path) as tree:
+        node = tree.get("/")
+        fetched = count_gets(tree)
+        blocks = [node.read_block(r) for r in node.block_rows(4 * WIDE)]  # two chunk rows a block
+        assert np.concatenate([b.values for b in blocks]).tolist() == data.reshape(-1).tolist()
+        assert sorted(fetched) == sorted(node.plan.key(i) for i in [(0, 3, 0), (2, 1099, 0), (2, 0, 0), (3, 500, 0)])
+
+
+def test_direct_fails_wide_rows_unusable_fill_value_or_a_chunk_leading_outside(tmp_path):
+    data = np.zeros((2, WIDE), dtype="<i4")
+    data[0, 7] = 1
+    path = write(tmp_path / "a.zarr", data, 2, chunks=(1, 1))
+    outside = tmp_path / "outside"
+    outside.write_bytes(np.ones(1, "<i4").tobytes())
+    os.symlink(outside, tmp_path / "a.zarr" / "1.9")  # left out of the listing: still asked for, and refused
+    with open_store(path) as tree:
+        node = tree.get("/")
+        ranges = node.block_rows(WIDE)
+        assert node.read_block(ranges[0]).values.tolist() == data[0].tolist()
+        with pytest.raises(NodeError, match=r"chunk 1\.9 leads outside the store"):
+            node.read_block(ranges[1])
+    meta = json.loads(Path(path, ".zarray").read_text())
+    meta["fill_value"] = "zero"
+    Path(path, ".zarray").write_text(json.dumps(meta))
+    with open_store(path) as tree, pytest.raises(NodeError, match=r"rows 0\.\.1 hold chunks not stored, and its fill"):
+        node = tree.get("/")
+        node.read_block(node.block_rows(WIDE)[0])
+
+
 @pytest.mark.parametrize("zarr_format", [2, 3])
 @pytest.mark.parametrize(
     "dtype,fill",

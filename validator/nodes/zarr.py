@@ -346,7 +346,28 @@ class ZarrNode(Node):
         if self.kind != "array" or self.shape is None:
             raise NodeError(f"{self.path}: not a readable array")
         itemsize = self.dtype.itemsize if self.dtype is not None else 1
-        return plan_rows(self.shape, self.chunks, max_elements, itemsize, self._stored_rows_or_few)
+        rows = plan_rows(self.shape, self.chunks, max_elements, itemsize, self._stored_rows_or_few)
+        self._list_wide_rows()
+        return rows
+
+    def _list_wide_rows(self) -> None:
+        """Where an array's chunk rows hold more than `zarr_direct.LISTED_ROW_CHUNKS` chunks, find which are stored
+        (`zarr_direct.stored_by_row`) as its blocks are planned, before any scan thread reads one: a block then reads
+        those, not every chunk its rows declare (`_listed_by_row`)."""
+        if "_by_row" in self.__dict__:
+            return
+        by_row = None
+        try:
+            plan = self.plan
+            if zarr_direct.row_chunks(plan) > zarr_direct.LISTED_ROW_CHUNKS:
+                by_row = zarr_direct.stored_by_row(self.tree.kv, plan)
+        except Exception:  # an array not decoded, or a store failing to list: its blocks' reads say so
+            by_row = None
+        self.__dict__["_by_row"] = by_row
+
+    def _listed_by_row(self) -> zarr_direct.ByRow | None:
+        """What `_list_wide_rows` found, or None (not a wide array, not planned here, or the store cannot say)."""
+        return self.__dict__.get("_by_row")
 
     def _stored_rows_or_few(self) -> list[int] | None:
         """`_stored_rows`, asked by a plan with many blocks; NodeError where the store cannot say which chunks it holds
@@ -380,7 +401,7 @@ class ZarrNode(Node):
         if self.kind != "array" or self.shape is None or not self.metadata:
             return None
         try:
-            return zarr_direct.fetch_ahead(self.tree.kv, self.plan, rows, self._listed_rows())
+            return zarr_direct.fetch_ahead(self.tree.kv, self.plan, rows, self._listed_rows(), self._listed_by_row())
         except Exception:
             return None
 
@@ -393,7 +414,7 @@ class ZarrNode(Node):
         """
         if self.kind != "array" or self.shape is None or not self.metadata:
             raise NodeError(f"{self.path}: array metadata is unusable, data cannot be read")
-        return zarr_direct.read_block(self.tree.kv, self.plan, rows, self._listed_rows(), fetched)
+        return zarr_direct.read_block(self.tree.kv, self.plan, rows, self._listed_rows(), fetched, self._listed_by_row())
 
     def _listed_rows(self) -> list[int] | None:
         """The axis-0 indices of the chunks stored, where `block_rows` listed them for its plan; None otherwise."""

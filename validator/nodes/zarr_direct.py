@@ -309,20 +309,129 @@ def stored_rows(kv: KeyValueStore, plan: ArrayPlan) -> list[int] | None:
     return sorted(found)
 
 
+# A block whose chunk rows hold more chunks than this (on the axes after the first) reads only the chunks the store's
+# listing names there, the rest set to the fill value at once: a row of 2**20 declared chunks, one of them stored,
+# was 2**20 lookups of a key (30 s), or as many requests over HTTP.
+LISTED_ROW_CHUNKS = 1024
+
+# For each axis-0 chunk index holding stored chunks: the positions of those chunks in the grid of the other axes
+# (C order, sorted), from the store's listings (`stored_by_row`).
+ByRow = Mapping[int, np.ndarray]
+
+
+def row_chunks(plan: ArrayPlan) -> int:
+    """How many chunks one chunk row of the array holds (the chunks of the grid's axes after the first)."""
+    return math.prod(-(-n // max(1, c)) for n, c in zip(plan.shape[1:], plan.chunk_shape[1:], strict=False))
+
+
+def stored_by_row(kv: KeyValueStore, plan: ArrayPlan) -> dict[int, np.ndarray] | None:
+    """Where the chunks stored for the array lie, by chunk row (`ByRow`), from the store's listings: the array's
+    folder (keys "0.5"), or its folders a level per axis (keys "c/0/5"). Names the listing left out (a symlink, a
+    special file) count as stored, so that reading them meets what is wrong with them. None where the store is not
+    listed, the array has one axis, or a folder cannot be listed."""
+    if not kv.lists or len(plan.shape) < 2:
+        return None
+    grid = tuple(-(-n // max(1, c)) for n, c in zip(plan.shape, plan.chunk_shape, strict=False))
+    folder = plan.key_prefix.rstrip("/")
+    if plan.separator == "/":
+        keys = _nested_keys(kv, "/".join(p for p in (folder, plan.key_lead.rstrip("/")) if p), len(grid))
+    else:
+        keys = _flat_keys(kv, folder, plan.key_lead, plan.separator, len(grid))
+    if keys is None:
+        return None
+    found: dict[int, list[int]] = {}
+    for parts in keys:
+        at = _grid_position(parts, grid)
+        if at is not None:
+            found.setdefault(at[0], []).append(at[1])
+    return {row: np.unique(np.array(positions, dtype=np.int64)) for row, positions in found.items()}
+
+
+def _names(kv: KeyValueStore, folder: str) -> tuple[list[str], list[str]] | None:
+    """(keys, folders) in `folder`, the names its listing left out among the keys; None where it cannot be listed."""
+    keys, dirs = kv.list_dir(folder)
+    if kv.unlisted(folder) is not None:
+        return None
+    return list(keys) + sorted(kv.left_out(folder) or ()), dirs
+
+
+def _flat_keys(kv: KeyValueStore, folder: str, lead: str, separator: str, ndim: int) -> list[list[str]] | None:
+    """The index parts of the chunk keys in `folder` ("c.0.5", "0.5"), or None where it cannot be listed."""
+    got = _names(kv, folder)
+    if got is None:
+        return None
+    parts = (name[len(lead) :].split(separator) for name in got[0] if name.startswith(lead))
+    return [p for p in parts if len(p) == ndim]
+
+
+def _nested_keys(kv: KeyValueStore, base: str, ndim: int) -> list[list[str]] | None:
+    """The index parts of the chunk keys below `base`, a folder per axis but the last ("0/5"), or None where a folder
+    cannot be listed. Only folders named by digits are entered, `ndim` - 1 levels deep."""
+    out: list[list[str]] = []
+    stack: list[tuple[str, list[str]]] = [(base, [])]
+    while stack:
+        here, parts = stack.pop()
+        got = _names(kv, here)
+        if got is None:
+            return None
+        keys, dirs = got
+        if len(parts) == ndim - 1:
+            out.extend([*parts, name] for name in keys)
+        else:
+            stack.extend(("/".join(p for p in (here, d) if p), [*parts, d]) for d in dirs if d.isdigit() and d.isascii())
+    return out
+
+
+def _grid_position(parts: list[str], grid: tuple[int, ...]) -> tuple[int, int] | None:
+    """(chunk row, position in the grid of the other axes) of the chunk a key's index parts name; None where they
+    name none: only the key a reader asks for does (decimal digits, no leading zero, inside the grid)."""
+    if not all(p.isdigit() and p.isascii() and str(int(p)) == p for p in parts):
+        return None
+    index = [int(p) for p in parts]
+    if any(i >= g for i, g in zip(index, grid, strict=True)):
+        return None
+    position = 0
+    for i, g in zip(index[1:], grid[1:], strict=True):
+        position = position * g + i
+    return index[0], position
+
+
+def _listed_chunks(
+    plan: ArrayPlan, out: np.ndarray, start: int, stop: int, chunk_rows: Sequence[int], by_row: ByRow
+) -> list[tuple[int, ...]]:
+    """The chunks of the block's chunk rows that the listing names (`by_row`), in C order; `out` holds the fill value
+    first where they are fewer than the rows hold (NodeError where the fill value is no value of the dtype)."""
+    rest = tuple(-(-n // max(1, c)) for n, c in zip(plan.shape[1:], plan.chunk_shape[1:], strict=False))
+    found: list[tuple[int, ...]] = []
+    for row in chunk_rows:
+        positions = by_row.get(row)
+        if positions is not None and len(positions):
+            others = zip(*(a.tolist() for a in np.unravel_index(positions, rest)), strict=True)
+            found.extend((row, *index) for index in others)
+    if len(found) < len(chunk_rows) * math.prod(rest):
+        if plan.fill.problem is not None:
+            raise NodeError(f"{plan.path}: rows {start}..{stop} hold chunks not stored, and its {plan.fill.problem}; not read")
+        out[...] = plan.fill.value
+    return found
+
+
 def read_block(
     kv: KeyValueStore,
     plan: ArrayPlan,
     rows: tuple[int, int],
     stored: list[int] | None = None,
     fetched: Fetched | None = None,
+    by_row: ByRow | None = None,
 ) -> Block:
     """Rows [start, stop) of the array, flattened in C order, with every stored chunk read for them. Thread-safe.
 
     `stored`: the axis-0 chunk indices holding stored chunks (`stored_rows`), when known: rows with none are the
-    fill value as a broadcast view, whatever their number. `fetched`: the block's chunks as `fetch_ahead` started
-    fetching them (any it missed are read here). Raises NodeError for a key outside the store or a chunk that
-    exists but cannot be read, for a chunk that is not stored when the fill value is no value of the dtype, and for
-    a block too large to hold; a chunk that does not decode is listed with its problem instead.
+    fill value as a broadcast view, whatever their number. `by_row` (`stored_by_row`), when known for an array
+    whose chunk rows hold more than LISTED_ROW_CHUNKS chunks: only the chunks it names are read. `fetched`: the
+    block's chunks as `fetch_ahead` started fetching them (any it missed are read here). Raises NodeError for a key
+    outside the store or a chunk that exists but cannot be read, for a chunk that is not stored when the fill value
+    is no value of the dtype, and for a block too large to hold; a chunk that does not decode is listed with its
+    problem instead.
     """
     shape, chunks = plan.shape, plan.chunk_shape
     if not shape:  # 0-d: one element, one chunk
@@ -342,10 +451,15 @@ def read_block(
     axes: list[Sequence[int]] = [_chunk_rows(plan, out, start, stop, stored)]
     axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=False)]
     check_chunk_count(plan.path, (start, stop), math.prod(len(a) for a in axes))
+    indexes: Iterable[tuple[int, ...]] = itertools.product(*axes)
+    if by_row is not None and math.prod(len(a) for a in axes[1:]) > LISTED_ROW_CHUNKS:
+        indexes = _listed_chunks(plan, out, start, stop, axes[0], by_row)
+    else:
+        indexes = list(indexes) if kv.batched else itertools.product(*axes)  # read twice where fetched together
     reads: list[ChunkRead] = []
-    chunks_read = _fetch_together(kv, plan, itertools.product(*axes), fetched)
+    chunks_read = _fetch_together(kv, plan, indexes, fetched)
     shards: list[ShardIndex] = []  # the index of each shard read, as stored (the zarr3 shard index rules check it)
-    for index in itertools.product(*axes):
+    for index in indexes:
         # The part of this chunk inside the block, in block coordinates and in chunk coordinates.
         lo = [i * c for i, c in zip(index, chunks, strict=False)]
         hi = [min(low + c, n) for low, c, n in zip(lo, chunks, shape, strict=False)]
@@ -361,7 +475,9 @@ def read_block(
 Fetched = Callable[[], Mapping[str, "bytes | None"]]
 
 
-def fetch_ahead(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored: list[int] | None = None) -> Fetched | None:
+def fetch_ahead(
+    kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], stored: list[int] | None = None, by_row: ByRow | None = None
+) -> Fetched | None:
     """Start fetching the chunks `read_block(rows)` reads, where the store is remote (`kv.batched`): a scan then
     fetches the next blocks while it decodes this one, and waits on the network about once, not once per window of
     blocks. None where nothing is started (`read_block` reads the chunks itself)."""
@@ -375,7 +491,10 @@ def fetch_ahead(kv: KeyValueStore, plan: ArrayPlan, rows: tuple[int, int], store
     axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=False)]
     if not 1 <= math.prod(len(a) for a in axes) <= MAX_CHUNKS_PER_BLOCK:
         return None
-    keys = [plan.key_prefix + plan.key(index) for index in itertools.product(*axes)]
+    indexes: Iterable[tuple[int, ...]] = itertools.product(*axes)
+    if by_row is not None and math.prod(len(a) for a in axes[1:]) > LISTED_ROW_CHUNKS:
+        indexes = _listed_chunks(plan, np.empty(0, plan.dtype), start, stop, axes[0], by_row)  # the same chunks
+    keys = [plan.key_prefix + plan.key(index) for index in indexes]
     return kv.get_many_soon(keys, chunk_read_limit(plan))
 
 
