@@ -562,6 +562,14 @@ def check_chunk_count(path: str, rows: RowRange, count: int) -> None:
         )
 
 
+def linear_index(index: Sequence[int], grid: Sequence[int]) -> int:
+    """The position of grid cell `index` in C order (a chunk's place in its array's grid of chunks)."""
+    out = 0
+    for i, g in zip(index, grid, strict=False):
+        out = out * g + i
+    return out
+
+
 def row_elements(shape: tuple[int, ...]) -> int:
     """Elements per row along axis 0 (1 for 0-d and 1-d arrays)."""
     return math.prod(shape[1:]) if len(shape) > 1 else 1

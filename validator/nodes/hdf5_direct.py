@@ -38,6 +38,7 @@ from validator.nodes.base import (
     check_block_size,
     check_chunk_count,
     element_bytes,
+    linear_index,
     stored_in,
     uniform_block,
 )
@@ -372,7 +373,7 @@ def _chunk_table(
     def record(offset: tuple[int, ...], address: int, size: int, mask: int) -> None:
         index = tuple(o // c for o, c in zip(offset, chunk_shape, strict=False))
         if all(0 <= i < g for i, g in zip(index, grid, strict=False)):
-            found.append((_linear(index, grid), int(address), int(size), int(mask)))
+            found.append((linear_index(index, grid), int(address), int(size), int(mask)))
 
     records: list[hdf5_btree.ChunkRecord] | ByCoordinate | None = None
     if index_source is not None and header is not None:
@@ -463,13 +464,6 @@ def _look_up(
             record(info.chunk_offset, info.byte_offset, info.size, info.filter_mask)
 
 
-def _linear(index: tuple[int, ...], grid: tuple[int, ...]) -> int:
-    out = 0
-    for i, g in zip(index, grid, strict=False):
-        out = out * g + i
-    return out
-
-
 # --- reading ------------------------------------------------------------------------------------------------
 
 
@@ -535,7 +529,7 @@ def read_block(
         region = tuple(slice(low, high) for low, high in zip(lo, hi, strict=False))
         target = out[(slice(lo[0] - start, hi[0] - start),) + region[1:]]
         inside = tuple(slice(low - i * c, high - i * c) for low, high, i, c in zip(lo, hi, index, chunks, strict=False))
-        at = plan.table.find(_linear(index, grid))
+        at = plan.table.find(linear_index(index, grid))
         if at is None:  # never written: the fill value, which h5py knows for the types it converts
             target[...] = plan.fill if plan.direct else _h5py(dataset(), region, plan.path)
             continue
@@ -567,7 +561,7 @@ def _fetch_chunks_soon(plan: DirectPlan, remote: RangeSource, axes: list[range],
     assert table is not None and plan.chunk_shape is not None
     wanted: list[int] = []
     for index in itertools.product(*axes):
-        at = table.find(_linear(index, grid))
+        at = table.find(linear_index(index, grid))
         if at is not None and int(table.sizes[at]) <= _chunk_codec(plan, at)[1].stored_limit:
             wanted.append(at)
     pending = remote.read_soon([(int(table.offsets[at]), int(table.sizes[at])) for at in wanted])

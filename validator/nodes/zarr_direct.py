@@ -34,6 +34,7 @@ from validator.nodes.base import (
     check_block_size,
     check_chunk_count,
     element_bytes,
+    linear_index,
     stored_in,
     uniform_block,
 )
@@ -309,9 +310,9 @@ def stored_rows(kv: KeyValueStore, plan: ArrayPlan) -> list[int] | None:
     return sorted(found)
 
 
-# A block whose chunk rows hold more chunks than this (on the axes after the first) reads only the chunks the store's
-# listing names there, the rest set to the fill value at once: a row of 2**20 declared chunks, one of them stored,
-# was 2**20 lookups of a key (30 s), or as many requests over HTTP.
+# An array whose chunk rows hold more chunks than this (on the axes after the first) has its blocks read only the
+# chunks the store's listing names there (`stored_by_row`), the rest set to the fill value at once: a row of 2**20
+# declared chunks, one of them stored, was 2**20 lookups of a key (30 s), or as many requests over HTTP.
 LISTED_ROW_CHUNKS = 1024
 
 # For each axis-0 chunk index holding stored chunks: the positions of those chunks in the grid of the other axes
@@ -319,9 +320,14 @@ LISTED_ROW_CHUNKS = 1024
 ByRow = Mapping[int, np.ndarray]
 
 
+def chunk_grid(plan: ArrayPlan) -> tuple[int, ...]:
+    """How many chunks the array has along each axis."""
+    return tuple(-(-n // max(1, c)) for n, c in zip(plan.shape, plan.chunk_shape, strict=False))
+
+
 def row_chunks(plan: ArrayPlan) -> int:
     """How many chunks one chunk row of the array holds (the chunks of the grid's axes after the first)."""
-    return math.prod(-(-n // max(1, c)) for n, c in zip(plan.shape[1:], plan.chunk_shape[1:], strict=False))
+    return math.prod(chunk_grid(plan)[1:])
 
 
 def stored_by_row(kv: KeyValueStore, plan: ArrayPlan) -> dict[int, np.ndarray] | None:
@@ -331,7 +337,7 @@ def stored_by_row(kv: KeyValueStore, plan: ArrayPlan) -> dict[int, np.ndarray] |
     listed, the array has one axis, or a folder cannot be listed."""
     if not kv.lists or len(plan.shape) < 2:
         return None
-    grid = tuple(-(-n // max(1, c)) for n, c in zip(plan.shape, plan.chunk_shape, strict=False))
+    grid = chunk_grid(plan)
     folder = plan.key_prefix.rstrip("/")
     if plan.separator == "/":
         keys = _nested_keys(kv, "/".join(p for p in (folder, plan.key_lead.rstrip("/")) if p), len(grid))
@@ -390,10 +396,7 @@ def _grid_position(parts: list[str], grid: tuple[int, ...]) -> tuple[int, int] |
     index = [int(p) for p in parts]
     if any(i >= g for i, g in zip(index, grid, strict=True)):
         return None
-    position = 0
-    for i, g in zip(index[1:], grid[1:], strict=True):
-        position = position * g + i
-    return index[0], position
+    return index[0], linear_index(index[1:], grid[1:])
 
 
 def _listed_chunks(
@@ -401,7 +404,7 @@ def _listed_chunks(
 ) -> list[tuple[int, ...]]:
     """The chunks of the block's chunk rows that the listing names (`by_row`), in C order; `out` holds the fill value
     first where they are fewer than the rows hold (NodeError where the fill value is no value of the dtype)."""
-    rest = tuple(-(-n // max(1, c)) for n, c in zip(plan.shape[1:], plan.chunk_shape[1:], strict=False))
+    rest = chunk_grid(plan)[1:]
     found: list[tuple[int, ...]] = []
     for row in chunk_rows:
         positions = by_row.get(row)
@@ -426,12 +429,12 @@ def read_block(
     """Rows [start, stop) of the array, flattened in C order, with every stored chunk read for them. Thread-safe.
 
     `stored`: the axis-0 chunk indices holding stored chunks (`stored_rows`), when known: rows with none are the
-    fill value as a broadcast view, whatever their number. `by_row` (`stored_by_row`), when known for an array
-    whose chunk rows hold more than LISTED_ROW_CHUNKS chunks: only the chunks it names are read. `fetched`: the
-    block's chunks as `fetch_ahead` started fetching them (any it missed are read here). Raises NodeError for a key
-    outside the store or a chunk that exists but cannot be read, for a chunk that is not stored when the fill value
-    is no value of the dtype, and for a block too large to hold; a chunk that does not decode is listed with its
-    problem instead.
+    fill value as a broadcast view, whatever their number. `by_row` (`stored_by_row`), when given (a node asks for
+    it where chunk rows hold more than LISTED_ROW_CHUNKS chunks): only the chunks it names are read. `fetched`:
+    the block's chunks as `fetch_ahead` started fetching them (any it missed are read here). Raises NodeError for a
+    key outside the store or a chunk that exists but cannot be read, for a chunk that is not stored when the fill
+    value is no value of the dtype, and for a block too large to hold; a chunk that does not decode is listed with
+    its problem instead.
     """
     shape, chunks = plan.shape, plan.chunk_shape
     if not shape:  # 0-d: one element, one chunk
@@ -451,15 +454,15 @@ def read_block(
     axes: list[Sequence[int]] = [_chunk_rows(plan, out, start, stop, stored)]
     axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=False)]
     check_chunk_count(plan.path, (start, stop), math.prod(len(a) for a in axes))
-    indexes: Iterable[tuple[int, ...]] = itertools.product(*axes)
-    if by_row is not None and math.prod(len(a) for a in axes[1:]) > LISTED_ROW_CHUNKS:
-        indexes = _listed_chunks(plan, out, start, stop, axes[0], by_row)
-    else:
-        indexes = list(indexes) if kv.batched else itertools.product(*axes)  # read twice where fetched together
+    listed = _listed_chunks(plan, out, start, stop, axes[0], by_row) if by_row is not None else None
+
+    def indexes() -> Iterable[tuple[int, ...]]:  # the block's chunks, gone through twice
+        return listed if listed is not None else itertools.product(*axes)
+
     reads: list[ChunkRead] = []
-    chunks_read = _fetch_together(kv, plan, indexes, fetched)
+    chunks_read = _fetch_together(kv, plan, indexes(), fetched)
     shards: list[ShardIndex] = []  # the index of each shard read, as stored (the zarr3 shard index rules check it)
-    for index in indexes:
+    for index in indexes():
         # The part of this chunk inside the block, in block coordinates and in chunk coordinates.
         lo = [i * c for i, c in zip(index, chunks, strict=False)]
         hi = [min(low + c, n) for low, c, n in zip(lo, chunks, shape, strict=False)]
@@ -492,8 +495,8 @@ def fetch_ahead(
     if not 1 <= math.prod(len(a) for a in axes) <= MAX_CHUNKS_PER_BLOCK:
         return None
     indexes: Iterable[tuple[int, ...]] = itertools.product(*axes)
-    if by_row is not None and math.prod(len(a) for a in axes[1:]) > LISTED_ROW_CHUNKS:
-        indexes = _listed_chunks(plan, np.empty(0, plan.dtype), start, stop, axes[0], by_row)  # the same chunks
+    if by_row is not None:  # the chunks read_block reads
+        indexes = _listed_chunks(plan, np.empty(0, plan.dtype), start, stop, axes[0], by_row)
     keys = [plan.key_prefix + plan.key(index) for index in indexes]
     return kv.get_many_soon(keys, chunk_read_limit(plan))
 
