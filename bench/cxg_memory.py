@@ -6,13 +6,13 @@ Writes (once, cached under --data) a CXG 0.3.0 per size with tiledb-py, laid out
 out: a sparse X stored twice (`Xr` by row, `Xc` by column; tiles of 256 along the first dimension, 1,024,000 cells
 a data tile, byte-shuffle + zstd), 500 stored values per cell over 2,000 genes, `obs` with a string index and a
 categorical column, `var`, `X_col_shift`, one embedding and the group metadata. Then runs
-`python -m validator STORE --quiet --exit-zero` (all built-in packs: every cell of `Xr` and `Xc` is read, the two
+`python -m spec_validate STORE --quiet --exit-zero` (all built-in packs: every cell of `Xr` and `Xc` is read, the two
 compared cell by cell) in a fresh process started from this stdlib-only parent, so each peak RSS is the child's
 own; best of `--reps`.
 
 Prints wall time, CPU and peak RSS per size, and the ratio of the largest size's peak RSS to the smallest's; the
 target is at most 1.5x (bounded memory whatever the store's size). Before the reads were batched (see
-`validator/nodes/tiledb.py`), the 1e7 store peaked at 641 MB (2.8 s) and the 5e7 one at
+`spec_validate/nodes/tiledb.py`), the 1e7 store peaked at 641 MB (2.8 s) and the 5e7 one at
 2.8 GB (15 s).
 """
 
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     for size in sizes:
         store = store_for(args.data, size)
         for _ in range(args.reps):
-            got = spawn([sys.executable, "-m", "validator", store, "--quiet", "--exit-zero"])
+            got = spawn([sys.executable, "-m", "spec_validate", store, "--quiet", "--exit-zero"])
             if size not in best or got["wall_s"] < best[size]["wall_s"]:
                 best[size] = got
     print(f"CXG 0.3.0, sparse Xr/Xc as the CELLxGENE converter writes them; {os.cpu_count()} cores; best of {args.reps}")

@@ -86,7 +86,7 @@ class Count:
 
 
 def scanned_elements(path: Path) -> int:
-    from validator import validate
+    from spec_validate import validate
 
     count = Count()
     validate(path, jobs=1, progress=count)
@@ -142,8 +142,8 @@ def main() -> None:
 
     from distributed import Client, LocalCluster
 
-    from validator import validate
-    from validator.engine.dask_scan import DaskScanner
+    from spec_validate import validate
+    from spec_validate.engine.dask_scan import DaskScanner
 
     print(f"machine: {os.cpu_count()} cores; {sys.version.split()[0]}")
     print(

@@ -6,7 +6,7 @@ Each array is read in chunk-aligned blocks of at most `--block-elements` element
 spec-validate reads: a whole number of storage chunks; fixed-size slices for contiguous HDF5 datasets),
 into one reused buffer for HDF5, and reduced with `max`. `--full` arrays are read whole, `--edges` arrays
 only their first and last block. With no `--full`/`--edges`, the list comes from
-`validator.engine.run.scan_plan` when importable, else from `fallback_plan` below; bench/run.py always
+`spec_validate.engine.run.scan_plan` when importable, else from `fallback_plan` below; bench/run.py always
 passes the list, so the timed process imports only numpy and h5py (or zarr).
 
 Prints one JSON line: the arrays read, elements and bytes read, the maxima (so no read is optimised away),
@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-DEFAULT_BLOCK_ELEMENTS = 1 << 22  # validator.nodes.base.DEFAULT_BLOCK_ELEMENTS; copied so no validator import
+DEFAULT_BLOCK_ELEMENTS = 1 << 22  # spec_validate.nodes.base.DEFAULT_BLOCK_ELEMENTS; copied so no spec_validate import
 SPARSE = ("csr_matrix", "csc_matrix")
 
 
@@ -170,7 +170,7 @@ def fallback_plan(path: str) -> list[tuple[str, str]]:
 def default_plan(path: str) -> tuple[list[tuple[str, str]], str]:
     """The arrays spec-validate's default rules scan, and where the list came from."""
     try:
-        from validator.engine.run import scan_plan  # type: ignore[attr-defined]
+        from spec_validate.engine.run import scan_plan  # type: ignore[attr-defined]
     except ImportError:
         return fallback_plan(path), "fallback"
     return [(str(p), str(m)) for p, m in scan_plan(path)], "scan_plan"

@@ -92,7 +92,7 @@ def unconsolidated_copy(src: Path) -> Path:
 def store_counts(path: Path) -> dict:
     """A store's metadata documents and the stored chunks of the arrays spec-validate scans (the least any run
     reads): the bound on a remote run's requests."""
-    from validator.engine.run import scan_plan
+    from spec_validate.engine.run import scan_plan
 
     if not path.is_dir():
         return {}

@@ -4,7 +4,7 @@
                         [--skip-anndata] [--jobs N] [--no-docs] [--check]
 
 1. Generates the files that are not cached yet (bench/generate.py, with anndata).
-2. Works out which arrays spec-validate scans in each file (`validator.engine.run.scan_plan`, or the
+2. Works out which arrays spec-validate scans in each file (`spec_validate.engine.run.scan_plan`, or the
    fallback list in bench/floor.py), once, so the timed floor process imports only numpy and h5py/zarr.
 3. Runs, `--reps` times, round-robin over the tools within each repetition (the starting tool rotates),
    each tool as its own process, exactly as a user runs it:

@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> None:
     import s3fs
     from moto.server import ThreadedMotoServer
 
-    from validator import validate
-    from validator.nodes import remote
+    from spec_validate import validate
+    from spec_validate.nodes import remote
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

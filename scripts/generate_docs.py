@@ -1,7 +1,7 @@
 """Write the generated pages of the documentation site (docs/): one page per rule, the rule index, the CLI
 reference, the coverage tables, the JSON report schema and the spec notes (docs/spec-notes.md).
 
-Each rule page is `--explain` (validator/explain.py) with two examples from the conformance corpus, one case
+Each rule page is `--explain` (spec_validate/explain.py) with two examples from the conformance corpus, one case
 that fails the rule and one that passes it, and how to suppress the rule. The failing case is the first case
 of a manifest whose `fails` names the rule (one that fails it alone, where there is one); the passing case is
 the first valid case (`fails: []`) in which the rule passed, found by validating the valid cases.
@@ -45,13 +45,13 @@ def corpus_cases() -> tuple[dict, ...]:
 @lru_cache(maxsize=1)
 def passed_by_valid_case() -> dict[str, tuple[str, ...]]:
     """Valid case -> the rule ids that passed (not merely were not applicable) on it."""
-    import validator
-    from validator.report.model import Status
+    import spec_validate
+    from spec_validate.report.model import Status
 
     out = {}
     for case in corpus_cases():
         if not case["fails"] and not case.get("problems"):  # a case with unreadable parts is no valid case
-            report = validator.validate(CORPUS / case["file"], deep=case.get("deep", False))
+            report = spec_validate.validate(CORPUS / case["file"], deep=case.get("deep", False))
             out[case["case"]] = tuple(r.rule.id for r in report.results if r.status is Status.PASSED)
     return out
 
@@ -129,8 +129,8 @@ def suppress_section(rule) -> list[str]:
 # ------------------------------------------------------------------------------------------------ pages
 def rule_pages() -> dict[str, str]:
     """rules/<id>.md for every built-in rule, and rules/index.md."""
-    from validator.engine.loader import builtin_packs
-    from validator.explain import explain
+    from spec_validate.engine.loader import builtin_packs
+    from spec_validate.explain import explain
 
     out: dict[str, str] = {}
     rows = ["| Rule | Level | Basis | Section |", "| --- | --- | --- | --- |"]
@@ -156,7 +156,7 @@ def spec_notes() -> str:
     """docs/spec-notes.md: per pack, where the spec contradicts itself or its reference writer and the side the pack
     takes (`notes:`), every known departure of a real writer (`writers:`, each still a failure), and the eras that
     get a legacy verdict (`legacy:`)."""
-    from validator.engine.loader import builtin_packs
+    from spec_validate.engine.loader import builtin_packs
 
     lines = [
         GENERATED,
@@ -205,7 +205,7 @@ def spec_notes() -> str:
 
 
 def cli_page() -> str:
-    from validator import cli, coverage
+    from spec_validate import cli, coverage
 
     def help_of(parser) -> str:
         parser.formatter_class = lambda prog: cli.argparse.HelpFormatter(prog, width=100)
@@ -217,7 +217,7 @@ def cli_page() -> str:
             "# Command line",
             "",
             "`spec-validate PATH...` validates files and stores; `spec-validate coverage` reports what the rules cover.",
-            "Both are generated here from the argument parsers (`validator/cli.py`, `validator/coverage.py`).",
+            "Both are generated here from the argument parsers (`spec_validate/cli.py`, `spec_validate/coverage.py`).",
             "",
             "## spec-validate",
             "",
@@ -266,8 +266,8 @@ def cli_page() -> str:
 
 
 def coverage_page() -> str:
-    from validator import coverage
-    from validator.catalogue import builtin_catalogues
+    from spec_validate import coverage
+    from spec_validate.catalogue import builtin_catalogues
 
     catalogues = builtin_catalogues()
     zarr3 = next(c for c in catalogues if c.name == "zarr3")
@@ -305,7 +305,7 @@ def coverage_page() -> str:
 
 
 def report_schema_page() -> str:
-    schema = (ROOT / "validator" / "report" / "report.schema.json").read_text(encoding="utf-8")
+    schema = (ROOT / "spec_validate" / "report" / "report.schema.json").read_text(encoding="utf-8")
     json.loads(schema)
     return GENERATED + "\n".join(
         [
@@ -313,7 +313,7 @@ def report_schema_page() -> str:
             "# JSON report schema",
             "",
             "`spec-validate --format json` writes one document that validates against this schema",
-            "(`validator/report/report.schema.json`, shipped with the tool). See [Report formats](report-formats.md).",
+            "(`spec_validate/report/report.schema.json`, shipped with the tool). See [Report formats](report-formats.md).",
             "",
             "```json",
             schema.rstrip("\n"),

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from validator.kernels.block import Block
-from validator.nodes.base import (
+from spec_validate.kernels.block import Block
+from spec_validate.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
     NodeError,
@@ -25,7 +25,7 @@ from validator.nodes.base import (
     block_row_ranges,
     row_elements,
 )
-from validator.primitive_api import Omitted
+from spec_validate.primitive_api import Omitted
 
 
 class Arr:
@@ -136,7 +136,7 @@ def tree(spec: dict[str, Any], format: str = "memory") -> MemoryTree:
 
 
 def pack(rules=(), *, shapes=None, dimensions=None, scope=None, formats=(), name="test"):
-    from validator.engine.model import Pack
+    from spec_validate.engine.model import Pack
 
     return Pack(
         name=name,
@@ -158,7 +158,7 @@ ANNDATA_DIMENSIONS = {"n_obs": {"node": "/obs", "length": True}, "n_var": {"node
 
 
 def scope(t: MemoryTree, **kwargs):
-    from validator.primitive_api import Scope
+    from spec_validate.primitive_api import Scope
 
     kwargs.setdefault("shapes", ANNDATA_SHAPES)
     kwargs.setdefault("dimensions", ANNDATA_DIMENSIONS)
@@ -167,8 +167,8 @@ def scope(t: MemoryTree, **kwargs):
 
 def findings(primitive: str, node: Node, options: Mapping[str, Any] | None = None, sc=None) -> list:
     """Run one primitive on one node as the engine would (facts computed over the node's blocks)."""
-    from validator.checks import registry
-    from validator.engine.run import compute_facts
+    from spec_validate.checks import registry
+    from spec_validate.engine.run import compute_facts
 
     p = registry.get(primitive)
     assert p is not None, primitive

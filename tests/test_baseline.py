@@ -10,10 +10,10 @@ import pytest
 from corpus_paths import VALID_H5AD
 from docs_examples import extends_example
 
-from validator.cli import main
-from validator.engine.loader import builtin_packs
-from validator.errors import InputError
-from validator.report import baseline as bl
+from spec_validate.cli import main
+from spec_validate.engine.loader import builtin_packs
+from spec_validate.errors import InputError
+from spec_validate.report import baseline as bl
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from validator.catalogue import builtin_catalogue_files, builtin_catalogues, check_against, load, problems
-from validator.engine.loader import builtin_packs
-from validator.errors import PackError
-from validator.spec_text import keyword_sentences, kind_of, normalised, read_units
+from spec_validate.catalogue import builtin_catalogue_files, builtin_catalogues, check_against, load, problems
+from spec_validate.engine.loader import builtin_packs
+from spec_validate.errors import PackError
+from spec_validate.spec_text import keyword_sentences, kind_of, normalised, read_units
 
 SPECS = Path(__file__).resolve().parents[2] / "shared" / "specs"
 CATALOGUES = {c.name: c for c in builtin_catalogues()}

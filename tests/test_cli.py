@@ -17,12 +17,12 @@ import pytest
 from corpus_paths import CASES
 from docs_examples import extends_example
 
-import validator
-from validator.checks import registry
-from validator.cli import main
-from validator.engine.loader import builtin_packs
+import spec_validate
+from spec_validate.checks import registry
+from spec_validate.cli import main
+from spec_validate.engine.loader import builtin_packs
 
-SCHEMA = json.loads((Path(validator.__file__).parent / "report" / "report.schema.json").read_text())
+SCHEMA = json.loads((Path(spec_validate.__file__).parent / "report" / "report.schema.json").read_text())
 RULES = [r for p in builtin_packs() for r in p.rules]
 
 
@@ -41,13 +41,13 @@ def cli(capsys, *args):
 
 
 def validator_json(path) -> str:
-    from validator.report.json import render
+    from spec_validate.report.json import render
 
-    return render([validator.validate(path)], validator.__version__)
+    return render([spec_validate.validate(path)], spec_validate.__version__)
 
 
 def run_subprocess(*args):
-    return subprocess.run([sys.executable, "-m", "validator", *map(str, args)], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "spec_validate", *map(str, args)], capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize(
@@ -255,8 +255,8 @@ def test_console_collects_the_youngest_objects_less_often_after_start_up(monkeyp
     # collected every YOUNG_OBJECTS allocations, not Python's 700; the older generations keep their thresholds.
     import gc
 
-    import validator.cli as command
-    from validator.nodes import codecs
+    import spec_validate.cli as command
+    from spec_validate.nodes import codecs
 
     before, frozen = gc.get_threshold(), gc.get_freeze_count()
     monkeypatch.setattr(command, "_OWN_PROCESS", True)
@@ -275,7 +275,7 @@ def test_console_collects_the_youngest_objects_less_often_after_start_up(monkeyp
 
 @pytest.mark.parametrize("fixture,expected", [("valid_h5ad", 0), ("broken_h5ad", 1)])
 def test_console_exits_with_the_code_of_main(request, fixture, expected):
-    # `python -m validator` and the console script both go through `console`, which pauses the collector
+    # `python -m spec_validate` and the console script both go through `console`, which pauses the collector
     # during start-up: the report and exit code are those of `main`.
     path = request.getfixturevalue(fixture)
     done = run_subprocess(path, "--format", "json")
@@ -287,7 +287,7 @@ def test_help_is_laid_out_as_argparse_would_at_the_terminal_width(monkeypatch):
     # The parser finds the width itself (argparse would import shutil for it on every run): the same layout.
     import argparse
 
-    from validator.cli import build_parser
+    from spec_validate.cli import build_parser
 
     texts = []
     for columns in ("50", "120"):

@@ -9,9 +9,9 @@ import h5py
 import pytest
 from corpus_paths import VALID_H5AD
 
-from validator.cli import main
-from validator.config import Config, load_config, merge
-from validator.errors import InputError
+from spec_validate.cli import main
+from spec_validate.config import Config, load_config, merge
+from spec_validate.errors import InputError
 
 RULE = "anndata.dataframe.index-attr"
 
@@ -142,8 +142,8 @@ def test_config_every_toml_spelling_of_the_table_is_found(tmp_path, monkeypatch,
 
 def test_merge_passes_exclude_defaults_config_and_flags(tmp_path, monkeypatch):
     # ruff's precedence: `exclude` replaces the default list, --exclude replaces both; the extend- forms add.
-    from validator import config as cfg
-    from validator.inputs import DEFAULT_EXCLUDE
+    from spec_validate import config as cfg
+    from spec_validate.inputs import DEFAULT_EXCLUDE
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text('[tool.spec-validate]\nexclude = ["old"]\nextend-exclude = ["tmp"]\n')

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-import validator
-from validator.errors import InputError
-from validator.report.model import Level, Status
+import spec_validate
+from spec_validate.errors import InputError
+from spec_validate.report.model import Level, Status
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "conformance-corpus"
@@ -38,7 +38,7 @@ def fingerprint(path: Path) -> str:
     return digest.hexdigest()
 
 
-def failed_ids(report: validator.Report, level: Level | None = None) -> set[str]:
+def failed_ids(report: spec_validate.Report, level: Level | None = None) -> set[str]:
     return {r.rule.id for r in report.results if r.status is Status.FAILED and (level is None or r.rule.level is level)}
 
 
@@ -53,7 +53,7 @@ def test_case_fails_exactly_its_rules(case):
     path = CORPUS / case["file"]
     assert path.exists(), f"{path} missing: run conformance-corpus/generate.py"
     # deep: the case's chunks are decoded (--deep); all_clauses: a legacy file's clauses are checked too
-    report = validator.validate(path, deep=case.get("deep", False), all_clauses=case.get("all_clauses", False))
+    report = spec_validate.validate(path, deep=case.get("deep", False), all_clauses=case.get("all_clauses", False))
     errors = {r.rule.id: r.reason for r in report.results if r.status is Status.ERROR}
     assert errors == {}
     # Unreadable metadata documents are listed in the case's `problems` (none for most cases).
@@ -77,7 +77,7 @@ VALID_STORES = [c for c in CASES if not c["fails"] and c["case"].rsplit("/", 1)[
 def test_validation_leaves_the_store_byte_identical(case):
     path = CORPUS / case["file"]
     before = fingerprint(path)
-    validator.validate(path)
+    spec_validate.validate(path)
     assert fingerprint(path) == before
 
 
@@ -238,9 +238,9 @@ PUBLIC_WRITERS: dict[str, set[str]] = {
 # Items that are not stores this tool opens, with the start of the InputError message expected.
 PUBLIC_INPUT_ERRORS: dict[str, str] = {}
 
-# Items whose arrays are stored with a codec off the allow-list (validator.nodes.codecs): the rules that need their
+# Items whose arrays are stored with a codec off the allow-list (spec_validate.nodes.codecs): the rules that need their
 # values are errors whose reason names the codec; every other verdict stands.
-# (anndata 0.7.8 wrote every chunked dataset with h5py's lzf filter, decoded here since validator/nodes/lzf.py.)
+# (anndata 0.7.8 wrote every chunked dataset with h5py's lzf filter, decoded here since spec_validate/nodes/lzf.py.)
 PUBLIC_NOT_DECODED: dict[str, str] = {}
 
 
@@ -272,16 +272,16 @@ def test_public_item_verdict(item):
         pytest.skip(f"{path} not present")
     if item in PUBLIC_INPUT_ERRORS:
         with pytest.raises(InputError, match=PUBLIC_INPUT_ERRORS[item]):
-            validator.validate(path)
+            spec_validate.validate(path)
         return
     before = fingerprint(path) if os.access(path, os.R_OK) and path.is_file() else None
-    report = validator.validate(path)
+    report = spec_validate.validate(path)
     errors = {r.rule.id: r.reason for r in report.results if r.status is Status.ERROR}
     assert errors == {}
     if item in PUBLIC_LEGACY:
         assert [v.era_id for v in report.legacy] == [PUBLIC_LEGACY[item]]
         assert failed_ids(report, Level.MUST) == set()
-        report = validator.validate(path, all_clauses=True)
+        report = spec_validate.validate(path, all_clauses=True)
     else:
         assert report.legacy == ()
     if item in PUBLIC_NOT_DECODED:  # never decoded, and named as not checked by the clauses about its values
@@ -299,12 +299,12 @@ def test_public_item_verdict(item):
 
 
 def test_public_lzf_file_is_checked_in_every_clause():
-    # anndata 0.7.8 compressed every chunked dataset with h5py's lzf filter: decoded here (validator/nodes/lzf.py),
+    # anndata 0.7.8 compressed every chunked dataset with h5py's lzf filter: decoded here (spec_validate/nodes/lzf.py),
     # so with --all-clauses the clauses on X's values are checked, none left "not decoded".
     path = PUBLIC / "anndata-h5ad" / "anndata-0.7.8_archive_adata.h5ad"
     if not path.exists():
         pytest.skip(f"{path} not present")
-    report = validator.validate(path, all_clauses=True)
+    report = spec_validate.validate(path, all_clauses=True)
     assert not [(r.rule.id, r.unchecked[:1]) for r in report.results if r.unchecked]
     checked = {r.rule.id: r.nodes_checked for r in report.results}
     assert checked["anndata.csr_matrix.indptr-monotonic"] > 0 and checked["anndata.csr_matrix.indices-in-range"] > 0
@@ -312,7 +312,7 @@ def test_public_lzf_file_is_checked_in_every_clause():
 
 @pytest.mark.parametrize("item", sorted(PUBLIC_LEGACY), ids=sorted(PUBLIC_LEGACY))
 def test_public_legacy_item_gets_at_most_three_lines_of_text(item, capsys):
-    from validator.cli import main
+    from spec_validate.cli import main
 
     path = PUBLIC / item
     if not path.exists():

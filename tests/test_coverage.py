@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from validator import cli, coverage
-from validator.catalogue import builtin_catalogues
+from spec_validate import cli, coverage
+from spec_validate.catalogue import builtin_catalogues
 
 SPECS = Path(__file__).resolve().parents[2] / "shared" / "specs"
 NAMES = sorted(c.name for c in builtin_catalogues())

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import validator
-from validator.engine.loader import builtin_packs
-from validator.report.model import Status
+import spec_validate
+from spec_validate.engine.loader import builtin_packs
+from spec_validate.report.model import Status
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("generate_docs", ROOT / "scripts" / "generate_docs.py")
@@ -95,7 +95,7 @@ def test_docs_passes_rule_page_examples_fail_and_pass_as_shown(rule):
     for kind, file, deep, every in shown:
         path = generate_docs.CORPUS / file
         assert path.exists(), path
-        report = validator.validate(path, select=[rule.id], deep=deep, all_clauses=every)
+        report = spec_validate.validate(path, select=[rule.id], deep=deep, all_clauses=every)
         statuses = {r.rule.id: r.status for r in report.results}
         assert statuses[rule.id] is SHOWN[kind], (kind, file)
 
@@ -112,6 +112,6 @@ def test_docs_passes_security_page_names_tests_and_cases_that_exist():
     defined = {m[1] for path in (ROOT / "tests").rglob("*.py") for m in re.finditer(r"^def (test_\w+)", path.read_text(), re.M)}
     named = set(re.findall(r"(test_\w+)`", text)) | set(re.findall(r"::(test_\w+)", text))
     assert named and named <= defined, sorted(named - defined)
-    paths = re.findall(r"`((?:tests|conformance-corpus|validator)/[\w/.\-]+?)(?:::\w+)?`", text)
+    paths = re.findall(r"`((?:tests|conformance-corpus|spec_validate)/[\w/.\-]+?)(?:::\w+)?`", text)
     missing = [p for p in paths if not (ROOT / p).exists() and not list((ROOT / "conformance-corpus/hostile").glob(p))]
     assert paths and not missing, missing

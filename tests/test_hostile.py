@@ -29,7 +29,7 @@ CORPUS = REPO / "conformance-corpus"
 LAUNCHER = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
 CHILD = """
 import json, resource, sys
-from validator.cli import main
+from spec_validate.cli import main
 code = main(sys.argv[1:])
 print(json.dumps({"code": code, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
@@ -104,7 +104,7 @@ def test_hdf5_data_outside_the_file_is_reported_and_the_canary_never_read(tmp_pa
     before = secret.stat().st_atime_ns
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run(
-        [sys.executable, "-m", "validator", str(path), "--format", fmt, "--quiet", "--isolated", "--deep"],
+        [sys.executable, "-m", "spec_validate", str(path), "--format", fmt, "--quiet", "--isolated", "--deep"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -367,8 +367,8 @@ def test_timeout_cuts_a_hang_and_names_what_was_read(tmp_path, silent_server):
 @pytest.mark.filterwarnings("ignore:TileDB is a multithreading library:UserWarning")
 def test_timeout_reports_a_crashed_reader_and_goes_on(tmp_path, monkeypatch):
     """A native library that kills the process (a segfault) costs that input its scan, never the other reports."""
-    from validator import cli
-    from validator.report.model import Report
+    from spec_validate import cli
+    from spec_validate.report.model import Report
 
     def crash(path, *args, **kwargs) -> Report:
         if path.path.endswith("crash.h5ad"):
@@ -378,7 +378,7 @@ def test_timeout_reports_a_crashed_reader_and_goes_on(tmp_path, monkeypatch):
 
     import multiprocessing
 
-    from validator import watchdog
+    from spec_validate import watchdog
 
     real = cli._validate_one
     monkeypatch.setattr(cli, "_validate_one", crash)
@@ -412,7 +412,7 @@ def test_timeout_says_a_report_that_cannot_be_sent_in_one_line_not_as_a_crash(mo
     import multiprocessing
     import threading
 
-    from validator import watchdog
+    from spec_validate import watchdog
 
     monkeypatch.setattr(watchdog, "_context", lambda: multiprocessing.get_context("fork"))
     with pytest.raises(RuntimeError, match="its report could not be sent"):
@@ -420,9 +420,9 @@ def test_timeout_says_a_report_that_cannot_be_sent_in_one_line_not_as_a_crash(mo
 
 
 def test_timed_out_input_is_shown_as_not_checked_with_what_was_read():
-    from validator.report.model import Level
-    from validator.report.text import render
-    from validator.watchdog import _report
+    from spec_validate.report.model import Level
+    from spec_validate.report.text import render
+    from spec_validate.watchdog import _report
 
     opening = _report("http://host/data.h5ad", "/", "", "opening http://host/data.h5ad", "timed out after 3 s while opening")
     reading = _report("a.zarr", "/", "zarr-v2", "reading /X/data rows 0..4096", "timed out after 3 s while reading /X/data")
@@ -481,13 +481,13 @@ def test_a_thread_that_cannot_start_under_the_memory_limit_is_one_line(monkeypat
     """--memory-limit caps the data segment, which counts every thread's stack: near the cap Python cannot start a
     thread (RuntimeError, not MemoryError; found by the fuzzer over HTTP, a store made deep by a looping link). That
     is the input's error in one line, as MemoryError is, never an internal error."""
-    import validator
-    from validator import cli
+    import spec_validate
+    from spec_validate import cli
 
     def no_thread(*args, **kwargs):
         raise RuntimeError("can't start new thread")
 
-    monkeypatch.setattr(validator, "validate", no_thread)
+    monkeypatch.setattr(spec_validate, "validate", no_thread)
     path = str(CORPUS / "anndata/zarr-v2/valid-zero-obs.zarr")
     assert cli.main([path, "--quiet"]) == 2
     err = capsys.readouterr().err

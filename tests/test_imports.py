@@ -8,7 +8,7 @@ from corpus_paths import FAILING_ZARR, VALID_H5AD
 
 PROBE = """
 import json, sys
-from validator.cli import main
+from spec_validate.cli import main
 code = main(sys.argv[1:] + ["--format", "json", "--output", "/dev/null"])
 print(json.dumps({"code": code, "modules": sorted(m.split(".")[0] for m in sys.modules)}))
 """
@@ -25,7 +25,7 @@ def test_validating_an_h5ad_imports_no_heavy_library():
 
 
 def test_validating_a_zarr_store_imports_neither_zarr_nor_anndata():
-    modules = loaded_modules(FAILING_ZARR)  # its chunks are read through validator.nodes.codecs
+    modules = loaded_modules(FAILING_ZARR)  # its chunks are read through spec_validate.nodes.codecs
     assert not modules & {"anndata", "pandas", "scipy", "zarr", "dask", "distributed"}
 
 

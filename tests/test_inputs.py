@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from validator.inputs import DEFAULT_EXCLUDE, NOT_A_STORE, NOTHING_FOUND, Exclude, Input, discover, is_data_file, store_root
+from spec_validate.inputs import DEFAULT_EXCLUDE, NOT_A_STORE, NOTHING_FOUND, Exclude, Input, discover, is_data_file, store_root
 
 HDF5 = b"\x89HDF\r\n\x1a\n" + bytes(100)
 

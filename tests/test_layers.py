@@ -1,8 +1,8 @@
 """The package's modules import each other top-down: no circle, and no layer reaches into one above it.
 
 Imports are read from the source with `ast`, function-local ones included; only `if TYPE_CHECKING:` blocks
-are left out, since they never run. An edge goes to the module named (`from validator.nodes import base`
-names `validator.nodes.base`), not to the packages above it.
+are left out, since they never run. An edge goes to the module named (`from spec_validate.nodes import base`
+names `spec_validate.nodes.base`), not to the packages above it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validator")
+PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "spec_validate")
 
 
 def _modules() -> dict[str, str]:
@@ -120,16 +120,23 @@ def _in(module: str, *prefixes: str) -> bool:
 # (layer, the modules of ours it may import). Kernels are numpy only (and the leaf that quotes values);
 # backends see kernels' Block and errors; primitives see the primitive API, nodes and kernels, never the engine
 # or the reports.
-LEAVES = ("validator.excerpt",)  # import nothing of ours: any layer may use them
+LEAVES = ("spec_validate.excerpt",)  # import nothing of ours: any layer may use them
 ALLOWED = [
-    ("validator.kernels", ("validator.kernels", *LEAVES)),
-    ("validator.nodes", ("validator.nodes", "validator.kernels", "validator.errors", *LEAVES)),
-    ("validator.primitive_api", ("validator.nodes", "validator.kernels", *LEAVES)),
+    ("spec_validate.kernels", ("spec_validate.kernels", *LEAVES)),
+    ("spec_validate.nodes", ("spec_validate.nodes", "spec_validate.kernels", "spec_validate.errors", *LEAVES)),
+    ("spec_validate.primitive_api", ("spec_validate.nodes", "spec_validate.kernels", *LEAVES)),
     (
-        "validator.checks",
-        ("validator.checks", "validator.primitive_api", "validator.nodes", "validator.kernels", "validator.errors", *LEAVES),
+        "spec_validate.checks",
+        (
+            "spec_validate.checks",
+            "spec_validate.primitive_api",
+            "spec_validate.nodes",
+            "spec_validate.kernels",
+            "spec_validate.errors",
+            *LEAVES,
+        ),
     ),
-    ("validator.excerpt", ()),
+    ("spec_validate.excerpt", ()),
 ]
 
 
@@ -141,8 +148,8 @@ def test_layers_pass_each_imports_only_below_itself(layer, allowed):
 
 def test_layers_pass_reports_never_import_the_engine_or_checks():
     reaching_up = {
-        m: sorted(t for t in GRAPH[m] if _in(t, "validator.engine", "validator.checks", "validator.cli"))
+        m: sorted(t for t in GRAPH[m] if _in(t, "spec_validate.engine", "spec_validate.checks", "spec_validate.cli"))
         for m in GRAPH
-        if _in(m, "validator.report")
+        if _in(m, "spec_validate.report")
     }
     assert {m: t for m, t in reaching_up.items() if t} == {}

@@ -11,7 +11,7 @@ import pytest
 from corpus_paths import FAILING_ZARR as ZARR
 from corpus_paths import VALID_H5AD
 
-from validator.cli import main
+from spec_validate.cli import main
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 

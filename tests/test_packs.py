@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-import validator
-from validator.engine.loader import load_pack
-from validator.errors import PackError
-from validator.report.model import Status
+import spec_validate
+from spec_validate.engine.loader import load_pack
+from spec_validate.errors import PackError
+from spec_validate.report.model import Status
 
 REPO = Path(__file__).resolve().parents[1]
 PACK_FILES = sorted(
@@ -59,7 +59,7 @@ def passed_in_valid_cases() -> frozenset[str]:
     passed = set()
     for case in corpus_cases():
         if not case["fails"] and not case.get("problems"):  # a case with unreadable parts is no valid case
-            report = validator.validate(CORPUS / case["file"], deep=case.get("deep", False))
+            report = spec_validate.validate(CORPUS / case["file"], deep=case.get("deep", False))
             passed |= {r.rule.id for r in report.results if r.status is Status.PASSED}
     return frozenset(passed)
 

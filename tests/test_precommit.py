@@ -14,8 +14,8 @@ import yaml
 from corpus_paths import CASES, VALID_H5AD
 from corpus_paths import FAILING_ZARR as ZARR
 
-from validator.cli import main
-from validator.inputs import Input, discover, store_root
+from spec_validate.cli import main
+from spec_validate.inputs import Input, discover, store_root
 
 REPO = Path(__file__).resolve().parent.parent
 

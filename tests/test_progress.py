@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import pytest
 from corpus_paths import CASES, VALID_H5AD
 
-from validator.cli import build_parser
-from validator.progress import DELAY_ENV, bar_wanted, human, progress_delay
+from spec_validate.cli import build_parser
+from spec_validate.progress import DELAY_ENV, bar_wanted, human, progress_delay
 
 SECOND_H5AD = CASES / "h5ad" / "anndata-var-missing.h5ad"
 
@@ -31,7 +31,7 @@ class Run:
     stderr: bytes  # what the pseudo-terminal or the pipe on stderr received
 
 
-def spec_validate(args, *, terminal: bool, env_extra=None, cwd=None, argv_prefix=("-m", "validator")) -> Run:
+def spec_validate(args, *, terminal: bool, env_extra=None, cwd=None, argv_prefix=("-m", "spec_validate")) -> Run:
     """Run the CLI with stdout on a pipe and stderr on a pseudo-terminal (terminal=True) or a pipe."""
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TTY_COMPATIBLE")}
     env.update({"TERM": "xterm-256color", DELAY_ENV: "0"})
@@ -140,7 +140,7 @@ def test_several_inputs_in_worker_processes_count_files(tmp_path):
 
 PROBE = """
 import json, sys
-from validator.cli import main
+from spec_validate.cli import main
 code = main(sys.argv[1:] + ["--format", "json", "--output", "/dev/null"])
 print(json.dumps({"code": code, "rich": any(m.split(".")[0] == "rich" for m in sys.modules)}))
 """
@@ -154,7 +154,7 @@ def test_scan_shorter_than_the_delay_never_imports_rich(tmp_path):
 
 TIMING = """
 import io, json, sys, time
-from validator.progress import TerminalProgress
+from spec_validate.progress import TerminalProgress
 
 class Terminal(io.StringIO):
     def isatty(self):

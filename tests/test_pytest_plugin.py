@@ -1,4 +1,4 @@
-"""The pytest plugin: `spec_validate` fixture, `validator.assert_conforms`, and `pytest --spec-validate` collection."""
+"""The pytest plugin: `spec_validate` fixture, `spec_validate.assert_conforms`, and `pytest --spec-validate` collection."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from corpus_paths import CASES, VALID_H5AD
 from corpus_paths import FAILING_ZARR as ZARR
 from docs_examples import extends_example
 
-import validator
+import spec_validate
 
 pytest_plugins = ["pytester"]
 
@@ -30,14 +30,14 @@ def make_data(root: Path) -> None:
 
 
 def test_assert_conforms_passes_on_a_valid_file():
-    report = validator.assert_conforms(VALID_H5AD)
-    assert not report.fails_at(validator.Level.MUST)
+    report = spec_validate.assert_conforms(VALID_H5AD)
+    assert not report.fails_at(spec_validate.Level.MUST)
 
 
 def test_assert_conforms_lists_failed_clauses(tmp_path):
     make_data(tmp_path)
     with pytest.raises(AssertionError) as excinfo:
-        validator.assert_conforms(tmp_path / "data/bad.h5ad")
+        spec_validate.assert_conforms(tmp_path / "data/bad.h5ad")
     text = str(excinfo.value)
     assert "bad.h5ad does not conform (fail_on=must): 1 clause(s) failed" in text
     assert "FAILED MUST anndata.dataframe.index-attr" in text
@@ -47,14 +47,14 @@ def test_assert_conforms_lists_failed_clauses(tmp_path):
 
 def test_assert_conforms_deep_decodes_chunks():
     truncated = Path(__file__).resolve().parents[1] / "conformance-corpus/zarr/zarr-v2/chunk-truncated.zarr"
-    validator.assert_conforms(truncated)  # without deep the chunk rule is not applicable
+    spec_validate.assert_conforms(truncated)  # without deep the chunk rule is not applicable
     with pytest.raises(AssertionError, match=r"zarr\.chunks\.decoded-size"):
-        validator.assert_conforms(truncated, deep=True)
+        spec_validate.assert_conforms(truncated, deep=True)
 
 
 def test_assert_conforms_select_narrows_the_rules(tmp_path):
     make_data(tmp_path)
-    validator.assert_conforms(tmp_path / "data/bad.h5ad", select=["anndata.csr_matrix"])
+    spec_validate.assert_conforms(tmp_path / "data/bad.h5ad", select=["anndata.csr_matrix"])
 
 
 def test_plugin_fixture_in_a_user_test_suite(pytester):
@@ -126,7 +126,7 @@ def test_plugin_packs_option_replaces_the_pack_it_extends(pytester):
 
 def test_plugin_reads_tool_spec_validate_as_the_cli_does(pytester):
     # Before, `pytest --spec-validate` ignored [tool.spec-validate]: the CLI and the plugin disagreed about one file.
-    from validator.cli import main
+    from spec_validate.cli import main
 
     make_data(pytester.path)
     pytester.makepyprojecttoml(
@@ -158,10 +158,10 @@ def test_plugin_failure_shows_the_report_not_the_plugins_source(pytester):
     make_data(pytester.path)
     pytester.makepyfile(
         """
-        import validator
+        import spec_validate
 
         def test_function():
-            validator.assert_conforms("data/bad.h5ad")
+            spec_validate.assert_conforms("data/bad.h5ad")
 
         def test_fixture(spec_validate):
             spec_validate.assert_conforms("data/bad.h5ad")

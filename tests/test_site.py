@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from validator import cli
-from validator.engine.loader import builtin_packs
+from spec_validate import cli
+from spec_validate.engine.loader import builtin_packs
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -1,10 +1,10 @@
-"""validator/spec_text.py: a spec file split into sections, units and sentences; which carry a key word."""
+"""spec_validate/spec_text.py: a spec file split into sections, units and sentences; which carry a key word."""
 
 from __future__ import annotations
 
 import pytest
 
-from validator.spec_text import keyword_pattern, keyword_sentences, kind_of, read_units, sections, sentences
+from spec_validate.spec_text import keyword_pattern, keyword_sentences, kind_of, read_units, sections, sentences
 
 MD = """# Title
 

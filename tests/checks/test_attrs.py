@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from memory_tree import fails, findings, passes, tree
 
-from validator.primitive_api import NotApplicable
+from spec_validate.primitive_api import NotApplicable
 
 G = {
     "@attrs": {

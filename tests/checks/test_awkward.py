@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from memory_tree import findings, tree
 
-from validator.checks.awkward import form_buffers
-from validator.primitive_api import NotApplicable
+from spec_validate.checks.awkward import form_buffers
+from spec_validate.primitive_api import NotApplicable
 
 # The form of the spec's example, cut to three nodes: a BitMaskedArray of strings.
 FORM = {

@@ -7,8 +7,8 @@ import pytest
 from counting_names import CountingName
 from memory_tree import Arr, fails, findings, passes, tree
 
-from validator.nodes.base import Storage, StringStorage
-from validator.primitive_api import NotApplicable
+from spec_validate.nodes.base import Storage, StringStorage
+from spec_validate.primitive_api import NotApplicable
 
 VLEN = Storage("hdf5", StringStorage("variable", "utf-8", "variable-length utf-8 string"))
 FIXED = Storage("hdf5", StringStorage("fixed", "ascii", "fixed[3] ascii string"))
@@ -115,7 +115,7 @@ def test_strings_stored_as_fails(arr, expected):
 
 
 def test_strings_stored_as_passes_precondition_excludes_numbers():
-    from validator.checks import registry
+    from spec_validate.checks import registry
 
     assert registry.get("strings_stored_as").dtype_kinds == "OSU"
 
@@ -245,7 +245,7 @@ def test_compound_strings_stored_as_passes_not_applicable_without_string_members
 
 
 def test_compound_strings_stored_as_passes_precondition_is_compound():
-    from validator.checks import registry
+    from spec_validate.checks import registry
 
     assert registry.get("compound_strings_stored_as").dtype_kinds == "V"
 
@@ -262,7 +262,7 @@ def test_compound_strings_stored_as_passes_precondition_is_compound():
     ],
 )
 def test_member_string_storage(dtype, expected):
-    from validator.checks.h5seurat import member_string_storage
+    from spec_validate.checks.h5seurat import member_string_storage
 
     info = member_string_storage(dtype)
     assert (None if info is None else (info.length, info.charset)) == expected
@@ -364,7 +364,7 @@ def test_strings_stored_as_is_not_applicable_to_an_object_reference_dataset():
 def test_attr_integer_type_fails_an_hdf5_boolean_and_an_r_logical_enum(tmp_path):
     import h5py
 
-    from validator.nodes.hdf5 import HDF5Tree
+    from spec_validate.nodes.hdf5 import HDF5Tree
 
     path = tmp_path / "g.h5"
     with h5py.File(path, "w") as f:

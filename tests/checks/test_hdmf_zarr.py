@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from memory_tree import Arr, findings, tree
 
-import validator
-from validator.primitive_api import NotApplicable
-from validator.report.model import Status
+import spec_validate
+from spec_validate.primitive_api import NotApplicable
+from spec_validate.report.model import Status
 
 ROOT_ID = "6baecfc5"
 
@@ -208,7 +208,7 @@ def json_chunk(text):
 
 
 def results(path):
-    return {r.rule.id: r for r in validator.validate(path).results}
+    return {r.rule.id: r for r in spec_validate.validate(path).results}
 
 
 def test_scalar_json_parses_passes_json2_one_element_scalar(tmp_path):
@@ -688,8 +688,8 @@ def test_zarr_dtype_storage_passes_not_applicable(attrs):
 
 def test_dataset_references_marked_passes_a_string_array_unread():
     # vlen-utf8 decodes to strings only: the cached specifications are never read for references, nor "not checked".
-    from validator.checks import registry
-    from validator.primitive_api import Scope
+    from spec_validate.checks import registry
+    from spec_validate.primitive_api import Scope
 
     t = tree({"s": Arr(np.array(["{}"], dtype=object), metadata={"dtype": "|O", "filters": [{"id": "vlen-utf8"}]})})
     primitive = registry.get("dataset_references_marked")

@@ -11,15 +11,15 @@ import pytest
 from dict_store import DictStore
 from memory_tree import tree
 
-from validator.checks import registry
-from validator.checks.registry import all_primitives, check
-from validator.engine.loader import builtin_packs
-from validator.engine.model import CheckStep, Pack, Rule
-from validator.engine.run import Evaluation, Outcome, _advance, compute_facts
-from validator.nodes.base import Node, Tree
-from validator.nodes.zarr import ZarrTree
-from validator.primitive_api import NotApplicable, Scope
-from validator.report.model import Level, Status
+from spec_validate.checks import registry
+from spec_validate.checks.registry import all_primitives, check
+from spec_validate.engine.loader import builtin_packs
+from spec_validate.engine.model import CheckStep, Pack, Rule
+from spec_validate.engine.run import Evaluation, Outcome, _advance, compute_facts
+from spec_validate.nodes.base import Node, Tree
+from spec_validate.nodes.zarr import ZarrTree
+from spec_validate.primitive_api import NotApplicable, Scope
+from spec_validate.report.model import Level, Status
 
 PRIMITIVES = sorted(all_primitives())
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from memory_tree import Arr, fails, findings, passes, tree
 
-from validator.nodes.base import Storage, StringStorage
+from spec_validate.nodes.base import Storage, StringStorage
 
 VLEN = Storage("zarr-v2", StringStorage("variable", "utf-8", "|O"), codecs=("vlen-utf8", "blosc"), compressor="blosc")
 FIXED_ASCII = Storage("hdf5", StringStorage("fixed", "ascii", "fixed[1] ascii string"))

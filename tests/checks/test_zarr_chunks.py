@@ -13,13 +13,13 @@ import pytest
 from dict_store import DictStore
 from memory_tree import pack
 
-import validator
-from validator.checks import registry
-from validator.engine.run import compute_facts
-from validator.nodes.base import NotDecoded
-from validator.nodes.zarr import ZarrTree
-from validator.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Scope
-from validator.report.model import Status
+import spec_validate
+from spec_validate.checks import registry
+from spec_validate.engine.run import compute_facts
+from spec_validate.nodes.base import NotDecoded
+from spec_validate.nodes.zarr import ZarrTree
+from spec_validate.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Scope
+from spec_validate.report.model import Status
 
 
 def zarray(dtype: str = "<i4", shape=(5,), chunks=(2,), compressor=None, filters=None, **extra) -> dict:
@@ -239,10 +239,10 @@ def test_validate_deep_threads_through_to_the_chunk_rule(tmp_path):
     (store / "a" / ".zarray").write_text(json.dumps(zarray()))
     (store / "a" / "0").write_bytes(b"\0" * 8)
     (store / "a" / "1").write_bytes(b"\0" * 3)
-    shallow = {r.rule.id: r for r in validator.validate(store, select=["zarr.chunks"]).results}
+    shallow = {r.rule.id: r for r in spec_validate.validate(store, select=["zarr.chunks"]).results}
     assert shallow["zarr.chunks.decoded-size"].status is Status.NOT_APPLICABLE
     assert shallow["zarr.chunks.decoded-size"].reason == "needs --deep"
-    deep = {r.rule.id: r for r in validator.validate(store, select=["zarr.chunks"], deep=True).results}
+    deep = {r.rule.id: r for r in spec_validate.validate(store, select=["zarr.chunks"], deep=True).results}
     assert deep["zarr.chunks.decoded-size"].status is Status.FAILED
     assert [f.path for f in deep["zarr.chunks.decoded-size"].findings] == ["/a"]
 

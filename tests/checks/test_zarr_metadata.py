@@ -9,8 +9,8 @@ from counting_names import CountingName
 from dict_store import DictStore
 from memory_tree import findings
 
-from validator.nodes.zarr import ZarrTree
-from validator.primitive_api import NotApplicable
+from spec_validate.nodes.zarr import ZarrTree
+from spec_validate.primitive_api import NotApplicable
 
 ZARRAY = {
     "zarr_format": 2,
@@ -459,7 +459,7 @@ def test_attrs_document_object_and_document_strict_json_refuse_bare_constants(te
 def test_a_stored_object_without_constants_is_the_trees_own_parse():
     # Text holding no NaN or Infinity parses strictly as the tree parses it: the tree's value is used, not a
     # second parse; text that is no JSON says why in the same words either way.
-    from validator.checks.zarr_metadata import _stored_object
+    from spec_validate.checks.zarr_metadata import _stored_object
 
     tree = ZarrTree(DictStore({".zgroup": {"zarr_format": 2}, "g/.zgroup": {"zarr_format": 2}, "g/.zattrs": b'{"a": [1, 2]}'}), 2)
     key, doc, problem = _stored_object(tree.get("/g"), ".zattrs")
@@ -556,7 +556,7 @@ def test_dtype_item_size_fails_naming_kind_and_sizes():
     ],
 )
 def test_same_json_keeps_json_values_of_other_types_apart(a, b, same):
-    from validator.checks.zarr_metadata import _same_json
+    from spec_validate.checks.zarr_metadata import _same_json
 
     assert _same_json(a, b) is same
     assert _same_json(b, a) is same
@@ -565,7 +565,7 @@ def test_same_json_keeps_json_values_of_other_types_apart(a, b, same):
 def test_dtype_encoding_finds_repeated_field_names_in_work_linear_in_the_fields():
     # Once each name was counted with list.count: a dtype of 200,000 fields took hours. Comparisons are counted
     # (never timed): per field, as many at 20,000 fields as at 1,000.
-    from validator.checks.zarr_metadata import _walk_dtype
+    from spec_validate.checks.zarr_metadata import _walk_dtype
 
     def comparisons_per_field(n: int) -> float:
         spec = [[CountingName(f"f{i}"), "<i1"] for i in range(n)] + [[CountingName("f0"), "<i1"]]

@@ -23,7 +23,7 @@ from bombs import LAUNCHER, nested, zlib_zeros
 LIMIT_MB = 200
 CHILD = """
 import json, resource, sys
-from validator.cli import main
+from spec_validate.cli import main
 code = main([sys.argv[1], "--deep", "--format", "json", "--output", sys.argv[2], "--jobs", "2"])
 print(json.dumps({"code": code, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """

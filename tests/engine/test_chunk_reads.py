@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-import validator
-from validator.engine.scan import ThreadScanner
-from validator.nodes.keyvalue import DirectoryStore
+import spec_validate
+from spec_validate.engine.scan import ThreadScanner
+from spec_validate.nodes.keyvalue import DirectoryStore
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
 # Metadata documents, not chunks: Zarr's own, and netcdf-c's NCZarr documents, which the provenance detection
-# looks for (validator/engine/provenance.py) to tell a netcdf-c store.
+# looks for (spec_validate/engine/provenance.py) to tell a netcdf-c store.
 DOCUMENTS = {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json", ".nczarr", ".nczgroup", ".nczarray", ".nczattrs"}
 
 
@@ -59,7 +59,7 @@ class ChunkReads:
 @pytest.mark.parametrize("path", _cases())
 def test_chunk_reads_pass_each_stored_chunk_read_at_most_once(path, monkeypatch):
     reads = ChunkReads(monkeypatch)
-    validator.validate(path, deep=True, jobs=2)
+    spec_validate.validate(path, deep=True, jobs=2)
     assert reads.reads, "the case reads some chunk"
     assert {key: n for key, n in reads.per_key().items() if n > 1} == {}
 
@@ -71,7 +71,7 @@ def test_chunk_reads_pass_on_two_scan_threads(monkeypatch):
     reads = ChunkReads(monkeypatch, delay=0.05)
     # Blocks of at most 64 elements: none is small enough to be joined with others into one task (see
     # scan._batched), so each is a task of its own and the two threads share them.
-    validator.validate(path, deep=True, scanner=ThreadScanner(2, 64))
+    spec_validate.validate(path, deep=True, scanner=ThreadScanner(2, 64))
     threads = {thread for _, thread in reads.reads}
     assert threading.get_ident() not in threads  # no chunk is read by the primitives, on the calling thread
     assert len(threads) == 2

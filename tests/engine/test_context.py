@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from memory_tree import pack, scope, tree
 
-from validator.primitive_api import NotApplicable, Scope
+from spec_validate.primitive_api import NotApplicable, Scope
 
 T = {
     "obs": {"@attrs": {"encoding-type": "dataframe", "_index": "_index"}, "_index": np.arange(5)},

@@ -16,17 +16,17 @@ distributed = pytest.importorskip("distributed")
 from corpus_paths import CASES  # noqa: E402
 from loopback import serve  # noqa: E402
 
-from validator import validate  # noqa: E402
-from validator.cli import main  # noqa: E402
-from validator.engine import dask_scan  # noqa: E402
-from validator.engine.dask_scan import DaskScanner, cached_sources, stores_opened  # noqa: E402
-from validator.engine.loader import builtin_packs  # noqa: E402
-from validator.engine.run import iter_results  # noqa: E402
-from validator.engine.scan import SerialScanner, plan  # noqa: E402
-from validator.errors import InputError, SpecValidateError  # noqa: E402
-from validator.kernels.facts import FactRequest  # noqa: E402
-from validator.nodes.detect import open_store  # noqa: E402
-from validator.report.json import result_to_json  # noqa: E402
+from spec_validate import validate  # noqa: E402
+from spec_validate.cli import main  # noqa: E402
+from spec_validate.engine import dask_scan  # noqa: E402
+from spec_validate.engine.dask_scan import DaskScanner, cached_sources, stores_opened  # noqa: E402
+from spec_validate.engine.loader import builtin_packs  # noqa: E402
+from spec_validate.engine.run import iter_results  # noqa: E402
+from spec_validate.engine.scan import SerialScanner, plan  # noqa: E402
+from spec_validate.errors import InputError, SpecValidateError  # noqa: E402
+from spec_validate.kernels.facts import FactRequest  # noqa: E402
+from spec_validate.nodes.detect import open_store  # noqa: E402
+from spec_validate.report.json import result_to_json  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     not (CASES / "h5ad" / "valid-every-element.h5ad").exists(), reason="conformance corpus not generated"

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from counting_names import CountingName
 
-from validator.engine import run
-from validator.engine.loader import builtin_packs, packs_to_run
-from validator.engine.rule_selection import Selection
-from validator.nodes.keyvalue import KeyValueStore
-from validator.nodes.zarr import ZarrTree
+from spec_validate.engine import run
+from spec_validate.engine.loader import builtin_packs, packs_to_run
+from spec_validate.engine.rule_selection import Selection
+from spec_validate.nodes.keyvalue import KeyValueStore
+from spec_validate.nodes.zarr import ZarrTree
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus" / "anndata"
 TEMPLATES = {2: CORPUS / "zarr-v2" / "valid-every-element.zarr", 3: CORPUS / "zarr-v3" / "valid-every-element.zarr"}

@@ -1,4 +1,4 @@
-"""The node index (validator/engine/node_index.py): narrowing never changes what a selector selects."""
+"""The node index (spec_validate/engine/node_index.py): narrowing never changes what a selector selects."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from memory_tree import Arr, scope, tree
 
-from validator.engine.node_index import NodeIndex
-from validator.engine.run import find_scopes, subtree
-from validator.engine.selectors import decided_by_kind, matches, narrow, select
+from spec_validate.engine.node_index import NodeIndex
+from spec_validate.engine.run import find_scopes, subtree
+from spec_validate.engine.selectors import decided_by_kind, matches, narrow, select
 
 SELECTION_CASES = [
     "anndata/h5ad/valid-every-element.h5ad",
@@ -27,8 +27,8 @@ def test_node_index_never_drops_a_node_a_rule_selects(case):
     # of the scope would select, in the same order.
     from corpus_paths import CASES
 
-    from validator.engine.loader import builtin_packs
-    from validator.nodes.detect import open_store
+    from spec_validate.engine.loader import builtin_packs
+    from spec_validate.nodes.detect import open_store
 
     with open_store(str(CASES.parent / case)) as store:
         checked = 0

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from validator.engine import loader, pack_cache
-from validator.errors import PackError
+from spec_validate.engine import loader, pack_cache
+from spec_validate.errors import PackError
 
 PACK = """
 spec: {name: mine, title: My pack, version: "1.0", source: mine.md}
@@ -108,9 +108,9 @@ def test_pack_cache_passes_warm_run_imports_neither_yaml_nor_jsonschema(cache, t
     mine = tmp_path / "mine.yaml"
     mine.write_text(PACK)
     code = (
-        "import sys, validator\n"
-        f"validator.validate({str(corpus)!r}, jobs=1, extra_packs=[{str(mine)!r}])\n"
-        "heavy = ('yaml', 'jsonschema', 'importlib.metadata', 'validator.checks.zarr_metadata')\n"
+        "import sys, spec_validate\n"
+        f"spec_validate.validate({str(corpus)!r}, jobs=1, extra_packs=[{str(mine)!r}])\n"
+        "heavy = ('yaml', 'jsonschema', 'importlib.metadata', 'spec_validate.checks.zarr_metadata')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     env = {**os.environ, "SPEC_VALIDATE_CACHE_DIR": str(cache)}
@@ -121,7 +121,7 @@ def test_pack_cache_passes_warm_run_imports_neither_yaml_nor_jsonschema(cache, t
 
 
 def _installed_copy(root: Path) -> Path:
-    """The built-in packs laid out as in an installed wheel (`validator/_rules/`), with the build's entries beside them."""
+    """The built-in packs laid out as in an installed wheel (`spec_validate/_rules/`), with the build's entries beside them."""
     rules = Path(loader.builtin_rules_dir())
     for pack in loader.builtin_pack_files():
         target = root / Path(pack).relative_to(rules)

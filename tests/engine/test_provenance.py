@@ -9,8 +9,8 @@ import pytest
 from dict_store import DictStore
 from memory_tree import Arr, tree
 
-from validator.engine.provenance import Provenance, WriterMark, anndata_era, detect
-from validator.nodes.zarr import ZarrTree
+from spec_validate.engine.provenance import Provenance, WriterMark, anndata_era, detect
+from spec_validate.nodes.zarr import ZarrTree
 
 
 class TextStore(DictStore):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from validator.engine.rule_selection import Selection, prefix_matches, unknown_prefixes
+from spec_validate.engine.rule_selection import Selection, prefix_matches, unknown_prefixes
 
 
 @pytest.mark.parametrize(

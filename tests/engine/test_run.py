@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from memory_tree import Arr, pack, tree
 
-from validator.checks import registry
-from validator.engine.model import CheckStep, Rule
-from validator.engine.rule_selection import Selection
-from validator.engine.run import iter_results
-from validator.engine.scan import SerialScanner, ThreadScanner
-from validator.report.model import Level, Status
+from spec_validate.checks import registry
+from spec_validate.engine.model import CheckStep, Rule
+from spec_validate.engine.rule_selection import Selection
+from spec_validate.engine.run import iter_results
+from spec_validate.engine.scan import SerialScanner, ThreadScanner
+from spec_validate.report.model import Level, Status
 
 
 def rule(rid, applies_to, *steps, message=None, level=Level.MUST):
@@ -129,7 +129,7 @@ def exploding_primitive():
 
 @pytest.fixture
 def partly_checkable_primitive():
-    from validator.primitive_api import NotChecked
+    from spec_validate.primitive_api import NotChecked
 
     @registry.check(kind="array")
     def checks_all_but_indices_for_test(node, options, scope):
@@ -169,7 +169,7 @@ def test_iter_results_unreadable_array_is_reported_once_and_not_checked(monkeypa
     checked, and keep their verdicts on the other nodes."""
     from memory_tree import MemoryNode
 
-    from validator.nodes.base import NodeError
+    from spec_validate.nodes.base import NodeError
 
     def broken(self, rows):
         raise NodeError(f"{self.path}: cannot read data (broken)")
@@ -187,7 +187,7 @@ def test_iter_results_unreadable_array_is_reported_once_and_not_checked(monkeypa
 def test_iter_results_error_when_a_kernel_fails_the_store_not_blamed(monkeypatch):
     """A kernel that raises on values (the tool's failure) puts the clauses on that array in error; no unreadable
     record is made, since the store was read."""
-    from validator.kernels import KERNELS
+    from spec_validate.kernels import KERNELS
 
     def boom(block, **params):
         raise TypeError("no such values")
@@ -216,7 +216,7 @@ def test_iter_results_fails_stop_at_first_failing_step():
 @pytest.fixture
 def count_hdf5_reads(monkeypatch):
     """Record every block read through the HDF5 node tree: path -> row ranges read."""
-    from validator.nodes.hdf5 import HDF5Node
+    from spec_validate.nodes.hdf5 import HDF5Node
 
     reads: dict[str, list] = {}
     real = HDF5Node.read_block
@@ -230,10 +230,10 @@ def count_hdf5_reads(monkeypatch):
 
 
 def test_validate_passes_real_file_each_block_read_at_most_once(count_hdf5_reads, valid_h5ad):
-    import validator
+    import spec_validate
 
     reads = count_hdf5_reads
-    report = validator.validate(valid_h5ad)
+    report = spec_validate.validate(valid_h5ad)
     assert report.results and not report.failures
     assert reads["/X/indptr"]  # indptr-monotonic, -start and -end all need it: read once for all three
     assert all(len(rows) == len(set(rows)) for rows in reads.values()), reads
@@ -242,9 +242,9 @@ def test_validate_passes_real_file_each_block_read_at_most_once(count_hdf5_reads
 
 @pytest.mark.parametrize("jobs", [1, 2, 4])
 def test_validate_passes_real_file_metadata_only_selection_reads_no_chunk(count_hdf5_reads, valid_h5ad, jobs):
-    import validator
+    import spec_validate
 
-    report = validator.validate(valid_h5ad, select=["anndata.element", "anndata.dataframe"], jobs=jobs)
+    report = spec_validate.validate(valid_h5ad, select=["anndata.element", "anndata.dataframe"], jobs=jobs)
     assert report.results
     assert count_hdf5_reads == {}
 
@@ -259,8 +259,8 @@ def test_validate_passes_real_file_metadata_only_selection_reads_no_chunk(count_
     ],
 )
 def test_aggregate_passes_status_priority(statuses, expected):
-    from validator.engine.run import Evaluation, Outcome, aggregate
-    from validator.report.model import Finding
+    from spec_validate.engine.run import Evaluation, Outcome, aggregate
+    from spec_validate.report.model import Finding
 
     t = tree({f"a{i}": np.arange(2) for i in range(len(statuses))})
     r = RULES[0]
@@ -320,7 +320,7 @@ def test_iter_results_skips_a_scope_with_its_reason():
 
 
 def test_iter_results_attaches_only_the_writer_notes_that_fit():
-    from validator.engine.model import Writer
+    from spec_validate.engine.model import Writer
 
     notes = (Writer("fits", "", "shown"), Writer("other", "", "left off"))
     failing = rule("t.g.present", {"root": True}, ("attr_present", {"key": "x"}))._replace(writers=notes)
@@ -329,8 +329,8 @@ def test_iter_results_attaches_only_the_writer_notes_that_fit():
 
 
 def test_iter_results_gives_a_primitive_the_facts_of_another_array_each_read_once():
-    from validator.kernels.facts import FactRequest
-    from validator.primitive_api import Finding, check
+    from spec_validate.kernels.facts import FactRequest
+    from spec_validate.primitive_api import Finding, check
 
     def _two(node, options, scope):
         other = scope.node(node, options["other"])
@@ -362,7 +362,7 @@ def test_iter_results_gives_a_primitive_the_facts_of_another_array_each_read_onc
 def test_evaluate_within_a_node_counts_only_it_and_what_lies_below_and_gives_its_ancestors_as_context():
     # `spec-validate x.zarr/X` validates /X: the root's failure (it lacks `flag`) is context, not a failure of /X,
     # and arrays outside /X are never read.
-    from validator.engine.run import evaluate
+    from spec_validate.engine.run import evaluate
 
     t = tree({**csr(indptr=(0, 3, 2, 5)), "@attrs": {}})
     rules = RULES + [rule("t.root.flag", {"root": True}, ("attr_present", {"key": "flag"}))]
@@ -375,7 +375,7 @@ def test_evaluate_within_a_node_counts_only_it_and_what_lies_below_and_gives_its
 
 
 def test_evaluate_without_within_has_no_context():
-    from validator.engine.run import evaluate
+    from spec_validate.engine.run import evaluate
 
     done = evaluate(tree(csr()), [pack(RULES)], Selection(), block_elements=2)
     assert done.context == [] and len(done.results) == len(RULES)
@@ -387,7 +387,7 @@ CXG = "conformance-corpus/cxg/cxg-0.3.0"
 def test_scan_plan_passes_a_sparse_columns_facts_ride_on_its_cells_scan():
     # /Xr/var is a field of /Xr/__cells, which is read anyway (Xr against Xc): one pass over Xr, not two.
     pytest.importorskip("tiledb")
-    from validator.engine.run import scan_plan
+    from spec_validate.engine.run import scan_plan
 
     paths = [path for path, _ in scan_plan(f"{CXG}/valid-sparse-X.cxg")]
     assert "/Xr/__cells" in paths and "/Xc/__cells" in paths
@@ -397,8 +397,8 @@ def test_scan_plan_passes_a_sparse_columns_facts_ride_on_its_cells_scan():
 def test_iter_results_fails_the_same_on_a_carried_column_as_on_one_read_alone(monkeypatch):
     # The column's out-of-range index: the same clause results whether it rides on the cells' scan or is read alone.
     pytest.importorskip("tiledb")
-    from validator import validate
-    from validator.nodes.tiledb import TileDBAttributeNode
+    from spec_validate import validate
+    from spec_validate.nodes.tiledb import TileDBAttributeNode
 
     def results() -> list:
         report = validate(f"{CXG}/Xr-var-out-of-range.cxg")

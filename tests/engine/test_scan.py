@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from memory_tree import Arr, MemoryNode, tree
 
-from validator.engine.scan import ArrayScan, SerialScanner, ThreadScanner, make_scanner, plan
-from validator.kernels.facts import FactRequest
-from validator.nodes.base import NodeError
+from spec_validate.engine.scan import ArrayScan, SerialScanner, ThreadScanner, make_scanner, plan
+from spec_validate.kernels.facts import FactRequest
+from spec_validate.nodes.base import NodeError
 
 DECREASES = FactRequest("find_decreases", (("limit", 3),))
 BOUNDS = FactRequest("count_outside", (("high", 99), ("limit", 4), ("low", 0)))
@@ -145,9 +145,9 @@ def test_scan_passes_a_kernel_failure_is_this_arrays_error_not_the_runs(monkeypa
     """A kernel that raises on values it did not expect puts that array's clauses in error; the run goes on."""
     from memory_tree import tree
 
-    from validator.engine.scan import SerialScanner, ThreadScanner, plan
-    from validator.kernels import KERNELS
-    from validator.kernels.facts import FactRequest
+    from spec_validate.engine.scan import SerialScanner, ThreadScanner, plan
+    from spec_validate.kernels import KERNELS
+    from spec_validate.kernels.facts import FactRequest
 
     def boom(block, **params):
         raise TypeError("no such values")
@@ -262,8 +262,8 @@ def test_thread_scanner_lets_a_remote_stores_small_reads_past_a_full_window(monk
 
 def test_summarize_passes_a_field_request_as_the_kernel_on_that_field():
     # A request on one field of structured records gives what the same kernel gives on that field's own values.
-    from validator.engine.scan import summarize
-    from validator.kernels.block import Block
+    from spec_validate.engine.scan import summarize
+    from spec_validate.kernels.block import Block
 
     records = np.zeros(6, dtype=np.dtype({"names": ["obs", "var", ""], "formats": ["<u4", "<u4", "<f4"]}))
     records["var"] = [0, 1, 2, 7, 1, 9]
@@ -274,8 +274,8 @@ def test_summarize_passes_a_field_request_as_the_kernel_on_that_field():
 
 
 def test_summarize_passes_a_uniform_block_stays_uniform_on_a_field():
-    from validator.engine.scan import _field
-    from validator.kernels.block import Block
+    from spec_validate.engine.scan import _field
+    from spec_validate.kernels.block import Block
 
     one = np.zeros(1, dtype=np.dtype({"names": ["obs", "var"], "formats": ["<u4", "<u4"]}))
     block = Block(0, np.broadcast_to(one, (2**40,)))

@@ -1,4 +1,4 @@
-"""Selectors (validator/engine/selectors.py): path globs, names, parent, any_of, not, encoding-version specifiers,
+"""Selectors (spec_validate/engine/selectors.py): path globs, names, parent, any_of, not, encoding-version specifiers,
 storage_format."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from memory_tree import scope, tree
 
-from validator.engine.selectors import describe, matches, path_matches
+from spec_validate.engine.selectors import describe, matches, path_matches
 
 
 @pytest.mark.parametrize(
@@ -70,7 +70,7 @@ def test_matches(path, selector, expected):
 def test_matches_passes_paths_relative_to_scope_root():
     from memory_tree import pack
 
-    from validator.primitive_api import Scope
+    from spec_validate.primitive_api import Scope
 
     t = tree({"mod": {"rna": {"X": np.arange(2)}}})
     s = Scope(pack(), t.get("/mod/rna"))
@@ -128,7 +128,7 @@ def test_version_in_passes_same_answer_as_packaging(value, spec):
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 
-    from validator.engine.selectors import _version_in
+    from spec_validate.engine.selectors import _version_in
 
     try:
         expected = Version(value) in SpecifierSet(spec)
@@ -138,7 +138,7 @@ def test_version_in_passes_same_answer_as_packaging(value, spec):
 
 
 def test_every_condition_has_a_schema_a_test_and_a_place_in_the_matching_order():
-    from validator.engine.selectors import _COST, _NARROWING, CONDITIONS, SELECTOR_SCHEMA
+    from spec_validate.engine.selectors import _COST, _NARROWING, CONDITIONS, SELECTOR_SCHEMA
 
     assert set(SELECTOR_SCHEMA["properties"]) == set(CONDITIONS) == set(_COST)
     assert all(CONDITIONS[key].narrow is not None for key in _NARROWING)
@@ -150,9 +150,9 @@ def test_matches_fails_a_condition_on_attributes_that_cannot_be_read():
     # itself, and no rule claims the node lacks what could not be read.
     from memory_tree import tree
 
-    from validator.engine.selectors import matches
-    from validator.nodes.base import NodeError
-    from validator.primitive_api import Scope
+    from spec_validate.engine.selectors import matches
+    from spec_validate.nodes.base import NodeError
+    from spec_validate.primitive_api import Scope
 
     t = tree({"a": {"@attrs": {"encoding-type": "dataframe"}}})
     node = t.get("/a")

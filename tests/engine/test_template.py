@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from validator.engine.template import render
+from spec_validate.engine.template import render
 
 
 @pytest.mark.parametrize(

@@ -253,7 +253,7 @@ def hdf5_past_one_block(t: Target) -> str:
     """Zero bytes after the file's end of data, past one block of a remote read (`remote.HDF5_BLOCK_SIZE`, 4 MiB):
     every base file is smaller, so over HTTP none was read through the range reader (chunks fetched by range, indexes
     read a level at a time) until this; the library takes a file larger than its end address as it is."""
-    from validator.nodes.remote import HDF5_BLOCK_SIZE
+    from spec_validate.nodes.remote import HDF5_BLOCK_SIZE
 
     size = t.path.stat().st_size
     extra = HDF5_BLOCK_SIZE + t.rng.randrange(1, HDF5_BLOCK_SIZE) - min(size, HDF5_BLOCK_SIZE)

@@ -3,7 +3,7 @@
 Each input is run as a user facing untrusted data would run it: `--timeout` and `--memory-limit` (FUZZ_NO_TIMEOUT
 and FUZZ_NO_MEMORY_LIMIT in the environment leave them out). For every input: exit code 0, 1 or 2; no traceback and
 no `internal error` line; no crash, the reader's too (which `--timeout` reports as an unreadable record, where
-without it the process would die); a JSON report valid against `validator/report/report.schema.json` that names the path
+without it the process would die); a JSON report valid against `spec_validate/report/report.schema.json` that names the path
 given (never an enclosing folder); the process ends within its `--timeout` (plus a margin) and stays under a peak
 resident memory; the input's files keep their bytes, modes and modification times; the canary beside the input
 keeps its access times and none of its bytes appear in anything the tool printed.
@@ -31,7 +31,7 @@ from pathlib import Path
 from tests.fuzz import mutators
 
 REPO = mutators.REPO
-SCHEMA = REPO / "validator" / "report" / "report.schema.json"
+SCHEMA = REPO / "spec_validate" / "report" / "report.schema.json"
 LAUNCHER = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
 TIMEOUT = 20.0  # --timeout given to the tool for each input
 MARGIN = 30.0  # the tool must be gone this long after its timeout, or it hung

@@ -53,8 +53,8 @@ def test_fuzz_passes_same_seed_same_inputs(tmp_path):
 def test_fuzz_passes_a_reader_crash_reported_under_timeout_is_a_defect():
     """Under --timeout a crash of the reader is one unreadable record, and the run goes on; without it (the default)
     the user's process dies: the fuzzer, which always passes --timeout, counts that record as a crash."""
-    from validator.report import json as json_report
-    from validator.watchdog import _report
+    from spec_validate.report import json as json_report
+    from spec_validate.watchdog import _report
 
     crashed = _report("in.h5ad", "/", "hdf5", "reading /X/indices", "the reader crashed (killed by signal 11) while reading")
     defects = runner._check_report(json_report.render([crashed], "0").encode(), "in.h5ad")

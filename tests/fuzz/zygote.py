@@ -1,4 +1,4 @@
-"""A warm process that forks one child per fuzz input: each child runs `validator.cli.main` once and exits.
+"""A warm process that forks one child per fuzz input: each child runs `spec_validate.cli.main` once and exits.
 
 Starting a Python process and importing numpy, h5py and the tool costs most of a small input's run; a child forked
 from this process starts with all of that done. Each child is its own process group (so a grandchild, such as the
@@ -26,8 +26,8 @@ def warm() -> None:
     import numcodecs  # noqa: F401
     import numpy  # noqa: F401
 
-    import validator.cli  # noqa: F401
-    from validator.engine.loader import builtin_packs
+    import spec_validate.cli  # noqa: F401
+    from spec_validate.engine.loader import builtin_packs
 
     builtin_packs()
 
@@ -44,7 +44,7 @@ def child(request: dict) -> None:
     sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
     code = 99
     try:
-        from validator.cli import main
+        from spec_validate.cli import main
 
         code = main(request["argv"])
     except BaseException:  # noqa: BLE001 (what main lets through is a defect the harness reports)

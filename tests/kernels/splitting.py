@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from validator.kernels.block import Block
+from spec_validate.kernels.block import Block
 
 CHUNK = 13
 

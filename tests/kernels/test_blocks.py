@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from splitting import split
 
-from validator.kernels import KERNELS
-from validator.kernels.block import Block
-from validator.kernels.blocks import fold, non_empty, reduce_pool, reduce_serial
+from spec_validate.kernels import KERNELS
+from spec_validate.kernels.block import Block
+from spec_validate.kernels.blocks import fold, non_empty, reduce_pool, reduce_serial
 
 PARAMS = {
     "find_decreases": {"limit": 3},

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from splitting import CHUNK, FOLDS, fold_left, split
 
-from validator.kernels import bounds
-from validator.kernels.block import Block
-from validator.kernels.blocks import reduce_serial
+from spec_validate.kernels import bounds
+from spec_validate.kernels.block import Block
+from spec_validate.kernels.blocks import reduce_serial
 
 SIZES = [
     pytest.param(1, id="size-1"),
@@ -82,7 +82,7 @@ def test_count_outside_passes_with_empty_blocks_skipped():
 
 
 def test_count_outside_passes_ignored_value_never_counted():
-    from validator.kernels.block import Block
+    from spec_validate.kernels.block import Block
 
     a = np.array([1, -2147483648, 3, 9, -2147483648], dtype="i4")
     got = bounds.summarize(Block(0, a), low=1, high=3, limit=5, ignore=-2147483648)
@@ -91,7 +91,7 @@ def test_count_outside_passes_ignored_value_never_counted():
 
 
 def test_count_outside_passes_field_of_a_compound_block():
-    from validator.kernels.block import Block
+    from spec_validate.kernels.block import Block
 
     a = np.array([(0.5, 0), (1.5, 3), (2.5, 1)], dtype=[("mean", "f8"), ("flag", "i4")])
     got = bounds.summarize(Block(10, a), low=0, high=2, limit=5, field="flag")

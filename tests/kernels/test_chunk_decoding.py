@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from splitting import FOLDS
 
-from validator.kernels import chunk_decoding
-from validator.kernels.block import Block, ChunkRead
+from spec_validate.kernels import chunk_decoding
+from spec_validate.kernels.block import Block, ChunkRead
 
 
 def _blocks(per_block: int) -> list[Block]:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from splitting import FOLDS, block_sizes, split
 
-from validator.kernels import duplicates
+from spec_validate.kernels import duplicates
 
 
 def reference(values: list, limit: int):

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from splitting import CHUNK, FOLDS, split
 
-from validator.kernels import endpoints
-from validator.kernels.block import Block
-from validator.kernels.blocks import reduce_serial
+from spec_validate.kernels import endpoints
+from spec_validate.kernels.block import Block
+from spec_validate.kernels.blocks import reduce_serial
 
 SIZES = [
     pytest.param(1, id="size-1"),

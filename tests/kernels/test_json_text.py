@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from splitting import FOLDS, block_sizes, split
 
-from validator.kernels import json_text
+from spec_validate.kernels import json_text
 
 
 def _elements() -> np.ndarray:

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from splitting import CHUNK, FOLDS, fold_left, split
 
-from validator.kernels import monotonic
-from validator.kernels.block import Block
-from validator.kernels.blocks import reduce_pool, reduce_serial
+from spec_validate.kernels import monotonic
+from spec_validate.kernels.block import Block
+from spec_validate.kernels.blocks import reduce_pool, reduce_serial
 
 SIZES = [
     pytest.param(1, id="size-1"),

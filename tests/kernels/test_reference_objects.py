@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from splitting import FOLDS, block_sizes, split
 
-from validator.kernels import reference_objects
+from spec_validate.kernels import reference_objects
 
 REF = {"source": ".", "path": "/a"}
 

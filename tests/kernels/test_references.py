@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from splitting import FOLDS, block_sizes, split
 
-from validator.kernels import references
+from spec_validate.kernels import references
 
 
 def _elements() -> np.ndarray:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from splitting import FOLDS
 
-from validator.kernels import shard_index
-from validator.kernels.block import Block, ShardIndex
+from spec_validate.kernels import shard_index
+from spec_validate.kernels.block import Block, ShardIndex
 
 EMPTY = 2**64 - 1
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from validator.kernels import bounds, digest, duplicates, json_text, monotonic, reference_objects, references
-from validator.kernels.block import Block
-from validator.nodes.base import MAX_UNIFORM_ELEMENTS, uniform_block
+from spec_validate.kernels import bounds, digest, duplicates, json_text, monotonic, reference_objects, references
+from spec_validate.kernels.block import Block
+from spec_validate.nodes.base import MAX_UNIFORM_ELEMENTS, uniform_block
 
 
 def every(n: int) -> int:

@@ -126,8 +126,8 @@ JSON2_SHAPE_BOMB = b'["a","|O",[1099511627776]]'
 
 CHILD = """
 import json, resource, sys
-from validator.nodes.base import NodeError
-from validator.nodes.detect import open_store
+from spec_validate.nodes.base import NodeError
+from spec_validate.nodes.detect import open_store
 
 path, node_path, how = sys.argv[1:4]
 result = {}

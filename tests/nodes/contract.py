@@ -18,8 +18,8 @@ import json
 import numpy as np
 import pytest
 
-from validator.nodes.base import Node, NodeError, Tree
-from validator.nodes.detect import open_store
+from spec_validate.nodes.base import Node, NodeError, Tree
+from spec_validate.nodes.detect import open_store
 
 ATTRS = {
     "encoding-type": "anndata",

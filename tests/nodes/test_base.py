@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from validator.kernels.block import Block, ChunkRead
-from validator.nodes.base import (
+from spec_validate.kernels.block import Block, ChunkRead
+from spec_validate.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     MAX_UNIFORM_ELEMENTS,
     Node,
@@ -203,7 +203,7 @@ def test_uniform_blocks_passes_counts_past_what_numpy_holds_are_split():
 def test_node_member_of_a_group_whose_members_could_not_be_listed_is_unknown_not_absent():
     from memory_tree import tree
 
-    from validator.nodes.base import Unreadable
+    from spec_validate.nodes.base import Unreadable
 
     t = tree({"g": {"a": np.arange(2)}})
     assert t.get("/g").child("x") is None and t.get("/g/x") is None

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from bombs import JSON2_SHAPE_BOMB, bz2_zeros, nested, vlen_header_bomb, zlib_zeros, zstd_zeros
 
-from validator.nodes import codecs
-from validator.nodes.codecs import (
+from spec_validate.nodes import codecs
+from spec_validate.nodes.codecs import (
     ChunkCodec,
     ChunkError,
     NotDecoded,
@@ -437,7 +437,7 @@ def _fresh_python(code: str) -> str:
 
 def test_codecs_module_imports_no_numcodecs_until_a_chunk_is_decoded():
     code = (
-        "import sys; import validator.nodes.codecs, validator.nodes.zarr_direct, validator.nodes.hdf5_direct; "
+        "import sys; import spec_validate.nodes.codecs, spec_validate.nodes.zarr_direct, spec_validate.nodes.hdf5_direct; "
         "print('numcodecs' in sys.modules)"
     )
     assert _fresh_python(code).strip() == "False"
@@ -447,7 +447,7 @@ def test_the_command_imports_numcodecs_without_its_plugin_scan():
     # In the command's own process numcodecs' registry finds no entry points and `importlib.metadata` is not
     # imported; a later run_entrypoints() scans for real; the built-in codecs are registered and decode.
     code = (
-        "import sys; from validator.nodes import codecs; codecs.SKIP_CODEC_PLUGIN_SCAN = True; "
+        "import sys; from spec_validate.nodes import codecs; codecs.SKIP_CODEC_PLUGIN_SCAN = True; "
         "numcodecs = codecs.load_numcodecs(); "
         "print('importlib.metadata' in sys.modules, len(numcodecs.registry.entries)); "
         "zstd = numcodecs.get_codec({'id': 'zstd'}); print(zstd.decode(zstd.encode(b'abc')) == b'abc'); "
@@ -460,7 +460,7 @@ def test_a_numcodecs_that_needs_more_of_importlib_metadata_is_imported_as_it_imp
     # Should a numcodecs release ask importlib.metadata for more than the stand-in offers, the command still decodes:
     # the stand-in's import fails, is forgotten, and numcodecs is imported with its scan.
     code = (
-        "import sys; from validator.nodes import codecs; codecs.SKIP_CODEC_PLUGIN_SCAN = True; "
+        "import sys; from spec_validate.nodes import codecs; codecs.SKIP_CODEC_PLUGIN_SCAN = True; "
         "codecs._NoPlugins = type('Lacking', (), {}); numcodecs = codecs.load_numcodecs(); "
         "from numcodecs.blosc import decompress; zstd = numcodecs.get_codec({'id': 'zstd'}); "
         "print(zstd.decode(zstd.encode(b'abc')) == b'abc', numcodecs.registry.entry_points.__module__)"
@@ -473,7 +473,7 @@ def test_numcodecs_first_imported_by_many_scan_threads_at_once_is_whole_for_each
     # Scan threads decode at once. A thread that went on while another was still importing numcodecs got it
     # half made ("cannot import name 'Blosc' from partially initialized module"), and the block was unread.
     code = (
-        "import sys, threading; from validator.nodes import codecs; "
+        "import sys, threading; from spec_validate.nodes import codecs; "
         f"codecs.SKIP_CODEC_PLUGIN_SCAN = {skip_scan}; start = threading.Barrier(8); failed = []\n"
         "def decode():\n"
         "    start.wait()\n"
@@ -490,7 +490,7 @@ def test_numcodecs_first_imported_by_many_scan_threads_at_once_is_whole_for_each
 
 def test_a_library_process_imports_numcodecs_as_numcodecs_does():
     code = (
-        "import sys; from validator.nodes import codecs; numcodecs = codecs.load_numcodecs(); "
+        "import sys; from spec_validate.nodes import codecs; numcodecs = codecs.load_numcodecs(); "
         "print('importlib.metadata' in sys.modules, numcodecs.registry.entry_points.__module__)"
     )
     assert _fresh_python(code).split() == ["True", "importlib.metadata"]

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from contract import ATTRS, FIXED, VLEN, M, NodeContract, X
 
-from validator.nodes.base import NodeError
-from validator.nodes.detect import open_store
+from spec_validate.nodes.base import NodeError
+from spec_validate.nodes.detect import open_store
 
 
 def write_hierarchy(path):
@@ -105,7 +105,7 @@ def test_hdf5_passes_hard_link_cycle_does_not_loop(linked):
 
 
 def test_hdf5_passes_whole_file_validates_with_links(tmp_path, linked):
-    from validator import validate
+    from spec_validate import validate
 
     report = validate(linked.source)
     assert report.format == "hdf5"
@@ -197,7 +197,7 @@ def test_hdf5_passes_block_lists_the_chunks_it_read(tmp_path):
 
 
 def test_hdf5_passes_lzf_dataset_decoded_here(tmp_path):
-    # h5py's lzf filter (anndata 0.7 wrote every chunked dataset with it): decoded by validator.nodes.lzf, bounded.
+    # h5py's lzf filter (anndata 0.7 wrote every chunked dataset with it): decoded by spec_validate.nodes.lzf, bounded.
     path = tmp_path / "lzf.h5"
     with h5py.File(path, "w") as f:
         f.create_dataset("x", data=np.arange(100), chunks=(10,), compression="lzf")
@@ -245,7 +245,7 @@ def test_hdf5_passes_compact_dataset(tmp_path):
 
 
 def test_hdf5_fails_attribute_larger_than_any_metadata_is_reported_not_read(tmp_path, monkeypatch):
-    from validator.nodes import hdf5
+    from spec_validate.nodes import hdf5
 
     monkeypatch.setattr(hdf5, "MAX_ATTRIBUTE_BYTES", 1024)
     path = tmp_path / "big-attribute.h5"
@@ -267,7 +267,7 @@ AWKWARD = Path(__file__).resolve().parents[2] / "conformance-corpus" / "anndata"
 
 def test_hdf5_fails_root_group_header_unreadable_is_one_line_not_an_internal_error(tmp_path):
     """The fuzzer: the root group's object header overwritten; h5py's KeyError once ended as `internal error`."""
-    from validator.errors import InputError
+    from spec_validate.errors import InputError
 
     path = tmp_path / "root.h5"
     shutil.copyfile(AWKWARD, path)
@@ -304,7 +304,7 @@ def test_hdf5_fails_symbol_table_naming_itself_is_reported_never_walked(tmp_path
         f.create_group("g").create_dataset("x", data=np.arange(3))
         f.create_dataset("y", data=np.arange(3))
     _self_named_symbol_table(path, group)
-    from validator.nodes.base import Unreadable
+    from spec_validate.nodes.base import Unreadable
 
     with open_store(str(path)) as tree:
         paths = [n.path for n in tree.walk()]
@@ -330,7 +330,7 @@ def test_hdf5_passes_member_name_not_utf8_is_read_under_an_escaped_name(tmp_path
 def test_hdf5_contiguous_plan_from_the_walk_is_the_plan_of_the_opened_dataset(tmp_path):
     # A plain contiguous dataset's read plan is made from what the walk read (no second open): it must be the plan
     # hdf5_direct makes from the opened dataset, fill value and unallocated data included.
-    from validator.nodes import hdf5_direct
+    from spec_validate.nodes import hdf5_direct
 
     path = tmp_path / "contiguous.h5"
     with h5py.File(path, "w") as f:
@@ -364,7 +364,7 @@ def test_hdf5_contiguous_plan_from_the_walk_is_the_plan_of_the_opened_dataset(tm
 def test_hdf5_file_is_read_with_a_small_metadata_cache(tmp_path):
     # Each object header is read once by the walk, each chunk index once by a scan: the library keeps at most
     # METADATA_CACHE_BYTES of them, as stored (decoded, about ten times that; its default grows to 32 MB).
-    from validator.nodes import hdf5
+    from spec_validate.nodes import hdf5
 
     path = tmp_path / "small.h5"
     with h5py.File(path, "w") as f:
@@ -378,9 +378,9 @@ def test_hdf5_file_is_read_with_a_small_metadata_cache(tmp_path):
 def test_hdf5_fails_member_whose_header_cannot_be_read_is_unknown_not_a_link_of_the_wrong_kind(tmp_path):
     """A dataset whose object header is damaged is a link node of unknown kind: asked for by name it is unreadable
     (a clause does not claim 'a link, expected an array'), and no clause's verdict rests on it."""
-    from validator import validate
-    from validator.nodes.base import Unreadable
-    from validator.report.model import Status
+    from spec_validate import validate
+    from spec_validate.nodes.base import Unreadable
+    from spec_validate.report.model import Status
 
     path = tmp_path / "broken.h5ad"
     shutil.copyfile(Path(__file__).resolve().parents[2] / "conformance-corpus/anndata/h5ad/valid-every-element.h5ad", path)
@@ -399,7 +399,7 @@ def test_hdf5_fails_member_whose_header_cannot_be_read_is_unknown_not_a_link_of_
 
 
 def test_attributes_are_listed_by_the_library_only_where_the_header_holds_some(tmp_path, monkeypatch):
-    from validator.nodes import hdf5
+    from spec_validate.nodes import hdf5
 
     path = tmp_path / "f.h5"
     with h5py.File(path, "w") as f:

@@ -14,7 +14,7 @@ import h5py
 import numpy as np
 import pytest
 
-from validator.nodes import hdf5_btree
+from spec_validate.nodes import hdf5_btree
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
 
@@ -269,7 +269,7 @@ def test_short_reads_are_not_believed(written):
 def test_a_local_file_checks_its_chunk_index_and_the_library_lists_it(written, monkeypatch):
     # Locally the library's chunk_iter lists the chunks faster than this reader reads them, once the index is found
     # to be a tree (`chunk_records` without entries: no leaf's entries are read).
-    from validator.nodes.detect import open_store
+    from spec_validate.nodes.detect import open_store
 
     asked: list[tuple[bool, list | None]] = []
     real = hdf5_btree.chunk_records

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from test_hdf5_fractal import Bytes, hostile  # the file's bytes as a reader reads them; the hostile generator
 
-from validator.nodes import hdf5_btree, hdf5_btree2, hdf5_direct
-from validator.nodes.base import NodeError
-from validator.nodes.detect import open_store
+from spec_validate.nodes import hdf5_btree, hdf5_btree2, hdf5_direct
+from spec_validate.nodes.base import NodeError
+from spec_validate.nodes.detect import open_store
 
 LINKS_BY_NAME, LINKS_BY_ORDER, CHUNKS, FILTERED_CHUNKS, ATTRIBUTES_BY_NAME, ATTRIBUTES_BY_ORDER = 5, 6, 10, 11, 8, 9
 

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from test_hdf5_fractal import Bytes, hostile
 
-from validator.nodes import hdf5_btree, hdf5_chunk_index, hdf5_direct
-from validator.nodes.base import NodeError
-from validator.nodes.detect import open_store
-from validator.nodes.hdf5_chunk_index import BTREE2, EXTENSIBLE_ARRAY, Index
+from spec_validate.nodes import hdf5_btree, hdf5_chunk_index, hdf5_direct
+from spec_validate.nodes.base import NodeError
+from spec_validate.nodes.detect import open_store
+from spec_validate.nodes.hdf5_chunk_index import BTREE2, EXTENSIBLE_ARRAY, Index
 
 
 def with_claim(path: Path, claimed: int) -> bytes:

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from bombs import nested, peak_rss_child, zlib_zeros
 
-from validator.nodes import hdf5_direct
-from validator.nodes.base import NodeError
-from validator.nodes.codecs import NotDecoded
-from validator.nodes.detect import open_store
-from validator.nodes.hdf5 import HDF5Tree
+from spec_validate.nodes import hdf5_direct
+from spec_validate.nodes.base import NodeError
+from spec_validate.nodes.codecs import NotDecoded
+from spec_validate.nodes.detect import open_store
+from spec_validate.nodes.hdf5 import HDF5Tree
 
 VALUES = np.arange(10_007, dtype="<i8") * 3 - 5000
 MAX_PEAK_MB = 200
@@ -422,7 +422,7 @@ def test_direct_fails_vlen_length_past_the_bound_is_never_handed_to_hdf5(tmp_pat
 
 
 def test_direct_fails_block_spanning_more_chunks_than_one_block_reads(tmp_path, monkeypatch):
-    from validator.nodes import base
+    from spec_validate.nodes import base
 
     monkeypatch.setattr(base, "MAX_CHUNKS_PER_BLOCK", 100)
     path = tmp_path / "tiny-chunks.h5"

@@ -15,7 +15,7 @@ import h5py
 import numpy as np
 import pytest
 
-from validator.nodes import hdf5_btree, hdf5_fractal
+from spec_validate.nodes import hdf5_btree, hdf5_fractal
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("generate_hostile", ROOT / "conformance-corpus/hostile/generate_hostile.py")

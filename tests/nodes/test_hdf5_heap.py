@@ -1,4 +1,4 @@
-"""Global heap collections walked before the HDF5 library reads an attribute stored in one (validator.nodes.hdf5_heap):
+"""Global heap collections walked before the HDF5 library reads an attribute stored in one (spec_validate.nodes.hdf5_heap):
 a damaged collection, on which the library would loop forever, is reported and its attributes never read; a sound
 one, and every other attribute, read as before."""
 
@@ -13,9 +13,9 @@ import h5py
 import numpy as np
 import pytest
 
-from validator import validate
-from validator.nodes import hdf5_heap
-from validator.nodes.hdf5_heap import GlobalHeaps
+from spec_validate import validate
+from spec_validate.nodes import hdf5_heap
+from spec_validate.nodes.hdf5_heap import GlobalHeaps
 
 REPO = Path(__file__).resolve().parents[2]
 LOOPING = REPO / "tests" / "data" / "hdf5-global-heap-loop"
@@ -180,8 +180,8 @@ def test_a_string_dataset_in_a_damaged_collection_is_not_read(tmp_path, chunked,
     once handed to the library there unchecked, and its walk of the damaged collection never returned)."""
     from latency_server import LatencyServer
 
-    from validator.nodes.base import NodeError
-    from validator.nodes.detect import open_store
+    from spec_validate.nodes.base import NodeError
+    from spec_validate.nodes.detect import open_store
 
     path = tmp_path / "s.h5"
     with h5py.File(path, "w") as f:  # no attribute: the dataset's strings are the file's only heap objects
@@ -215,7 +215,7 @@ def _library_values(path: Path) -> dict[tuple[str, str], object]:
     """Every attribute of every object as the tool reads it through the library (`hdf5._read_attribute`)."""
     from h5py import h5a
 
-    from validator.nodes.hdf5 import _read_attribute
+    from spec_validate.nodes.hdf5 import _read_attribute
 
     out: dict[tuple[str, str], object] = {}
 
@@ -232,7 +232,7 @@ def _library_values(path: Path) -> dict[tuple[str, str], object]:
 
 
 def _tool_values(path: Path) -> dict[tuple[str, str], object]:
-    from validator.nodes.detect import open_store
+    from spec_validate.nodes.detect import open_store
 
     out: dict[tuple[str, str], object] = {}
     with open_store(str(path)) as tree:
@@ -270,7 +270,7 @@ def test_strings_read_from_the_heap_are_what_the_library_reads(tmp_path, libver,
         many = f.create_group("many")  # dense attribute storage with the latest format: the library reads those
         for i in range(20):
             many.attrs[f"a{i:02d}"] = f"value {i}"
-    from validator.nodes.hdf5 import HDF5Node
+    from spec_validate.nodes.hdf5 import HDF5Node
 
     read_here: list[bytes] = []
     stored_string = HDF5Node.stored_string
@@ -300,7 +300,7 @@ def test_corpus_string_attributes_read_from_the_heap_are_what_the_library_reads(
 
 FLIP_CHILD = """
 import sys
-from validator.nodes.detect import open_store
+from spec_validate.nodes.detect import open_store
 with open_store(sys.argv[1]) as tree:
     node = tree.get(sys.argv[2])
     try:
@@ -318,7 +318,7 @@ def test_a_variable_length_type_the_format_forbids_is_never_read(tmp_path, where
     import subprocess
     import sys
 
-    from validator.nodes.hdf5_heap import malformed_vlen
+    from spec_validate.nodes.hdf5_heap import malformed_vlen
 
     assert malformed_vlen(0x01, 0x01) is None and malformed_vlen(0x00, 0x00) is None  # a UTF-8 string; a sequence
     assert "kind 3" in (malformed_vlen(0x03, 0x01) or "") and "padding 3" in (malformed_vlen(0x31, 0x00) or "")

@@ -10,9 +10,9 @@ import h5py
 import numpy as np
 import pytest
 
-from validator.nodes import hdf5_links, hdf5_open
-from validator.nodes.base import Unreadable
-from validator.nodes.detect import open_store
+from spec_validate.nodes import hdf5_links, hdf5_open
+from spec_validate.nodes.base import Unreadable
+from spec_validate.nodes.detect import open_store
 
 
 def _write(path: Path) -> Path:

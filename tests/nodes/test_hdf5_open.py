@@ -6,9 +6,9 @@ import h5py
 import numpy as np
 import pytest
 
-from validator.nodes import hdf5, hdf5_open
-from validator.nodes.base import walk
-from validator.nodes.detect import open_store
+from spec_validate.nodes import hdf5, hdf5_open
+from spec_validate.nodes.base import walk
+from spec_validate.nodes.detect import open_store
 
 
 def _write(path, members: int = 3, name_length: int = 8) -> str:

@@ -1,4 +1,4 @@
-"""Which proxy the environment names for a URL (validator.nodes.http_proxy), as curl and requests read it."""
+"""Which proxy the environment names for a URL (spec_validate.nodes.http_proxy), as curl and requests read it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from validator.nodes.http_proxy import ProxyUnsupported, bypasses, proxy_for
+from spec_validate.nodes.http_proxy import ProxyUnsupported, bypasses, proxy_for
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""One HTTP connection's bytes (validator.nodes.http_wire): a body written by the socket into the buffer handed back,
+"""One HTTP connection's bytes (spec_validate.nodes.http_wire): a body written by the socket into the buffer handed back,
 whole whatever way it arrives (with the head, split, trickling, over TLS), and the connection's end or stall told."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import tracemalloc
 import pytest
 from test_httpfs import ScriptedServer, TCPServer, read_head
 
-from validator.nodes import http_wire, httpfs
-from validator.nodes.httpfs import BadResponse, HTTPFileSystem
+from spec_validate.nodes import http_wire, httpfs
+from spec_validate.nodes.httpfs import BadResponse, HTTPFileSystem
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""The HTTP client of remote stores (validator.nodes.httpfs): HTTP/1.1 as servers speak it (kept connections, chunked
+"""The HTTP client of remote stores (spec_validate.nodes.httpfs): HTTP/1.1 as servers speak it (kept connections, chunked
 bodies, interim answers, connections closed between requests), within bounds (redirects, header and body sizes,
 malformed answers), and the choice between it and fsspec's."""
 
@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from loopback import LoopbackServer
 
-from validator import validate
-from validator.errors import InputError
-from validator.nodes import httpfs, keyvalue, remote
-from validator.nodes.httpfs import BadResponse, HTTPFileSystem, HTTPStatusError, RefusedResponse, ResponseTooLarge, page_links
+from spec_validate import validate
+from spec_validate.errors import InputError
+from spec_validate.nodes import httpfs, keyvalue, remote
+from spec_validate.nodes.httpfs import BadResponse, HTTPFileSystem, HTTPStatusError, RefusedResponse, ResponseTooLarge, page_links
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
 
@@ -405,7 +405,7 @@ def test_fsspec_reads_http_only_where_its_options_are_set(variables, expected, m
 
 def test_an_http_run_imports_neither_fsspec_nor_aiohttp(scripted):
     probe = (
-        "import json, sys; from validator.nodes.remote import open_url\n"
+        "import json, sys; from spec_validate.nodes.remote import open_url\n"
         "try: open_url(sys.argv[1])\nexcept Exception: pass\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
     )
@@ -418,7 +418,7 @@ def test_an_http_run_imports_neither_fsspec_nor_aiohttp(scripted):
 
 FORK_PROBE = """
 import os, sys
-from validator.nodes import httpfs
+from spec_validate.nodes import httpfs
 fs = httpfs.HTTPFileSystem(5.0, 5.0)
 assert httpfs.sync(fs.loop, fs._cat_file(sys.argv[1])) == b"forked"  # the parent's loop thread runs
 pid = os.fork()

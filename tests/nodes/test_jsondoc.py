@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from validator.nodes import jsondoc
-from validator.nodes.jsondoc import MAX_NESTING, JSONProblem, loads, nesting, value_nesting
+from spec_validate.nodes import jsondoc
+from spec_validate.nodes.jsondoc import MAX_NESTING, JSONProblem, loads, nesting, value_nesting
 
 
 def test_jsondoc_passes_plain_documents_and_zarr_v2_float_tokens():

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from validator.nodes import keyvalue
-from validator.nodes.base import NodeError
-from validator.nodes.keyvalue import DirectoryStore
+from spec_validate.nodes import keyvalue
+from spec_validate.nodes.base import NodeError
+from spec_validate.nodes.keyvalue import DirectoryStore
 
 
 @pytest.fixture

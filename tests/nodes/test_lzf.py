@@ -1,4 +1,4 @@
-"""The LZF decoder (validator/nodes/lzf.py): what h5py's lzf filter writes decodes to the values, and no stream
+"""The LZF decoder (spec_validate/nodes/lzf.py): what h5py's lzf filter writes decodes to the values, and no stream
 decodes to more bytes than asked for, reads past its end, or refers before the start of its output."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import h5py
 import numpy as np
 import pytest
 
-from validator.nodes import lzf
-from validator.nodes.lzf import LZFError, decompress
+from spec_validate.nodes import lzf
+from spec_validate.nodes.lzf import LZFError, decompress
 
 
 @pytest.fixture(params=["liblzf", "python"], autouse=True)

@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 from loopback import serve
 
-from validator import validate
-from validator.cli import main
-from validator.errors import InputError
-from validator.inputs import Input, discover, store_root
-from validator.nodes.remote import redact_url, scrub
-from validator.nodes.urls import is_url
+from spec_validate import validate
+from spec_validate.cli import main
+from spec_validate.errors import InputError
+from spec_validate.inputs import Input, discover, store_root
+from spec_validate.nodes.remote import redact_url, scrub
+from spec_validate.nodes.urls import is_url
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
 
@@ -161,7 +161,7 @@ class UnlistedHandler(RangeHandler):
 @pytest.fixture(params=["httpfs", "fsspec"])
 def client(request, monkeypatch):
     """Which HTTP client reads the test's URLs."""
-    from validator.nodes import remote
+    from spec_validate.nodes import remote
 
     if request.param == "fsspec":
         pytest.importorskip("fsspec")
@@ -347,7 +347,7 @@ def test_http_redirect_on_the_same_host_is_followed(client, hostile_base, served
 
 
 def test_http_stalled_response_ends_at_the_read_timeout(client, hostile_base, monkeypatch):
-    from validator.nodes import remote
+    from spec_validate.nodes import remote
 
     monkeypatch.setattr(remote, "HTTP_READ_TIMEOUT", 1.0)
     with pytest.raises(InputError, match="timed out"):
@@ -356,7 +356,7 @@ def test_http_stalled_response_ends_at_the_read_timeout(client, hostile_base, mo
 
 @pytest.mark.parametrize("how", ["endless", "declared"])
 def test_http_response_larger_than_any_value_is_refused(client, hostile_base, monkeypatch, how):
-    from validator.nodes import keyvalue
+    from spec_validate.nodes import keyvalue
 
     monkeypatch.setattr(keyvalue, "MAX_VALUE_BYTES", 64 * 1024)
     with pytest.raises(InputError, match=r"the response holds (more than the 65536 bytes|\d+ bytes, more than the 65536)"):
@@ -554,7 +554,7 @@ def test_s3_store_with_consolidated_metadata_is_listed_flat_and_reads_as_locally
 def test_s3_store_without_consolidated_metadata_is_listed_flat_up_to_the_smaller_bound(
     served, s3_bucket, s3_listings, tmp_path, monkeypatch
 ):
-    from validator.nodes import remote
+    from spec_validate.nodes import remote
 
     case = next(c for c in CASES if c.id == "zarr-v2-chunks-nested-without-separator")
     stored = sum(1 for p in (served / case.name).rglob("*") if p.is_file())
@@ -570,7 +570,7 @@ def test_s3_store_without_consolidated_metadata_is_listed_flat_up_to_the_smaller
 def test_s3_store_too_large_for_one_flat_listing_is_listed_folder_by_folder(
     served, s3_bucket, s3_listings, tmp_path, monkeypatch
 ):
-    from validator.nodes import remote
+    from spec_validate.nodes import remote
 
     monkeypatch.setattr(remote, "MOST_FLAT_LISTING_KEYS", 3)  # fewer keys than the store's documents alone
     case = CONSOLIDATED[0]
@@ -579,7 +579,7 @@ def test_s3_store_too_large_for_one_flat_listing_is_listed_folder_by_folder(
 
 
 def test_keys_expected_counts_documents_and_every_chunk_the_grids_hold_room_for():
-    from validator.nodes.remote import MOST_FLAT_LISTING_KEYS, _keys_expected
+    from spec_validate.nodes.remote import MOST_FLAT_LISTING_KEYS, _keys_expected
 
     v2 = {".zgroup": {"zarr_format": 2}, "X/.zarray": {"shape": [10, 4], "chunks": [3, 4]}, "X/.zattrs": {}}
     assert _keys_expected(v2.items(), ".zarray") == 3 + 4
@@ -617,7 +617,7 @@ def test_s3_reads_each_object_with_one_request(served, s3_bucket, monkeypatch):
 def test_s3_store_holding_more_keys_than_it_declares_is_listed_by_folder(served, s3_bucket, s3_listings, monkeypatch):
     import boto3
 
-    from validator.nodes import remote
+    from spec_validate.nodes import remote
 
     case = CONSOLIDATED[0]
     client = boto3.client("s3")

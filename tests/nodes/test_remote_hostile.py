@@ -31,7 +31,7 @@ def server():
 def report(source: str, out: Path) -> dict:
     """The CLI's JSON report of `source` (its `source` field left out), from a fresh process."""
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    argv = [sys.executable, "-m", "validator", source, "--format", "json", "--output", str(out), "--quiet", "--isolated"]
+    argv = [sys.executable, "-m", "spec_validate", source, "--format", "json", "--output", str(out), "--quiet", "--isolated"]
     run = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, cwd=out.parent)
     assert run.returncode in (0, 1), f"exit {run.returncode}: {run.stderr[-2000:]}"
     found = json.loads(out.read_text(encoding="utf-8"))["reports"][0]

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from latency_server import DOCUMENTS, LatencyServer  # pytest puts this folder on the path
 
-from validator.cli import main
-from validator.engine.run import scan_plan
-from validator.nodes import remote
-from validator.nodes.remote import HDF5_BLOCK_SIZE
-from validator.nodes.request_gate import FIRST_LIMIT
+from spec_validate.cli import main
+from spec_validate.engine.run import scan_plan
+from spec_validate.nodes import remote
+from spec_validate.nodes.remote import HDF5_BLOCK_SIZE
+from spec_validate.nodes.request_gate import FIRST_LIMIT
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
 HOSTILE = CORPUS / "hostile"
@@ -160,7 +160,7 @@ def test_remote_zarr_without_listing_asks_only_for_documents_and_chunks(version,
     # --no-list: the consolidated metadata is the map, so no folder is listed: one request per metadata document
     # and per chunk needed, and a few root documents probed. The clauses on the keys stored are not checked, each
     # array named; every other clause says what it says locally.
-    from validator import validate
+    from spec_validate import validate
 
     served = tmp_path / "served"
     store = served / "store.zarr"
@@ -189,7 +189,7 @@ def test_remote_zarr_without_listing_asks_only_for_documents_and_chunks(version,
 def test_remote_zarr_without_listing_reads_every_block(version, tmp_path):
     # The listings of a store read without listing are what its consolidated metadata names: no chunk. The plan of
     # a large array must not take that for "nothing stored" (every block the fill value): it reads every block.
-    from validator.nodes.detect import open_store
+    from spec_validate.nodes.detect import open_store
 
     served = tmp_path / "served"
     shutil.copytree(STORES[version], served / "store.zarr")
@@ -203,7 +203,7 @@ def test_remote_zarr_without_listing_reads_every_block(version, tmp_path):
 def test_remote_zarr_array_of_2_to_the_63_elements_storing_none_is_read_without_a_request_per_chunk(tmp_path):
     # A listing server shows no chunk folder: the array is its fill value, as locally; nothing is asked for its
     # 8.8e12 chunks (a run did, until its --timeout).
-    from validator import validate
+    from spec_validate import validate
 
     served = tmp_path / "served"
     store = served / "store.zarr"
@@ -250,7 +250,7 @@ def test_remote_zarr_sees_a_node_its_consolidated_metadata_leaves_out(version, t
     # Consolidated, then a group written beside the others (hdmf-zarr caches its specifications so): a reader of the
     # consolidated metadata does not see it, the store has it. Read over a listing server, the report is the local
     # one, the consolidated-metadata rule's findings on it included.
-    from validator import validate
+    from spec_validate import validate
 
     served = tmp_path / "served"
     store = served / "store.zarr"
@@ -273,7 +273,7 @@ def test_remote_zarr_sees_a_node_its_consolidated_metadata_leaves_out(version, t
 def test_remote_zarr_without_a_root_document_is_read_as_locally(tmp_path):
     # Arrays in folders below a root that holds no document (tensorstore writes a store so): a URL ending in .zarr
     # names a store, so its listing is taken as a local directory's is.
-    from validator import validate
+    from spec_validate import validate
 
     served = tmp_path / "served"
     store = served / "arrays.zarr"
@@ -323,7 +323,7 @@ def test_remote_hdf5_scan_fetches_each_blocks_chunks_together(user_block, tmp_pa
     # indptr: the scan asks for a block's chunks at once, those lying together in one request, and gives the
     # local report. With a user block, every address in the file counts from after it.
     h5py = pytest.importorskip("h5py")
-    from validator import validate
+    from spec_validate import validate
 
     served = tmp_path / "served"
     served.mkdir()
@@ -339,8 +339,8 @@ def test_remote_hdf5_scan_fetches_each_blocks_chunks_together(user_block, tmp_pa
         x.create_dataset("data", data=np.ones(3 * rows, dtype=np.float32), chunks=(1024,))
         chunks = sum(x[name].id.get_num_chunks() for name in ("indptr", "indices"))
     assert (served / "long.h5ad").stat().st_size > HDF5_BLOCK_SIZE
-    from validator.nodes import hdf5_btree
-    from validator.nodes import remote as remote_module
+    from spec_validate.nodes import hdf5_btree
+    from spec_validate.nodes import remote as remote_module
 
     asked: list[tuple[int, int]] = []  # (chunks, requests) of each batch
     index_batches: list[int] = []  # the batches that read the chunk indexes (object headers, B-tree nodes)
@@ -378,7 +378,7 @@ def test_remote_hdf5_scan_fetches_each_blocks_chunks_together(user_block, tmp_pa
 
 
 def test_range_spans_join_ranges_that_lie_together():
-    from validator.nodes.remote import MAX_GAP_BYTES, MAX_SPAN_BYTES, _spans
+    from spec_validate.nodes.remote import MAX_GAP_BYTES, MAX_SPAN_BYTES, _spans
 
     # Adjacent, then a gap within the bound, then one past it; given out of order.
     ranges = [(200, 100), (0, 100), (100, 100), (300 + MAX_GAP_BYTES, 10), (310 + 2 * MAX_GAP_BYTES + 1, 5)]
@@ -405,7 +405,7 @@ def test_remote_batch_cuts_each_response_at_its_bound_and_leaves_its_key_out(tmp
     """Documents and chunks are fetched many at a time (64 in flight): each response is cut at the bound of what is
     read of it (a metadata document, a chunk), not at the 1 GB any one URL may send, and its key is left for its
     caller to read alone, where it is refused with its reason."""
-    from validator.nodes.remote import RemoteStore, _filesystem
+    from spec_validate.nodes.remote import RemoteStore, _filesystem
 
     served = tmp_path / "served"
     (served / "g").mkdir(parents=True)
@@ -458,7 +458,7 @@ def test_remote_zarr_block_fetched_ahead_is_asked_for_once_and_read_as_locally(v
 
     import zarr
 
-    from validator.nodes.detect import open_store
+    from spec_validate.nodes.detect import open_store
 
     served = tmp_path / "served"
     values = np.arange(4000, dtype=np.int32)[::-1].copy()
@@ -484,7 +484,7 @@ def test_remote_hdf5_block_fetched_ahead_is_asked_for_once_and_read_as_locally(t
 
     import h5py
 
-    from validator.nodes.detect import open_store
+    from spec_validate.nodes.detect import open_store
 
     served = tmp_path / "served"
     served.mkdir()

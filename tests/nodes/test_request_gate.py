@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from loopback import serve
 
-from validator import validate
-from validator.engine.loader import builtin_packs
-from validator.engine.run import iter_results
-from validator.nodes import request_gate
-from validator.nodes.remote import MAX_CONCURRENT_REQUESTS, open_url
-from validator.nodes.request_gate import FIRST_LIMIT, RequestGate
+from spec_validate import validate
+from spec_validate.engine.loader import builtin_packs
+from spec_validate.engine.run import iter_results
+from spec_validate.nodes import request_gate
+from spec_validate.nodes.remote import MAX_CONCURRENT_REQUESTS, open_url
+from spec_validate.nodes.request_gate import FIRST_LIMIT, RequestGate
 
 CASE = Path(__file__).resolve().parents[2] / "conformance-corpus" / "anndata" / "zarr-v2" / "categorical-code-too-large.zarr"
 

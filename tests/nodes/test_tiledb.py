@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from contract import ATTRS, FIXED, VLEN, M, NodeContract, X
 
-from validator.errors import InputError
-from validator.nodes.detect import open_store
+from spec_validate.errors import InputError
+from spec_validate.nodes.detect import open_store
 
 tiledb = pytest.importorskip("tiledb")
 
@@ -126,7 +126,7 @@ def _sparse_cells(uri, rows, per_row, capacity):
 @pytest.fixture
 def budgets(monkeypatch):
     """Set the backend's read budget and result buffer for one test (contexts made afresh)."""
-    from validator.nodes import tiledb as backend
+    from spec_validate.nodes import tiledb as backend
 
     def set_budgets(read_budget: int, result_buffer: int) -> None:
         monkeypatch.setattr(backend, "READ_BUDGET", read_budget)
@@ -155,7 +155,7 @@ def test_blocks_passes_sparse_cells_a_buffer_at_a_time(tmp_path, budgets):
 def test_blocks_passes_tiles_larger_than_the_starting_budget(tmp_path, budgets, monkeypatch):
     # Tiles of 100,000 cells (400 KB a field) under a starting budget of 64 KiB, the sizing from the schema left
     # out: TileDB refuses the first query, and the array is reopened under four times the budget until it fits.
-    from validator.nodes import tiledb as backend
+    from spec_validate.nodes import tiledb as backend
 
     budgets(2**16, 2**16)
     monkeypatch.setattr(backend, "budget_for", lambda tiles: backend.READ_BUDGET)
@@ -174,7 +174,7 @@ def test_blocks_passes_tiles_larger_than_the_starting_budget(tmp_path, budgets, 
 
 def test_blocks_fails_past_the_most_budget_allowed(tmp_path, budgets, monkeypatch):
     # A tile no budget allowed can hold (a data limit caps it): the rows cannot be read, one line, reported.
-    from validator.nodes import tiledb as backend
+    from spec_validate.nodes import tiledb as backend
 
     budgets(2**16, 2**16)
     monkeypatch.setattr(backend, "read_budgets", lambda: (2**16, 2**18))
@@ -187,7 +187,7 @@ def test_blocks_fails_past_the_most_budget_allowed(tmp_path, budgets, monkeypatc
 
 
 def test_budget_for_passes_room_for_four_tiles_of_a_field():
-    from validator.nodes import tiledb as backend
+    from spec_validate.nodes import tiledb as backend
 
     schema = tiledb.ArraySchema(
         domain=tiledb.Domain(tiledb.Dim(name="obs", domain=(0, 299), tile=256, dtype=np.uint32)),
@@ -207,8 +207,8 @@ def test_tiledb_fails_group_folder_that_cannot_be_listed_leaves_its_members_unkn
     import errno
     import os
 
-    from validator.nodes import tiledb as backend
-    from validator.nodes.base import Unreadable
+    from spec_validate.nodes import tiledb as backend
+    from spec_validate.nodes.base import Unreadable
 
     path = write_hierarchy(tmp_path / "store.cxg")
     real = os.listdir

@@ -17,8 +17,8 @@ import pytest
 import zarr
 from contract import ATTRS, FIXED, VLEN, M, NodeContract, X
 
-from validator.nodes.base import NodeError
-from validator.nodes.detect import open_store
+from spec_validate.nodes.base import NodeError
+from spec_validate.nodes.detect import open_store
 
 CORPUS_ZARR = Path(__file__).resolve().parents[2] / "conformance-corpus" / "anndata" / "zarr-v2" / "valid-every-element.zarr"
 
@@ -259,7 +259,7 @@ def test_zarr_fails_pickle_never_loaded_by_whole_store_cli(tmp_path):
     pickle.loads(pickle.dumps(Boom(str(probe)))).close()
     assert probe.exists()
     proc = subprocess.run(
-        [sys.executable, "-m", "validator", "--format", "json", str(store)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "spec_validate", "--format", "json", str(store)], capture_output=True, text=True, timeout=120
     )
     assert "Traceback" not in proc.stderr
     assert proc.returncode == 1, proc.stderr
@@ -367,7 +367,7 @@ def test_zarr_fails_corrupt_chunk_reported_on_the_block_raised_by_blocks(tmp_pat
 
 
 def test_zarr_fails_pickle_is_not_decoded(tmp_path):
-    from validator.nodes.codecs import NotDecoded
+    from spec_validate.nodes.codecs import NotDecoded
 
     write_pickle_array(tmp_path / "p.zarr", tmp_path / "PWNED")
     with (
@@ -406,8 +406,8 @@ def test_zarr_fails_folder_that_cannot_be_listed_leaves_members_and_keys_unknown
     and an array whose folder cannot be listed has its chunks read by key (not taken for none stored)."""
     import errno
 
-    from validator.nodes import keyvalue
-    from validator.nodes.base import Unreadable
+    from spec_validate.nodes import keyvalue
+    from spec_validate.nodes.base import Unreadable
 
     real = os.scandir
 
@@ -437,9 +437,9 @@ def test_zarr_fails_array_document_stored_unreadable_leaves_the_array_unknown(tm
     """A `.zarray` stored as a FIFO or a folder: the array is reported, and what its document would say (its shape,
     dtype, chunks) is unknown, so its clauses are not checked there; it is never taken for a group, and the
     consolidated metadata's copy of it is not called a copy of nothing."""
-    from validator import validate
-    from validator.nodes.base import Unreadable
-    from validator.report.model import Status
+    from spec_validate import validate
+    from spec_validate.nodes.base import Unreadable
+    from spec_validate.report.model import Status
 
     store = tmp_path / "s.zarr"
     shutil.copytree(CORPUS_ZARR, store)

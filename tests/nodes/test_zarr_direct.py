@@ -28,13 +28,13 @@ from bombs import (
 )
 from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
-from validator.engine.scan import SerialScanner, ThreadScanner
-from validator.engine.scan import plan as scan_plan
-from validator.kernels.block import ChunkRead
-from validator.kernels.facts import FactRequest
-from validator.nodes.base import NodeError
-from validator.nodes.codecs import NotDecoded
-from validator.nodes.detect import open_store
+from spec_validate.engine.scan import SerialScanner, ThreadScanner
+from spec_validate.engine.scan import plan as scan_plan
+from spec_validate.kernels.block import ChunkRead
+from spec_validate.kernels.facts import FactRequest
+from spec_validate.nodes.base import NodeError
+from spec_validate.nodes.codecs import NotDecoded
+from spec_validate.nodes.detect import open_store
 
 LENGTH, CHUNK = 10_007, 1000  # the last chunk holds 7 elements and is stored full-size
 VALUES = np.arange(LENGTH, dtype="<i8") * 3 - 5000
@@ -136,7 +136,7 @@ def test_direct_passes_no_zarr_python_for_data(tmp_path):
 
     path = write(tmp_path / "a.zarr", np.arange(100, dtype="<i4").reshape(10, 10), 3, chunks=(3, 4))
     code = (
-        "import sys; from validator.nodes.detect import open_store\n"
+        "import sys; from spec_validate.nodes.detect import open_store\n"
         "with open_store(sys.argv[1]) as t: list(t.get('/').blocks(7))\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'zarr'))"
     )
@@ -366,7 +366,7 @@ def test_direct_passes_each_shard_read_once_per_block(tmp_path):
 
 def test_direct_passes_a_shard_of_many_empty_inner_chunks_filled_at_once(tmp_path, monkeypatch):
     # A shard of 4 million one-element inner chunks, 100 stored, took 30 s while each empty one was filled in its turn.
-    from validator.nodes import zarr_direct
+    from spec_validate.nodes import zarr_direct
 
     data = np.zeros(4096, dtype="<i4")
     data[[5, 1000, 4095]] = [7, 8, 9]  # three inner chunks stored, 4,093 not (zarr-python writes no empty chunk)
@@ -416,7 +416,7 @@ WIDE = 1100  # chunks per chunk row: more than LISTED_ROW_CHUNKS, so a block rea
 )
 def test_direct_passes_wide_rows_read_only_the_listed_chunks(tmp_path, zarr_format, encoding):
     # A row of 2**20 declared chunks, one stored, was 2**20 lookups of a key (30 s) before the listing was used.
-    from validator.nodes import zarr_direct
+    from spec_validate.nodes import zarr_direct
 
     assert WIDE > zarr_direct.LISTED_ROW_CHUNKS
     data = np.full((7, WIDE, 2), -1, dtype="<i4")
@@ -1100,7 +1100,7 @@ def test_direct_passes_bomb_payloads_really_inflate_past_4_gb():
 
 
 def test_direct_fails_block_spanning_more_chunks_than_one_block_reads(tmp_path, monkeypatch):
-    from validator.nodes import base
+    from spec_validate.nodes import base
 
     monkeypatch.setattr(base, "MAX_CHUNKS_PER_BLOCK", 100)
     path = write(tmp_path / "a.zarr", np.arange(400).reshape(2, 200), 2, chunks=(1, 1), compressors=None)
@@ -1110,7 +1110,7 @@ def test_direct_fails_block_spanning_more_chunks_than_one_block_reads(tmp_path, 
 
 def test_direct_passes_a_stored_name_with_too_few_indices_is_no_chunk(tmp_path):
     """`0` beside a two-dimensional array's `0.0` keys names no chunk: the listing does not count it as row 0."""
-    from validator.nodes import zarr_direct
+    from spec_validate.nodes import zarr_direct
 
     path = write(tmp_path / "a.zarr", np.zeros((4, 4), dtype="<i4"), 2, chunks=(2, 2), fill_value=0, compressors=None)
     data = np.ones((2, 2), dtype="<i4")
@@ -1123,8 +1123,8 @@ def test_direct_passes_a_stored_name_with_too_few_indices_is_no_chunk(tmp_path):
 
 def test_direct_fails_chunk_absent_from_a_folder_that_could_not_be_listed_is_unknown_not_fill(tmp_path):
     # A file the process may not see (a folder without the permission to list it) is not an unstored chunk.
-    from validator.nodes import zarr_direct
-    from validator.nodes.keyvalue import DirectoryStore
+    from spec_validate.nodes import zarr_direct
+    from spec_validate.nodes.keyvalue import DirectoryStore
 
     (tmp_path / "a" / "x").mkdir(parents=True)
     kv = DirectoryStore(str(tmp_path))

@@ -7,11 +7,11 @@ import warnings
 import numpy as np
 import pytest
 
-from validator.engine.run import compute_facts
-from validator.kernels.facts import FactRequest
-from validator.nodes.detect import open_store
-from validator.nodes.keyvalue import DirectoryStore
-from validator.nodes.zarr_v3 import EMPTY_PAIR, KeyForm, key_form, read_shard_indexes, shard_layout
+from spec_validate.engine.run import compute_facts
+from spec_validate.kernels.facts import FactRequest
+from spec_validate.nodes.detect import open_store
+from spec_validate.nodes.keyvalue import DirectoryStore
+from spec_validate.nodes.zarr_v3 import EMPTY_PAIR, KeyForm, key_form, read_shard_indexes, shard_layout
 
 META = {
     "shape": [10, 6],

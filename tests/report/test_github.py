@@ -7,8 +7,8 @@ import shutil
 import pytest
 from corpus_paths import VALID_H5AD
 
-from validator.cli import main
-from validator.report.github import escape_data, escape_property
+from spec_validate.cli import main
+from spec_validate.report.github import escape_data, escape_property
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 

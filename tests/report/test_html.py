@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from memory_tree import Arr, pack, tree
 
-from validator.engine.model import CheckStep, Rule
-from validator.engine.run import iter_results
-from validator.report.html import render
-from validator.report.links import rule_page
-from validator.report.model import Level, PackInfo, Report
+from spec_validate.engine.model import CheckStep, Rule
+from spec_validate.engine.run import iter_results
+from spec_validate.report.html import render
+from spec_validate.report.links import rule_page
+from spec_validate.report.model import Level, PackInfo, Report
 
 # The system's Chromium (apt-get install chromium), driven by Playwright through `executable_path`: Playwright's own
 # browser download is not reachable from every machine, and a report is for people, so it is checked as one renders.
@@ -125,7 +125,7 @@ def test_html_renders_in_chromium_and_the_level_filter_hides_should_findings(tmp
 
 
 def test_html_from_the_command_line_opens_without_console_errors(tmp_path, should_failing_h5ad, broken_h5ad):
-    from validator.cli import main
+    from spec_validate.cli import main
 
     path = tmp_path / "report.html"
     assert main(["--format", "html", "--output", str(path), should_failing_h5ad, broken_h5ad]) == 1

@@ -8,10 +8,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-import validator
-from validator.report.json import render
+import spec_validate
+from spec_validate.report.json import render
 
-SCHEMA = json.loads((Path(validator.__file__).parent / "report" / "report.schema.json").read_text())
+SCHEMA = json.loads((Path(spec_validate.__file__).parent / "report" / "report.schema.json").read_text())
 
 
 def check(doc):
@@ -30,13 +30,13 @@ def check(doc):
 )
 def test_render_passes_schema_on_real_run(request, fixture):
     path = request.getfixturevalue(fixture)
-    doc = json.loads(render([validator.validate(path)], validator.__version__))
+    doc = json.loads(render([spec_validate.validate(path)], spec_validate.__version__))
     check(doc)
     assert doc["reports"][0]["source"] == path
 
 
 def test_render_fails_carries_finding_index_and_details(broken_h5ad):
-    doc = json.loads(render([validator.validate(broken_h5ad)], validator.__version__))
+    doc = json.loads(render([spec_validate.validate(broken_h5ad)], spec_validate.__version__))
     (result,) = [r for r in doc["reports"][0]["results"] if r["status"] == "failed"]
     assert result["id"] == "anndata.csr_matrix.indptr-monotonic"
     assert (result["level"], result["spec_level"], result["basis"]) == ("MUST", "MUST", "derived")
@@ -51,7 +51,7 @@ def test_render_passes_schema_with_store_problems(tmp_path, valid_zarr):
     store = tmp_path / "broken.zarr"
     shutil.copytree(valid_zarr, store)
     (store / ".zattrs").write_text("{broken")
-    doc = json.loads(render([validator.validate(str(store))], validator.__version__))
+    doc = json.loads(render([spec_validate.validate(str(store))], spec_validate.__version__))
     check(doc)
     assert doc["reports"][0]["problems"][0]["key"] == ".zattrs"
 
@@ -68,8 +68,8 @@ def test_render_passes_schema_and_names_nodes_deep_could_not_decode(valid_zarr, 
     meta["compressor"] = {"id": "zfpy", "mode": 4}  # a third-party codec: never constructed
     zarray.write_text(json.dumps(meta))
     (store / ".zmetadata").unlink(missing_ok=True)
-    report = validator.validate(store, deep=True)
-    doc = json.loads(render([report], validator.__version__))
+    report = spec_validate.validate(store, deep=True)
+    doc = json.loads(render([report], spec_validate.__version__))
     check(doc)
     partly = [r for r in doc["reports"][0]["results"] if r["status"] == "passed" and r.get("unchecked")]
     assert partly and all(u["path"].startswith("/") and "not decoded" in u["reason"] for r in partly for u in r["unchecked"])

@@ -9,8 +9,8 @@ import junitparser
 import pytest
 from corpus_paths import VALID_H5AD
 
-import validator
-from validator.cli import main
+import spec_validate
+from spec_validate.cli import main
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 
@@ -22,7 +22,7 @@ def test_junit_structure_parsed_with_junitparser(broken_h5ad_here, tmp_path, cap
     suites = list(xml)
     assert [s.name for s in suites] == ["broken.h5ad", "valid.h5ad"]
     for suite, path in zip(suites, ["broken.h5ad", "valid.h5ad"], strict=True):
-        report = validator.validate(path)
+        report = spec_validate.validate(path)
         cases = list(suite)
         assert [c.name for c in cases] == [r.rule.id for r in report.results]
         assert suite.tests == len(report.results)

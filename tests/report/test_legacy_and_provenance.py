@@ -9,13 +9,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-import validator
-from validator.cli import main
+import spec_validate
+from spec_validate.cli import main
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
 LEGACY = CORPUS / "anndata" / "h5ad" / "legacy-anndata-0-7.h5ad"
 TENSORSTORE_LIKE = CORPUS / "zarr" / "zarr-v2" / "group-ancestor-missing.zarr"
-SCHEMA = json.loads((Path(validator.__file__).parent / "report" / "report.schema.json").read_text())
+SCHEMA = json.loads((Path(spec_validate.__file__).parent / "report" / "report.schema.json").read_text())
 
 pytestmark = pytest.mark.skipif(not LEGACY.exists(), reason="conformance corpus not generated")
 

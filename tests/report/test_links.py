@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from validator.report.links import SITE_URL, rule_page
+from spec_validate.report.links import SITE_URL, rule_page
 
 
 def test_rule_page_passes_default_site(monkeypatch):

@@ -7,7 +7,7 @@ import shutil
 import pytest
 from corpus_paths import VALID_H5AD
 
-from validator.cli import main
+from spec_validate.cli import main
 
 pytestmark = pytest.mark.skipif(not VALID_H5AD.exists(), reason="conformance corpus not generated")
 
@@ -26,6 +26,6 @@ def test_markdown_summary_table_and_failures(broken_h5ad_here, tmp_path, capsys)
 
 
 def test_markdown_escapes_pipes_in_cells():
-    from validator.report.markdown import _cell
+    from spec_validate.report.markdown import _cell
 
     assert _cell("a|b\nc") == "a\\|b c"

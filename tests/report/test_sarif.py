@@ -12,8 +12,8 @@ import pytest
 from corpus_paths import FAILING_ZARR as ZARR
 from corpus_paths import VALID_H5AD
 
-import validator
-from validator.cli import main
+import spec_validate
+from spec_validate.cli import main
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "data" / "sarif-schema-2.1.0.json").read_text())
 
@@ -48,7 +48,7 @@ def test_sarif_validates_against_the_official_schema(broken_h5ad, capsys):
 
 def test_sarif_has_one_result_per_finding(broken_h5ad, capsys):
     _, doc = sarif(broken_h5ad, capsys=capsys)
-    report = validator.validate(broken_h5ad)
+    report = spec_validate.validate(broken_h5ad)
     findings = [(r.rule.id, f.path) for r in report.failures for f in r.findings]
     results = doc["runs"][0]["results"]
     assert sorted((r["ruleId"], r["locations"][0]["logicalLocations"][0]["fullyQualifiedName"]) for r in results) == sorted(
@@ -75,9 +75,9 @@ def test_sarif_rules_describe_each_evaluated_rule(broken_h5ad, capsys):
     _, doc = sarif(broken_h5ad, capsys=capsys)
     driver = doc["runs"][0]["tool"]["driver"]
     assert driver["name"] == "spec-validate"
-    assert driver["version"] == validator.__version__
+    assert driver["version"] == spec_validate.__version__
     assert driver["informationUri"].startswith("https://")
-    report = validator.validate(broken_h5ad)
+    report = spec_validate.validate(broken_h5ad)
     assert [r["id"] for r in driver["rules"]] == [r.rule.id for r in report.results]
     by_id = {r["id"]: r for r in driver["rules"]}
     rule = by_id["anndata.dataframe.index-attr"]
@@ -121,7 +121,7 @@ def test_sarif_points_at_the_zarr_metadata_key(tmp_path, monkeypatch, capsys):
 
 def test_report_to_sarif_matches_the_cli(broken_h5ad, capsys):
     _, doc = sarif(broken_h5ad, capsys=capsys)
-    api = validator.validate(broken_h5ad).to_sarif()
+    api = spec_validate.validate(broken_h5ad).to_sarif()
     jsonschema.validate(api, SCHEMA)
     assert api["runs"][0]["results"] == doc["runs"][0]["results"]
 

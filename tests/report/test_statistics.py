@@ -7,11 +7,11 @@ import json
 import numpy as np
 from memory_tree import Arr, pack, tree
 
-from validator.engine.model import CheckStep, Rule
-from validator.engine.run import iter_results
-from validator.report import baseline as bl
-from validator.report.model import Level, PackInfo, Report
-from validator.report.statistics import counts, render
+from spec_validate.engine.model import CheckStep, Rule
+from spec_validate.engine.run import iter_results
+from spec_validate.report import baseline as bl
+from spec_validate.report.model import Level, PackInfo, Report
+from spec_validate.report.statistics import counts, render
 
 RULES = [
     Rule(

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from memory_tree import Arr, pack, tree
 
-from validator.engine.model import CheckStep, Rule
-from validator.engine.run import iter_results
-from validator.report.model import Level, PackInfo, Report
-from validator.report.text import render, use_colour
+from spec_validate.engine.model import CheckStep, Rule
+from spec_validate.engine.run import iter_results
+from spec_validate.report.model import Level, PackInfo, Report
+from spec_validate.report.text import render, use_colour
 
 
 def _rule(rid, level, applies_to, step, basis="stated"):
@@ -96,7 +96,7 @@ def test_render_passes_conforms_when_only_should_fails_at_must():
 
 
 def test_render_names_nodes_a_passing_clause_could_not_check():
-    from validator.report.model import ClauseResult, Status
+    from spec_validate.report.model import ClauseResult, Status
 
     base = report()
     partly = ClauseResult(
@@ -116,7 +116,7 @@ def test_render_names_nodes_a_passing_clause_could_not_check():
 
 def test_render_marks_baseline_findings_in_the_block_and_the_verdict_agrees():
     # Before, each block said FAILED / "does not conform" while the summary said "conforms" and the run exited 0.
-    from validator.report import baseline as bl
+    from spec_validate.report import baseline as bl
 
     r = report()
     known = bl.Baseline(frozenset(item.fingerprint for item in bl.located(r)))
@@ -127,7 +127,7 @@ def test_render_marks_baseline_findings_in_the_block_and_the_verdict_agrees():
 
 
 def test_render_marks_only_the_known_findings_of_a_clause():
-    from validator.report import baseline as bl
+    from spec_validate.report import baseline as bl
 
     r = report()
     flag = next(item for item in bl.located(r) if item.rule_id == "t.root.flag")
@@ -146,7 +146,7 @@ def test_render_says_nothing_was_checked():
 
 def test_render_names_nodes_a_not_applicable_clause_could_not_check():
     # `--deep` on chunks it cannot decode: the clause is not applicable on every node, and says so with the verdict.
-    from validator.report.model import ClauseResult, Status
+    from spec_validate.report.model import ClauseResult, Status
 
     base = report(values=(0, 1, 2))
     undecoded = ClauseResult(RULES[0], Status.NOT_APPLICABLE, (), 0, "not decoded", 0, (("/a", "/a: not decoded: codec 'x'"),))
@@ -172,7 +172,7 @@ def test_render_a_skipped_file_is_one_line():
 
 
 def test_render_context_is_shown_once_and_not_counted():
-    from validator.report.model import ClauseResult, Finding, Status
+    from spec_validate.report.model import ClauseResult, Finding, Status
 
     r = report(values=(0, 1, 2))
     above = ClauseResult(RULES[2], Status.FAILED, (Finding("no .zgroup is stored", "/"),), 1, None, 1)
@@ -187,10 +187,10 @@ def test_render_context_is_shown_once_and_not_counted():
 def test_render_passes_failed_builtin_rule_links_its_page(monkeypatch):
     from corpus_paths import CASES
 
-    import validator
+    import spec_validate
 
     monkeypatch.setenv("SPEC_VALIDATE_DOCS_URI", "https://docs.example.org/sv")
-    failed = validator.validate(CASES / "h5ad" / "anndata-var-missing.h5ad")
+    failed = spec_validate.validate(CASES / "h5ad" / "anndata-var-missing.h5ad")
     text = render([failed], Level.MUST)
     assert "    see https://docs.example.org/sv/rules/anndata.anndata.obs-var-present.html" in text.splitlines()
     assert "see " not in render([report()], Level.MUST)  # rules of a user's own pack have no page

@@ -1,0 +1,291 @@
+"""spec-validate: clause-by-clause conformance checks for scientific array stores."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from spec_validate.engine.model import Pack
+from spec_validate.engine.rule_selection import Selection
+from spec_validate.errors import InputError
+from spec_validate.report.model import ClauseResult, Finding, LegacyVerdict, Level, Report, Status
+from spec_validate.version import __version__
+
+if TYPE_CHECKING:
+    from spec_validate.engine.scan import Progress, Scanner
+
+__all__ = [
+    "ClauseResult",
+    "Finding",
+    "LegacyVerdict",
+    "Level",
+    "Report",
+    "Selection",
+    "Status",
+    "__version__",
+    "assert_conforms",
+    "validate",
+]
+
+
+def validate(
+    path: str | os.PathLike[str],
+    *,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
+    packs: Sequence[Pack] | None = None,
+    extra_packs: Sequence[str | os.PathLike[str]] = (),
+    jobs: int | None = None,
+    scanner: Scanner | None = None,
+    progress: Progress | None = None,
+    deep: bool = False,
+    node: str = "/",
+    all_clauses: bool = False,
+    list_folders: bool = True,
+) -> Report:
+    """Validate one store against every rule pack that applies to it.
+
+    Args:
+        path: an HDF5 file or a Zarr store (directory or zip).
+        node: validate only this node of the store and what lies below it (`/X`). Rules still see the whole
+            store; failures on the node's ancestors are reported as `Report.context`, not as the node's.
+        select, ignore, extend_select: rule ids or dotted prefixes (`anndata.csr_matrix`).
+        packs: the packs to use instead of the built-in ones.
+        extra_packs: paths of further YAML packs to load and use as well; one that extends a pack in use
+            (`extends: anndata`) replaces it, so each clause is reported once.
+        jobs: threads for the array scans (default: the cores available; 1 scans in this thread).
+        scanner: runs the array scans instead (for example a Dask scanner); `jobs` is then unused.
+        progress: told the elements to scan and the elements scanned (a progress bar).
+        deep: also run the rules that read and decode every stored chunk (Zarr v2 chunk decoding); without
+            it they are not applicable ("needs --deep").
+        all_clauses: also check every clause where the store is of an era before the spec (a legacy file,
+            such as an .h5ad written before anndata 0.8); without it one legacy verdict stands for them.
+        list_folders: False to read a remote Zarr store that has consolidated metadata from it alone, listing no
+            folder: one request per metadata document and per chunk; a node it leaves out is not seen (as a reader
+            of consolidated metadata does not see it), and the clauses on the keys stored are not checked
+            (`ClauseResult.unchecked` names the nodes). Local stores are always listed.
+
+    Returns:
+        The Report: one ClauseResult per selected rule of each pack that applies, the store's eras and likely
+        writers (`provenance`), and a legacy verdict per scope of an era before its spec (`legacy`).
+
+    Raises:
+        InputError: the store cannot be opened, or holds no node `node`.
+        PackError: a pack is invalid, two packs extend the same pack, or two packs define one rule id.
+    """
+    from spec_validate.engine import activity
+    from spec_validate.engine.loader import builtin_packs, load_pack, packs_to_run
+    from spec_validate.engine.provenance import detect
+    from spec_validate.engine.run import evaluate, in_reach, prefer_attributes
+    from spec_validate.engine.scan import make_scanner
+    from spec_validate.nodes.detect import open_store
+    from spec_validate.report.model import PackInfo, Problem
+
+    chosen = packs_to_run(builtin_packs() if packs is None else packs, [load_pack(p) for p in extra_packs])
+    selection = Selection(tuple(select), tuple(extend_select), tuple(ignore))
+    activity.reading(f"opening {_shown(os.fspath(path))}")
+    with open_store(os.fspath(path), list_folders) as tree:
+        activity.opened(tree.format)
+        if node != "/" and _found(tree, node) is None:
+            raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
+        prefer_attributes(tree, chosen, selection)  # before the writer detection walks the store
+        provenance = detect(tree)
+
+        def skip_scope(scope) -> str | None:
+            era = _legacy_era(scope, provenance)
+            if era is None or all_clauses:
+                return None
+            return f"legacy: {era.label}; {scope.pack.legacy_id} stands for this clause (--all-clauses checks it)"
+
+        done = evaluate(
+            tree,
+            chosen,
+            selection,
+            scanner=scanner or make_scanner(jobs),
+            progress=progress,
+            deep=deep,
+            within=node,
+            skip_scope=skip_scope,
+            writers_fit=lambda w: provenance.fits(w.name, w.versions),
+        )
+        infos = [
+            PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
+            for pack, scopes in zip(chosen, done.scopes, strict=True)
+            if scopes
+        ]
+        legacy = tuple(
+            _legacy_verdict(scope, era, provenance, all_clauses)
+            for pack, scopes in zip(chosen, done.scopes, strict=True)
+            for scope in scopes
+            if (era := _legacy_era(scope, provenance)) is not None
+            and selection.redirected(pack.redirects).includes(pack.legacy_id)
+        )
+        # A node run keeps the unreadable keys of the node, what lies below it and its ancestors, not its siblings'.
+        # In key order: the order they are met in depends on how the store is read (locally, over HTTP, on threads).
+        problems = tuple(
+            sorted(
+                (
+                    Problem(p.key, p.message, getattr(p, "path", None))
+                    for p in getattr(tree, "problems", ())
+                    if in_reach(_problem_node(p), node)
+                ),
+                key=lambda p: p.key,
+            )
+        )
+        return Report(
+            _shown(os.fspath(path)),
+            tree.format,
+            tuple(infos),
+            __version__,
+            tuple(done.results),
+            problems,
+            _metadata_keys(tree, done.results),
+            node,
+            tuple(done.context),
+            provenance=provenance,
+            legacy=legacy,
+            listed=tree.root.keys_listed,
+        )
+
+
+def _found(tree, path: str):
+    """The node at `path`, or None where there is none or a group on the way could not be listed."""
+    from spec_validate.nodes.base import NodeError
+
+    try:
+        return tree.get(path)
+    except NodeError:
+        return None
+
+
+def _problem_node(problem) -> str:
+    """The node an unreadable record belongs to: its own path where the backend knows it, else the folder of its
+    store key (`X/indptr/.zarray` -> `/X/indptr`)."""
+    if getattr(problem, "path", None):
+        return problem.path
+    if problem.key.startswith("/"):
+        return problem.key
+    return "/" + problem.key.rpartition("/")[0]
+
+
+def _legacy_era(scope, provenance):
+    """The era of a scope's root when its pack calls that era legacy (before the spec), else None."""
+    legacy = scope.pack.legacy
+    if legacy is None:
+        return None
+    return next((e for e in provenance.eras if e.path == scope.root.path and e.id in legacy.eras), None)
+
+
+def _legacy_verdict(scope, era, provenance, clauses_checked: bool) -> LegacyVerdict:
+    pack = scope.pack
+    writers = tuple(w.label for w in provenance.writers if w.role == era.family)
+    return LegacyVerdict(
+        pack.name,
+        pack.legacy_id,
+        scope.root.path,
+        era.label,
+        era.id,
+        writers,
+        pack.legacy.eras[era.id],
+        pack.legacy.clause,
+        pack.legacy.section,
+        era.evidence,
+        clauses_checked,
+    )
+
+
+def _shown(source: str) -> str:
+    """The input as reports name it: a URL without user:password or query string (signed-URL tokens)."""
+    if "://" not in source:
+        return source
+    from spec_validate.nodes.remote import redact_url
+
+    return redact_url(source)
+
+
+def _metadata_keys(tree, results) -> dict[str, str]:
+    """Node path -> metadata document key, for the nodes of failing findings (SARIF points at these keys)."""
+    keys: dict[str, str] = {}
+    paths = {f.path for r in results if r.status is Status.FAILED for f in r.findings if f.path}
+    for path in sorted(paths):
+        node = _found(tree, path)
+        key = node.metadata_key if node is not None else None
+        if key is None:
+            continue
+        if node.kind == "group" and key.endswith(".zgroup"):
+            # A group's clauses are about its attributes: point at .zattrs when one is stored.
+            try:
+                attrs = node.read_document(".zattrs") is not None
+            except Exception:  # noqa: BLE001 (a key we cannot read is not one to point at)
+                attrs = False
+            if attrs:
+                key = key[: -len(".zgroup")] + ".zattrs"
+        keys[path] = key
+    return keys
+
+
+def assert_conforms(
+    path: str | os.PathLike[str],
+    fail_on: str | Level = "must",
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
+    extra_packs: Sequence[str | os.PathLike[str]] = (),
+    deep: bool = False,
+    all_clauses: bool = False,
+    list_folders: bool = True,
+) -> Report:
+    """Validate `path` and raise AssertionError listing each failed clause at or above `fail_on`.
+
+    Args:
+        path: the store to validate.
+        fail_on: "must", "should" or "may" (or a Level): the lowest level whose failure fails.
+        select, ignore, extend_select: rule ids or dotted prefixes, as on the command line.
+        extra_packs: further YAML packs (one that extends a pack in use replaces it, as in `validate`).
+        deep: also decode every stored chunk (as --deep).
+        all_clauses: also check every clause of a legacy file (as --all-clauses).
+        list_folders: False reads a remote store with consolidated metadata without listing (as --no-list).
+
+    Returns:
+        The Report, when nothing at or above `fail_on` failed.
+    """
+    __tracebackhide__ = True  # pytest: a failure shows the report, not this function's source
+    level = fail_on if isinstance(fail_on, Level) else Level(str(fail_on).upper())
+    report = validate(
+        path,
+        select=select,
+        ignore=ignore,
+        extend_select=extend_select,
+        extra_packs=extra_packs,
+        deep=deep,
+        all_clauses=all_clauses,
+        list_folders=list_folders,
+    )
+    if report.fails_at(level):
+        raise AssertionError(describe_failures(report, level))
+    return report
+
+
+def describe_failures(report: Report, fail_on: Level) -> str:
+    """The failed clauses of `report` at or above `fail_on`, one block per clause, for people."""
+    bad = [r for r in report.results if r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= fail_on.rank]
+    lines = [f"{report.source} does not conform (fail_on={fail_on.value.lower()}): {len(bad)} clause(s) failed"]
+    for problem in report.problems:
+        lines.append(f"  UNREADABLE {problem.key}: {problem.message}")
+    for v in report.legacy:
+        lines.append(f"  LEGACY {v.id} at {v.path}: {v.era}: {v.message}")
+    for r in sorted(bad, key=lambda r: (-r.rule.level.rank, r.rule.id)):
+        status = "FAILED" if r.status is Status.FAILED else "ERROR"
+        lines.append(f"  {status} {r.rule.level.value}{' (derived)' if r.rule.derived else ''} {r.rule.id}")
+        lines.append(f"    {r.rule.section}: \u201c{r.rule.clause}\u201d")
+        if r.status is Status.ERROR:
+            lines.append(f"    error: {r.reason}")
+        for f in r.findings:
+            lines.append(f"    {f.path}: {f.message}")
+        if r.finding_count > len(r.findings):
+            lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
+        for w in r.writer_notes:
+            lines.append(f"    note: {w.name} {w.versions}: {w.note}")
+    return "\n".join(lines)

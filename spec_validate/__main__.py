@@ -1,0 +1,3 @@
+from spec_validate.cli import console
+
+console()

@@ -1,0 +1,668 @@
+"""The `spec-validate` command: exit 0 conforms, 1 failures at or above --fail-on, 2 usage or input errors."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from spec_validate import __version__
+from spec_validate.errors import InputError, PackError, SpecValidateError
+from spec_validate.report.model import Level, Report
+
+if TYPE_CHECKING:
+    from spec_validate.config import Settings
+    from spec_validate.engine.model import Pack
+    from spec_validate.inputs import Input
+
+# Set by `console`: this process runs one validation and exits (see there); `main` called from Python leaves the
+# garbage collector alone.
+_OWN_PROCESS = False
+FORMATS = ("text", "json", "sarif", "github", "junit", "markdown", "html")
+LEVELS = ("must", "should", "may")
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help layout at the terminal's width, found without shutil, which argparse would import on
+    every run (each add_argument builds a formatter), help or not."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
+
+
+def _terminal_columns() -> int:
+    """The width shutil.get_terminal_size would give: $COLUMNS, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="spec-validate",
+        formatter_class=_HelpFormatter,
+        description="Check scientific array stores (AnnData .h5ad/.zarr, Zarr, h5Seurat, NWB-Zarr, CXG) clause by clause "
+        "against their format specs.",
+        epilog="spec-validate coverage [--spec NAME] [--format text|json|markdown]: which statements of each spec the "
+        "rules check, and why the others are not (spec-validate coverage --help).",
+    )
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files, stores, paths inside stores, and folders to search for stores (.gitignore respected)",
+    )
+    p.add_argument(
+        "--format",
+        "--output-format",
+        dest="format",
+        type=str.lower,
+        choices=FORMATS,
+        default="text",
+        metavar="FORMAT",
+        help=f"output format: {', '.join(FORMATS)} (default: text); --output-format is the same option under ruff's name",
+    )
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only these rule ids or dotted prefixes (repeatable, or comma-separated)",
+    )
+    p.add_argument("--extend-select", action="append", default=[], metavar="ID", help="add rules to the selection")
+    p.add_argument("--ignore", action="append", default=[], metavar="ID", help="skip these rule ids or prefixes")
+    p.add_argument(
+        "--fail-on",
+        type=str.lower,
+        choices=LEVELS,
+        default=None,
+        help="lowest level whose failure fails the run, in any case (default: must, or fail-on in [tool.spec-validate])",
+    )
+    p.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when clauses fail (still 2 when an input cannot be opened)"
+    )
+    p.add_argument("--pack", action="append", default=[], metavar="FILE", help="also use this YAML rule pack")
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave paths matching GLOB out of folder searches, instead of the defaults and the configuration's "
+        "`exclude` (repeatable, or comma-separated)",
+    )
+    p.add_argument(
+        "--extend-exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="also leave paths matching GLOB out of folder searches",
+    )
+    p.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print the number of failing findings per rule instead of the report (with --format json: as JSON)",
+    )
+    p.add_argument("--list-rules", action="store_true", help="list every rule (with --format json: as JSON)")
+    p.add_argument(
+        "--explain",
+        metavar="ID",
+        help="print a rule's clause, section, level, checks and documentation page; a dotted prefix explains "
+        "every rule it selects",
+    )
+    p.add_argument(
+        "--baseline", metavar="FILE", help="findings recorded in FILE are reported as baseline and do not fail the run"
+    )
+    p.add_argument("--write-baseline", metavar="FILE", help="record every current failure in FILE (as fingerprints) and exit 0")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="workers: array blocks are read and checked on N threads, and several inputs run in up to N processes "
+        "(default: the cores available)",
+    )
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="scan on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local "
+        "worker processes; workers must reach the inputs at the same path or URL (--jobs is then unused; "
+        "see docs/scaling.md)",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="read [tool.spec-validate] from this pyproject.toml (default: the nearest from the cwd upwards)",
+    )
+    p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    p.add_argument("--verbose", "-v", action="store_true", help="text: also list passed and not-applicable clauses")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--deep",
+        action="store_true",
+        help="also read and decode every stored Zarr v2 chunk (allow-listed codecs only; never pickle or object codecs)",
+    )
+    p.add_argument(
+        "--no-list",
+        action="store_true",
+        help="remote Zarr stores with consolidated metadata: read the store as it describes it, listing no folder "
+        "(one request per document and per chunk): a node it leaves out is not seen, as a reader of consolidated "
+        "metadata does not see it, and the clauses on the keys stored (chunk keys, stray keys, documents it leaves "
+        "out) are not checked; an array declaring over 2**20 chunks is not read (each would be a request). Stores "
+        "without it are listed (on S3, a store of at most 100,000 keys with consolidated metadata, or 10,000 without, "
+        "in one flat listing, 1,000 keys a request); local stores always are",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="give each input at most SECONDS: it runs in a child process, and one that is still reading then "
+        "is reported as timed out, naming what it was reading (the other inputs are still validated)",
+    )
+    p.add_argument(
+        "--memory-limit",
+        type=_positive_int,
+        default=None,
+        metavar="MB",
+        help="cap the data memory of the validating processes at MB megabytes (RLIMIT_DATA: heap and thread "
+        "stacks): an allocation past it fails, in HDF5 or TileDB too, and what was being read is reported "
+        "unreadable; 1024 leaves room for a run with a few scan threads",
+    )
+    _add_all_clauses(p)
+    p.add_argument("--version", action="version", version=f"spec-validate {__version__}")
+    return p
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
+
+
+def _add_all_clauses(p: argparse.ArgumentParser) -> None:
+    """--all-clauses: a legacy file (an era before the spec, such as an .h5ad of anndata < 0.8) gets one verdict,
+    `<pack>.legacy`, counted as a MUST failure; with this flag every clause is checked as well."""
+    p.add_argument(
+        "--all-clauses",
+        action="store_true",
+        help="also check every clause of a legacy file (one written before the spec, e.g. by anndata < 0.8), "
+        "which otherwise gets one verdict, <pack>.legacy (a MUST failure; --ignore it to accept such files)",
+    )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, got {value}")
+    return value
+
+
+def _validate_one(
+    item: Input,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    extend: tuple[str, ...],
+    pack_files: tuple[str, ...],
+    threads: int = 1,
+    scanner=None,
+    deep: bool = False,
+    progress=None,
+    all_clauses: bool = False,
+    list_folders: bool = True,
+) -> Report:
+    """One input; runs in a worker process under --jobs (or a Dask task under --dask), so it takes pack file names,
+    not Pack objects. An input that cannot be opened gives a report carrying the error, so the others still run."""
+    from spec_validate import validate
+
+    try:
+        report = validate(
+            item.path,
+            select=select,
+            ignore=ignore,
+            extend_select=extend,
+            packs=_packs(pack_files),
+            jobs=threads,
+            scanner=scanner,
+            deep=deep,
+            progress=progress,
+            node=item.node,
+            all_clauses=all_clauses,
+            list_folders=list_folders,
+        )
+    except PackError:
+        raise  # a bad pack is the run's error, not one input's
+    except SpecValidateError as exc:
+        return _unchecked(item, error=str(exc))
+    except OSError as exc:
+        return _unchecked(item, error=_os_error(exc))
+    except MemoryError:  # past --memory-limit outside a read that reports it (a read that does is unreadable)
+        return _unchecked(item, error=f"{item.path}: needed more memory than --memory-limit allows")
+    except Exception as exc:  # a bug met on one input: that input's error; the others are still reported
+        if _no_thread_started(exc):
+            return _unchecked(item, error=f"{item.path}: needed more memory than --memory-limit allows (for a thread)")
+        if os.environ.get("SPEC_VALIDATE_DEBUG"):
+            raise
+        return _unchecked(
+            item, error=f"{item.path}: internal error: {type(exc).__name__}: {exc} (set SPEC_VALIDATE_DEBUG=1 for a traceback)"
+        )
+    if not report.packs:
+        what = f"no rule pack applies (a {report.format} file, but not a store that spec-validate's packs describe)"
+        # Named on the command line, that is an error; found in a folder (any HDF5 file is), it is skipped.
+        return _unchecked(item, **({"error": f"{report.source}: {what}"} if item.explicit else {"skipped": what}))
+    return report
+
+
+def _no_thread_started(exc: BaseException) -> bool:
+    """Whether `exc` is Python's failure to start a thread: its stack is memory, which --memory-limit caps (the
+    data limit counts every thread's stack), so a run near the limit fails there rather than with MemoryError."""
+    return isinstance(exc, RuntimeError) and str(exc) == "can't start new thread"
+
+
+def _unchecked(item: Input, error: str | None = None, skipped: str | None = None) -> Report:
+    """The report of an input that was not checked: it could not be opened, or was found in a folder and skipped."""
+    from spec_validate import __version__ as version
+
+    return Report(item.path, "", (), version, (), node=item.node, error=error, skipped=skipped)
+
+
+def _os_error(exc: OSError) -> str:
+    return f"{exc.filename or ''}: {exc.strerror or exc}".replace(": : ", ": ").lstrip(": ")
+
+
+def _label(path: str) -> str:
+    """The input's name for the progress bar: its last path segment, never a URL's credentials or query."""
+    if "://" in path:
+        from spec_validate.nodes.remote import redact_url
+
+        path = redact_url(path)
+    return os.path.basename(os.path.normpath(path.rstrip("/"))) or path
+
+
+def _ids(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+
+
+def _emit(text: str, output: str | None) -> None:
+    # Names read from a store can hold what no encoding writes (lone surrogates from undecodable file or member
+    # names): written as backslash escapes, which in JSON text are the string's own escapes.
+    if output:
+        with open(output, "w", encoding="utf-8", errors="backslashreplace") as fh:
+            fh.write(text)
+    else:
+        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+        sys.stdout.write(text.encode(encoding, "backslashreplace").decode(encoding))
+
+
+def _packs(extra: Sequence[str]) -> list[Pack]:
+    """The built-in packs with the pack files given: one that extends a built-in pack replaces it."""
+    from spec_validate.engine.loader import builtin_packs, load_pack, packs_to_run
+
+    return packs_to_run(builtin_packs(), [load_pack(p) for p in extra])
+
+
+def _subcommand(argv: Sequence[str] | None) -> int | None:
+    """`spec-validate coverage ...` is the one subcommand (spec_validate/coverage.py); None for a validation run.
+    A store named `coverage` in the working directory is validated as `./coverage`."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["coverage"]:
+        from spec_validate import coverage
+
+        return coverage.main(args[1:])
+    return None
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    code = _subcommand(argv)
+    if code is not None:
+        return code
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    packs = _packs(args.pack)
+    if args.explain:
+        return _explain(args, packs)
+    if args.list_rules:
+        return _list_rules(args, packs)
+    if not args.paths:
+        parser.error("give at least one PATH (or --list-rules / --explain)")
+    if args.timeout is not None and args.dask:
+        parser.error("--timeout runs each input in a child process here; it cannot be used with --dask")
+    if args.memory_limit is not None and args.dask:
+        parser.error("--memory-limit caps the processes here; it cannot be used with --dask")
+    settings = _settle(args, packs)
+    reports = _validate_all(args, settings, _inputs(args, settings))
+    return _finish(args, settings, reports)
+
+
+def _inputs(args: argparse.Namespace, settings: Settings) -> list[Input]:
+    """The inputs the paths name (folders searched); an error when nothing at all is left to validate."""
+    from spec_validate.inputs import discover
+
+    inputs = discover(args.paths, settings.exclude)
+    if inputs and all(item.skipped is not None for item in inputs):  # only folders, with nothing to validate in them
+        first = inputs[0]
+        others = f" (nor do the {len(args.paths) - 1} other paths given)" if len(args.paths) > 1 else ""
+        raise InputError(f"{first.path}: {first.skipped}{others}")
+    return inputs
+
+
+def _explain(args: argparse.Namespace, packs: list[Pack]) -> int:
+    """--explain ID: the rule, or every rule a dotted prefix selects (as --select reads it), each with its page."""
+    from spec_validate.engine.rule_selection import prefix_matches
+    from spec_validate.explain import explain, explain_legacy
+    from spec_validate.report.links import rule_page
+
+    rules = [r for pack in packs for r in pack.rules]
+    legacies = [pack for pack in packs if pack.legacy is not None]
+    redirects = {k: v for pack in packs for k, v in pack.redirects.items()}
+    wanted = redirects.get(args.explain, args.explain)
+    match = [r for r in rules if r.id == wanted]
+    legacy = [pack for pack in legacies if pack.legacy_id == wanted]
+    if not match and not legacy:  # a dotted prefix: every rule it selects, and the legacy verdicts it names
+        match = [r for r in rules if prefix_matches(wanted, r.id)]
+        legacy = [pack for pack in legacies if prefix_matches(wanted, pack.legacy_id)]
+    if not match and not legacy:
+        raise SpecValidateError(f"no rule matches {wanted!r} (see --list-rules)")
+    pages = [explain_legacy(pack) for pack in legacy]
+    pages += [explain(r) + (f"\nDocumentation: {rule_page(r.id)}\n" if r.builtin else "") for r in match]
+    _emit("\n".join(pages), args.output)
+    return 0
+
+
+def _list_rules(args: argparse.Namespace, packs: list[Pack]) -> int:
+    """--list-rules: every rule, as JSON or one line each."""
+    rules = [r for pack in packs for r in pack.rules]
+    if args.format == "json":
+        doc = [
+            {
+                "id": r.id,
+                "level": r.level.value,
+                "spec_level": r.spec_level.value,
+                "basis": r.basis,
+                "pack": r.pack,
+                "section": r.section,
+                "clause": r.clause,
+            }
+            for r in rules
+        ]
+        _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", args.output)
+    else:
+        width = max((len(r.id) for r in rules), default=0)
+        lines = (f"{r.level.value:<6} {r.id:<{width}}  {'derived ' if r.derived else ''}{r.section}\n" for r in rules)
+        _emit("".join(lines), args.output)
+    return 0
+
+
+def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
+    """[tool.spec-validate] and the flags merged (flags win), with every selected or ignored id known to the packs
+    they name (`packs`, loaded from --pack, is reloaded when the configuration names others)."""
+    from spec_validate import config as cfg
+    from spec_validate.engine.rule_selection import unknown_prefixes
+
+    settings = cfg.merge(
+        cfg.Config() if args.isolated else cfg.load_config(args.config),
+        select=_ids(args.select),
+        ignore=_ids(args.ignore),
+        extend_select=_ids(args.extend_select),
+        fail_on=args.fail_on,
+        packs=args.pack,
+        exclude=_ids(args.exclude),
+        extend_exclude=_ids(args.extend_exclude),
+    )
+    if settings.packs != tuple(args.pack):
+        packs = _packs(settings.packs)
+    known = [r.id for pack in packs for r in pack.rules] + [k for pack in packs for k in pack.redirects]
+    known += [pack.legacy_id for pack in packs if pack.legacy is not None]  # a legacy verdict is selected like a rule
+    unknown = unknown_prefixes(settings.all_prefixes(), known)
+    if unknown:
+        raise SpecValidateError(f"no rule matches {unknown[0]!r} (see --list-rules)")
+    return settings
+
+
+def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Input]) -> list[Report]:
+    """A report per input, in input order: on a Dask cluster, in worker processes (several inputs), or here.
+    Files found in a folder and skipped get their one-line report without being opened."""
+    from spec_validate.engine.scan import default_workers
+
+    _startup_finished()
+    if args.memory_limit is not None:
+        _limit_memory(args.memory_limit)
+    todo = [item for item in inputs if item.skipped is None]
+    workers = args.jobs or default_workers()
+    processes = min(workers, len(todo))
+    # Several inputs: one process each, up to N at once, sharing the N workers as scan threads.
+    threads = max(1, workers // max(1, processes))
+    jobs = [(i, settings.select, settings.ignore_for(i.path), settings.extend_select, settings.packs, threads) for i in todo]
+    validate_one = functools.partial(
+        _validate_one, deep=args.deep, all_clauses=args.all_clauses, list_folders=not args.no_list
+    )  # a partial of a module function still pickles
+    if args.timeout is not None:
+        done = _with_timeout(jobs, validate_one, args.timeout, args.quiet, workers)
+    elif args.dask:
+        from spec_validate.engine.dask_scan import validate_on_dask
+
+        done = validate_on_dask(args.dask, jobs, validate_one)
+    elif processes > 1:
+        done = _in_processes(jobs, validate_one, processes, args.quiet)
+    else:
+        done = _serially(jobs, validate_one, args.quiet)
+    checked = iter(done)
+    return [_unchecked(item, skipped=item.skipped) if item.skipped is not None else next(checked) for item in inputs]
+
+
+def _in_processes(jobs: list[tuple], validate_one: Callable[..., Report], processes: int, quiet: bool) -> list[Report]:
+    """Each input in a worker process, with one bar counting finished inputs."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from spec_validate.progress import TerminalProgress
+
+    # spawn, not fork: TileDB and HDF5 hold threads and locks that a forked child would inherit half-taken.
+    with (
+        ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool,
+        TerminalProgress("validating", unit="files", quiet=quiet) as bar,
+    ):
+        return _gather([pool.submit(validate_one, *job) for job in jobs], bar)  # in input order
+
+
+def _limit_memory(megabytes: int) -> None:
+    """Cap this process's data (and so its children's: they inherit it) at `megabytes`."""
+    try:
+        import resource
+
+        limit = megabytes * 2**20
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, resource.getrlimit(resource.RLIMIT_DATA)[1]))
+    except (ImportError, AttributeError, ValueError, OSError) as exc:
+        raise SpecValidateError(f"--memory-limit cannot be set here ({exc})") from None
+
+
+def _with_timeout(
+    jobs: list[tuple], validate_one: Callable[..., Report], seconds: float, quiet: bool, workers: int
+) -> list[Report]:
+    """Each input in turn in a child process given `seconds`, with all the scan threads (see `spec_validate.watchdog`)."""
+    from spec_validate.watchdog import run_with_timeout
+
+    reports = []
+    for job in jobs:
+        item = job[0]
+        job = (*job[:5], workers)
+        reports.append(run_with_timeout(job, validate_one, seconds, _shown(item.path), item.node, _label(item.path), quiet))
+    return reports
+
+
+def _shown(path: str) -> str:
+    from spec_validate import _shown as shown
+
+    return shown(path)
+
+
+def _serially(jobs: list[tuple], validate_one: Callable[..., Report], quiet: bool) -> list[Report]:
+    """Each input in turn in this process."""
+    from spec_validate.progress import TerminalProgress
+
+    reports = []
+    for job in jobs:  # a bar per input, named for it, once its scan has lasted a second
+        with TerminalProgress(_label(job[0].path), quiet=quiet) as bar:
+            reports.append(validate_one(*job, progress=bar))
+    return reports
+
+
+def _finish(args: argparse.Namespace, settings: Settings, reports: list[Report]) -> int:
+    """The baseline written or read, the report (or --statistics) emitted, each input that could not be opened
+    named on stderr; the exit code, the worst over the inputs."""
+    from spec_validate.report import baseline as bl
+    from spec_validate.report.verdict import exit_code
+
+    fail_on = Level(settings.fail_on.upper())
+    if args.write_baseline:
+        _write_baseline(args.write_baseline, reports)
+    known = bl.load(args.baseline) if args.baseline else None
+    if args.statistics:
+        from spec_validate.report.statistics import render as render_statistics
+
+        _emit(render_statistics(reports, args.format == "json", known), args.output)
+    else:
+        _emit(_render(args, reports, fail_on, known), args.output)
+    for report in reports:
+        if report.error is not None:
+            print(f"spec-validate: error: {report.error}", file=sys.stderr)
+    return exit_code(reports, fail_on, known, exit_zero=bool(args.exit_zero or args.write_baseline))
+
+
+def _write_baseline(path: str, reports: list[Report]) -> None:
+    from spec_validate.report import baseline as bl
+
+    bl.write(path, reports)
+    count = sum(1 for r in reports for item in bl.located(r) if item.rule_id != bl.INPUT_ERROR)
+    print(f"spec-validate: wrote {count} finding(s) to baseline {path}", file=sys.stderr)
+
+
+def _gather(futures, progress) -> list[Report]:
+    """The futures' results in input order, counting finished inputs on `progress`; a failure cancels those not yet started."""
+    progress.start(len(futures))
+    for future in futures:
+        future.add_done_callback(lambda _: progress.advance(1))  # on the pool's thread: TerminalProgress locks
+    try:
+        return [future.result() for future in futures]
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+    finally:
+        progress.finish()
+
+
+def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, known) -> str:
+    if args.format == "json":
+        from spec_validate.report.json import render as render_json
+
+        return render_json(reports, __version__, fail_on, known)
+    if args.format == "sarif":
+        from spec_validate.report.sarif import render as render_sarif
+
+        return render_sarif(reports, __version__, known)
+    if args.format == "github":
+        from spec_validate.report.github import render as render_github
+
+        return render_github(reports, known)
+    if args.format == "junit":
+        from spec_validate.report.junit import render as render_junit
+
+        return render_junit(reports, known)
+    if args.format == "markdown":
+        from spec_validate.report.markdown import render as render_markdown
+
+        return render_markdown(reports, fail_on, known)
+    if args.format == "html":
+        from spec_validate.report.html import render as render_html
+
+        return render_html(reports, fail_on, known, __version__)
+    from spec_validate.report.text import render as render_text
+    from spec_validate.report.text import use_colour
+
+    colour = not args.output and use_colour(sys.stdout)
+    return render_text(reports, fail_on, colour=colour, verbose=args.verbose, baseline=known)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return run(argv)
+    except SpecValidateError as exc:
+        print(f"spec-validate: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("spec-validate: interrupted", file=sys.stderr)
+        return 130
+    except OSError as exc:
+        print(f"spec-validate: error: {_os_error(exc)}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug: still one line, and how to see more
+        print(
+            f"spec-validate: internal error: {type(exc).__name__}: {exc} (set SPEC_VALIDATE_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        if os.environ.get("SPEC_VALIDATE_DEBUG"):
+            raise
+        return 2
+
+
+def console() -> None:
+    """The `spec-validate` command: `main` in a process that exits when it returns.
+
+    Start-up builds many objects that live until exit (numpy's and the tool's modules, the rule packs), and
+    each full pass of the cyclic garbage collector would traverse them all again: on a small file that was a
+    tenth of the run. So the collector waits until start-up is over, the objects alive then are moved out of
+    its view (`gc.freeze`), and it runs for the rest of the run, whose memory must stay bounded, collecting the
+    youngest objects every YOUNG_OBJECTS allocations rather than Python's 700: the node tree grows by tens of
+    thousands of objects that all live to the end, and collecting it so often cost a fifth of a 30,000-node
+    Zarr v3 run. At exit the same is done again, so the interpreter's final collections do not walk everything
+    once more.
+    """
+    global _OWN_PROCESS
+    _OWN_PROCESS = True
+    gc.disable()
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
+# Allocations (net of frees) between two collections of the youngest generation in the command's own process:
+# at most this many objects of cyclic garbage wait for the collector (Python's default is 700).
+YOUNG_OBJECTS = 10_000
+
+
+def _startup_finished() -> None:
+    if not _OWN_PROCESS:
+        return
+    from spec_validate.nodes import codecs
+
+    codecs.SKIP_CODEC_PLUGIN_SCAN = True  # this process decodes nothing but the tool's allow-list: see there
+    if not gc.isenabled():
+        gc.freeze()
+        _, older, oldest = gc.get_threshold()
+        gc.set_threshold(YOUNG_OBJECTS, older, oldest)
+        gc.enable()
+
+
+if __name__ == "__main__":
+    console()

@@ -1,0 +1,198 @@
+"""`[tool.spec-validate]` in pyproject.toml, merged with CLI flags (ruff precedence: the CLI wins)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+from spec_validate.errors import InputError
+
+_MAY_CONFIGURE = re.compile(r"spec-validate[\"']?[ \t]*[\].=]")
+KEYS = ("select", "ignore", "extend-select", "fail-on", "per-path-ignores", "packs", "exclude", "extend-exclude")
+FAIL_ON = ("must", "should", "may")
+
+
+class Config(NamedTuple):
+    """The settings of one pyproject.toml (paths in `packs` already made absolute)."""
+
+    select: tuple[str, ...] | None = None  # None: not set
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    fail_on: str | None = None
+    per_path_ignores: Mapping[str, tuple[str, ...]] | None = None  # glob -> rule prefixes; None: not set
+    packs: tuple[str, ...] = ()
+    root: str = ""  # the directory holding the pyproject.toml; per-path globs are relative to it
+    source: str = ""
+    exclude: tuple[str, ...] | None = None  # folder-search globs replacing the default list; None: not set
+    extend_exclude: tuple[str, ...] = ()
+
+
+def find_pyproject(start: str | None = None) -> str | None:
+    """The nearest pyproject.toml from `start` (default: the cwd) upwards that has a [tool.spec-validate] table."""
+    directory = os.path.realpath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(directory, "pyproject.toml")
+        if os.path.isfile(candidate):
+            try:
+                with open(candidate, encoding="utf-8") as fh:
+                    text = fh.read()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError(f"{candidate}: cannot be read ({exc})") from None
+            # Only a file that may hold the table is parsed (tomllib costs more than a small run's checks): a
+            # header, a dotted key or a key of [tool] names the tool followed by `]`, `.` or `=`, where a
+            # project's own name (`name = "spec-validate"`) is not.
+            if _MAY_CONFIGURE.search(text) and "spec-validate" in _parse_toml(candidate, text).get("tool", {}):
+                return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def _parse_toml(path: str, text: str) -> dict:
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: cannot be read as TOML ({exc})") from None
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Read `[tool.spec-validate]` from `path`, or from the pyproject found from the cwd upwards; empty if none.
+
+    Raises:
+        InputError: an unknown key or a value of the wrong type, naming the file and the key.
+    """
+    found = os.fspath(path) if path else find_pyproject()
+    if found is None:
+        return Config()
+    table = _read_table(found)
+    where = f"{found}: [tool.spec-validate]"
+
+    def strings(key: str) -> tuple[str, ...]:
+        return _strings(table.get(key, []), f"{where}: {key}: expected a list of strings")
+
+    fail_on = table.get("fail-on")
+    if fail_on is not None and (not isinstance(fail_on, str) or fail_on.lower() not in FAIL_ON):
+        raise InputError(f"{where}: fail-on: expected one of {', '.join(FAIL_ON)}, got {fail_on!r}")
+    root = os.path.dirname(os.path.abspath(found))
+    return Config(
+        select=strings("select") if "select" in table else None,
+        ignore=strings("ignore"),
+        extend_select=strings("extend-select"),
+        fail_on=fail_on.lower() if fail_on else None,
+        per_path_ignores=_per_path_ignores(table.get("per-path-ignores", {}), where),
+        packs=tuple(os.path.join(root, p) for p in strings("packs")),
+        root=root,
+        source=found,
+        exclude=strings("exclude") if "exclude" in table else None,
+        extend_exclude=strings("extend-exclude"),
+    )
+
+
+def _read_table(found: str) -> dict:
+    """The `[tool.spec-validate]` table of the pyproject at `found` ({} without one), its keys all known."""
+    try:
+        with open(found, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{found}: cannot be read ({exc})") from None
+    table = _parse_toml(found, text).get("tool", {}).get("spec-validate", {})
+    where = f"{found}: [tool.spec-validate]"
+    if not isinstance(table, dict):
+        raise InputError(f"{where}: expected a table")
+    for key in table:
+        if key not in KEYS:
+            raise InputError(f"{where}: {key}: unknown option (known: {', '.join(KEYS)})")
+    return table
+
+
+def _strings(value: object, error: str) -> tuple[str, ...]:
+    """`value` as a tuple of strings (one string is a list of one); InputError(`error`) for anything else."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(error)
+    return tuple(value)
+
+
+def _per_path_ignores(value: object, where: str) -> dict[str, tuple[str, ...]]:
+    """The per-path-ignores table: glob -> rule ids or prefixes."""
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: per-path-ignores: expected a table of glob = [rule prefixes]")
+    return {
+        glob: _strings(prefixes, f"{where}: per-path-ignores.{glob}: expected a list of rule ids or prefixes")
+        for glob, prefixes in value.items()
+    }
+
+
+class Settings(NamedTuple):
+    """What one run uses, after the CLI flags have been laid over the config."""
+
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    extend_select: tuple[str, ...]
+    fail_on: str
+    packs: tuple[str, ...]
+    per_path_ignores: Mapping[str, tuple[str, ...]]
+    root: str
+    # (glob, directory it is relative to) for folder searches: the defaults or `exclude`, then `extend-exclude`
+    exclude: tuple[tuple[str, str], ...] = ()
+
+    def ignore_for(self, path: str) -> tuple[str, ...]:
+        """`ignore` plus the per-path-ignores whose glob matches `path` (relative to the config's directory)."""
+        extra: list[str] = []
+        if self.per_path_ignores:
+            absolute = os.path.abspath(path)
+            rel = os.path.relpath(absolute, self.root or os.getcwd()).replace(os.sep, "/")
+            for glob, prefixes in self.per_path_ignores.items():
+                if any(
+                    fnmatch.fnmatchcase(candidate, glob)
+                    for candidate in (rel, rel.rstrip("/"), os.path.basename(rel.rstrip("/")))
+                ):
+                    extra.extend(prefixes)
+        return self.ignore + tuple(extra)
+
+    def all_prefixes(self) -> tuple[str, ...]:
+        return self.select + self.ignore + self.extend_select + tuple(p for ps in self.per_path_ignores.values() for p in ps)
+
+
+def merge(
+    config: Config,
+    *,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
+    fail_on: str | None = None,
+    packs: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    extend_exclude: Sequence[str] = (),
+) -> Settings:
+    """CLI over config, as ruff does: --select replaces `select`; ignore, extend-select and packs add up;
+    --fail-on replaces `fail-on`; --exclude replaces `exclude` (itself replacing the default list), and
+    `extend-exclude` and --extend-exclude add to it. Config globs are relative to the config's directory, the
+    flags' to the working directory."""
+    from spec_validate.inputs import DEFAULT_EXCLUDE
+
+    cwd = os.getcwd()
+    if exclude:
+        excludes = [(p, cwd) for p in exclude]
+    elif config.exclude is not None:
+        excludes = [(p, config.root) for p in config.exclude]
+    else:
+        excludes = [(p, cwd) for p in DEFAULT_EXCLUDE]
+    excludes += [(p, config.root) for p in config.extend_exclude] + [(p, cwd) for p in extend_exclude]
+    return Settings(
+        select=tuple(select) if select else (config.select or ()),
+        ignore=config.ignore + tuple(ignore),
+        extend_select=config.extend_select + tuple(extend_select),
+        fail_on=(fail_on or config.fail_on or "must").lower(),  # level names in any case (`SHOULD`)
+        packs=config.packs + tuple(packs),
+        per_path_ignores=dict(config.per_path_ignores or {}),
+        root=config.root,
+        exclude=tuple(excludes),
+    )

@@ -1,0 +1,414 @@
+"""The array pass on a Dask cluster: one task per block, read on a worker, partials folded on the client.
+
+Each task is a tiny descriptor (store source, node path, row range, fact requests). The worker opens the
+store itself (once per worker process and run, see `_TreeCache`), reads its block and returns the kernels'
+partials, which are small and of fixed size. The client folds them with `scan.fold` in block order, so the
+facts are those of the serial run, down to the index and values of the first offending element, whichever
+worker read which block.
+
+The source must be something every worker can open: a path on a file system the workers share, mounted at
+the same place (relative paths are made absolute on the client), or a URL the workers can reach. A URL
+reaches the workers as it was given (the tree's `locator`), so a signed URL's query string opens the store
+there too; it travels in task arguments only and is never part of a message, report or log line of ours
+(`source` is the URL without user, password and query). Other credentials come from each worker's own
+environment. See docs/scaling.md.
+
+dask and distributed are imported only here, and only when a Dask scanner or `--dask` is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import os
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from spec_validate.engine.scan import (
+    ArrayScan,
+    Facts,
+    Partials,
+    Progress,
+    _sequential,
+    default_workers,
+    fold,
+    read_and_summarize,
+)
+from spec_validate.errors import InputError, SpecValidateError
+from spec_validate.kernels.facts import FactRequest
+from spec_validate.nodes.base import (
+    DEFAULT_BLOCK_ELEMENTS,
+    NodeError,
+    RowRange,
+    Tree,
+    row_elements,
+)
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from spec_validate.report.model import Report
+
+# Tasks in flight per worker thread: enough to hide the scheduler round trip, few enough that the
+# partials waiting on the workers (and the client's bookkeeping) stay small whatever the array size.
+IN_FLIGHT_PER_THREAD = 4
+CONNECT_TIMEOUT_S = 10
+NETWORK_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+
+
+# --- worker side -------------------------------------------------------------------------------------
+
+
+class _TreeCache:
+    """Opened trees of this worker process, keyed by (source, run token); thread-safe.
+
+    A worker opens a store once per run, not once per task. The run token (one per `DaskScanner.run`)
+    means a file rewritten between two runs on a long-lived cluster is opened afresh. At most `size`
+    trees stay open; the least recently used one not being read from is closed.
+    """
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._trees: OrderedDict[tuple[str, str], list[Any]] = OrderedDict()  # key -> [tree, users, forgotten]
+        self.opened = 0  # stores opened by this process (tests check each worker opens a store once)
+
+    @contextlib.contextmanager
+    def tree(self, source: str, token: str, list_folders: bool = True) -> Iterator[Tree]:
+        from spec_validate.nodes.detect import open_store
+
+        key = (source, token)
+        with self._lock:
+            entry = self._trees.get(key)
+            if entry is None:
+                # Opened under the lock so two threads of one worker never open the same store twice;
+                # opening reads metadata only.
+                entry = [open_store(source, list_folders), 0, False]
+                self._trees[key] = entry
+                self.opened += 1
+            self._trees.move_to_end(key)
+            entry[1] += 1
+        try:
+            yield entry[0]
+        finally:
+            with self._lock:
+                entry[1] -= 1
+                self._close_unused()
+
+    def forget(self, token: str) -> int:
+        """Close the trees of one run (now, or when their last reader is done); returns how many."""
+        with self._lock:
+            mine = [e for k, e in self._trees.items() if k[1] == token]
+            for entry in mine:
+                entry[2] = True
+            self._close_unused()
+        return len(mine)
+
+    def sources(self) -> list[str]:
+        """The sources of the open trees, as reports name them (without credentials)."""
+        with self._lock:
+            return [entry[0].source for entry in self._trees.values()]
+
+    def _close_unused(self) -> None:
+        # Called with the lock held.
+        excess = len(self._trees) - self.size
+        for key, (tree, users, forgotten) in list(self._trees.items()):
+            if users == 0 and (forgotten or excess > 0):
+                del self._trees[key]
+                excess -= 1
+                with contextlib.suppress(Exception):  # closing is best effort; the data was read
+                    tree.close()
+
+
+_TREES = _TreeCache()
+
+
+def scan_block(
+    source: str,
+    node_path: str,
+    rows: RowRange | None,
+    requests: Sequence[FactRequest],
+    token: str = "",
+    block_elements: int = DEFAULT_BLOCK_ELEMENTS,
+    list_folders: bool = True,
+) -> list[Partials | None]:
+    """One task: open `source` on this worker (cached), read the block `rows` of `node_path`, summarise it.
+
+    `list_folders`: as the run's own tree was opened (False: a remote store read without listing, --no-list).
+
+    `rows is None` scans the whole array in sequence (arrays whose blocks can only be read in order).
+    Returns the partials in block order: one for a block, one per block for a sequential scan.
+    Raises NodeError when the array cannot be read, InputError when the store cannot be opened here.
+    """
+    with _TREES.tree(source, token, list_folders) as tree:
+        node = tree.get(node_path)
+        if node is None:
+            raise NodeError(f"{node_path}: not found in {tree.source} on the Dask worker")
+        scan = ArrayScan(node, tuple(requests), None if rows is None else (tuple(rows),))
+        if rows is None:
+            return list(_sequential(scan, block_elements, None))
+        return [read_and_summarize(node, tuple(rows), scan.requests)]
+
+
+def forget_trees(token: str) -> int:
+    """Close this worker's trees of run `token` (run on every worker at the end of a scan)."""
+    return _TREES.forget(token)
+
+
+def cached_sources() -> list[str]:
+    """The sources this worker process holds open (for tests and diagnostics)."""
+    return _TREES.sources()
+
+
+def stores_opened() -> int:
+    """How many stores this worker process has opened so far (for tests and diagnostics)."""
+    return _TREES.opened
+
+
+# --- client side -------------------------------------------------------------------------------------
+
+
+def worker_source(source: str) -> str:
+    """The name workers open: local paths made absolute (workers do not share our cwd); URLs unchanged."""
+    if "://" in source:
+        return source
+    return os.path.abspath(source)
+
+
+@dataclass(frozen=True)
+class _Task:
+    scan: int  # index into the scans
+    block: int  # position of the block in its array (the fold order)
+    rows: RowRange | None
+    elements: int
+
+
+class DaskScanner:
+    """Runs the array scans as Dask tasks, one per block, and folds the partials in block order.
+
+    Args:
+        client_or_address: a `distributed.Client`, or a scheduler address (`tcp://host:8786`) to connect to.
+        block_elements: the block size for arrays read in sequence (the planned blocks come with the scans).
+        in_flight: tasks submitted at once (default: `IN_FLIGHT_PER_THREAD` per worker thread).
+    """
+
+    def __init__(
+        self, client_or_address: Client | str, block_elements: int = DEFAULT_BLOCK_ELEMENTS, in_flight: int | None = None
+    ) -> None:
+        self._own = isinstance(client_or_address, str)
+        self.client = connect(client_or_address) if isinstance(client_or_address, str) else client_or_address
+        self.block_elements = block_elements
+        self.in_flight = in_flight
+
+    def close(self) -> None:
+        """Close the client if this scanner opened it."""
+        if self._own:
+            self.client.close()
+
+    def __enter__(self) -> DaskScanner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(self, scans: Sequence[ArrayScan], progress: Progress | None = None) -> dict[str, Facts | NodeError]:
+        from distributed import as_completed
+
+        token = uuid.uuid4().hex
+        tasks = _tasks(scans)
+        if not tasks:  # nothing to read (no arrays, or only empty ones): no round trip to the cluster
+            return {scan.node.path: fold(scan.requests, ()) for scan in scans}
+        sources = [worker_source(scan.node.tree.locator or scan.node.tree.source) for scan in scans]
+        partials: list[dict[int, list[Partials | None]]] = [{} for _ in scans]
+        failed: dict[int, tuple[int, NodeError]] = {}  # scan -> (block, error): the first failing block wins
+        cap = self.in_flight or max(8, IN_FLIGHT_PER_THREAD * sum(self.client.nthreads().values()))
+        queue = iter(tasks)
+        running: dict[str, tuple[_Task, Any]] = {}  # key -> (task, future)
+        # Results are fetched in the client's event loop as tasks finish, not one blocking round trip each.
+        done = as_completed(loop=self.client.loop, with_results=True, raise_errors=False)
+
+        def submit(n: int) -> None:
+            for task in itertools.islice(queue, n):
+                if task.scan in failed:  # the array already failed: do not read the rest of it
+                    if progress is not None:
+                        progress.advance(task.elements)
+                    continue
+                scan = scans[task.scan]
+                future = self.client.submit(
+                    scan_block,
+                    sources[task.scan],
+                    scan.node.path,
+                    task.rows,
+                    scan.requests,
+                    token,
+                    self.block_elements,
+                    scan.node.tree.list_folders,
+                    key=f"spec-validate-scan-{token}-{task.scan}-{task.block}",
+                )
+                running[future.key] = (task, future)
+                done.add(future)
+
+        try:
+            submit(cap)
+            for future, result in done:
+                task, _ = running.pop(future.key)
+                if future.status == "error":
+                    _record_failure(task, result[1], failed)  # result: (type, exception, traceback)
+                elif isinstance(result, BaseException):  # cancelled behind our back (the cluster shut down)
+                    raise SpecValidateError(f"Dask task {future.key} was cancelled ({result})")
+                else:
+                    partials[task.scan][task.block] = result
+                if progress is not None:
+                    progress.advance(task.elements)
+                submit(1)
+        finally:
+            if running:  # an error stopped the scan: drop what is still queued or running
+                self.client.cancel([f for _, f in running.values()])
+            with contextlib.suppress(Exception):  # closing the workers' files is housekeeping, not a result
+                self.client.run(forget_trees, token)
+
+        return _gather(scans, partials, failed)
+
+
+def _tasks(scans: Sequence[ArrayScan]) -> list[_Task]:
+    """One task per block of rows of each scan (one for a scan read whole)."""
+    tasks: list[_Task] = []
+    for i, scan in enumerate(scans):
+        if scan.rows is None:
+            tasks.append(_Task(i, 0, None, scan.elements))
+            continue
+        per_row = row_elements(scan.node.shape) if scan.node.shape else 1
+        tasks.extend(_Task(i, j, rows, (rows[1] - rows[0]) * per_row) for j, rows in enumerate(scan.rows))
+    return tasks
+
+
+def _record_failure(task: _Task, exc: BaseException, failed: dict[int, tuple[int, NodeError]]) -> None:
+    """Keep a worker's NodeError as its array's result (the first failing block's); raise anything else."""
+    if isinstance(exc, NodeError):
+        # A fresh NodeError: the message only, without the remote traceback.
+        if task.scan not in failed or task.block < failed[task.scan][0]:
+            failed[task.scan] = (task.block, NodeError(str(exc)))
+    elif isinstance(exc, InputError):
+        raise InputError(f"{exc} (on a Dask worker: workers must reach the store at the same path or URL)") from None
+    else:
+        raise exc  # a bug or a lost worker: as in the serial scanner, not a verdict on the array
+
+
+def _gather(
+    scans: Sequence[ArrayScan], partials: list[dict[int, list[Partials | None]]], failed: dict[int, tuple[int, NodeError]]
+) -> dict[str, Facts | NodeError]:
+    """Each array's facts, folded from its blocks' partials in row order, or its NodeError."""
+    results: dict[str, Facts | NodeError] = {}
+    for i, scan in enumerate(scans):
+        if i in failed:
+            results[scan.node.path] = failed[i][1]
+        else:
+            ordered = (p for j in sorted(partials[i]) for p in partials[i][j])
+            results[scan.node.path] = fold(scan.requests, ordered)
+    return results
+
+
+def connect(address: str, timeout: float | None = None) -> Client:
+    """A client of the scheduler at `address`; SpecValidateError (one line) when none answers."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise SpecValidateError("--dask needs dask and distributed: pip install 'spec-validate[dask]'") from None
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        # Checked before connecting: a Client that fails on a malformed address hangs in __del__ at exit.
+        scheme, location = parse_address(address)
+        if scheme not in NETWORK_SCHEMES:
+            raise ValueError(f"{scheme}:// is not a protocol another process can connect over")
+        if scheme in ("tcp", "tls"):
+            parse_host_port(location)
+    except ValueError as exc:
+        raise SpecValidateError(
+            f"--dask {address}: not a scheduler address ({exc}; expected tcp://host:port, local or local:N)"
+        ) from None
+    try:
+        return Client(address, timeout=timeout or CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SpecValidateError(f"--dask {address}: cannot connect to a Dask scheduler ({first})") from None
+
+
+def parse_local(address: str) -> int | None:
+    """Workers for a `local` / `local:N` address (None for a scheduler address)."""
+    if address == "local":
+        return default_workers()
+    if address.startswith("local:"):
+        text = address[len("local:") :]
+        if not text.isdigit() or int(text) < 1:
+            raise SpecValidateError(f"--dask {address}: expected local or local:N with N a whole number of workers, 1 or more")
+        return int(text)
+    return None
+
+
+@contextlib.contextmanager
+def dask_client(address: str) -> Iterator[Client]:
+    """A client of the scheduler at `address`, or of a LocalCluster for `local` / `local:N` (N worker processes)."""
+    workers = parse_local(address)
+    if workers is None:
+        client = connect(address)
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    try:
+        import logging
+
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise SpecValidateError("--dask needs dask and distributed: pip install 'spec-validate[dask]'") from None
+    threads = max(1, default_workers() // workers)
+    # Logs silenced: workers log heartbeat errors while the cluster shuts down; task errors reach us anyway.
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=threads, processes=True, dashboard_address=None, silence_logs=logging.CRITICAL
+        ) as cluster,
+        Client(cluster, set_as_default=False) as client,
+    ):
+        yield client
+
+
+def validate_on_dask(address: str, jobs: Sequence[tuple], validate_one) -> list[Report]:
+    """Validate the inputs on the cluster at `address`; reports in input order.
+
+    `jobs` are the arguments of `spec_validate.cli._validate_one` (the input, select, ignore, extend, pack files,
+    threads), `validate_one` that function. One input: opened here, its blocks scanned as Dask tasks. Several
+    inputs: each is one task validating the whole file on a worker, whose block scans run on threads of that
+    worker (not as nested tasks), the cluster's threads shared out among the files.
+    """
+    with dask_client(address) as client:
+        if len(jobs) == 1:
+            return [validate_one(*jobs[0], scanner=DaskScanner(client))]
+        nthreads = client.nthreads().values()
+        threads = max(1, min(max(nthreads, default=1), sum(nthreads) // len(jobs)))
+        futures = []
+        for item, select, ignore, extend, pack_files, _threads in jobs:
+            packs = tuple(worker_source(str(f)) for f in pack_files)  # --pack files too are opened on the worker
+            futures.append(
+                client.submit(
+                    validate_one, item._replace(path=worker_source(item.path)), select, ignore, extend, packs, threads, pure=False
+                )
+            )
+        reports = []
+        try:
+            for (item, *_), future in zip(jobs, futures, strict=True):
+                report = future.result()
+                if report.error is not None:
+                    hint = "on a Dask worker: workers must reach the store at the same path or URL"
+                    report = dataclasses.replace(report, error=f"{report.error} ({hint})")
+                # Workers opened the absolute path; the report names the input as the user gave it.
+                reports.append(dataclasses.replace(report, source=item.path))
+        finally:
+            client.cancel(futures)
+        return reports

@@ -1,0 +1,63 @@
+"""Rule documentation from the pack and the primitives' docstrings: --explain and docs/rules/<id>.md."""
+
+from __future__ import annotations
+
+import json
+
+from spec_validate.checks import registry
+from spec_validate.engine.model import Rule
+from spec_validate.engine.selectors import describe
+
+
+def notes_for(rule: Rule) -> list:
+    """The spec notes (contradictions, and the side the pack takes) that concern `rule`, from the built-in packs."""
+    from spec_validate.engine.loader import builtin_packs
+
+    return [n for pack in builtin_packs() for n in pack.notes if rule.id in n.rules]
+
+
+def explain(rule: Rule, notes=None) -> str:
+    """The rule in Markdown: level, section, the quoted clause, rationale, selector, what each step checks, and
+    the spec notes about it (docs/spec-notes.md)."""
+    head = f"# {rule.id} ({rule.level.value}{', derived' if rule.derived else ''})"
+    lines = [head, ""]
+    if rule.level is not rule.spec_level:
+        lines += [f"Level raised or lowered by a pack override; the spec says {rule.spec_level.value}.", ""]
+    source = f" of {rule.spec_source}" if rule.spec_source else ""
+    lines += [f"Pack: {rule.pack}. Section: {rule.section}{source} (spec version {rule.spec_version}).", ""]
+    lines += [f"> {rule.clause}", ""]
+    if rule.rationale:
+        lines += [f"Derived: {rule.rationale}", ""]
+    lines += [f"Applies to: {describe(rule.applies_to)}.", "", "Checks, in order (stopping at the first that fails):", ""]
+    for step in rule.check:
+        primitive = registry.get(step.primitive)
+        options = json.dumps(dict(step.options), sort_keys=True) if step.options else ""
+        summary = primitive.summary if primitive else "(unknown primitive)"
+        lines.append(f"- `{step.primitive}` {options}".rstrip() + f": {summary}")
+    if rule.message:
+        lines += ["", f"Message on failure: `{rule.message}` ({{path}} is the node, {{detail}} what the step found)."]
+    for w in rule.writers:
+        lines += ["", f"Known writer departure: {w.name} {w.versions}: {w.note}"]
+    for note in notes_for(rule) if notes is None else notes:
+        lines += ["", f"Spec note ({note.title}): {note.text}"]
+    return "\n".join(lines) + "\n"
+
+
+def explain_legacy(pack) -> str:
+    """The pack's legacy verdict in Markdown: the spec's sentence, and each era it stands for."""
+    legacy = pack.legacy
+    lines = [
+        f"# {pack.legacy_id} (MUST, legacy verdict)",
+        "",
+        f"Pack: {pack.name}. Section: {legacy.section}.",
+        "",
+        f"> {legacy.clause}",
+        "",
+        "A scope of one of these eras gets this one verdict instead of every clause of the pack (--all-clauses "
+        "checks them as well). It counts as a MUST failure at every --fail-on; --ignore it (or record it in a "
+        "baseline) to accept such files.",
+        "",
+    ]
+    for era, text in legacy.eras.items():
+        lines.append(f"- `{era}`: {text}")
+    return "\n".join(lines) + "\n"

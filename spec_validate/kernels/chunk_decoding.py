@@ -1,0 +1,32 @@
+"""chunk_problems: the stored chunks that did not decode, from the chunk reads each block records."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from spec_validate.kernels.block import Block
+
+# This kernel reads `block.chunks`, not the values: it runs on blocks whose chunks did not all decode.
+READS_CHUNKS = True
+
+
+class ChunkProblem(NamedTuple):
+    key: str
+    problem: str
+
+
+class ChunkPartial(NamedTuple):
+    read: int  # stored chunks read
+    bad: int  # of those, chunks that did not decode: every one counted, not only the ones kept
+    found: tuple[ChunkProblem, ...]  # the first `limit` of them, in block order
+
+
+def summarize(block: Block, limit: int = 20) -> ChunkPartial:
+    """The chunks of one block that did not decode."""
+    bad = [ChunkProblem(c.key, c.problem) for c in block.chunks if c.problem is not None]
+    return ChunkPartial(len(block.chunks), len(bad), tuple(bad[:limit]))
+
+
+def combine(left: ChunkPartial, right: ChunkPartial, limit: int = 20) -> ChunkPartial:
+    """Both spans as one; problems stay in block order because left precedes right."""
+    return ChunkPartial(left.read + right.read, left.bad + right.bad, (left.found + right.found)[:limit])

@@ -1,0 +1,56 @@
+"""GitHub Actions workflow commands: one `::error file=...,title=...::message` annotation per failure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from spec_validate.report.baseline import INPUT_ERROR, Baseline, artifact_uri, located
+from spec_validate.report.model import Level, Report, Status
+
+COMMAND = {Level.MUST: "error", Level.SHOULD: "warning", Level.MAY: "notice"}
+
+
+def escape_data(text: str) -> str:
+    """The message part, escaped as the Actions runner unescapes it (`%`, CR, LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A property value (`file`, `title`): also `:` and `,`, which end a property."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
+    """One annotation per failing finding; findings in the baseline become notices marked [baseline]."""
+    lines: list[str] = []
+    for report in reports:
+        about = report.provenance.describe() if report.provenance is not None else ""
+        if about:  # the report header, a plain log line (no annotation): what the store shows of its era and writers
+            lines.append(f"spec-validate: {artifact_uri(report.source)}: {about}".replace("\n", " "))
+        for item in located(report):
+            known = baseline is not None and baseline.is_known(item)
+            command = "notice" if known else COMMAND[item.level]
+            title = f"{'[baseline] ' if known else ''}{item.level.value} {item.rule_id}"
+            if item.rule_id == INPUT_ERROR:
+                message = f"cannot be opened: {item.message}"
+            elif item.legacy is not None:
+                message = f"{item.path}: {item.message}\n{item.legacy.section}: \u201c{item.legacy.clause}\u201d"
+            elif item.result is not None:
+                message = f"{item.path}: {item.message}" if item.path else item.message
+                message += f"\n{item.result.rule.section}: \u201c{item.result.rule.clause}\u201d"
+                for w in item.finding.writers if item.finding is not None else ():
+                    message += f"\nnote: {w.name} {w.versions}: {w.note}"
+            else:
+                message = f"{item.path}: unreadable: {item.message}"
+            file = item.file
+            if item.result is not None and item.path in report.metadata_keys:  # the Zarr key, as in SARIF
+                file = f"{file}/{report.metadata_keys[item.path]}"
+            props = f"file={escape_property(file)},line=1,title={escape_property(title)}"
+            lines.append(f"::{command} {props}::{escape_data(message)}")
+        for r in report.results:  # notices (the pickle codec): reported, never failures
+            if r.status is Status.NOTICE:
+                title = escape_property(f"NOTICE ({r.rule.notice}) {r.rule.id}")
+                for f in r.findings:
+                    props = f"file={escape_property(artifact_uri(report.source))},line=1,title={title}"
+                    lines.append(f"::notice {props}::{escape_data(f'{f.path}: {f.message}')}")
+    return "".join(line + "\n" for line in lines)

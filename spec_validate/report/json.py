@@ -1,0 +1,138 @@
+"""The JSON report: one document per run, holding one report per input (schema: report.schema.json)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from spec_validate.primitive_api import Finding, Level
+
+if TYPE_CHECKING:
+    from spec_validate.report.baseline import Baseline
+    from spec_validate.report.model import ClauseResult, LegacyVerdict, Report
+
+
+def finding_to_json(f: Finding) -> dict[str, Any]:
+    out: dict[str, Any] = {"path": f.path, "message": f.message}
+    if f.index is not None:
+        out["index"] = list(f.index)
+    if f.details:
+        out["details"] = {k: _plain(v) for k, v in f.details.items()}
+    if f.writers:
+        out["writers"] = [_writer(w) for w in f.writers]
+    return out
+
+
+def _writer(w) -> dict[str, Any]:
+    return {"name": w.name, "versions": w.versions, "note": w.note}
+
+
+def result_to_json(r: ClauseResult) -> dict[str, Any]:
+    rule = r.rule
+    out: dict[str, Any] = {
+        "id": rule.id,
+        "status": r.status.value,
+        "level": rule.level.value,
+        "spec_level": rule.spec_level.value,
+        "basis": rule.basis,
+        "pack": rule.pack,
+        "section": rule.section,
+        "spec_version": rule.spec_version,
+        "clause": rule.clause,
+        "nodes_checked": r.nodes_checked,
+        "findings": [finding_to_json(f) for f in r.findings],
+        "finding_count": r.finding_count,
+    }
+    if r.reason:
+        out["reason"] = r.reason
+    if r.unchecked:
+        out["unchecked"] = [{"path": path, "reason": reason} for path, reason in r.unchecked]
+        out["unchecked_count"] = max(r.unchecked_count, len(r.unchecked))
+    if rule.rationale:
+        out["rationale"] = rule.rationale
+    notes = r.writer_notes  # only notes that fit the store: never a writer the store shows it was not written by
+    if notes:
+        out["writers"] = [_writer(w) for w in notes]
+    if rule.notice:
+        out["notice"] = rule.notice
+    return out
+
+
+def legacy_to_json(v: LegacyVerdict) -> dict[str, Any]:
+    return {
+        "id": v.id,
+        "pack": v.pack,
+        "path": v.path,
+        "level": v.level.value,
+        "era": v.era,
+        "era_id": v.era_id,
+        "writers": list(v.writers),
+        "message": v.message,
+        "clause": v.clause,
+        "section": v.section,
+        "evidence": list(v.evidence),
+        "clauses_checked": v.clauses_checked,
+    }
+
+
+def report_to_json(report: Report, fail_on: Level = Level.MUST, baseline: Baseline | None = None) -> dict[str, Any]:
+    """One input's report; `verdict` is the one the text report prints and the exit code follows (at `fail_on`,
+    with `baseline`). An input that could not be opened has `error` and nothing checked."""
+    from spec_validate.report.verdict import verdict
+
+    v = verdict(report, fail_on, baseline)
+    out: dict[str, Any] = {
+        "source": report.source,
+        "node": report.node,
+        "format": report.format or None,
+        "listed": report.listed,
+        "verdict": {"outcome": v.outcome, "fail_on": fail_on.value, "new": v.new, "known": v.known, "unchecked": v.unchecked},
+        "packs": [{"name": p.name, "title": p.title, "version": p.version, "scopes": list(p.scopes)} for p in report.packs],
+        "summary": report.summary(),
+        "provenance": report.provenance.to_json() if report.provenance is not None else {"eras": [], "writers": []},
+        "legacy": [legacy_to_json(lv) for lv in report.legacy],
+        "problems": [{"key": p.key, "message": p.message, **({"path": p.path} if p.path else {})} for p in report.problems],
+        "results": [result_to_json(r) for r in report.results],
+    }
+    if v.reason:
+        out["verdict"]["reason"] = v.reason
+    if report.error is not None:
+        out["error"] = report.error
+    if report.context:
+        out["context"] = [result_to_json(r) for r in report.context]
+    if baseline is not None:
+        from spec_validate.report.baseline import located
+
+        out["baseline"] = [
+            {
+                "fingerprint": i.fingerprint,
+                "rule": i.rule_id,
+                "path": i.path,
+                "state": "baseline" if baseline.is_known(i) else "new",
+            }
+            for i in located(report)
+        ]
+    return out
+
+
+def render(reports: Sequence[Report], tool_version: str, fail_on: Level = Level.MUST, baseline: Baseline | None = None) -> str:
+    """One document: a report per input checked (or that could not be opened), and the files a folder search skipped."""
+    doc: dict[str, Any] = {
+        "tool": {"name": "spec-validate", "version": tool_version},
+        "reports": [report_to_json(r, fail_on, baseline) for r in reports if r.skipped is None],
+    }
+    skipped = [{"path": r.name, "reason": r.skipped} for r in reports if r.skipped is not None]
+    if skipped:
+        doc["skipped"] = skipped
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return repr(value)

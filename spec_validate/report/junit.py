@@ -1,0 +1,107 @@
+"""JUnit XML: one testsuite per input file, one testcase per clause; failed -> <failure>, not_applicable -> <skipped>."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+from spec_validate.report.baseline import Baseline, Located, artifact_uri, located
+from spec_validate.report.model import ClauseResult, Report, Status
+
+
+def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
+    suites = ET.Element("testsuites", name="spec-validate")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for report in (r for r in reports if r.skipped is None):  # a file found in a folder and skipped: no test
+        file = artifact_uri(report.source)
+        suite = ET.SubElement(suites, "testsuite", name=file)
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        if report.error is not None:
+            _input_error(suite, file, report.error, counts)
+        items = list(located(report))
+        _provenance(suite, report)
+        for item in items:
+            if item.legacy is not None:
+                _legacy_case(suite, file, item, baseline, counts)
+        if report.problems:
+            case = ET.SubElement(suite, "testcase", name="unreadable", classname=file, file=file)
+            counts["tests"] += 1
+            text = "\n".join(f"{p.key}: {p.message}" for p in report.problems)
+            unreadable = [i for i in items if i.result is None and i.legacy is None]
+            _failure_or_known(case, "error", "parts of the store cannot be read", text, unreadable, baseline, counts)
+        for r in report.results:
+            _clause_case(suite, file, r, [i for i in items if i.result is r], baseline, counts)
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+    for key, value in totals.items():
+        suites.set(key, str(value))
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _provenance(suite: ET.Element, report: Report) -> None:
+    """The eras and likely writers the store shows, as the suite's properties."""
+    if report.provenance is None or not (report.provenance.eras or report.provenance.writers):
+        return
+    props = ET.SubElement(suite, "properties")
+    for era in report.provenance.eras:
+        ET.SubElement(props, "property", name=f"era {era.path}", value=era.label)
+    for w in report.provenance.writers:
+        ET.SubElement(props, "property", name=f"writer ({w.role})", value=w.label)
+
+
+def _legacy_case(suite: ET.Element, file: str, item: Located, baseline: Baseline | None, counts: dict[str, int]) -> None:
+    """A legacy verdict: one test, failing at MUST, standing for the clauses of its scope."""
+    v = item.legacy
+    case = ET.SubElement(suite, "testcase", name=v.id, classname=v.pack, file=file)
+    counts["tests"] += 1
+    text = f"{v.section}: \u201c{v.clause}\u201d\n{item.message}"
+    _failure_or_known(case, "failure", f"MUST: legacy: {v.era}", text, [item], baseline, counts, "MUST")
+
+
+def _clause_case(
+    suite: ET.Element, file: str, r: ClauseResult, mine: list[Located], baseline: Baseline | None, counts: dict[str, int]
+) -> None:
+    """One clause: failed -> <failure>, error -> <error>, not applicable -> <skipped>, a notice -> its output."""
+    rule = r.rule
+    counts["tests"] += 1
+    case = ET.SubElement(suite, "testcase", name=rule.id, classname=rule.pack, file=file)
+    header = f"{rule.level.value}{' (derived)' if rule.derived else ''} {rule.id}\n{rule.section}: \u201c{rule.clause}\u201d"
+    if r.status is Status.FAILED:
+        body = "\n".join(f"{f.path}: {f.message}" for f in r.findings)
+        if r.finding_count > len(r.findings):
+            body += f"\n... and {r.finding_count - len(r.findings)} more"
+        for w in r.writer_notes:
+            body += f"\nnote: {w.name} {w.versions}: {w.note}"
+        first = r.findings[0].message if r.findings else "failed"
+        _failure_or_known(
+            case, "failure", f"{rule.level.value}: {first}", f"{header}\n{body}", mine, baseline, counts, rule.level.value
+        )
+    elif r.status is Status.ERROR:
+        _failure_or_known(case, "error", r.reason or "error", f"{header}\nerror: {r.reason}", mine, baseline, counts)
+    elif r.status is Status.NOT_APPLICABLE:
+        ET.SubElement(case, "skipped", message=r.reason or "not applicable")
+        counts["skipped"] += 1
+    elif r.status is Status.NOTICE:  # reported, never a failure
+        findings = "\n".join(f"{f.path}: {f.message}" for f in r.findings)
+        ET.SubElement(case, "system-out").text = f"NOTICE ({rule.notice})\n{findings}"
+
+
+def _input_error(suite: ET.Element, file: str, error: str, counts: dict[str, int]) -> None:
+    """An input that cannot be opened: one test, opening it, in error."""
+    case = ET.SubElement(suite, "testcase", name="open", classname=file, file=file)
+    ET.SubElement(case, "error", message="the input cannot be opened").text = error
+    counts["tests"] += 1
+    counts["errors"] += 1
+
+
+def _failure_or_known(case, tag, message, text, items, baseline, counts, type_=None) -> None:
+    """A <failure>/<error>; when every failing thing of the clause is in the baseline, a <skipped> saying so."""
+    if baseline is not None and items and all(baseline.is_known(i) for i in items):
+        ET.SubElement(case, "skipped", message=f"baseline: known {tag}").text = text
+        counts["skipped"] += 1
+        return
+    el = ET.SubElement(case, tag, message=message, **({"type": type_} if type_ else {}))
+    el.text = text
+    counts["failures" if tag == "failure" else "errors"] += 1

@@ -1,0 +1,65 @@
+"""Markdown for people reading a CI page ($GITHUB_STEP_SUMMARY): a summary table, then the failures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from spec_validate.report.baseline import Baseline, artifact_uri, located
+from spec_validate.report.model import Level, Report
+from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, ERROR, NOTHING_CHECKED, verdict
+
+ICONS = {CONFORMS: "\u2705", DOES_NOT_CONFORM: "\u274c", ERROR: "\u26a0\ufe0f", NOTHING_CHECKED: "\u2796"}
+
+
+def _cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def render(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None = None) -> str:
+    lines = ["## spec-validate", ""]
+    lines.append("| File | Format | Result | MUST failed | SHOULD failed | MAY failed | Passed | Not applicable |")
+    lines.append("|---|---|---|---:|---:|---:|---:|---:|")
+    for report in reports:
+        if report.skipped is not None:
+            continue
+        s = report.summary()
+        v = verdict(report, fail_on, baseline)
+        # An error's message is in the failures table below; the table says only that the input was not checked.
+        result = f"{ICONS[v.outcome]} {_cell(v.outcome if report.error is not None else v.describe())}"
+        if report.legacy and v.outcome == DOES_NOT_CONFORM:
+            result += " (legacy)"
+        passed = sum(s[lvl]["passed"] for lvl in s)
+        na = sum(s[lvl]["not_applicable"] for lvl in s)
+        name = artifact_uri(report.source) + (report.node if report.node != "/" else "")
+        lines.append(
+            f"| `{_cell(name)}` | {report.format or '-'} | {result} | "
+            f"{s['MUST']['failed'] + s['MUST']['error']} | {s['SHOULD']['failed'] + s['SHOULD']['error']} | "
+            f"{s['MAY']['failed'] + s['MAY']['error']} | {passed} | {na} |"
+        )
+    lines.append("")
+    for report in reports:
+        about = report.provenance.describe() if report.provenance is not None else ""
+        if about:
+            lines.append(f"- `{_cell(artifact_uri(report.source))}`: {about}")
+        for lv in report.legacy:
+            lines.append(f"- `{_cell(artifact_uri(report.source))}`: **legacy** ({lv.id} at `{lv.path}`): {lv.message}")
+    if any((r.provenance is not None and r.provenance.describe()) or r.legacy for r in reports):
+        lines.append("")
+    lines.append(f"Fails on: {fail_on.value} and stricter.")
+    skipped = [r for r in reports if r.skipped is not None]
+    if skipped:
+        listed = ", ".join(f"`{_cell(r.name)}` ({_cell(r.skipped or '')})" for r in skipped)
+        lines += ["", f"Skipped {len(skipped)} file(s) found in folders: {listed}"]
+    failing = [(report, item) for report in reports for item in located(report)]
+    if failing:
+        lines += ["", "### Failures", "", "| File | Level | Rule | Node | Message |", "|---|---|---|---|---|"]
+        for _, item in failing:
+            known = baseline is not None and baseline.is_known(item)
+            rule = f"`{item.rule_id}`" + (" (baseline)" if known else "")
+            message = item.message + "".join(
+                f" (note: {w.name} {w.versions}: {w.note})" for w in (item.finding.writers if item.finding else ())
+            )
+            lines.append(
+                f"| `{_cell(item.file)}` | {item.level.value} | {rule} | `{_cell(item.path or '/')}` | {_cell(message)} |"
+            )
+    return "\n".join(lines) + "\n"

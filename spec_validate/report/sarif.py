@@ -1,0 +1,248 @@
+"""SARIF 2.1.0 for code scanning: one run per invocation, one rules[] entry per rule evaluated."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from spec_validate.primitive_api import Level
+from spec_validate.report.baseline import INPUT_ERROR, Baseline, artifact_uri, located
+from spec_validate.report.links import rule_page
+
+if TYPE_CHECKING:
+    from spec_validate.report.model import Report
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+# Where the project lives. helpUri is the rule's page on the documentation site (spec_validate/report/links.py).
+INFORMATION_URI = "https://github.com/spec-validate/spec-validate"
+SARIF_LEVEL = {Level.MUST: "error", Level.SHOULD: "warning", Level.MAY: "note"}
+
+
+def rule_descriptor(rule: Any) -> dict[str, Any]:
+    """The reportingDescriptor for one rule: clause, rationale, help from --explain, docs page, level."""
+    from spec_validate.explain import explain
+
+    full = rule.clause + (f"\n\nDerived: {rule.rationale}" if rule.rationale else "")
+    help_md = explain(rule)
+    descriptor = {
+        "id": rule.id,
+        "name": rule.id,
+        "shortDescription": {"text": rule.clause},
+        "fullDescription": {"text": full},
+        "help": {"text": help_md, "markdown": help_md},
+        # Only the built-in rules have a page on the site; a rule of the user's own pack has none.
+        **({"helpUri": rule_page(rule.id)} if rule.builtin else {}),
+        "defaultConfiguration": {"level": SARIF_LEVEL[rule.level]},
+        "properties": {
+            "spec": rule.pack,
+            "spec_version": rule.spec_version,
+            "section": rule.section,
+            "rfc2119_level": rule.level.value,
+            "spec_level": rule.spec_level.value,
+            "basis": rule.basis,
+            "tags": [rule.pack, rule.level.value, rule.basis],
+        },
+    }
+    return descriptor
+
+
+def _unreadable_descriptor() -> dict[str, Any]:
+    text = "Every key of the store can be read as metadata or data."
+    return {
+        "id": "unreadable",
+        "name": "unreadable",
+        "shortDescription": {"text": text},
+        "fullDescription": {"text": text + " A key that cannot be parsed hides the node it describes from every rule."},
+        "help": {"text": text},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"rfc2119_level": "MUST", "basis": "tool"},
+    }
+
+
+def _legacy_descriptor(v: Any) -> dict[str, Any]:
+    text = f"The store follows the spec this pack checks, not an era before it. {v.section}: \u201c{v.clause}\u201d"
+    return {
+        "id": v.id,
+        "name": v.id,
+        "shortDescription": {"text": v.clause},
+        "fullDescription": {"text": text},
+        "help": {"text": text},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"spec": v.pack, "section": v.section, "rfc2119_level": "MUST", "basis": "legacy"},
+    }
+
+
+def _notice_results(report: Report, root: str, index: dict, descriptors: list) -> list[dict[str, Any]]:
+    """Findings of `notice:` rules (the pickle codec): informational results, never failures."""
+    from spec_validate.primitive_api import Status
+
+    out = []
+    for r in report.results:
+        if r.status is not Status.NOTICE:
+            continue
+        for f in r.findings:
+            uri = f"{root}/{quote(report.metadata_keys[f.path])}" if f.path in report.metadata_keys else root
+            out.append(
+                {
+                    "ruleId": r.rule.id,
+                    "ruleIndex": index[r.rule.key],
+                    "kind": "informational",
+                    "level": "note",
+                    "message": {"text": f"{f.path or '/'}: {f.message}"},
+                    "locations": [
+                        {
+                            "physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": 1}},
+                            "logicalLocations": [{"fullyQualifiedName": f.path or "/", "kind": "object"}],
+                        }
+                    ],
+                    "properties": {"notice": r.rule.notice},
+                }
+            )
+    return out
+
+
+def _input_error_descriptor() -> dict[str, Any]:
+    text = "Every input can be opened as a store that spec-validate reads."
+    return {
+        "id": INPUT_ERROR,
+        "name": INPUT_ERROR,
+        "shortDescription": {"text": text},
+        "fullDescription": {"text": f"{text} An input that cannot be opened (missing, truncated, not a store) is not checked."},
+        "help": {"text": text},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"rfc2119_level": "MUST", "basis": "tool"},
+    }
+
+
+def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline | None = None) -> dict[str, Any]:
+    """The SARIF log for every report of one invocation (one run)."""
+    descriptors: list[dict[str, Any]] = []
+    # (pack, rule id) -> position in rules[]: one descriptor per rule of each pack, however many inputs report it
+    index: dict[tuple[str, str], int] = {}
+    for report in reports:
+        for r in report.results:
+            if r.rule.key not in index:
+                index[r.rule.key] = len(descriptors)
+                descriptors.append(rule_descriptor(r.rule))
+    results: list[dict[str, Any]] = []
+    artifacts: list[dict[str, Any]] = []
+    provenance: list[dict[str, Any]] = []
+    for report in reports:
+        if report.skipped is not None:  # found in a folder, not a store: nothing to locate
+            continue
+        root = _uri(artifact_uri(report.source))
+        about = report.provenance.to_json() if report.provenance is not None else {"eras": [], "writers": []}
+        listing = {} if report.listed else {"listed": False}
+        artifacts.append({"location": {"uri": root}, "properties": {"format": report.format or "unknown", **listing, **about}})
+        provenance.append(
+            {
+                "artifact": root,
+                "summary": report.provenance.describe() if report.provenance is not None else "",
+                **about,
+                "legacy": [lv.id for lv in report.legacy],
+            }
+        )
+        for item in located(report):
+            key = (item.pack, item.rule_id)
+            if key not in index:
+                index[key] = len(descriptors)
+                descriptors.append(_descriptor_without_rule(item))
+            uri = _location(item, report, root)
+            message = _message(item)
+            result: dict[str, Any] = {
+                "ruleId": item.rule_id,
+                "ruleIndex": index[key],
+                "level": SARIF_LEVEL[item.level],
+                "message": {"text": message},
+                "locations": [
+                    {
+                        "physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": 1}},
+                        "logicalLocations": [{"fullyQualifiedName": item.path or "/", "kind": "object"}],
+                    }
+                ],
+                "partialFingerprints": {"specValidate/v1": item.fingerprint},
+            }
+            if baseline is not None:
+                result["baselineState"] = "unchanged" if baseline.is_known(item) else "new"
+            if item.finding is not None and item.finding.writers:
+                result["properties"] = {
+                    "writers": [{"name": w.name, "versions": w.versions, "note": w.note} for w in item.finding.writers]
+                }
+            results.append(result)
+        results.extend(_notice_results(report, root, index, descriptors))
+    run = {
+        "tool": {
+            "driver": {
+                "name": "spec-validate",
+                "version": tool_version,
+                "semanticVersion": tool_version,
+                "informationUri": INFORMATION_URI,
+                "rules": descriptors,
+            }
+        },
+        "artifacts": artifacts,
+        "results": results,
+        "columnKind": "unicodeCodePoints",
+        # Per input: the eras its layout shows and its likely writers (the report header of the other formats).
+        "properties": {"provenance": provenance},
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _descriptor_without_rule(item: Any) -> dict[str, Any]:
+    """The descriptor of a failing thing that no pack rule is: an input that cannot be opened, a legacy verdict,
+    an unreadable key."""
+    if item.rule_id == INPUT_ERROR:
+        return _input_error_descriptor()
+    if item.legacy is not None:
+        return _legacy_descriptor(item.legacy)
+    return _unreadable_descriptor()
+
+
+def _location(item: Any, report: Report, root: str) -> str:
+    """Where a failing thing is: the input itself (it cannot be opened; a legacy verdict is about the whole store),
+    an unreadable key, or the metadata document of the node a finding is on (the Zarr key), else the input."""
+    if item.rule_id == INPUT_ERROR or item.legacy is not None:
+        return root
+    if item.result is None:  # an unreadable key: point at it
+        return f"{root}/{quote(item.path)}"
+    if item.path in report.metadata_keys:
+        return f"{root}/{quote(report.metadata_keys[item.path])}"
+    return root
+
+
+def _uri(path: str) -> str:
+    """A relative path as a URI reference; an absolute one (outside the working directory) as a file: URI."""
+    p = PurePosixPath(path)
+    return p.as_uri() if p.is_absolute() else quote(path)
+
+
+def _message(item: Any) -> str:
+    """`<node path>: <what was found>` plus the offending values the primitive recorded."""
+    if item.rule_id == INPUT_ERROR:
+        return f"cannot be opened: {item.message}"
+    if item.legacy is not None:
+        return f"{item.path}: {item.message}"
+    if item.result is None:
+        return f"{item.path}: unreadable: {item.message}"
+    text = f"{item.path or '/'}: {item.message}" if item.path else item.message
+    f = item.finding
+    if f is not None:
+        if f.index is not None:
+            text += f" (at index {', '.join(map(str, f.index))})"
+        if f.details:
+            values = ", ".join(f"{k}={v!r}" for k, v in f.details.items())
+            text += f" [{values}]"
+    r = item.result
+    if r is not None and r.finding_count > len(r.findings) and f is r.findings[-1]:
+        text += f"; and {r.finding_count - len(r.findings)} more"
+    for w in f.writers if f is not None else ():
+        text += f" (note: {w.name} {w.versions}: {w.note})"
+    return text
+
+
+def render(reports: Sequence[Report], tool_version: str, baseline: Baseline | None = None) -> str:
+    return json.dumps(sarif_log(reports, tool_version, baseline), indent=2, ensure_ascii=False) + "\n"

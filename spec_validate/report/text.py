@@ -1,0 +1,236 @@
+"""The text report for people: failures grouped by clause, with level, path and the quoted clause; a verdict per
+input that agrees with the exit code; a summary table after several inputs."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+from spec_validate.report.baseline import Baseline, located, new_failures
+from spec_validate.report.links import rule_page
+from spec_validate.report.model import ClauseResult, Level, Report, Status
+from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, Verdict, sentence, verdict
+
+COLOURS = {"MUST": "\033[31m", "SHOULD": "\033[33m", "MAY": "\033[36m", "ok": "\033[32m", "dim": "\033[2m", "bold": "\033[1m"}
+RESET = "\033[0m"
+UNCHECKED_SHOWN = 3  # nodes listed per clause that could not be checked; the rest are counted
+
+Paint = Callable[[str, str], str]
+
+
+def use_colour(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+
+
+def render(
+    reports: Sequence[Report], fail_on: Level, colour: bool = False, verbose: bool = False, baseline: Baseline | None = None
+) -> str:
+    """A block per input, one line per file skipped in a folder, the baseline's states, and a summary table
+    after several inputs."""
+    paint: Paint = (lambda key, text: f"{COLOURS[key]}{text}{RESET}") if colour else (lambda key, text: text)
+    lines: list[str] = []
+    for report in reports:
+        if report.skipped is None:
+            lines.extend(_block(report, fail_on, paint, verbose, baseline))
+            lines.append("")
+    skipped = [r for r in reports if r.skipped is not None]
+    for report in skipped:
+        lines.append(paint("dim", f"{report.name}: skipped: {report.skipped}"))
+    if skipped:
+        lines.append("")
+    text = "\n".join(lines) + ("\n" if lines else "")
+    if baseline is not None:
+        text += _baseline_text(reports, fail_on, baseline)
+    if len(reports) - len(skipped) > 1:
+        text += _summary_table(reports, fail_on, baseline)
+    return text
+
+
+def _block(report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline: Baseline | None) -> list[str]:
+    """One input: its header, what failed, what could not be checked, the context above a node, the verdict."""
+    if report.error is not None:
+        return [paint("bold", report.name) + ": " + paint("MUST", "error") + f": {_without(report.source, report.error)}"]
+    states = _baseline_states(report, baseline)
+    lines = _head(report, paint, states)
+    failing = (r for r in report.results if r.status in (Status.FAILED, Status.ERROR))
+    shown = sorted(failing, key=lambda r: (-r.rule.level.rank, r.rule.id))
+    for r in shown:
+        lines.extend(_failed_clause(r, paint, states))
+    for r in report.results:  # notices (the hdmf-zarr pickle codec): reported, never failures
+        if r.status is Status.NOTICE:
+            lines.extend(_notice(r, paint))
+    # A clause that could not check some of its nodes says so, verbose or not, whether it passed or not.
+    for r in report.results:
+        if r.unchecked and r.status in (Status.PASSED, Status.NOT_APPLICABLE):
+            label = "PASSED, NOT ALL CHECKED" if r.status is Status.PASSED else "NOT CHECKED"
+            lines.append(f"  {paint('SHOULD', label)} {r.rule.level.value} {r.rule.id}")
+            lines.extend(_unchecked_lines(r))
+    if report.context:
+        heading = f"  Context: clauses failing on the ancestors of {report.node} (not counted for {report.node}):"
+        lines.append(paint("dim", heading))
+        for r in sorted(report.context, key=lambda r: (-r.rule.level.rank, r.rule.id)):
+            lines.extend("  " + line for line in _failed_clause(r, paint, {}))
+    if verbose:
+        for r in report.results:
+            if r.status in (Status.PASSED, Status.NOT_APPLICABLE):
+                extra = f" ({r.reason})" if r.reason else ""
+                lines.append(paint("dim", f"  {r.status.value:<14} {r.rule.level.value:<6} {r.rule.id}{extra}"))
+    lines.append("  " + _verdict_line(report, verdict(report, fail_on, baseline), fail_on, paint))
+    return lines
+
+
+def _head(report: Report, paint: Paint, states: dict[tuple, bool]) -> list[str]:
+    """The input's name, format, packs, era and likely writers; its unreadable keys and legacy verdicts."""
+    packs = ", ".join(
+        f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs
+    )
+    about = report.provenance.describe() if report.provenance is not None else ""  # the eras and likely writers
+    # An input cut short under --timeout (or whose reader crashed) has an unreadable record and no results, and no
+    # format when it was not even opened.
+    fmt = report.format or "format unknown"
+    if not report.listed:
+        fmt += ", not listed: its members as its consolidated metadata names them"
+    checked = packs or ("not checked" if report.problems and not report.results else "no pack applies")
+    lines = [paint("bold", report.name) + f" ({fmt}; {checked}{'; ' + about if about else ''})"]
+    for problem in report.problems:
+        mark = " [baseline]" if states.get((None, problem.key)) else ""
+        lines.append(f"  {paint('MUST', 'UNREADABLE')} {problem.key}: {problem.message}{mark}")
+    for lv in report.legacy:  # one verdict standing for every clause of a scope of an era before its spec
+        where = f" at {lv.path}" if lv.path != "/" else ""
+        more = "" if lv.clauses_checked else " (--all-clauses checks every clause)"
+        mark = " [baseline]" if states.get((None, lv.path, lv.id)) else ""
+        lines.append(f"  {paint('MUST', 'LEGACY')} {lv.id}{where}: {lv.era}: {lv.message}{more}{mark}")
+    return lines
+
+
+def _failed_clause(r: ClauseResult, paint: Paint, states: dict[tuple, bool]) -> list[str]:
+    """A failed or errored clause: level, id, the quoted clause, each finding; `[baseline]` on the clause when the
+    baseline holds all its findings, else on each finding it holds."""
+    level = r.rule.level.value + (" (derived)" if r.rule.derived else "")
+    if r.rule.spec_level is not r.rule.level:  # a pack's override: the spec's own word is shown too
+        level += f" (spec: {r.rule.spec_level.value})"
+    status = "FAILED" if r.status is Status.FAILED else "ERROR"
+    mine = [known for (owner, *_), known in states.items() if owner == id(r)]
+    in_baseline = bool(mine) and all(mine)
+    lines = [f"  {paint(r.rule.level.value, f'{status} {level}')} {r.rule.id}" + (" [baseline]" if in_baseline else "")]
+    lines.append(paint("dim", f"    {r.rule.section}: \u201c{r.rule.clause}\u201d"))
+    if r.status is Status.ERROR:
+        lines.append(f"    error: {r.reason}")
+    for f in r.findings:
+        where = f.path + (f"[{', '.join(map(str, f.index))}]" if f.index is not None else "")
+        mark = " [baseline]" if states.get((id(r), f.path)) and not in_baseline else ""
+        lines.append(f"    {where}: {f.message}{mark}")
+    if r.finding_count > len(r.findings):
+        lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
+    for w in r.writer_notes:  # only notes that fit the store: never a writer the store shows it was not written by
+        lines.append(f"    note: {w.name} {w.versions}: {w.note}")
+    if r.rule.builtin:  # the rule's page: what it checks, examples that fail and pass, how to suppress it
+        lines.append(paint("dim", f"    see {rule_page(r.rule.id)}"))
+    lines.extend(_unchecked_lines(r))
+    return lines
+
+
+def _notice(r: ClauseResult, paint: Paint) -> list[str]:
+    """A `notice:` rule's findings: a fact worth knowing (a security notice), never a failure."""
+    lines = [f"  {paint('MAY', f'NOTICE ({r.rule.notice})')} {r.rule.id}"]
+    lines.append(paint("dim", f"    {r.rule.section}: \u201c{r.rule.clause}\u201d"))
+    for f in r.findings:
+        where = f.path + (f"[{', '.join(map(str, f.index))}]" if f.index is not None else "")
+        lines.append(f"    {where}: {f.message}")
+    if r.finding_count > len(r.findings):
+        lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
+    if r.rule.builtin:
+        lines.append(paint("dim", f"    see {rule_page(r.rule.id)}"))
+    return lines
+
+
+def _baseline_states(report: Report, baseline: Baseline | None) -> dict[tuple, bool]:
+    """(id of the clause result, or None for an unreadable key; node path or key) -> whether the baseline holds it,
+    for each failing thing of the report (a legacy verdict: (None, its path, its id)); empty without a baseline."""
+    if baseline is None:
+        return {}
+    states: dict[tuple, bool] = {}
+    for item in located(report):
+        if item.legacy is not None:
+            states[(None, item.path, item.rule_id)] = baseline.is_known(item)
+        else:
+            states[(id(item.result) if item.result is not None else None, item.path)] = baseline.is_known(item)
+    return states
+
+
+def _verdict_line(report: Report, v: Verdict, fail_on: Level, paint: Paint) -> str:
+    """The verdict sentence with its outcome painted: red when it fails the run, green when it conforms."""
+    line = sentence(report, v, fail_on)
+    key = "MUST" if v.fails else "ok" if v.outcome == CONFORMS else "SHOULD"
+    return paint(key, v.outcome) + line[len(v.outcome) :]
+
+
+def _without(source: str, message: str) -> str:
+    """An error message without the input's name in front (the line names it already)."""
+    return message[len(source) + 2 :] if message.startswith(f"{source}: ") else message
+
+
+def write(text: str, stream: TextIO = sys.stdout) -> None:
+    stream.write(text)
+
+
+def _unchecked_lines(r: ClauseResult) -> list[str]:
+    """The nodes a clause could not check, the first few of them."""
+    shown = [
+        f"    not checked: {reason if reason.startswith(path) else f'{path}: {reason}'}"
+        for path, reason in r.unchecked[:UNCHECKED_SHOWN]
+    ]
+    total = max(r.unchecked_count, len(r.unchecked))
+    if total > UNCHECKED_SHOWN:
+        shown.append(f"    ... and {total - UNCHECKED_SHOWN} more not checked")
+    return shown
+
+
+def _baseline_text(reports: Sequence[Report], fail_on: Level, baseline: Baseline) -> str:
+    """After the reports: each failing finding marked `baseline` (known) or `new`."""
+    lines = ["Baseline:"]
+    for report in reports:
+        for item in located(report):
+            state = "baseline" if baseline.is_known(item) else "new"
+            lines.append(f"  {state:<8} {item.level.value:<6} {item.rule_id} {item.file} {item.path}")
+    new = sum(len(new_failures(r, fail_on, baseline)) for r in reports)
+    lines.append(f"  {new} new failure(s) at --fail-on {fail_on.value.lower()}")
+    return "\n".join(lines) + "\n\n"
+
+
+def _summary_table(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None) -> str:
+    """The table after several inputs: one row per input checked, failures per level and the verdict."""
+    header = ("file", "format", "MUST", "SHOULD", "MAY", "result")
+    rows = []
+    verdicts = []
+    for report in reports:
+        if report.skipped is not None:
+            continue
+        v = verdict(report, fail_on, baseline)
+        verdicts.append(v)
+        if report.error is not None:
+            rows.append((report.name, "-", "-", "-", "-", v.outcome))
+            continue
+        s = report.summary()
+        failed = (str(s[level]["failed"] + s[level]["error"]) for level in ("MUST", "SHOULD", "MAY"))
+        legacy = " (legacy)" if report.legacy and v.outcome == DOES_NOT_CONFORM else ""
+        rows.append((report.name, report.format, *failed, v.describe() + legacy))
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+
+    def fmt(row: tuple[str, ...]) -> str:  # file, format and result left-aligned; the counts right-aligned
+        cells = (cell.ljust(w) if i in (0, 1, 5) else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
+        return "  ".join(cells).rstrip()
+
+    failing = sum(1 for v in verdicts if v.outcome == DOES_NOT_CONFORM)
+    lines = [f"Summary ({len(rows)} inputs; failed clauses per level):", fmt(header), *map(fmt, rows)]
+    tail = f"{failing} of {len(rows)} do not conform at --fail-on {fail_on.value.lower()}"
+    errors = sum(1 for v in verdicts if v.outcome == "error")
+    nothing = sum(1 for v in verdicts if v.outcome == "nothing checked")
+    skipped = len(reports) - len(rows)
+    extra = [f"{errors} could not be opened"] * bool(errors) + [f"{nothing} had nothing checked"] * bool(nothing)
+    extra += [f"{skipped} file(s) skipped"] * bool(skipped)
+    lines.append(tail + (f"; {', '.join(extra)}" if extra else "") + ".")
+    return "\n".join(lines) + "\n"

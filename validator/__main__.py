@@ -1,3 +1,0 @@
-from validator.cli import console
-
-console()
