@@ -12,7 +12,7 @@ own; best of `--reps`.
 
 Prints wall time, CPU and peak RSS per size, and the ratio of the largest size's peak RSS to the smallest's; the
 target is at most 1.5x (bounded memory whatever the store's size). Before the reads were batched (see
-`spec_validate/nodes/tiledb.py`), the 1e7 store peaked at 641 MB (2.8 s) and the 5e7 one at
+`spec_validate/nodes/tiledb/tree.py`), the 1e7 store peaked at 641 MB (2.8 s) and the 5e7 one at
 2.8 GB (15 s).
 """
 

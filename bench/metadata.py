@@ -12,7 +12,7 @@
    the repetition (between the short runs it made them slower and erratic).
 3. scaling: spec-validate and the floor on obs-18,000 (about 30,000 nodes) as well, for time and memory per
    node from 100 to 30,000 nodes (the other sizes come from the local group).
-4. remote: bench/latency_server (tests/nodes/latency_server.py) in its own process, serving bench/data with
+4. remote: bench/latency_server (tests/latency_server.py) in its own process, serving bench/data with
    `--latency` seconds before every answer (an object store's usual is 10-30 ms): spec-validate on the
    1,000-column Zarr v2 and v3 stores, consolidated and not (copies without consolidated metadata), and on the
    5e7-value stores of bench/generate.py against the same stores read locally, in the same rounds; the
@@ -49,7 +49,7 @@ import metadata_generate as mg  # noqa: E402
 from run import Launcher, machine, spec_validate_exe  # noqa: E402
 
 RESULTS = HERE / "results"
-SERVER = ROOT / "tests" / "nodes" / "latency_server.py"
+SERVER = ROOT / "tests" / "latency_server.py"
 UNCONSOLIDATED = mg.DATA / "unconsolidated"
 DOCUMENTS = frozenset({".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"})
 REMOTE_CASE = "obs-1000"  # the wide store read over HTTP
@@ -103,7 +103,7 @@ def store_counts(path: Path) -> dict:
 
 
 class Server:
-    """tests/nodes/latency_server.py in its own process (its threads and counting cost the timed client nothing)."""
+    """tests/latency_server.py in its own process (its threads and counting cost the timed client nothing)."""
 
     def __init__(self, directory: Path, latency: float) -> None:
         self.proc = subprocess.Popen(

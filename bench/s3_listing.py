@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     from moto.server import ThreadedMotoServer
 
     from spec_validate import validate
-    from spec_validate.nodes import remote
+    from spec_validate.storage import remote
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

@@ -9,7 +9,7 @@ from this stdlib-only parent (so each peak RSS is the child's own), best of `--r
 - zarr-python: open the array and read it shard by shard (`a[i:i + shard]`), which decodes every inner chunk once
   in bounded memory, with zarr-python's own concurrency;
 - spec-validate: `python -m spec_validate STORE --deep --quiet --exit-zero` (all built-in packs; the zarr3 pack reads the
-  array once: every inner chunk decoded through spec_validate/nodes/codecs.py, every shard index checked).
+  array once: every inner chunk decoded through spec_validate/codecs/decode.py, every shard index checked).
 
 Prints the figures and the ratio; the acceptance target is spec-validate at most 1.3x zarr-python. Run on an idle
 machine: both read from the page cache after the first repetition.

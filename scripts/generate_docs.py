@@ -46,7 +46,7 @@ def corpus_cases() -> tuple[dict, ...]:
 def passed_by_valid_case() -> dict[str, tuple[str, ...]]:
     """Valid case -> the rule ids that passed (not merely were not applicable) on it."""
     import spec_validate
-    from spec_validate.report.model import Status
+    from spec_validate.model import Status
 
     out = {}
     for case in corpus_cases():

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from spec_validate.engine.model import Pack
 from spec_validate.engine.rule_selection import Selection
 from spec_validate.errors import InputError
-from spec_validate.report.model import ClauseResult, Finding, LegacyVerdict, Level, Report, Status
+from spec_validate.model import ClauseResult, Finding, LegacyVerdict, Level, Pack, Report, Status
 from spec_validate.version import __version__
 
 if TYPE_CHECKING:
@@ -25,6 +24,8 @@ __all__ = [
     "Status",
     "__version__",
     "assert_conforms",
+    "to_json",
+    "to_sarif",
     "validate",
 ]
 
@@ -80,8 +81,8 @@ def validate(
     from spec_validate.engine.provenance import detect
     from spec_validate.engine.run import evaluate, in_reach, prefer_attributes
     from spec_validate.engine.scan import make_scanner
-    from spec_validate.nodes.detect import open_store
-    from spec_validate.report.model import PackInfo, Problem
+    from spec_validate.model import PackInfo, Problem
+    from spec_validate.nodes.open import open_store
 
     chosen = packs_to_run(builtin_packs() if packs is None else packs, [load_pack(p) for p in extra_packs])
     selection = Selection(tuple(select), tuple(extend_select), tuple(ignore))
@@ -152,7 +153,7 @@ def validate(
 
 def _found(tree, path: str):
     """The node at `path`, or None where there is none or a group on the way could not be listed."""
-    from spec_validate.nodes.base import NodeError
+    from spec_validate.errors import NodeError
 
     try:
         return tree.get(path)
@@ -200,7 +201,7 @@ def _shown(source: str) -> str:
     """The input as reports name it: a URL without user:password or query string (signed-URL tokens)."""
     if "://" not in source:
         return source
-    from spec_validate.nodes.remote import redact_url
+    from spec_validate.storage.remote import redact_url
 
     return redact_url(source)
 
@@ -224,6 +225,20 @@ def _metadata_keys(tree, results) -> dict[str, str]:
                 key = key[: -len(".zgroup")] + ".zattrs"
         keys[path] = key
     return keys
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    """One report as the data of the JSON output format (its schema: `spec_validate/report/report.schema.json`)."""
+    from spec_validate.report.json import report_to_json
+
+    return report_to_json(report)
+
+
+def to_sarif(reports: Report | Sequence[Report]) -> dict[str, Any]:
+    """Reports as one SARIF 2.1.0 log (one run), as `--format sarif` writes it."""
+    from spec_validate.report.sarif import sarif_log
+
+    return sarif_log([reports] if isinstance(reports, Report) else list(reports), __version__)
 
 
 def assert_conforms(

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 from spec_validate import __version__
 from spec_validate.errors import InputError, PackError, SpecValidateError
-from spec_validate.report.model import Level, Report
+from spec_validate.model import Level, Report
 
 if TYPE_CHECKING:
     from spec_validate.config import Settings
-    from spec_validate.engine.model import Pack
     from spec_validate.inputs import Input
+    from spec_validate.model import Pack
 
 # Set by `console`: this process runs one validation and exits (see there); `main` called from Python leaves the
 # garbage collector alone.
@@ -293,7 +293,7 @@ def _os_error(exc: OSError) -> str:
 def _label(path: str) -> str:
     """The input's name for the progress bar: its last path segment, never a URL's credentials or query."""
     if "://" in path:
-        from spec_validate.nodes.remote import redact_url
+        from spec_validate.storage.remote import redact_url
 
         path = redact_url(path)
     return os.path.basename(os.path.normpath(path.rstrip("/"))) or path
@@ -654,9 +654,9 @@ YOUNG_OBJECTS = 10_000
 def _startup_finished() -> None:
     if not _OWN_PROCESS:
         return
-    from spec_validate.nodes import codecs
+    from spec_validate.codecs import decode
 
-    codecs.SKIP_CODEC_PLUGIN_SCAN = True  # this process decodes nothing but the tool's allow-list: see there
+    decode.SKIP_CODEC_PLUGIN_SCAN = True  # this process decodes nothing but the tool's allow-list: see there
     if not gc.isenabled():
         gc.freeze()
         _, older, oldest = gc.get_threshold()

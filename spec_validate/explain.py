@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from spec_validate.checks import registry
-from spec_validate.engine.model import Rule
 from spec_validate.engine.selectors import describe
+from spec_validate.model import Rule
 
 
 def notes_for(rule: Rule) -> list:

@@ -65,7 +65,7 @@ def discover(paths: Sequence[str], exclude: Iterable[Exclude] | None = None, res
 
 
 def _expand(path: str, excluded: _Excluder, respect_gitignore: bool) -> list[Input]:
-    from spec_validate.nodes.urls import is_url
+    from spec_validate.storage.urls import is_url
 
     if is_url(path):
         return [Input(path)]
@@ -118,7 +118,7 @@ def store_root(path: str) -> str:
     A data file (an .h5ad, any HDF5 file, a zipped store) is a store of its own: the path given is the path
     validated, never an enclosing folder (`dir/data.h5ad` beside `dir/.zgroup` is the .h5ad).
     """
-    from spec_validate.nodes.urls import is_url
+    from spec_validate.storage.urls import is_url
 
     if is_url(path) or os.path.isdir(path) or (_is_regular_file(path) and is_data_file(path)):
         return path

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from spec_validate import describe_failures, validate
-from spec_validate.report.model import Level, Report
+from spec_validate.model import Level, Report
 
 if TYPE_CHECKING:
     from spec_validate.config import Settings

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from spec_validate.errors import SpecValidateError
-from spec_validate.report.model import Problem, Report
+from spec_validate.model import Problem, Report
 from spec_validate.version import __version__
 
 ACTIVITY_BYTES = 1024

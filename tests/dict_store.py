@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from spec_validate.nodes.keyvalue import KeyValueStore
+from spec_validate.storage.keyvalue import KeyValueStore
 
 
 class DictStore(KeyValueStore):

@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from spec_validate.engine.scope import PackScope
+from spec_validate.errors import NodeError
 from spec_validate.kernels.block import Block
+from spec_validate.model import Omitted
 from spec_validate.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     Node,
-    NodeError,
     RowRange,
     Storage,
     StringStorage,
@@ -25,7 +27,6 @@ from spec_validate.nodes.base import (
     block_row_ranges,
     row_elements,
 )
-from spec_validate.primitive_api import Omitted
 
 
 class Arr:
@@ -136,7 +137,7 @@ def tree(spec: dict[str, Any], format: str = "memory") -> MemoryTree:
 
 
 def pack(rules=(), *, shapes=None, dimensions=None, scope=None, formats=(), name="test"):
-    from spec_validate.engine.model import Pack
+    from spec_validate.model import Pack
 
     return Pack(
         name=name,
@@ -158,11 +159,10 @@ ANNDATA_DIMENSIONS = {"n_obs": {"node": "/obs", "length": True}, "n_var": {"node
 
 
 def scope(t: MemoryTree, **kwargs):
-    from spec_validate.primitive_api import Scope
 
     kwargs.setdefault("shapes", ANNDATA_SHAPES)
     kwargs.setdefault("dimensions", ANNDATA_DIMENSIONS)
-    return Scope(pack(**kwargs), t.root)
+    return PackScope(pack(**kwargs), t.root)
 
 
 def findings(primitive: str, node: Node, options: Mapping[str, Any] | None = None, sc=None) -> list:

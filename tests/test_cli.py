@@ -256,16 +256,16 @@ def test_console_collects_the_youngest_objects_less_often_after_start_up(monkeyp
     import gc
 
     import spec_validate.cli as command
-    from spec_validate.nodes import codecs
+    from spec_validate.codecs import decode
 
     before, frozen = gc.get_threshold(), gc.get_freeze_count()
     monkeypatch.setattr(command, "_OWN_PROCESS", True)
-    monkeypatch.setattr(codecs, "SKIP_CODEC_PLUGIN_SCAN", False)  # set for the rest of the run: restored after
+    monkeypatch.setattr(decode, "SKIP_CODEC_PLUGIN_SCAN", False)  # set for the rest of the run: restored after
     gc.disable()
     try:
         command._startup_finished()
         assert gc.isenabled() and gc.get_threshold() == (command.YOUNG_OBJECTS, *before[1:])
-        assert codecs.SKIP_CODEC_PLUGIN_SCAN
+        assert decode.SKIP_CODEC_PLUGIN_SCAN
     finally:
         gc.set_threshold(*before)
         gc.enable()

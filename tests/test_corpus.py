@@ -11,7 +11,7 @@ import yaml
 
 import spec_validate
 from spec_validate.errors import InputError
-from spec_validate.report.model import Level, Status
+from spec_validate.model import Level, Status
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "conformance-corpus"
@@ -238,9 +238,9 @@ PUBLIC_WRITERS: dict[str, set[str]] = {
 # Items that are not stores this tool opens, with the start of the InputError message expected.
 PUBLIC_INPUT_ERRORS: dict[str, str] = {}
 
-# Items whose arrays are stored with a codec off the allow-list (spec_validate.nodes.codecs): the rules that need their
+# Items whose arrays are stored with a codec off the allow-list (spec_validate.codecs.decode): the rules that need their
 # values are errors whose reason names the codec; every other verdict stands.
-# (anndata 0.7.8 wrote every chunked dataset with h5py's lzf filter, decoded here since spec_validate/nodes/lzf.py.)
+# (anndata 0.7.8 wrote every chunked dataset with h5py's lzf filter, decoded here since spec_validate/codecs/lzf.py.)
 PUBLIC_NOT_DECODED: dict[str, str] = {}
 
 
@@ -299,7 +299,7 @@ def test_public_item_verdict(item):
 
 
 def test_public_lzf_file_is_checked_in_every_clause():
-    # anndata 0.7.8 compressed every chunked dataset with h5py's lzf filter: decoded here (spec_validate/nodes/lzf.py),
+    # anndata 0.7.8 compressed every chunked dataset with h5py's lzf filter: decoded here (spec_validate/codecs/lzf.py),
     # so with --all-clauses the clauses on X's values are checked, none left "not decoded".
     path = PUBLIC / "anndata-h5ad" / "anndata-0.7.8_archive_adata.h5ad"
     if not path.exists():

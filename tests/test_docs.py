@@ -11,7 +11,7 @@ import pytest
 
 import spec_validate
 from spec_validate.engine.loader import builtin_packs
-from spec_validate.report.model import Status
+from spec_validate.model import Status
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("generate_docs", ROOT / "scripts" / "generate_docs.py")

@@ -368,7 +368,7 @@ def test_timeout_cuts_a_hang_and_names_what_was_read(tmp_path, silent_server):
 def test_timeout_reports_a_crashed_reader_and_goes_on(tmp_path, monkeypatch):
     """A native library that kills the process (a segfault) costs that input its scan, never the other reports."""
     from spec_validate import cli
-    from spec_validate.report.model import Report
+    from spec_validate.model import Report
 
     def crash(path, *args, **kwargs) -> Report:
         if path.path.endswith("crash.h5ad"):
@@ -420,7 +420,7 @@ def test_timeout_says_a_report_that_cannot_be_sent_in_one_line_not_as_a_crash(mo
 
 
 def test_timed_out_input_is_shown_as_not_checked_with_what_was_read():
-    from spec_validate.report.model import Level
+    from spec_validate.model import Level
     from spec_validate.report.text import render
     from spec_validate.watchdog import _report
 

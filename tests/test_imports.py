@@ -25,7 +25,7 @@ def test_validating_an_h5ad_imports_no_heavy_library():
 
 
 def test_validating_a_zarr_store_imports_neither_zarr_nor_anndata():
-    modules = loaded_modules(FAILING_ZARR)  # its chunks are read through spec_validate.nodes.codecs
+    modules = loaded_modules(FAILING_ZARR)  # its chunks are read through spec_validate.codecs.decode
     assert not modules & {"anndata", "pandas", "scipy", "zarr", "dask", "distributed"}
 
 

@@ -1,8 +1,8 @@
 """The package's modules import each other top-down: no circle, and no layer reaches into one above it.
 
-Imports are read from the source with `ast`, function-local ones included; only `if TYPE_CHECKING:` blocks
-are left out, since they never run. An edge goes to the module named (`from spec_validate.nodes import base`
-names `spec_validate.nodes.base`), not to the packages above it.
+Imports are read from the source with `ast`, every one of them: function-local ones, and those under
+`if TYPE_CHECKING:` too (a type-only import is still a dependency a reader has to follow). An edge goes to the
+module named (`from spec_validate.nodes import base` names `spec_validate.nodes.base`), not to the packages above it.
 """
 
 from __future__ import annotations
@@ -39,9 +39,6 @@ def _owner(name: str) -> str | None:
 def _imported(module: str, path: str) -> set[str]:
     with open(path, encoding="utf-8") as fh:
         tree = ast.parse(fh.read(), path)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            node.body = []
     package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
     targets: set[str | None] = set()
     for node in ast.walk(tree):
@@ -117,26 +114,22 @@ def _in(module: str, *prefixes: str) -> bool:
     return any(module == p or module.startswith(p + ".") for p in prefixes)
 
 
-# (layer, the modules of ours it may import). Kernels are numpy only (and the leaf that quotes values);
-# backends see kernels' Block and errors; primitives see the primitive API, nodes and kernels, never the engine
-# or the reports.
-LEAVES = ("spec_validate.excerpt",)  # import nothing of ours: any layer may use them
+# (layer, the modules of ours it may import), bottom up. Leaves import nothing of ours (`model` is the vocabulary every
+# layer speaks); kernels are numpy only; storage moves bytes and knows no format; codecs turn bytes into values;
+# nodes read formats over storage and codecs; primitives see nodes and kernels, never the engine or the reports;
+# the engine runs primitives over nodes; reports render the model's results, never reaching into the engine.
+LEAVES = ("spec_validate.model", "spec_validate.errors", "spec_validate.excerpt", "spec_validate.version")
+BELOW_NODES = ("spec_validate.storage", "spec_validate.codecs", "spec_validate.kernels", *LEAVES)
 ALLOWED = [
+    *((leaf, ()) for leaf in LEAVES),
     ("spec_validate.kernels", ("spec_validate.kernels", *LEAVES)),
-    ("spec_validate.nodes", ("spec_validate.nodes", "spec_validate.kernels", "spec_validate.errors", *LEAVES)),
-    ("spec_validate.primitive_api", ("spec_validate.nodes", "spec_validate.kernels", *LEAVES)),
-    (
-        "spec_validate.checks",
-        (
-            "spec_validate.checks",
-            "spec_validate.primitive_api",
-            "spec_validate.nodes",
-            "spec_validate.kernels",
-            "spec_validate.errors",
-            *LEAVES,
-        ),
-    ),
-    ("spec_validate.excerpt", ()),
+    # The remote store still parses consolidated metadata itself; the Zarr reader is to tell it which keys to expect.
+    ("spec_validate.storage", ("spec_validate.storage", "spec_validate.codecs.jsondoc", *LEAVES)),
+    ("spec_validate.codecs", ("spec_validate.codecs", *LEAVES)),
+    ("spec_validate.nodes", ("spec_validate.nodes", *BELOW_NODES)),
+    ("spec_validate.checks", ("spec_validate.checks", "spec_validate.nodes", *BELOW_NODES)),
+    ("spec_validate.engine", ("spec_validate.engine", "spec_validate.checks", "spec_validate.nodes", *BELOW_NODES)),
+    ("spec_validate.report", ("spec_validate.report", "spec_validate.explain", *LEAVES)),
 ]
 
 

@@ -12,7 +12,7 @@ import yaml
 import spec_validate
 from spec_validate.engine.loader import load_pack
 from spec_validate.errors import PackError
-from spec_validate.report.model import Status
+from spec_validate.model import Status
 
 REPO = Path(__file__).resolve().parents[1]
 PACK_FILES = sorted(

@@ -7,10 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from spec_validate.checks.api import Options, check
 from spec_validate.checks.schemas import REF
 from spec_validate.kernels.facts import FactRequest
+from spec_validate.model import Finding, NotApplicable, NotChecked, Omitted, Scope
 from spec_validate.nodes.base import Node
-from spec_validate.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Options, Scope, check
 
 LIMIT = {"max_examples": {"type": "integer", "minimum": 1, "maximum": 1000}}
 

@@ -7,11 +7,12 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from spec_validate.checks.api import Options, check
 from spec_validate.checks.schemas import KEY, NAMES
+from spec_validate.codecs.jsondoc import JSONProblem, loads
 from spec_validate.excerpt import cut
+from spec_validate.model import Finding, NotApplicable, Scope
 from spec_validate.nodes.base import Node
-from spec_validate.nodes.jsondoc import JSONProblem, loads
-from spec_validate.primitive_api import Finding, NotApplicable, Options, Scope, check
 
 TYPES = ["string", "boolean", "integer", "number", "array", "object", "string-array", "integer-array"]
 

@@ -7,10 +7,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from spec_validate.checks.api import Options, check
 from spec_validate.checks.schemas import KEY
+from spec_validate.codecs.jsondoc import JSONProblem, loads
+from spec_validate.model import Finding, NotApplicable, Scope
 from spec_validate.nodes.base import Node
-from spec_validate.nodes.jsondoc import JSONProblem, loads
-from spec_validate.primitive_api import Finding, NotApplicable, Options, Scope, check
 
 # The buffers ak.to_buffers writes for a node of each form class, named "<form_key>-<role>" (awkward 2).
 BUFFER_ROLES = {

@@ -9,12 +9,13 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from spec_validate.checks.api import Options, check
 from spec_validate.checks.schemas import KEY, NAMES, PATH
+from spec_validate.codecs.jsondoc import JSONProblem, loads
 from spec_validate.kernels.facts import FactRequest
+from spec_validate.model import Finding, NotApplicable, Omitted, Scope
 from spec_validate.nodes.base import Node
-from spec_validate.nodes.jsondoc import JSONProblem, loads
-from spec_validate.nodes.tiledb import CELLS
-from spec_validate.primitive_api import Finding, NotApplicable, Omitted, Options, Scope, check
+from spec_validate.nodes.tiledb.tree import CELLS
 
 # semver.org 2.0.0, the suggested regular expression.
 SEMVER = re.compile(
@@ -458,7 +459,7 @@ def codes_within_categories(node: Node, options: Options, scope: Scope, facts) -
 
 
 def _cells(node: Node | None) -> Node | None:
-    """The stored-cells child of a sparse TileDB array (see spec_validate.nodes.tiledb), or None."""
+    """The stored-cells child of a sparse TileDB array (see spec_validate.nodes.tiledb.tree), or None."""
     return node.child(CELLS) if node is not None and node.kind == "array" else None
 
 

@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from spec_validate.checks.api import Options, check
 from spec_validate.checks.schemas import KEY, NAMES, PATH, REF
 from spec_validate.checks.storage import string_storage
 from spec_validate.kernels.facts import FactRequest
+from spec_validate.model import Finding, NotApplicable, Omitted, Scope
 from spec_validate.nodes.base import Node, StringStorage
-from spec_validate.primitive_api import Finding, NotApplicable, Omitted, Options, Scope, check
 
 STRING_OPTIONS = {"length": {"enum": ["variable", "fixed"]}, "charset": {"enum": ["utf-8", "ascii", "utf-32"]}}
 

@@ -6,14 +6,15 @@ import posixpath
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from spec_validate.checks.api import Options, check
 from spec_validate.checks.schemas import KEY, NAMES
+from spec_validate.codecs.jsondoc import JSONProblem, loads
 from spec_validate.excerpt import json_excerpt
 from spec_validate.kernels.facts import FactRequest
 from spec_validate.kernels.reference_objects import is_reference
 from spec_validate.kernels.references import SELF_SOURCES
+from spec_validate.model import Finding, NotApplicable, NotChecked, Omitted, Scope
 from spec_validate.nodes.base import Node
-from spec_validate.nodes.jsondoc import JSONProblem, loads
-from spec_validate.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Options, Scope, check
 
 # Findings listed per dataset by the element-by-element reference primitives: the first ones locate the problem,
 # and the rest are counted (`Omitted`), so the report gives the exact number.

@@ -1,6 +1,6 @@
 """Looking up check primitives by name: the built-in modules are imported on demand, plugins only when needed.
 
-Primitives register themselves with `spec_validate.primitive_api.check` when their module is imported; this
+Primitives register themselves with `spec_validate.checks.api.check` when their module is imported; this
 module imports those modules (and never the other way round), so the registry has no import circle.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from spec_validate.primitive_api import REGISTRY as _REGISTRY
-from spec_validate.primitive_api import Options, Primitive, check
+from spec_validate.checks.api import REGISTRY as _REGISTRY
+from spec_validate.checks.api import Options, Primitive, check
 
 __all__ = ["Options", "Primitive", "all_primitives", "builtin_primitives", "check", "get", "hint"]
 

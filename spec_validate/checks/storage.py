@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from spec_validate.checks.api import Options, check
+from spec_validate.model import Finding, NotApplicable, Scope
 from spec_validate.nodes.base import Node
-from spec_validate.primitive_api import Finding, NotApplicable, Options, Scope, check
 
 
 @check(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from spec_validate.checks.api import Options, check
 from spec_validate.checks.schemas import NAMES, PATH
+from spec_validate.model import Finding, Scope
 from spec_validate.nodes.base import Node
-from spec_validate.primitive_api import Finding, Options, Scope, check
 
 KINDS = {"enum": ["group", "array"]}
 DTYPE_KIND_NAMES = {

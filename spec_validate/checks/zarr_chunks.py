@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from spec_validate.checks.api import Options, check
 from spec_validate.checks.zarr_metadata import chunk_grid
 from spec_validate.kernels.facts import FactRequest
+from spec_validate.model import Finding, NotApplicable, NotChecked, Omitted, Scope
 from spec_validate.nodes.base import Node
-from spec_validate.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Options, Scope, check
 
 MAX_CHUNK_FINDINGS = 20
 

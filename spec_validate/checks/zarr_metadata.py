@@ -12,10 +12,12 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from spec_validate.checks.api import Options, check
+from spec_validate.codecs.jsondoc import JSONProblem, loads
+from spec_validate.errors import NodeError
 from spec_validate.excerpt import cut
-from spec_validate.nodes.base import Node, NodeError
-from spec_validate.nodes.jsondoc import JSONProblem, loads
-from spec_validate.primitive_api import Finding, NotApplicable, NotChecked, Options, Scope, check
+from spec_validate.model import Finding, NotApplicable, NotChecked, Scope
+from spec_validate.nodes.base import Node
 
 # numpy typestr: byte order, kind letter, item size, and for datetime/timedelta a unit in brackets.
 # "O" is a NumPy array-protocol kind (Python objects) that zarr writers use with an object codec.

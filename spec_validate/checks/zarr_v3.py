@@ -9,13 +9,15 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
+from spec_validate.checks.api import Options, check
 from spec_validate.checks.zarr_metadata import _json, _same_json, _short, listed_keys, unlisted_documents
+from spec_validate.codecs.jsondoc import JSONProblem
+from spec_validate.errors import NodeError
 from spec_validate.kernels.facts import FactRequest
-from spec_validate.nodes.base import Node, NodeError
-from spec_validate.nodes.jsondoc import JSONProblem
-from spec_validate.nodes.zarr_v3 import SEPARATOR_DEFAULTS, KeyForm, array_shape, extension, is_int, key_form, regular_chunk_shape
-from spec_validate.nodes.zarr_v3 import configuration as _config
-from spec_validate.primitive_api import Finding, NotApplicable, NotChecked, Options, Scope, check
+from spec_validate.model import Finding, NotApplicable, NotChecked, Scope
+from spec_validate.nodes.base import Node
+from spec_validate.nodes.zarr.v3 import SEPARATOR_DEFAULTS, KeyForm, array_shape, extension, is_int, key_form, regular_chunk_shape
+from spec_validate.nodes.zarr.v3 import configuration as _config
 
 # The core data types (data-types.rst) and their sizes in bytes; `r<N>` (raw bits) is handled apart.
 CORE_DATA_TYPES = {
@@ -1208,7 +1210,7 @@ SHARD_CHECKS = ("decodes", "ranges", "empty-pairs", "no-overlap")
 
 
 def _shard_facts(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
-    from spec_validate.nodes.zarr_v3 import shard_layout
+    from spec_validate.nodes.zarr.v3 import shard_layout
 
     meta = _metadata(node)
     codecs = meta.get("codecs")
@@ -1266,7 +1268,7 @@ def chunks_decode(node: Node, options: Options, scope: Scope, facts: Mapping[str
     """Every stored chunk decodes through the array's codecs, in reverse order, to exactly one chunk (a shard: each stored inner chunk to one inner chunk).
 
     Runs only with --deep: the scan reads and decodes every stored chunk once, through the one bounded codec module
-    (spec_validate/nodes/codecs.py: allow-listed codecs only, every step bounded by the size the metadata fixes,
+    (spec_validate/codecs/decode.py: allow-listed codecs only, every step bounded by the size the metadata fixes,
     checksums verified), and records each chunk that does not decode; in a shard, the first inner chunk that does
     not decode names the shard. At most 20 chunks are named, then the exact count of the rest.
     Memory: a few blocks, each chunk's decoding bounded by its declared size.

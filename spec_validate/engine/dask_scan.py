@@ -39,20 +39,14 @@ from spec_validate.engine.scan import (
     fold,
     read_and_summarize,
 )
-from spec_validate.errors import InputError, SpecValidateError
+from spec_validate.errors import InputError, NodeError, SpecValidateError
 from spec_validate.kernels.facts import FactRequest
-from spec_validate.nodes.base import (
-    DEFAULT_BLOCK_ELEMENTS,
-    NodeError,
-    RowRange,
-    Tree,
-    row_elements,
-)
+from spec_validate.nodes.base import DEFAULT_BLOCK_ELEMENTS, RowRange, Tree, row_elements
 
 if TYPE_CHECKING:
     from distributed import Client
 
-    from spec_validate.report.model import Report
+    from spec_validate.model import Report
 
 # Tasks in flight per worker thread: enough to hide the scheduler round trip, few enough that the
 # partials waiting on the workers (and the client's bookkeeping) stay small whatever the array size.
@@ -80,7 +74,7 @@ class _TreeCache:
 
     @contextlib.contextmanager
     def tree(self, source: str, token: str, list_folders: bool = True) -> Iterator[Tree]:
-        from spec_validate.nodes.detect import open_store
+        from spec_validate.nodes.open import open_store
 
         key = (source, token)
         with self._lock:

@@ -13,10 +13,9 @@ from typing import Any
 from spec_validate.checks import registry
 from spec_validate.checks.schemas import REF
 from spec_validate.engine import pack_cache
-from spec_validate.engine.model import CheckStep, Legacy, Pack, Rule, SpecNote, Writer
 from spec_validate.engine.selectors import SELECTOR_SCHEMA
 from spec_validate.errors import PackError
-from spec_validate.primitive_api import Level
+from spec_validate.model import CheckStep, Legacy, Level, Pack, Rule, SpecNote, Writer
 
 # os.path rather than pathlib throughout: pathlib's import is a visible part of a small run's start-up.
 SCHEMA_FILE = pack_cache.SCHEMA_FILE  # one file, named once: the cache fingerprints what the loader validates against

@@ -1,14 +1,12 @@
 """A scope's nodes indexed by name, path, encoding-type and parent, so each selector is matched only against the
-nodes it can select; the selector grammar (`selectors.narrow`) decides which index a selector is bounded by."""
+nodes it can select; the selector grammar (`selectors.candidates`) decides which index a selector is bounded by."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from spec_validate.engine.selectors import narrow
+from spec_validate.model import Scope
 from spec_validate.nodes.base import Node
-from spec_validate.primitive_api import Scope
 
 
 def _encoding(node: Node) -> Any:
@@ -51,11 +49,6 @@ class NodeIndex:
                 parent_encoding = _encoding(node.parent) if node.parent is not None else None
                 if isinstance(parent_encoding, str):
                     self.by_parent_encoding.setdefault(parent_encoding, []).append(node)
-
-    def candidates(self, selector: Mapping[str, Any]) -> list[Node]:
-        """A superset of the nodes `selector` can match, in tree order (matching still decides)."""
-        narrowed = narrow(selector, self)
-        return self.members if narrowed is None else narrowed
 
     def in_order(self, nodes: list[Node]) -> list[Node]:
         """`nodes` without repeats, in tree order."""

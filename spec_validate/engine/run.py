@@ -8,26 +8,16 @@ from typing import Any, NamedTuple
 
 from spec_validate.checks import registry
 from spec_validate.engine import activity
-from spec_validate.engine.model import Pack, Rule, Writer
 from spec_validate.engine.node_index import NodeIndex
 from spec_validate.engine.rule_selection import Selection
 from spec_validate.engine.scan import ArrayScan, Damaged, KernelFailed, Progress, Scanner, SerialScanner, plan
-from spec_validate.engine.selectors import decided_by_kind, matches, select, selector_key
+from spec_validate.engine.scope import PackScope
+from spec_validate.engine.selectors import candidates, decided_by_kind, matches, select, selector_key
 from spec_validate.engine.template import render
+from spec_validate.errors import NodeError, NotDecoded
 from spec_validate.kernels.facts import FactRequest
-from spec_validate.nodes.base import (
-    DEFAULT_BLOCK_ELEMENTS,
-    Node,
-    NodeError,
-    NotDecoded,
-    StoreProblem,
-    Tree,
-    Unreadable,
-    describe,
-    walk,
-)
-from spec_validate.primitive_api import NotApplicable, NotChecked, Omitted, Scope
-from spec_validate.report.model import ClauseResult, Finding, Status
+from spec_validate.model import ClauseResult, Finding, NotApplicable, NotChecked, Omitted, Pack, Rule, Scope, Status, Writer
+from spec_validate.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, StoreProblem, Tree, Unreadable, describe, walk
 
 MAX_FINDINGS = 20
 
@@ -224,15 +214,15 @@ def find_scopes(tree: Tree, pack: Pack, walked: list[Node] | None = None) -> lis
     if pack.formats and not any(fnmatch.fnmatchcase(tree.format, f) for f in pack.formats):
         return []
     if not pack.scope:
-        return [Scope(pack, tree.root)]
+        return [PackScope(pack, tree.root)]
     roots = pack.scope.get("roots")
     if walked is None:
         walked = []
     if not walked:
         walked.extend(subtree(tree.root))
-    found = [Scope(pack, n) for n in walked if roots is not None and safe_match(roots, n, Scope(pack, n))]
-    if not found and "fallback" in pack.scope and safe_match(pack.scope["fallback"], tree.root, Scope(pack, tree.root)):
-        found = [Scope(pack, tree.root)]
+    found = [PackScope(pack, n) for n in walked if roots is not None and safe_match(roots, n, PackScope(pack, n))]
+    if not found and "fallback" in pack.scope and safe_match(pack.scope["fallback"], tree.root, PackScope(pack, tree.root)):
+        found = [PackScope(pack, tree.root)]
     return found
 
 
@@ -647,8 +637,8 @@ def _selected(
         if within == "/":
             chosen = select(selector, index, scope, lambda s, n: safe_match(s, n, scope), index.selected)
         else:
-            candidates = [n for n in index.candidates(selector) if in_reach(n.path, within)]
-            chosen = candidates if decided_by_kind(selector) else [n for n in candidates if safe_match(selector, n, scope)]
+            reachable = [n for n in candidates(selector, index) if in_reach(n.path, within)]
+            chosen = reachable if decided_by_kind(selector) else [n for n in reachable if safe_match(selector, n, scope)]
         found = selections[key] = _Selected(chosen)
     return found
 
@@ -755,7 +745,7 @@ def scan_plan(
     metadata steps and reads no array data: the benchmark's read floor reads exactly these arrays.
     """
     if isinstance(store, str):
-        from spec_validate.nodes.detect import open_store
+        from spec_validate.nodes.open import open_store
 
         with open_store(store) as tree:
             return scan_plan(tree, packs, selection, block_elements)

@@ -18,17 +18,11 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from spec_validate.engine import activity
+from spec_validate.errors import NodeError
 from spec_validate.kernels import KERNELS
 from spec_validate.kernels.block import Block
 from spec_validate.kernels.facts import FactRequest
-from spec_validate.nodes.base import (
-    DEFAULT_BLOCK_ELEMENTS,
-    Node,
-    NodeError,
-    RowRange,
-    describe,
-    row_elements,
-)
+from spec_validate.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, RowRange, describe, row_elements
 
 Partials = dict[FactRequest, Any]
 Facts = dict[FactRequest, Any]

@@ -10,8 +10,9 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from spec_validate.nodes.base import Node, NodeError
-from spec_validate.primitive_api import Scope
+from spec_validate.errors import NodeError
+from spec_validate.model import Scope
+from spec_validate.nodes.base import Node
 
 if TYPE_CHECKING:
     from spec_validate.engine.node_index import NodeIndex
@@ -352,6 +353,12 @@ def decided_by_kind(selector: Mapping[str, Any]) -> bool:
     return isinstance(want, list) and bool(want) and all(isinstance(a, Mapping) and decided_by_kind(a) for a in want)
 
 
+def candidates(selector: Mapping[str, Any], index: NodeIndex) -> list[Node]:
+    """A superset of the nodes `selector` can match in the index, in tree order (matching still decides)."""
+    narrowed = narrow(selector, index)
+    return index.members if narrowed is None else narrowed
+
+
 def narrow(selector: Mapping[str, Any], index: NodeIndex) -> list[Node] | None:
     """The nodes of `index` that can match `selector`, in tree order: a superset of those that do, bounded by one
     indexed condition (a selector is a conjunction, so any one bounds it); None when no condition is indexed."""
@@ -400,7 +407,7 @@ def select(
         if narrow(rest, index) is None:
             # The alternatives bound the nodes better than anything else does: select by them, then match the rest.
             return [n for n in select(_without(selector, *rest), index, scope, match, memo) if match(rest, n)]
-    return [n for n in index.candidates(selector) if match(selector, n)]
+    return [n for n in candidates(selector, index) if match(selector, n)]
 
 
 def _alternative(

@@ -11,7 +11,9 @@ from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 
+from spec_validate.errors import NodeError, NotDecoded
 from spec_validate.kernels.block import Block
+from spec_validate.storage.keyvalue import MAX_DEPTH
 
 NodeKind = Literal["group", "array", "link"]
 
@@ -34,9 +36,6 @@ SPARSE_PLAN_BLOCKS = 1024
 # The most elements one block of a fill value stands for: numpy makes no view of more than 2**63 bytes (even one
 # that takes none), so a longer run is cut into several (2**62 elements with nothing written: 64 blocks).
 MAX_UNIFORM_ELEMENTS = 1 << 56
-# Groups nested deeper than this are not walked (reported once): no real store nests this deep, and every walk
-# must end on any input.
-MAX_DEPTH = 256
 
 
 class StringStorage(NamedTuple):
@@ -58,10 +57,6 @@ class Storage(NamedTuple):
     layout: str | None = None  # hdf5: "contiguous", "chunked", "compact"
     metadata_key: str | None = None  # zarr: the key of the stored metadata document
     extra: Mapping[str, Any] | None = None  # backend-specific facts (TileDB: sparse, dims, attrs)
-
-
-class NodeError(Exception):
-    """A node could not be read; the message names the path and the reason."""
 
 
 class Unreadable(NodeError):
@@ -97,11 +92,6 @@ def describe(exc: BaseException) -> str:
     """An exception as `Type: first words`, in one line."""
     message = one_line(str(exc), 300)
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-
-
-class NotDecoded(NodeError):
-    """An array whose data is deliberately not decoded (a codec off the allow-list, pickle above all): the
-    clauses about its values are not checked, which the report says, rather than in error."""
 
 
 class Attributes(Mapping[str, Any]):
@@ -288,7 +278,7 @@ class Node(ABC):
         Raises NodeError as `read_key` does, and JSONProblem when the bytes are no JSON this tool reads. A backend
         may keep the parsed document for every reader (Zarr parses each once): never modify it.
         """
-        from spec_validate.nodes.jsondoc import loads
+        from spec_validate.codecs.jsondoc import loads
 
         raw = self.read_key(key)
         return None if raw is None else loads(raw)

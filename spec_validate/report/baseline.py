@@ -8,11 +8,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from spec_validate.errors import InputError
-from spec_validate.primitive_api import Finding, Level, Status
+from spec_validate.model import Finding, Level, Status
 
 if TYPE_CHECKING:
-    from spec_validate.engine.model import Rule
-    from spec_validate.report.model import ClauseResult, LegacyVerdict, Report
+    from spec_validate.model import ClauseResult, LegacyVerdict, Report, Rule
 
 BASELINE_VERSION = 1
 UNREADABLE = "unreadable"  # the rule id of a store key that cannot be read

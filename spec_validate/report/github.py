@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from spec_validate.model import Level, Report, Status
 from spec_validate.report.baseline import INPUT_ERROR, Baseline, artifact_uri, located
-from spec_validate.report.model import Level, Report, Status
 
 COMMAND = {Level.MUST: "error", Level.SHOULD: "warning", Level.MAY: "notice"}
 

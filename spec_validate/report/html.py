@@ -9,9 +9,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from spec_validate.excerpt import cut
+from spec_validate.model import ClauseResult, Finding, Level, Report, Status
 from spec_validate.report.baseline import Baseline, located
 from spec_validate.report.links import rule_page
-from spec_validate.report.model import ClauseResult, Finding, Level, Report, Status
 from spec_validate.report.verdict import CONFORMS, Verdict, sentence, verdict
 
 # The order a clause is shown in, within an input: what needs reading first comes first.

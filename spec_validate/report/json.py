@@ -6,11 +6,11 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from spec_validate.primitive_api import Finding, Level
+from spec_validate.model import Finding, Level
 
 if TYPE_CHECKING:
+    from spec_validate.model import ClauseResult, LegacyVerdict, Report
     from spec_validate.report.baseline import Baseline
-    from spec_validate.report.model import ClauseResult, LegacyVerdict, Report
 
 
 def finding_to_json(f: Finding) -> dict[str, Any]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
+from spec_validate.model import ClauseResult, Report, Status
 from spec_validate.report.baseline import Baseline, Located, artifact_uri, located
-from spec_validate.report.model import ClauseResult, Report, Status
 
 
 def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from spec_validate.model import Level, Report
 from spec_validate.report.baseline import Baseline, artifact_uri, located
-from spec_validate.report.model import Level, Report
 from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, ERROR, NOTHING_CHECKED, verdict
 
 ICONS = {CONFORMS: "\u2705", DOES_NOT_CONFORM: "\u274c", ERROR: "\u26a0\ufe0f", NOTHING_CHECKED: "\u2796"}

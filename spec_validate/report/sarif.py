@@ -8,12 +8,12 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from spec_validate.primitive_api import Level
+from spec_validate.model import Level
 from spec_validate.report.baseline import INPUT_ERROR, Baseline, artifact_uri, located
 from spec_validate.report.links import rule_page
 
 if TYPE_CHECKING:
-    from spec_validate.report.model import Report
+    from spec_validate.model import Report
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 # Where the project lives. helpUri is the rule's page on the documentation site (spec_validate/report/links.py).
@@ -77,7 +77,7 @@ def _legacy_descriptor(v: Any) -> dict[str, Any]:
 
 def _notice_results(report: Report, root: str, index: dict, descriptors: list) -> list[dict[str, Any]]:
     """Findings of `notice:` rules (the pickle codec): informational results, never failures."""
-    from spec_validate.primitive_api import Status
+    from spec_validate.model import Status
 
     out = []
     for r in report.results:

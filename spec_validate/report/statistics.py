@@ -6,8 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from spec_validate.model import Report
 from spec_validate.report.baseline import Baseline, located
-from spec_validate.report.model import Report
 
 
 def counts(reports: Sequence[Report], baseline: Baseline | None = None) -> list[dict[str, Any]]:

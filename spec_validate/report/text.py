@@ -8,9 +8,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from spec_validate.model import ClauseResult, Level, Report, Status
 from spec_validate.report.baseline import Baseline, located, new_failures
 from spec_validate.report.links import rule_page
-from spec_validate.report.model import ClauseResult, Level, Report, Status
 from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, Verdict, sentence, verdict
 
 COLOURS = {"MUST": "\033[31m", "SHOULD": "\033[33m", "MAY": "\033[36m", "ok": "\033[32m", "dim": "\033[2m", "bold": "\033[1m"}

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from spec_validate.primitive_api import Level, Status
+from spec_validate.model import Level, Status
 from spec_validate.report.baseline import Baseline, located, new_failures
 
 if TYPE_CHECKING:
-    from spec_validate.report.model import Report
+    from spec_validate.model import Report
 
 CONFORMS = "conforms"
 DOES_NOT_CONFORM = "does not conform"

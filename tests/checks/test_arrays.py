@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from memory_tree import Arr, fails, findings, passes, tree
 
-from spec_validate.primitive_api import NotApplicable
+from spec_validate.model import NotApplicable
 
 
 def node(values, chunks=(3,), **siblings):

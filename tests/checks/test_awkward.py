@@ -9,7 +9,7 @@ import pytest
 from memory_tree import findings, tree
 
 from spec_validate.checks.awkward import form_buffers
-from spec_validate.primitive_api import NotApplicable
+from spec_validate.model import NotApplicable
 
 # The form of the spec's example, cut to three nodes: a BitMaskedArray of strings.
 FORM = {

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from memory_tree import Arr, fails, findings, passes, tree
 
+from spec_validate.model import NotApplicable
 from spec_validate.nodes.base import Storage
-from spec_validate.primitive_api import NotApplicable
 
 
 def tdb(values, dims=(("d0", "<u4", 0),), sparse=False, attrs=None, meta=None):

@@ -7,8 +7,8 @@ import pytest
 from counting_names import CountingName
 from memory_tree import Arr, fails, findings, passes, tree
 
+from spec_validate.model import NotApplicable
 from spec_validate.nodes.base import Storage, StringStorage
-from spec_validate.primitive_api import NotApplicable
 
 VLEN = Storage("hdf5", StringStorage("variable", "utf-8", "variable-length utf-8 string"))
 FIXED = Storage("hdf5", StringStorage("fixed", "ascii", "fixed[3] ascii string"))
@@ -364,7 +364,7 @@ def test_strings_stored_as_is_not_applicable_to_an_object_reference_dataset():
 def test_attr_integer_type_fails_an_hdf5_boolean_and_an_r_logical_enum(tmp_path):
     import h5py
 
-    from spec_validate.nodes.hdf5 import HDF5Tree
+    from spec_validate.nodes.hdf5.tree import HDF5Tree
 
     path = tmp_path / "g.h5"
     with h5py.File(path, "w") as f:

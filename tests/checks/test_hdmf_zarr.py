@@ -11,8 +11,8 @@ import pytest
 from memory_tree import Arr, findings, tree
 
 import spec_validate
-from spec_validate.primitive_api import NotApplicable
-from spec_validate.report.model import Status
+from spec_validate.engine.scope import PackScope
+from spec_validate.model import NotApplicable, Status
 
 ROOT_ID = "6baecfc5"
 
@@ -689,9 +689,8 @@ def test_zarr_dtype_storage_passes_not_applicable(attrs):
 def test_dataset_references_marked_passes_a_string_array_unread():
     # vlen-utf8 decodes to strings only: the cached specifications are never read for references, nor "not checked".
     from spec_validate.checks import registry
-    from spec_validate.primitive_api import Scope
 
     t = tree({"s": Arr(np.array(["{}"], dtype=object), metadata={"dtype": "|O", "filters": [{"id": "vlen-utf8"}]})})
     primitive = registry.get("dataset_references_marked")
-    assert primitive.facts(t.get("/s"), {}, Scope(None, t.root)) == {}  # nothing for the scan to read
+    assert primitive.facts(t.get("/s"), {}, PackScope(None, t.root)) == {}  # nothing for the scan to read
     assert findings("dataset_references_marked", t.get("/s")) == []

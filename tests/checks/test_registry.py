@@ -14,12 +14,11 @@ from memory_tree import tree
 from spec_validate.checks import registry
 from spec_validate.checks.registry import all_primitives, check
 from spec_validate.engine.loader import builtin_packs
-from spec_validate.engine.model import CheckStep, Pack, Rule
 from spec_validate.engine.run import Evaluation, Outcome, _advance, compute_facts
+from spec_validate.engine.scope import PackScope
+from spec_validate.model import CheckStep, Level, NotApplicable, Pack, Rule, Status
 from spec_validate.nodes.base import Node, Tree
-from spec_validate.nodes.zarr import ZarrTree
-from spec_validate.primitive_api import NotApplicable, Scope
-from spec_validate.report.model import Level, Status
+from spec_validate.nodes.zarr.tree import ZarrTree
 
 PRIMITIVES = sorted(all_primitives())
 
@@ -202,7 +201,7 @@ def outcome(name: str, node: Node) -> Outcome:
     """The verdict of a one-step rule running primitive `name` on `node`, as a run reaches it (facts included)."""
     p, step = FIRST_USE[name]
     rule = Rule(f"test.{name}", Level.MUST, Level.MUST, "", "", "", {}, (step,), p.name)
-    ev = Evaluation(rule, node, Scope(p, node.tree.root))
+    ev = Evaluation(rule, node, PackScope(p, node.tree.root))
     _advance(ev, None)
     if ev.outcome is None:  # waiting for array facts: compute them as the engine's scan would
         wanted = {r for w in ev.requests.values() if not isinstance(w, NotApplicable) for r in w.values()}

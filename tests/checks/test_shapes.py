@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from memory_tree import fails, findings, passes, tree
 
-from spec_validate.primitive_api import NotApplicable
+from spec_validate.model import NotApplicable
 
 
 def anndata(n_obs=4, n_var=3, x_shape=None, col_len=None):

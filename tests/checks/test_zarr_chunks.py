@@ -16,10 +16,10 @@ from memory_tree import pack
 import spec_validate
 from spec_validate.checks import registry
 from spec_validate.engine.run import compute_facts
-from spec_validate.nodes.base import NotDecoded
-from spec_validate.nodes.zarr import ZarrTree
-from spec_validate.primitive_api import Finding, NotApplicable, NotChecked, Omitted, Scope
-from spec_validate.report.model import Status
+from spec_validate.engine.scope import PackScope
+from spec_validate.errors import NotDecoded
+from spec_validate.model import Finding, NotApplicable, NotChecked, Omitted, Status
+from spec_validate.nodes.zarr.tree import ZarrTree
 
 
 def zarray(dtype: str = "<i4", shape=(5,), chunks=(2,), compressor=None, filters=None, **extra) -> dict:
@@ -63,7 +63,7 @@ def full_chunks(meta: dict, dtype: str = "<i4") -> dict[str, bytes]:
 def run(node: Any, deep: bool = True) -> list:
     """The primitive on one array as the engine runs it: its facts from the array's scan, then the check."""
     primitive = registry.get("chunks_decode_to_chunk_size")
-    scope = Scope(pack(), node.tree.root, deep=deep)
+    scope = PackScope(pack(), node.tree.root, deep=deep)
     wanted = dict(primitive.facts(node, {}, scope))
     try:
         facts = compute_facts(node, set(wanted.values()), 7)

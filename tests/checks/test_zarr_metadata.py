@@ -9,8 +9,8 @@ from counting_names import CountingName
 from dict_store import DictStore
 from memory_tree import findings
 
-from spec_validate.nodes.zarr import ZarrTree
-from spec_validate.primitive_api import NotApplicable
+from spec_validate.model import NotApplicable
+from spec_validate.nodes.zarr.tree import ZarrTree
 
 ZARRAY = {
     "zarr_format": 2,

@@ -9,8 +9,8 @@ import pytest
 from dict_store import DictStore
 from memory_tree import findings
 
-from spec_validate.nodes.zarr import ZarrTree
-from spec_validate.primitive_api import NotApplicable, NotChecked
+from spec_validate.model import NotApplicable, NotChecked
+from spec_validate.nodes.zarr.tree import ZarrTree
 
 GROUP = {"zarr_format": 3, "node_type": "group", "attributes": {}}
 ARRAY = {

@@ -1,6 +1,6 @@
 """A decompression bomb in a chunk the engine's scan reads, whichever rule asks for it: a finding, bounded memory.
 
-tests/nodes/test_codecs.py and friends prove each decode path of the node layer stops a bomb; these prove the
+tests/codecs/test_codecs.py and friends prove each decode path of the node layer stops a bomb; these prove the
 paths through the engine that used to decode on their own (--deep chunk decoding, hdmf-zarr reference
 datasets, JSON-coded cached specifications) now reach the same bounded reader, end to end, in a fresh
 process whose peak memory is measured.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "nodes"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bombs import LAUNCHER, nested, zlib_zeros
 
 LIMIT_MB = 200

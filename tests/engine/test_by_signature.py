@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from memory_tree import Arr, MemoryNode, MemoryTree, pack
 
-from spec_validate import primitive_api, validate
+from spec_validate import validate
+from spec_validate.checks import api as primitive_api
 from spec_validate.engine import run
-from spec_validate.engine.model import CheckStep, Rule
 from spec_validate.engine.run import evaluate
-from spec_validate.report.model import Level, Status
+from spec_validate.model import CheckStep, Level, Rule, Status
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
 # Every Zarr store and HDF5 file of the corpus: the backends whose nodes have signatures.

@@ -17,7 +17,7 @@ import yaml
 
 import spec_validate
 from spec_validate.engine.scan import ThreadScanner
-from spec_validate.nodes.keyvalue import DirectoryStore
+from spec_validate.storage.keyvalue import DirectoryStore
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
 # Metadata documents, not chunks: Zarr's own, and netcdf-c's NCZarr documents, which the provenance detection

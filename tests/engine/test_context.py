@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from memory_tree import pack, scope, tree
 
-from spec_validate.primitive_api import NotApplicable, Scope
+from spec_validate.engine.scope import PackScope
+from spec_validate.model import NotApplicable
 
 T = {
     "obs": {"@attrs": {"encoding-type": "dataframe", "_index": "_index"}, "_index": np.arange(5)},
@@ -52,7 +53,7 @@ def test_scope_value_fails_not_applicable(ref):
 
 def test_scope_passes_absolute_paths_from_scope_root():
     t = tree({"mod": {"rna": T}})
-    s = Scope(
+    s = PackScope(
         pack(dimensions={"n_obs": {"node": "/obs", "length": True}}, shapes={"dataframe": {"child_from_attr": "_index"}}),
         t.get("/mod/rna"),
     )

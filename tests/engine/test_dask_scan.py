@@ -16,7 +16,7 @@ distributed = pytest.importorskip("distributed")
 from corpus_paths import CASES  # noqa: E402
 from loopback import serve  # noqa: E402
 
-from spec_validate import validate  # noqa: E402
+from spec_validate import to_json, validate  # noqa: E402
 from spec_validate.cli import main  # noqa: E402
 from spec_validate.engine import dask_scan  # noqa: E402
 from spec_validate.engine.dask_scan import DaskScanner, cached_sources, stores_opened  # noqa: E402
@@ -25,7 +25,7 @@ from spec_validate.engine.run import iter_results  # noqa: E402
 from spec_validate.engine.scan import SerialScanner, plan  # noqa: E402
 from spec_validate.errors import InputError, SpecValidateError  # noqa: E402
 from spec_validate.kernels.facts import FactRequest  # noqa: E402
-from spec_validate.nodes.detect import open_store  # noqa: E402
+from spec_validate.nodes.open import open_store  # noqa: E402
 from spec_validate.report.json import result_to_json  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
@@ -108,7 +108,7 @@ def rule(results: list[dict], rule_id: str) -> dict:
 @pytest.mark.parametrize("case", CORPUS, ids=CORPUS)
 def test_dask_scanner_gives_the_serial_report_on_the_corpus(client, case):
     path = CASES / case
-    assert validate(path, scanner=DaskScanner(client)).to_json() == validate(path, jobs=1).to_json()
+    assert to_json(validate(path, scanner=DaskScanner(client))) == to_json(validate(path, jobs=1))
 
 
 class _TokenHandler(SimpleHTTPRequestHandler):
@@ -141,7 +141,7 @@ def test_dask_workers_read_a_signed_url_and_give_the_local_report(client, case):
     local = validate(CASES / case, jobs=1)
     # The server answers no listing (its links would not carry the token): the store is read from its consolidated
     # metadata, and the clauses on the keys stored are not checked; every other result is the local one.
-    unlisted = {r["id"] for r in remote.to_json()["results"] if r.get("unchecked")}
+    unlisted = {r["id"] for r in to_json(remote)["results"] if r.get("unchecked")}
     assert unlisted == {
         "zarr.array.chunk-keys",
         "zarr.array.only-chunk-keys",
@@ -149,11 +149,11 @@ def test_dask_workers_read_a_signed_url_and_give_the_local_report(client, case):
         "zarr.keys.normalized",
         "zarr.keys.ascii",
     }
-    assert [r for r in remote.to_json()["results"] if r["id"] not in unlisted] == [
-        r for r in local.to_json()["results"] if r["id"] not in unlisted
+    assert [r for r in to_json(remote)["results"] if r["id"] not in unlisted] == [
+        r for r in to_json(local)["results"] if r["id"] not in unlisted
     ]
     assert remote.failures == local.failures
-    assert "s3cret" not in json.dumps(remote.to_json()) and "s3cret" not in remote.source
+    assert "s3cret" not in json.dumps(to_json(remote)) and "s3cret" not in remote.source
     assert all("s3cret" not in s for sources in client.run(cached_sources).values() for s in sources)
 
 

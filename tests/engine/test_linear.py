@@ -18,8 +18,8 @@ from counting_names import CountingName
 from spec_validate.engine import run
 from spec_validate.engine.loader import builtin_packs, packs_to_run
 from spec_validate.engine.rule_selection import Selection
-from spec_validate.nodes.keyvalue import KeyValueStore
-from spec_validate.nodes.zarr import ZarrTree
+from spec_validate.nodes.zarr.tree import ZarrTree
+from spec_validate.storage.keyvalue import KeyValueStore
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus" / "anndata"
 TEMPLATES = {2: CORPUS / "zarr-v2" / "valid-every-element.zarr", 3: CORPUS / "zarr-v3" / "valid-every-element.zarr"}

@@ -9,7 +9,7 @@ import pytest
 
 from spec_validate.engine.loader import builtin_packs, load_pack, packs_to_run
 from spec_validate.errors import PackError
-from spec_validate.report.model import Level
+from spec_validate.model import Level
 
 HEADER = """\
 spec: {name: demo, title: Demo, version: "1.0", source: demo.md}

@@ -8,7 +8,7 @@ from memory_tree import Arr, scope, tree
 
 from spec_validate.engine.node_index import NodeIndex
 from spec_validate.engine.run import find_scopes, subtree
-from spec_validate.engine.selectors import decided_by_kind, matches, narrow, select
+from spec_validate.engine.selectors import candidates, decided_by_kind, matches, narrow, select
 
 SELECTION_CASES = [
     "anndata/h5ad/valid-every-element.h5ad",
@@ -28,7 +28,7 @@ def test_node_index_never_drops_a_node_a_rule_selects(case):
     from corpus_paths import CASES
 
     from spec_validate.engine.loader import builtin_packs
-    from spec_validate.nodes.detect import open_store
+    from spec_validate.nodes.open import open_store
 
     with open_store(str(CASES.parent / case)) as store:
         checked = 0
@@ -38,10 +38,10 @@ def test_node_index_never_drops_a_node_a_rule_selects(case):
                 index = NodeIndex(where, members)
                 for r in pack.rules:
                     everything = [n.path for n in members if matches(r.applies_to, n, where)]
-                    narrowed = [n.path for n in index.candidates(r.applies_to) if matches(r.applies_to, n, where)]
+                    narrowed = [n.path for n in candidates(r.applies_to, index) if matches(r.applies_to, n, where)]
                     assert narrowed == everything, r.id
                     if decided_by_kind(r.applies_to):  # the engine then does not match at all
-                        assert [n.path for n in index.candidates(r.applies_to)] == everything, r.id
+                        assert [n.path for n in candidates(r.applies_to, index)] == everything, r.id
                     # What the engine selects: only what the index cannot decide is matched, alternative by alternative.
                     chosen = select(r.applies_to, index, where, lambda s, n, where=where: matches(s, n, where))
                     assert [n.path for n in chosen] == everything, r.id

@@ -10,7 +10,7 @@ from dict_store import DictStore
 from memory_tree import Arr, tree
 
 from spec_validate.engine.provenance import Provenance, WriterMark, anndata_era, detect
-from spec_validate.nodes.zarr import ZarrTree
+from spec_validate.nodes.zarr.tree import ZarrTree
 
 
 class TextStore(DictStore):

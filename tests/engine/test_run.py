@@ -7,11 +7,10 @@ import pytest
 from memory_tree import Arr, pack, tree
 
 from spec_validate.checks import registry
-from spec_validate.engine.model import CheckStep, Rule
 from spec_validate.engine.rule_selection import Selection
 from spec_validate.engine.run import iter_results
 from spec_validate.engine.scan import SerialScanner, ThreadScanner
-from spec_validate.report.model import Level, Status
+from spec_validate.model import CheckStep, Level, Rule, Status
 
 
 def rule(rid, applies_to, *steps, message=None, level=Level.MUST):
@@ -129,7 +128,7 @@ def exploding_primitive():
 
 @pytest.fixture
 def partly_checkable_primitive():
-    from spec_validate.primitive_api import NotChecked
+    from spec_validate.model import NotChecked
 
     @registry.check(kind="array")
     def checks_all_but_indices_for_test(node, options, scope):
@@ -169,7 +168,7 @@ def test_iter_results_unreadable_array_is_reported_once_and_not_checked(monkeypa
     checked, and keep their verdicts on the other nodes."""
     from memory_tree import MemoryNode
 
-    from spec_validate.nodes.base import NodeError
+    from spec_validate.errors import NodeError
 
     def broken(self, rows):
         raise NodeError(f"{self.path}: cannot read data (broken)")
@@ -216,7 +215,7 @@ def test_iter_results_fails_stop_at_first_failing_step():
 @pytest.fixture
 def count_hdf5_reads(monkeypatch):
     """Record every block read through the HDF5 node tree: path -> row ranges read."""
-    from spec_validate.nodes.hdf5 import HDF5Node
+    from spec_validate.nodes.hdf5.tree import HDF5Node
 
     reads: dict[str, list] = {}
     real = HDF5Node.read_block
@@ -260,7 +259,7 @@ def test_validate_passes_real_file_metadata_only_selection_reads_no_chunk(count_
 )
 def test_aggregate_passes_status_priority(statuses, expected):
     from spec_validate.engine.run import Evaluation, Outcome, aggregate
-    from spec_validate.report.model import Finding
+    from spec_validate.model import Finding
 
     t = tree({f"a{i}": np.arange(2) for i in range(len(statuses))})
     r = RULES[0]
@@ -320,7 +319,7 @@ def test_iter_results_skips_a_scope_with_its_reason():
 
 
 def test_iter_results_attaches_only_the_writer_notes_that_fit():
-    from spec_validate.engine.model import Writer
+    from spec_validate.model import Writer
 
     notes = (Writer("fits", "", "shown"), Writer("other", "", "left off"))
     failing = rule("t.g.present", {"root": True}, ("attr_present", {"key": "x"}))._replace(writers=notes)
@@ -329,8 +328,9 @@ def test_iter_results_attaches_only_the_writer_notes_that_fit():
 
 
 def test_iter_results_gives_a_primitive_the_facts_of_another_array_each_read_once():
+    from spec_validate.checks.api import check
     from spec_validate.kernels.facts import FactRequest
-    from spec_validate.primitive_api import Finding, check
+    from spec_validate.model import Finding
 
     def _two(node, options, scope):
         other = scope.node(node, options["other"])
@@ -398,7 +398,7 @@ def test_iter_results_fails_the_same_on_a_carried_column_as_on_one_read_alone(mo
     # The column's out-of-range index: the same clause results whether it rides on the cells' scan or is read alone.
     pytest.importorskip("tiledb")
     from spec_validate import validate
-    from spec_validate.nodes.tiledb import TileDBAttributeNode
+    from spec_validate.nodes.tiledb.tree import TileDBAttributeNode
 
     def results() -> list:
         report = validate(f"{CXG}/Xr-var-out-of-range.cxg")

@@ -10,8 +10,8 @@ import pytest
 from memory_tree import Arr, MemoryNode, tree
 
 from spec_validate.engine.scan import ArrayScan, SerialScanner, ThreadScanner, make_scanner, plan
+from spec_validate.errors import NodeError
 from spec_validate.kernels.facts import FactRequest
-from spec_validate.nodes.base import NodeError
 
 DECREASES = FactRequest("find_decreases", (("limit", 3),))
 BOUNDS = FactRequest("count_outside", (("high", 99), ("limit", 4), ("low", 0)))

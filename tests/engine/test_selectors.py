@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from memory_tree import scope, tree
 
+from spec_validate.engine.scope import PackScope
 from spec_validate.engine.selectors import describe, matches, path_matches
 
 
@@ -70,10 +71,8 @@ def test_matches(path, selector, expected):
 def test_matches_passes_paths_relative_to_scope_root():
     from memory_tree import pack
 
-    from spec_validate.primitive_api import Scope
-
     t = tree({"mod": {"rna": {"X": np.arange(2)}}})
-    s = Scope(pack(), t.get("/mod/rna"))
+    s = PackScope(pack(), t.get("/mod/rna"))
     assert matches({"path": "/X"}, t.get("/mod/rna/X"), s)
 
 
@@ -151,8 +150,7 @@ def test_matches_fails_a_condition_on_attributes_that_cannot_be_read():
     from memory_tree import tree
 
     from spec_validate.engine.selectors import matches
-    from spec_validate.nodes.base import NodeError
-    from spec_validate.primitive_api import Scope
+    from spec_validate.errors import NodeError
 
     t = tree({"a": {"@attrs": {"encoding-type": "dataframe"}}})
     node = t.get("/a")
@@ -163,6 +161,6 @@ def test_matches_fails_a_condition_on_attributes_that_cannot_be_read():
             raise NodeError("/a: a/.zattrs is stored but cannot be read")
 
     node.__class__ = Unreadable
-    scope = Scope(None, t.root)
+    scope = PackScope(None, t.root)
     assert matches({"name": "a"}, node, scope)
     assert not matches({"encoding-type": "dataframe"}, node, scope)

@@ -253,7 +253,7 @@ def hdf5_past_one_block(t: Target) -> str:
     """Zero bytes after the file's end of data, past one block of a remote read (`remote.HDF5_BLOCK_SIZE`, 4 MiB):
     every base file is smaller, so over HTTP none was read through the range reader (chunks fetched by range, indexes
     read a level at a time) until this; the library takes a file larger than its end address as it is."""
-    from spec_validate.nodes.remote import HDF5_BLOCK_SIZE
+    from spec_validate.storage.remote import HDF5_BLOCK_SIZE
 
     size = t.path.stat().st_size
     extra = HDF5_BLOCK_SIZE + t.rng.randrange(1, HDF5_BLOCK_SIZE) - min(size, HDF5_BLOCK_SIZE)
@@ -1073,7 +1073,7 @@ def _chunks(t: Target) -> list[Path]:
 
 def _bomb(rng: random.Random) -> bytes:
     """A chunk of a few kilobytes that inflates past its bound (nested zlib, gzip, a zstd frame without a size)."""
-    from tests.nodes.bombs import gzip_zeros, nested, zlib_zeros, zstd_zeros
+    from tests.bombs import gzip_zeros, nested, zlib_zeros, zstd_zeros
 
     kind = rng.choice(("zlib", "zlib", "gzip", "zstd"))
     if kind == "zlib":
@@ -1252,7 +1252,7 @@ def _add_entries(z: zipfile.ZipFile, entries: list[tuple[str, bytes]], rng: rand
         z.writestr("/".join(["g"] * depth) + "/.zgroup", b'{"zarr_format": 2}')
         z.writestr("/".join(["h"] * 300) + "/.zgroup", b'{"zarr_format": 2}')
     if "bomb" in extra and entries:
-        from tests.nodes.bombs import raw_deflate_zeros
+        from tests.bombs import raw_deflate_zeros
 
         body, n = raw_deflate_zeros(rng.choice((600_000_000, 2_000_000_000)))
         name = rng.choice([e[0] for e in entries])

@@ -8,7 +8,7 @@ given (never an enclosing folder); the process ends within its `--timeout` (plus
 resident memory; the input's files keep their bytes, modes and modification times; the canary beside the input
 keeps its access times and none of its bytes appear in anything the tool printed.
 
-`remote=True` validates each input over HTTP instead: the inputs are served by tests/nodes/latency_server.py (in
+`remote=True` validates each input over HTTP instead: the inputs are served by tests/latency_server.py (in
 this process, one server per worker) and the tool is given the input's URL (one input in four with `--no-list`,
 which reads a Zarr store from its consolidated metadata alone). The same checks hold but two: the
 server, not the tool, resolves a symlink inside the input (to the canary too), so the canary's access times and
@@ -284,12 +284,12 @@ def fuzz(
 
 
 def _server(root: Path):
-    """tests/nodes/latency_server.py serving `root` (no latency: it is the inputs, not the network, under test)."""
-    sys.path.insert(0, str(REPO / "tests" / "nodes"))
+    """tests/latency_server.py serving `root` (no latency: it is the inputs, not the network, under test)."""
+    sys.path.insert(0, str(REPO / "tests"))
     try:
         from latency_server import LatencyServer
     finally:
-        sys.path.remove(str(REPO / "tests" / "nodes"))
+        sys.path.remove(str(REPO / "tests"))
     return LatencyServer(root, lifetime=24 * 3600).start()
 
 

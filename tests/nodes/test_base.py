@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from spec_validate.errors import NodeError
 from spec_validate.kernels.block import Block, ChunkRead
 from spec_validate.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
     MAX_UNIFORM_ELEMENTS,
     Node,
-    NodeError,
     RowRanges,
     block_row_ranges,
     normalize_path,

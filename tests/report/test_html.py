@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 from memory_tree import Arr, pack, tree
 
-from spec_validate.engine.model import CheckStep, Rule
 from spec_validate.engine.run import iter_results
+from spec_validate.model import CheckStep, Level, PackInfo, Report, Rule
 from spec_validate.report.html import render
 from spec_validate.report.links import rule_page
-from spec_validate.report.model import Level, PackInfo, Report
 
 # The system's Chromium (apt-get install chromium), driven by Playwright through `executable_path`: Playwright's own
 # browser download is not reachable from every machine, and a report is for people, so it is checked as one renders.

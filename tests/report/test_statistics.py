@@ -7,10 +7,9 @@ import json
 import numpy as np
 from memory_tree import Arr, pack, tree
 
-from spec_validate.engine.model import CheckStep, Rule
 from spec_validate.engine.run import iter_results
+from spec_validate.model import CheckStep, Level, PackInfo, Report, Rule
 from spec_validate.report import baseline as bl
-from spec_validate.report.model import Level, PackInfo, Report
 from spec_validate.report.statistics import counts, render
 
 RULES = [

@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 from memory_tree import Arr, pack, tree
 
-from spec_validate.engine.model import CheckStep, Rule
 from spec_validate.engine.run import iter_results
-from spec_validate.report.model import Level, PackInfo, Report
+from spec_validate.model import CheckStep, Level, PackInfo, Report, Rule
 from spec_validate.report.text import render, use_colour
 
 
@@ -96,7 +95,7 @@ def test_render_passes_conforms_when_only_should_fails_at_must():
 
 
 def test_render_names_nodes_a_passing_clause_could_not_check():
-    from spec_validate.report.model import ClauseResult, Status
+    from spec_validate.model import ClauseResult, Status
 
     base = report()
     partly = ClauseResult(
@@ -146,7 +145,7 @@ def test_render_says_nothing_was_checked():
 
 def test_render_names_nodes_a_not_applicable_clause_could_not_check():
     # `--deep` on chunks it cannot decode: the clause is not applicable on every node, and says so with the verdict.
-    from spec_validate.report.model import ClauseResult, Status
+    from spec_validate.model import ClauseResult, Status
 
     base = report(values=(0, 1, 2))
     undecoded = ClauseResult(RULES[0], Status.NOT_APPLICABLE, (), 0, "not decoded", 0, (("/a", "/a: not decoded: codec 'x'"),))
@@ -172,7 +171,7 @@ def test_render_a_skipped_file_is_one_line():
 
 
 def test_render_context_is_shown_once_and_not_counted():
-    from spec_validate.report.model import ClauseResult, Finding, Status
+    from spec_validate.model import ClauseResult, Finding, Status
 
     r = report(values=(0, 1, 2))
     above = ClauseResult(RULES[2], Status.FAILED, (Finding("no .zgroup is stored", "/"),), 1, None, 1)

@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 from memory_tree import Arr, pack, tree
 
-from spec_validate.engine.model import CheckStep, Rule
 from spec_validate.engine.run import iter_results
+from spec_validate.model import CheckStep, ClauseResult, Level, PackInfo, Report, Rule, Status
 from spec_validate.report import baseline as bl
-from spec_validate.report.model import ClauseResult, Level, PackInfo, Report, Status
 from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, ERROR, NOTHING_CHECKED, SKIPPED, exit_code, verdict
 
 MUST = Rule(

@@ -1,0 +1,361 @@
+"""The vocabulary every layer speaks, as plain data: levels, statuses, findings, rules and packs, clause results and
+reports, and what a primitive may ask of the place a pack is applied (`Scope`).
+
+It imports nothing else of the package, so any layer may import it: storage and nodes never need it, primitives
+yield its findings, the engine builds its results, the reports render them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, NamedTuple, Protocol
+
+__all__ = [
+    "CheckStep",
+    "ClauseResult",
+    "Finding",
+    "Legacy",
+    "LegacyVerdict",
+    "Level",
+    "NotApplicable",
+    "NotChecked",
+    "Omitted",
+    "Pack",
+    "PackInfo",
+    "Problem",
+    "Provenance",
+    "Report",
+    "Rule",
+    "Scope",
+    "SpecNote",
+    "Status",
+    "Writer",
+]
+
+
+# ---------------------------------------------------------------- levels, statuses, findings
+class Level(str, Enum):
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    MAY = "MAY"
+
+    @property
+    def rank(self) -> int:
+        return {"MUST": 3, "SHOULD": 2, "MAY": 1}[self.value]
+
+
+class Status(str, Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_APPLICABLE = "not_applicable"
+    ERROR = "error"
+    # A rule that reports a fact worth knowing which is no conformance failure (a `notice:` rule, such as the
+    # pickle codec the hdmf-zarr spec names as its default): its findings are shown, never fail a run.
+    NOTICE = "notice"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a primitive found wrong. The engine fills in `path` when the primitive leaves it empty."""
+
+    message: str
+    path: str = ""
+    index: tuple[int, ...] | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    # Set by the engine, never by a primitive: the rule's `writers:` notes that fit the store (a note naming a
+    # writer the store shows it was not written by is left off).
+    writers: tuple[Any, ...] = ()
+
+
+class Omitted(NamedTuple):
+    """Yielded by a primitive after its findings: `count` more findings of the same kind that it does not list.
+
+    A kernel that counts every offending element but keeps the first few (values_in_range) says how many it
+    left out, so the report's count of findings, and its "... and N more", are exact.
+    """
+
+    count: int
+
+
+class NotApplicable(Exception):
+    """Raised while resolving a reference that does not exist; the clause is not applicable to this node."""
+
+
+class NotChecked(NotApplicable):
+    """The node is one the clause is about, but it cannot be checked safely (a codec off the allow-list, an
+    object array, metadata too broken to read its data by). Unlike a plain NotApplicable, the report names
+    such nodes even when the clause passes on the others: a node that was skipped is never silent."""
+
+
+# ---------------------------------------------------------------- rules and packs, as loaded from YAML
+class Writer(NamedTuple):
+    """A real writer whose files depart from the clause: the report shows the note on failure."""
+
+    name: str
+    versions: str
+    note: str
+
+
+class Legacy(NamedTuple):
+    """Eras of files that predate the spec a pack checks: such a scope gets one verdict, `<pack>.legacy`."""
+
+    clause: str  # the spec's own sentence about such files, verbatim
+    section: str
+    eras: Mapping[str, str]  # era id (spec_validate.engine.provenance) -> what such a file is and what readers do
+
+
+class SpecNote(NamedTuple):
+    """A place where the spec contradicts itself or its reference writer, and the side the pack takes."""
+
+    id: str
+    title: str
+    rules: tuple[str, ...]
+    text: str
+
+
+class CheckStep(NamedTuple):
+    primitive: str
+    options: Mapping[str, Any]
+
+
+class Rule(NamedTuple):
+    id: str
+    level: Level  # the level in force (after a user pack's overrides)
+    spec_level: Level  # the level the spec states
+    clause: str
+    section: str
+    spec_version: str
+    applies_to: Mapping[str, Any]
+    check: tuple[CheckStep, ...]
+    pack: str
+    message: str | None = None
+    basis: str = "stated"  # or "derived"
+    rationale: str | None = None
+    writers: tuple[Writer, ...] = ()
+    source_file: str = ""  # the pack file the rule is defined in
+    spec_source: str = ""  # the spec file its clause is quoted from (the rule's own `source`, else the pack's)
+    builtin: bool = False  # defined in a pack shipped with the tool (still so when a user pack extends that pack)
+    notice: str | None = None  # "security": a failure is reported as a notice (status notice), never as a failure
+
+    @property
+    def derived(self) -> bool:
+        return self.basis == "derived"
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(pack name, rule id): what results are keyed by (evaluations, SARIF rules[]), so that two packs handed
+        to the engine with one rule id each keep their own results rather than sharing one."""
+        return (self.pack, self.id)
+
+
+class Pack(NamedTuple):
+    """A loaded rule pack. The mappings have no defaults: a shared default would be one object for every pack."""
+
+    name: str
+    title: str
+    version: str
+    spec_source: str  # the spec file the clauses are quoted from
+    path: str  # the YAML file
+    rules: tuple[Rule, ...]
+    scope: Mapping[str, Any]  # where the pack applies (`roots`, `fallback` selectors); empty: at the root
+    shapes: Mapping[str, Any]  # encoding-type -> how to find the logical shape of such a group
+    dimensions: Mapping[str, Any]  # named dimensions (n_obs, n_vars) and where their lengths come from
+    redirects: Mapping[str, str]  # renamed rule id -> its id now
+    formats: tuple[str, ...] = ()  # tree formats the pack applies to (globs); empty: any
+    bases: tuple[str, ...] = ()  # names of the packs it extends, nearest first (`extends:`, through a chain)
+    legacy: Legacy | None = None  # eras of files before the spec: one verdict instead of the clauses
+    notes: tuple[SpecNote, ...] = ()  # where the spec contradicts itself or its reference writer
+
+    @property
+    def legacy_id(self) -> str:
+        """The id of this pack's legacy verdict: selectable and ignorable like a rule id."""
+        return f"{self.name}.legacy"
+
+
+# ---------------------------------------------------------------- what a primitive sees of where it runs
+class Scope(Protocol):
+    """One place a pack is applied, as a primitive sees it: the scope root, the pack's definitions of shapes and
+    dimensions, and `deep` (the user's --deep: primitives that read stored chunk bytes run only when it is set).
+
+    Absolute paths in rules (`/obs`) are relative to the scope root, so an AnnData group inside a MuData file
+    (`/mod/rna`) is checked exactly like one at the root of a file. Nodes are `spec_validate.nodes.base.Node`s;
+    the engine's `PackScope` is the implementation.
+    """
+
+    @property
+    def pack(self) -> Pack: ...
+
+    @property
+    def root(self) -> Any: ...
+
+    @property
+    def deep(self) -> bool: ...
+
+    def relative_path(self, node: Any) -> str:
+        """The node's path relative to the scope root ("/" for the root itself)."""
+        ...
+
+    def node(self, base: Any, path: str) -> Any | None:
+        """The node at `path`: relative to `base`, or absolute from the scope root; None where there is none."""
+        ...
+
+    def logical_shape(self, node: Any) -> tuple[int, ...] | None:
+        """The shape of the element a node encodes: an array's own shape, or what the pack's `shapes` say."""
+        ...
+
+    def dimension(self, name: str, base: Any) -> int:
+        """The length of the pack's named dimension (`n_obs`) seen from `base`; NotApplicable where unknown."""
+        ...
+
+    def value(self, base: Any, ref: Any, what: str = "value") -> Any:
+        """A number from a reference: a literal, `{dimension}`, or `{node, dim|length|attr[, index]}`, plus `plus`."""
+        ...
+
+
+class Provenance(Protocol):
+    """The eras and likely writers a store shows (the engine's `provenance.Provenance` is the implementation)."""
+
+    @property
+    def eras(self) -> tuple[Any, ...]: ...
+
+    @property
+    def writers(self) -> tuple[Any, ...]: ...
+
+    def fits(self, name: str, versions: str = "") -> bool:
+        """Whether a note about writer `name` (`versions`) may be shown on this store."""
+        ...
+
+    def describe(self) -> str:
+        """One line for a report header: the eras and the likely writers."""
+        ...
+
+    def to_json(self) -> dict[str, Any]:
+        """The eras and writers as JSON data."""
+        ...
+
+
+# ---------------------------------------------------------------- results
+@dataclass(frozen=True)
+class ClauseResult:
+    """The verdict on one clause for one store, over every node the rule selected."""
+
+    rule: Rule
+    status: Status
+    findings: tuple[Finding, ...] = ()
+    nodes_checked: int = 0
+    reason: str | None = None  # why not applicable, or the error, in one line
+    finding_count: int = 0  # all findings, including those beyond the cap kept in `findings`
+    # (node path, reason) for selected nodes that could not be checked (NotChecked), whatever the status; the first
+    # ones, as for findings: `unchecked_count` counts them all
+    unchecked: tuple[tuple[str, str], ...] = ()
+    unchecked_count: int = 0
+
+    @property
+    def writer_notes(self) -> list[Any]:
+        """The rule's writer notes attached to its listed findings (those that fit the store), each once, in rule order."""
+        attached = {w for f in self.findings for w in f.writers}
+        return [w for w in self.rule.writers if w in attached]
+
+
+@dataclass(frozen=True)
+class PackInfo:
+    name: str
+    title: str
+    version: str
+    scopes: tuple[str, ...]  # node paths the pack was applied at
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something in the store that could not be read (an `unreadable` record): a node, its attributes or members, a
+    metadata document, a chunk, a link or data lying outside the store, or the input's time running out.
+
+    `message` is one line naming the node path and the underlying error; the rest of the store is still validated.
+    """
+
+    key: str  # a node path (`/X/indptr`) or a store key (`X/indptr/.zarray`)
+    message: str
+    path: str | None = None  # the node it belongs to, where known
+
+
+@dataclass(frozen=True)
+class LegacyVerdict:
+    """One verdict on an AnnData group (or CXG) of an era before the spec it is checked against.
+
+    It stands for every clause of the pack at that scope: they are not checked (unless `clauses_checked`,
+    with --all-clauses). The file does not conform to the spec version checked, so the verdict counts as a
+    MUST failure for the exit code at every --fail-on; `--ignore <pack>.legacy` (or a baseline) accepts it.
+    """
+
+    pack: str
+    id: str  # "<pack>.legacy"
+    path: str  # the scope root it is about
+    era: str  # the era in words ("anndata 0.7 (...)")
+    era_id: str  # the era id the pack's `legacy.eras` names
+    writers: tuple[str, ...]  # the likely writers of that layer ("SeuratDisk", "anndata >=0.7,<0.8")
+    message: str  # what such a file is and what current readers do with it
+    clause: str  # the spec's own sentence about such files
+    section: str
+    evidence: tuple[str, ...] = ()
+    clauses_checked: bool = False  # --all-clauses: the pack's clauses were checked as well
+
+    level: Level = Level.MUST
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything one validation of one store found.
+
+    A report for an input that could not be opened has only `source` and `error`; one for a file found in a
+    folder that is not a store spec-validate reads has only `source` and `skipped`.
+    """
+
+    source: str
+    format: str
+    packs: tuple[PackInfo, ...]
+    tool_version: str
+    results: tuple[ClauseResult, ...]
+    problems: tuple[Problem, ...] = ()
+    # node path -> the store key of its metadata document (Zarr: `X/indptr/.zarray`), for failing nodes only
+    metadata_keys: Mapping[str, str] = field(default_factory=dict)
+    # The node validated: "/" for the whole store, or the node a path inside the store named (`x.zarr/X`).
+    node: str = "/"
+    # Failed or errored clauses on the ancestors of `node`: shown as context, never failures of the path given.
+    context: tuple[ClauseResult, ...] = ()
+    error: str | None = None  # the input could not be opened or checked (exit 2); one line
+    skipped: str | None = None  # found in a folder but not checked (not a store, or no pack applies); one line
+    provenance: Provenance | None = None  # the eras and likely writers the store shows
+    legacy: tuple[LegacyVerdict, ...] = ()  # scopes of an era before the spec: one verdict each
+    # False for a store read without listing a folder (a server that lists none, or --no-list): its members are the
+    # ones its consolidated metadata names, and the clauses on the keys stored are not checked.
+    listed: bool = True
+
+    @property
+    def name(self) -> str:
+        """The input as the user named it: the store, followed by the node when a path inside the store was given."""
+        return self.source if self.node == "/" else self.source.rstrip("/") + self.node
+
+    def __iter__(self) -> Iterator[ClauseResult]:
+        return iter(self.results)
+
+    @property
+    def failures(self) -> list[ClauseResult]:
+        return [r for r in self.results if r.status is Status.FAILED]
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        """Counts of clause results per level and status."""
+        counts: dict[str, Counter[str]] = {lvl.value: Counter() for lvl in Level}
+        for r in self.results:
+            counts[r.rule.level.value][r.status.value] += 1
+        return {lvl: {s.value: c[s.value] for s in Status} for lvl, c in counts.items()}
+
+    def fails_at(self, level: Level) -> bool:
+        """True when a clause at `level` or stricter failed, errored, the store had unreadable parts, the input
+        could not be opened, or a scope is of an era before its spec (a legacy verdict, which counts as a MUST
+        failure)."""
+        if self.problems or self.error is not None or self.legacy:
+            return True
+        return any(r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results)

@@ -1,0 +1,255 @@
+"""Global heap collections walked before the HDF5 library reads an attribute stored in one.
+
+A variable-length string or sequence (nearly every attribute of an AnnData file) is stored as a length and a heap
+ID: the address of a global heap collection ("GCOL") and the object's index in it. To read one, the library loads
+the whole collection and walks its objects, each object's stored size giving where the next begins. A damaged size
+stops that walk (a free-space object of size 0: the next object is itself) or sends it back (a size that wraps when
+rounded up), and the library loops forever inside `H5Aread` (`tests/data/hdf5-global-heap-loop`, found by the
+fuzzer). So before a variable-length attribute is read, its heap IDs are taken from the attribute message of its
+object's header (`btree.header_messages`), and each collection they name is walked here as the library walks
+it, once per file: an attribute stored in a collection whose objects do not each fit inside it is refused with the
+reason, never handed to the library. (The caller reads the header: `hdf5.HDF5Tree`, which reads a group's once
+for this and for the check of its symbol table.)
+
+Only what is read plainly is checked: a top-level variable-length type in a compact attribute message (the way h5py,
+anndata, SeuratDisk and hdmf write them). An attribute held elsewhere (dense attribute storage, a shared datatype,
+variable-length members of a compound) is left to the library, as every attribute was before.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections import OrderedDict
+from collections.abc import Callable
+
+ATTRIBUTE_MESSAGE = 0x000C
+DATATYPE_MESSAGE = 0x0003
+# An attribute message's name, datatype and dataspace sizes (after its version and flags).
+_ATTRIBUTE_SIZES = struct.Struct("<HHH")
+VLEN_CLASS = 9
+# A collection larger than this is not loaded to be walked (the library would load it whole as well): its
+# attributes are refused. Real collections hold 4 KiB, or one large string each.
+MOST_COLLECTION_BYTES = 64 * 2**20
+# Elements of one attribute whose heap IDs are taken (an attribute holding more is refused by the walk already).
+MOST_ELEMENTS = 2**20
+
+# (offset, size) -> the bytes there (fewer at the end of the file).
+ReadAt = Callable[[int, int], bytes]
+# The collections last read for an attribute's value whose objects' places are kept, and the bytes of those of them
+# no larger than KEPT_COLLECTION_BYTES (a real one holds 4 KiB: a file's strings are read without a read each).
+KEPT_COLLECTIONS = 16
+# A string attribute's elements: (whether its dataspace is scalar, each element's (length, collection, object index)).
+StringElements = tuple[bool, list[tuple[int, int, int]]]
+KEPT_COLLECTION_BYTES = 2**20
+
+
+# A global heap object's header: its index, reference count and four reserved bytes, then its size (a length of the
+# file's size, 2, 4 or 8 bytes), by that size.
+_OBJECT_HEADS = {size: struct.Struct(f"<H6x{code}") for size, code in ((2, "H"), (4, "I"), (8, "Q"))}
+
+
+def _scalar(body: bytes, at: int) -> bool:
+    """Whether the dataspace message at `at` in `body` is a scalar's (version 1: rank 0; version 2: type 0)."""
+    return body[at + 1] == 0 if body[at] == 1 else body[at + 3] == 0
+
+
+def malformed_vlen(bits: int, more_bits: int) -> str | None:
+    """Why a variable-length type whose first two class bit field bytes are `bits`, `more_bits` is one the format
+    forbids, or None: its kind neither a sequence (0) nor a string (1), or a string's padding or character set out of
+    range. The library takes such a type as some other (a string flipped to kind 3, read as a sequence of bytes,
+    crashed h5py and the process: found by the fuzzer), so it is never handed over."""
+    kind, padding, charset = bits & 0x0F, bits >> 4, more_bits & 0x0F
+    if kind not in (0, 1):
+        return f"its datatype is malformed (variable-length kind {kind}: neither a sequence nor a string)"
+    if kind == 1 and (padding > 2 or charset > 1):
+        return f"its datatype is malformed (a variable-length string of padding {padding}, character set {charset})"
+    return None
+
+
+def datatype_problem(messages: list[tuple[int, int, bytes]]) -> str | None:
+    """Why the datatype message among a dataset's header messages is a variable-length type the format forbids
+    (`malformed_vlen`), or None: the library reads such a dataset's elements as some other type, and crashed."""
+    for kind, _, body in messages:
+        if kind == DATATYPE_MESSAGE and len(body) >= 3 and body[0] & 0x0F == VLEN_CLASS:
+            return malformed_vlen(body[1], body[2])
+    return None
+
+
+class GlobalHeaps:
+    """The variable-length attributes of one file's objects, checked against the collections they name."""
+
+    def __init__(self, read_at: ReadAt, file_size: int, sizeof_addr: int, sizeof_size: int, base: int = 0) -> None:
+        self._read_at, self.file_size = read_at, file_size
+        self.sizeof_addr, self.sizeof_size, self.base = sizeof_addr, sizeof_size, base
+        self._collections: dict[int, str | None] = {}  # address (relative to base) -> why it must not be read
+        # address -> ({object index: (offset in the collection, size)}, its bytes where small), the last read for values
+        self._objects: OrderedDict[int, tuple[dict[int, tuple[int, int]] | None, bytes | None]] = OrderedDict()
+
+    def attributes(self, messages: list[tuple[int, int, bytes]]) -> tuple[dict[bytes, str], dict[bytes, StringElements]]:
+        """Of the variable-length attributes among an object's header messages (`messages`, as
+        `btree.header_messages` gives them: those of other kinds are passed over), by stored name: (why each
+        stored in a damaged collection must not be read; the elements of each plain string attribute in sound
+        collections, for `string_value`: a variable-length string of ASCII or UTF-8, its every element non-empty)."""
+        problems: dict[bytes, str] = {}
+        strings: dict[bytes, StringElements] = {}
+        undefined = (1 << (8 * self.sizeof_addr)) - 1
+        for kind, _, body in messages:
+            found = self._elements_of(body) if kind == ATTRIBUTE_MESSAGE else None
+            if found is None:
+                continue
+            name, string, scalar, elements, malformed = found
+            if malformed is not None:
+                problems[name] = malformed
+                continue
+            for address in sorted({a for length, a, _ in elements if length and a != undefined}):
+                problem = self.collection_problem(address)
+                if problem is not None:
+                    problems[name] = problem
+                    break
+            else:
+                if string and elements and all(length for length, _, _ in elements):
+                    strings[name] = (scalar, elements)
+        return problems, strings
+
+    def collection_problem(self, address: int) -> str | None:
+        """Why the library must not read the global heap collection at `address`, or None (walked once per file)."""
+        if address not in self._collections:
+            self._collections[address] = self._walk(address)[0]
+        return self._collections[address]
+
+    def _walk(self, address: int) -> tuple[str | None, dict[int, tuple[int, int]] | None, bytes]:
+        """(why the library must not read the collection at `address`, or None; where each of its objects lies, or
+        None where it is not walked to its end as a sound collection; the bytes read of it)."""
+        where = f"its global heap collection at byte {address + self.base}"
+        size_at = 8  # "GCOL", version, three reserved bytes, then the collection's size
+        if address + self.base + size_at + self.sizeof_size > self.file_size:
+            return None, None, b""  # past the end of the file (a damaged heap ID): the library refuses it itself
+        head = self._read_at(address + self.base, size_at + self.sizeof_size)
+        if len(head) < size_at + self.sizeof_size or head[:4] != b"GCOL":
+            return None, None, b""  # no collection here: the library says so itself, without looping
+        size = int.from_bytes(head[size_at:], "little")
+        if size > MOST_COLLECTION_BYTES:
+            return f"{where} claims {size} bytes, more than the {MOST_COLLECTION_BYTES} read for one; not read", None, b""
+        data = self._read_at(address + self.base, size)
+        if len(data) < size:
+            return None, None, data  # past the end of the file: the library refuses it
+        object_head = 8 + self.sizeof_size  # index, reference count, four reserved bytes, the object's size
+        head_of = _OBJECT_HEADS[self.sizeof_size].unpack_from if self.sizeof_size in _OBJECT_HEADS else self._object_head
+        at = size_at + self.sizeof_size
+        objects: dict[int, tuple[int, int]] | None = {}
+        while at < size:
+            if at + object_head > size:
+                return None, objects, data  # the last bytes, too few for an object: free space, as the library takes them
+            index, stored = head_of(data, at)
+            # A free-space object (index 0) counts its own header in its size; any other is padded to 8 bytes.
+            need = stored if index == 0 else object_head + ((stored + 7) & -8)
+            if need == 0:
+                damage = f"a free-space object of size 0 at byte {at}: the library's walk never ends"
+                return f"{where} is damaged ({damage})", None, data
+            if need > size - at:
+                damage = f"object {index} at byte {at} claims {stored} bytes, past the collection's end"
+                return f"{where} is damaged ({damage})", None, data
+            if index and objects is not None:
+                if index in objects:
+                    objects = None  # an index twice: which object the library reads is not this reader's guess
+                else:
+                    objects[index] = (at + object_head, stored)
+            at += need
+        return None, objects, data
+
+    def _object_head(self, data: bytes, at: int) -> tuple[int, int]:
+        """(index, size) of the object at `at`, for lengths of a size `_OBJECT_HEADS` has no format for (16, 32)."""
+        return int.from_bytes(data[at : at + 2], "little"), int.from_bytes(data[at + 8 : at + 8 + self.sizeof_size], "little")
+
+    def _object(self, address: int, index: int) -> bytes | memoryview | None:
+        """The stored bytes of object `index` of the sound collection at `address`; None where it is not one."""
+        kept = self._objects.get(address)
+        if kept is None:
+            problem, objects, data = self._walk(address)
+            self._collections.setdefault(address, problem)
+            kept = self._objects[address] = (objects, data if len(data) <= KEPT_COLLECTION_BYTES else None)
+            if len(self._objects) > KEPT_COLLECTIONS:
+                self._objects.popitem(last=False)
+        else:
+            self._objects.move_to_end(address)
+        objects, data = kept
+        found = objects.get(index) if objects is not None else None
+        if found is None:
+            return None
+        offset, size = found
+        if data is not None:
+            return memoryview(data)[offset : offset + size]
+        got = self._read_at(address + self.base + offset, size)
+        return got if len(got) == size else None
+
+    def string_value(self, found: StringElements) -> str | list[str] | None:
+        """The value of a plain string attribute (its elements, from `attributes`), read from its global heap objects
+        as h5py gives it: each string cut at its first NUL, decoded as UTF-8 with surrogate escapes; a scalar as one
+        string, any other shape as the flat list. None where an object is not where the collection says (the library
+        then reads it)."""
+        scalar, elements = found
+        values: list[str] = []
+        for length, address, index in elements:
+            data = self._object(address, index)
+            if data is None or len(data) < length:
+                return None
+            values.append(bytes(data[:length]).split(b"\0", 1)[0].decode("utf-8", "surrogateescape"))
+        return values[0] if scalar else values
+
+    def _elements_of(self, body: bytes) -> tuple[bytes, bool, bool, list[tuple[int, int, int]], str | None] | None:
+        """(the stored name, whether it is a variable-length string of ASCII or UTF-8, whether its dataspace is
+        scalar, each element's (length, collection address, object index), why its type is malformed or None) of an
+        attribute message whose type is variable length (a string or a sequence) at the top; None for any other, or
+        one not read plainly here."""
+        try:
+            version = body[0]
+            if version == 1:
+                at, pad = 8, 8
+            elif version in (2, 3) and not body[1] & 0x03:  # neither its datatype nor its dataspace shared
+                at, pad = (8 if version == 2 else 9), 1
+            else:
+                return None
+            name_size, type_size, space_size = _ATTRIBUTE_SIZES.unpack_from(body, 2)
+            type_at = at + -(-name_size // pad) * pad
+            if body[type_at] & 0x0F != VLEN_CLASS:
+                return None
+            string = body[type_at + 1] & 0x0F == 1 and body[type_at + 2] & 0x0F in (0, 1)  # a string; ASCII, UTF-8
+            space_at = type_at + -(-type_size // pad) * pad
+            data_at = space_at + -(-space_size // pad) * pad
+            count = self._elements(body, space_at, space_size)
+            if count is None or count > MOST_ELEMENTS:
+                return None
+            element = 8 + self.sizeof_addr  # the length (4 bytes), then the heap ID: a collection's address, an index
+            if len(body) < data_at + count * element:
+                return None
+            name = bytes(body[at : at + name_size]).rstrip(b"\x00")
+            elements = []
+            for start in range(data_at, data_at + count * element, element):
+                length = int.from_bytes(body[start : start + 4], "little")
+                address = int.from_bytes(body[start + 4 : start + 4 + self.sizeof_addr], "little")
+                index = int.from_bytes(body[start + 4 + self.sizeof_addr : start + element], "little")
+                elements.append((length, address, index))
+            return name, string, _scalar(body, space_at), elements, malformed_vlen(body[type_at + 1], body[type_at + 2])
+        except (IndexError, struct.error):
+            return None
+
+    def _elements(self, body: bytes, at: int, size: int) -> int | None:
+        """The elements the dataspace message at `at` (of `size` bytes) in `body` holds; None for one not read here."""
+        if size < 4:
+            return None
+        version, rank = body[at], body[at + 1]
+        if version == 1:
+            dims_at = at + 8
+        elif version == 2:
+            if body[at + 3] == 2:  # null: no element
+                return 0
+            dims_at = at + 4
+        else:
+            return None
+        if rank == 0:
+            return 1  # scalar
+        width = self.sizeof_size
+        if dims_at + rank * width > at + size:
+            return None
+        return math.prod(int.from_bytes(body[dims_at + i * width : dims_at + (i + 1) * width], "little") for i in range(rank))

@@ -1,0 +1,972 @@
+"""Stores behind URLs (s3://, gs://, https://, ...) read through fsspec, with credentials kept out of every message."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from spec_validate.codecs.jsondoc import JSONProblem, loads
+from spec_validate.errors import InputError, NodeError
+from spec_validate.storage import request_gate
+from spec_validate.storage.httpfs import RESPONSE_LIMIT, HTTPFileSystem, RefusedResponse, ResponseTooLarge, response_limit, sync
+from spec_validate.storage.keyvalue import KeyValueStore
+from spec_validate.storage.request_gate import FIRST_LIMIT, RequestGate
+from spec_validate.storage.urls import URL_SCHEME
+
+# fsspec, s3fs and aiohttp are imported inside functions only: a local run never loads them, nor an HTTP one read
+# with the client of `httpfs` (wherever no fsspec options for HTTP are configured).
+
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
+HTTP_PROTOCOLS = ("http", "https")
+# Names of Zarr metadata documents: the keys a reader probes for at every node, most of them absent; and
+# netcdf-c's NCZarr keys, which the writer detection probes for (absent from nearly every store).
+METADATA_DOCUMENTS = frozenset(
+    {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json", ".nczarr", ".nczgroup", ".nczarray", ".nczattrs"}
+)
+HDF5_EXTENSIONS = (".h5ad", ".h5mu", ".h5seurat", ".h5", ".hdf5", ".nwb")
+ZARR_EXTENSIONS = (".zarr",)
+# HDF5 over a URL is read in blocks kept in an LRU cache: HDF5 metadata reads are small and scattered, chunk
+# reads are large and in order; 4 MiB blocks serve both in few requests, and 16 of them bound the memory.
+HDF5_BLOCK_SIZE = 4 * 2**20
+HDF5_MAX_BLOCKS = 16
+# Requests in flight at once when many keys are fetched together: enough to hide an object store's latency, and a
+# bound on the bytes held (documents are small; chunks are one block's worth). An HTTP server is given fewer until
+# it shows it keeps its connections, and fewer for good where it stalls (request_gate).
+MAX_CONCURRENT_REQUESTS = 64
+# The root documents asked for before the format is known, together: no more than an HTTP server's first gate
+# lets through (FIRST_LIMIT), so that they take one round trip, not two. The root `.zattrs` is not among them: a
+# consolidated `.zmetadata` names it (fetched in the next batch), and otherwise a listing or a request of its own
+# answers for it when the tree reads it.
+ROOT_PROBES = (".zmetadata", "zarr.json", ".zgroup", ".zarray")
+# Object stores whose file system lists every key below a prefix in one flat listing (S3's ListObjectsV2 without a
+# delimiter, 1,000 keys a request, in s3fs's `find`), where listing folder by folder takes a request per folder.
+S3_PROTOCOLS = ("s3", "s3a")
+FLAT_LISTING_PROTOCOLS = S3_PROTOCOLS
+# The flat listing is made where the consolidated metadata says the store holds at most this many keys (its
+# documents, and every chunk its arrays' grids have room for), and stopped (the store then listed folder by folder,
+# many folders at once, as before) where it finds more: its pages come one after another, so a store of millions of
+# chunks would take minutes. A store without consolidated metadata, whose size nothing says, is listed flat up to
+# the smaller bound.
+MOST_FLAT_LISTING_KEYS = 100_000
+MOST_UNMAPPED_FLAT_LISTING_KEYS = 10_000
+
+
+def redact_url(url: str) -> str:
+    """`url` without its user name, password, query string and fragment (signed-URL tokens live there)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unparseable URL (a bad IPv6 literal): keep only the scheme
+        match = URL_SCHEME.match(url)
+        return f"{match.group(1)}://..." if match else "..."
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def scrub(text: str, url: str | None = None) -> str:
+    """`text` with every URL in it redacted, and the secrets of `url` (password, query values) masked wherever they occur."""
+    text = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+    for secret in _secrets(url) if url else ():
+        text = text.replace(secret, "***")
+    return text
+
+
+def _secrets(url: str) -> list[str]:
+    """The parts of `url` that may grant access, raw and percent-decoded, longest first."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found: set[str] = set()
+    userinfo, at, _ = parts.netloc.rpartition("@")
+    if at:
+        found.update(x for x in userinfo.partition(":")[::2] if x)
+    for pair in parts.query.split("&") + ([parts.fragment] if parts.fragment else []):
+        value = pair.partition("=")[2] or pair
+        if value:
+            found.add(value)
+    found |= {unquote(s) for s in found}
+    # Very short values ("1", "us") would mangle the message and protect nothing; URLs in the text are redacted anyway.
+    return sorted((s for s in found if len(s) >= 4), key=len, reverse=True)
+
+
+def describe_error(exc: BaseException, url: str | None = None) -> str:
+    """A one-line reason for a failed remote access, with no credentials in it."""
+    exc = underlying_error(exc)
+    name = type(exc).__name__
+    first = (str(exc).strip().splitlines() or [""])[0]
+    status = getattr(exc, "status", None)  # aiohttp.ClientResponseError and friends
+    if isinstance(exc, FileNotFoundError):
+        reason = "not found"
+    elif isinstance(exc, PermissionError):
+        reason = f"access denied ({first})" if first else "access denied"
+    elif name == "NoCredentialsError":
+        reason = (
+            "no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE; "
+            "for a public bucket set FSSPEC_S3_ANON=true)"
+        )
+    elif isinstance(status, int):
+        reason = f"HTTP {status} {getattr(exc, 'message', '') or ''}".rstrip()
+    elif isinstance(exc, TimeoutError) or name in ("TimeoutError", "ServerTimeoutError", "ConnectTimeoutError"):
+        reason = "timed out"
+    elif name == "ClientConnectorDNSError" or "Name or service not known" in first or "nodename nor servname" in first:
+        reason = f"cannot resolve the host name ({first})"
+    elif name.startswith("ClientConnector") or isinstance(exc, ConnectionError) or name == "EndpointConnectionError":
+        reason = f"cannot connect ({first})"
+    else:
+        reason = f"{name}: {first}" if first else name
+    return scrub(reason, url)
+
+
+def underlying_error(exc: BaseException) -> BaseException:
+    """The error behind fsspec's FileNotFoundError when it stands for something else.
+
+    fsspec's HTTP `info` reports every failure (refused connection, unknown host, TLS, HTTP 403) as
+    FileNotFoundError, with the real error as its cause; only a 404 (or no cause) means absent.
+    """
+    cause = exc.__cause__
+    if isinstance(exc, FileNotFoundError) and cause is not None and getattr(cause, "status", None) != 404:
+        return cause
+    return exc
+
+
+class RemoteStore(KeyValueStore):
+    """A Zarr store below a URL: keys are fetched with fsspec, directories listed where the storage lists them.
+
+    Object stores (S3, GCS, Azure) list, and an HTTP server lists when it serves directory pages with links
+    (python's http.server, nginx `autoindex`, Apache `Indexes`): the store is then what is stored, as locally.
+    Consolidated metadata (`.zmetadata`, or `consolidated_metadata` in the root `zarr.json`) has the documents it
+    names fetched in one batch first; where nothing lists, or the run was asked not to list (`list_folders` False),
+    it is the map of the store: only the nodes it names are seen, and no stored key it leaves out (`lists` is
+    False: the clauses on stored keys are then not checked). Many keys asked for together (`get_many`,
+    `list_many`) are fetched concurrently.
+    """
+
+    def __init__(self, fs: Any, root: str, url: str, list_folders: bool = True) -> None:
+        self.location = redact_url(url)
+        self._fs = fs
+        self._url = url  # with its credentials: used for requests, never shown
+        self._http = protocol(url) in HTTP_PROTOCOLS
+        self._root = root.rstrip("/")
+        # An HTTP URL's query (a SAS-style token valid for the whole store) goes with every key's request.
+        self._query = urlsplit(url).query if self._http else ""
+        if self._http:
+            self._root = urlunsplit(urlsplit(self._root)._replace(query="", fragment="")).rstrip("/")
+        self._named_store = urlsplit(url).path.rstrip("/").lower().endswith(ZARR_EXTENSIONS)
+        self._lock = threading.Lock()
+        # False: where there is consolidated metadata, it is the map of the store, and no folder is listed.
+        self._list_folders = list_folders
+        self._mode: str | None = None  # "list", "consolidated" or "blind": how directory contents are known
+        self._index: list[str] = []  # keys named by consolidated metadata, in "consolidated" mode
+        self._consolidated = False  # whether the store has consolidated metadata (it names the groups' members)
+        self._mapped: dict[str, tuple[list[str], list[str]]] | None = None  # the directories those keys imply
+        self._listings: dict[str, tuple[list[str], list[str]]] = {}
+        self._documents: dict[str, bytes | None] = {}
+        self._chunk_folders: list[str] = []  # chunk folders of the Zarr v3 arrays the consolidated metadata names
+        # Keys the consolidated metadata says the store may hold (documents, and chunks the grids have room for);
+        # None where it cannot say.
+        self._keys_expected: int | None = None
+        self._flat = False  # whether every listing came from one flat listing of the store (nothing else is below)
+        self._gate = _gate_for(self._http)
+
+    @property
+    def batched(self) -> bool:  # type: ignore[override]
+        return bool(getattr(self._fs, "async_impl", False))
+
+    @property
+    def lists(self) -> bool:
+        return self._listing_mode() == "list"
+
+    @property
+    def members_known(self) -> bool:
+        return self._listing_mode() == "list" or self._consolidated
+
+    def raw_keys(self) -> list[str] | None:
+        """The keys as listed; None where the store is not listed (the consolidated metadata names no stored key)."""
+        return super().raw_keys() if self.lists else None
+
+    # --- keys ---------------------------------------------------------------------------------------------
+
+    def _path(self, key: str) -> str:
+        path = f"{self._root}/{key}" if key else self._root
+        return f"{path}?{self._query}" if self._query else path
+
+    def _shown(self, key: str) -> str:
+        return f"{self.location.rstrip('/')}/{key}" if key else self.location
+
+    def get(self, key: str) -> bytes | None:
+        """The stored bytes; None when absent (also without a request, where a listing shows a metadata document absent)."""
+        if not _safe_key(key, self._http):
+            return None
+        parent, _, name = key.rpartition("/")
+        if name not in METADATA_DOCUMENTS:
+            return self._fetch(key)
+        # Metadata documents are small and read many times (tree, checks): one request each.
+        if key in self._documents:
+            return self._documents[key]
+        if self._listing_mode() == "blind":
+            raw = self._fetch(key)
+        else:
+            # Readers probe each node for several documents; the listing answers for the absent ones without a
+            # request (and without guessing on servers that answer an absent key with 403, not 404), and the
+            # present ones of this directory are fetched together: one round trip per node, not one per document.
+            listed = [f"{parent}/{n}" if parent else n for n in self.list_dir(parent)[0] if n in METADATA_DOCUMENTS]
+            self._documents.update(self._fetch_many([k for k in listed if k not in self._documents]))
+            raw = self._documents.get(key)
+        self._documents[key] = raw
+        return raw
+
+    def get_many(self, keys: list[str], limit: int | None = None) -> dict[str, bytes | None]:
+        """`get` of every key, fetched concurrently; metadata documents are kept as `get` keeps them. A response
+        past `limit` bytes (default: MAX_VALUE_BYTES) is cut off and its key left out (read alone by its caller,
+        and refused there)."""
+        out: dict[str, bytes | None] = {}
+        wanted: list[str] = []
+        for key in keys:
+            if key in out:
+                continue
+            if not _safe_key(key, self._http) or (self._is_document(key) and self._known_absent(key)):
+                out[key] = None
+            elif self._is_document(key) and key in self._documents:
+                out[key] = self._documents[key]
+            else:
+                wanted.append(key)
+        fetched = self._fetch_many(wanted, limit=limit)
+        self._documents.update((k, v) for k, v in fetched.items() if self._is_document(k))
+        out.update(fetched)
+        return out
+
+    def get_many_soon(self, keys: list[str], limit: int | None = None) -> Callable[[], dict[str, bytes | None]]:
+        """`get_many` of chunk keys, its requests started now on the store's event loop (through its gate) without
+        waiting: the function returned waits for them, and raises what `get_many` would. Metadata documents, and
+        keys no request may name, are left to `get_many`."""
+        if not self.batched:
+            return super().get_many_soon(keys, limit)
+        wanted = [k for k in dict.fromkeys(keys) if _safe_key(k, self._http) and not self._is_document(k)]
+        calls = [self._fs._cat_file(self._path(k)) for k in wanted]
+        future = gather_soon(self._fs, self._gate, calls, limit)
+        return lambda: self._values(wanted, future.result())
+
+    @staticmethod
+    def _is_document(key: str) -> bool:
+        return key.rpartition("/")[2] in METADATA_DOCUMENTS
+
+    def _known_absent(self, key: str) -> bool:
+        """True when a listing (or the consolidated map) already shows the document is not stored."""
+        if self._listing_mode() == "blind":
+            return False
+        parent, _, name = key.rpartition("/")
+        return name not in self.list_dir(parent)[0]
+
+    def _fetch(self, key: str, denied_is_absent: bool = False) -> bytes | None:
+        try:
+            if not self.batched:
+                return self._fs.cat_file(self._path(key))
+            # Through the gate as a batch's requests go: a single key read by a scan thread counts as one in flight.
+            (result,) = self._gather([self._fs._cat_file(self._path(key))])
+            if isinstance(result, BaseException):
+                raise result
+            return _settled(key, result)
+        except Exception as exc:
+            return self._absent_or_raise(key, exc, denied_is_absent)
+
+    def _fetch_many(self, keys: list[str], denied_is_absent: bool = False, limit: int | None = None) -> dict[str, bytes | None]:
+        """The keys' bytes, fetched concurrently where the file system is asynchronous (S3, GCS, HTTP). Each
+        response is cut off past `limit` bytes (so a batch holds at most MAX_CONCURRENT_REQUESTS times that) and
+        its key left out of the result."""
+        return self._fetch_and_list(keys, [], denied_is_absent, limit)[0]
+
+    def _gather(self, calls: list[Any], limit: int | None = None) -> list[Any]:
+        return gather(self._fs, self._gate, calls, limit)
+
+    def _absent_or_raise(self, key: str, exc: BaseException, denied_is_absent: bool = False) -> None:
+        """None for an absent key; InputError, with the reason and no credentials, for any other failure."""
+        if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError)):
+            return None
+        if isinstance(exc, PermissionError) and denied_is_absent:
+            return None
+        if not isinstance(exc, Exception):
+            raise exc
+        raise InputError(f"{self._shown(key)}: cannot read ({describe_error(exc, self._url)})") from None
+
+    # --- listings -----------------------------------------------------------------------------------------
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """(keys, sub-prefixes) directly below `prefix`, from the storage's listing or the consolidated metadata."""
+        if prefix and not _safe_key(prefix, self._http):
+            return [], []
+        cached = self._listings.get(prefix)
+        if cached is not None:
+            return cached
+        mode = self._listing_mode()
+        if self._flat:  # the whole store was listed: nothing is stored below a prefix it did not show
+            return self._listings.setdefault(prefix, ([], []))
+        if mode == "list":
+            self._keep_listings(self._fetch_and_list([], [prefix])[1])
+            return self._listings[prefix]
+        result = self._mapped_listings().get(prefix, ([], [])) if mode == "consolidated" else ([], [])
+        self._listings[prefix] = result
+        return result
+
+    def list_many(self, prefixes: list[str]) -> dict[str, tuple[list[str], list[str]]]:
+        """`list_dir` of every prefix; where the storage lists, the listings not yet made are made concurrently."""
+        if self._listing_mode() == "list":
+            self._list_together(prefixes)
+        return {p: self.list_dir(p) for p in prefixes}
+
+    def _list_together(self, prefixes: list[str]) -> None:
+        """Make the listings of `prefixes` not yet made, concurrently (where the file system is asynchronous)."""
+        todo = [p for p in dict.fromkeys(prefixes) if p not in self._listings and (not p or _safe_key(p, self._http))]
+        if len(todo) > 1 and self.batched:
+            self._keep_listings(self._fetch_and_list([], todo)[1])
+
+    def _keep_listings(self, listed: dict[str, tuple[list[str], list[str]] | PermissionError | None]) -> None:
+        """Keep listings as `_fetch_and_list` gives them (none given: nothing below); InputError for a refused one."""
+        for prefix, found in listed.items():
+            if isinstance(found, PermissionError):
+                raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(found, self._url)})") from None
+            self._listings[prefix] = found if found is not None else ([], [])
+
+    def _mapped_listings(self) -> dict[str, tuple[list[str], list[str]]]:
+        """The directories the consolidated metadata implies, computed once (a scan of the keys per directory
+        was quadratic in the number of nodes)."""
+        if self._mapped is None:
+            self._mapped = _listings_of(self._index)
+        return self._mapped
+
+    def _listing_mode(self) -> str:
+        with self._lock:
+            if self._mode is None:
+                self._mode = self._choose_mode()
+            return self._mode
+
+    def _choose_mode(self) -> str:
+        # First round trip: the root documents, and where folders are listed the root's listing (which answers for
+        # `.zarray` too: a store's root is most often a group, so the listing takes that probe's place in the few
+        # requests an HTTP server is first given).
+        listing = self._list_folders
+        probes = [p for p in ROOT_PROBES if not (listing and p == ".zarray")]
+        documents, listed = self._fetch_and_list(probes, [""] if listing else [], denied_is_absent=True)
+        self._documents.update(documents)
+        root = self._store_listing(listed.get(""))
+        index, mapped = self._consolidated_index()
+        self._consolidated = mapped
+        if not listing and not mapped:
+            # Nothing else names the members: listed all the same.
+            root = self._store_listing(self._fetch_and_list([], [""])[1][""])
+        # Second round trip: the documents the consolidated metadata names (the tree reads every one of them next),
+        # `.zarray` where no listing answered for it, and where the root was listed every folder the consolidated
+        # metadata names with the chunk folders of its Zarr v3 arrays: the walk, a level at a time, then waits on
+        # none of them (a folder named that is not stored, an array or a row of chunks with none written, costs
+        # one request, found empty).
+        wanted = [k for k in index if k not in self._documents]
+        if ".zarray" not in self._documents and root is None:
+            wanted.append(".zarray")
+        folders = [p for p in _listings_of(index) if p] + self._chunk_folders if mapped and root is not None else []
+        most = self._flat_bound(mapped) if root is not None else None
+        documents, listed = self._fetch_and_list(wanted, folders if most is None else [], denied_is_absent=True, flat=most)
+        self._documents.update(documents)
+        if most is not None and listed is None:  # more keys than the bound: listed folder by folder after all
+            listed = self._fetch_and_list([], folders)[1] if folders else {}
+        elif most is not None:
+            self._flat = True
+        self._keep_listings(listed)
+        if self._flat:
+            root = self._listings[""]
+        if self._documents.get(".zarray") is not None and ".zarray" not in index:
+            index = sorted([*index, ".zarray"])
+        if root is not None:
+            # Where the storage lists, the store is what is stored, consolidated metadata or not: a node left out of
+            # it (consolidated before more was written) is still seen, as a local run sees it, and the chunk key
+            # rules see the chunks stored.
+            self._listings[""] = root
+            return "list"
+        if index:  # no listing: the consolidated metadata (or, without it, the root documents) is all that is known
+            self._index = index
+            return "consolidated"
+        return "blind"
+
+    def _flat_bound(self, mapped: bool) -> int | None:
+        """The most keys a flat listing of the store may find before it is given up (see MOST_FLAT_LISTING_KEYS);
+        None where the store is not listed flat: not on S3, or consolidated metadata says it holds more."""
+        if protocol(self._url) not in FLAT_LISTING_PROTOCOLS:
+            return None
+        if not mapped:  # only where the listing can be stopped at the bound
+            return MOST_UNMAPPED_FLAT_LISTING_KEYS if hasattr(self._fs, "_iterdir") else None
+        expected = self._keys_expected
+        return MOST_FLAT_LISTING_KEYS if expected is not None and expected <= MOST_FLAT_LISTING_KEYS else None
+
+    def _store_listing(self, root: Any) -> tuple[list[str], list[str]] | None:
+        """The root's listing as the store's, or None: none given, refused, or (HTTP) a page that is not a listing of
+        this store (an index page, an error page: its links mean nothing). A URL ending in .zarr names a store, whose
+        root may hold no document (arrays in folders below it, as tensorstore writes them): its listing is taken, as
+        a local directory's is."""
+        if root is None or isinstance(root, PermissionError):  # may read objects but not list them (no s3:ListBucket)
+            return None
+        if self._http and not METADATA_DOCUMENTS & set(root[0]) and not self._named_store:
+            return None
+        return root
+
+    def _fetch_and_list(
+        self,
+        keys: list[str],
+        prefixes: list[str],
+        denied_is_absent: bool = False,
+        limit: int | None = None,
+        flat: int | None = None,
+    ) -> tuple[dict[str, bytes | None], Any]:
+        """The keys' bytes (as `_fetch`; a response past `limit` bytes is cut off and its key left out) and each
+        prefix's listing (None where the storage gives none, the PermissionError where it refuses), in one batch
+        where the file system is asynchronous (S3, GCS, HTTP). With `flat` (a number of keys), the whole store is
+        listed at once instead (`prefixes` must be empty): the listing of every prefix it implies, or None where it
+        holds more than `flat` keys."""
+        wheres = [self._where(p) for p in prefixes]
+        flat_calls = 0 if flat is None else 1
+        if not self.batched or len(keys) + len(prefixes) + flat_calls < 2:
+            documents = {k: self._fetch(k, denied_is_absent) for k in keys}
+            entries = [self._entries(w) for w in wheres]
+            found = self._gather([self._flat_names(flat)])[0] if flat is not None else None
+        else:
+            calls = [self._fs._cat_file(self._path(k)) for k in keys] + [self._fs._ls(w, detail=True) for w in wheres]
+            if flat is not None:
+                calls.append(self._flat_names(flat))
+            results = self._gather(calls, limit)
+            documents = self._values(keys, results[: len(keys)], denied_is_absent)
+            entries = results[len(keys) : len(keys) + len(prefixes)]
+            found = results[-1] if flat is not None else None
+        if flat is not None:
+            if isinstance(found, BaseException):
+                if not isinstance(found, Exception):
+                    raise found
+                raise InputError(f"{self._shown('')}: cannot list ({describe_error(found, self._url)})") from None
+            return documents, None if found is None else dict(_listings_of(self._relative_keys(found)))
+        listings: dict[str, Any] = {}
+        for prefix, where, found in zip(prefixes, wheres, entries, strict=True):
+            try:
+                listings[prefix] = self._listing(prefix, where, found)
+            except PermissionError as exc:
+                listings[prefix] = exc
+        return documents, listings
+
+    def _values(self, keys: list[str], results: list[Any], denied_is_absent: bool = False) -> dict[str, bytes | None]:
+        """Each key's fetched bytes (None where absent); a response past its bound is left out, any other failure
+        raises InputError (`_absent_or_raise`)."""
+        return {
+            k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else _settled(k, r)
+            for k, r in zip(keys, results, strict=True)
+            if not isinstance(r, ResponseTooLarge)
+        }
+
+    async def _flat_names(self, most: int) -> list[str] | None:
+        """The name of every key below the root, from one flat listing, page after page; None as soon as it finds
+        more than `most` (s3fs's `_iterdir`, which can stop; where it lacks it, `_find`, which cannot)."""
+        iterate = getattr(self._fs, "_iterdir", None)
+        if iterate is None:
+            return await self._fs._find(self._root, withdirs=False, detail=False)
+        bucket, key, _ = self._fs.split_path(self._root)
+        names: list[str] = []
+        async for entry in iterate(bucket, delimiter="", prefix=key.rstrip("/") + "/" if key else ""):
+            names.append(str(entry.get("name", "")))
+            if len(names) > most:
+                return None
+        return names
+
+    def _relative_keys(self, names: Any) -> list[str]:
+        """The keys of a flat listing's names ("bucket/path/key"), relative to the root; a name that is no key
+        (a folder marker ending in "/", one that steps out of the store) left out, as a folder listing leaves it."""
+        base = self._fs._strip_protocol(self._root).rstrip("/") + "/"
+        keys = []
+        for name in names:
+            name = str(name)
+            if name.startswith(base) and not name.endswith("/") and _safe_key(name[len(base) :], False):
+                keys.append(name[len(base) :])
+        return keys
+
+    def _entries(self, where: str) -> Any:
+        """The storage's entries at `where`, or the exception its listing raised (`_listing` tells them apart)."""
+        try:
+            return self._fs.ls(where, detail=True)
+        except Exception as exc:
+            return exc
+
+    def _where(self, prefix: str) -> str:
+        where = f"{self._root}/{prefix}" if prefix else self._root
+        # An HTTP directory's own URL ends in "/": no redirect, and its relative links resolve below it.
+        return where + "/" if self._http else where
+
+    def _listing(self, prefix: str, where: str, entries: Any) -> tuple[list[str], list[str]] | None:
+        """The (keys, sub-prefixes) of a listing's entries; None where the storage gives no listing; raises
+        PermissionError as it comes, and InputError for any other failure (`entries` is then the exception)."""
+        if isinstance(entries, FileNotFoundError):
+            # An object store has no directories: nothing below the prefix. An HTTP server may just not list.
+            return None if self._http else ([], [])
+        if isinstance(entries, PermissionError):
+            raise entries
+        if isinstance(entries, BaseException):
+            if self._http and isinstance(getattr(entries, "status", None), int):
+                return None  # the server answers but will not list (403, 405): no listing, as with a 404
+            if not isinstance(entries, Exception):
+                raise entries
+            raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(entries, self._url)})") from None
+        # HTTP listings name full URLs; object stores name "bucket/path" without the protocol.
+        where = where.rstrip("/") if self._http else where
+        base = (where if self._http else self._fs._strip_protocol(where)).rstrip("/") + "/"
+        keys, dirs = set(), set()
+        for entry in entries:
+            name = str(entry.get("name", ""))
+            if self._http:
+                name = name.split("?", 1)[0].split("#", 1)[0]
+            if not name.startswith(base):
+                continue  # a link elsewhere on the server
+            rest = name[len(base) :]
+            is_dir = rest.endswith("/") or entry.get("type") == "directory"
+            rest = rest.rstrip("/")
+            if self._http:
+                rest = unquote(rest)  # directory pages percent-encode their links
+            if not rest or "/" in rest or not _safe_key(rest, self._http):
+                continue  # the directory itself, a link further down, or a name we would refuse to read
+            (dirs if is_dir else keys).add(rest)
+        return sorted(keys), sorted(dirs)
+
+    def _consolidated_index(self) -> tuple[list[str], bool]:
+        """Every metadata key the consolidated metadata names (v2 `.zmetadata`, v3 root `zarr.json`), with the root
+        documents fetched; and whether there is consolidated metadata at all (else the keys are the root documents
+        only)."""
+        keys: set[str] = set()
+        mapped = False
+        for name in ROOT_PROBES:
+            raw = self._documents.get(name)
+            if raw is None:
+                continue
+            keys.add(name)
+            try:
+                doc = loads(raw)
+            except JSONProblem:
+                continue  # the validator reports a broken document; here it names no keys
+            if not isinstance(doc, dict):
+                continue
+            if name == ".zmetadata" and isinstance(doc.get("metadata"), dict):
+                keys.update(k for k in doc["metadata"] if isinstance(k, str))
+                mapped = True
+                self._keys_expected = _keys_expected(doc["metadata"].items(), ".zarray")
+            consolidated = doc.get("consolidated_metadata") if name == "zarr.json" else None
+            if isinstance(consolidated, dict) and isinstance(consolidated.get("metadata"), dict):
+                nodes = {p.strip("/"): d for p, d in consolidated["metadata"].items() if isinstance(p, str) and p.strip("/")}
+                keys.update(f"{p}/zarr.json" for p in nodes)
+                self._chunk_folders = [f for p, d in nodes.items() for f in _chunk_folders_of(p, d)]
+                mapped = True
+                self._keys_expected = _keys_expected(((f"{p}/zarr.json", d) for p, d in nodes.items()), "zarr.json")
+        return sorted(k for k in keys if _safe_key(k, self._http)), mapped
+
+    def close(self) -> None:
+        self._listings.clear()
+        self._documents.clear()
+        if isinstance(self._fs, HTTPFileSystem):
+            self._fs.close()
+
+
+def _settled(key: str, value: bytes | bytearray) -> bytes | bytearray:
+    """A fetched value as the store hands it out: a metadata document as bytes (documents are parsed once per
+    distinct content, keyed by their bytes), a chunk as the client received it (the tool's HTTP client writes a
+    body into a bytearray, and copying megabytes of chunks into bytes would undo that)."""
+    return bytes(value) if isinstance(value, bytearray) and key.rpartition("/")[2] in METADATA_DOCUMENTS else value
+
+
+def _listings_of(keys: list[str]) -> dict[str, tuple[list[str], list[str]]]:
+    """Every directory's (keys, sub-prefixes) that a list of keys implies, built in one pass over them."""
+    files: dict[str, set[str]] = {"": set()}
+    dirs: dict[str, set[str]] = {"": set()}
+    for key in keys:
+        parts = key.split("/")
+        for depth in range(len(parts)):
+            prefix = "/".join(parts[:depth])
+            files.setdefault(prefix, set())
+            dirs.setdefault(prefix, set())
+            (files if depth == len(parts) - 1 else dirs)[prefix].add(parts[depth])
+    return {p: (sorted(files[p]), sorted(dirs[p])) for p in files}
+
+
+def _keys_expected(documents: Iterable[tuple[str, Any]], array_document: str) -> int | None:
+    """The keys a store whose consolidated metadata holds `documents` (key, parsed document) may hold: the documents,
+    and every chunk each array's grid has room for (its `.zarray`, or its `zarr.json` of node type array: a sharded
+    array's shards); None where a grid cannot be read (the count is then unknown)."""
+    total = 0
+    for key, document in documents:
+        total += 1
+        if key.rpartition("/")[2] != array_document or not isinstance(document, dict):
+            continue
+        if array_document == "zarr.json":
+            if document.get("node_type") != "array":
+                continue
+            grid = document.get("chunk_grid")
+            configuration = grid.get("configuration") if isinstance(grid, dict) else None
+            chunks = configuration.get("chunk_shape") if isinstance(configuration, dict) else None
+        else:
+            chunks = document.get("chunks")
+        shape = document.get("shape")
+        counted = _grid_size(shape, chunks)
+        if counted is None:
+            return None
+        total += counted
+    return total
+
+
+def _grid_size(shape: Any, chunks: Any) -> int | None:
+    """The chunks a grid of `chunks` over `shape` has room for; None where either is not a list of whole numbers."""
+    if not isinstance(shape, list) or not isinstance(chunks, list) or len(shape) != len(chunks):
+        return None
+    count = 1
+    for extent, chunk in zip(shape, chunks, strict=True):
+        if type(extent) is not int or type(chunk) is not int or extent < 0 or chunk <= 0:
+            return None
+        count *= -(-extent // chunk)
+        if count > MOST_FLAT_LISTING_KEYS:
+            return count  # enough to say it is too many; the product could be astronomically large
+    return count
+
+
+# A 2-d or higher Zarr v3 array's `c/<i>` folders (one per row of chunks) are listed with the rest when it has at
+# most this many rows of chunks; a larger array's are left to the walk, which lists them in one batch anyway.
+MAX_PREDICTED_CHUNK_ROWS = 64
+
+
+def _chunk_folders_of(path: str, document: Any) -> list[str]:
+    """The folders of a Zarr v3 array's chunk keys that its document implies: `c` where the keys begin with `c/` (the
+    "default" encoding, "/" separator) and the array has elements (a 0-d array's one chunk key is `c` itself), and
+    for 2 or more dimensions each `c/<i>` of its first dimension's chunk grid (up to MAX_PREDICTED_CHUNK_ROWS)."""
+    if not isinstance(document, dict) or document.get("node_type") != "array":
+        return []
+    shape = document.get("shape")
+    if not isinstance(shape, list) or not shape or not all(isinstance(n, int) and n > 0 for n in shape):
+        return []
+    encoding = document.get("chunk_key_encoding")
+    if not isinstance(encoding, dict) or encoding.get("name") != "default":
+        return []
+    configuration = encoding.get("configuration")
+    if isinstance(configuration, dict) and configuration.get("separator", "/") != "/":
+        return []
+    folders = [f"{path}/c"]
+    grid = document.get("chunk_grid")
+    grid_configuration = grid.get("configuration") if isinstance(grid, dict) else None
+    chunk_shape = grid_configuration.get("chunk_shape") if isinstance(grid_configuration, dict) else None
+    first = chunk_shape[0] if isinstance(chunk_shape, list) and chunk_shape else None
+    rows = -(-shape[0] // first) if isinstance(first, int) and first > 0 else None
+    if len(shape) >= 2 and rows is not None and rows <= MAX_PREDICTED_CHUNK_ROWS:
+        folders += [f"{path}/c/{i}" for i in range(rows)]
+    return folders
+
+
+def _safe_key(key: str, http: bool) -> bool:
+    # The same keys DirectoryStore refuses (nothing may step out of the store), and for HTTP the characters
+    # that would turn a key into a query or a fragment of another URL.
+    if any(part in ("", ".", "..") for part in key.split("/")) or "\\" in key:
+        return False
+    return not (http and ("?" in key or "#" in key))
+
+
+def protocol(url: str) -> str:
+    match = URL_SCHEME.match(url)
+    return match.group(1).lower() if match else "file"
+
+
+def _storage_options(url: str) -> dict[str, Any]:
+    """Options we add to fsspec's own configuration: for S3, one request per object read (no HEAD before it); for
+    HTTP, proxies from the environment, ~/.netrc credentials, and the bounds of every request (`_bounded_session`).
+
+    aiohttp's `trust_env` gives proxies and netrc, but looks ~/.netrc up again for every request, on a worker
+    thread: over thousands of metadata documents that was about a millisecond each, most of a remote run. So the
+    host's netrc entry is read here, once, as the session's credentials, and `trust_env` is set only where proxy
+    variables are (unless fsspec's configuration sets it).
+    """
+    if protocol(url) in S3_PROTOCOLS:
+        from fsspec.config import conf
+
+        # s3fs reads a whole object (a metadata document, a chunk) with `cat_file`, which, where it may split a large
+        # object over several connections (`max_concurrency`, 10 by default), first asks for the object's size: a
+        # HEAD before every GET, twice the requests (3,369 HEADs for 3,705 GETs on the 1,000-column Zarr v2 store).
+        # Requests here are already made many at once (MAX_CONCURRENT_REQUESTS), so each object is one GET.
+        return {} if "max_concurrency" in (conf.get(protocol(url)) or {}) else {"max_concurrency": 1}
+    if protocol(url) not in HTTP_PROTOCOLS:
+        return {}
+    from fsspec.config import conf
+
+    client_kwargs = dict((conf.get(protocol(url)) or {}).get("client_kwargs") or {})
+    if "trust_env" not in client_kwargs:
+        login = _netrc_login(urlsplit(url).hostname)
+        if login is not None and "auth" not in client_kwargs:
+            import aiohttp
+
+            client_kwargs["auth"] = aiohttp.BasicAuth(*login)
+        client_kwargs["trust_env"] = any(k.lower().endswith("_proxy") and v for k, v in os.environ.items())
+    client_kwargs.update(_bounded_session(url))
+    return {"client_kwargs": client_kwargs}
+
+
+def _netrc_login(host: str | None) -> tuple[str, str] | None:
+    """(login, password) for `host` from $NETRC or ~/.netrc (its `default` entry too), as aiohttp reads them; None
+    when there is no such file or entry."""
+    import netrc
+
+    path = os.environ.get("NETRC") or os.path.join(os.path.expanduser("~"), ".netrc")
+    if not host or not os.path.isfile(path):
+        return None
+    try:
+        entry = netrc.netrc(path).authenticators(host)
+    except (OSError, netrc.NetrcParseError):
+        return None
+    return (entry[0] or "", entry[2] or "") if entry else None
+
+
+# A server that does not answer, or stops sending, is given up on after these many seconds (per connection attempt,
+# and between two reads of a response): a stalled read never hangs the run.
+HTTP_CONNECT_TIMEOUT = 30.0
+HTTP_READ_TIMEOUT = 60.0
+
+
+def _gate_for(http: bool) -> RequestGate:
+    """The bound on a store's or file's requests in flight: a few until an HTTP server (whose capacity is unknown)
+    shows it keeps its connections; at once MAX_CONCURRENT_REQUESTS for an object store's API."""
+    return RequestGate(MAX_CONCURRENT_REQUESTS, first=FIRST_LIMIT if http else MAX_CONCURRENT_REQUESTS)
+
+
+def gather(fs: Any, gate: RequestGate, calls: list[Any], limit: int | None = None) -> list[Any]:
+    """Run the file system's coroutines on its event loop, as many at a time as `gate` lets through, each response
+    bounded by `limit` bytes; each one's result or exception, in order."""
+    return sync(fs.loop, _gated(gate, calls, limit))
+
+
+def gather_soon(fs: Any, gate: RequestGate, calls: list[Any], limit: int | None = None) -> Future[list[Any]]:
+    """`gather`, started on the file system's event loop without waiting for it: its future."""
+    return asyncio.run_coroutine_threadsafe(_gated(gate, calls, limit), fs.loop)
+
+
+async def _gated(gate: RequestGate, calls: list[Any], limit: int | None) -> list[Any]:
+    async def one(call: Any) -> Any:
+        # Each call runs in its own task: the bound and the gate set here are the ones its response reads.
+        RESPONSE_LIMIT.set(limit)
+        async with gate as in_flight:
+            request_gate.CURRENT.set((gate, in_flight))
+            return await call
+
+    return await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
+
+
+class RangeReader:
+    """Byte ranges of one remote file (an HDF5 file's chunks), fetched concurrently through a request gate.
+
+    HDF5 reads a file object one block at a time; a scan knows from the chunk index where each chunk of a block
+    lies, so it asks for all of them at once: a remote scan waits on the network once per block, not per chunk.
+    """
+
+    def __init__(self, fs: Any, path: str, url: str, size: int) -> None:
+        self.size = size
+        self._fs, self._path, self._url = fs, path, url
+        self._shown = redact_url(url)
+        self._gate = _gate_for(protocol(url) in HTTP_PROTOCOLS)
+
+    def read(self, ranges: list[tuple[int, int]]) -> list[memoryview]:
+        """The bytes at each (offset, size), fetched together; ranges that lie together in the file (a dataset's
+        chunks are written one after the other) in one request. Raises InputError when the file cannot be read
+        (as any failed remote read), NodeError when an answer is not the range asked for."""
+        return self.read_soon(ranges)()
+
+    def read_soon(self, ranges: list[tuple[int, int]]) -> Callable[[], list[memoryview]]:
+        """`read`, its requests started now on the file system's event loop without waiting: the function returned
+        waits for them and gives (or raises) what `read` would."""
+        if not ranges:
+            return list
+        spans = _spans(ranges)
+        calls = [self._fs._cat_file(self._path, start=start, end=stop) for start, stop, _ in spans]
+        future = gather_soon(self._fs, self._gate, calls, max(stop - start for start, stop, _ in spans))
+        return lambda: self._pieces(ranges, spans, future.result())
+
+    def _pieces(
+        self, ranges: list[tuple[int, int]], spans: list[tuple[int, int, list[int]]], answers: list[Any]
+    ) -> list[memoryview]:
+        """Each range's bytes, cut from the answers to the requests for `spans`."""
+        out: list[memoryview] = [memoryview(b"")] * len(ranges)
+        for (start, stop, members), got in zip(spans, answers, strict=True):
+            where = f"{self._shown}: bytes {start} to {stop}"
+            if isinstance(got, ResponseTooLarge):
+                raise NodeError(f"{where}: the server sent more than the range asked for")
+            if isinstance(got, BaseException):
+                if not isinstance(got, Exception):
+                    raise got
+                raise InputError(f"{where}: cannot read ({describe_error(got, self._url)})") from None
+            if len(got) != stop - start:
+                raise NodeError(f"{where}: the server sent {len(got)} bytes for a range of {stop - start}")
+            view = memoryview(got)
+            for i in members:
+                offset, size = ranges[i]
+                out[i] = view[offset - start : offset - start + size]  # no copy: the span lives until decoded
+        return out
+
+
+# Ranges of one file closer than this are asked for in one request (the gap is read and dropped), up to a request
+# of MAX_SPAN_BYTES: a block's chunks, written one after the other, come in one or a few requests.
+MAX_GAP_BYTES = 64 * 2**10
+MAX_SPAN_BYTES = 8 * 2**20
+
+
+def _spans(ranges: list[tuple[int, int]]) -> list[tuple[int, int, list[int]]]:
+    """(start, stop, indexes of the ranges it holds) for each request that covers `ranges`."""
+    spans: list[tuple[int, int, list[int]]] = []
+    for i in sorted(range(len(ranges)), key=lambda i: ranges[i][0]):
+        offset, size = ranges[i]
+        if spans:
+            start, stop, members = spans[-1]
+            end = max(stop, offset + size)
+            if offset - stop <= MAX_GAP_BYTES and end - start <= MAX_SPAN_BYTES:
+                members.append(i)  # in place: a span of thousands of small chunks is not copied once per chunk
+                spans[-1] = (start, end, members)
+                continue
+        spans.append((offset, offset + size, [i]))
+    return spans
+
+
+def _bounded_session(url: str) -> dict[str, Any]:
+    """aiohttp session settings that bound what a server can make a run do.
+
+    Connect and read timeouts; redirects followed only on the host of the URL given (never to another host, where
+    credentials or the reader's network position could be misused); bodies compressed by the server never inflated
+    (we ask for none, and do not decode one sent anyway: no gzip bomb); and no body larger than MAX_VALUE_BYTES,
+    whether its length is declared or not.
+    """
+    import asyncio
+    from urllib.parse import urljoin
+
+    import aiohttp
+
+    host = (urlsplit(url).hostname or "").lower()
+
+    async def on_redirect(session: Any, context: Any, params: Any) -> None:
+        target = urljoin(str(params.url), params.response.headers.get("Location", ""))
+        if (urlsplit(target).hostname or "").lower() != host:
+            raise RefusedResponse(f"redirected to another host ({urlsplit(target).hostname}); not followed")
+
+    async def on_start(session: Any, context: Any, params: Any) -> None:
+        context.started = asyncio.get_running_loop().time()
+
+    def timed(context: Any, response: Any = None) -> None:
+        # The time to the answer's headers (or to a failure), and whether the server keeps the connection, tell
+        # the store's gate how many requests the server takes at once.
+        current = request_gate.CURRENT.get()
+        if current is not None and hasattr(context, "started"):
+            gate, in_flight = current
+            seconds = asyncio.get_running_loop().time() - context.started
+            gate.answered(seconds, in_flight, None if response is None else _keeps_connection(response))
+
+    async def on_failure(session: Any, context: Any, params: Any) -> None:
+        timed(context)
+
+    async def on_response(session: Any, context: Any, params: Any) -> None:
+        timed(context, params.response)
+        response = params.response
+        declared = response.content_length
+        limit = response_limit()
+        if declared is not None and declared > limit:
+            raise ResponseTooLarge(f"the response holds {declared} bytes, more than the {limit} read from one URL")
+        _cap(response, limit)
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_start)
+    trace.on_request_redirect.append(on_redirect)
+    trace.on_request_end.append(on_response)
+    trace.on_request_exception.append(on_failure)
+    return {
+        "timeout": aiohttp.ClientTimeout(total=None, sock_connect=HTTP_CONNECT_TIMEOUT, sock_read=HTTP_READ_TIMEOUT),
+        "trace_configs": [trace],
+        "auto_decompress": False,
+        "headers": {"Accept-Encoding": "identity"},
+    }
+
+
+def _keeps_connection(response: Any) -> bool | None:
+    """Whether the server keeps the connection after this successful answer (not HTTP/1.0 without keep-alive, nor
+    `close`); None for an error answer: servers that keep connections close them after an error page (python's
+    http.server after every 404), and a store's absent keys are asked for too."""
+    if response.status >= 400:
+        return None
+    connection = response.headers.get("Connection", "").lower()
+    return connection != "close" and (tuple(response.version) >= (1, 1) or connection == "keep-alive")
+
+
+def _cap(response: Any, limit: int) -> None:
+    """Make the response body fail once more than `limit` bytes have been read from it (a body of undeclared length)."""
+    if response.content_length is not None:
+        return  # checked against `limit` already, and aiohttp reads no more than the declared length
+    response.content = _BoundedBody(response.content, limit)
+
+
+class _BoundedBody:
+    """A response body (aiohttp's StreamReader) whose `read` stops with RefusedResponse past `limit` bytes."""
+
+    def __init__(self, inner: Any, limit: int) -> None:
+        self._inner, self._limit, self._total = inner, limit, 0
+
+    async def read(self, n: int = -1) -> bytes:
+        if n is not None and n >= 0:
+            return self._count(await self._inner.read(n))
+        out = bytearray()
+        while True:
+            piece = self._count(await self._inner.read(2**20))
+            if not piece:
+                return bytes(out)
+            out += piece
+
+    def _count(self, piece: bytes) -> bytes:
+        self._total += len(piece)
+        if self._total > self._limit:
+            raise ResponseTooLarge(f"the response holds more than the {self._limit} bytes read from one URL")
+        return piece
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def filesystem(url: str) -> tuple[Any, str]:
+    """The file system for `url` (the tool's HTTP client for `http(s)://`, else fsspec's) and the path on it;
+    InputError when the protocol cannot be used here."""
+    shown = redact_url(url)
+    scheme = protocol(url)
+    if scheme in HTTP_PROTOCOLS and not _http_through_fsspec(scheme):
+        login = None if urlsplit(url).username is not None else _netrc_login(urlsplit(url).hostname)
+        return HTTPFileSystem(HTTP_CONNECT_TIMEOUT, HTTP_READ_TIMEOUT, login), url
+    try:
+        import fsspec.core
+    except ImportError:
+        needs = "reading URLs with fsspec options" if scheme in HTTP_PROTOCOLS else "reading URLs"
+        raise InputError(f"{shown}: {needs} needs fsspec: pip install 'spec-validate[remote]'") from None
+    try:
+        return fsspec.core.url_to_fs(url, **_storage_options(url))
+    except ImportError as exc:
+        raise InputError(
+            f"{shown}: the {scheme}:// protocol needs a package that is not installed ({scrub(str(exc), url)})"
+        ) from None
+    except ValueError as exc:
+        if "Protocol not known" in str(exc):
+            raise InputError(f"{shown}: unknown protocol {scheme!r} (fsspec has no file system for it)") from None
+        raise InputError(f"{shown}: cannot open ({describe_error(exc, url)})") from None
+    except Exception as exc:
+        raise InputError(f"{shown}: cannot open ({describe_error(exc, url)})") from None
+
+
+def _http_through_fsspec(protocol: str) -> bool:
+    """True where the environment asks for fsspec's HTTP file system (aiohttp): options for `protocol` in fsspec's
+    configuration (its `FSSPEC_HTTP...` variables, or a file of its configuration folder that names the protocol),
+    which may set anything aiohttp takes (headers, TLS settings, a client of the user's own)."""
+    if any(k.upper().startswith(f"FSSPEC_{protocol.upper()}") for k in os.environ):
+        return True
+    folder = os.environ.get("FSSPEC_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".config", "fsspec")
+    if not os.path.isdir(folder) or not os.listdir(folder):
+        return False
+    try:
+        from fsspec.config import conf
+    except ImportError:
+        return False
+    return bool(conf.get(protocol))

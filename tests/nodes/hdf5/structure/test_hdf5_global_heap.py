@@ -1,0 +1,337 @@
+"""Global heap collections walked before the HDF5 library reads an attribute stored in one
+(spec_validate.nodes.hdf5.structure.global_heap): a damaged collection, on which the library would loop forever, is
+reported and its attributes never read; a sound one, and every other attribute, read as before."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import struct
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from spec_validate import validate
+from spec_validate.nodes.hdf5.structure import global_heap
+from spec_validate.nodes.hdf5.structure.global_heap import GlobalHeaps
+
+REPO = Path(__file__).resolve().parents[4]
+LOOPING = REPO / "tests" / "data" / "hdf5-global-heap-loop"
+
+
+def collection(objects: list[tuple[int, int, bytes]], size: int = 4096) -> bytes:
+    """A global heap collection of `size` bytes holding (index, stored size, data) objects, the rest free space."""
+    out = bytearray(b"GCOL" + bytes([1, 0, 0, 0]) + struct.pack("<Q", size))
+    for index, stored, data in objects:
+        out += struct.pack("<HHIQ", index, 1, 0, stored) + data.ljust(-(-len(data) // 8) * 8, b"\0")
+    if len(out) + 16 <= size:
+        out += struct.pack("<HHIQ", 0, 0, 0, size - len(out))
+    return bytes(out.ljust(size, b"\0"))
+
+
+def heaps_over(data: bytes) -> GlobalHeaps:
+    return GlobalHeaps(lambda offset, length: data[offset : offset + length], len(data), 8, 8)
+
+
+def test_a_sound_collection_passes():
+    assert heaps_over(collection([(1, 5, b"hello"), (2, 13, b"encoding-type")])).collection_problem(0) is None
+
+
+@pytest.mark.parametrize(
+    ("objects", "message"),
+    [
+        ([(1, 5, b"hello"), (0, 0, b"")], "a free-space object of size 0"),
+        ([(1, 5, b"hello"), (65535, 2**64 - 1, b"")], "claims 18446744073709551615 bytes, past the collection's end"),
+        ([(1, 5000, b"x")], "claims 5000 bytes, past the collection's end"),
+        ([(1, 5, b"hello"), (0, 9999, b"")], "object 0 at byte 40 claims 9999 bytes"),
+    ],
+    ids=["free-object-of-size-0", "size-wraps", "object-past-the-end", "free-space-past-the-end"],
+)
+def test_a_collection_whose_walk_would_not_end_or_run_past_it_is_damaged(objects, message):
+    problem = heaps_over(collection(objects)).collection_problem(0)
+    assert problem is not None and message in problem and "global heap collection at byte 0" in problem
+
+
+@pytest.mark.parametrize("length", [2, 4, 8, 16])
+def test_collections_of_every_length_size_are_walked(length):
+    """A file's lengths (a collection's and each object's size) take 2, 4, 8 or 16 bytes (HDF5 allows 32 as well)."""
+
+    def sized(objects: list[tuple[int, int, bytes]], size: int = 256) -> bytes:
+        out = bytearray(b"GCOL" + bytes([1, 0, 0, 0]) + size.to_bytes(length, "little"))
+        for index, stored, data in objects:
+            out += (
+                struct.pack("<HHI", index, 1, 0) + stored.to_bytes(length, "little") + data.ljust(-(-len(data) // 8) * 8, b"\0")
+            )
+        if len(out) + 8 + length <= size:  # the rest: one free-space object, its size counting its own header
+            out += struct.pack("<HHI", 0, 0, 0) + (size - len(out)).to_bytes(length, "little")
+        return bytes(out.ljust(size, b"\0"))
+
+    def heaps(data: bytes) -> GlobalHeaps:
+        return GlobalHeaps(lambda offset, n: data[offset : offset + n], len(data), 8, length)
+
+    assert heaps(sized([(1, 5, b"hello"), (2, 3, b"abc")])).collection_problem(0) is None
+    problem = heaps(sized([(1, 5, b"hello"), (0, 0, b"")])).collection_problem(0)
+    assert problem is not None and "a free-space object of size 0" in problem
+
+
+def test_a_collection_larger_than_the_bound_is_not_read(monkeypatch):
+    monkeypatch.setattr(global_heap, "MOST_COLLECTION_BYTES", 1024)
+    problem = heaps_over(collection([(1, 5, b"hello")])).collection_problem(0)
+    assert problem is not None and "claims 4096 bytes, more than the 1024" in problem
+
+
+def test_no_collection_at_the_address_is_left_to_the_library():
+    assert heaps_over(b"\0" * 4096).collection_problem(0) is None
+
+
+def test_an_address_past_the_end_of_the_file_is_left_to_the_library():
+    """A damaged heap ID (found by the fuzzer: 2**64 - 9) once reached `pread`, which raised OverflowError: an internal
+    error, no report. No collection lies there; the library refuses the read itself."""
+    data = b"\0" * 4096
+
+    def read_at(offset: int, length: int) -> bytes:  # as `os.pread` is asked: never past the end of the file
+        assert offset >= 0 and offset + length <= len(data), f"read at {offset}, past the end of the file"
+        return data[offset : offset + length]
+
+    heaps = GlobalHeaps(read_at, len(data), 8, 8)
+    for address in (4096, 2**63 - 1, 2**64 - 9):
+        assert heaps.collection_problem(address) is None
+        assert heaps.string_value((True, [(5, address, 1)])) is None
+
+
+def write_h5ad(path: Path, userblock: int = 0, late_attributes: bool = False, libver: str = "earliest") -> None:
+    with h5py.File(path, "w", userblock_size=userblock, libver=libver) as f:
+        f.attrs["encoding-type"] = "anndata"
+        f.attrs["encoding-version"] = "0.1.0"
+        for name in ("obs", "var"):
+            g = f.create_group(name)
+            g.attrs.update({"encoding-type": "dataframe", "encoding-version": "0.2.0", "_index": "_index"})
+            g.attrs["column-order"] = np.array(["a", "b"], dtype=object)
+            g.create_dataset("_index", data=np.array(["x", "y"], dtype=object), dtype=h5py.string_dtype())
+            for column in ("a", "b"):
+                d = g.create_dataset(column, data=np.arange(2))
+                if late_attributes:  # added after the dataset was written: its header gains a continuation block
+                    d.attrs["encoding-type"] = "array"
+                    d.attrs["encoding-version"] = "0.2.0"
+                    d.attrs["note"] = "x" * 300
+
+
+def damage_first_collection(path: Path) -> int:
+    """Make the first global heap collection's second object a free-space object of size 0; its address."""
+    data = bytearray(path.read_bytes())
+    at = data.find(b"GCOL")
+    first = at + 16
+    second = first + 16 + -(-struct.unpack_from("<Q", data, first + 8)[0] // 8) * 8
+    struct.pack_into("<HHIQ", data, second, 0, 0, 0, 0)
+    path.write_bytes(bytes(data))
+    return at
+
+
+@pytest.mark.parametrize("userblock", [0, 512], ids=["no-user-block", "user-block"])
+@pytest.mark.parametrize("late", [False, True], ids=["compact-headers", "continued-headers"])
+@pytest.mark.parametrize("libver", ["earliest", "latest"], ids=["v1-headers", "v2-headers"])
+def test_sound_files_read_every_attribute_as_before(tmp_path, userblock, late, libver, monkeypatch):
+    write_h5ad(tmp_path / "a.h5ad", userblock, late, libver)
+    walked: list[int] = []
+    walk = GlobalHeaps._walk
+    monkeypatch.setattr(GlobalHeaps, "_walk", lambda self, address: walked.append(address) or walk(self, address))
+    report = validate(tmp_path / "a.h5ad")
+    assert walked, "the attributes' collections were walked: the check is not vacuous"
+    assert not report.problems
+
+
+@pytest.mark.parametrize("userblock", [0, 512], ids=["no-user-block", "user-block"])
+@pytest.mark.parametrize("libver", ["earliest", "latest"], ids=["v1-headers", "v2-headers"])
+def test_attributes_in_a_damaged_collection_are_reported_not_read(tmp_path, userblock, libver):
+    write_h5ad(tmp_path / "a.h5ad", userblock, libver=libver)
+    at = damage_first_collection(tmp_path / "a.h5ad")
+    report = validate(tmp_path / "a.h5ad")
+    damaged = [p for p in report.problems if "global heap collection" in p.message]
+    assert damaged, [p.message for p in report.problems]
+    assert all(f"global heap collection at byte {at} is damaged" in p.message for p in damaged)
+    assert all("is not read" in p.message for p in damaged)
+
+
+@pytest.mark.parametrize("path", sorted(LOOPING.glob("*.h5ad")), ids=lambda p: p.stem)
+def test_files_on_which_the_library_loops_are_reported_in_a_moment(path, tmp_path):
+    shutil.copy(path, tmp_path / path.name)
+    report = validate(tmp_path / path.name)
+    assert any("global heap collection" in p.message and "damaged" in p.message for p in report.problems)
+
+
+def test_a_remote_file_is_checked_through_its_file_object(tmp_path):
+    from latency_server import LatencyServer
+
+    served = tmp_path / "served"
+    served.mkdir()
+    write_h5ad(served / "a.h5ad")
+    at = damage_first_collection(served / "a.h5ad")
+    with LatencyServer(served) as server:
+        report = validate(f"{server.url}/a.h5ad")
+    assert any(f"global heap collection at byte {at} is damaged" in p.message for p in report.problems)
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["local", "over-http"])
+@pytest.mark.parametrize("chunked", [False, True], ids=["contiguous", "chunked"])
+def test_a_string_dataset_in_a_damaged_collection_is_not_read(tmp_path, chunked, remote):
+    """Over HTTP too: a file of one block is read through its file object (a contiguous dataset's strings were
+    once handed to the library there unchecked, and its walk of the damaged collection never returned)."""
+    from latency_server import LatencyServer
+
+    from spec_validate.errors import NodeError
+    from spec_validate.nodes.open import open_store
+
+    path = tmp_path / "s.h5"
+    with h5py.File(path, "w") as f:  # no attribute: the dataset's strings are the file's only heap objects
+        f.create_dataset(
+            "s",
+            data=np.array(["alpha", "beta", "gamma"], dtype=object),
+            dtype=h5py.string_dtype(),
+            chunks=(3,) if chunked else None,
+        )
+    with open_store(str(path)) as tree:
+        assert list(tree.get("/s").read_block((0, 3)).values) == [b"alpha", b"beta", b"gamma"]
+    at = damage_first_collection(path)
+    with contextlib.ExitStack() as stack:
+        source = f"{stack.enter_context(LatencyServer(tmp_path)).url}/s.h5" if remote else str(path)
+        tree = stack.enter_context(open_store(source))
+        node = tree.get("/s")
+        if chunked:
+            (chunk,) = node.read_block((0, 3)).chunks
+            problem = chunk.problem
+        else:
+            with pytest.raises(NodeError) as raised:
+                node.read_block((0, 3))
+            problem = str(raised.value)
+    assert f"global heap collection at byte {at} is damaged" in problem
+
+
+# ---------------------------------------------------------------------------------------------- string values
+
+
+def _library_values(path: Path) -> dict[tuple[str, str], object]:
+    """Every attribute of every object as the tool reads it through the library (`hdf5._read_attribute`)."""
+    from h5py import h5a
+
+    from spec_validate.nodes.hdf5.tree import _read_attribute
+
+    out: dict[tuple[str, str], object] = {}
+
+    def visit(name: str, obj) -> None:
+        names: list[bytes] = []
+        h5a.iterate(obj.id, lambda n, *_: names.append(n))
+        for stored in names:
+            out[(name, stored.decode("utf-8", "surrogateescape"))] = _read_attribute(obj.id, stored)
+
+    with h5py.File(path, "r") as f:
+        visit("/", f)
+        f.visititems(lambda n, o: visit(n, o))
+    return out
+
+
+def _tool_values(path: Path) -> dict[tuple[str, str], object]:
+    from spec_validate.nodes.open import open_store
+
+    out: dict[tuple[str, str], object] = {}
+    with open_store(str(path)) as tree:
+        for node in tree.walk():
+            if node.kind == "link":
+                continue
+            for key in node.attrs:
+                try:
+                    out[(node.path.lstrip("/") or "/", key)] = node.attrs[key]
+                except Exception as exc:  # noqa: BLE001 (compared: the library refuses it too)
+                    out[(node.path.lstrip("/") or "/", key)] = type(exc).__name__
+    return out
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"], ids=["v1-headers", "v2-headers"])
+def test_strings_read_from_the_heap_are_what_the_library_reads(tmp_path, libver, monkeypatch):
+    """Variable-length string attributes are read from their heap objects, not through the library: the same values
+    whatever their shape, encoding, or bytes (bytes that are not UTF-8, an empty string; h5py writes no NUL)."""
+    path = tmp_path / "strings.h5"
+    utf8, ascii_ = h5py.string_dtype("utf-8"), h5py.string_dtype("ascii")
+    with h5py.File(path, "w", libver=libver, track_order=libver == "latest") as f:
+        g = f.create_group("g")  # at most 8 attributes an object: the latest format keeps them in the header
+        g.attrs["scalar"] = "encoding-type"
+        g.attrs["unicode"] = "ünïcødé ✓"
+        g.attrs.create("ascii", "plain", dtype=ascii_)
+        g.attrs.create("list", np.array(["a", "bb", "ccc"], dtype=object), dtype=utf8)
+        g.attrs.create("matrix", np.array([["a", "b"], ["c", "d"]], dtype=object), dtype=utf8)
+        g.attrs.create("one", np.array(["only"], dtype=object), dtype=utf8)
+        g = f.create_group("h")
+        g.attrs.create("empty", "", dtype=utf8)
+        g.attrs.create("some-empty", np.array(["x", ""], dtype=object), dtype=utf8)
+        g.attrs.create("not-utf8", b"\xff\xfe", dtype=h5py.string_dtype("ascii"))
+        g.attrs["number"] = 3
+        g.attrs["fixed"] = np.bytes_(b"fixed")
+        many = f.create_group("many")  # dense attribute storage with the latest format: the library reads those
+        for i in range(20):
+            many.attrs[f"a{i:02d}"] = f"value {i}"
+    from spec_validate.nodes.hdf5.tree import HDF5Node
+
+    read_here: list[bytes] = []
+    stored_string = HDF5Node.stored_string
+
+    def spied(self, name):
+        value = stored_string(self, name)
+        if value is not None:
+            read_here.append(name)
+        return value
+
+    monkeypatch.setattr(HDF5Node, "stored_string", spied)
+    assert _tool_values(path) == _library_values(path)
+    assert {b"scalar", b"unicode", b"ascii", b"list", b"matrix", b"one", b"not-utf8"} <= set(read_here)
+    assert not {b"empty", b"some-empty", b"number", b"fixed"} & set(read_here)  # left to the library
+
+
+def test_corpus_string_attributes_read_from_the_heap_are_what_the_library_reads():
+    files = sorted((REPO / "conformance-corpus").glob("**/*.h5ad")) + sorted((REPO / "conformance-corpus").glob("**/*.h5seurat"))
+    files = [f for f in files if "hostile" not in f.parts]
+    compared = 0
+    for path in files:
+        tool, library = _tool_values(path), _library_values(path)
+        assert tool == library, path
+        compared += len(tool)
+    assert compared > 500
+
+
+FLIP_CHILD = """
+import sys
+from spec_validate.nodes.open import open_store
+with open_store(sys.argv[1]) as tree:
+    node = tree.get(sys.argv[2])
+    try:
+        print(node.attrs["note"] if sys.argv[3] == "attribute" else node.read_block((0, 3)).values)
+    except Exception as exc:
+        print(type(exc).__name__, exc)
+"""
+
+
+@pytest.mark.parametrize("where", ["attribute", "dataset"])
+def test_a_variable_length_type_the_format_forbids_is_never_read(tmp_path, where):
+    """A variable-length string whose type says kind 3 (only 0, a sequence, and 1, a string, exist): the library
+    reads it as a sequence of bytes and h5py crashes the process. In a child process: a regression crashes it, not
+    the test session."""
+    import subprocess
+    import sys
+
+    from spec_validate.nodes.hdf5.structure.global_heap import malformed_vlen
+
+    assert malformed_vlen(0x01, 0x01) is None and malformed_vlen(0x00, 0x00) is None  # a UTF-8 string; a sequence
+    assert "kind 3" in (malformed_vlen(0x03, 0x01) or "") and "padding 3" in (malformed_vlen(0x31, 0x00) or "")
+    path = tmp_path / "v.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("s", data=np.array(["alpha", "beta", "gamma"], dtype=object), dtype=h5py.string_dtype())
+        d.attrs["note"] = "x"  # h5py writes a scalar string attribute as a variable-length UTF-8 string
+        header = h5py.h5g.get_objinfo(d.id).objno[0]
+    data = bytearray(path.read_bytes())
+    # The dataset's own type comes first in its header, its attribute's after the attribute's name.
+    at = data.index(b"\x19\x01", data.index(b"note\0", header) if where == "attribute" else header)
+    data[at + 1] = (data[at + 1] & 0xF0) | 3
+    path.write_bytes(bytes(data))
+    run = subprocess.run([sys.executable, "-c", FLIP_CHILD, str(path), "/s", where], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "Unreadable" in run.stdout and "its datatype is malformed (variable-length kind 3" in run.stdout

@@ -1,0 +1,638 @@
+"""Remote stores: over HTTP (a loopback http.server) and S3 (moto's server) the clause results equal the local ones,
+and no message shows a URL's credentials. The HTTP tests run with both clients: the built-in one (`httpfs`) and
+fsspec's (aiohttp), which reads HTTP where a proxy or fsspec options are configured."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gzip
+import json
+import logging
+import os
+import re
+import shutil
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from http.server import SimpleHTTPRequestHandler
+from pathlib import Path
+
+import pytest
+from loopback import serve
+
+from spec_validate import validate
+from spec_validate.cli import main
+from spec_validate.errors import InputError
+from spec_validate.inputs import Input, discover, store_root
+from spec_validate.storage.remote import redact_url, scrub
+from spec_validate.storage.urls import is_url
+
+CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    file: str  # relative to conformance-corpus/
+    fails: tuple[str, ...] = ()  # rules the manifest says fail: the comparison is not vacuous
+    deep: bool = False
+
+    @property
+    def name(self) -> str:
+        return Path(self.file).name
+
+
+CASES = [
+    Case("h5ad-valid", "anndata/h5ad/valid-every-element.h5ad"),
+    Case("h5ad-indptr-decreasing", "anndata/h5ad/csr-indptr-decreasing.h5ad", ("anndata.csr_matrix.indptr-monotonic",)),
+    Case("zarr-v2-anndata-code-too-large", "anndata/zarr-v2/categorical-code-too-large.zarr", ("anndata.categorical.codes-max",)),
+    Case("zarr-v3-anndata-valid", "anndata/zarr-v3/valid-every-element.zarr"),
+    Case("zarr-v2-chunk-truncated", "zarr/zarr-v2/chunk-truncated.zarr", ("zarr.chunks.decoded-size",), deep=True),
+    Case(
+        "zarr-v2-chunks-nested-without-separator",
+        "zarr/zarr-v2/array-chunks-nested-without-separator.zarr",
+        ("zarr.array.chunk-keys",),
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Path:
+    """A copy of the cases, flat, so that the servers never see the repository itself."""
+    root = tmp_path_factory.mktemp("served")
+    for case in CASES:
+        src = CORPUS / case.file
+        (shutil.copytree if src.is_dir() else shutil.copyfile)(src, root / case.name)
+    return root
+
+
+# --- the comparison --------------------------------------------------------------------------------------
+
+
+def clauses(report) -> list[tuple]:
+    """Everything a clause result says, findings included, in a form that compares with ==."""
+    return [
+        (
+            r.rule.id,
+            r.status.value,
+            r.reason,
+            r.nodes_checked,
+            r.finding_count,
+            [(f.path, f.message, f.index, json.dumps(f.details, sort_keys=True, default=repr)) for f in r.findings],
+        )
+        for r in report.results
+    ]
+
+
+@functools.cache
+def local_report(path: str, deep: bool):
+    return validate(path, deep=deep, jobs=2)
+
+
+def cli_json(path: str, deep: bool, tmp_path: Path) -> tuple[int, dict]:
+    out = tmp_path / f"report-{abs(hash(path))}.json"
+    code = main(
+        [path, "--format", "json", "--output", str(out), "--quiet", "--jobs", "2", "--isolated"] + (["--deep"] if deep else [])
+    )
+    return code, json.loads(out.read_text(encoding="utf-8"))
+
+
+def without_source(doc: dict) -> dict:
+    for report in doc["reports"]:
+        report.pop("source")
+    return doc
+
+
+def assert_same_as_local(url: str, local: Path, case: Case, tmp_path: Path, cli: bool = True) -> None:
+    remote = validate(url, deep=case.deep, jobs=2)
+    here = local_report(str(local), case.deep)
+    assert remote.format == here.format
+    assert clauses(remote) == clauses(here)
+    failed = {r.rule.id for r in remote.results if r.status.value == "failed"}
+    assert set(case.fails) <= failed
+    assert not [r.rule.id for r in remote.results if r.status.value == "error"]
+    if not cli:
+        return
+    remote_code, remote_doc = cli_json(url, case.deep, tmp_path)
+    local_code, local_doc = cli_json(str(local), case.deep, tmp_path)
+    assert remote_code == local_code == (1 if case.fails else 0)
+    assert remote_doc["reports"][0]["source"] == redact_url(url)
+    assert without_source(remote_doc) == without_source(local_doc)
+
+
+# --- HTTP ------------------------------------------------------------------------------------------------
+
+
+class RangeHandler(SimpleHTTPRequestHandler):
+    """http.server with single-range requests (it has none of its own), as every real file server has."""
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def end_headers(self) -> None:
+        self.send_header("Accept-Ranges", "bytes")
+        super().end_headers()
+
+    def do_GET(self) -> None:
+        match = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
+        path = self.translate_path(self.path)
+        if match is None or not os.path.isfile(path):
+            return super().do_GET()
+        data = Path(path).read_bytes()
+        start = int(match[1])
+        stop = min(int(match[2]) + 1 if match[2] else len(data), len(data))
+        body = data[start:stop]
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes {start}-{start + len(body) - 1}/{len(data)}")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class UnlistedHandler(RangeHandler):
+    """A server that refuses directory listings (403), as most static hosting and S3 websites do."""
+
+    def list_directory(self, path):
+        self.send_error(403)
+        return None
+
+
+@pytest.fixture(params=["httpfs", "fsspec"])
+def client(request, monkeypatch):
+    """Which HTTP client reads the test's URLs."""
+    from spec_validate.storage import remote
+
+    if request.param == "fsspec":
+        pytest.importorskip("fsspec")
+        pytest.importorskip("aiohttp")
+    monkeypatch.setattr(remote, "_http_through_fsspec", lambda protocol: request.param == "fsspec")
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def http_base(served):
+    server, thread = serve(RangeHandler, served)
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    thread.join()
+
+
+@pytest.fixture(scope="module")
+def unlisted_base(served):
+    server, thread = serve(UnlistedHandler, served)
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    thread.join()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_http_store_gives_the_local_results(client, case, served, http_base, tmp_path):
+    assert_same_as_local(f"{http_base}/{case.name}", served / case.name, case, tmp_path)
+
+
+# The clauses on the keys stored below a node: a store read without listing knows only the keys its consolidated
+# metadata names.
+ON_STORED_KEYS = {
+    "zarr.array.chunk-keys",
+    "zarr.array.only-chunk-keys",
+    "zarr.consolidated.matches-documents",
+    "zarr.keys.normalized",
+    "zarr.keys.ascii",
+    "zarr3.array.chunk-keys",
+    "zarr3.array.chunk-keys-in-grid",
+    "zarr3.consolidated.matches-documents",
+}
+
+
+@pytest.mark.parametrize("name", ["categorical-code-too-large.zarr", "valid-every-element.zarr"])
+def test_http_store_without_listings_is_read_from_consolidated_metadata(client, name, served, unlisted_base):
+    # Every clause as locally, but those on the keys stored: nothing names those keys, so they are not checked
+    # (each node named in the report), never passed on the few keys the consolidated metadata names.
+    remote = validate(f"{unlisted_base}/{name}", jobs=2)
+    local = local_report(str(served / name), False)
+    differing = {a[0] for a, b in zip(clauses(remote), clauses(local), strict=True) if a != b}
+    assert differing and differing <= ON_STORED_KEYS
+    for result in (r for r in remote.results if r.rule.id in differing):
+        here = next(r for r in local.results if r.rule.id == result.rule.id)
+        assert result.status.value == "not_applicable" and here.status.value == "passed"
+        assert result.unchecked_count == here.nodes_checked
+        assert all("was not listed" in reason for _, reason in result.unchecked)
+
+
+def test_http_store_without_listings_or_consolidated_metadata_is_unreadable_below_its_root(client, tmp_path, capsys):
+    # Nothing names the root group's members: the run says so and fails, rather than passing on the root alone.
+    shutil.copytree(CORPUS / "anndata" / "zarr-v2" / "valid-every-element.zarr", tmp_path / "store.zarr")
+    (tmp_path / "store.zarr" / ".zmetadata").unlink()
+    server, thread = serve(UnlistedHandler, tmp_path)
+    url = f"http://127.0.0.1:{server.server_address[1]}/store.zarr"
+    try:
+        report = validate(url, jobs=1)
+        code = main([url, "--quiet", "--isolated"])
+    finally:
+        server.shutdown()
+        thread.join()
+    assert [(p.key, "members of its groups cannot be found" in p.message) for p in report.problems] == [("/", True)]
+    assert code == 1
+    assert "UNREADABLE /: the server lists no folders" in capsys.readouterr().out
+
+
+def test_http_url_with_credentials_fails_without_showing_them(client, http_base, capsys):
+    port = http_base.rsplit(":", 1)[1]
+    for url in (
+        f"http://user:secret@127.0.0.1:{port}/missing.h5ad",
+        f"http://127.0.0.1:{port}/missing.h5ad?X-Amz-Signature=topsecret&X-Amz-Credential=AKIAEXAMPLE",
+        f"https://user:secret@127.0.0.1:{port}/missing.h5ad?X-Amz-Signature=topsecret",
+    ):  # TLS to a plain server
+        with pytest.raises(InputError) as info:
+            validate(url)
+        message = str(info.value)
+        assert "127.0.0.1" in message and "\n" not in message
+        assert "secret" not in message and "AKIAEXAMPLE" not in message and "user" not in message, message
+
+        assert main([url, "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "secret" not in err and "AKIAEXAMPLE" not in err
+
+
+def test_http_report_source_has_no_credentials(client, http_base):
+    port = http_base.rsplit(":", 1)[1]
+    report = validate(f"http://user:hunter22@127.0.0.1:{port}/csr-indptr-decreasing.h5ad?X-Amz-Signature=deadbeef")
+    assert report.source == f"{http_base}/csr-indptr-decreasing.h5ad"
+
+
+def test_http_404_exits_2_with_one_line(client, http_base, capsys):
+    assert main([f"{http_base}/missing.zarr", "--quiet"]) == 2
+    assert capsys.readouterr().err == f"spec-validate: error: {http_base}/missing.zarr: not found\n"
+
+
+def test_http_refused_connection_is_one_line(client):
+    with pytest.raises(InputError, match=r"^http://127\.0\.0\.1:1/x\.h5ad: cannot connect"):
+        validate("http://127.0.0.1:1/x.h5ad")
+
+
+def test_http_html_page_is_not_a_store(client, http_base):
+    with pytest.raises(InputError, match="not an HDF5 file or a Zarr store"):
+        validate(f"{http_base}/")
+
+
+# --- a hostile server: bounded time, size and reach ------------------------------------------------------
+
+
+class HostileHandler(RangeHandler):
+    """Serves the cases, and under a prefix misbehaves: /elsewhere/ redirects to another host name of this server,
+    /here/ redirects on this host, /stall/ sends headers and then nothing, /endless/ sends a body of no declared
+    length, /declared/ declares a huge one, /gzip/ sends every document gzip-encoded."""
+
+    release = threading.Event()
+
+    def do_GET(self) -> None:
+        port = self.server.server_address[1]
+        prefix, _, rest = self.path.lstrip("/").partition("/")
+        if prefix in ("elsewhere", "here"):
+            self.send_response(302)
+            self.send_header("Location", f"http://localhost:{port}/{rest}" if prefix == "elsewhere" else f"/{rest}")
+            self.end_headers()
+        elif prefix == "stall":
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.flush()
+            self.release.wait(120)
+        elif prefix == "endless":
+            self.send_response(200)
+            self.end_headers()
+            with contextlib.suppress(OSError):  # the reader hangs up once it has had enough
+                for _ in range(64):
+                    self.wfile.write(b"x" * 4096)
+        elif prefix == "declared":
+            self.send_response(200)
+            self.send_header("Content-Length", str(2**40))
+            self.end_headers()
+        elif prefix == "gzip":
+            data = (Path(self.directory) / rest).read_bytes() if (Path(self.directory) / rest).is_file() else None
+            if data is None:
+                return super().do_GET()
+            body = gzip.compress(data)
+            self.send_response(200)
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:
+            super().do_GET()
+
+
+@pytest.fixture(scope="module")
+def hostile_base(served):
+    HostileHandler.release.clear()
+    server, thread = serve(HostileHandler, served)
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    HostileHandler.release.set()
+    server.shutdown()
+    thread.join()
+
+
+ZARR_CASE = "categorical-code-too-large.zarr"
+
+
+def test_http_redirect_to_another_host_is_not_followed(client, hostile_base):
+    with pytest.raises(InputError, match=r"redirected to another host \(localhost\); not followed"):
+        validate(f"{hostile_base}/elsewhere/{ZARR_CASE}")
+
+
+def test_http_redirect_on_the_same_host_is_followed(client, hostile_base, served):
+    redirected = validate(f"{hostile_base}/here/{ZARR_CASE}")
+    assert clauses(redirected) == clauses(local_report(str(served / ZARR_CASE), False))
+
+
+def test_http_stalled_response_ends_at_the_read_timeout(client, hostile_base, monkeypatch):
+    from spec_validate.storage import remote
+
+    monkeypatch.setattr(remote, "HTTP_READ_TIMEOUT", 1.0)
+    with pytest.raises(InputError, match="timed out"):
+        validate(f"{hostile_base}/stall/{ZARR_CASE}")
+
+
+@pytest.mark.parametrize("how", ["endless", "declared"])
+def test_http_response_larger_than_any_value_is_refused(client, hostile_base, monkeypatch, how):
+    from spec_validate.storage import keyvalue
+
+    monkeypatch.setattr(keyvalue, "MAX_VALUE_BYTES", 64 * 1024)
+    with pytest.raises(InputError, match=r"the response holds (more than the 65536 bytes|\d+ bytes, more than the 65536)"):
+        validate(f"{hostile_base}/{how}/{ZARR_CASE}")
+
+
+def test_http_gzip_encoded_response_is_never_inflated(client, hostile_base):
+    """A server's transfer compression is never undone (a gzip bomb would be): the documents read are the bytes sent."""
+    report = validate(f"{hostile_base}/gzip/{ZARR_CASE}")
+    assert any(p.key == ".zgroup" and "not UTF-8" in p.message for p in report.problems), report.problems
+
+
+# --- S3 (moto) -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def s3_bucket(served):
+    """A bucket on moto's S3 server on loopback, holding the cases; fake credentials and the endpoint in the environment."""
+    pytest.importorskip("s3fs")
+    pytest.importorskip("moto.server")
+    import boto3
+    import s3fs
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto logs each request
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3"):
+            mp.delenv(name, raising=False)
+        mp.setenv("AWS_ACCESS_KEY_ID", "fake-key-id")
+        mp.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")
+        mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        mp.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        # botocore reads the endpoint of S3-compatible storage from AWS_ENDPOINT_URL; s3fs passes it through.
+        mp.setenv("AWS_ENDPOINT_URL", f"http://{host}:{port}")
+        s3fs.S3FileSystem.clear_instance_cache()  # an instance made before would keep its endpoint
+        client = boto3.client("s3")
+        client.create_bucket(Bucket="corpus")
+        files = [p for p in sorted(served.rglob("*")) if p.is_file()]
+        with ThreadPoolExecutor(8) as pool:  # a few hundred small objects: the server's threads take them together
+            list(
+                pool.map(
+                    lambda p: client.put_object(Bucket="corpus", Key=p.relative_to(served).as_posix(), Body=p.read_bytes()), files
+                )
+            )
+        yield "s3://corpus"
+    server.stop()
+
+
+# moto spends 5-10 ms of CPU on each request, so S3 runs what HTTP does not already cover: the valid h5ad is
+# left out, and the CLI (the same code for every protocol once the URL is open) runs on the small stores only.
+S3_CASES = [c for c in CASES if c.id != "h5ad-valid"]
+S3_CLI = {"h5ad-indptr-decreasing", "zarr-v2-chunk-truncated", "zarr-v2-chunks-nested-without-separator"}
+
+
+@pytest.mark.parametrize("case", S3_CASES, ids=[c.id for c in S3_CASES])
+def test_s3_store_gives_the_local_results(case, served, s3_bucket, tmp_path):
+    assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=case.id in S3_CLI)
+
+
+@pytest.mark.parametrize(
+    "path, reason",
+    [
+        ("corpus/missing.h5ad", "not found"),
+        ("corpus/missing.zarr", "not found"),
+        ("no-such-bucket/x.zarr", "NoSuchBucket"),
+    ],
+    ids=["missing-file", "missing-store", "missing-bucket"],
+)
+def test_s3_missing_is_one_line(path, reason, s3_bucket):
+    with pytest.raises(InputError, match=rf"^s3://{re.escape(path)}: .*{reason}"):
+        validate(f"s3://{path}")
+
+
+def test_s3_without_credentials_says_so(s3_bucket, monkeypatch):
+    import fsspec.config
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    # An option of its own gives a file system instance of its own, made without credentials (fsspec caches
+    # instances by their options, not by the environment).
+    monkeypatch.setitem(fsspec.config.conf, "s3", {"config_kwargs": {"user_agent_extra": "no-credentials-test"}})
+    with pytest.raises(InputError, match=r"^s3://corpus/csr-indptr-decreasing\.h5ad: no credentials found"):
+        validate(f"{s3_bucket}/csr-indptr-decreasing.h5ad")
+
+
+# --- URLs in general -------------------------------------------------------------------------------------
+
+
+def test_unknown_protocol_is_one_line():
+    with pytest.raises(InputError, match=r"^nosuchproto://bucket/x\.zarr: unknown protocol 'nosuchproto'"):
+        validate("nosuchproto://bucket/x.zarr")
+
+
+def test_protocol_without_its_package_names_the_package():
+    pytest.importorskip("fsspec")
+    try:
+        import gcsfs  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("gcsfs is installed")
+    with pytest.raises(InputError, match=r"^gs://bucket/x\.zarr: the gs:// protocol needs a package .*gcsfs"):
+        validate("gs://bucket/x.zarr")
+
+
+def test_cxg_url_is_refused_in_one_line():
+    with pytest.raises(InputError, match=r"^s3://bucket/x\.cxg: CXG \(TileDB\) stores are read from local paths only"):
+        validate("s3://bucket/x.cxg")
+
+
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("s3://bucket/x.zarr", True),
+        ("https://host/x.h5ad", True),
+        ("gs://b/x", True),
+        ("data/x.zarr", False),
+        ("/abs/x.h5ad", False),
+        ("C://data/x.h5ad", False),
+        ("x.zarr/X/.zattrs", False),
+    ],
+    ids=lambda v: str(v),
+)
+def test_is_url(path, expected):
+    assert is_url(path) is expected
+
+
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("https://user:pw@host:8443/a/x.h5ad?X-Amz-Signature=abc#frag", "https://host:8443/a/x.h5ad"),
+        ("s3://bucket/x.zarr", "s3://bucket/x.zarr"),
+        ("https://token@host/x.zarr?sig=1", "https://host/x.zarr"),
+    ],
+    ids=["user-password-query", "plain", "token-user"],
+)
+def test_redact_url(url, shown):
+    assert redact_url(url) == shown
+
+
+def test_scrub_masks_url_secrets_anywhere_in_a_message():
+    url = "https://alice:hunter22@host/x.h5ad?X-Amz-Signature=deadbeef"
+    text = f"ClientResponseError: 403, url=URL('{url}') signature deadbeef rejected for hunter22"
+    cleaned = scrub(text, url)
+    assert "hunter22" not in cleaned and "deadbeef" not in cleaned and "alice" not in cleaned
+    assert "https://host/x.h5ad" in cleaned
+
+
+def test_cli_passes_urls_through_unchanged():
+    urls = ["s3://bucket/x.zarr/X/.zattrs", "https://host/x.zarr", "s3://bucket/x.zarr/X/.zattrs"]
+    assert store_root(urls[0]) == urls[0]
+    assert discover(urls) == [Input(urls[0]), Input(urls[1])]
+
+
+@pytest.fixture
+def s3_listings(monkeypatch):
+    """The folder listings (`_ls`) and flat listings (`_iterdir` without a delimiter) s3fs is asked for, by path."""
+    import s3fs
+
+    calls: dict[str, list[str]] = {"_ls": [], "flat": []}
+    ls, iterdir = s3fs.S3FileSystem._ls, s3fs.S3FileSystem._iterdir
+
+    async def counted_ls(self, path, *args, **kwargs):
+        calls["_ls"].append(path)
+        return await ls(self, path, *args, **kwargs)
+
+    async def counted_iterdir(self, bucket, *args, **kwargs):
+        if kwargs.get("delimiter") == "":
+            calls["flat"].append(f"{bucket}/{kwargs.get('prefix', '')}".rstrip("/"))
+        async for entry in iterdir(self, bucket, *args, **kwargs):
+            yield entry
+
+    monkeypatch.setattr(s3fs.S3FileSystem, "_ls", counted_ls)
+    monkeypatch.setattr(s3fs.S3FileSystem, "_iterdir", counted_iterdir)
+    return calls
+
+
+CONSOLIDATED = [c for c in CASES if c.id in ("zarr-v2-anndata-code-too-large", "zarr-v3-anndata-valid")]
+
+
+@pytest.mark.parametrize("case", CONSOLIDATED, ids=[c.id for c in CONSOLIDATED])
+def test_s3_store_with_consolidated_metadata_is_listed_flat_and_reads_as_locally(case, served, s3_bucket, s3_listings, tmp_path):
+    assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=False)
+    # One flat listing of every key (s3fs pages it, 1,000 keys a request), beside the root's own listing (made with
+    # the first documents, before the consolidated metadata is read): no folder listed one by one.
+    assert s3_listings["flat"] == [f"corpus/{case.name}"]
+    assert s3_listings["_ls"] == [f"corpus/{case.name}"]
+
+
+def test_s3_store_without_consolidated_metadata_is_listed_flat_up_to_the_smaller_bound(
+    served, s3_bucket, s3_listings, tmp_path, monkeypatch
+):
+    from spec_validate.storage import remote
+
+    case = next(c for c in CASES if c.id == "zarr-v2-chunks-nested-without-separator")
+    stored = sum(1 for p in (served / case.name).rglob("*") if p.is_file())
+    assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=False)
+    assert s3_listings["flat"] == [f"corpus/{case.name}"] and s3_listings["_ls"] == [f"corpus/{case.name}"]
+    # One key more than the bound: the flat listing is given up, and the folders are listed as a walk asks.
+    monkeypatch.setattr(remote, "MOST_UNMAPPED_FLAT_LISTING_KEYS", stored - 1)
+    s3_listings["flat"].clear(), s3_listings["_ls"].clear()
+    assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=False)
+    assert len(s3_listings["flat"]) == 1 and len(s3_listings["_ls"]) > 1
+
+
+def test_s3_store_too_large_for_one_flat_listing_is_listed_folder_by_folder(
+    served, s3_bucket, s3_listings, tmp_path, monkeypatch
+):
+    from spec_validate.storage import remote
+
+    monkeypatch.setattr(remote, "MOST_FLAT_LISTING_KEYS", 3)  # fewer keys than the store's documents alone
+    case = CONSOLIDATED[0]
+    assert_same_as_local(f"{s3_bucket}/{case.name}", served / case.name, case, tmp_path, cli=False)
+    assert s3_listings["flat"] == [] and len(s3_listings["_ls"]) > 1
+
+
+def test_keys_expected_counts_documents_and_every_chunk_the_grids_hold_room_for():
+    from spec_validate.storage.remote import MOST_FLAT_LISTING_KEYS, _keys_expected
+
+    v2 = {".zgroup": {"zarr_format": 2}, "X/.zarray": {"shape": [10, 4], "chunks": [3, 4]}, "X/.zattrs": {}}
+    assert _keys_expected(v2.items(), ".zarray") == 3 + 4
+    grid = {"name": "regular", "configuration": {"chunk_shape": [5, 5]}}
+    v3 = {"a/zarr.json": {"node_type": "array", "shape": [10, 10], "chunk_grid": grid}, "g/zarr.json": {"node_type": "group"}}
+    assert _keys_expected(v3.items(), "zarr.json") == 2 + 4
+    assert _keys_expected({"x/.zarray": {"shape": [0], "chunks": [5]}}.items(), ".zarray") == 1  # no chunk to hold
+    huge = {"x/.zarray": {"shape": [2**62, 2**62], "chunks": [1, 1]}}
+    assert _keys_expected(huge.items(), ".zarray") > MOST_FLAT_LISTING_KEYS  # said without multiplying it all out
+    for shape, chunks in (([10], [0]), ([10.0], [5]), ([True], [1]), ([10], [5, 5]), ("10", [5])):
+        assert _keys_expected({"x/.zarray": {"shape": shape, "chunks": chunks}}.items(), ".zarray") is None
+
+
+def test_s3_reads_each_object_with_one_request(served, s3_bucket, monkeypatch):
+    import s3fs
+
+    asked: list[str] = []
+    call_s3 = s3fs.S3FileSystem._call_s3
+
+    async def counted(self, method, *args, **kwargs):
+        asked.append(method)
+        return await call_s3(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(s3fs.S3FileSystem, "_call_s3", counted)
+    s3fs.S3FileSystem.clear_instance_cache()
+    case = CONSOLIDATED[0]
+    validate(f"{s3_bucket}/{case.name}")
+    stored = sum(1 for p in (served / case.name).rglob("*") if p.is_file())
+    # s3fs asks for an object's size (a HEAD) before reading it whole where it may split the read over connections:
+    # one request per object here, and one HEAD in all (the input's kind, file or folder).
+    assert asked.count("head_object") <= 1
+    assert 0 < asked.count("get_object") <= stored
+
+
+def test_s3_store_holding_more_keys_than_it_declares_is_listed_by_folder(served, s3_bucket, s3_listings, monkeypatch):
+    import boto3
+
+    from spec_validate.storage import remote
+
+    case = CONSOLIDATED[0]
+    client = boto3.client("s3")
+    for p in (served / case.name).rglob("*"):
+        if p.is_file():
+            client.put_object(
+                Bucket="corpus", Key=f"junk/{case.name}/{p.relative_to(served / case.name).as_posix()}", Body=p.read_bytes()
+            )
+    for i in range(5):  # keys its consolidated metadata does not count
+        client.put_object(Bucket="corpus", Key=f"junk/{case.name}/stray/{i}", Body=b"x")
+    declared = remote._keys_expected(json.loads((served / case.name / ".zmetadata").read_text())["metadata"].items(), ".zarray")
+    stored = sum(1 for p in (served / case.name).rglob("*") if p.is_file()) + 5
+    monkeypatch.setattr(remote, "MOST_FLAT_LISTING_KEYS", max(declared, stored - 1))
+    report = validate(f"s3://corpus/junk/{case.name}")
+    assert s3_listings["flat"] == [f"corpus/junk/{case.name}"]  # tried, and given up past the bound
+    assert len(s3_listings["_ls"]) > 2  # then the folders, as before
+    keys_rule = next(r for r in report.results if r.rule.id == "zarr.array.only-chunk-keys")  # reads stored keys
+    assert keys_rule.status.value == "passed" and not keys_rule.unchecked_count
