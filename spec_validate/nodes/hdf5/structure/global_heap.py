@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import struct
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 ATTRIBUTE_MESSAGE = 0x000C
 DATATYPE_MESSAGE = 0x0003
@@ -42,6 +42,9 @@ KEPT_COLLECTIONS = 16
 # A string attribute's elements: (whether its dataspace is scalar, each element's (length, collection, object index)).
 StringElements = tuple[bool, list[tuple[int, int, int]]]
 KEPT_COLLECTION_BYTES = 2**20
+# The bytes of string attribute values kept from the walks that check their collections (a file's attribute strings
+# are short: `encoding-type`, column names), for the run.
+MOST_KEPT_VALUE_BYTES = 16 * 2**20
 
 
 # A global heap object's header: its index, reference count and four reserved bytes, then its size (a length of the
@@ -85,6 +88,9 @@ class GlobalHeaps:
         self._collections: dict[int, str | None] = {}  # address (relative to base) -> why it must not be read
         # address -> ({object index: (offset in the collection, size)}, its bytes where small), the last read for values
         self._objects: OrderedDict[int, tuple[dict[int, tuple[int, int]] | None, bytes | None]] = OrderedDict()
+        # (address, object index) -> the object's bytes, for the string attributes named when a collection was checked
+        self._values: dict[tuple[int, int], bytes] = {}
+        self._kept_bytes = 0
 
     def attributes(self, messages: list[tuple[int, int, bytes]]) -> tuple[dict[bytes, str], dict[bytes, StringElements]]:
         """Of the variable-length attributes among an object's header messages (`messages`, as
@@ -94,16 +100,20 @@ class GlobalHeaps:
         problems: dict[bytes, str] = {}
         strings: dict[bytes, StringElements] = {}
         undefined = (1 << (8 * self.sizeof_addr)) - 1
-        for kind, _, body in messages:
-            found = self._elements_of(body) if kind == ATTRIBUTE_MESSAGE else None
-            if found is None:
-                continue
-            name, string, scalar, elements, malformed = found
+        found = [f for kind, _, body in messages if kind == ATTRIBUTE_MESSAGE and (f := self._elements_of(body)) is not None]
+        # The objects this header's string attributes name, by collection: taken in the walk that checks it.
+        wanted: dict[int, set[int]] = {}
+        for _, string, _, elements, malformed in found:
+            if string and malformed is None:
+                for length, address, index in elements:
+                    if length and address != undefined:
+                        wanted.setdefault(address, set()).add(index)
+        for name, string, scalar, elements, malformed in found:
             if malformed is not None:
                 problems[name] = malformed
                 continue
             for address in sorted({a for length, a, _ in elements if length and a != undefined}):
-                problem = self.collection_problem(address)
+                problem = self.collection_problem(address, wanted.get(address, ()))
                 if problem is not None:
                     problems[name] = problem
                     break
@@ -112,15 +122,29 @@ class GlobalHeaps:
                     strings[name] = (scalar, elements)
         return problems, strings
 
-    def collection_problem(self, address: int) -> str | None:
-        """Why the library must not read the global heap collection at `address`, or None (walked once per file)."""
+    def collection_problem(self, address: int, keep: Collection[int] = ()) -> str | None:
+        """Why the library must not read the global heap collection at `address`, or None (walked once per file).
+
+        The objects `keep` names are kept from that walk, within `MOST_KEPT_VALUE_BYTES` in all, for `string_value`:
+        an attribute's strings then cost no second walk of a collection that also holds a column's thousand values.
+        """
         if address not in self._collections:
-            self._collections[address] = self._walk(address)[0]
+            problem, objects, data = self._walk(address)
+            self._collections[address] = problem
+            if problem is None and objects is not None:
+                for index in keep:
+                    header = objects.get(index)
+                    if header is None:
+                        continue
+                    offset, size = self._place(data, header)
+                    if self._kept_bytes + size <= MOST_KEPT_VALUE_BYTES and offset + size <= len(data):
+                        self._values[(address, index)] = bytes(data[offset : offset + size])
+                        self._kept_bytes += size
         return self._collections[address]
 
-    def _walk(self, address: int) -> tuple[str | None, dict[int, tuple[int, int]] | None, bytes]:
-        """(why the library must not read the collection at `address`, or None; where each of its objects lies, or
-        None where it is not walked to its end as a sound collection; the bytes read of it)."""
+    def _walk(self, address: int) -> tuple[str | None, dict[int, int] | None, bytes]:
+        """(why the library must not read the collection at `address`, or None; where each of its objects' headers
+        lies, by object index, or None where it is not walked to its end as a sound collection; its bytes)."""
         where = f"its global heap collection at byte {address + self.base}"
         size_at = 8  # "GCOL", version, three reserved bytes, then the collection's size
         if address + self.base + size_at + self.sizeof_size > self.file_size:
@@ -135,12 +159,15 @@ class GlobalHeaps:
         if len(data) < size:
             return None, None, data  # past the end of the file: the library refuses it
         object_head = 8 + self.sizeof_size  # index, reference count, four reserved bytes, the object's size
-        head_of = _OBJECT_HEADS[self.sizeof_size].unpack_from if self.sizeof_size in _OBJECT_HEADS else self._object_head
+        head_of = self._head_of()
         at = size_at + self.sizeof_size
-        objects: dict[int, tuple[int, int]] | None = {}
+        # Only the positions are gathered in the loop (it runs once per object of every collection an attribute or
+        # a string array names); the index is made from them in one call.
+        indexes: list[int] = []
+        places: list[int] = []
         while at < size:
             if at + object_head > size:
-                return None, objects, data  # the last bytes, too few for an object: free space, as the library takes them
+                break  # the last bytes, too few for an object: free space, as the library takes them
             index, stored = head_of(data, at)
             # A free-space object (index 0) counts its own header in its size; any other is padded to 8 bytes.
             need = stored if index == 0 else object_head + ((stored + 7) & -8)
@@ -150,13 +177,21 @@ class GlobalHeaps:
             if need > size - at:
                 damage = f"object {index} at byte {at} claims {stored} bytes, past the collection's end"
                 return f"{where} is damaged ({damage})", None, data
-            if index and objects is not None:
-                if index in objects:
-                    objects = None  # an index twice: which object the library reads is not this reader's guess
-                else:
-                    objects[index] = (at + object_head, stored)
+            if index:
+                indexes.append(index)
+                places.append(at)
             at += need
-        return None, objects, data
+        objects = dict(zip(indexes, places, strict=True))
+        # An index twice: which object the library reads is not this reader's guess.
+        return None, objects if len(objects) == len(indexes) else None, data
+
+    def _head_of(self) -> Callable[[bytes, int], tuple[int, int]]:
+        """Reads (index, size) of the object whose header is at a position of a collection's bytes."""
+        return _OBJECT_HEADS[self.sizeof_size].unpack_from if self.sizeof_size in _OBJECT_HEADS else self._object_head
+
+    def _place(self, data: bytes, header: int) -> tuple[int, int]:
+        """(offset of the object's bytes in its collection, its size) for the object whose header is at `header`."""
+        return header + 8 + self.sizeof_size, self._head_of()(data, header)[1]
 
     def _object_head(self, data: bytes, at: int) -> tuple[int, int]:
         """(index, size) of the object at `at`, for lengths of a size `_OBJECT_HEADS` has no format for (16, 32)."""
@@ -166,8 +201,9 @@ class GlobalHeaps:
         """The stored bytes of object `index` of the sound collection at `address`; None where it is not one."""
         kept = self._objects.get(address)
         if kept is None:
-            problem, objects, data = self._walk(address)
+            problem, headers, data = self._walk(address)
             self._collections.setdefault(address, problem)
+            objects = None if headers is None else {index: self._place(data, at) for index, at in headers.items()}
             kept = self._objects[address] = (objects, data if len(data) <= KEPT_COLLECTION_BYTES else None)
             if len(self._objects) > KEPT_COLLECTIONS:
                 self._objects.popitem(last=False)
@@ -191,7 +227,9 @@ class GlobalHeaps:
         scalar, elements = found
         values: list[str] = []
         for length, address, index in elements:
-            data = self._object(address, index)
+            data = self._values.get((address, index))
+            if data is None:
+                data = self._object(address, index)
             if data is None or len(data) < length:
                 return None
             values.append(bytes(data[:length]).split(b"\0", 1)[0].decode("utf-8", "surrogateescape"))

@@ -16,6 +16,7 @@ import pytest
 from spec_validate import validate
 from spec_validate.nodes.hdf5.structure import global_heap
 from spec_validate.nodes.hdf5.structure.global_heap import GlobalHeaps
+from spec_validate.nodes.open import open_store
 
 REPO = Path(__file__).resolve().parents[4]
 LOOPING = REPO / "tests" / "data" / "hdf5-global-heap-loop"
@@ -335,3 +336,39 @@ def test_a_variable_length_type_the_format_forbids_is_never_read(tmp_path, where
     run = subprocess.run([sys.executable, "-c", FLIP_CHILD, str(path), "/s", where], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "Unreadable" in run.stdout and "its datatype is malformed (variable-length kind 3" in run.stdout
+
+
+def test_each_collection_is_walked_once_in_a_whole_run(tmp_path, monkeypatch):
+    # anndata writes a string column's values and then its attributes: one collection holds both, so reading the
+    # attributes must not walk its thousand values again (once to check it, once more for each value read).
+    path = tmp_path / "columns.h5"
+    with h5py.File(path, "w") as f:
+        for i in range(40):
+            column = f.create_dataset(f"obs/c{i}", data=np.array([f"v{i}-{j}" for j in range(300)], dtype=object))
+            column.attrs["encoding-type"] = "string-array"
+            column.attrs["encoding-version"] = "0.2.0"
+    walks: dict[int, int] = {}
+    walk = GlobalHeaps._walk
+
+    def counted(self, address):
+        walks[address] = walks.get(address, 0) + 1
+        return walk(self, address)
+
+    monkeypatch.setattr(GlobalHeaps, "_walk", counted)
+    validate(path)
+    assert walks and max(walks.values()) == 1
+
+
+def test_attribute_strings_kept_from_the_checking_walk_are_bounded(tmp_path, monkeypatch):
+    monkeypatch.setattr(global_heap, "MOST_KEPT_VALUE_BYTES", 12)  # room for one short string, not two
+    path = tmp_path / "attrs.h5"
+    with h5py.File(path, "w") as f:
+        f.attrs["a"] = "first-value"
+        f.attrs["b"] = "second-value"
+    tree = open_store(str(path))
+    try:
+        assert tree.root.attrs["a"] == "first-value" and tree.root.attrs["b"] == "second-value"
+        heaps = tree._global_heaps()
+        assert heaps is not None and heaps._kept_bytes <= 12 and len(heaps._values) == 1
+    finally:
+        tree.close()
