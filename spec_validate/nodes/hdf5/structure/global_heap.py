@@ -90,6 +90,7 @@ class GlobalHeaps:
         self._objects: OrderedDict[int, tuple[dict[int, tuple[int, int]] | None, bytes | None]] = OrderedDict()
         # (address, object index) -> the object's bytes, for the string attributes named when a collection was checked
         self._values: dict[tuple[int, int], bytes] = {}
+        self._sizes: dict[int, int] = {}  # address -> the bytes of a collection walked to its end as a sound one
         self._kept_bytes = 0
 
     def attributes(self, messages: list[tuple[int, int, bytes]]) -> tuple[dict[bytes, str], dict[bytes, StringElements]]:
@@ -113,7 +114,7 @@ class GlobalHeaps:
                 problems[name] = malformed
                 continue
             for address in sorted({a for length, a, _ in elements if length and a != undefined}):
-                problem = self.collection_problem(address, wanted.get(address, ()))
+                problem = self.collection_problem(address, wanted.get(address, ())) or self._length_problem(address, elements)
                 if problem is not None:
                     problems[name] = problem
                     break
@@ -121,6 +122,21 @@ class GlobalHeaps:
                 if string and elements and all(length for length, _, _ in elements):
                     strings[name] = (scalar, elements)
         return problems, strings
+
+    def _length_problem(self, address: int, elements: list[tuple[int, int, int]]) -> str | None:
+        """Why an element stored in the collection at `address` claims more than the collection holds, or None.
+
+        The library allocates an element's stored length before it reads the object: a length of 2.8e9 in a file of
+        a few kilobytes is a 2.8 GB allocation. Every object lies inside its collection, so no sound element is longer.
+        """
+        size = self._sizes.get(address)
+        if size is None:
+            return None  # not walked to its end: the library refuses the collection itself
+        longest = max((length for length, a, _ in elements if a == address), default=0)
+        if longest > size:
+            where = f"its global heap collection at byte {address + self.base}"
+            return f"an element claims {longest} bytes, more than {where} holds ({size})"
+        return None
 
     def collection_problem(self, address: int, keep: Collection[int] = ()) -> str | None:
         """Why the library must not read the global heap collection at `address`, or None (walked once per file).
@@ -132,6 +148,7 @@ class GlobalHeaps:
             problem, objects, data = self._walk(address)
             self._collections[address] = problem
             if problem is None and objects is not None:
+                self._sizes[address] = len(data)
                 for index in keep:
                     header = objects.get(index)
                     if header is None:

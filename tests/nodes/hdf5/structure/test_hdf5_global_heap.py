@@ -372,3 +372,17 @@ def test_attribute_strings_kept_from_the_checking_walk_are_bounded(tmp_path, mon
         assert heaps is not None and heaps._kept_bytes <= 12 and len(heaps._values) == 1
     finally:
         tree.close()
+
+
+def test_an_element_longer_than_its_collection_is_never_handed_to_the_library(tmp_path):
+    # One byte of a corpus file's root `encoding-type` length set to 0xA7: the library would allocate 2.8 GB for it.
+    path = tmp_path / "long.h5ad"
+    shutil.copyfile(Path(__file__).resolve().parents[4] / "conformance-corpus/anndata/h5ad/valid-zero-obs.h5ad", path)
+    with open(path, "r+b") as fh:
+        fh.seek(891)
+        assert fh.read(1) == b"\x00"
+        fh.seek(891)
+        fh.write(b"\xa7")
+    report = validate(path)
+    assert [p.key for p in report.problems] == ["/@encoding-type"]
+    assert "claims 2801795079 bytes, more than its global heap collection" in report.problems[0].message
