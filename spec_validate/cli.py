@@ -145,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--config",
         metavar="FILE",
-        help="read [tool.spec-validate] from this pyproject.toml (default: the nearest from the cwd upwards)",
+        help="read the settings from this file: a pyproject.toml with [tool.spec-validate], or a spec-validate.toml "
+        "(default: the nearest from the cwd upwards)",
     )
     p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     p.add_argument("--verbose", "-v", action="store_true", help="text: also list passed and not-applicable clauses")

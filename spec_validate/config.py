@@ -1,4 +1,9 @@
-"""`[tool.spec-validate]` in pyproject.toml, merged with CLI flags (ruff precedence: the CLI wins)."""
+"""Project settings, merged with CLI flags (ruff precedence: the CLI wins).
+
+Read as ruff reads its own: in each folder from the working directory upwards, `.spec-validate.toml`, then
+`spec-validate.toml` (settings at the top level), then `pyproject.toml` with a `[tool.spec-validate]` table; the
+first found is the one used.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,10 @@ from typing import NamedTuple
 
 from spec_validate.errors import InputError
 
-_MAY_CONFIGURE = re.compile(r"spec-validate[\"']?[ \t]*[\].=]")
+# A pyproject.toml is parsed only where its text may configure the tool: a header, a dotted key or a key of [tool]
+# naming it, or a header that starts to name it and is broken (parsed, so that the user hears of it).
+_MAY_CONFIGURE = re.compile(r"spec-validate[\"']?[ \t]*[\].=]|\[[ \t]*tool[ \t]*\.[ \t]*[\"']?spec-validate")
+STANDALONE = (".spec-validate.toml", "spec-validate.toml")
 KEYS = ("select", "ignore", "extend-select", "fail-on", "per-path-ignores", "packs", "exclude", "extend-exclude")
 FAIL_ON = ("must", "should", "may")
 
@@ -30,10 +38,15 @@ class Config(NamedTuple):
     extend_exclude: tuple[str, ...] = ()
 
 
-def find_pyproject(start: str | None = None) -> str | None:
-    """The nearest pyproject.toml from `start` (default: the cwd) upwards that has a [tool.spec-validate] table."""
+def find_config(start: str | None = None) -> str | None:
+    """The nearest settings file from `start` (default: the cwd) upwards: `.spec-validate.toml`,
+    `spec-validate.toml`, or a pyproject.toml that has a [tool.spec-validate] table, in that order in each folder."""
     directory = os.path.realpath(start or os.getcwd())
     while True:
+        for name in STANDALONE:
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(candidate):
+                return candidate
         candidate = os.path.join(directory, "pyproject.toml")
         if os.path.isfile(candidate):
             try:
@@ -41,9 +54,8 @@ def find_pyproject(start: str | None = None) -> str | None:
                     text = fh.read()
             except (OSError, UnicodeDecodeError) as exc:
                 raise InputError(f"{candidate}: cannot be read ({exc})") from None
-            # Only a file that may hold the table is parsed (tomllib costs more than a small run's checks): a
-            # header, a dotted key or a key of [tool] names the tool followed by `]`, `.` or `=`, where a
-            # project's own name (`name = "spec-validate"`) is not.
+            # Only a file that may hold the table is parsed (TOML parsing costs more than a small run's checks):
+            # a project's own name (`name = "spec-validate"`) does not make it one.
             if _MAY_CONFIGURE.search(text) and "spec-validate" in _parse_toml(candidate, text).get("tool", {}):
                 return candidate
         parent = os.path.dirname(directory)
@@ -53,25 +65,29 @@ def find_pyproject(start: str | None = None) -> str | None:
 
 
 def _parse_toml(path: str, text: str) -> dict:
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
+        import tomli as tomllib
 
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: cannot be read as TOML ({exc})") from None
+        raise InputError(f"{path}: cannot be read as TOML ({' '.join(str(exc).split())})") from None
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:
-    """Read `[tool.spec-validate]` from `path`, or from the pyproject found from the cwd upwards; empty if none.
+    """Read the settings of `path` (a pyproject.toml's `[tool.spec-validate]`, or a `spec-validate.toml`), or of the
+    file `find_config` finds from the cwd upwards; empty if none.
 
     Raises:
         InputError: an unknown key or a value of the wrong type, naming the file and the key.
     """
-    found = os.fspath(path) if path else find_pyproject()
+    found = os.fspath(path) if path else find_config()
     if found is None:
         return Config()
     table = _read_table(found)
-    where = f"{found}: [tool.spec-validate]"
+    where = f"{found}: [tool.spec-validate]" if _is_pyproject(found) else found
 
     def strings(key: str) -> tuple[str, ...]:
         return _strings(table.get(key, []), f"{where}: {key}: expected a list of strings")
@@ -94,15 +110,24 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     )
 
 
+def _is_pyproject(path: str) -> bool:
+    """Whether the settings file at `path` keeps them in a `[tool.spec-validate]` table (a pyproject.toml, as ruff
+    tells them apart), rather than at its top level (`spec-validate.toml` or any other name given to --config)."""
+    return os.path.basename(path) == "pyproject.toml"
+
+
 def _read_table(found: str) -> dict:
-    """The `[tool.spec-validate]` table of the pyproject at `found` ({} without one), its keys all known."""
+    """The settings of the file at `found` ({} without any), their keys all known: the `[tool.spec-validate]` table
+    of a pyproject.toml, the whole of a `spec-validate.toml`."""
     try:
         with open(found, encoding="utf-8") as fh:
             text = fh.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{found}: cannot be read ({exc})") from None
-    table = _parse_toml(found, text).get("tool", {}).get("spec-validate", {})
-    where = f"{found}: [tool.spec-validate]"
+    parsed = _parse_toml(found, text)
+    pyproject = _is_pyproject(found)
+    table = parsed.get("tool", {}).get("spec-validate", {}) if pyproject else parsed
+    where = f"{found}: [tool.spec-validate]" if pyproject else found
     if not isinstance(table, dict):
         raise InputError(f"{where}: expected a table")
     for key in table:

@@ -352,10 +352,11 @@ class Report:
             counts[r.rule.level.value][r.status.value] += 1
         return {lvl: {s.value: c[s.value] for s in Status} for lvl, c in counts.items()}
 
-    def fails_at(self, level: Level) -> bool:
-        """True when a clause at `level` or stricter failed, errored, the store had unreadable parts, the input
-        could not be opened, or a scope is of an era before its spec (a legacy verdict, which counts as a MUST
-        failure)."""
+    def fails_at(self, level: Level | str) -> bool:
+        """True when a clause at `level` ("must", "should", "may" in any case, or a Level) or stricter failed,
+        errored, the store had unreadable parts, the input could not be opened, or a scope is of an era before its
+        spec (a legacy verdict, which counts as a MUST failure)."""
+        level = Level(level.upper()) if isinstance(level, str) and not isinstance(level, Level) else level
         if self.problems or self.error is not None or self.legacy:
             return True
         return any(r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results)

@@ -1,6 +1,6 @@
 """pytest plugin (entry point `pytest11`): the `spec_validate` fixture and `pytest --spec-validate` collection.
 
-Both read `[tool.spec-validate]` as the command line does (the nearest pyproject.toml from where pytest was
+Both read the project's settings as the command line does (the nearest settings file from where pytest was
 started, upwards), so `spec-validate FILE` and `pytest --spec-validate` agree about the same file.
 """
 
@@ -31,7 +31,7 @@ def project_settings(config: pytest.Config) -> Settings:
     from spec_validate import config as cfg
 
     start = str(config.invocation_params.dir)
-    found = cfg.find_pyproject(start)
+    found = cfg.find_config(start)
     packs = [str(config.rootpath / p) for p in config.getini("spec_validate_packs")]
     return cfg.merge(cfg.load_config(found) if found else cfg.Config(), packs=packs)
 

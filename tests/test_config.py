@@ -152,3 +152,27 @@ def test_merge_passes_exclude_defaults_config_and_flags(tmp_path, monkeypatch):
     assert [p for p, _ in cfg.merge(loaded).exclude] == ["old", "tmp"]
     assert [p for p, _ in cfg.merge(loaded, exclude=["new"], extend_exclude=["more"]).exclude] == ["new", "tmp", "more"]
     assert {base for _, base in cfg.merge(loaded).exclude} == {str(tmp_path)}
+
+
+@pytest.mark.parametrize("name", [".spec-validate.toml", "spec-validate.toml"])
+def test_config_standalone_file_is_read_and_wins_over_the_pyproject_beside_it(tmp_path, monkeypatch, name):
+    (tmp_path / "pyproject.toml").write_text('[tool.spec-validate]\nfail-on = "must"\n')
+    (tmp_path / name).write_text('fail-on = "should"\nselect = ["anndata"]\n')
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    loaded = load_config()
+    assert (loaded.fail_on, loaded.select, loaded.source) == ("should", ("anndata",), str(tmp_path / name))
+
+
+def test_config_standalone_file_with_an_unknown_key_names_the_file(tmp_path, monkeypatch):
+    (tmp_path / "spec-validate.toml").write_text("selct = []\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=r"spec-validate\.toml: selct: unknown option"):
+        load_config()
+
+
+def test_config_broken_table_header_is_an_input_error_not_skipped(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.spec-validate\nselect = ["anndata"]\n')
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=r"pyproject\.toml: cannot be read as TOML"):
+        load_config()

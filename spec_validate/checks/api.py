@@ -75,3 +75,8 @@ def check(
         return function
 
     return register
+
+
+def with_article(word: str) -> str:
+    """`word` after the indefinite article it takes in a message ("an array", "a group")."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from spec_validate.checks.api import Options, check
+from spec_validate.checks.api import Options, check, with_article
 from spec_validate.checks.schemas import KEY
 from spec_validate.codecs.jsondoc import JSONProblem, loads
 from spec_validate.model import Finding, NotApplicable, Scope
@@ -96,7 +96,7 @@ def awkward_buffers_present(node: Node, options: Options, scope: Scope) -> Itera
             continue
         child = node.child(buffer)
         if child is None or child.kind != "array":
-            what = "no entry" if child is None else f"a {child.kind}"
+            what = "no entry" if child is None else with_article(child.kind)
             yield Finding(
                 f"the form names buffer {buffer!r} ({where}), but the group has {what} {buffer!r}",
                 path=f"{node.path.rstrip('/')}/{buffer}",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from spec_validate.checks.api import Options, check
+from spec_validate.checks.api import Options, check, with_article
 from spec_validate.checks.schemas import NAMES, PATH
 from spec_validate.model import Finding, Scope
 from spec_validate.nodes.base import Node
@@ -30,9 +30,11 @@ def node_kind(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The node is a `kind` (group or array)."""
     if node.kind != options["kind"]:
         what = (
-            f"a {node.kind}" if node.kind != "link" else f"a link that is not followed ({node.link_kind or 'of an unknown kind'})"
+            with_article(node.kind)
+            if node.kind != "link"
+            else f"a link that is not followed ({node.link_kind or 'of an unknown kind'})"
         )
-        yield Finding(f"is {what}, expected a {options['kind']}", details={"kind": node.kind})
+        yield Finding(f"is {what}, expected {with_article(options['kind'])}", details={"kind": node.kind})
 
 
 @check(options={"properties": {"names": NAMES, "kind": KINDS}, "required": ["names"]}, kind="group")

@@ -163,3 +163,8 @@ def test_dtype_kind_not(values, kinds, expected):
     got = findings("dtype_kind_not", tree({"x": values}).get("/x"), {"kinds": kinds})
     assert len(got) == expected
     assert all("expected one that is not" in f.message for f in got)
+
+
+def test_node_kind_message_takes_the_right_article():
+    found = findings("node_kind", at("/g"), {"kind": "array"})
+    assert [f.message for f in found] == ["is a group, expected an array"]
