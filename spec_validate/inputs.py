@@ -19,7 +19,10 @@ from typing import NamedTuple
 # document to find it by). `.nwb.zarr` ends in `.zarr`.
 STORE_SUFFIXES = (".zarr", ".cxg")
 # Zarr metadata documents: a directory holding one at its root is a store (or a node of one).
-STORE_DOCUMENTS = (".zgroup", ".zarray", ".zattrs", "zarr.json")
+# What makes a folder a Zarr store (or a node of one): a group or array document. A `.zattrs` alone is not one: it
+# describes a group or an array only beside its `.zgroup` or `.zarray`, and a folder holding a stray one may hold
+# files of its own to check.
+STORE_DOCUMENTS = (".zgroup", ".zarray", "zarr.json")
 TILEDB_MARKERS = ("__tiledb_group.tdb", "__group", "__schema", "__array_schema.tdb")
 # Data files by name, case-insensitively (`.h5Seurat` as SeuratDisk writes it); others are found by signature.
 DATA_SUFFIXES = (".h5ad", ".h5seurat", ".h5mu", ".zarr.zip")
@@ -182,8 +185,8 @@ def _holds_store_documents(directory: str) -> bool:
 
 
 def is_store_directory(directory: str) -> bool:
-    """A directory that is a store in its own right: named `*.zarr`/`*.cxg`, or holding Zarr root metadata or a
-    TileDB marker."""
+    """A directory that is a store in its own right: named `*.zarr`/`*.cxg`, or holding a Zarr group or array
+    document (`.zgroup`, `.zarray`, `zarr.json`) or a TileDB marker."""
     return os.path.basename(directory).lower().endswith(STORE_SUFFIXES) or _holds_store_documents(directory)
 
 

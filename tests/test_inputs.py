@@ -126,3 +126,14 @@ def test_store_root_maps_a_deleted_key_to_its_store(tmp_path, monkeypatch):
     (tmp_path / "x.zarr" / "X").mkdir(parents=True)
     assert store_root("x.zarr/X/0") == "x.zarr"
     assert store_root("missing.h5ad") == "missing.h5ad"
+
+
+def test_discover_passes_a_stray_zattrs_does_not_make_a_folder_a_store(tmp_path, monkeypatch):
+    # A `.zattrs` describes a group or an array only beside its `.zgroup` or `.zarray`: a folder holding a stray one
+    # is searched, so the data file in it is checked rather than hidden behind a "store" that conforms.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / ".zattrs").write_text("{}")
+    (tmp_path / "results" / "cells.h5ad").write_bytes(HDF5)
+    assert discover(["results"]) == [Input("results/cells.h5ad", explicit=False)]
+    assert store_root("results/cells.h5ad") == "results/cells.h5ad"
