@@ -3,9 +3,9 @@
     python bench/metadata_generate.py [--cases obs-10,obs-4000,uns-5000,arrays-5000] [--formats h5ad,zarr2,zarr3] [--force]
 
 Each file has 1,000 cells and a small CSR X (1,000 x 50, 5,000 stored values): its cost is its metadata.
-- `obs-N`: obs with N columns besides the index; every third is categorical (10 categories; a group with
-  `codes` and `categories`), the others alternate float32, int64 and bool arrays. 4,000 columns is about
-  6,700 nodes and 14,700 attributes in an `.h5ad`.
+- `obs-N`: obs with N columns besides the index, cycling categorical (10 categories; a group with `codes` and
+  `categories`), float32, int64, bool and string (object strings: anndata writes them as variable-length strings,
+  each column's values in the HDF5 global heap beside its attributes) columns, as real atlases hold them.
 - `uns-5000`: uns with 5,000 entries, in turn an int, a string, a float array of 10, a dict of an int and a
   string, and an array of 5 strings.
 - `arrays-5000`: 5,000 float arrays of 100 values in uns, 100 in each of 50 groups.
@@ -70,14 +70,20 @@ def make_adata(name: str):
     if kind == "obs":
         categories = [f"c{i}" for i in range(10)]
         for i in range(count):
-            if i % 3 == 0:
+            kind_of_column = i % 5
+            if kind_of_column == 0:
                 columns[f"col{i:05d}"] = pd.Categorical.from_codes(rng.integers(0, 10, N_OBS), categories=categories)
-            elif i % 3 == 1:
+            elif kind_of_column == 1:
                 columns[f"col{i:05d}"] = rng.standard_normal(N_OBS).astype(np.float32)
-            elif i % 6 == 2:
+            elif kind_of_column == 2:
                 columns[f"col{i:05d}"] = rng.integers(0, 100, N_OBS)
-            else:
+            elif kind_of_column == 3:
                 columns[f"col{i:05d}"] = rng.integers(0, 2, N_OBS).astype(bool)
+            else:
+                # Distinct per cell (a barcode, a free-text note): anndata turns a column with repeats into a categorical.
+                columns[f"col{i:05d}"] = pd.array(
+                    [f"s{i}-{j}-{v}" for j, v in enumerate(rng.integers(0, 50, N_OBS))], dtype=object
+                )
     elif kind == "uns":
         for i in range(count):
             entry: object = [
