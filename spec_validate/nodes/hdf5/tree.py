@@ -57,6 +57,10 @@ HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 # The most an attribute may hold to be read: real metadata (encoding types, column orders, uns scalars) is far
 # smaller; a larger one is reported, not read (the memory it would take is set by the file).
 MAX_ATTRIBUTE_BYTES = 64 * 2**20
+# A node with more attributes than this has no signature (it is checked alone) rather than every value read to
+# make one: nodes that share signatures (dataframe columns) carry a few attributes, and reading tens of thousands of
+# attributes stored in an object header costs the library a scan of the header for each.
+MAX_SIGNATURE_ATTRIBUTES = 256
 MAX_ATTRIBUTE_ELEMENTS = 1 << 20
 
 
@@ -386,6 +390,8 @@ class HDF5Node(Node):
         any of it cannot be read (the node is then checked alone)."""
         try:
             attrs = self.attrs
+            if len(attrs) > MAX_SIGNATURE_ATTRIBUTES:
+                return None  # checked alone: its attributes are read only as rules ask for them
             if self._attrs is not None and self._attrs.unread():
                 self._attrs.read(self.object_id(), frozenset(self._attrs))  # every value, a dataset opened once
             values = tuple((name, _frozen(attrs[name])) for name in attrs)

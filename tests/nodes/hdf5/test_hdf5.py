@@ -417,3 +417,23 @@ def test_attributes_are_listed_by_the_library_only_where_the_header_holds_some(t
         assert dict(tree.get("/noted").attrs) == {"encoding-type": "array"}
         assert dict(tree.get("/dense").attrs) == {f"a{i:02d}": i for i in range(12)}
     assert len(listed) == 2  # /noted and /dense: the root and /bare store none, as their headers (read here) say
+
+
+def test_hdf5_passes_a_node_of_many_attributes_is_checked_alone_not_read_whole(tmp_path, monkeypatch):
+    # Its signature would read every value: in an object header each attribute opened costs the library a scan of
+    # the header, so 100,000 of them took minutes. Only the values rules ask for are read.
+    from spec_validate import validate
+    from spec_validate.nodes.hdf5 import tree as hdf5_tree
+
+    path = tmp_path / "many.h5ad"
+    shutil.copyfile(Path(__file__).resolve().parents[3] / "conformance-corpus/anndata/h5ad/valid-every-element.h5ad", path)
+    with h5py.File(path, "a") as f:
+        for i in range(hdf5_tree.MAX_SIGNATURE_ATTRIBUTES + 1):
+            f["uns"].attrs[f"a{i:04d}"] = i
+    read: list[bytes] = []
+    original = hdf5_tree._read_attribute
+    monkeypatch.setattr(hdf5_tree, "_read_attribute", lambda oid, name, *a: read.append(name) or original(oid, name, *a))
+    assert not validate(path).fails_at("must")
+    assert len([n for n in read if n.startswith(b"a0")]) < 10
+    with open_store(str(path)) as tree:
+        assert tree.get("/uns").signature is None and tree.get("/obs").signature is not None
