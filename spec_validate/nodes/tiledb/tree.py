@@ -282,7 +282,10 @@ class TileDBGroupNode(Node):
         """Member name -> URI or folder. Groups written before the group format of TileDB 2.8 list no members; their
         members are the TileDB objects in the group's folder. Newer groups may also name members by URI."""
         found: dict[str, str] = {}
-        if os.path.isdir(os.path.join(self.uri, "__group")) and self._safe:
+        # The group's own files are checked whatever its layout: a special file in place of an old-layout group's
+        # marker (which TileDB never reads here) is still no TileDB group, and the report says so.
+        safe = self._safe
+        if os.path.isdir(os.path.join(self.uri, "__group")) and safe:
             try:
                 with self.tree.tiledb.Group(self.uri, mode="r", ctx=context(self.tree.tiledb)) as group:
                     for member in group:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -226,3 +229,19 @@ def test_tiledb_fails_group_folder_that_cannot_be_listed_leaves_its_members_unkn
         with pytest.raises(Unreadable):
             root.child("nowhere")
         assert [p.message for p in tree.problems if p.key == "/"] == ["its folder cannot be listed (Permission denied)"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_tiledb_fails_a_fifo_in_place_of_an_old_layout_group_marker_is_reported(tmp_path):
+    # An old-layout group's marker is never read by TileDB here, but a FIFO in its place is no group: said, not skipped.
+    from spec_validate import validate
+
+    store = tmp_path / "fifo.cxg"
+    shutil.copytree(Path(__file__).resolve().parents[3] / "conformance-corpus/cxg/cxg-0.3.0/valid-properties-null.cxg", store)
+    (store / "__tiledb_group.tdb").unlink()
+    os.mkfifo(store / "__tiledb_group.tdb")
+    report = validate(store)
+    assert [p.message for p in report.problems] == [
+        "__tiledb_group.tdb is not a regular file (a FIFO, socket or device); the group is not opened"
+    ]
+    assert report.fails_at("must")
