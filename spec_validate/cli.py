@@ -267,7 +267,9 @@ def _validate_one(
         return _unchecked(
             item, error=f"{item.path}: internal error: {type(exc).__name__}: {exc} (set SPEC_VALIDATE_DEBUG=1 for a traceback)"
         )
-    if not report.packs:
+    if not report.packs and not report.problems:
+        # A store whose root could not be read (its attributes, its members) is no store "no pack describes": its
+        # report names what could not be read, and fails.
         what = f"no rule pack applies (a {report.format} file, but not a store that spec-validate's packs describe)"
         # Named on the command line, that is an error; found in a folder (any HDF5 file is), it is skipped.
         return _unchecked(item, **({"error": f"{report.source}: {what}"} if item.explicit else {"skipped": what}))

@@ -637,3 +637,16 @@ def test_main_exit_code_on_plain_zarr_v3(capsys, store, expected):
 def test_main_fails_root_v2_and_v3_metadata_at_should(capsys):
     assert main([str(ZARR_V3 / "root-v2-and-v3-metadata.zarr"), "--fail-on", "should"]) == 1
     assert "zarr3.node.one-format" in capsys.readouterr().out
+
+
+def test_cli_fails_a_file_whose_root_cannot_be_read_is_reported_not_called_no_pack(tmp_path, monkeypatch, capsys):
+    # A damaged file that opens but whose root attributes cannot be read shows no pack's scope: that is a failing
+    # report naming what could not be read (exit 1), never "no rule pack applies" (exit 2, nothing said).
+    from spec_validate.model import Problem, Report
+
+    path = tmp_path / "damaged.h5seurat"
+    path.write_bytes(b"")
+    unreadable = Problem("/", "its attributes cannot be listed (RuntimeError: ran off end of input buffer)", "/")
+    monkeypatch.setattr(spec_validate, "validate", lambda p, **_: Report(str(p), "hdf5", (), "0", (), problems=(unreadable,)))
+    code, out, err = cli(capsys, path)
+    assert code == 1 and "its attributes cannot be listed" in out and "no rule pack applies" not in out + err
