@@ -6,12 +6,11 @@ import asyncio
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from spec_validate.codecs.jsondoc import JSONProblem, loads
 from spec_validate.errors import InputError, NodeError
 from spec_validate.storage import request_gate
 from spec_validate.storage.httpfs import RESPONSE_LIMIT, HTTPFileSystem, RefusedResponse, ResponseTooLarge, response_limit, sync
@@ -24,13 +23,6 @@ from spec_validate.storage.urls import URL_SCHEME
 
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
 HTTP_PROTOCOLS = ("http", "https")
-# Names of Zarr metadata documents: the keys a reader probes for at every node, most of them absent; and
-# netcdf-c's NCZarr keys, which the writer detection probes for (absent from nearly every store).
-METADATA_DOCUMENTS = frozenset(
-    {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json", ".nczarr", ".nczgroup", ".nczarray", ".nczattrs"}
-)
-HDF5_EXTENSIONS = (".h5ad", ".h5mu", ".h5seurat", ".h5", ".hdf5", ".nwb")
-ZARR_EXTENSIONS = (".zarr",)
 # HDF5 over a URL is read in blocks kept in an LRU cache: HDF5 metadata reads are small and scattered, chunk
 # reads are large and in order; 4 MiB blocks serve both in few requests, and 16 of them bound the memory.
 HDF5_BLOCK_SIZE = 4 * 2**20
@@ -39,20 +31,15 @@ HDF5_MAX_BLOCKS = 16
 # bound on the bytes held (documents are small; chunks are one block's worth). An HTTP server is given fewer until
 # it shows it keeps its connections, and fewer for good where it stalls (request_gate).
 MAX_CONCURRENT_REQUESTS = 64
-# The root documents asked for before the format is known, together: no more than an HTTP server's first gate
-# lets through (FIRST_LIMIT), so that they take one round trip, not two. The root `.zattrs` is not among them: a
-# consolidated `.zmetadata` names it (fetched in the next batch), and otherwise a listing or a request of its own
-# answers for it when the tree reads it.
-ROOT_PROBES = (".zmetadata", "zarr.json", ".zgroup", ".zarray")
 # Object stores whose file system lists every key below a prefix in one flat listing (S3's ListObjectsV2 without a
 # delimiter, 1,000 keys a request, in s3fs's `find`), where listing folder by folder takes a request per folder.
 S3_PROTOCOLS = ("s3", "s3a")
 FLAT_LISTING_PROTOCOLS = S3_PROTOCOLS
-# The flat listing is made where the consolidated metadata says the store holds at most this many keys (its
-# documents, and every chunk its arrays' grids have room for), and stopped (the store then listed folder by folder,
-# many folders at once, as before) where it finds more: its pages come one after another, so a store of millions of
-# chunks would take minutes. A store without consolidated metadata, whose size nothing says, is listed flat up to
-# the smaller bound.
+# The flat listing is made where the format reader says the store holds at most this many keys (from its
+# consolidated metadata: its documents, and every chunk its arrays' grids have room for), and stopped (the store
+# then listed folder by folder, many folders at once, as before) where it finds more: its pages come one after
+# another, so a store of millions of chunks would take minutes. A store whose size nothing says is listed flat up
+# to the smaller bound.
 MOST_FLAT_LISTING_KEYS = 100_000
 MOST_UNMAPPED_FLAT_LISTING_KEYS = 10_000
 
@@ -136,18 +123,30 @@ def underlying_error(exc: BaseException) -> BaseException:
 
 
 class RemoteStore(KeyValueStore):
-    """A Zarr store below a URL: keys are fetched with fsspec, directories listed where the storage lists them.
+    """A store of keys below a URL: keys are fetched by the URL's transport, folders listed where the storage lists them.
 
     Object stores (S3, GCS, Azure) list, and an HTTP server lists when it serves directory pages with links
     (python's http.server, nginx `autoindex`, Apache `Indexes`): the store is then what is stored, as locally.
-    Consolidated metadata (`.zmetadata`, or `consolidated_metadata` in the root `zarr.json`) has the documents it
-    names fetched in one batch first; where nothing lists, or the run was asked not to list (`list_folders` False),
-    it is the map of the store: only the nodes it names are seen, and no stored key it leaves out (`lists` is
-    False: the clauses on stored keys are then not checked). Many keys asked for together (`get_many`,
-    `list_many`) are fetched concurrently.
+    The format reader says what it expects before it reads (`probe`, then `expect`): the keys it will read first
+    are fetched in one batch, with the folders they lie in listed; where nothing lists, or the run was asked not to
+    list (`list_folders` False), the keys it names are the map of the store: only those are seen, and no stored key
+    it leaves out (`lists` is False: the clauses on stored keys are then not checked). Many keys asked for together
+    (`get_many`, `list_many`) are fetched concurrently.
+
+    `small_keys` are the names of keys read many times and probed for at every folder (a format's metadata
+    documents): each is fetched once and kept, and one a listing shows absent is not asked for. `root_is_store`:
+    the URL names the store itself (its root is listed even where it holds none of those keys).
     """
 
-    def __init__(self, fs: Any, root: str, url: str, list_folders: bool = True) -> None:
+    def __init__(
+        self,
+        fs: Any,
+        root: str,
+        url: str,
+        list_folders: bool = True,
+        small_keys: frozenset[str] = frozenset(),
+        root_is_store: bool = False,
+    ) -> None:
         self.location = redact_url(url)
         self._fs = fs
         self._url = url  # with its credentials: used for requests, never shown
@@ -157,20 +156,20 @@ class RemoteStore(KeyValueStore):
         self._query = urlsplit(url).query if self._http else ""
         if self._http:
             self._root = urlunsplit(urlsplit(self._root)._replace(query="", fragment="")).rstrip("/")
-        self._named_store = urlsplit(url).path.rstrip("/").lower().endswith(ZARR_EXTENSIONS)
+        self._root_is_store = root_is_store
+        self._small_keys = small_keys
         self._lock = threading.Lock()
-        # False: where there is consolidated metadata, it is the map of the store, and no folder is listed.
-        self._list_folders = list_folders
+        # False: where the format reader names every key it needs (`expect`), those are the map of the store, and
+        # no folder is listed.
+        self.list_folders = list_folders
         self._mode: str | None = None  # "list", "consolidated" or "blind": how directory contents are known
-        self._index: list[str] = []  # keys named by consolidated metadata, in "consolidated" mode
-        self._consolidated = False  # whether the store has consolidated metadata (it names the groups' members)
+        self._index: list[str] = []  # the keys the format reader named, in "consolidated" mode
+        self._complete = False  # whether those keys name every member of the store's groups
         self._mapped: dict[str, tuple[list[str], list[str]]] | None = None  # the directories those keys imply
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         self._documents: dict[str, bytes | None] = {}
-        self._chunk_folders: list[str] = []  # chunk folders of the Zarr v3 arrays the consolidated metadata names
-        # Keys the consolidated metadata says the store may hold (documents, and chunks the grids have room for);
-        # None where it cannot say.
-        self._keys_expected: int | None = None
+        self._root_listing: tuple[list[str], list[str]] | None = None  # as `probe` found it
+        self._probed = False
         self._flat = False  # whether every listing came from one flat listing of the store (nothing else is below)
         self._gate = _gate_for(self._http)
 
@@ -184,7 +183,7 @@ class RemoteStore(KeyValueStore):
 
     @property
     def members_known(self) -> bool:
-        return self._listing_mode() == "list" or self._consolidated
+        return self._listing_mode() == "list" or self._complete
 
     def raw_keys(self) -> list[str] | None:
         """The keys as listed; None where the store is not listed (the consolidated metadata names no stored key)."""
@@ -204,7 +203,7 @@ class RemoteStore(KeyValueStore):
         if not _safe_key(key, self._http):
             return None
         parent, _, name = key.rpartition("/")
-        if name not in METADATA_DOCUMENTS:
+        if name not in self._small_keys:
             return self._fetch(key)
         # Metadata documents are small and read many times (tree, checks): one request each.
         if key in self._documents:
@@ -215,7 +214,7 @@ class RemoteStore(KeyValueStore):
             # Readers probe each node for several documents; the listing answers for the absent ones without a
             # request (and without guessing on servers that answer an absent key with 403, not 404), and the
             # present ones of this directory are fetched together: one round trip per node, not one per document.
-            listed = [f"{parent}/{n}" if parent else n for n in self.list_dir(parent)[0] if n in METADATA_DOCUMENTS]
+            listed = [f"{parent}/{n}" if parent else n for n in self.list_dir(parent)[0] if n in self._small_keys]
             self._documents.update(self._fetch_many([k for k in listed if k not in self._documents]))
             raw = self._documents.get(key)
         self._documents[key] = raw
@@ -252,9 +251,8 @@ class RemoteStore(KeyValueStore):
         future = gather_soon(self._fs, self._gate, calls, limit)
         return lambda: self._values(wanted, future.result())
 
-    @staticmethod
-    def _is_document(key: str) -> bool:
-        return key.rpartition("/")[2] in METADATA_DOCUMENTS
+    def _is_document(self, key: str) -> bool:
+        return key.rpartition("/")[2] in self._small_keys
 
     def _known_absent(self, key: str) -> bool:
         """True when a listing (or the consolidated map) already shows the document is not stored."""
@@ -271,7 +269,7 @@ class RemoteStore(KeyValueStore):
             (result,) = self._gather([self._fs._cat_file(self._path(key))])
             if isinstance(result, BaseException):
                 raise result
-            return _settled(key, result)
+            return _settled(result, self._is_document(key))
         except Exception as exc:
             return self._absent_or_raise(key, exc, denied_is_absent)
 
@@ -342,33 +340,58 @@ class RemoteStore(KeyValueStore):
     def _listing_mode(self) -> str:
         with self._lock:
             if self._mode is None:
-                self._mode = self._choose_mode()
-            return self._mode
+                # No format reader said what it expects: the root alone is probed, and listed where folders are.
+                if not self._probed:
+                    self._probe([])
+                self._expect([], [], None, False, [])
+            return self._mode  # type: ignore[return-value]
 
-    def _choose_mode(self) -> str:
-        # First round trip: the root documents, and where folders are listed the root's listing (which answers for
-        # `.zarray` too: a store's root is most often a group, so the listing takes that probe's place in the few
-        # requests an HTTP server is first given).
-        listing = self._list_folders
-        probes = [p for p in ROOT_PROBES if not (listing and p == ".zarray")]
-        documents, listed = self._fetch_and_list(probes, [""] if listing else [], denied_is_absent=True)
+    def probe(self, keys: list[str]) -> dict[str, bytes | None]:
+        """The first round trip: `keys` (a format's root documents) fetched, and where folders are listed the root's
+        listing, together. Each key's bytes, None where it is absent (or access to it is denied)."""
+        with self._lock:
+            return self._probe(keys)
+
+    def _probe(self, keys: list[str]) -> dict[str, bytes | None]:
+        documents, listed = self._fetch_and_list(keys, [""] if self.list_folders else [], denied_is_absent=True)
         self._documents.update(documents)
-        root = self._store_listing(listed.get(""))
-        index, mapped = self._consolidated_index()
-        self._consolidated = mapped
-        if not listing and not mapped:
+        self._root_listing = self._store_listing(listed.get(""))
+        self._probed = True
+        return documents
+
+    def expect(
+        self,
+        keys: list[str],
+        folders: list[str] = (),  # type: ignore[assignment]
+        most_keys: int | None = None,
+        complete: bool = False,
+        maybe: list[str] = (),  # type: ignore[assignment]
+    ) -> None:
+        """What the format reader expects of the store, after `probe`: the second round trip.
+
+        `keys` (those it will read first) are fetched in one batch, and where the root was listed the `folders`
+        they lie in are listed in it (the walk, a level at a time, then waits on none of them; a folder named that
+        is not stored costs one request, found empty). `complete`: the keys name every member of the store's
+        groups (consolidated metadata), so that where nothing lists they are the map of the store. `most_keys`: how
+        many keys the store may hold (None: unknown), which decides whether it is listed flat in one listing.
+        `maybe`: keys fetched too where the root's listing does not already answer for them, and mapped where stored.
+        """
+        with self._lock:
+            if not self._probed:
+                self._probe([])
+            self._expect(keys, list(folders), most_keys, complete, list(maybe))
+
+    def _expect(self, keys: list[str], folders: list[str], most_keys: int | None, complete: bool, maybe: list[str]) -> None:
+        index = sorted(k for k in dict.fromkeys(keys) if _safe_key(k, self._http))
+        self._complete = complete
+        root = self._root_listing
+        if not self.list_folders and not complete:
             # Nothing else names the members: listed all the same.
             root = self._store_listing(self._fetch_and_list([], [""])[1][""])
-        # Second round trip: the documents the consolidated metadata names (the tree reads every one of them next),
-        # `.zarray` where no listing answered for it, and where the root was listed every folder the consolidated
-        # metadata names with the chunk folders of its Zarr v3 arrays: the walk, a level at a time, then waits on
-        # none of them (a folder named that is not stored, an array or a row of chunks with none written, costs
-        # one request, found empty).
         wanted = [k for k in index if k not in self._documents]
-        if ".zarray" not in self._documents and root is None:
-            wanted.append(".zarray")
-        folders = [p for p in _listings_of(index) if p] + self._chunk_folders if mapped and root is not None else []
-        most = self._flat_bound(mapped) if root is not None else None
+        wanted += [k for k in maybe if k not in self._documents and (root is None or k in root[0]) and _safe_key(k, self._http)]
+        folders = [p for p in dict.fromkeys(folders) if p and _safe_key(p, self._http)] if complete and root is not None else []
+        most = self._flat_bound(complete, most_keys) if root is not None else None
         documents, listed = self._fetch_and_list(wanted, folders if most is None else [], denied_is_absent=True, flat=most)
         self._documents.update(documents)
         if most is not None and listed is None:  # more keys than the bound: listed folder by folder after all
@@ -378,28 +401,27 @@ class RemoteStore(KeyValueStore):
         self._keep_listings(listed)
         if self._flat:
             root = self._listings[""]
-        if self._documents.get(".zarray") is not None and ".zarray" not in index:
-            index = sorted([*index, ".zarray"])
+        index = sorted({*index, *(k for k in maybe if self._documents.get(k) is not None)})
         if root is not None:
-            # Where the storage lists, the store is what is stored, consolidated metadata or not: a node left out of
-            # it (consolidated before more was written) is still seen, as a local run sees it, and the chunk key
-            # rules see the chunks stored.
+            # Where the storage lists, the store is what is stored, whatever the reader expects: a node left out of
+            # its consolidated metadata (consolidated before more was written) is still seen, as a local run sees
+            # it, and the rules on stored keys see the keys stored.
             self._listings[""] = root
-            return "list"
-        if index:  # no listing: the consolidated metadata (or, without it, the root documents) is all that is known
+            self._mode = "list"
+        elif index:  # no listing: the keys the reader named (or, without a map, the root's) are all that is known
             self._index = index
-            return "consolidated"
-        return "blind"
+            self._mode = "consolidated"
+        else:
+            self._mode = "blind"
 
-    def _flat_bound(self, mapped: bool) -> int | None:
+    def _flat_bound(self, complete: bool, most_keys: int | None) -> int | None:
         """The most keys a flat listing of the store may find before it is given up (see MOST_FLAT_LISTING_KEYS);
-        None where the store is not listed flat: not on S3, or consolidated metadata says it holds more."""
+        None where the store is not listed flat: not on S3, or the reader says it holds more."""
         if protocol(self._url) not in FLAT_LISTING_PROTOCOLS:
             return None
-        if not mapped:  # only where the listing can be stopped at the bound
+        if not complete:  # only where the listing can be stopped at the bound
             return MOST_UNMAPPED_FLAT_LISTING_KEYS if hasattr(self._fs, "_iterdir") else None
-        expected = self._keys_expected
-        return MOST_FLAT_LISTING_KEYS if expected is not None and expected <= MOST_FLAT_LISTING_KEYS else None
+        return MOST_FLAT_LISTING_KEYS if most_keys is not None and most_keys <= MOST_FLAT_LISTING_KEYS else None
 
     def _store_listing(self, root: Any) -> tuple[list[str], list[str]] | None:
         """The root's listing as the store's, or None: none given, refused, or (HTTP) a page that is not a listing of
@@ -408,7 +430,7 @@ class RemoteStore(KeyValueStore):
         a local directory's is."""
         if root is None or isinstance(root, PermissionError):  # may read objects but not list them (no s3:ListBucket)
             return None
-        if self._http and not METADATA_DOCUMENTS & set(root[0]) and not self._named_store:
+        if self._http and not self._small_keys & set(root[0]) and not self._root_is_store:
             return None
         return root
 
@@ -457,7 +479,9 @@ class RemoteStore(KeyValueStore):
         """Each key's fetched bytes (None where absent); a response past its bound is left out, any other failure
         raises InputError (`_absent_or_raise`)."""
         return {
-            k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else _settled(k, r)
+            k: self._absent_or_raise(k, r, denied_is_absent)
+            if isinstance(r, BaseException)
+            else _settled(r, self._is_document(k))
             for k, r in zip(keys, results, strict=True)
             if not isinstance(r, ResponseTooLarge)
         }
@@ -533,36 +557,6 @@ class RemoteStore(KeyValueStore):
             (dirs if is_dir else keys).add(rest)
         return sorted(keys), sorted(dirs)
 
-    def _consolidated_index(self) -> tuple[list[str], bool]:
-        """Every metadata key the consolidated metadata names (v2 `.zmetadata`, v3 root `zarr.json`), with the root
-        documents fetched; and whether there is consolidated metadata at all (else the keys are the root documents
-        only)."""
-        keys: set[str] = set()
-        mapped = False
-        for name in ROOT_PROBES:
-            raw = self._documents.get(name)
-            if raw is None:
-                continue
-            keys.add(name)
-            try:
-                doc = loads(raw)
-            except JSONProblem:
-                continue  # the validator reports a broken document; here it names no keys
-            if not isinstance(doc, dict):
-                continue
-            if name == ".zmetadata" and isinstance(doc.get("metadata"), dict):
-                keys.update(k for k in doc["metadata"] if isinstance(k, str))
-                mapped = True
-                self._keys_expected = _keys_expected(doc["metadata"].items(), ".zarray")
-            consolidated = doc.get("consolidated_metadata") if name == "zarr.json" else None
-            if isinstance(consolidated, dict) and isinstance(consolidated.get("metadata"), dict):
-                nodes = {p.strip("/"): d for p, d in consolidated["metadata"].items() if isinstance(p, str) and p.strip("/")}
-                keys.update(f"{p}/zarr.json" for p in nodes)
-                self._chunk_folders = [f for p, d in nodes.items() for f in _chunk_folders_of(p, d)]
-                mapped = True
-                self._keys_expected = _keys_expected(((f"{p}/zarr.json", d) for p, d in nodes.items()), "zarr.json")
-        return sorted(k for k in keys if _safe_key(k, self._http)), mapped
-
     def close(self) -> None:
         self._listings.clear()
         self._documents.clear()
@@ -570,11 +564,11 @@ class RemoteStore(KeyValueStore):
             self._fs.close()
 
 
-def _settled(key: str, value: bytes | bytearray) -> bytes | bytearray:
-    """A fetched value as the store hands it out: a metadata document as bytes (documents are parsed once per
+def _settled(value: bytes | bytearray, small: bool) -> bytes | bytearray:
+    """A fetched value as the store hands it out: a small key (a metadata document) as bytes (documents are parsed once per
     distinct content, keyed by their bytes), a chunk as the client received it (the tool's HTTP client writes a
     body into a bytearray, and copying megabytes of chunks into bytes would undo that)."""
-    return bytes(value) if isinstance(value, bytearray) and key.rpartition("/")[2] in METADATA_DOCUMENTS else value
+    return bytes(value) if isinstance(value, bytearray) and small else value
 
 
 def _listings_of(keys: list[str]) -> dict[str, tuple[list[str], list[str]]]:
@@ -589,76 +583,6 @@ def _listings_of(keys: list[str]) -> dict[str, tuple[list[str], list[str]]]:
             dirs.setdefault(prefix, set())
             (files if depth == len(parts) - 1 else dirs)[prefix].add(parts[depth])
     return {p: (sorted(files[p]), sorted(dirs[p])) for p in files}
-
-
-def _keys_expected(documents: Iterable[tuple[str, Any]], array_document: str) -> int | None:
-    """The keys a store whose consolidated metadata holds `documents` (key, parsed document) may hold: the documents,
-    and every chunk each array's grid has room for (its `.zarray`, or its `zarr.json` of node type array: a sharded
-    array's shards); None where a grid cannot be read (the count is then unknown)."""
-    total = 0
-    for key, document in documents:
-        total += 1
-        if key.rpartition("/")[2] != array_document or not isinstance(document, dict):
-            continue
-        if array_document == "zarr.json":
-            if document.get("node_type") != "array":
-                continue
-            grid = document.get("chunk_grid")
-            configuration = grid.get("configuration") if isinstance(grid, dict) else None
-            chunks = configuration.get("chunk_shape") if isinstance(configuration, dict) else None
-        else:
-            chunks = document.get("chunks")
-        shape = document.get("shape")
-        counted = _grid_size(shape, chunks)
-        if counted is None:
-            return None
-        total += counted
-    return total
-
-
-def _grid_size(shape: Any, chunks: Any) -> int | None:
-    """The chunks a grid of `chunks` over `shape` has room for; None where either is not a list of whole numbers."""
-    if not isinstance(shape, list) or not isinstance(chunks, list) or len(shape) != len(chunks):
-        return None
-    count = 1
-    for extent, chunk in zip(shape, chunks, strict=True):
-        if type(extent) is not int or type(chunk) is not int or extent < 0 or chunk <= 0:
-            return None
-        count *= -(-extent // chunk)
-        if count > MOST_FLAT_LISTING_KEYS:
-            return count  # enough to say it is too many; the product could be astronomically large
-    return count
-
-
-# A 2-d or higher Zarr v3 array's `c/<i>` folders (one per row of chunks) are listed with the rest when it has at
-# most this many rows of chunks; a larger array's are left to the walk, which lists them in one batch anyway.
-MAX_PREDICTED_CHUNK_ROWS = 64
-
-
-def _chunk_folders_of(path: str, document: Any) -> list[str]:
-    """The folders of a Zarr v3 array's chunk keys that its document implies: `c` where the keys begin with `c/` (the
-    "default" encoding, "/" separator) and the array has elements (a 0-d array's one chunk key is `c` itself), and
-    for 2 or more dimensions each `c/<i>` of its first dimension's chunk grid (up to MAX_PREDICTED_CHUNK_ROWS)."""
-    if not isinstance(document, dict) or document.get("node_type") != "array":
-        return []
-    shape = document.get("shape")
-    if not isinstance(shape, list) or not shape or not all(isinstance(n, int) and n > 0 for n in shape):
-        return []
-    encoding = document.get("chunk_key_encoding")
-    if not isinstance(encoding, dict) or encoding.get("name") != "default":
-        return []
-    configuration = encoding.get("configuration")
-    if isinstance(configuration, dict) and configuration.get("separator", "/") != "/":
-        return []
-    folders = [f"{path}/c"]
-    grid = document.get("chunk_grid")
-    grid_configuration = grid.get("configuration") if isinstance(grid, dict) else None
-    chunk_shape = grid_configuration.get("chunk_shape") if isinstance(grid_configuration, dict) else None
-    first = chunk_shape[0] if isinstance(chunk_shape, list) and chunk_shape else None
-    rows = -(-shape[0] // first) if isinstance(first, int) and first > 0 else None
-    if len(shape) >= 2 and rows is not None and rows <= MAX_PREDICTED_CHUNK_ROWS:
-        folders += [f"{path}/c/{i}" for i in range(rows)]
-    return folders
 
 
 def _safe_key(key: str, http: bool) -> bool:
