@@ -1,4 +1,5 @@
-"""Stores behind URLs (s3://, gs://, https://, ...) read through fsspec, with credentials kept out of every message."""
+"""Stores behind URLs (https://, s3://, gs://, ...): http(s) read through obstore, other protocols through fsspec, with
+credentials kept out of every message."""
 
 from __future__ import annotations
 
@@ -13,13 +14,12 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from spec_validate.errors import InputError, NodeError
 from spec_validate.storage import request_gate
-from spec_validate.storage.httpfs import RESPONSE_LIMIT, HTTPFileSystem, RefusedResponse, ResponseTooLarge, response_limit, sync
 from spec_validate.storage.keyvalue import KeyValueStore
+from spec_validate.storage.objectstore import RESPONSE_LIMIT, ObjectStoreFileSystem, RefusedResponse, ResponseTooLarge, sync
 from spec_validate.storage.request_gate import FIRST_LIMIT, RequestGate
 from spec_validate.storage.urls import URL_SCHEME
 
-# fsspec, s3fs and aiohttp are imported inside functions only: a local run never loads them, nor an HTTP one read
-# with the client of `httpfs` (wherever no fsspec options for HTTP are configured).
+# obstore, fsspec and s3fs are imported inside functions only: a local run never loads them.
 
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
 HTTP_PROTOCOLS = ("http", "https")
@@ -87,9 +87,11 @@ def describe_error(exc: BaseException, url: str | None = None) -> str:
     exc = underlying_error(exc)
     name = type(exc).__name__
     first = (str(exc).strip().splitlines() or [""])[0]
-    status = getattr(exc, "status", None)  # aiohttp.ClientResponseError and friends
+    status = getattr(exc, "status", None)  # objectstore.HTTPStatusError, and what fsspec's file systems raise
     if isinstance(exc, FileNotFoundError):
         reason = "not found"
+    elif isinstance(exc, RefusedResponse):
+        reason = first
     elif isinstance(exc, PermissionError):
         reason = f"access denied ({first})" if first else "access denied"
     elif name == "NoCredentialsError":
@@ -560,7 +562,7 @@ class RemoteStore(KeyValueStore):
     def close(self) -> None:
         self._listings.clear()
         self._documents.clear()
-        if isinstance(self._fs, HTTPFileSystem):
+        if isinstance(self._fs, ObjectStoreFileSystem):
             self._fs.close()
 
 
@@ -599,40 +601,20 @@ def protocol(url: str) -> str:
 
 
 def _storage_options(url: str) -> dict[str, Any]:
-    """Options we add to fsspec's own configuration: for S3, one request per object read (no HEAD before it); for
-    HTTP, proxies from the environment, ~/.netrc credentials, and the bounds of every request (`_bounded_session`).
-
-    aiohttp's `trust_env` gives proxies and netrc, but looks ~/.netrc up again for every request, on a worker
-    thread: over thousands of metadata documents that was about a millisecond each, most of a remote run. So the
-    host's netrc entry is read here, once, as the session's credentials, and `trust_env` is set only where proxy
-    variables are (unless fsspec's configuration sets it).
-    """
-    if protocol(url) in S3_PROTOCOLS:
-        from fsspec.config import conf
-
-        # s3fs reads a whole object (a metadata document, a chunk) with `cat_file`, which, where it may split a large
-        # object over several connections (`max_concurrency`, 10 by default), first asks for the object's size: a
-        # HEAD before every GET, twice the requests (3,369 HEADs for 3,705 GETs on the 1,000-column Zarr v2 store).
-        # Requests here are already made many at once (MAX_CONCURRENT_REQUESTS), so each object is one GET.
-        return {} if "max_concurrency" in (conf.get(protocol(url)) or {}) else {"max_concurrency": 1}
-    if protocol(url) not in HTTP_PROTOCOLS:
+    """Options we add to fsspec's own configuration: for S3, one request per object read (no HEAD before it)."""
+    if protocol(url) not in S3_PROTOCOLS:
         return {}
     from fsspec.config import conf
 
-    client_kwargs = dict((conf.get(protocol(url)) or {}).get("client_kwargs") or {})
-    if "trust_env" not in client_kwargs:
-        login = _netrc_login(urlsplit(url).hostname)
-        if login is not None and "auth" not in client_kwargs:
-            import aiohttp
-
-            client_kwargs["auth"] = aiohttp.BasicAuth(*login)
-        client_kwargs["trust_env"] = any(k.lower().endswith("_proxy") and v for k, v in os.environ.items())
-    client_kwargs.update(_bounded_session(url))
-    return {"client_kwargs": client_kwargs}
+    # s3fs reads a whole object (a metadata document, a chunk) with `cat_file`, which, where it may split a large
+    # object over several connections (`max_concurrency`, 10 by default), first asks for the object's size: a
+    # HEAD before every GET, twice the requests (3,369 HEADs for 3,705 GETs on the 1,000-column Zarr v2 store).
+    # Requests here are already made many at once (MAX_CONCURRENT_REQUESTS), so each object is one GET.
+    return {} if "max_concurrency" in (conf.get(protocol(url)) or {}) else {"max_concurrency": 1}
 
 
 def _netrc_login(host: str | None) -> tuple[str, str] | None:
-    """(login, password) for `host` from $NETRC or ~/.netrc (its `default` entry too), as aiohttp reads them; None
+    """(login, password) for `host` from $NETRC or ~/.netrc (its `default` entry too), as curl reads them; None
     when there is no such file or entry."""
     import netrc
 
@@ -753,119 +735,22 @@ def _spans(ranges: list[tuple[int, int]]) -> list[tuple[int, int, list[int]]]:
     return spans
 
 
-def _bounded_session(url: str) -> dict[str, Any]:
-    """aiohttp session settings that bound what a server can make a run do.
-
-    Connect and read timeouts; redirects followed only on the host of the URL given (never to another host, where
-    credentials or the reader's network position could be misused); bodies compressed by the server never inflated
-    (we ask for none, and do not decode one sent anyway: no gzip bomb); and no body larger than MAX_VALUE_BYTES,
-    whether its length is declared or not.
-    """
-    import asyncio
-    from urllib.parse import urljoin
-
-    import aiohttp
-
-    host = (urlsplit(url).hostname or "").lower()
-
-    async def on_redirect(session: Any, context: Any, params: Any) -> None:
-        target = urljoin(str(params.url), params.response.headers.get("Location", ""))
-        if (urlsplit(target).hostname or "").lower() != host:
-            raise RefusedResponse(f"redirected to another host ({urlsplit(target).hostname}); not followed")
-
-    async def on_start(session: Any, context: Any, params: Any) -> None:
-        context.started = asyncio.get_running_loop().time()
-
-    def timed(context: Any, response: Any = None) -> None:
-        # The time to the answer's headers (or to a failure), and whether the server keeps the connection, tell
-        # the store's gate how many requests the server takes at once.
-        current = request_gate.CURRENT.get()
-        if current is not None and hasattr(context, "started"):
-            gate, in_flight = current
-            seconds = asyncio.get_running_loop().time() - context.started
-            gate.answered(seconds, in_flight, None if response is None else _keeps_connection(response))
-
-    async def on_failure(session: Any, context: Any, params: Any) -> None:
-        timed(context)
-
-    async def on_response(session: Any, context: Any, params: Any) -> None:
-        timed(context, params.response)
-        response = params.response
-        declared = response.content_length
-        limit = response_limit()
-        if declared is not None and declared > limit:
-            raise ResponseTooLarge(f"the response holds {declared} bytes, more than the {limit} read from one URL")
-        _cap(response, limit)
-
-    trace = aiohttp.TraceConfig()
-    trace.on_request_start.append(on_start)
-    trace.on_request_redirect.append(on_redirect)
-    trace.on_request_end.append(on_response)
-    trace.on_request_exception.append(on_failure)
-    return {
-        "timeout": aiohttp.ClientTimeout(total=None, sock_connect=HTTP_CONNECT_TIMEOUT, sock_read=HTTP_READ_TIMEOUT),
-        "trace_configs": [trace],
-        "auto_decompress": False,
-        "headers": {"Accept-Encoding": "identity"},
-    }
-
-
-def _keeps_connection(response: Any) -> bool | None:
-    """Whether the server keeps the connection after this successful answer (not HTTP/1.0 without keep-alive, nor
-    `close`); None for an error answer: servers that keep connections close them after an error page (python's
-    http.server after every 404), and a store's absent keys are asked for too."""
-    if response.status >= 400:
-        return None
-    connection = response.headers.get("Connection", "").lower()
-    return connection != "close" and (tuple(response.version) >= (1, 1) or connection == "keep-alive")
-
-
-def _cap(response: Any, limit: int) -> None:
-    """Make the response body fail once more than `limit` bytes have been read from it (a body of undeclared length)."""
-    if response.content_length is not None:
-        return  # checked against `limit` already, and aiohttp reads no more than the declared length
-    response.content = _BoundedBody(response.content, limit)
-
-
-class _BoundedBody:
-    """A response body (aiohttp's StreamReader) whose `read` stops with RefusedResponse past `limit` bytes."""
-
-    def __init__(self, inner: Any, limit: int) -> None:
-        self._inner, self._limit, self._total = inner, limit, 0
-
-    async def read(self, n: int = -1) -> bytes:
-        if n is not None and n >= 0:
-            return self._count(await self._inner.read(n))
-        out = bytearray()
-        while True:
-            piece = self._count(await self._inner.read(2**20))
-            if not piece:
-                return bytes(out)
-            out += piece
-
-    def _count(self, piece: bytes) -> bytes:
-        self._total += len(piece)
-        if self._total > self._limit:
-            raise ResponseTooLarge(f"the response holds more than the {self._limit} bytes read from one URL")
-        return piece
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
 def filesystem(url: str) -> tuple[Any, str]:
-    """The file system for `url` (the tool's HTTP client for `http(s)://`, else fsspec's) and the path on it;
-    InputError when the protocol cannot be used here."""
+    """The file system for `url` (obstore's for `http(s)://`, else fsspec's) and the path on it; InputError when the
+    protocol cannot be used here."""
     shown = redact_url(url)
     scheme = protocol(url)
-    if scheme in HTTP_PROTOCOLS and not _http_through_fsspec(scheme):
+    if scheme in HTTP_PROTOCOLS:
+        try:
+            import obstore  # noqa: F401
+        except ImportError:
+            raise InputError(f"{shown}: reading http(s):// URLs needs obstore: pip install 'spec-validate[remote]'") from None
         login = None if urlsplit(url).username is not None else _netrc_login(urlsplit(url).hostname)
-        return HTTPFileSystem(HTTP_CONNECT_TIMEOUT, HTTP_READ_TIMEOUT, login), url
+        return ObjectStoreFileSystem(HTTP_CONNECT_TIMEOUT, HTTP_READ_TIMEOUT, login), url
     try:
         import fsspec.core
     except ImportError:
-        needs = "reading URLs with fsspec options" if scheme in HTTP_PROTOCOLS else "reading URLs"
-        raise InputError(f"{shown}: {needs} needs fsspec: pip install 'spec-validate[remote]'") from None
+        raise InputError(f"{shown}: reading {scheme}:// URLs needs fsspec: pip install 'spec-validate[remote]'") from None
     try:
         return fsspec.core.url_to_fs(url, **_storage_options(url))
     except ImportError as exc:
@@ -878,19 +763,3 @@ def filesystem(url: str) -> tuple[Any, str]:
         raise InputError(f"{shown}: cannot open ({describe_error(exc, url)})") from None
     except Exception as exc:
         raise InputError(f"{shown}: cannot open ({describe_error(exc, url)})") from None
-
-
-def _http_through_fsspec(protocol: str) -> bool:
-    """True where the environment asks for fsspec's HTTP file system (aiohttp): options for `protocol` in fsspec's
-    configuration (its `FSSPEC_HTTP...` variables, or a file of its configuration folder that names the protocol),
-    which may set anything aiohttp takes (headers, TLS settings, a client of the user's own)."""
-    if any(k.upper().startswith(f"FSSPEC_{protocol.upper()}") for k in os.environ):
-        return True
-    folder = os.environ.get("FSSPEC_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".config", "fsspec")
-    if not os.path.isdir(folder) or not os.listdir(folder):
-        return False
-    try:
-        from fsspec.config import conf
-    except ImportError:
-        return False
-    return bool(conf.get(protocol))

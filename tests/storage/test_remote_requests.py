@@ -93,7 +93,10 @@ def test_remote_zarr_asks_once_for_each_document_and_each_chunk_needed(version, 
     assert listed
     if consolidated:
         assert counts["document"] <= len(documents) + ROOT_PROBES - 1
-    assert counts["document"] + counts["other"] + counts["listing"] <= len(documents) + len(needed) + len(listed) + ROOT_PROBES
+    # Each folder is listed by two requests: obstore drops the final "/" of a folder's URL, and the server's redirect
+    # to it (on the store's host) is followed.
+    asked_in_all = counts["document"] + counts["other"] + counts["listing"]
+    assert asked_in_all <= len(documents) + len(needed) + 2 * len(listed) + ROOT_PROBES
 
 
 @pytest.mark.parametrize("version", ["v2", "v3"])
