@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from spec_validate.errors import InputError, NodeError
-from spec_validate.storage import request_gate
+from spec_validate.storage import keyvalue, request_gate
 from spec_validate.storage.keyvalue import KeyValueStore
 from spec_validate.storage.objectstore import RESPONSE_LIMIT, ObjectStoreFileSystem, RefusedResponse, ResponseTooLarge, sync
 from spec_validate.storage.request_gate import FIRST_LIMIT, RequestGate
@@ -251,7 +251,7 @@ class RemoteStore(KeyValueStore):
         wanted = [k for k in dict.fromkeys(keys) if _safe_key(k, self._http) and not self._is_document(k)]
         calls = [self._fs._cat_file(self._path(k)) for k in wanted]
         future = gather_soon(self._fs, self._gate, calls, limit)
-        return lambda: self._values(wanted, future.result())
+        return lambda: self._values(wanted, future.result(), limit=limit)
 
     def _is_document(self, key: str) -> bool:
         return key.rpartition("/")[2] in self._small_keys
@@ -460,7 +460,7 @@ class RemoteStore(KeyValueStore):
             if flat is not None:
                 calls.append(self._flat_names(flat))
             results = self._gather(calls, limit)
-            documents = self._values(keys, results[: len(keys)], denied_is_absent)
+            documents = self._values(keys, results[: len(keys)], denied_is_absent, limit)
             entries = results[len(keys) : len(keys) + len(prefixes)]
             found = results[-1] if flat is not None else None
         if flat is not None:
@@ -477,15 +477,19 @@ class RemoteStore(KeyValueStore):
                 listings[prefix] = exc
         return documents, listings
 
-    def _values(self, keys: list[str], results: list[Any], denied_is_absent: bool = False) -> dict[str, bytes | None]:
-        """Each key's fetched bytes (None where absent); a response past its bound is left out, any other failure
-        raises InputError (`_absent_or_raise`)."""
+    def _values(
+        self, keys: list[str], results: list[Any], denied_is_absent: bool = False, limit: int | None = None
+    ) -> dict[str, bytes | None]:
+        """Each key's fetched bytes (None where absent); a response past its bound is left out (cut off by the
+        HTTP client; fsspec's file systems read a value whole, and it is dropped here), any other failure raises
+        InputError (`_absent_or_raise`)."""
+        most = keyvalue.MAX_VALUE_BYTES if limit is None else limit
         return {
             k: self._absent_or_raise(k, r, denied_is_absent)
             if isinstance(r, BaseException)
             else _settled(r, self._is_document(k))
             for k, r in zip(keys, results, strict=True)
-            if not isinstance(r, ResponseTooLarge)
+            if not isinstance(r, ResponseTooLarge) and (isinstance(r, BaseException) or len(r) <= most)
         }
 
     async def _flat_names(self, most: int) -> list[str] | None:
