@@ -49,7 +49,10 @@ class ScriptedServer:
         with connection:
             while True:
                 while b"\r\n\r\n" not in buffered:
-                    piece = connection.recv(65536)
+                    try:
+                        piece = connection.recv(65536)
+                    except OSError:  # the client hung up (a body refused, a timeout)
+                        return
                     if not piece:
                         return
                     buffered += piece
