@@ -85,8 +85,9 @@ def run_with_timeout(
 
 def _context() -> Any:
     # fork is fast and needs nothing pickled; it is safe while this process holds no open store and no native
-    # library threads (TileDB's start with its first context). Elsewhere, and on other systems, spawn.
-    if sys.platform.startswith("linux") and "tiledb" not in sys.modules:
+    # library threads (TileDB's start with its first context; obstore's tokio runtime with its first request, and
+    # a forked child's requests would wait on its threads forever). Elsewhere, and on other systems, spawn.
+    if sys.platform.startswith("linux") and not {"tiledb", "obstore"} & sys.modules.keys():
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
 

@@ -123,8 +123,7 @@ BELOW_NODES = ("spec_validate.storage", "spec_validate.codecs", "spec_validate.k
 ALLOWED = [
     *((leaf, ()) for leaf in LEAVES),
     ("spec_validate.kernels", ("spec_validate.kernels", *LEAVES)),
-    # The remote store still parses consolidated metadata itself; the Zarr reader is to tell it which keys to expect.
-    ("spec_validate.storage", ("spec_validate.storage", "spec_validate.codecs.jsondoc", *LEAVES)),
+    ("spec_validate.storage", ("spec_validate.storage", *LEAVES)),
     ("spec_validate.codecs", ("spec_validate.codecs", *LEAVES)),
     ("spec_validate.nodes", ("spec_validate.nodes", *BELOW_NODES)),
     ("spec_validate.checks", ("spec_validate.checks", "spec_validate.nodes", *BELOW_NODES)),
@@ -146,3 +145,18 @@ def test_layers_pass_reports_never_import_the_engine_or_checks():
         if _in(m, "spec_validate.report")
     }
     assert {m: t for m, t in reaching_up.items() if t} == {}
+
+
+def test_layers_pass_storage_names_no_format_document():
+    """A store moves bytes: the format reader tells it which keys to expect, no storage module reads a document."""
+    names = (".zarray", ".zattrs", ".zgroup", ".zmetadata", "zarr.json")
+    folder = os.path.join(PACKAGE, "storage")
+    named = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                text = fh.read()
+            found = [n for n in names if n in text]
+            if found:
+                named[name] = found
+    assert named == {}

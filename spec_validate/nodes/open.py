@@ -74,6 +74,8 @@ def open_store(path: str, list_folders: bool = True) -> Tree:
     raise InputError(f"{path}: not an HDF5 file or a Zarr store")
 
 
+HDF5_EXTENSIONS = (".h5ad", ".h5mu", ".h5seurat", ".h5", ".hdf5", ".nwb")
+ZARR_EXTENSIONS = (".zarr",)
 # Offsets at which an HDF5 file's signature may stand (after a user block of 512 bytes or a power of two above it).
 _HDF5_SIGNATURE_OFFSETS = (0, 512, 1024, 2048, 4096, 8192)
 
@@ -115,7 +117,7 @@ def _open(fs: Any, path: str, url: str, shown: str, list_folders: bool = True) -
 
     from spec_validate.storage import remote
 
-    tried_zarr = urlsplit(url).path.rstrip("/").lower().endswith(remote.ZARR_EXTENSIONS)
+    tried_zarr = urlsplit(url).path.rstrip("/").lower().endswith(ZARR_EXTENSIONS)
     if tried_zarr:
         tree = _open_zarr(fs, path, url, list_folders)
         if tree is not None:
@@ -131,7 +133,7 @@ def _open(fs: Any, path: str, url: str, shown: str, list_folders: bool = True) -
         if cause is not exc and not isinstance(getattr(cause, "status", None), int):
             raise InputError(f"{shown}: {remote.describe_error(exc, url)}") from None
         missing = remote.describe_error(exc, url)
-    if missing and urlsplit(url).path.lower().endswith(remote.HDF5_EXTENSIONS):
+    if missing and urlsplit(url).path.lower().endswith(HDF5_EXTENSIONS):
         raise InputError(f"{shown}: {missing}")
     if info is not None and info.get("type") == "file":
         tree = _open_file(fs, path, info, url, shown)
@@ -148,10 +150,15 @@ def _open(fs: Any, path: str, url: str, shown: str, list_folders: bool = True) -
 def _open_zarr(fs: Any, path: str, url: str, list_folders: bool = True) -> Tree | None:
     """The Zarr store at `path`, or None when no Zarr document answers there."""
 
+    from urllib.parse import urlsplit
+
+    from spec_validate.nodes.zarr import expect
     from spec_validate.nodes.zarr.tree import ZarrTree, detect_zarr_format
     from spec_validate.storage import remote
 
-    kv = remote.RemoteStore(fs, path, url, list_folders)
+    named = urlsplit(url).path.rstrip("/").lower().endswith(ZARR_EXTENSIONS)
+    kv = remote.RemoteStore(fs, path, url, list_folders, small_keys=expect.DOCUMENTS, root_is_store=named)
+    expect.prepare(kv)
     zarr_format = detect_zarr_format(kv)
     if zarr_format is not None:
         return ZarrTree(kv, zarr_format)
@@ -188,7 +195,7 @@ def _open_file(fs: Any, path: str, info: dict[str, Any], url: str, shown: str) -
             fh.close()
             with fs.open(path, "rb", block_size=0) as stream:  # streamed: only the first bytes are read
                 head = stream.read(8)
-            if head != HDF5_SIGNATURE and not urlsplit(url).path.lower().endswith(remote.HDF5_EXTENSIONS):
+            if head != HDF5_SIGNATURE and not urlsplit(url).path.lower().endswith(HDF5_EXTENSIONS):
                 return None  # not HDF5 (a large directory page?): the Zarr reader decides
             raise InputError(
                 f"{shown}: the server ignores range requests (it sends the whole file for every read); "

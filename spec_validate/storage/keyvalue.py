@@ -11,7 +11,7 @@ from typing import Any
 
 from spec_validate.errors import InputError, NodeError
 
-# The most bytes a metadata document (`.zarray`, `.zattrs`, `zarr.json`, `.zmetadata`) may hold: a real one, even
+# The most bytes a format's metadata document may hold (the format reader asks for it with this bound): a real one, even
 # the consolidated metadata of a store with many thousand arrays, is far smaller; a larger one is reported, not read.
 MAX_DOCUMENT_BYTES = 64 * 2**20
 # The most bytes any one key may hold (a chunk is also bounded by what its codecs can make of its size).

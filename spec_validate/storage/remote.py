@@ -1,4 +1,5 @@
-"""Stores behind URLs (s3://, gs://, https://, ...) read through fsspec, with credentials kept out of every message."""
+"""Stores behind URLs (https://, s3://, gs://, ...): http(s) read through obstore, other protocols through fsspec, with
+credentials kept out of every message."""
 
 from __future__ import annotations
 
@@ -6,31 +7,22 @@ import asyncio
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from spec_validate.codecs.jsondoc import JSONProblem, loads
 from spec_validate.errors import InputError, NodeError
-from spec_validate.storage import request_gate
-from spec_validate.storage.httpfs import RESPONSE_LIMIT, HTTPFileSystem, RefusedResponse, ResponseTooLarge, response_limit, sync
+from spec_validate.storage import keyvalue, request_gate
 from spec_validate.storage.keyvalue import KeyValueStore
+from spec_validate.storage.objectstore import RESPONSE_LIMIT, ObjectStoreFileSystem, RefusedResponse, ResponseTooLarge, sync
 from spec_validate.storage.request_gate import FIRST_LIMIT, RequestGate
 from spec_validate.storage.urls import URL_SCHEME
 
-# fsspec, s3fs and aiohttp are imported inside functions only: a local run never loads them, nor an HTTP one read
-# with the client of `httpfs` (wherever no fsspec options for HTTP are configured).
+# obstore, fsspec and s3fs are imported inside functions only: a local run never loads them.
 
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
 HTTP_PROTOCOLS = ("http", "https")
-# Names of Zarr metadata documents: the keys a reader probes for at every node, most of them absent; and
-# netcdf-c's NCZarr keys, which the writer detection probes for (absent from nearly every store).
-METADATA_DOCUMENTS = frozenset(
-    {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json", ".nczarr", ".nczgroup", ".nczarray", ".nczattrs"}
-)
-HDF5_EXTENSIONS = (".h5ad", ".h5mu", ".h5seurat", ".h5", ".hdf5", ".nwb")
-ZARR_EXTENSIONS = (".zarr",)
 # HDF5 over a URL is read in blocks kept in an LRU cache: HDF5 metadata reads are small and scattered, chunk
 # reads are large and in order; 4 MiB blocks serve both in few requests, and 16 of them bound the memory.
 HDF5_BLOCK_SIZE = 4 * 2**20
@@ -39,20 +31,15 @@ HDF5_MAX_BLOCKS = 16
 # bound on the bytes held (documents are small; chunks are one block's worth). An HTTP server is given fewer until
 # it shows it keeps its connections, and fewer for good where it stalls (request_gate).
 MAX_CONCURRENT_REQUESTS = 64
-# The root documents asked for before the format is known, together: no more than an HTTP server's first gate
-# lets through (FIRST_LIMIT), so that they take one round trip, not two. The root `.zattrs` is not among them: a
-# consolidated `.zmetadata` names it (fetched in the next batch), and otherwise a listing or a request of its own
-# answers for it when the tree reads it.
-ROOT_PROBES = (".zmetadata", "zarr.json", ".zgroup", ".zarray")
 # Object stores whose file system lists every key below a prefix in one flat listing (S3's ListObjectsV2 without a
 # delimiter, 1,000 keys a request, in s3fs's `find`), where listing folder by folder takes a request per folder.
 S3_PROTOCOLS = ("s3", "s3a")
 FLAT_LISTING_PROTOCOLS = S3_PROTOCOLS
-# The flat listing is made where the consolidated metadata says the store holds at most this many keys (its
-# documents, and every chunk its arrays' grids have room for), and stopped (the store then listed folder by folder,
-# many folders at once, as before) where it finds more: its pages come one after another, so a store of millions of
-# chunks would take minutes. A store without consolidated metadata, whose size nothing says, is listed flat up to
-# the smaller bound.
+# The flat listing is made where the format reader says the store holds at most this many keys (from its
+# consolidated metadata: its documents, and every chunk its arrays' grids have room for), and stopped (the store
+# then listed folder by folder, many folders at once, as before) where it finds more: its pages come one after
+# another, so a store of millions of chunks would take minutes. A store whose size nothing says is listed flat up
+# to the smaller bound.
 MOST_FLAT_LISTING_KEYS = 100_000
 MOST_UNMAPPED_FLAT_LISTING_KEYS = 10_000
 
@@ -100,9 +87,11 @@ def describe_error(exc: BaseException, url: str | None = None) -> str:
     exc = underlying_error(exc)
     name = type(exc).__name__
     first = (str(exc).strip().splitlines() or [""])[0]
-    status = getattr(exc, "status", None)  # aiohttp.ClientResponseError and friends
+    status = getattr(exc, "status", None)  # objectstore.HTTPStatusError, and what fsspec's file systems raise
     if isinstance(exc, FileNotFoundError):
         reason = "not found"
+    elif isinstance(exc, RefusedResponse):
+        reason = first
     elif isinstance(exc, PermissionError):
         reason = f"access denied ({first})" if first else "access denied"
     elif name == "NoCredentialsError":
@@ -136,18 +125,30 @@ def underlying_error(exc: BaseException) -> BaseException:
 
 
 class RemoteStore(KeyValueStore):
-    """A Zarr store below a URL: keys are fetched with fsspec, directories listed where the storage lists them.
+    """A store of keys below a URL: keys are fetched by the URL's transport, folders listed where the storage lists them.
 
     Object stores (S3, GCS, Azure) list, and an HTTP server lists when it serves directory pages with links
     (python's http.server, nginx `autoindex`, Apache `Indexes`): the store is then what is stored, as locally.
-    Consolidated metadata (`.zmetadata`, or `consolidated_metadata` in the root `zarr.json`) has the documents it
-    names fetched in one batch first; where nothing lists, or the run was asked not to list (`list_folders` False),
-    it is the map of the store: only the nodes it names are seen, and no stored key it leaves out (`lists` is
-    False: the clauses on stored keys are then not checked). Many keys asked for together (`get_many`,
-    `list_many`) are fetched concurrently.
+    The format reader says what it expects before it reads (`probe`, then `expect`): the keys it will read first
+    are fetched in one batch, with the folders they lie in listed; where nothing lists, or the run was asked not to
+    list (`list_folders` False), the keys it names are the map of the store: only those are seen, and no stored key
+    it leaves out (`lists` is False: the clauses on stored keys are then not checked). Many keys asked for together
+    (`get_many`, `list_many`) are fetched concurrently.
+
+    `small_keys` are the names of keys read many times and probed for at every folder (a format's metadata
+    documents): each is fetched once and kept, and one a listing shows absent is not asked for. `root_is_store`:
+    the URL names the store itself (its root is listed even where it holds none of those keys).
     """
 
-    def __init__(self, fs: Any, root: str, url: str, list_folders: bool = True) -> None:
+    def __init__(
+        self,
+        fs: Any,
+        root: str,
+        url: str,
+        list_folders: bool = True,
+        small_keys: frozenset[str] = frozenset(),
+        root_is_store: bool = False,
+    ) -> None:
         self.location = redact_url(url)
         self._fs = fs
         self._url = url  # with its credentials: used for requests, never shown
@@ -157,20 +158,20 @@ class RemoteStore(KeyValueStore):
         self._query = urlsplit(url).query if self._http else ""
         if self._http:
             self._root = urlunsplit(urlsplit(self._root)._replace(query="", fragment="")).rstrip("/")
-        self._named_store = urlsplit(url).path.rstrip("/").lower().endswith(ZARR_EXTENSIONS)
+        self._root_is_store = root_is_store
+        self._small_keys = small_keys
         self._lock = threading.Lock()
-        # False: where there is consolidated metadata, it is the map of the store, and no folder is listed.
-        self._list_folders = list_folders
+        # False: where the format reader names every key it needs (`expect`), those are the map of the store, and
+        # no folder is listed.
+        self.list_folders = list_folders
         self._mode: str | None = None  # "list", "consolidated" or "blind": how directory contents are known
-        self._index: list[str] = []  # keys named by consolidated metadata, in "consolidated" mode
-        self._consolidated = False  # whether the store has consolidated metadata (it names the groups' members)
+        self._index: list[str] = []  # the keys the format reader named, in "consolidated" mode
+        self._complete = False  # whether those keys name every member of the store's groups
         self._mapped: dict[str, tuple[list[str], list[str]]] | None = None  # the directories those keys imply
         self._listings: dict[str, tuple[list[str], list[str]]] = {}
         self._documents: dict[str, bytes | None] = {}
-        self._chunk_folders: list[str] = []  # chunk folders of the Zarr v3 arrays the consolidated metadata names
-        # Keys the consolidated metadata says the store may hold (documents, and chunks the grids have room for);
-        # None where it cannot say.
-        self._keys_expected: int | None = None
+        self._root_listing: tuple[list[str], list[str]] | None = None  # as `probe` found it
+        self._probed = False
         self._flat = False  # whether every listing came from one flat listing of the store (nothing else is below)
         self._gate = _gate_for(self._http)
 
@@ -184,7 +185,7 @@ class RemoteStore(KeyValueStore):
 
     @property
     def members_known(self) -> bool:
-        return self._listing_mode() == "list" or self._consolidated
+        return self._listing_mode() == "list" or self._complete
 
     def raw_keys(self) -> list[str] | None:
         """The keys as listed; None where the store is not listed (the consolidated metadata names no stored key)."""
@@ -204,7 +205,7 @@ class RemoteStore(KeyValueStore):
         if not _safe_key(key, self._http):
             return None
         parent, _, name = key.rpartition("/")
-        if name not in METADATA_DOCUMENTS:
+        if name not in self._small_keys:
             return self._fetch(key)
         # Metadata documents are small and read many times (tree, checks): one request each.
         if key in self._documents:
@@ -215,7 +216,7 @@ class RemoteStore(KeyValueStore):
             # Readers probe each node for several documents; the listing answers for the absent ones without a
             # request (and without guessing on servers that answer an absent key with 403, not 404), and the
             # present ones of this directory are fetched together: one round trip per node, not one per document.
-            listed = [f"{parent}/{n}" if parent else n for n in self.list_dir(parent)[0] if n in METADATA_DOCUMENTS]
+            listed = [f"{parent}/{n}" if parent else n for n in self.list_dir(parent)[0] if n in self._small_keys]
             self._documents.update(self._fetch_many([k for k in listed if k not in self._documents]))
             raw = self._documents.get(key)
         self._documents[key] = raw
@@ -250,11 +251,10 @@ class RemoteStore(KeyValueStore):
         wanted = [k for k in dict.fromkeys(keys) if _safe_key(k, self._http) and not self._is_document(k)]
         calls = [self._fs._cat_file(self._path(k)) for k in wanted]
         future = gather_soon(self._fs, self._gate, calls, limit)
-        return lambda: self._values(wanted, future.result())
+        return lambda: self._values(wanted, future.result(), limit=limit)
 
-    @staticmethod
-    def _is_document(key: str) -> bool:
-        return key.rpartition("/")[2] in METADATA_DOCUMENTS
+    def _is_document(self, key: str) -> bool:
+        return key.rpartition("/")[2] in self._small_keys
 
     def _known_absent(self, key: str) -> bool:
         """True when a listing (or the consolidated map) already shows the document is not stored."""
@@ -271,7 +271,7 @@ class RemoteStore(KeyValueStore):
             (result,) = self._gather([self._fs._cat_file(self._path(key))])
             if isinstance(result, BaseException):
                 raise result
-            return _settled(key, result)
+            return _settled(result, self._is_document(key))
         except Exception as exc:
             return self._absent_or_raise(key, exc, denied_is_absent)
 
@@ -342,33 +342,58 @@ class RemoteStore(KeyValueStore):
     def _listing_mode(self) -> str:
         with self._lock:
             if self._mode is None:
-                self._mode = self._choose_mode()
-            return self._mode
+                # No format reader said what it expects: the root alone is probed, and listed where folders are.
+                if not self._probed:
+                    self._probe([])
+                self._expect([], [], None, False, [])
+            return self._mode  # type: ignore[return-value]
 
-    def _choose_mode(self) -> str:
-        # First round trip: the root documents, and where folders are listed the root's listing (which answers for
-        # `.zarray` too: a store's root is most often a group, so the listing takes that probe's place in the few
-        # requests an HTTP server is first given).
-        listing = self._list_folders
-        probes = [p for p in ROOT_PROBES if not (listing and p == ".zarray")]
-        documents, listed = self._fetch_and_list(probes, [""] if listing else [], denied_is_absent=True)
+    def probe(self, keys: list[str]) -> dict[str, bytes | None]:
+        """The first round trip: `keys` (a format's root documents) fetched, and where folders are listed the root's
+        listing, together. Each key's bytes, None where it is absent (or access to it is denied)."""
+        with self._lock:
+            return self._probe(keys)
+
+    def _probe(self, keys: list[str]) -> dict[str, bytes | None]:
+        documents, listed = self._fetch_and_list(keys, [""] if self.list_folders else [], denied_is_absent=True)
         self._documents.update(documents)
-        root = self._store_listing(listed.get(""))
-        index, mapped = self._consolidated_index()
-        self._consolidated = mapped
-        if not listing and not mapped:
+        self._root_listing = self._store_listing(listed.get(""))
+        self._probed = True
+        return documents
+
+    def expect(
+        self,
+        keys: list[str],
+        folders: list[str] = (),  # type: ignore[assignment]
+        most_keys: int | None = None,
+        complete: bool = False,
+        maybe: list[str] = (),  # type: ignore[assignment]
+    ) -> None:
+        """What the format reader expects of the store, after `probe`: the second round trip.
+
+        `keys` (those it will read first) are fetched in one batch, and where the root was listed the `folders`
+        they lie in are listed in it (the walk, a level at a time, then waits on none of them; a folder named that
+        is not stored costs one request, found empty). `complete`: the keys name every member of the store's
+        groups (consolidated metadata), so that where nothing lists they are the map of the store. `most_keys`: how
+        many keys the store may hold (None: unknown), which decides whether it is listed flat in one listing.
+        `maybe`: keys fetched too where the root's listing does not already answer for them, and mapped where stored.
+        """
+        with self._lock:
+            if not self._probed:
+                self._probe([])
+            self._expect(keys, list(folders), most_keys, complete, list(maybe))
+
+    def _expect(self, keys: list[str], folders: list[str], most_keys: int | None, complete: bool, maybe: list[str]) -> None:
+        index = sorted(k for k in dict.fromkeys(keys) if _safe_key(k, self._http))
+        self._complete = complete
+        root = self._root_listing
+        if not self.list_folders and not complete:
             # Nothing else names the members: listed all the same.
             root = self._store_listing(self._fetch_and_list([], [""])[1][""])
-        # Second round trip: the documents the consolidated metadata names (the tree reads every one of them next),
-        # `.zarray` where no listing answered for it, and where the root was listed every folder the consolidated
-        # metadata names with the chunk folders of its Zarr v3 arrays: the walk, a level at a time, then waits on
-        # none of them (a folder named that is not stored, an array or a row of chunks with none written, costs
-        # one request, found empty).
         wanted = [k for k in index if k not in self._documents]
-        if ".zarray" not in self._documents and root is None:
-            wanted.append(".zarray")
-        folders = [p for p in _listings_of(index) if p] + self._chunk_folders if mapped and root is not None else []
-        most = self._flat_bound(mapped) if root is not None else None
+        wanted += [k for k in maybe if k not in self._documents and (root is None or k in root[0]) and _safe_key(k, self._http)]
+        folders = [p for p in dict.fromkeys(folders) if p and _safe_key(p, self._http)] if complete and root is not None else []
+        most = self._flat_bound(complete, most_keys) if root is not None else None
         documents, listed = self._fetch_and_list(wanted, folders if most is None else [], denied_is_absent=True, flat=most)
         self._documents.update(documents)
         if most is not None and listed is None:  # more keys than the bound: listed folder by folder after all
@@ -378,28 +403,27 @@ class RemoteStore(KeyValueStore):
         self._keep_listings(listed)
         if self._flat:
             root = self._listings[""]
-        if self._documents.get(".zarray") is not None and ".zarray" not in index:
-            index = sorted([*index, ".zarray"])
+        index = sorted({*index, *(k for k in maybe if self._documents.get(k) is not None)})
         if root is not None:
-            # Where the storage lists, the store is what is stored, consolidated metadata or not: a node left out of
-            # it (consolidated before more was written) is still seen, as a local run sees it, and the chunk key
-            # rules see the chunks stored.
+            # Where the storage lists, the store is what is stored, whatever the reader expects: a node left out of
+            # its consolidated metadata (consolidated before more was written) is still seen, as a local run sees
+            # it, and the rules on stored keys see the keys stored.
             self._listings[""] = root
-            return "list"
-        if index:  # no listing: the consolidated metadata (or, without it, the root documents) is all that is known
+            self._mode = "list"
+        elif index:  # no listing: the keys the reader named (or, without a map, the root's) are all that is known
             self._index = index
-            return "consolidated"
-        return "blind"
+            self._mode = "consolidated"
+        else:
+            self._mode = "blind"
 
-    def _flat_bound(self, mapped: bool) -> int | None:
+    def _flat_bound(self, complete: bool, most_keys: int | None) -> int | None:
         """The most keys a flat listing of the store may find before it is given up (see MOST_FLAT_LISTING_KEYS);
-        None where the store is not listed flat: not on S3, or consolidated metadata says it holds more."""
+        None where the store is not listed flat: not on S3, or the reader says it holds more."""
         if protocol(self._url) not in FLAT_LISTING_PROTOCOLS:
             return None
-        if not mapped:  # only where the listing can be stopped at the bound
+        if not complete:  # only where the listing can be stopped at the bound
             return MOST_UNMAPPED_FLAT_LISTING_KEYS if hasattr(self._fs, "_iterdir") else None
-        expected = self._keys_expected
-        return MOST_FLAT_LISTING_KEYS if expected is not None and expected <= MOST_FLAT_LISTING_KEYS else None
+        return MOST_FLAT_LISTING_KEYS if most_keys is not None and most_keys <= MOST_FLAT_LISTING_KEYS else None
 
     def _store_listing(self, root: Any) -> tuple[list[str], list[str]] | None:
         """The root's listing as the store's, or None: none given, refused, or (HTTP) a page that is not a listing of
@@ -408,7 +432,7 @@ class RemoteStore(KeyValueStore):
         a local directory's is."""
         if root is None or isinstance(root, PermissionError):  # may read objects but not list them (no s3:ListBucket)
             return None
-        if self._http and not METADATA_DOCUMENTS & set(root[0]) and not self._named_store:
+        if self._http and not self._small_keys & set(root[0]) and not self._root_is_store:
             return None
         return root
 
@@ -436,7 +460,7 @@ class RemoteStore(KeyValueStore):
             if flat is not None:
                 calls.append(self._flat_names(flat))
             results = self._gather(calls, limit)
-            documents = self._values(keys, results[: len(keys)], denied_is_absent)
+            documents = self._values(keys, results[: len(keys)], denied_is_absent, limit)
             entries = results[len(keys) : len(keys) + len(prefixes)]
             found = results[-1] if flat is not None else None
         if flat is not None:
@@ -453,13 +477,19 @@ class RemoteStore(KeyValueStore):
                 listings[prefix] = exc
         return documents, listings
 
-    def _values(self, keys: list[str], results: list[Any], denied_is_absent: bool = False) -> dict[str, bytes | None]:
-        """Each key's fetched bytes (None where absent); a response past its bound is left out, any other failure
-        raises InputError (`_absent_or_raise`)."""
+    def _values(
+        self, keys: list[str], results: list[Any], denied_is_absent: bool = False, limit: int | None = None
+    ) -> dict[str, bytes | None]:
+        """Each key's fetched bytes (None where absent); a response past its bound is left out (cut off by the
+        HTTP client; fsspec's file systems read a value whole, and it is dropped here), any other failure raises
+        InputError (`_absent_or_raise`)."""
+        most = keyvalue.MAX_VALUE_BYTES if limit is None else limit
         return {
-            k: self._absent_or_raise(k, r, denied_is_absent) if isinstance(r, BaseException) else _settled(k, r)
+            k: self._absent_or_raise(k, r, denied_is_absent)
+            if isinstance(r, BaseException)
+            else _settled(r, self._is_document(k))
             for k, r in zip(keys, results, strict=True)
-            if not isinstance(r, ResponseTooLarge)
+            if not isinstance(r, ResponseTooLarge) and (isinstance(r, BaseException) or len(r) <= most)
         }
 
     async def _flat_names(self, most: int) -> list[str] | None:
@@ -533,48 +563,18 @@ class RemoteStore(KeyValueStore):
             (dirs if is_dir else keys).add(rest)
         return sorted(keys), sorted(dirs)
 
-    def _consolidated_index(self) -> tuple[list[str], bool]:
-        """Every metadata key the consolidated metadata names (v2 `.zmetadata`, v3 root `zarr.json`), with the root
-        documents fetched; and whether there is consolidated metadata at all (else the keys are the root documents
-        only)."""
-        keys: set[str] = set()
-        mapped = False
-        for name in ROOT_PROBES:
-            raw = self._documents.get(name)
-            if raw is None:
-                continue
-            keys.add(name)
-            try:
-                doc = loads(raw)
-            except JSONProblem:
-                continue  # the validator reports a broken document; here it names no keys
-            if not isinstance(doc, dict):
-                continue
-            if name == ".zmetadata" and isinstance(doc.get("metadata"), dict):
-                keys.update(k for k in doc["metadata"] if isinstance(k, str))
-                mapped = True
-                self._keys_expected = _keys_expected(doc["metadata"].items(), ".zarray")
-            consolidated = doc.get("consolidated_metadata") if name == "zarr.json" else None
-            if isinstance(consolidated, dict) and isinstance(consolidated.get("metadata"), dict):
-                nodes = {p.strip("/"): d for p, d in consolidated["metadata"].items() if isinstance(p, str) and p.strip("/")}
-                keys.update(f"{p}/zarr.json" for p in nodes)
-                self._chunk_folders = [f for p, d in nodes.items() for f in _chunk_folders_of(p, d)]
-                mapped = True
-                self._keys_expected = _keys_expected(((f"{p}/zarr.json", d) for p, d in nodes.items()), "zarr.json")
-        return sorted(k for k in keys if _safe_key(k, self._http)), mapped
-
     def close(self) -> None:
         self._listings.clear()
         self._documents.clear()
-        if isinstance(self._fs, HTTPFileSystem):
+        if isinstance(self._fs, ObjectStoreFileSystem):
             self._fs.close()
 
 
-def _settled(key: str, value: bytes | bytearray) -> bytes | bytearray:
-    """A fetched value as the store hands it out: a metadata document as bytes (documents are parsed once per
+def _settled(value: bytes | bytearray, small: bool) -> bytes | bytearray:
+    """A fetched value as the store hands it out: a small key (a metadata document) as bytes (documents are parsed once per
     distinct content, keyed by their bytes), a chunk as the client received it (the tool's HTTP client writes a
     body into a bytearray, and copying megabytes of chunks into bytes would undo that)."""
-    return bytes(value) if isinstance(value, bytearray) and key.rpartition("/")[2] in METADATA_DOCUMENTS else value
+    return bytes(value) if isinstance(value, bytearray) and small else value
 
 
 def _listings_of(keys: list[str]) -> dict[str, tuple[list[str], list[str]]]:
@@ -591,76 +591,6 @@ def _listings_of(keys: list[str]) -> dict[str, tuple[list[str], list[str]]]:
     return {p: (sorted(files[p]), sorted(dirs[p])) for p in files}
 
 
-def _keys_expected(documents: Iterable[tuple[str, Any]], array_document: str) -> int | None:
-    """The keys a store whose consolidated metadata holds `documents` (key, parsed document) may hold: the documents,
-    and every chunk each array's grid has room for (its `.zarray`, or its `zarr.json` of node type array: a sharded
-    array's shards); None where a grid cannot be read (the count is then unknown)."""
-    total = 0
-    for key, document in documents:
-        total += 1
-        if key.rpartition("/")[2] != array_document or not isinstance(document, dict):
-            continue
-        if array_document == "zarr.json":
-            if document.get("node_type") != "array":
-                continue
-            grid = document.get("chunk_grid")
-            configuration = grid.get("configuration") if isinstance(grid, dict) else None
-            chunks = configuration.get("chunk_shape") if isinstance(configuration, dict) else None
-        else:
-            chunks = document.get("chunks")
-        shape = document.get("shape")
-        counted = _grid_size(shape, chunks)
-        if counted is None:
-            return None
-        total += counted
-    return total
-
-
-def _grid_size(shape: Any, chunks: Any) -> int | None:
-    """The chunks a grid of `chunks` over `shape` has room for; None where either is not a list of whole numbers."""
-    if not isinstance(shape, list) or not isinstance(chunks, list) or len(shape) != len(chunks):
-        return None
-    count = 1
-    for extent, chunk in zip(shape, chunks, strict=True):
-        if type(extent) is not int or type(chunk) is not int or extent < 0 or chunk <= 0:
-            return None
-        count *= -(-extent // chunk)
-        if count > MOST_FLAT_LISTING_KEYS:
-            return count  # enough to say it is too many; the product could be astronomically large
-    return count
-
-
-# A 2-d or higher Zarr v3 array's `c/<i>` folders (one per row of chunks) are listed with the rest when it has at
-# most this many rows of chunks; a larger array's are left to the walk, which lists them in one batch anyway.
-MAX_PREDICTED_CHUNK_ROWS = 64
-
-
-def _chunk_folders_of(path: str, document: Any) -> list[str]:
-    """The folders of a Zarr v3 array's chunk keys that its document implies: `c` where the keys begin with `c/` (the
-    "default" encoding, "/" separator) and the array has elements (a 0-d array's one chunk key is `c` itself), and
-    for 2 or more dimensions each `c/<i>` of its first dimension's chunk grid (up to MAX_PREDICTED_CHUNK_ROWS)."""
-    if not isinstance(document, dict) or document.get("node_type") != "array":
-        return []
-    shape = document.get("shape")
-    if not isinstance(shape, list) or not shape or not all(isinstance(n, int) and n > 0 for n in shape):
-        return []
-    encoding = document.get("chunk_key_encoding")
-    if not isinstance(encoding, dict) or encoding.get("name") != "default":
-        return []
-    configuration = encoding.get("configuration")
-    if isinstance(configuration, dict) and configuration.get("separator", "/") != "/":
-        return []
-    folders = [f"{path}/c"]
-    grid = document.get("chunk_grid")
-    grid_configuration = grid.get("configuration") if isinstance(grid, dict) else None
-    chunk_shape = grid_configuration.get("chunk_shape") if isinstance(grid_configuration, dict) else None
-    first = chunk_shape[0] if isinstance(chunk_shape, list) and chunk_shape else None
-    rows = -(-shape[0] // first) if isinstance(first, int) and first > 0 else None
-    if len(shape) >= 2 and rows is not None and rows <= MAX_PREDICTED_CHUNK_ROWS:
-        folders += [f"{path}/c/{i}" for i in range(rows)]
-    return folders
-
-
 def _safe_key(key: str, http: bool) -> bool:
     # The same keys DirectoryStore refuses (nothing may step out of the store), and for HTTP the characters
     # that would turn a key into a query or a fragment of another URL.
@@ -675,40 +605,20 @@ def protocol(url: str) -> str:
 
 
 def _storage_options(url: str) -> dict[str, Any]:
-    """Options we add to fsspec's own configuration: for S3, one request per object read (no HEAD before it); for
-    HTTP, proxies from the environment, ~/.netrc credentials, and the bounds of every request (`_bounded_session`).
-
-    aiohttp's `trust_env` gives proxies and netrc, but looks ~/.netrc up again for every request, on a worker
-    thread: over thousands of metadata documents that was about a millisecond each, most of a remote run. So the
-    host's netrc entry is read here, once, as the session's credentials, and `trust_env` is set only where proxy
-    variables are (unless fsspec's configuration sets it).
-    """
-    if protocol(url) in S3_PROTOCOLS:
-        from fsspec.config import conf
-
-        # s3fs reads a whole object (a metadata document, a chunk) with `cat_file`, which, where it may split a large
-        # object over several connections (`max_concurrency`, 10 by default), first asks for the object's size: a
-        # HEAD before every GET, twice the requests (3,369 HEADs for 3,705 GETs on the 1,000-column Zarr v2 store).
-        # Requests here are already made many at once (MAX_CONCURRENT_REQUESTS), so each object is one GET.
-        return {} if "max_concurrency" in (conf.get(protocol(url)) or {}) else {"max_concurrency": 1}
-    if protocol(url) not in HTTP_PROTOCOLS:
+    """Options we add to fsspec's own configuration: for S3, one request per object read (no HEAD before it)."""
+    if protocol(url) not in S3_PROTOCOLS:
         return {}
     from fsspec.config import conf
 
-    client_kwargs = dict((conf.get(protocol(url)) or {}).get("client_kwargs") or {})
-    if "trust_env" not in client_kwargs:
-        login = _netrc_login(urlsplit(url).hostname)
-        if login is not None and "auth" not in client_kwargs:
-            import aiohttp
-
-            client_kwargs["auth"] = aiohttp.BasicAuth(*login)
-        client_kwargs["trust_env"] = any(k.lower().endswith("_proxy") and v for k, v in os.environ.items())
-    client_kwargs.update(_bounded_session(url))
-    return {"client_kwargs": client_kwargs}
+    # s3fs reads a whole object (a metadata document, a chunk) with `cat_file`, which, where it may split a large
+    # object over several connections (`max_concurrency`, 10 by default), first asks for the object's size: a
+    # HEAD before every GET, twice the requests (3,369 HEADs for 3,705 GETs on the 1,000-column Zarr v2 store).
+    # Requests here are already made many at once (MAX_CONCURRENT_REQUESTS), so each object is one GET.
+    return {} if "max_concurrency" in (conf.get(protocol(url)) or {}) else {"max_concurrency": 1}
 
 
 def _netrc_login(host: str | None) -> tuple[str, str] | None:
-    """(login, password) for `host` from $NETRC or ~/.netrc (its `default` entry too), as aiohttp reads them; None
+    """(login, password) for `host` from $NETRC or ~/.netrc (its `default` entry too), as curl reads them; None
     when there is no such file or entry."""
     import netrc
 
@@ -829,119 +739,22 @@ def _spans(ranges: list[tuple[int, int]]) -> list[tuple[int, int, list[int]]]:
     return spans
 
 
-def _bounded_session(url: str) -> dict[str, Any]:
-    """aiohttp session settings that bound what a server can make a run do.
-
-    Connect and read timeouts; redirects followed only on the host of the URL given (never to another host, where
-    credentials or the reader's network position could be misused); bodies compressed by the server never inflated
-    (we ask for none, and do not decode one sent anyway: no gzip bomb); and no body larger than MAX_VALUE_BYTES,
-    whether its length is declared or not.
-    """
-    import asyncio
-    from urllib.parse import urljoin
-
-    import aiohttp
-
-    host = (urlsplit(url).hostname or "").lower()
-
-    async def on_redirect(session: Any, context: Any, params: Any) -> None:
-        target = urljoin(str(params.url), params.response.headers.get("Location", ""))
-        if (urlsplit(target).hostname or "").lower() != host:
-            raise RefusedResponse(f"redirected to another host ({urlsplit(target).hostname}); not followed")
-
-    async def on_start(session: Any, context: Any, params: Any) -> None:
-        context.started = asyncio.get_running_loop().time()
-
-    def timed(context: Any, response: Any = None) -> None:
-        # The time to the answer's headers (or to a failure), and whether the server keeps the connection, tell
-        # the store's gate how many requests the server takes at once.
-        current = request_gate.CURRENT.get()
-        if current is not None and hasattr(context, "started"):
-            gate, in_flight = current
-            seconds = asyncio.get_running_loop().time() - context.started
-            gate.answered(seconds, in_flight, None if response is None else _keeps_connection(response))
-
-    async def on_failure(session: Any, context: Any, params: Any) -> None:
-        timed(context)
-
-    async def on_response(session: Any, context: Any, params: Any) -> None:
-        timed(context, params.response)
-        response = params.response
-        declared = response.content_length
-        limit = response_limit()
-        if declared is not None and declared > limit:
-            raise ResponseTooLarge(f"the response holds {declared} bytes, more than the {limit} read from one URL")
-        _cap(response, limit)
-
-    trace = aiohttp.TraceConfig()
-    trace.on_request_start.append(on_start)
-    trace.on_request_redirect.append(on_redirect)
-    trace.on_request_end.append(on_response)
-    trace.on_request_exception.append(on_failure)
-    return {
-        "timeout": aiohttp.ClientTimeout(total=None, sock_connect=HTTP_CONNECT_TIMEOUT, sock_read=HTTP_READ_TIMEOUT),
-        "trace_configs": [trace],
-        "auto_decompress": False,
-        "headers": {"Accept-Encoding": "identity"},
-    }
-
-
-def _keeps_connection(response: Any) -> bool | None:
-    """Whether the server keeps the connection after this successful answer (not HTTP/1.0 without keep-alive, nor
-    `close`); None for an error answer: servers that keep connections close them after an error page (python's
-    http.server after every 404), and a store's absent keys are asked for too."""
-    if response.status >= 400:
-        return None
-    connection = response.headers.get("Connection", "").lower()
-    return connection != "close" and (tuple(response.version) >= (1, 1) or connection == "keep-alive")
-
-
-def _cap(response: Any, limit: int) -> None:
-    """Make the response body fail once more than `limit` bytes have been read from it (a body of undeclared length)."""
-    if response.content_length is not None:
-        return  # checked against `limit` already, and aiohttp reads no more than the declared length
-    response.content = _BoundedBody(response.content, limit)
-
-
-class _BoundedBody:
-    """A response body (aiohttp's StreamReader) whose `read` stops with RefusedResponse past `limit` bytes."""
-
-    def __init__(self, inner: Any, limit: int) -> None:
-        self._inner, self._limit, self._total = inner, limit, 0
-
-    async def read(self, n: int = -1) -> bytes:
-        if n is not None and n >= 0:
-            return self._count(await self._inner.read(n))
-        out = bytearray()
-        while True:
-            piece = self._count(await self._inner.read(2**20))
-            if not piece:
-                return bytes(out)
-            out += piece
-
-    def _count(self, piece: bytes) -> bytes:
-        self._total += len(piece)
-        if self._total > self._limit:
-            raise ResponseTooLarge(f"the response holds more than the {self._limit} bytes read from one URL")
-        return piece
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
 def filesystem(url: str) -> tuple[Any, str]:
-    """The file system for `url` (the tool's HTTP client for `http(s)://`, else fsspec's) and the path on it;
-    InputError when the protocol cannot be used here."""
+    """The file system for `url` (obstore's for `http(s)://`, else fsspec's) and the path on it; InputError when the
+    protocol cannot be used here."""
     shown = redact_url(url)
     scheme = protocol(url)
-    if scheme in HTTP_PROTOCOLS and not _http_through_fsspec(scheme):
+    if scheme in HTTP_PROTOCOLS:
+        try:
+            import obstore  # noqa: F401
+        except ImportError:
+            raise InputError(f"{shown}: reading http(s):// URLs needs obstore: pip install 'spec-validate[remote]'") from None
         login = None if urlsplit(url).username is not None else _netrc_login(urlsplit(url).hostname)
-        return HTTPFileSystem(HTTP_CONNECT_TIMEOUT, HTTP_READ_TIMEOUT, login), url
+        return ObjectStoreFileSystem(HTTP_CONNECT_TIMEOUT, HTTP_READ_TIMEOUT, login), url
     try:
         import fsspec.core
     except ImportError:
-        needs = "reading URLs with fsspec options" if scheme in HTTP_PROTOCOLS else "reading URLs"
-        raise InputError(f"{shown}: {needs} needs fsspec: pip install 'spec-validate[remote]'") from None
+        raise InputError(f"{shown}: reading {scheme}:// URLs needs fsspec: pip install 'spec-validate[remote]'") from None
     try:
         return fsspec.core.url_to_fs(url, **_storage_options(url))
     except ImportError as exc:
@@ -954,19 +767,3 @@ def filesystem(url: str) -> tuple[Any, str]:
         raise InputError(f"{shown}: cannot open ({describe_error(exc, url)})") from None
     except Exception as exc:
         raise InputError(f"{shown}: cannot open ({describe_error(exc, url)})") from None
-
-
-def _http_through_fsspec(protocol: str) -> bool:
-    """True where the environment asks for fsspec's HTTP file system (aiohttp): options for `protocol` in fsspec's
-    configuration (its `FSSPEC_HTTP...` variables, or a file of its configuration folder that names the protocol),
-    which may set anything aiohttp takes (headers, TLS settings, a client of the user's own)."""
-    if any(k.upper().startswith(f"FSSPEC_{protocol.upper()}") for k in os.environ):
-        return True
-    folder = os.environ.get("FSSPEC_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".config", "fsspec")
-    if not os.path.isdir(folder) or not os.listdir(folder):
-        return False
-    try:
-        from fsspec.config import conf
-    except ImportError:
-        return False
-    return bool(conf.get(protocol))

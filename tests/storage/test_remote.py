@@ -1,6 +1,5 @@
 """Remote stores: over HTTP (a loopback http.server) and S3 (moto's server) the clause results equal the local ones,
-and no message shows a URL's credentials. The HTTP tests run with both clients: the built-in one (`httpfs`) and
-fsspec's (aiohttp), which reads HTTP where a proxy or fsspec options are configured."""
+and no message shows a URL's credentials. HTTP is read through obstore, S3 through fsspec (s3fs)."""
 
 from __future__ import annotations
 
@@ -158,18 +157,6 @@ class UnlistedHandler(RangeHandler):
         return None
 
 
-@pytest.fixture(params=["httpfs", "fsspec"])
-def client(request, monkeypatch):
-    """Which HTTP client reads the test's URLs."""
-    from spec_validate.storage import remote
-
-    if request.param == "fsspec":
-        pytest.importorskip("fsspec")
-        pytest.importorskip("aiohttp")
-    monkeypatch.setattr(remote, "_http_through_fsspec", lambda protocol: request.param == "fsspec")
-    return request.param
-
-
 @pytest.fixture(scope="module")
 def http_base(served):
     server, thread = serve(RangeHandler, served)
@@ -187,7 +174,7 @@ def unlisted_base(served):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_http_store_gives_the_local_results(client, case, served, http_base, tmp_path):
+def test_http_store_gives_the_local_results(case, served, http_base, tmp_path):
     assert_same_as_local(f"{http_base}/{case.name}", served / case.name, case, tmp_path)
 
 
@@ -206,7 +193,7 @@ ON_STORED_KEYS = {
 
 
 @pytest.mark.parametrize("name", ["categorical-code-too-large.zarr", "valid-every-element.zarr"])
-def test_http_store_without_listings_is_read_from_consolidated_metadata(client, name, served, unlisted_base):
+def test_http_store_without_listings_is_read_from_consolidated_metadata(name, served, unlisted_base):
     # Every clause as locally, but those on the keys stored: nothing names those keys, so they are not checked
     # (each node named in the report), never passed on the few keys the consolidated metadata names.
     remote = validate(f"{unlisted_base}/{name}", jobs=2)
@@ -220,7 +207,7 @@ def test_http_store_without_listings_is_read_from_consolidated_metadata(client, 
         assert all("was not listed" in reason for _, reason in result.unchecked)
 
 
-def test_http_store_without_listings_or_consolidated_metadata_is_unreadable_below_its_root(client, tmp_path, capsys):
+def test_http_store_without_listings_or_consolidated_metadata_is_unreadable_below_its_root(tmp_path, capsys):
     # Nothing names the root group's members: the run says so and fails, rather than passing on the root alone.
     shutil.copytree(CORPUS / "anndata" / "zarr-v2" / "valid-every-element.zarr", tmp_path / "store.zarr")
     (tmp_path / "store.zarr" / ".zmetadata").unlink()
@@ -237,7 +224,7 @@ def test_http_store_without_listings_or_consolidated_metadata_is_unreadable_belo
     assert "UNREADABLE /: the server lists no folders" in capsys.readouterr().out
 
 
-def test_http_url_with_credentials_fails_without_showing_them(client, http_base, capsys):
+def test_http_url_with_credentials_fails_without_showing_them(http_base, capsys):
     port = http_base.rsplit(":", 1)[1]
     for url in (
         f"http://user:secret@127.0.0.1:{port}/missing.h5ad",
@@ -255,23 +242,23 @@ def test_http_url_with_credentials_fails_without_showing_them(client, http_base,
         assert err.count("\n") == 1 and "secret" not in err and "AKIAEXAMPLE" not in err
 
 
-def test_http_report_source_has_no_credentials(client, http_base):
+def test_http_report_source_has_no_credentials(http_base):
     port = http_base.rsplit(":", 1)[1]
     report = validate(f"http://user:hunter22@127.0.0.1:{port}/csr-indptr-decreasing.h5ad?X-Amz-Signature=deadbeef")
     assert report.source == f"{http_base}/csr-indptr-decreasing.h5ad"
 
 
-def test_http_404_exits_2_with_one_line(client, http_base, capsys):
+def test_http_404_exits_2_with_one_line(http_base, capsys):
     assert main([f"{http_base}/missing.zarr", "--quiet"]) == 2
     assert capsys.readouterr().err == f"spec-validate: error: {http_base}/missing.zarr: not found\n"
 
 
-def test_http_refused_connection_is_one_line(client):
+def test_http_refused_connection_is_one_line():
     with pytest.raises(InputError, match=r"^http://127\.0\.0\.1:1/x\.h5ad: cannot connect"):
         validate("http://127.0.0.1:1/x.h5ad")
 
 
-def test_http_html_page_is_not_a_store(client, http_base):
+def test_http_html_page_is_not_a_store(http_base):
     with pytest.raises(InputError, match="not an HDF5 file or a Zarr store"):
         validate(f"{http_base}/")
 
@@ -336,17 +323,17 @@ def hostile_base(served):
 ZARR_CASE = "categorical-code-too-large.zarr"
 
 
-def test_http_redirect_to_another_host_is_not_followed(client, hostile_base):
-    with pytest.raises(InputError, match=r"redirected to another host \(localhost\); not followed"):
+def test_http_redirect_to_another_host_is_not_followed(hostile_base):
+    with pytest.raises(InputError, match=r"redirected to another host; not followed"):
         validate(f"{hostile_base}/elsewhere/{ZARR_CASE}")
 
 
-def test_http_redirect_on_the_same_host_is_followed(client, hostile_base, served):
+def test_http_redirect_on_the_same_host_is_followed(hostile_base, served):
     redirected = validate(f"{hostile_base}/here/{ZARR_CASE}")
     assert clauses(redirected) == clauses(local_report(str(served / ZARR_CASE), False))
 
 
-def test_http_stalled_response_ends_at_the_read_timeout(client, hostile_base, monkeypatch):
+def test_http_stalled_response_ends_at_the_read_timeout(hostile_base, monkeypatch):
     from spec_validate.storage import remote
 
     monkeypatch.setattr(remote, "HTTP_READ_TIMEOUT", 1.0)
@@ -354,16 +341,21 @@ def test_http_stalled_response_ends_at_the_read_timeout(client, hostile_base, mo
         validate(f"{hostile_base}/stall/{ZARR_CASE}")
 
 
-@pytest.mark.parametrize("how", ["endless", "declared"])
-def test_http_response_larger_than_any_value_is_refused(client, hostile_base, monkeypatch, how):
+def test_http_response_larger_than_any_value_is_refused(hostile_base, monkeypatch):
     from spec_validate.storage import keyvalue
 
     monkeypatch.setattr(keyvalue, "MAX_VALUE_BYTES", 64 * 1024)
-    with pytest.raises(InputError, match=r"the response holds (more than the 65536 bytes|\d+ bytes, more than the 65536)"):
-        validate(f"{hostile_base}/{how}/{ZARR_CASE}")
+    with pytest.raises(InputError, match=r"the response holds \d+ bytes, more than the 65536"):
+        validate(f"{hostile_base}/declared/{ZARR_CASE}")
 
 
-def test_http_gzip_encoded_response_is_never_inflated(client, hostile_base):
+def test_http_response_of_no_declared_length_is_refused(hostile_base):
+    # obstore reads a body only of a declared length: one that ends when the server closes is never taken in.
+    with pytest.raises(InputError, match=r"a body of no declared length \(no Content-Length\); not read"):
+        validate(f"{hostile_base}/endless/{ZARR_CASE}")
+
+
+def test_http_gzip_encoded_response_is_never_inflated(hostile_base):
     """A server's transfer compression is never undone (a gzip bomb would be): the documents read are the bytes sent."""
     report = validate(f"{hostile_base}/gzip/{ZARR_CASE}")
     assert any(p.key == ".zgroup" and "not UTF-8" in p.message for p in report.problems), report.problems
@@ -578,21 +570,6 @@ def test_s3_store_too_large_for_one_flat_listing_is_listed_folder_by_folder(
     assert s3_listings["flat"] == [] and len(s3_listings["_ls"]) > 1
 
 
-def test_keys_expected_counts_documents_and_every_chunk_the_grids_hold_room_for():
-    from spec_validate.storage.remote import MOST_FLAT_LISTING_KEYS, _keys_expected
-
-    v2 = {".zgroup": {"zarr_format": 2}, "X/.zarray": {"shape": [10, 4], "chunks": [3, 4]}, "X/.zattrs": {}}
-    assert _keys_expected(v2.items(), ".zarray") == 3 + 4
-    grid = {"name": "regular", "configuration": {"chunk_shape": [5, 5]}}
-    v3 = {"a/zarr.json": {"node_type": "array", "shape": [10, 10], "chunk_grid": grid}, "g/zarr.json": {"node_type": "group"}}
-    assert _keys_expected(v3.items(), "zarr.json") == 2 + 4
-    assert _keys_expected({"x/.zarray": {"shape": [0], "chunks": [5]}}.items(), ".zarray") == 1  # no chunk to hold
-    huge = {"x/.zarray": {"shape": [2**62, 2**62], "chunks": [1, 1]}}
-    assert _keys_expected(huge.items(), ".zarray") > MOST_FLAT_LISTING_KEYS  # said without multiplying it all out
-    for shape, chunks in (([10], [0]), ([10.0], [5]), ([True], [1]), ([10], [5, 5]), ("10", [5])):
-        assert _keys_expected({"x/.zarray": {"shape": shape, "chunks": chunks}}.items(), ".zarray") is None
-
-
 def test_s3_reads_each_object_with_one_request(served, s3_bucket, monkeypatch):
     import s3fs
 
@@ -617,6 +594,7 @@ def test_s3_reads_each_object_with_one_request(served, s3_bucket, monkeypatch):
 def test_s3_store_holding_more_keys_than_it_declares_is_listed_by_folder(served, s3_bucket, s3_listings, monkeypatch):
     import boto3
 
+    from spec_validate.nodes.zarr import expect
     from spec_validate.storage import remote
 
     case = CONSOLIDATED[0]
@@ -628,7 +606,7 @@ def test_s3_store_holding_more_keys_than_it_declares_is_listed_by_folder(served,
             )
     for i in range(5):  # keys its consolidated metadata does not count
         client.put_object(Bucket="corpus", Key=f"junk/{case.name}/stray/{i}", Body=b"x")
-    declared = remote._keys_expected(json.loads((served / case.name / ".zmetadata").read_text())["metadata"].items(), ".zarray")
+    declared = expect.keys_expected(json.loads((served / case.name / ".zmetadata").read_text())["metadata"].items(), ".zarray")
     stored = sum(1 for p in (served / case.name).rglob("*") if p.is_file()) + 5
     monkeypatch.setattr(remote, "MOST_FLAT_LISTING_KEYS", max(declared, stored - 1))
     report = validate(f"s3://corpus/junk/{case.name}")

@@ -15,6 +15,7 @@ from latency_server import DOCUMENTS, LatencyServer  # tests/ is on the path (co
 
 from spec_validate.cli import main
 from spec_validate.engine.run import scan_plan
+from spec_validate.nodes.zarr import expect
 from spec_validate.storage import remote
 from spec_validate.storage.remote import HDF5_BLOCK_SIZE
 from spec_validate.storage.request_gate import FIRST_LIMIT
@@ -25,9 +26,9 @@ STORES = {
     "v2": CORPUS / "anndata" / "zarr-v2" / "valid-every-element.zarr",
     "v3": CORPUS / "anndata" / "zarr-v3" / "valid-every-element.zarr",
 }
-# Root documents asked for together before the format is known (remote.ROOT_PROBES): those the store does not have
+# Root documents asked for together before the format is known (expect.ROOT_PROBES): those the store does not have
 # are the only requests for keys that are not stored.
-ROOT_PROBES = len(remote.ROOT_PROBES)
+ROOT_PROBES = len(expect.ROOT_PROBES)
 
 
 def stored(root: Path) -> tuple[set[str], set[str]]:
@@ -92,7 +93,10 @@ def test_remote_zarr_asks_once_for_each_document_and_each_chunk_needed(version, 
     assert listed
     if consolidated:
         assert counts["document"] <= len(documents) + ROOT_PROBES - 1
-    assert counts["document"] + counts["other"] + counts["listing"] <= len(documents) + len(needed) + len(listed) + ROOT_PROBES
+    # Each folder is listed by two requests: obstore drops the final "/" of a folder's URL, and the server's redirect
+    # to it (on the store's host) is followed.
+    asked_in_all = counts["document"] + counts["other"] + counts["listing"]
+    assert asked_in_all <= len(documents) + len(needed) + 2 * len(listed) + ROOT_PROBES
 
 
 @pytest.mark.parametrize("version", ["v2", "v3"])
@@ -418,36 +422,6 @@ def test_remote_batch_cuts_each_response_at_its_bound_and_leaves_its_key_out(tmp
         assert store.batched
         assert store.get_many(["small", "large"], limit=1000) == {"small": b"x" * 100}
         assert store.get_many(["small", "large"]) == {"small": b"x" * 100, "large": b"y" * 5000}
-
-
-def _array(shape, chunks, encoding=None):
-    return {
-        "node_type": "array",
-        "shape": shape,
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
-        "chunk_key_encoding": encoding or {"name": "default", "configuration": {"separator": "/"}},
-    }
-
-
-@pytest.mark.parametrize(
-    ("document", "folders"),
-    [
-        (_array([10], [4]), ["a/c"]),
-        (_array([10, 3], [4, 3]), ["a/c", "a/c/0", "a/c/1", "a/c/2"]),
-        (_array([10_000, 3], [10, 3]), ["a/c"]),  # 1,000 rows of chunks: left to the walk
-        (_array([], []), []),  # a 0-d array's one chunk key is `c`
-        (_array([0, 3], [4, 3]), []),  # no element, no chunk
-        (_array([10], [4], {"name": "v2", "configuration": {"separator": "."}}), []),
-        (_array([10], [4], {"name": "default", "configuration": {"separator": "."}}), []),
-        ({**_array([10, 3], [4, 3]), "chunk_grid": {"configuration": "broken"}}, ["a/c"]),
-        ({**_array([10, 3], [4, 3]), "chunk_grid": {"configuration": {"chunk_shape": [0, 3]}}}, ["a/c"]),
-        ({"node_type": "group"}, []),
-        ("not a document", []),
-    ],
-    ids=["1d", "2d", "2d-many-rows", "0d", "empty", "v2-encoding", "dot-separator", "broken-grid", "zero-chunk", "group", "junk"],
-)
-def test_chunk_folders_listed_ahead_are_those_the_array_document_implies(document, folders):
-    assert remote._chunk_folders_of("a", document) == folders
 
 
 @pytest.mark.parametrize("version", [2, 3])
