@@ -9,6 +9,7 @@ import circle.
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Mapping
 
 from spec_validate.checks.api import REGISTRY as _REGISTRY
@@ -20,16 +21,20 @@ _PACKAGE = "spec_validate.checks"
 _NOT_PRIMITIVES = {"api", "registry"}
 _loaded = False
 _plugins_loaded = False
+# A thread that looks a name up while another loads the modules waits for it (re-entrant: loading the plugins
+# loads the built-in modules first).
+_loading = threading.RLock()
 
 
 def _load() -> None:
     global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for module in builtin_modules():
-        importlib.import_module(module)  # runs its @check decorators
-    BUILTIN.update({name: p for name, p in _REGISTRY.items() if p.function.__module__.startswith(f"{_PACKAGE}.")})
+    with _loading:
+        if _loaded:
+            return
+        for module in builtin_modules():
+            importlib.import_module(module)  # runs its @check decorators
+        BUILTIN.update({name: p for name, p in _REGISTRY.items() if p.function.__module__.startswith(f"{_PACKAGE}.")})
+        _loaded = True
 
 
 def builtin_modules() -> list[str]:
@@ -47,14 +52,15 @@ def _load_plugins() -> None:
     packs use only built-in primitives never does it.
     """
     global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    _load()
-    from importlib.metadata import entry_points
+    with _loading:
+        if _plugins_loaded:
+            return
+        _load()
+        from importlib.metadata import entry_points
 
-    for ep in entry_points(group="spec_validate.checks"):
-        ep.load()
+        for ep in entry_points(group="spec_validate.checks"):
+            ep.load()
+        _plugins_loaded = True
 
 
 BUILTIN: dict[str, Primitive] = {}

@@ -10,6 +10,7 @@ entry anywhere.
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -29,6 +30,7 @@ class Kernel(NamedTuple):
 
 KERNELS: dict[str, Kernel] = {}
 _loaded = False
+_loading = threading.Lock()  # a scan thread that looks a name up while another loads waits for it
 
 
 def kernel(
@@ -63,12 +65,13 @@ def all_kernels() -> dict[str, Kernel]:
 
 def _load() -> None:
     global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    import pkgutil
+    with _loading:
+        if _loaded:
+            return
+        import pkgutil
 
-    package = importlib.import_module(_PACKAGE)
-    for module in pkgutil.iter_modules(package.__path__):
-        if module.name != "registry":
-            importlib.import_module(f"{_PACKAGE}.{module.name}")  # runs its @kernel
+        package = importlib.import_module(_PACKAGE)
+        for module in pkgutil.iter_modules(package.__path__):
+            if module.name != "registry":
+                importlib.import_module(f"{_PACKAGE}.{module.name}")  # runs its @kernel
+        _loaded = True

@@ -9,6 +9,7 @@ only the renderer it writes with; listing the names, or a format whose module is
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import NamedTuple
 
@@ -29,6 +30,7 @@ class OutputFormat(NamedTuple):
 
 FORMATS: dict[str, OutputFormat] = {}
 _loaded = False
+_loading = threading.Lock()  # a thread that looks a name up while another loads the modules waits for it
 
 
 def output_format(name: str) -> Callable[[Renderer], Renderer]:
@@ -88,12 +90,13 @@ class Names(Collection[str]):
 
 def _load() -> None:
     global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    import pkgutil
+    with _loading:
+        if _loaded:
+            return
+        import pkgutil
 
-    package = importlib.import_module(_PACKAGE)
-    for module in pkgutil.iter_modules(package.__path__):
-        if module.name != "formats":
-            importlib.import_module(f"{_PACKAGE}.{module.name}")  # runs its @output_format, if it has one
+        package = importlib.import_module(_PACKAGE)
+        for module in pkgutil.iter_modules(package.__path__):
+            if module.name != "formats":
+                importlib.import_module(f"{_PACKAGE}.{module.name}")  # runs its @output_format, if it has one
+        _loaded = True

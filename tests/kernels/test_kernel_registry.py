@@ -4,6 +4,8 @@ decorator returns the combine it registers."""
 from __future__ import annotations
 
 import pkgutil
+import subprocess
+import sys
 
 import pytest
 
@@ -57,3 +59,29 @@ def test_only_the_chunk_readers_read_chunk_records_and_only_one_shard_indexes():
     kernels = all_kernels()
     assert {n for n, k in kernels.items() if k.reads_chunks} == {"chunk_problems", "invalid_json", "shard_index_problems"}
     assert {n for n, k in kernels.items() if k.reads_shard_indexes} == {"shard_index_problems"}
+
+
+def test_threads_looking_kernels_up_at_once_all_find_them():
+    # The scan threads may ask for kernels before any was loaded: the one that loads the modules makes the
+    # others wait rather than find a half-filled registry.
+    code = """
+import threading
+from spec_validate.kernels import registry
+names = ["find_decreases", "count_outside", "first_last", "cell_digest"] * 4
+start = threading.Barrier(len(names))
+failed = []
+def look(name):
+    start.wait()
+    try:
+        registry.get(name)
+    except KeyError as exc:
+        failed.append(str(exc))
+threads = [threading.Thread(target=look, args=(n,)) for n in names]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(failed)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

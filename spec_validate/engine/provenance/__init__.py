@@ -17,6 +17,7 @@ one needs no entry anywhere.
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -43,6 +44,7 @@ DETECTORS: dict[str, Detector] = {}
 # A writer no detector names is never contradicted (nothing is known about it).
 _ROLES: dict[str, str] = {}
 _loaded = False
+_loading = threading.Lock()  # a thread that looks a name up while another loads the modules waits for it
 
 
 def detector(name: str, *, roles: Mapping[str, str] | None = None) -> Callable[[DetectorFn], DetectorFn]:
@@ -56,8 +58,9 @@ def detector(name: str, *, roles: Mapping[str, str] | None = None) -> Callable[[
         if name in DETECTORS:
             raise RuntimeError(f"era and writer detector {name!r} is registered twice")
         for writer, role in (roles or {}).items():
-            if _ROLES.setdefault(writer, role) != role:
+            if _ROLES.get(writer, role) != role:
                 raise RuntimeError(f"writer {writer!r} is given two roles: {_ROLES[writer]!r} and {role!r}")
+        _ROLES.update(roles or {})
         DETECTORS[name] = Detector(name, function, dict(roles or {}))
         return function
 
@@ -79,14 +82,15 @@ def roles() -> dict[str, str]:
 
 def _load() -> None:
     global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    import pkgutil
+    with _loading:
+        if _loaded:
+            return
+        import pkgutil
 
-    for module in pkgutil.iter_modules(__path__):
-        if module.name not in _NOT_DETECTORS:
-            importlib.import_module(f"{_PACKAGE}.{module.name}")  # runs its @detector
+        for module in pkgutil.iter_modules(__path__):
+            if module.name not in _NOT_DETECTORS:
+                importlib.import_module(f"{_PACKAGE}.{module.name}")  # runs its @detector
+        _loaded = True
 
 
 class Provenance(NamedTuple):
@@ -103,7 +107,8 @@ class Provenance(NamedTuple):
         no writer for the role the writer plays; no when it shows another writer of that role, or this writer
         in versions the note's do not include.
         """
-        role = roles().get(name)
+        _load()
+        role = _ROLES.get(name)
         shown = [w for w in self.writers if w.name == name]
         if shown:
             return any(overlap(w.versions, versions) for w in shown)
