@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from spec_validate.engine.rule_selection import Selection
 from spec_validate.errors import InputError
-from spec_validate.model import ClauseResult, Finding, LegacyVerdict, Level, Pack, Report, Status
+from spec_validate.model import ClauseResult, Finding, LegacyVerdict, Level, Pack, Report, Rule, Status
 from spec_validate.version import __version__
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ __all__ = [
     "Status",
     "__version__",
     "assert_conforms",
+    "render",
     "to_json",
     "to_sarif",
     "validate",
@@ -236,9 +237,40 @@ def to_json(report: Report) -> dict[str, Any]:
 
 def to_sarif(reports: Report | Sequence[Report]) -> dict[str, Any]:
     """Reports as one SARIF 2.1.0 log (one run), as `--format sarif` writes it."""
+    from spec_validate.report.options import RenderOptions
     from spec_validate.report.sarif import sarif_log
 
-    return sarif_log([reports] if isinstance(reports, Report) else list(reports), __version__)
+    return sarif_log([reports] if isinstance(reports, Report) else list(reports), RenderOptions(rule_help=_rule_help))
+
+
+def render(reports: Report | Sequence[Report], format: str = "text", **options: Any) -> str | bytes:
+    """Reports in an output format, as `spec-validate --format FORMAT` writes them.
+
+    Args:
+        reports: one report, or several (one document for all, as the command line writes for several inputs).
+        format: the output format's name: text, json, sarif, github, junit, markdown, html, or one registered
+            with `spec_validate.report.formats.output_format`.
+        options: the fields of `spec_validate.report.options.RenderOptions`: fail_on ("must", "should", "may" or
+            a Level), baseline (a `report.baseline.Baseline`), tool_version, verbose, colour, statistics, and
+            rule_help (a rule's documentation; by default what --explain prints).
+
+    Raises:
+        SpecValidateError: no output format is named `format`.
+    """
+    from spec_validate.report.formats import get
+    from spec_validate.report.options import RenderOptions
+
+    if isinstance(options.get("fail_on"), str):
+        options["fail_on"] = Level(options["fail_on"].upper())
+    chosen = RenderOptions(**{"rule_help": _rule_help, **options})
+    return get(format).render([reports] if isinstance(reports, Report) else list(reports), chosen)
+
+
+def _rule_help(rule: Rule) -> str:
+    """A rule's documentation as --explain prints it (its checks' summaries and the packs' spec notes included)."""
+    from spec_validate.explain import explain
+
+    return explain(rule)
 
 
 def assert_conforms(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from spec_validate import __version__
 from spec_validate.errors import InputError, PackError, SpecValidateError
 from spec_validate.model import Level, Report
+from spec_validate.report import formats
 
 if TYPE_CHECKING:
     from spec_validate.config import Settings
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 # Set by `console`: this process runs one validation and exits (see there); `main` called from Python leaves the
 # garbage collector alone.
 _OWN_PROCESS = False
-FORMATS = ("text", "json", "sarif", "github", "junit", "markdown", "html")
 LEVELS = ("must", "should", "may")
 
 
@@ -69,10 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--output-format",
         dest="format",
         type=str.lower,
-        choices=FORMATS,
+        choices=formats.Names(),  # the registered output formats (spec_validate/report/formats.py)
         default="text",
         metavar="FORMAT",
-        help=f"output format: {', '.join(FORMATS)} (default: text); --output-format is the same option under ruff's name",
+        help="output format: %(choices)s (default: %(default)s); --output-format is the same option under ruff's name",
     )
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument(
@@ -306,9 +306,18 @@ def _ids(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
 
 
-def _emit(text: str, output: str | None) -> None:
+def _emit(text: str | bytes, output: str | None) -> None:
     # Names read from a store can hold what no encoding writes (lone surrogates from undecodable file or member
     # names): written as backslash escapes, which in JSON text are the string's own escapes.
+    if isinstance(text, bytes):  # a binary output format: written as it is
+        if output:
+            with open(output, "wb") as fh:
+                fh.write(text)
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text)
+            sys.stdout.buffer.flush()
+        return
     if output:
         with open(output, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
@@ -540,12 +549,7 @@ def _finish(args: argparse.Namespace, settings: Settings, reports: list[Report])
     if args.write_baseline:
         _write_baseline(args.write_baseline, reports)
     known = bl.load(args.baseline) if args.baseline else None
-    if args.statistics:
-        from spec_validate.report.statistics import render as render_statistics
-
-        _emit(render_statistics(reports, args.format == "json", known), args.output)
-    else:
-        _emit(_render(args, reports, fail_on, known), args.output)
+    _emit(_render(args, reports, fail_on, known), args.output)
     for report in reports:
         if report.error is not None:
             print(f"spec-validate: error: {report.error}", file=sys.stderr)
@@ -575,36 +579,17 @@ def _gather(futures, progress) -> list[Report]:
         progress.finish()
 
 
-def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, known) -> str:
-    if args.format == "json":
-        from spec_validate.report.json import render as render_json
+def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, known) -> str | bytes:
+    """The report (or --statistics: as JSON with --format json, else as text) in the format the flags name."""
+    from spec_validate import render
 
-        return render_json(reports, __version__, fail_on, known)
-    if args.format == "sarif":
-        from spec_validate.report.sarif import render as render_sarif
+    name = ("json" if args.format == "json" else "text") if args.statistics else args.format
+    colour = False
+    if not args.output:
+        from spec_validate.report.text import use_colour
 
-        return render_sarif(reports, __version__, known)
-    if args.format == "github":
-        from spec_validate.report.github import render as render_github
-
-        return render_github(reports, known)
-    if args.format == "junit":
-        from spec_validate.report.junit import render as render_junit
-
-        return render_junit(reports, known)
-    if args.format == "markdown":
-        from spec_validate.report.markdown import render as render_markdown
-
-        return render_markdown(reports, fail_on, known)
-    if args.format == "html":
-        from spec_validate.report.html import render as render_html
-
-        return render_html(reports, fail_on, known, __version__)
-    from spec_validate.report.text import render as render_text
-    from spec_validate.report.text import use_colour
-
-    colour = not args.output and use_colour(sys.stdout)
-    return render_text(reports, fail_on, colour=colour, verbose=args.verbose, baseline=known)
+        colour = use_colour(sys.stdout)
+    return render(reports, name, fail_on=fail_on, baseline=known, verbose=args.verbose, colour=colour, statistics=args.statistics)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

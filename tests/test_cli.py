@@ -41,9 +41,7 @@ def cli(capsys, *args):
 
 
 def validator_json(path) -> str:
-    from spec_validate.report.json import render
-
-    return render([spec_validate.validate(path)], spec_validate.__version__)
+    return spec_validate.render(spec_validate.validate(path), "json")
 
 
 def run_subprocess(*args):

@@ -421,12 +421,13 @@ def test_timeout_says_a_report_that_cannot_be_sent_in_one_line_not_as_a_crash(mo
 
 def test_timed_out_input_is_shown_as_not_checked_with_what_was_read():
     from spec_validate.model import Level
+    from spec_validate.report.options import RenderOptions
     from spec_validate.report.text import render
     from spec_validate.watchdog import _report
 
     opening = _report("http://host/data.h5ad", "/", "", "opening http://host/data.h5ad", "timed out after 3 s while opening")
     reading = _report("a.zarr", "/", "zarr-v2", "reading /X/data rows 0..4096", "timed out after 3 s while reading /X/data")
-    text = render([opening, reading], Level.MUST, colour=False).splitlines()
+    text = render([opening, reading], RenderOptions(fail_on=Level.MUST, colour=False)).splitlines()
     assert text[:2] == [
         "http://host/data.h5ad (format unknown; not checked)",
         "  UNREADABLE /: timed out after 3 s while opening",

@@ -128,7 +128,7 @@ ALLOWED = [
     ("spec_validate.nodes", ("spec_validate.nodes", *BELOW_NODES)),
     ("spec_validate.checks", ("spec_validate.checks", "spec_validate.nodes", *BELOW_NODES)),
     ("spec_validate.engine", ("spec_validate.engine", "spec_validate.checks", "spec_validate.nodes", *BELOW_NODES)),
-    ("spec_validate.report", ("spec_validate.report", "spec_validate.explain", *LEAVES)),
+    ("spec_validate.report", ("spec_validate.report", *LEAVES)),
 ]
 
 

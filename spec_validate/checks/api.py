@@ -1,7 +1,7 @@
 """What a check primitive module imports: the `@check` decorator that registers a primitive by its function's name.
 
 A primitive is one small function `(node, options, scope) -> Iterator[Finding]` whose docstring's first line says
-what holds when it passes. Its module sits in this package and is found by `checks.registry.load_primitives`;
+what holds when it passes. Its module sits in this package, where `checks.registry` finds it (no list names it);
 the findings, levels and exceptions it uses are `spec_validate.model`'s.
 """
 

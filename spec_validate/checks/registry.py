@@ -1,11 +1,15 @@
 """Looking up check primitives by name: the built-in modules are imported on demand, plugins only when needed.
 
-Primitives register themselves with `spec_validate.checks.api.check` when their module is imported; this
-module imports those modules (and never the other way round), so the registry has no import circle.
+Primitives register themselves with `spec_validate.checks.api.check` when their module is imported. The built-in
+modules are found, not listed: every module of this package but `api` and `registry` (a new module of primitives
+needs no entry anywhere). This module imports them (and never the other way round), so the registry has no
+import circle.
 """
 
 from __future__ import annotations
 
+import importlib
+import threading
 from collections.abc import Mapping
 
 from spec_validate.checks.api import REGISTRY as _REGISTRY
@@ -13,32 +17,32 @@ from spec_validate.checks.api import Options, Primitive, check
 
 __all__ = ["Options", "Primitive", "all_primitives", "builtin_primitives", "check", "get", "hint"]
 
+_PACKAGE = "spec_validate.checks"
+_NOT_PRIMITIVES = {"api", "registry"}
 _loaded = False
 _plugins_loaded = False
+# A thread that looks a name up while another loads the modules waits for it (re-entrant: loading the plugins
+# loads the built-in modules first).
+_loading = threading.RLock()
 
 
 def _load() -> None:
     global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    # Importing the modules runs their @check decorators.
-    from spec_validate.checks import (  # noqa: F401
-        arrays,
-        attrs,
-        awkward,
-        cxg,
-        h5seurat,
-        hdmf_zarr,
-        shapes,
-        storage,
-        structure,
-        zarr_chunks,
-        zarr_metadata,
-        zarr_v3,
-    )
+    with _loading:
+        if _loaded:
+            return
+        for module in builtin_modules():
+            importlib.import_module(module)  # runs its @check decorators
+        BUILTIN.update({name: p for name, p in _REGISTRY.items() if p.function.__module__.startswith(f"{_PACKAGE}.")})
+        _loaded = True
 
-    BUILTIN.update({name: p for name, p in _REGISTRY.items() if p.function.__module__.startswith("spec_validate.checks.")})
+
+def builtin_modules() -> list[str]:
+    """The modules of this package that define primitives: every one but the decorator's and this one."""
+    import pkgutil  # only for a full load: a run whose pack cache names each primitive's module skips it
+
+    package = importlib.import_module(_PACKAGE)
+    return [f"{_PACKAGE}.{m.name}" for m in pkgutil.iter_modules(package.__path__) if m.name not in _NOT_PRIMITIVES]
 
 
 def _load_plugins() -> None:
@@ -48,14 +52,15 @@ def _load_plugins() -> None:
     packs use only built-in primitives never does it.
     """
     global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    _load()
-    from importlib.metadata import entry_points
+    with _loading:
+        if _plugins_loaded:
+            return
+        _load()
+        from importlib.metadata import entry_points
 
-    for ep in entry_points(group="spec_validate.checks"):
-        ep.load()
+        for ep in entry_points(group="spec_validate.checks"):
+            ep.load()
+        _plugins_loaded = True
 
 
 BUILTIN: dict[str, Primitive] = {}
@@ -74,7 +79,6 @@ def hint(modules: Mapping[str, str]) -> None:
 def get(name: str) -> Primitive | None:
     if name not in _REGISTRY and name in _HINTS and not _loaded:
         import contextlib
-        import importlib
 
         with contextlib.suppress(ImportError):  # a stale hint: the full load below finds it, or reports it unknown
             importlib.import_module(_HINTS[name])

@@ -19,7 +19,7 @@ import numpy as np
 
 from spec_validate.engine import activity
 from spec_validate.errors import NodeError
-from spec_validate.kernels import KERNELS
+from spec_validate.kernels import registry as kernels
 from spec_validate.kernels.block import Block
 from spec_validate.kernels.facts import FactRequest
 from spec_validate.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, RowRange, describe, row_elements
@@ -89,7 +89,7 @@ def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> 
     """The map step: every kernel's partial result for one block (None for an empty block).
 
     A block some of whose chunks did not decode still feeds the kernels that read the chunk records
-    (`READS_CHUNKS`); every other kernel gets `Damaged` instead, since those values are not the array's.
+    (`Kernel.reads_chunks`); every other kernel gets `Damaged` instead, since those values are not the array's.
     """
     if not block.values.size and not block.chunks and not block.shards:
         return None
@@ -97,8 +97,8 @@ def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> 
     out: Partials = {}
     fields: dict[str, Block] = {}
     for r in requests:
-        kernel = KERNELS[r.kernel]
-        if getattr(kernel, "READS_CHUNKS", False):
+        kernel = kernels.get(r.kernel)
+        if kernel.reads_chunks:
             out[r] = kernel.summarize(block, **dict(r.params))
         elif problem is not None:
             out[r] = Damaged(problem)
@@ -133,7 +133,7 @@ def fold(requests: Sequence[FactRequest], partials: Iterable[Partials | None]) -
             if facts[r] is None or isinstance(partial[r], Damaged):
                 facts[r] = partial[r]
             else:
-                facts[r] = KERNELS[r.kernel].combine(facts[r], partial[r], **dict(r.params))
+                facts[r] = kernels.get(r.kernel).combine(facts[r], partial[r], **dict(r.params))
     return facts
 
 
@@ -141,7 +141,7 @@ def read(node: Node, rows: RowRange, requests: Sequence[FactRequest], fetched: A
     """The block `rows` as the requests need it: only its shard indexes when no kernel asked reads anything else
     (no value is decoded), its values and their shard indexes when both are asked for, else its values.
     `fetched`: what `node.fetch_ahead(rows)` started, if anything."""
-    wants_shards = [getattr(KERNELS[r.kernel], "READS_SHARD_INDEXES", False) for r in requests]
+    wants_shards = [kernels.get(r.kernel).reads_shard_indexes for r in requests]
     if wants_shards and all(wants_shards):
         return node.read_shard_indexes(rows)
     block = node.read_block(rows) if fetched is None else node.read_block(rows, fetched)

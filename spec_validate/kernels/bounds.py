@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from spec_validate.kernels.block import Block
+from spec_validate.kernels.registry import kernel
 
 
 class Offender(NamedTuple):
@@ -90,6 +91,7 @@ def _pick(a: Any, b: Any, choose: Any) -> Any:
     return choose(a, b)
 
 
+@kernel("count_outside", summarize=summarize)
 def combine(
     left: BoundsPartial,
     right: BoundsPartial,

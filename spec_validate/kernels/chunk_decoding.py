@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from spec_validate.kernels.block import Block
-
-# This kernel reads `block.chunks`, not the values: it runs on blocks whose chunks did not all decode.
-READS_CHUNKS = True
+from spec_validate.kernels.registry import kernel
 
 
 class ChunkProblem(NamedTuple):
@@ -27,6 +25,7 @@ def summarize(block: Block, limit: int = 20) -> ChunkPartial:
     return ChunkPartial(len(block.chunks), len(bad), tuple(bad[:limit]))
 
 
+@kernel("chunk_problems", summarize=summarize, reads_chunks=True)
 def combine(left: ChunkPartial, right: ChunkPartial, limit: int = 20) -> ChunkPartial:
     """Both spans as one; problems stay in block order because left precedes right."""
     return ChunkPartial(left.read + right.read, left.bad + right.bad, (left.found + right.found)[:limit])

@@ -8,6 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from spec_validate.kernels.block import Block
+from spec_validate.kernels.registry import kernel
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -84,6 +85,7 @@ def summarize(block: Block, fields: tuple[str, ...] = ()) -> Digest:
     return Digest(int(a.shape[0]), (sums[0] & mask, sums[1] & mask))
 
 
+@kernel("cell_digest", summarize=summarize)
 def combine(left: Digest, right: Digest, fields: tuple[str, ...] = ()) -> Digest:
     """Both spans as one: counts add, sums add modulo 2**64 (order-free, so any grouping gives the same digest)."""
     mask = (1 << 64) - 1

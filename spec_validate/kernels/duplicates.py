@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from spec_validate.kernels.block import Block
+from spec_validate.kernels.registry import kernel
 
 
 class Duplicate(NamedTuple):
@@ -55,6 +56,7 @@ def summarize(block: Block, limit: int = 5, max_distinct: int = 1_000_000) -> Du
     return DuplicatesPartial(seen, count, tuple(found))
 
 
+@kernel("find_duplicates", summarize=summarize)
 def combine(
     left: DuplicatesPartial, right: DuplicatesPartial, limit: int = 5, max_distinct: int = 1_000_000
 ) -> DuplicatesPartial:

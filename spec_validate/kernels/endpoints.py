@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from spec_validate.kernels.block import Block
+from spec_validate.kernels.registry import kernel
 
 
 class Endpoints(NamedTuple):
@@ -26,6 +27,7 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+@kernel("first_last", summarize=summarize)
 def combine(left: Endpoints, right: Endpoints) -> Endpoints:
     """First of the left span, last of the right one."""
     return Endpoints(left.first, right.last, right.last_index)

@@ -8,6 +8,8 @@ from typing import Any, NamedTuple
 class FactRequest(NamedTuple):
     """A request for one kernel's result on one array; equal requests are computed once.
 
+    `kernel` is the name the kernel is registered under (`kernels.registry.kernel`), `params` its keyword arguments.
+
     `edges_only` kernels need only the first and last blocks, so an array that only they
     ask about is not read in full. `node` names another array (its absolute path in the tree) whose
     facts a primitive compares with those of its own node (Xc against Xr); None is the node itself.

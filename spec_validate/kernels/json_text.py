@@ -8,9 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from spec_validate.kernels.block import Block
-
-# A chunk that does not decode holds no JSON text: this kernel reads the chunk records too (see summarize).
-READS_CHUNKS = True
+from spec_validate.kernels.registry import kernel
 
 
 class InvalidJson(NamedTuple):
@@ -70,6 +68,7 @@ def summarize(block: Block, limit: int = 20) -> JsonPartial:
     return JsonPartial(count, tuple(found))
 
 
+@kernel("invalid_json", summarize=summarize, reads_chunks=True)
 def combine(left: JsonPartial, right: JsonPartial, limit: int = 20) -> JsonPartial:
     """Both spans as one; offenders stay in index order."""
     return JsonPartial(left.count + right.count, (left.found + right.found)[:limit])

@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from spec_validate.kernels.block import Block
+from spec_validate.kernels.registry import kernel
 
 
 class Decrease(NamedTuple):
@@ -34,6 +35,7 @@ def summarize(block: Block, limit: int = 5) -> MonotonicPartial:
     return MonotonicPartial(block.start, a[0].item(), a[-1].item(), int(bad.size), found)
 
 
+@kernel("find_decreases", summarize=summarize)
 def combine(left: MonotonicPartial, right: MonotonicPartial, limit: int = 5) -> MonotonicPartial:
     """The two spans as one: a decrease may straddle the boundary."""
     edge = (Decrease(right.start, left.last, right.first),) if right.first < left.last else ()

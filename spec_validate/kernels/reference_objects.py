@@ -14,6 +14,7 @@ import numpy as np
 
 from spec_validate.excerpt import json_excerpt
 from spec_validate.kernels.block import Block
+from spec_validate.kernels.registry import kernel
 
 
 class Holder(NamedTuple):
@@ -58,6 +59,7 @@ def summarize(block: Block, limit: int = 20) -> ReferenceObjectsPartial:
     return ReferenceObjectsPartial(count, tuple(found))
 
 
+@kernel("reference_objects", summarize=summarize)
 def combine(left: ReferenceObjectsPartial, right: ReferenceObjectsPartial, limit: int = 20) -> ReferenceObjectsPartial:
     """Both spans as one; the left span's elements come first."""
     return ReferenceObjectsPartial(left.count + right.count, (left.found + right.found)[:limit])

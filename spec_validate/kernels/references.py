@@ -18,6 +18,7 @@ import numpy as np
 
 from spec_validate.excerpt import json_excerpt
 from spec_validate.kernels.block import Block
+from spec_validate.kernels.registry import kernel
 
 # Sources that name the store itself; any other source is another store.
 SELF_SOURCES = (".", "", "./")
@@ -147,6 +148,7 @@ def _spread(found: tuple[Element, ...], start: int, n: int, limit: int) -> tuple
     return tuple(out[:limit])
 
 
+@kernel("reference_elements", summarize=summarize)
 def combine(
     left: ReferencesPartial,
     right: ReferencesPartial,

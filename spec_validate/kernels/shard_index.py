@@ -14,10 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from spec_validate.kernels.block import Block, ShardIndex
-
-# Runs on blocks whose chunks did not all decode (it reads records, not values), and needs only shard indexes.
-READS_CHUNKS = True
-READS_SHARD_INDEXES = True
+from spec_validate.kernels.registry import kernel
 
 EMPTY = np.uint64(2**64 - 1)
 CHECKS = ("decodes", "ranges", "empty-pairs", "no-overlap")
@@ -120,6 +117,7 @@ def summarize(block: Block, limit: int = 20) -> ShardPartial:
     return ShardPartial(len(block.shards), _merge(counts), _first(found, limit))
 
 
+@kernel("shard_index_problems", summarize=summarize, reads_chunks=True, reads_shard_indexes=True)
 def combine(left: ShardPartial, right: ShardPartial, limit: int = 20) -> ShardPartial:
     """Both spans as one; problems stay in block order because left precedes right."""
     return ShardPartial(left.read + right.read, _merge([left.counts, right.counts]), _first(left.found + right.found, limit))

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from spec_validate.model import Level, Report, Status
-from spec_validate.report.baseline import INPUT_ERROR, Baseline, artifact_uri, located
+from spec_validate.report.baseline import INPUT_ERROR, artifact_uri, located
+from spec_validate.report.formats import output_format
+from spec_validate.report.options import RenderOptions
 
 COMMAND = {Level.MUST: "error", Level.SHOULD: "warning", Level.MAY: "notice"}
 
@@ -20,8 +22,10 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
-    """One annotation per failing finding; findings in the baseline become notices marked [baseline]."""
+@output_format("github")
+def render(reports: Sequence[Report], options: RenderOptions) -> str:
+    """GitHub Actions annotations: one per failing finding; findings in the baseline become notices marked [baseline]."""
+    baseline = options.baseline
     lines: list[str] = []
     for report in reports:
         about = report.provenance.describe() if report.provenance is not None else ""

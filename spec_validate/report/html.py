@@ -11,7 +11,9 @@ from typing import Any
 from spec_validate.excerpt import cut
 from spec_validate.model import ClauseResult, Finding, Level, Report, Status
 from spec_validate.report.baseline import Baseline, located
+from spec_validate.report.formats import output_format
 from spec_validate.report.links import rule_page
+from spec_validate.report.options import RenderOptions
 from spec_validate.report.verdict import CONFORMS, Verdict, sentence, verdict
 
 # The order a clause is shown in, within an input: what needs reading first comes first.
@@ -93,8 +95,10 @@ SCRIPT = """
 """
 
 
-def render(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None = None, tool_version: str = "") -> str:
+@output_format("html")
+def render(reports: Sequence[Report], options: RenderOptions) -> str:
     """The whole report as one HTML document: inline style and script, no request to anywhere (a CSP says so)."""
+    fail_on, baseline, tool_version = options.fail_on, options.baseline, options.tool_version
     checked = [r for r in reports if r.skipped is None]
     skipped = [r for r in reports if r.skipped is not None]
     counts = _counts(checked, baseline)

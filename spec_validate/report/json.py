@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from spec_validate.model import Finding, Level
+from spec_validate.report.formats import output_format
+from spec_validate.report.options import RenderOptions
 
 if TYPE_CHECKING:
     from spec_validate.model import ClauseResult, LegacyVerdict, Report
@@ -116,11 +118,16 @@ def report_to_json(report: Report, fail_on: Level = Level.MUST, baseline: Baseli
     return out
 
 
-def render(reports: Sequence[Report], tool_version: str, fail_on: Level = Level.MUST, baseline: Baseline | None = None) -> str:
+@output_format("json")
+def render(reports: Sequence[Report], options: RenderOptions) -> str:
     """One document: a report per input checked (or that could not be opened), and the files a folder search skipped."""
+    if options.statistics:
+        from spec_validate.report import statistics
+
+        return statistics.as_json(reports, options.baseline)
     doc: dict[str, Any] = {
-        "tool": {"name": "spec-validate", "version": tool_version},
-        "reports": [report_to_json(r, fail_on, baseline) for r in reports if r.skipped is None],
+        "tool": {"name": "spec-validate", "version": options.tool_version},
+        "reports": [report_to_json(r, options.fail_on, options.baseline) for r in reports if r.skipped is None],
     }
     skipped = [{"path": r.name, "reason": r.skipped} for r in reports if r.skipped is not None]
     if skipped:

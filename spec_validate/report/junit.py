@@ -7,9 +7,14 @@ from collections.abc import Sequence
 
 from spec_validate.model import ClauseResult, Report, Status
 from spec_validate.report.baseline import Baseline, Located, artifact_uri, located
+from spec_validate.report.formats import output_format
+from spec_validate.report.options import RenderOptions
 
 
-def render(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
+@output_format("junit")
+def render(reports: Sequence[Report], options: RenderOptions) -> str:
+    """JUnit XML: a testsuite per input, a testcase per clause."""
+    baseline = options.baseline
     suites = ET.Element("testsuites", name="spec-validate")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for report in (r for r in reports if r.skipped is None):  # a file found in a folder and skipped: no test

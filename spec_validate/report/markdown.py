@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spec_validate.model import Level, Report
-from spec_validate.report.baseline import Baseline, artifact_uri, located
+from spec_validate.model import Report
+from spec_validate.report.baseline import artifact_uri, located
+from spec_validate.report.formats import output_format
+from spec_validate.report.options import RenderOptions
 from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, ERROR, NOTHING_CHECKED, verdict
 
 ICONS = {CONFORMS: "\u2705", DOES_NOT_CONFORM: "\u274c", ERROR: "\u26a0\ufe0f", NOTHING_CHECKED: "\u2796"}
@@ -15,7 +17,10 @@ def _cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def render(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None = None) -> str:
+@output_format("markdown")
+def render(reports: Sequence[Report], options: RenderOptions) -> str:
+    """Markdown for a CI page: a summary table, then the failures."""
+    fail_on, baseline = options.fail_on, options.baseline
     lines = ["## spec-validate", ""]
     lines.append("| File | Format | Result | MUST failed | SHOULD failed | MAY failed | Passed | Not applicable |")
     lines.append("|---|---|---|---:|---:|---:|---:|---:|")

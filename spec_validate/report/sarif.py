@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from spec_validate.model import Level
-from spec_validate.report.baseline import INPUT_ERROR, Baseline, artifact_uri, located
+from spec_validate.report.baseline import INPUT_ERROR, artifact_uri, located
+from spec_validate.report.formats import output_format
 from spec_validate.report.links import rule_page
+from spec_validate.report.options import RenderOptions
 
 if TYPE_CHECKING:
-    from spec_validate.model import Report
+    from spec_validate.model import Report, Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 # Where the project lives. helpUri is the rule's page on the documentation site (spec_validate/report/links.py).
@@ -21,12 +23,11 @@ INFORMATION_URI = "https://github.com/spec-validate/spec-validate"
 SARIF_LEVEL = {Level.MUST: "error", Level.SHOULD: "warning", Level.MAY: "note"}
 
 
-def rule_descriptor(rule: Any) -> dict[str, Any]:
-    """The reportingDescriptor for one rule: clause, rationale, help from --explain, docs page, level."""
-    from spec_validate.explain import explain
-
+def rule_descriptor(rule: Rule, help_text: Callable[[Rule], str] | None = None) -> dict[str, Any]:
+    """The reportingDescriptor for one rule: clause, rationale, help (`help_text`: what --explain prints, as the
+    front ends give it; else the clause and rationale), docs page, level."""
     full = rule.clause + (f"\n\nDerived: {rule.rationale}" if rule.rationale else "")
-    help_md = explain(rule)
+    help_md = help_text(rule) if help_text is not None else full
     descriptor = {
         "id": rule.id,
         "name": rule.id,
@@ -117,8 +118,9 @@ def _input_error_descriptor() -> dict[str, Any]:
     }
 
 
-def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline | None = None) -> dict[str, Any]:
+def sarif_log(reports: Sequence[Report], options: RenderOptions) -> dict[str, Any]:
     """The SARIF log for every report of one invocation (one run)."""
+    tool_version, baseline = options.tool_version, options.baseline
     descriptors: list[dict[str, Any]] = []
     # (pack, rule id) -> position in rules[]: one descriptor per rule of each pack, however many inputs report it
     index: dict[tuple[str, str], int] = {}
@@ -126,7 +128,7 @@ def sarif_log(reports: Sequence[Report], tool_version: str, baseline: Baseline |
         for r in report.results:
             if r.rule.key not in index:
                 index[r.rule.key] = len(descriptors)
-                descriptors.append(rule_descriptor(r.rule))
+                descriptors.append(rule_descriptor(r.rule, options.rule_help))
     results: list[dict[str, Any]] = []
     artifacts: list[dict[str, Any]] = []
     provenance: list[dict[str, Any]] = []
@@ -244,5 +246,7 @@ def _message(item: Any) -> str:
     return text
 
 
-def render(reports: Sequence[Report], tool_version: str, baseline: Baseline | None = None) -> str:
-    return json.dumps(sarif_log(reports, tool_version, baseline), indent=2, ensure_ascii=False) + "\n"
+@output_format("sarif")
+def render(reports: Sequence[Report], options: RenderOptions) -> str:
+    """SARIF 2.1.0 for code scanning: one run, a result per failing finding, a rules[] entry per rule evaluated."""
+    return json.dumps(sarif_log(reports, options), indent=2, ensure_ascii=False) + "\n"

@@ -1,4 +1,6 @@
-"""--statistics: how many failing findings each rule has over every input, most first (ruff's `--statistics`)."""
+"""--statistics: how many failing findings each rule has over every input, most first (ruff's `--statistics`).
+
+The text and JSON formats write these instead of the report when `RenderOptions.statistics` is set."""
 
 from __future__ import annotations
 
@@ -38,10 +40,14 @@ def counts(reports: Sequence[Report], baseline: Baseline | None = None) -> list[
     return rows
 
 
-def render(reports: Sequence[Report], as_json: bool = False, baseline: Baseline | None = None) -> str:
+def as_json(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
+    """The counts as a JSON list (`--statistics --format json`)."""
+    return json.dumps(counts(reports, baseline), indent=2, ensure_ascii=False) + "\n"
+
+
+def table(reports: Sequence[Report], baseline: Baseline | None = None) -> str:
+    """The counts as text, one line per rule (`--statistics`)."""
     rows = counts(reports, baseline)
-    if as_json:
-        return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
     if not rows:
         return "No failures.\n"
     width = max(len(str(r["count"])) for r in rows)

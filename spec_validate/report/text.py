@@ -10,7 +10,9 @@ from typing import TextIO
 
 from spec_validate.model import ClauseResult, Level, Report, Status
 from spec_validate.report.baseline import Baseline, located, new_failures
+from spec_validate.report.formats import output_format
 from spec_validate.report.links import rule_page
+from spec_validate.report.options import RenderOptions
 from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, Verdict, sentence, verdict
 
 COLOURS = {"MUST": "\033[31m", "SHOULD": "\033[33m", "MAY": "\033[36m", "ok": "\033[32m", "dim": "\033[2m", "bold": "\033[1m"}
@@ -25,11 +27,15 @@ def use_colour(stream: TextIO) -> bool:
     return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
 
 
-def render(
-    reports: Sequence[Report], fail_on: Level, colour: bool = False, verbose: bool = False, baseline: Baseline | None = None
-) -> str:
-    """A block per input, one line per file skipped in a folder, the baseline's states, and a summary table
-    after several inputs."""
+@output_format("text")
+def render(reports: Sequence[Report], options: RenderOptions) -> str:
+    """For people at a terminal: a block per input, one line per file skipped in a folder, the baseline's states,
+    and a summary table after several inputs."""
+    if options.statistics:
+        from spec_validate.report import statistics
+
+        return statistics.table(reports, options.baseline)
+    fail_on, colour, verbose, baseline = options.fail_on, options.colour, options.verbose, options.baseline
     paint: Paint = (lambda key, text: f"{COLOURS[key]}{text}{RESET}") if colour else (lambda key, text: text)
     lines: list[str] = []
     for report in reports:

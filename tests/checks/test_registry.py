@@ -4,6 +4,8 @@ and no primitive passes silently on a node lacking what it reads."""
 from __future__ import annotations
 
 import fnmatch
+import importlib
+import pkgutil
 
 import jsonschema
 import numpy as np
@@ -53,6 +55,15 @@ def test_check_passes_returns_function_unchanged():
         assert registry.get("probe_primitive_for_test").function is probe_primitive_for_test
     finally:
         registry._REGISTRY.pop("probe_primitive_for_test", None)
+
+
+def test_builtin_modules_are_found_not_listed():
+    # Every module of the package but the decorator's and the registry's: a new module of primitives is found
+    # without an entry anywhere.
+    package = importlib.import_module("spec_validate.checks")
+    found = {f"spec_validate.checks.{m.name}" for m in pkgutil.iter_modules(package.__path__)}
+    assert set(registry.builtin_modules()) == found - {"spec_validate.checks.api", "spec_validate.checks.registry"}
+    assert {p.function.__module__ for p in registry.builtin_primitives().values()} <= set(registry.builtin_modules())
 
 
 def test_check_fails_registering_a_name_twice():

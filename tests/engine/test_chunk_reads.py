@@ -21,7 +21,7 @@ from spec_validate.storage.keyvalue import DirectoryStore
 
 CORPUS = Path(__file__).resolve().parents[2] / "conformance-corpus"
 # Metadata documents, not chunks: Zarr's own, and netcdf-c's NCZarr documents, which the provenance detection
-# looks for (spec_validate/engine/provenance.py) to tell a netcdf-c store.
+# looks for (spec_validate/engine/provenance/zarr.py) to tell a netcdf-c store.
 DOCUMENTS = {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json", ".nczarr", ".nczgroup", ".nczarray", ".nczattrs"}
 
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import pkgutil
 
 import numpy as np
 import pytest
 from dict_store import DictStore
 from memory_tree import Arr, tree
 
-from spec_validate.engine.provenance import Provenance, WriterMark, anndata_era, detect
+from spec_validate.engine import provenance
+from spec_validate.engine.loader import builtin_packs
+from spec_validate.engine.provenance import Provenance, WriterMark, detect
+from spec_validate.engine.provenance.anndata import anndata_era
 from spec_validate.nodes.zarr.tree import ZarrTree
 
 
@@ -151,3 +155,53 @@ def test_detect_falls_back_on_zarr_python_3s_consolidated_marker():
     }
     (w,) = detect(ZarrTree(TextStore(items), 2)).writers
     assert (w.name, w.versions) == ("zarr-python", ">=3") and "consolidated_metadata" in w.evidence
+
+
+# ------------------------------------------------------------------------------------------ the detector registry
+def test_every_family_module_registers_a_detector_found_without_a_list():
+    modules = {m.name for m in pkgutil.iter_modules(provenance.__path__)} - {"model"}
+    assert {d.function.__module__.rpartition(".")[2] for d in provenance.detectors()} == modules
+
+
+def test_every_writer_the_builtin_packs_name_has_a_role():
+    named = {w.name for p in builtin_packs() for r in p.rules for w in r.writers}
+    assert named and named <= set(provenance.roles())
+
+
+def test_detectors_run_in_module_then_definition_order():
+    order = [(d.function.__module__, d.function.__code__.co_firstlineno) for d in provenance.detectors()]
+    assert order == sorted(order)
+    assert [d.name for d in provenance.detectors()][:2] == ["anndata", "mudata"]  # MuData's mark follows its modalities'
+
+
+def test_detector_passes_returns_function_unchanged():
+    def probe(tree):
+        return iter(())
+
+    try:
+        assert provenance.detector("probe-detector-for-test", roles={"probe writer": "probe"})(probe) is probe
+        assert provenance.DETECTORS["probe-detector-for-test"].function is probe
+        assert provenance.roles()["probe writer"] == "probe"
+    finally:
+        provenance.DETECTORS.pop("probe-detector-for-test", None)
+        provenance._ROLES.pop("probe writer", None)
+
+
+def test_detector_fails_registering_a_name_twice_or_a_writer_with_two_roles():
+    with pytest.raises(RuntimeError, match="registered twice"):
+        provenance.detector("anndata")(lambda tree: ())
+    with pytest.raises(RuntimeError, match="two roles"):
+        provenance.detector("probe-detector-for-test", roles={"zarr-python": "anndata"})(lambda tree: ())
+    assert "probe-detector-for-test" not in provenance.DETECTORS
+
+
+def test_detect_finds_nothing_where_a_detector_raises(monkeypatch):
+    def broken(tree):
+        raise ValueError("odd metadata")
+
+    layout = {"@attrs": {"encoding-type": "anndata", "encoding-version": "0.1.0"}, "obs": {}, "var": {}}
+    assert [e.id for e in detect(tree(layout)).eras] == ["anndata-0.8"]
+    anndata = provenance.DETECTORS["anndata"]
+    monkeypatch.setitem(provenance.DETECTORS, "anndata", anndata._replace(function=broken))
+    found = detect(tree(layout))
+    assert found.eras == () and found.writers == ()

@@ -186,12 +186,12 @@ def test_iter_results_unreadable_array_is_reported_once_and_not_checked(monkeypa
 def test_iter_results_error_when_a_kernel_fails_the_store_not_blamed(monkeypatch):
     """A kernel that raises on values (the tool's failure) puts the clauses on that array in error; no unreadable
     record is made, since the store was read."""
-    from spec_validate.kernels import KERNELS
+    from spec_validate.kernels import registry
 
     def boom(block, **params):
         raise TypeError("no such values")
 
-    monkeypatch.setattr(KERNELS["find_decreases"], "summarize", boom)
+    monkeypatch.setitem(registry.KERNELS, "find_decreases", registry.get("find_decreases")._replace(summarize=boom))
     for scanner in (SerialScanner(2), ThreadScanner(2, 2)):
         t = tree(csr())
         results = {r.rule.id: r for r in iter_results(t, [pack(RULES)], block_elements=2, scanner=scanner)}

@@ -146,13 +146,13 @@ def test_scan_passes_a_kernel_failure_is_this_arrays_error_not_the_runs(monkeypa
     from memory_tree import tree
 
     from spec_validate.engine.scan import SerialScanner, ThreadScanner, plan
-    from spec_validate.kernels import KERNELS
+    from spec_validate.kernels import registry
     from spec_validate.kernels.facts import FactRequest
 
     def boom(block, **params):
         raise TypeError("no such values")
 
-    monkeypatch.setattr(KERNELS["first_last"], "summarize", boom)
+    monkeypatch.setitem(registry.KERNELS, "first_last", registry.get("first_last")._replace(summarize=boom))
     t = tree({"a": np.arange(10), "b": np.arange(5)})
     scans = [plan(t.get("/a"), [FactRequest("first_last")]), plan(t.get("/b"), [FactRequest("find_decreases", (("limit", 3),))])]
     for scanner in (SerialScanner(), ThreadScanner(2)):

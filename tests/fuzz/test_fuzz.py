@@ -54,10 +54,11 @@ def test_fuzz_passes_a_reader_crash_reported_under_timeout_is_a_defect():
     """Under --timeout a crash of the reader is one unreadable record, and the run goes on; without it (the default)
     the user's process dies: the fuzzer, which always passes --timeout, counts that record as a crash."""
     from spec_validate.report import json as json_report
+    from spec_validate.report.options import RenderOptions
     from spec_validate.watchdog import _report
 
     crashed = _report("in.h5ad", "/", "hdf5", "reading /X/indices", "the reader crashed (killed by signal 11) while reading")
-    defects = runner._check_report(json_report.render([crashed], "0").encode(), "in.h5ad")
+    defects = runner._check_report(json_report.render([crashed], RenderOptions(tool_version="0")).encode(), "in.h5ad")
     assert [runner._kind(d) for d in defects] == ["crash (signal)"]
     timed_out = _report("in.h5ad", "/", "hdf5", "reading /X/indices", "timed out after 20 s while reading /X/indices")
-    assert runner._check_report(json_report.render([timed_out], "0").encode(), "in.h5ad") == []
+    assert runner._check_report(json_report.render([timed_out], RenderOptions(tool_version="0")).encode(), "in.h5ad") == []

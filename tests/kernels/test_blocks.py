@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from splitting import split
 
-from spec_validate.kernels import KERNELS
 from spec_validate.kernels.block import Block
 from spec_validate.kernels.blocks import fold, non_empty, reduce_pool, reduce_serial
+from spec_validate.kernels.registry import all_kernels, get
 
 PARAMS = {
     "find_decreases": {"limit": 3},
@@ -32,12 +32,12 @@ def test_non_empty_passes_skips_empty_blocks():
 
 
 def test_fold_passes_nothing_gives_none():
-    assert fold(KERNELS["first_last"], []) is None
+    assert fold(get("first_last"), []) is None
 
 
-@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("name", sorted(all_kernels()))
 def test_reduce_pool_passes_equals_serial(name):
-    kernel, params = KERNELS[name], PARAMS[name]
+    kernel, params = get(name), PARAMS[name]
     a = np.random.default_rng(3).integers(0, 100, 333)
     blocks = split(a, 10) + [Block(333, a[333:])]
     with ThreadPoolExecutor(4) as pool:

@@ -14,6 +14,7 @@ from spec_validate.engine.run import iter_results
 from spec_validate.model import CheckStep, Level, PackInfo, Report, Rule
 from spec_validate.report.html import render
 from spec_validate.report.links import rule_page
+from spec_validate.report.options import RenderOptions
 
 # The system's Chromium (apt-get install chromium), driven by Playwright through `executable_path`: Playwright's own
 # browser download is not reachable from every machine, and a report is for people, so it is checked as one renders.
@@ -48,7 +49,7 @@ def report(source="demo.h5ad", values=(0, 2, 1)) -> Report:
 
 
 def page(*reports: Report, fail_on: Level = Level.MUST) -> str:
-    return render(list(reports), fail_on, None, "0.1.0")
+    return render(list(reports), RenderOptions(fail_on=fail_on, tool_version="0.1.0"))
 
 
 def test_html_passes_one_document_that_loads_nothing():

@@ -10,6 +10,7 @@ import pytest
 
 import spec_validate
 from spec_validate.report.json import render
+from spec_validate.report.options import RenderOptions
 
 SCHEMA = json.loads((Path(spec_validate.__file__).parent / "report" / "report.schema.json").read_text())
 
@@ -30,13 +31,13 @@ def check(doc):
 )
 def test_render_passes_schema_on_real_run(request, fixture):
     path = request.getfixturevalue(fixture)
-    doc = json.loads(render([spec_validate.validate(path)], spec_validate.__version__))
+    doc = json.loads(render([spec_validate.validate(path)], RenderOptions()))
     check(doc)
     assert doc["reports"][0]["source"] == path
 
 
 def test_render_fails_carries_finding_index_and_details(broken_h5ad):
-    doc = json.loads(render([spec_validate.validate(broken_h5ad)], spec_validate.__version__))
+    doc = json.loads(render([spec_validate.validate(broken_h5ad)], RenderOptions()))
     (result,) = [r for r in doc["reports"][0]["results"] if r["status"] == "failed"]
     assert result["id"] == "anndata.csr_matrix.indptr-monotonic"
     assert (result["level"], result["spec_level"], result["basis"]) == ("MUST", "MUST", "derived")
@@ -51,7 +52,7 @@ def test_render_passes_schema_with_store_problems(tmp_path, valid_zarr):
     store = tmp_path / "broken.zarr"
     shutil.copytree(valid_zarr, store)
     (store / ".zattrs").write_text("{broken")
-    doc = json.loads(render([spec_validate.validate(str(store))], spec_validate.__version__))
+    doc = json.loads(render([spec_validate.validate(str(store))], RenderOptions()))
     check(doc)
     assert doc["reports"][0]["problems"][0]["key"] == ".zattrs"
 
@@ -69,7 +70,7 @@ def test_render_passes_schema_and_names_nodes_deep_could_not_decode(valid_zarr, 
     zarray.write_text(json.dumps(meta))
     (store / ".zmetadata").unlink(missing_ok=True)
     report = spec_validate.validate(store, deep=True)
-    doc = json.loads(render([report], spec_validate.__version__))
+    doc = json.loads(render([report], RenderOptions()))
     check(doc)
     partly = [r for r in doc["reports"][0]["results"] if r["status"] == "passed" and r.get("unchecked")]
     assert partly and all(u["path"].startswith("/") and "not decoded" in u["reason"] for r in partly for u in r["unchecked"])

@@ -10,7 +10,7 @@ from memory_tree import Arr, pack, tree
 from spec_validate.engine.run import iter_results
 from spec_validate.model import CheckStep, Level, PackInfo, Report, Rule
 from spec_validate.report import baseline as bl
-from spec_validate.report.statistics import counts, render
+from spec_validate.report.statistics import as_json, counts, table
 
 RULES = [
     Rule(
@@ -49,7 +49,7 @@ def test_statistics_counts_per_rule_most_first():
         ("t.x.monotonic", "MUST", 4, 2),
         ("t.root.flag", "SHOULD", 2, 2),
     ]
-    assert render(reports).splitlines() == [
+    assert table(reports).splitlines() == [
         "4  MUST    t.x.monotonic  (2 inputs)",
         "2  SHOULD  t.root.flag    (2 inputs)",
     ]
@@ -58,10 +58,10 @@ def test_statistics_counts_per_rule_most_first():
 def test_statistics_counts_baseline_findings_apart_and_json():
     reports = [report("a.h5ad", 1)]
     known = bl.Baseline(frozenset(i.fingerprint for i in bl.located(reports[0]) if i.rule_id == "t.root.flag"))
-    assert "(1 input, 1 in the baseline)" in render(reports, baseline=known)
-    doc = json.loads(render(reports, as_json=True, baseline=known))
+    assert "(1 input, 1 in the baseline)" in table(reports, baseline=known)
+    doc = json.loads(as_json(reports, baseline=known))
     assert {(d["rule"], d["baseline"]) for d in doc} == {("t.x.monotonic", 0), ("t.root.flag", 1)}
 
 
 def test_statistics_no_failures():
-    assert render([]) == "No failures.\n"
+    assert table([]) == "No failures.\n"

@@ -10,6 +10,7 @@ from memory_tree import Arr, pack, tree
 
 from spec_validate.engine.run import iter_results
 from spec_validate.model import CheckStep, Level, PackInfo, Report, Rule
+from spec_validate.report.options import RenderOptions
 from spec_validate.report.text import render, use_colour
 
 
@@ -64,15 +65,15 @@ def test_use_colour(monkeypatch, env, stream, expected):
 
 
 def test_render_passes_no_escape_codes_without_colour():
-    assert "\033" not in render([report()], Level.MUST, colour=False)
+    assert "\033" not in render([report()], RenderOptions(fail_on=Level.MUST, colour=False))
 
 
 def test_render_passes_escape_codes_with_colour():
-    assert "\033[31m" in render([report()], Level.MUST, colour=True)
+    assert "\033[31m" in render([report()], RenderOptions(fail_on=Level.MUST, colour=True))
 
 
 def test_render_fails_grouped_with_level_id_clause_path():
-    text = render([report()], Level.MUST)
+    text = render([report()], RenderOptions(fail_on=Level.MUST))
     lines = text.splitlines()
     assert lines[0] == "demo.h5ad (hdf5; t 0.0.1)"
     i = lines.index("  FAILED MUST (derived) t.a.monotonic")
@@ -85,13 +86,13 @@ def test_render_fails_grouped_with_level_id_clause_path():
 
 
 def test_render_passes_verbose_lists_passed():
-    assert "passed         MUST   t.root.group" in render([report()], Level.MUST, verbose=True)
+    assert "passed         MUST   t.root.group" in render([report()], RenderOptions(fail_on=Level.MUST, verbose=True))
 
 
 def test_render_passes_conforms_when_only_should_fails_at_must():
-    text = render([report(values=(0, 1, 2))], Level.MUST)
+    text = render([report(values=(0, 1, 2))], RenderOptions(fail_on=Level.MUST))
     assert "conforms at --fail-on must" in text
-    assert "does not conform at --fail-on should" in render([report(values=(0, 1, 2))], Level.SHOULD)
+    assert "does not conform at --fail-on should" in render([report(values=(0, 1, 2))], RenderOptions(fail_on=Level.SHOULD))
 
 
 def test_render_names_nodes_a_passing_clause_could_not_check():
@@ -107,7 +108,7 @@ def test_render_names_nodes_a_passing_clause_could_not_check():
         0,
         tuple((f"/x{i}", f"/x{i}: not decoded (codec off the allow-list)") for i in range(5)),
     )
-    text = render([Report(base.source, base.format, base.packs, base.tool_version, (partly,))], Level.MUST)
+    text = render([Report(base.source, base.format, base.packs, base.tool_version, (partly,))], RenderOptions(fail_on=Level.MUST))
     assert "PASSED, NOT ALL CHECKED MUST t.root.group" in text
     assert "    not checked: /x0: not decoded (codec off the allow-list)" in text  # the path is not said twice
     assert "... and 2 more not checked" in text
@@ -119,7 +120,7 @@ def test_render_marks_baseline_findings_in_the_block_and_the_verdict_agrees():
 
     r = report()
     known = bl.Baseline(frozenset(item.fingerprint for item in bl.located(r)))
-    text = render([r], Level.MUST, baseline=known)
+    text = render([r], RenderOptions(fail_on=Level.MUST, baseline=known))
     assert "  FAILED MUST (derived) t.a.monotonic [baseline]" in text.splitlines()
     assert "does not conform" not in text
     assert "  conforms at --fail-on must (0 new failure(s), 2 known in the baseline). MUST:" in text
@@ -130,7 +131,7 @@ def test_render_marks_only_the_known_findings_of_a_clause():
 
     r = report()
     flag = next(item for item in bl.located(r) if item.rule_id == "t.root.flag")
-    text = render([r], Level.SHOULD, baseline=bl.Baseline(frozenset({flag.fingerprint})))
+    text = render([r], RenderOptions(fail_on=Level.SHOULD, baseline=bl.Baseline(frozenset({flag.fingerprint}))))
     assert "  FAILED MUST (derived) t.a.monotonic" in text.splitlines()  # new: not marked
     assert "  FAILED SHOULD t.root.flag [baseline]" in text.splitlines()
     assert "does not conform at --fail-on should (1 new failure(s), 1 known in the baseline)" in text
@@ -138,7 +139,7 @@ def test_render_marks_only_the_known_findings_of_a_clause():
 
 def test_render_says_nothing_was_checked():
     empty = Report("demo.h5ad", "hdf5", (PackInfo("t", "Test", "0.0.1", ("/",)),), "0.1.0", ())
-    text = render([empty], Level.MUST)
+    text = render([empty], RenderOptions(fail_on=Level.MUST))
     assert "  nothing checked: no selected rule belongs to a pack that applies here (t 0.0.1)." in text
     assert "conforms" not in text
 
@@ -149,7 +150,10 @@ def test_render_names_nodes_a_not_applicable_clause_could_not_check():
 
     base = report(values=(0, 1, 2))
     undecoded = ClauseResult(RULES[0], Status.NOT_APPLICABLE, (), 0, "not decoded", 0, (("/a", "/a: not decoded: codec 'x'"),))
-    text = render([Report(base.source, base.format, base.packs, base.tool_version, (*base.results, undecoded))], Level.MUST)
+    text = render(
+        [Report(base.source, base.format, base.packs, base.tool_version, (*base.results, undecoded))],
+        RenderOptions(fail_on=Level.MUST),
+    )
     assert "  NOT CHECKED MUST t.a.monotonic" in text.splitlines()
     assert "    not checked: /a: not decoded: codec 'x'" in text.splitlines()
     assert "conforms at --fail-on must (1 clause(s) not fully checked: nodes not decoded, not readable or not listed)." in text
@@ -157,7 +161,7 @@ def test_render_names_nodes_a_not_applicable_clause_could_not_check():
 
 def test_render_an_input_that_cannot_be_opened_is_one_line():
     error = Report("notes.txt", "", (), "0", (), error="notes.txt: not an HDF5 file or a Zarr store")
-    text = render([error, report()], Level.MUST)
+    text = render([error, report()], RenderOptions(fail_on=Level.MUST))
     assert text.splitlines()[0] == "notes.txt: error: not an HDF5 file or a Zarr store"
     row = next(line for line in text.splitlines() if line.startswith("notes.txt "))  # the summary table's row
     assert row.split() == ["notes.txt", "-", "-", "-", "-", "error"]
@@ -165,7 +169,7 @@ def test_render_an_input_that_cannot_be_opened_is_one_line():
 
 
 def test_render_a_skipped_file_is_one_line():
-    text = render([report(), Report("data/notes.txt", "", (), "0", (), skipped="not a store")], Level.MUST)
+    text = render([report(), Report("data/notes.txt", "", (), "0", (), skipped="not a store")], RenderOptions(fail_on=Level.MUST))
     assert text.count("data/notes.txt") == 1
     assert "data/notes.txt: skipped: not a store" in text.splitlines()
 
@@ -175,7 +179,9 @@ def test_render_context_is_shown_once_and_not_counted():
 
     r = report(values=(0, 1, 2))
     above = ClauseResult(RULES[2], Status.FAILED, (Finding("no .zgroup is stored", "/"),), 1, None, 1)
-    text = render([Report("x.zarr", "zarr-v2", r.packs, "0", r.results, node="/a", context=(above,))], Level.MUST)
+    text = render(
+        [Report("x.zarr", "zarr-v2", r.packs, "0", r.results, node="/a", context=(above,))], RenderOptions(fail_on=Level.MUST)
+    )
     lines = text.splitlines()
     assert lines[0] == "x.zarr/a (zarr-v2; t 0.0.1)"
     i = lines.index("  Context: clauses failing on the ancestors of /a (not counted for /a):")
@@ -190,6 +196,6 @@ def test_render_passes_failed_builtin_rule_links_its_page(monkeypatch):
 
     monkeypatch.setenv("SPEC_VALIDATE_DOCS_URI", "https://docs.example.org/sv")
     failed = spec_validate.validate(CASES / "h5ad" / "anndata-var-missing.h5ad")
-    text = render([failed], Level.MUST)
+    text = render([failed], RenderOptions(fail_on=Level.MUST))
     assert "    see https://docs.example.org/sv/rules/anndata.anndata.obs-var-present.html" in text.splitlines()
-    assert "see " not in render([report()], Level.MUST)  # rules of a user's own pack have no page
+    assert "see " not in render([report()], RenderOptions(fail_on=Level.MUST))  # rules of a user's own pack have no page

@@ -1,0 +1,137 @@
+"""AnnData's eras (before 0.7, 0.7, 0.8 and later) and writers: anndata, SeuratDisk's Convert() (its Seurat marks), MuData."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from spec_validate.engine.provenance import detector
+from spec_validate.engine.provenance.model import Era, WriterMark
+from spec_validate.nodes.base import Node, Tree
+
+
+def _anndata_roots(tree: Tree) -> Iterator[Node]:
+    """The root if it looks like an AnnData group, and groups that say they are one (MuData's /mod/<name>)."""
+    root = tree.root
+    if tree.format == "tiledb":
+        return
+    if root.kind == "group" and (
+        root.attrs.get("encoding-type") == "anndata" or (root.child("obs") is not None and root.child("var") is not None)
+    ):
+        yield root
+    mod = root.child("mod") if root.kind == "group" else None
+    if mod is not None and mod.kind == "group":
+        for child in mod.children().values():
+            if child.kind == "group" and child.attrs.get("encoding-type") == "anndata":
+                yield child
+
+
+@detector("anndata", roles={"anndata": "anndata", "SeuratDisk": "anndata"})
+def anndata(tree: Tree) -> Iterator[Era | WriterMark]:
+    for root in _anndata_roots(tree):
+        era = anndata_era(root)
+        if era is None:
+            continue
+        yield era
+        writer = anndata_writer(root, era)
+        if writer is not None:
+            yield writer
+
+
+def anndata_era(root: Node) -> Era | None:
+    """The anndata era of an AnnData-shaped group: before 0.7, 0.7, or 0.8 and later (the on-disk spec)."""
+    attrs = root.attrs
+    version = attrs.get("encoding-version")
+    if attrs.get("encoding-type") == "anndata":
+        return Era(
+            "anndata",
+            root.path,
+            "anndata-0.8",
+            f"anndata >= 0.8 (encoding-version {version})",
+            (f"{root.path} has encoding-type 'anndata'",),
+        )
+    obs, var = root.child("obs"), root.child("var")
+    if obs is None or var is None:
+        return None
+    evidence: list[str] = []
+    compound = [n.path for n in (obs, var) if n.kind == "array" and n.dtype is not None and n.dtype.names]
+    if compound:
+        evidence.append(
+            f"{', '.join(compound)} {'is an HDF5 compound dataset' if len(compound) == 1 else 'are compound datasets'}"
+        )
+    if any(name in root.children() for name in ("raw.X", "raw.var", "raw.varm")):
+        evidence.append(f"{root.path.rstrip('/')}/raw.X-style dotted names instead of a raw group")
+    sparse = [n.path for n in root.children().values() if n.kind == "group" and "h5sparse_format" in n.attrs]
+    if sparse:
+        evidence.append(f"{sparse[0]} uses the h5sparse_format attributes")
+    if evidence:
+        return Era(
+            "anndata",
+            root.path,
+            "anndata-pre-0.7",
+            "anndata < 0.7 (obs and var as compound datasets, no encoding metadata)",
+            tuple(evidence),
+        )
+    frame = [n for n in (obs, var) if n.kind == "group" and n.attrs.get("encoding-type") == "dataframe"]
+    old = [n.path for n in frame if n.attrs.get("encoding-version") == "0.1.0"]
+    categories = [n.path for n in (obs, var) if n.kind == "group" and n.child("__categories") is not None]
+    if old or categories:
+        evidence.append(f"{root.path} has no encoding metadata")
+        if old:
+            evidence.append(f"{', '.join(old)} dataframe encoding-version 0.1.0")
+        if categories:
+            evidence.append(f"categories under {categories[0]}/__categories")
+        return Era(
+            "anndata",
+            root.path,
+            "anndata-0.7",
+            "anndata 0.7 (before the 0.8 encoding metadata; dataframe 0.1.0)",
+            tuple(evidence),
+        )
+    return None
+
+
+def anndata_writer(root: Node, era: Era) -> WriterMark | None:
+    """Who wrote the AnnData elements: SeuratDisk's Convert() leaves Seurat's marks; else anndata, of the era's versions."""
+    seurat = _seurat_marks(root)
+    if seurat is not None:
+        return WriterMark("SeuratDisk", "", "anndata", seurat)
+    versions = {"anndata-pre-0.7": "<0.7", "anndata-0.7": ">=0.7,<0.8", "anndata-0.8": ">=0.8"}[era.id]
+    return WriterMark("anndata", versions, "anndata", era.evidence[0] if era.evidence else era.label)
+
+
+def _seurat_marks(root: Node) -> str | None:
+    """What SeuratDisk's Convert(h5Seurat -> h5ad) leaves: Seurat graph attributes, categories without `ordered`."""
+    uns = root.child("uns")
+    stack = [uns] if uns is not None and uns.kind == "group" else []
+    while stack:
+        node = stack.pop()
+        if "assay.used" in node.attrs:
+            return f"{node.path} carries Seurat's 'assay.used' attribute"
+        stack.extend(c for c in node.children().values() if c.kind == "group")
+    for frame in (root.child("obs"), root.child("var")):
+        cats = frame.child("__categories") if frame is not None and frame.kind == "group" else None
+        if cats is not None and cats.kind == "group":
+            tables = [c for c in cats.children().values() if c.kind == "array"]
+            codes = [frame.child(c.name) for c in tables]
+            if (
+                tables
+                and not any("ordered" in c.attrs for c in tables)
+                and not any(c is not None and "categories" in c.attrs for c in codes)
+            ):
+                return (
+                    f"{cats.path} tables carry no 'ordered' and their codes no 'categories' reference (anndata 0.7 writes both)"
+                )
+    return None
+
+
+@detector("mudata", roles={"mudata": "mudata"})
+def mudata(tree: Tree) -> Iterator[WriterMark]:
+    root = tree.root
+    if root.kind == "group" and root.attrs.get("encoder") == "mudata":
+        version = root.attrs.get("encoder-version")
+        yield WriterMark(
+            "mudata",
+            f"=={version}" if isinstance(version, str) and version else "",
+            "mudata",
+            f"/ says encoder 'mudata'{f' {version}' if version else ''}",
+        )

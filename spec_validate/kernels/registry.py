@@ -1,0 +1,77 @@
+"""Looking up array kernels by name: `@kernel` registers one beside its code; the modules are found, not listed.
+
+A kernel is a summarize (one block -> a partial result) + associative combine (two partials -> one) pair, so an
+array's blocks can be summarised in any order, on any worker, and folded in block order. Primitives ask for a
+kernel by its name (`kernels.facts.FactRequest.kernel`); the engine's scan looks it up here. The modules of this
+package are imported on the first lookup (importing one runs its `@kernel`), so a new kernel module needs no
+entry anywhere.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+_PACKAGE = "spec_validate.kernels"
+
+
+class Kernel(NamedTuple):
+    name: str
+    summarize: Callable[..., Any]  # (block, **params) -> partial
+    combine: Callable[..., Any]  # (left, right, **params) -> partial: associative
+    # It reads the block's chunk records (`Block.chunks`), so it gets blocks whose chunks did not all decode; every
+    # other kernel is given the block's problem instead, as those values are not the array's.
+    reads_chunks: bool = False
+    # It reads the shard indexes of the block (`Block.shards`, Zarr v3 sharding), which are read only when asked for.
+    reads_shard_indexes: bool = False
+
+
+KERNELS: dict[str, Kernel] = {}
+_loaded = False
+_loading = threading.Lock()  # a scan thread that looks a name up while another loads waits for it
+
+
+def kernel(
+    name: str, *, summarize: Callable[..., Any], reads_chunks: bool = False, reads_shard_indexes: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the kernel `name`: the decorated function is its combine, `summarize` its per-block step."""
+
+    def register(combine: Callable[..., Any]) -> Callable[..., Any]:
+        if name in KERNELS:
+            raise RuntimeError(f"kernel {name!r} is registered twice")
+        KERNELS[name] = Kernel(name, summarize, combine, reads_chunks, reads_shard_indexes)
+        return combine
+
+    return register
+
+
+def get(name: str) -> Kernel:
+    """The kernel registered as `name`; KeyError names an unknown one."""
+    if name not in KERNELS:
+        _load()
+    try:
+        return KERNELS[name]
+    except KeyError:
+        raise KeyError(f"no kernel named {name!r}") from None
+
+
+def all_kernels() -> dict[str, Kernel]:
+    """Every kernel, by name."""
+    _load()
+    return dict(sorted(KERNELS.items()))
+
+
+def _load() -> None:
+    global _loaded
+    with _loading:
+        if _loaded:
+            return
+        import pkgutil
+
+        package = importlib.import_module(_PACKAGE)
+        for module in pkgutil.iter_modules(package.__path__):
+            if module.name != "registry":
+                importlib.import_module(f"{_PACKAGE}.{module.name}")  # runs its @kernel
+        _loaded = True

@@ -1,0 +1,102 @@
+"""Output formats by name: `@output_format` registers a renderer beside its code; the front ends look it up here.
+
+Every renderer has one signature, `render(reports, options) -> str | bytes` (`options` a `RenderOptions`). The
+modules of this package are found, not listed: a new format is one module with one decorated function. A lookup
+imports the module named after the format first (the convention every built-in format follows), so a run imports
+only the renderer it writes with; listing the names, or a format whose module is named otherwise, imports them all.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable, Collection, Iterator, Sequence
+from typing import NamedTuple
+
+from spec_validate.errors import SpecValidateError
+from spec_validate.model import Report
+from spec_validate.report.options import RenderOptions
+
+Renderer = Callable[[Sequence[Report], RenderOptions], str | bytes]
+
+_PACKAGE = "spec_validate.report"
+
+
+class OutputFormat(NamedTuple):
+    name: str
+    render: Renderer
+    summary: str  # the first line of the renderer's docstring
+
+
+FORMATS: dict[str, OutputFormat] = {}
+_loaded = False
+_loading = threading.Lock()  # a thread that looks a name up while another loads the modules waits for it
+
+
+def output_format(name: str) -> Callable[[Renderer], Renderer]:
+    """Register `render(reports, options) -> str | bytes` as the output format `name`."""
+
+    def register(render: Renderer) -> Renderer:
+        if name in FORMATS:
+            raise RuntimeError(f"output format {name!r} is registered twice")
+        doc = (render.__doc__ or "").strip()
+        FORMATS[name] = OutputFormat(name, render, doc.splitlines()[0] if doc else "")
+        return render
+
+    return register
+
+
+def find(name: str) -> OutputFormat | None:
+    """The format registered as `name`, or None."""
+    if name not in FORMATS and not _loaded and name.isidentifier():
+        module = f"{_PACKAGE}.{name}"
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:  # the module is there but imports something that is not: a real error
+                raise
+    if name not in FORMATS:
+        _load()
+    return FORMATS.get(name)
+
+
+def get(name: str) -> OutputFormat:
+    """The format registered as `name`; an unknown name is a one-line error naming those there are."""
+    found = find(name)
+    if found is None:
+        raise SpecValidateError(f"no output format {name!r} (one of: {', '.join(names())})")
+    return found
+
+
+def names() -> list[str]:
+    """Every format's name, in name order."""
+    _load()
+    return sorted(FORMATS)
+
+
+class Names(Collection[str]):
+    """The format names as argparse's `choices`: asking whether a name is one imports only its module; listing them
+    (for --help, or to name the choices after a wrong one) imports every renderer."""
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and find(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(names())
+
+    def __len__(self) -> int:
+        return len(names())
+
+
+def _load() -> None:
+    global _loaded
+    with _loading:
+        if _loaded:
+            return
+        import pkgutil
+
+        package = importlib.import_module(_PACKAGE)
+        for module in pkgutil.iter_modules(package.__path__):
+            if module.name != "formats":
+                importlib.import_module(f"{_PACKAGE}.{module.name}")  # runs its @output_format, if it has one
+        _loaded = True
