@@ -1,4 +1,8 @@
-"""open_store(path or URL) -> Tree: which transport reaches the input, then which format reader reads it."""
+"""open_store(path or URL) -> Tree: which transport reaches the input, then which format reader reads it.
+
+A local path is offered to the container formats' detectors (`nodes/formats.py`: each format package registers its
+own); a URL is read through a remote store (`storage/remote.py`) as an HDF5 file or a Zarr store.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Any
 
 from spec_validate.errors import InputError
 from spec_validate.nodes.base import Tree
+from spec_validate.nodes.formats import detectors
 
 
 def open_store(path: str, list_folders: bool = True) -> Tree:
@@ -40,37 +45,19 @@ def open_store(path: str, list_folders: bool = True) -> Tree:
         # Opening a FIFO for reading waits for a writer; a device could be anything: neither is ever opened.
         raise InputError(f"{path}: not a regular file or directory (a FIFO, socket or device); never opened")
     if os.path.isdir(path):
-        from spec_validate.nodes.tiledb.tree import TileDBTree, looks_like_tiledb
-        from spec_validate.nodes.zarr.tree import ZarrTree, detect_zarr_format
-        from spec_validate.storage.keyvalue import DirectoryStore
-
-        if looks_like_tiledb(path):
-            return TileDBTree(path)
-        kv = DirectoryStore(path)
-        zarr_format = detect_zarr_format(kv)
-        if zarr_format is None:
-            if path.rstrip("/").endswith(".cxg"):
-                raise InputError(f"{path}: a .cxg directory, but no TileDB group or array in it (no __tiledb_group.tdb)")
-            raise InputError(f"{path}: a directory, but not a Zarr store (no .zgroup, .zarray, .zattrs or zarr.json)")
-        return ZarrTree(kv, zarr_format)
+        for detector in detectors("directory"):
+            tree = detector.open(path)
+            if tree is not None:
+                return tree
+        if path.rstrip("/").endswith(".cxg"):
+            raise InputError(f"{path}: a .cxg directory, but no TileDB group or array in it (no __tiledb_group.tdb)")
+        raise InputError(f"{path}: a directory, but not a Zarr store (no .zgroup, .zarray, .zattrs or zarr.json)")
     if not os.access(path, os.R_OK):
         raise InputError(f"{path}: permission denied")
-    from spec_validate.nodes.hdf5.tree import HDF5Tree, is_hdf5
-
-    if is_hdf5(path):
-        return HDF5Tree(path)
-    import zipfile  # here, not at the top: an HDF5 run never needs it
-
-    if zipfile.is_zipfile(path):
-        from spec_validate.nodes.zarr.tree import ZarrTree, detect_zarr_format
-        from spec_validate.storage.keyvalue import ZipStore
-
-        kv = ZipStore(path)
-        zarr_format = detect_zarr_format(kv)
-        if zarr_format is None:
-            kv.close()
-            raise InputError(f"{path}: a zip file, but not a zipped Zarr store")
-        return ZarrTree(kv, zarr_format)
+    for detector in detectors("file"):
+        tree = detector.open(path)
+        if tree is not None:
+            return tree
     raise InputError(f"{path}: not an HDF5 file or a Zarr store")
 
 

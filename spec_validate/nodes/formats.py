@@ -1,0 +1,66 @@
+"""Which reader opens a local path: `@container_format` registers a detector beside each format's reader.
+
+Each format package of `spec_validate.nodes` (hdf5, zarr, tiledb) keeps its detector in a `detect` module: a
+function that opens the path as a tree of that format, or returns None when the path is not one (raising InputError
+where it is one that cannot be read, with the reason). `nodes/open.py` asks the detectors for a directory or a file
+in their order; the modules are found on the first lookup, so a new format needs no entry anywhere.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import threading
+from collections.abc import Callable
+from typing import Literal, NamedTuple
+
+from spec_validate.nodes.base import Tree
+
+_PACKAGE = "spec_validate.nodes"
+Handles = Literal["directory", "file"]
+
+
+class Detector(NamedTuple):
+    name: str
+    handles: Handles  # what kind of local path it looks at
+    order: int  # lower first: a TileDB group is asked about before a Zarr store, an HDF5 file before a zip
+    open: Callable[[str], Tree | None]
+
+
+DETECTORS: dict[str, Detector] = {}
+_loaded = False
+_loading = threading.Lock()
+
+
+def container_format(
+    name: str, *, handles: Handles, order: int
+) -> Callable[[Callable[[str], Tree | None]], Callable[[str], Tree | None]]:
+    """Register the decorated function as the detector `name` for local paths of the kind `handles`."""
+
+    def register(open_path: Callable[[str], Tree | None]) -> Callable[[str], Tree | None]:
+        if name in DETECTORS:
+            raise RuntimeError(f"container format {name!r} is registered twice")
+        DETECTORS[name] = Detector(name, handles, order, open_path)
+        return open_path
+
+    return register
+
+
+def detectors(handles: Handles) -> list[Detector]:
+    """The detectors for local paths of the kind `handles`, in their order."""
+    _load()
+    return sorted((d for d in DETECTORS.values() if d.handles == handles), key=lambda d: (d.order, d.name))
+
+
+def _load() -> None:
+    global _loaded
+    with _loading:
+        if _loaded:
+            return
+        import pkgutil
+
+        package = importlib.import_module(_PACKAGE)
+        for module in pkgutil.iter_modules(package.__path__):
+            if module.ispkg and importlib.util.find_spec(f"{_PACKAGE}.{module.name}.detect") is not None:
+                importlib.import_module(f"{_PACKAGE}.{module.name}.detect")  # runs its @container_format
+        _loaded = True
