@@ -205,3 +205,32 @@ def test_detect_finds_nothing_where_a_detector_raises(monkeypatch):
     monkeypatch.setitem(provenance.DETECTORS, "anndata", anndata._replace(function=broken))
     found = detect(tree(layout))
     assert found.eras == () and found.writers == ()
+
+
+def _nested(depth: int, leaf_attrs: dict) -> dict:
+    spec: dict = {"@attrs": leaf_attrs}
+    for _ in range(depth):
+        spec = {"g": spec}
+    return spec
+
+
+@pytest.mark.parametrize("depth,found", [(2, True), (50, False)])
+def test_seurat_marks_are_searched_near_uns_only(depth, found):
+    from spec_validate.engine.provenance.anndata import _seurat_marks
+
+    layout = {"obs": {}, "var": {}, "uns": _nested(depth, {"assay.used": "RNA"})}
+    assert (_seurat_marks(tree(layout).root) is not None) is found
+
+
+def test_seurat_marks_search_visits_a_bounded_number_of_groups(monkeypatch):
+    # 10,000 nested groups under uns made writer detection walk them all (2.5 GB): the search has bounds of its own.
+    from spec_validate.engine.provenance import anndata as anndata_detector
+
+    wide = {f"g{i}": {} for i in range(3 * anndata_detector.MOST_GROUPS_SEARCHED)}
+    root = tree({"obs": {}, "var": {}, "uns": wide}).root
+    visited = []
+    uns = root.child("uns")
+    original = type(uns).attrs
+    monkeypatch.setattr(type(uns), "attrs", property(lambda node: visited.append(node.path) or original.fget(node)))
+    assert anndata_detector._seurat_marks(root) is None
+    assert len(visited) <= anndata_detector.MOST_GROUPS_SEARCHED

@@ -99,15 +99,25 @@ def anndata_writer(root: Node, era: Era) -> WriterMark | None:
     return WriterMark("anndata", versions, "anndata", era.evidence[0] if era.evidence else era.label)
 
 
+# SeuratDisk's Convert() puts its graphs' `assay.used` a level or two below uns: the search for it is bounded, so a
+# file of thousands of nested or sibling groups costs writer detection no walk of them all (the engine's walk has
+# bounds of its own, and reports what lies past them).
+SEURAT_MARK_DEPTH = 4
+MOST_GROUPS_SEARCHED = 1000
+
+
 def _seurat_marks(root: Node) -> str | None:
     """What SeuratDisk's Convert(h5Seurat -> h5ad) leaves: Seurat graph attributes, categories without `ordered`."""
     uns = root.child("uns")
-    stack = [uns] if uns is not None and uns.kind == "group" else []
-    while stack:
-        node = stack.pop()
+    stack = [(uns, 0)] if uns is not None and uns.kind == "group" else []
+    visited = 0
+    while stack and visited < MOST_GROUPS_SEARCHED:
+        node, depth = stack.pop()
+        visited += 1
         if "assay.used" in node.attrs:
             return f"{node.path} carries Seurat's 'assay.used' attribute"
-        stack.extend(c for c in node.children().values() if c.kind == "group")
+        if depth < SEURAT_MARK_DEPTH:
+            stack.extend((c, depth + 1) for c in node.children().values() if c.kind == "group")
     for frame in (root.child("obs"), root.child("var")):
         cats = frame.child("__categories") if frame is not None and frame.kind == "group" else None
         if cats is not None and cats.kind == "group":
