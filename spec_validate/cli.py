@@ -15,6 +15,7 @@ from spec_validate import __version__
 from spec_validate.errors import InputError, PackError, SpecValidateError
 from spec_validate.model import Level, Report
 from spec_validate.report import formats
+from spec_validate.usage import Parser
 
 if TYPE_CHECKING:
     from spec_validate.config import Settings
@@ -50,7 +51,7 @@ def _terminal_columns() -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="spec-validate",
         formatter_class=_HelpFormatter,
         description="Check scientific array stores (AnnData .h5ad/.zarr, Zarr, h5Seurat, NWB-Zarr, CXG) clause by clause "
@@ -74,7 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FORMAT",
         help="output format: %(choices)s (default: %(default)s); --output-format is the same option under ruff's name",
     )
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument(
+        "--output",
+        "--output-file",
+        "-o",
+        dest="output",
+        metavar="FILE",
+        help="write the report to FILE instead of stdout (--output-file is the same option under ruff's name)",
+    )
     p.add_argument(
         "--select",
         action="append",
@@ -361,6 +369,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         parser.error("--timeout runs each input in a child process here; it cannot be used with --dask")
     if args.memory_limit is not None and args.dask:
         parser.error("--memory-limit caps the processes here; it cannot be used with --dask")
+    if args.statistics and args.format not in ("text", "json"):
+        parser.error(f"--statistics is a table (text) or JSON; it cannot be written as {args.format}")
     settings = _settle(args, packs)
     reports = _validate_all(args, settings, _inputs(args, settings))
     return _finish(args, settings, reports)
@@ -550,8 +560,11 @@ def _finish(args: argparse.Namespace, settings: Settings, reports: list[Report])
         _write_baseline(args.write_baseline, reports)
     known = bl.load(args.baseline) if args.baseline else None
     _emit(_render(args, reports, fail_on, known), args.output)
+    # An input that could not be opened is named on stderr too (CI logs keep stderr when the report goes to a file),
+    # except where the text report is already on the same terminal: said once there.
+    said_on_terminal = args.format == "text" and not args.output and sys.stdout.isatty() and sys.stderr.isatty()
     for report in reports:
-        if report.error is not None:
+        if report.error is not None and not said_on_terminal:
             print(f"spec-validate: error: {report.error}", file=sys.stderr)
     return exit_code(reports, fail_on, known, exit_zero=bool(args.exit_zero or args.write_baseline))
 

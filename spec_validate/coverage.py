@@ -17,13 +17,14 @@ from collections.abc import Callable, Sequence
 from spec_validate.catalogue import STATUSES, Catalogue, Statement, builtin_catalogues, check_against, where
 from spec_validate.errors import SpecValidateError
 from spec_validate.report.links import rule_page
+from spec_validate.usage import Parser
 
 FORMATS = ("text", "json", "markdown")
 LABELS = {"covered": "covered", "partial": "partial", "not-checkable": "not checkable", "deferred": "deferred"}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="spec-validate coverage",
         description="Per spec: its normative statements, how many the built-in rules cover (fully or in part), how many "
         "cannot be checked from stored data and how many are deferred, then each statement that is not fully "

@@ -648,3 +648,20 @@ def test_cli_fails_a_file_whose_root_cannot_be_read_is_reported_not_called_no_pa
     monkeypatch.setattr(spec_validate, "validate", lambda p, **_: Report(str(p), "hdf5", (), "0", (), problems=(unreadable,)))
     code, out, err = cli(capsys, path)
     assert code == 1 and "its attributes cannot be listed" in out and "no rule pack applies" not in out + err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--bogus"], [], ["x.h5ad", "--format", "nope"], ["x.h5ad", "--statistics", "--format", "sarif"], ["coverage", "--bogus"]],
+)
+def test_cli_fails_a_usage_error_is_one_line(capsys, args):
+    with pytest.raises(SystemExit) as stopped:
+        main(args)
+    out, err = capsys.readouterr()
+    assert stopped.value.code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "--help)" in err
+
+
+def test_cli_passes_output_file_is_output_under_ruffs_name(tmp_path, valid_h5ad, capsys):
+    target = tmp_path / "report.json"
+    code, out, _ = cli(capsys, valid_h5ad, "--format", "json", "--output-file", target)
+    assert code == 0 and out == "" and json.loads(target.read_text())["reports"]
