@@ -157,6 +157,18 @@ def valid_every_element_zarr_v3(path: Path) -> None:
     fix_zarr_string_scalars(path)
 
 
+@case("zarr-v3", name="valid-sharded")
+def valid_sharded_zarr_v3(path: Path) -> None:
+    """anndata with auto_shard_zarr_v3 (the default of anndata 0.13): every array sharded, the string arrays with
+    vlen-utf8 among the sharding codec's inner codecs; string scalars rewritten as fixed-length unicode."""
+    anndata.settings.auto_shard_zarr_v3 = True
+    try:
+        write_zarr(every_element_adata(), path, 3)
+    finally:
+        anndata.settings.auto_shard_zarr_v3 = False
+    fix_zarr_string_scalars(path)
+
+
 def zero_obs_adata() -> anndata.AnnData:
     var = pd.DataFrame({"name": [f"g{i}" for i in range(4)]}, index=[f"gene{i}" for i in range(4)])
     return anndata.AnnData(X=sp.csr_matrix((0, 4), dtype=np.float32), obs=pd.DataFrame(index=pd.Index([], dtype=str)), var=var)

@@ -53,7 +53,8 @@ class Status(str, Enum):
     NOT_APPLICABLE = "not_applicable"
     ERROR = "error"
     # A rule that reports a fact worth knowing which is no conformance failure (a `notice:` rule, such as the
-    # pickle codec the hdmf-zarr spec names as its default): its findings are shown, never fail a run.
+    # pickle codec the hdmf-zarr spec names as its default, or a key beside Zarr chunks that no reader reads): its
+    # findings are shown, never fail a run.
     NOTICE = "notice"
 
 
@@ -138,7 +139,8 @@ class Rule(NamedTuple):
     source_file: str = ""  # the pack file the rule is defined in
     spec_source: str = ""  # the spec file its clause is quoted from (the rule's own `source`, else the pack's)
     builtin: bool = False  # defined in a pack shipped with the tool (still so when a user pack extends that pack)
-    notice: str | None = None  # "security": a failure is reported as a notice (status notice), never as a failure
+    # "security" or "unread-key" (pack.schema.json): a failure is reported as a notice (status notice), never as a failure
+    notice: str | None = None
 
     @property
     def derived(self) -> bool:

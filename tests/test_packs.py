@@ -156,3 +156,12 @@ def test_derived_rule_rationale_says_why_its_level(rule):
         "SHOULD": "the departure is harmless to the reference reader",
     }[rule.spec_level.value]
     assert f"Level {rule.spec_level.value} (derived-rule policy): {expected}" in (rule.rationale or "")
+
+
+UNREAD_KEY_RULES = [r for _, r in RULES if r.notice == "unread-key"]
+
+
+@pytest.mark.parametrize("rule", UNREAD_KEY_RULES, ids=[r.id for r in UNREAD_KEY_RULES])
+def test_unread_key_notice_says_no_sentence_forbids_it(rule):
+    # docs/packs.md, "The level of a derived rule": a key no sentence forbids is a notice, never a failure.
+    assert rule.derived and "Notice (derived-rule policy): no sentence forbids it" in (rule.rationale or "")

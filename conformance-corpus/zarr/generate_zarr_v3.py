@@ -292,6 +292,7 @@ doc_case("codecs-empty", setter("codecs", []), "codecs is an empty list")
 doc_case("codecs-compressor-before-bytes", lambda m: m["codecs"].reverse(), "zstd before bytes: a bytes -> bytes codec first")
 doc_case("bytes-endian-missing", codec_setter(0, {"name": "bytes"}), "an int32 array whose bytes codec has no endian")
 doc_case("bytes-endian-uppercase", config_setter(0, "endian", "LITTLE"), 'bytes codec endian "LITTLE"')
+doc_case("codec-configuration-unknown-member", config_setter(0, "foo", 1), 'bytes codec configuration with "foo": 1')
 doc_case("gzip-level-ten", config_setter(1, "level", 10), "gzip level 10", compressors=[GzipCodec(level=5)])
 doc_case("blosc-cname-unknown", config_setter(1, "cname", "lzma"), 'blosc cname "lzma"', **BLOSC)
 doc_case("blosc-clevel-twelve", config_setter(1, "clevel", 12), "blosc clevel 12", **BLOSC)
@@ -459,6 +460,76 @@ def chunk_key_v2_style(path: Path) -> None:
     """Under an array with the default encoding ("c/0"), a chunk stored as "0" (the v2 encoding's key)."""
     small_store(path)
     shutil.copy(path / "x" / "c" / "0", path / "x" / "0")
+
+
+@case
+def chunk_keys_other_forms(path: Path) -> None:
+    """A 2-D array with the default encoding and "/" ("c/0/0"): chunk (0, 0) also stored as "0.0" (the v2 encoding),
+    chunk (0, 1) as "c.0.1" (the default encoding with "."), chunk (1, 0) as "c/01/0" (a zero-padded index)."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=3)
+    root.create_array("x", shape=(4, 4), chunks=(2, 2), dtype="int32", fill_value=0)[:] = np.arange(16).reshape(4, 4)
+    chunks = path / "x" / "c"
+    shutil.copy(chunks / "0" / "0", path / "x" / "0.0")
+    shutil.copy(chunks / "0" / "1", path / "x" / "c.0.1")
+    (chunks / "01").mkdir()
+    shutil.copy(chunks / "1" / "0", chunks / "01" / "0")
+
+
+@case
+def chunk_key_nested_under_v2_dot(path: Path) -> None:
+    """A 2-D array with the v2 encoding and "." ("0.0") whose chunks are all stored as "0/0" (nested): a reader
+    finds none of them."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=3)
+    x = root.create_array(
+        "x", shape=(4, 4), chunks=(2, 2), dtype="int32", fill_value=0, chunk_key_encoding={"name": "v2", "separator": "."}
+    )
+    x[:] = np.arange(16).reshape(4, 4)
+    for i in range(2):
+        (path / "x" / str(i)).mkdir()
+        for j in range(2):
+            (path / "x" / f"{i}.{j}").rename(path / "x" / str(i) / str(j))
+
+
+@case
+def valid_v2_documents_beside_zarr_json(path: Path) -> None:
+    """As zarrs' test data holds them on purpose: Zarr v2 documents beside each zarr.json (.zgroup and .zattrs at the
+    group, .zarray and .zattrs at the array, whose uncompressed chunks in the v2 chunk key encoding read the same to a
+    v2 reader). Only notices: no sentence forbids them."""
+    small_store(path, compressors=None, chunk_key_encoding={"name": "v2", "separator": "."})
+    write_json(path / ".zgroup", {"zarr_format": 2})
+    write_json(path / ".zattrs", {})
+    write_json(
+        path / "x" / ".zarray",
+        {
+            "zarr_format": 2,
+            "shape": [4],
+            "chunks": [2],
+            "dtype": "<i4",
+            "compressor": None,
+            "fill_value": 0,
+            "order": "C",
+            "filters": None,
+            "dimension_separator": ".",
+        },
+    )
+    write_json(path / "x" / ".zattrs", {})
+
+
+@case
+def valid_n5_attributes_beside_zarr_json(path: Path) -> None:
+    """As n5-zarr writes: an N5 attributes.json beside the group's and the array's zarr.json, and a .DS_Store at the
+    root. Only notices: no sentence forbids them, and a Zarr v3 reader never reads them."""
+    small_store(path)
+    write_json(path / "attributes.json", {"n5": "4.0.0"})
+    write_json(path / "x" / "attributes.json", {"dimensions": [4], "blockSize": [2], "dataType": "int32"})
+    (path / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+
+
+@case
+def array_metadata_document_missing(path: Path) -> None:
+    """The array x with its zarr.json deleted: its chunks c/0 and c/1 remain, and no reader sees an array there."""
+    small_store(path)
+    (path / "x" / "zarr.json").unlink()
 
 
 @case

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from spec_validate.checks.api import Options, check
 from spec_validate.model import Finding, NotApplicable, Scope
 from spec_validate.nodes.base import Node
+from spec_validate.nodes.zarr.v3 import element_codec_names
 
 
 @check(
@@ -45,8 +46,15 @@ def string_storage(node: Node, options: Options, scope: Scope) -> Iterator[Findi
 
 @check(options={"properties": {"id": {"type": "string"}}, "required": ["id"]}, kind="array", own_metadata_only=True)
 def has_codec(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """The array's codec chain (filters, compressor, or v3 codecs) includes the codec `id`."""
-    codecs = node.storage.codecs if node.storage else ()
+    """The array's codec chain (filters, compressor, or v3 codecs, a shard's inner codecs included) includes the codec `id`.
+
+    In Zarr v3 a sharded array's elements are encoded by the sharding codec's inner codecs (anndata 0.13 shards its
+    string arrays: `vlen-utf8` is inside `sharding_indexed`), so those count; a shard's index codecs do not.
+    """
+    meta = node.metadata if node.storage is not None and node.storage.format == "zarr-v3" else None
+    codecs = (
+        element_codec_names(meta.get("codecs")) if isinstance(meta, Mapping) else (node.storage.codecs if node.storage else ())
+    )
     if options["id"] not in codecs:
         yield Finding(
             f"codecs are {list(codecs) or 'none'}, expected {options['id']!r} among them", details={"codecs": list(codecs)}

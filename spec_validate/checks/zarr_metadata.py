@@ -524,16 +524,19 @@ def chunk_grid(node: Node) -> tuple[list[int], str]:
     return [-(-s // c) for s, c in zip(shape, chunks, strict=False)], sep
 
 
-def _chunk_key(rel: str, grid: list[int], sep: str) -> bool:
-    """Whether `rel` is the key of a chunk inside `grid` for separator `sep` ("0" for a 0-d array)."""
-    if not grid:
-        return rel == "0"
+def _chunk_indices(rel: str, ndim: int, sep: str, padded: bool = False) -> tuple[int, ...] | None:
+    """The grid indices `rel` names as a chunk key with separator `sep` and `ndim` indices ("0" for a 0-d array);
+    None when it is none. Indices with leading zeros count only when `padded`."""
+    if ndim == 0:
+        return () if rel == "0" else None
     if sep == "." and "/" in rel:
-        return False
+        return None
     parts = rel.split(sep)
-    return len(parts) == len(grid) and all(
-        p.isdigit() and (p == "0" or not p.startswith("0")) and int(p) < g for p, g in zip(parts, grid, strict=True)
-    )
+    if len(parts) != ndim or not all(
+        p.isascii() and p.isdigit() and (padded or p == "0" or not p.startswith("0")) for p in parts
+    ):
+        return None
+    return tuple(int(p) for p in parts)
 
 
 # Why a clause on the keys stored is not checked: said the same way by every such clause.
@@ -554,9 +557,10 @@ def listed_keys(node: Node) -> list[str]:
 def classified_keys(node: Node, grid: list[int], sep: str) -> Iterator[tuple[str, str, str]]:
     """(store key, key relative to the array, kind) for every key beside the metadata documents.
 
-    kind is "chunk" (a chunk key inside the grid), "other-separator" (the key of a chunk inside the grid
-    with the other dimension separator: chunk data a reader that follows the metadata does not find), or
-    "other" (any other key: an editor's backup, `.DS_Store`, netcdf-c's `.nczarray`, a chunk outside the grid).
+    kind is "chunk" (a chunk key inside the grid), "outside-grid" (a chunk key its separator forms, for an index
+    outside the grid), "misplaced" (a key of one index per dimension with the other separator, or with leading
+    zeros: chunk data a reader that follows the metadata does not find), or "other" (any other key: an editor's
+    backup, `.DS_Store`, netcdf-c's `.nczarray`, a key with another number of indices).
     """
     prefix = node.path.strip("/")
     other = "/" if sep == "." else "."
@@ -564,42 +568,59 @@ def classified_keys(node: Node, grid: list[int], sep: str) -> Iterator[tuple[str
         key = f"{prefix}/{rel}" if prefix else rel
         if rel in (".zarray", ".zattrs"):
             continue
-        if _chunk_key(rel, grid, sep):
-            yield key, rel, "chunk"
-        elif len(grid) > 1 and _chunk_key(rel, grid, other):
-            yield key, rel, "other-separator"
+        index = _chunk_indices(rel, len(grid), sep)
+        if index is not None:
+            yield key, rel, "chunk" if all(i < g for i, g in zip(index, grid, strict=True)) else "outside-grid"
+        elif any(_chunk_indices(rel, len(grid), s, padded=True) is not None for s in (sep, other)):
+            yield key, rel, "misplaced"
         else:
             yield key, rel, "other"
 
 
 @check(kind="array", own_keys=True)
 def chunk_keys_valid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """No chunk is stored under a key with the other dimension separator ("0/0" where the metadata says "." or says nothing).
+    """No chunk is stored under a key with the other dimension separator ("0/0" where the metadata says "." or says nothing), or with leading zeros.
 
-    A reader forms chunk keys with dimension_separator ("." when absent), so chunk data stored with the other
-    separator is never found: the reader sees the fill value instead. One finding per such key.
+    A reader forms chunk keys with dimension_separator ("." when absent), one index per dimension, no leading
+    zeros, so chunk data stored under another such key is never found: the reader sees the fill value instead.
+    Whether the index lies in the grid does not matter (the data is lost either way). One finding per such key.
     Not applicable when: shape, chunks or the separator are unusable (other rules report them); not checked
     when the store was not listed.
     """
     grid, sep = chunk_grid(node)
     declared = "dimension_separator" in _metadata(node)
+    said = f"dimension_separator is {sep!r}{'' if declared else ' (absent, so the default)'}"
     for _, rel, kind in classified_keys(node, grid, sep):
-        if kind == "other-separator":
-            yield Finding(
-                f"stores chunk {rel!r} with separator {'/' if sep == '.' else '.'!r}, but dimension_separator is "
-                f"{sep!r}{'' if declared else ' (absent, so the default)'}: a reader looks for "
-                f"{rel.replace('/', sep) if sep == '.' else rel.replace('.', sep)!r}",
-                details={"key": rel, "declared": declared},
-            )
+        if kind != "misplaced":
+            continue
+        index = next(i for i in (_chunk_indices(rel, len(grid), s, padded=True) for s in ("/", ".")) if i is not None)
+        expected = sep.join(str(i) for i in index)
+        yield Finding(
+            f"stores chunk {rel!r}, but {said}: a reader looks for {expected!r} and reads the fill value there",
+            details={"key": rel, "declared": declared},
+        )
+
+
+@check(kind="array", own_keys=True)
+def chunks_inside_grid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every chunk key stored under the array names a chunk inside the grid (each index below ceil(shape / chunks)).
+
+    One finding per key. Not applicable when: shape, chunks or the separator are unusable (other rules report
+    them); not checked when the store was not listed. Keys that are no chunk key are only_chunk_keys'.
+    """
+    grid, sep = chunk_grid(node)
+    for _, rel, kind in classified_keys(node, grid, sep):
+        if kind == "outside-grid":
+            yield Finding(f"stores chunk {rel!r}, outside the grid {grid}: no reader reads it", details={"key": rel})
 
 
 @check(kind="array", own_keys=True)
 def only_chunk_keys(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """Every key stored under the array is `.zarray`, `.zattrs`, or a chunk key inside the grid (for either separator).
+    """Every key stored under the array is `.zarray`, `.zattrs`, or a chunk key (for either separator, one index per dimension).
 
-    Other keys (an editor's backup, `.DS_Store`, netcdf-c's `.nczarray` and `.nczattrs`, a chunk outside the
-    grid or with the wrong number of indices) are never read. Chunks stored with the other separator are
-    chunk_keys_valid's to report. One finding per key.
+    Other keys (an editor's backup, `.DS_Store`, netcdf-c's `.nczarray` and `.nczattrs`, a key with another
+    number of indices) are never read. Chunks stored with the other separator are chunk_keys_valid's to report,
+    chunks outside the grid chunks_inside_grid's. One finding per key.
     Not applicable when: shape, chunks or the separator are unusable (other rules report them); not checked
     when the store was not listed.
     """
@@ -608,7 +629,7 @@ def only_chunk_keys(node: Node, options: Options, scope: Scope) -> Iterator[Find
         if kind == "other":
             yield Finding(
                 f"stores key {rel!r}, which is not a chunk key like {sep.join(['0'] * max(len(grid), 1))!r} "
-                f"within grid {grid} (dimension_separator {sep!r}): no reader reads it",
+                f"(dimension_separator {sep!r}): no reader reads it",
                 details={"key": rel},
             )
 

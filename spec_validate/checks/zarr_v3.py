@@ -577,6 +577,35 @@ def chunk_key_separator(node: Node, options: Options, scope: Scope) -> Iterator[
         )
 
 
+# The chunk key forms a Zarr v3 array may use (the default and v2 encodings, each with "/" or "."), with what a
+# finding calls them. A key one of them forms for the array's number of dimensions, but the array's own encoding
+# does not, is chunk data stored where no reader looks.
+CHUNK_KEY_FORMS = (
+    ('the default encoding with "/"', KeyForm("c/", "/", "c", None)),
+    ('the default encoding with "."', KeyForm("c.", ".", "c", None)),
+    ('the v2 encoding with "."', KeyForm("", ".", "0", None)),
+    ('the v2 encoding with "/"', KeyForm("", "/", "0", None)),
+)
+
+
+def chunk_form_of(key: str, ndim: int) -> str | None:
+    """Which chunk key form makes `key` a key of a chunk of `ndim` indices, zero-padded indices included; None when none.
+
+    A zero-padded index ("c/01/0") is counted: its digits name a grid cell as any index does, and no encoding forms
+    it, so it is chunk data a reader does not find (the same harm as another separator), not a stray file.
+    """
+    for name, form in CHUNK_KEY_FORMS:
+        if ndim == 0:
+            if key == form.scalar:
+                return name
+            continue
+        if key.startswith(form.prefix):
+            parts = key[len(form.prefix) :].split(form.separator)
+            if len(parts) == ndim and all(p.isascii() and p.isdigit() for p in parts):
+                return name
+    return None
+
+
 def _key_plan(node: Node) -> tuple[KeyForm, int, list[str]]:
     meta = _metadata(node)
     shape = array_shape(meta)
@@ -591,25 +620,57 @@ def _key_plan(node: Node) -> tuple[KeyForm, int, list[str]]:
 
 @check(kind="array", own_keys=True)
 def chunk_keys_encoded(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """Every key stored under the array is zarr.json, under a "__" prefix (extension data), or a chunk key its encoding forms.
+    """No chunk of the array is stored under a key that another chunk key form makes and its own encoding does not.
 
-    A chunk key is, for the default encoding, "c" then one decimal index per dimension each after the separator
-    ("c" alone for a 0-d array); for the v2 encoding, the indices joined by the separator ("0" for a 0-d array).
-    Indices have no leading zeros. Whether an index lies inside the grid is chunk_keys_in_grid's. At most 20 keys
-    are named, then a count.
+    The forms: the default encoding ("c" then the indices, each after the separator; "c" for a 0-d array) and the
+    v2 encoding (the indices joined by the separator; "0" for a 0-d array), each with "/" or ".", with one index
+    per dimension of the array; an index with leading zeros counts as an index. So "0.0" or "c.0.0" under the
+    default encoding with "/", or "0/0" under the v2 encoding with ".", fail: a reader forms another key for that
+    chunk and reads the fill value instead. Other keys (documents of other formats, an editor's backup, keys with
+    another number of indices) are array_keys_known's; whether an index lies inside the grid is
+    chunk_keys_in_grid's. At most 20 keys are named, then a count.
     Not applicable when: the shape or the chunk key encoding is unusable or not default/v2 (other rules report
     those); not checked when the array has storage transformers, or the store was not listed.
     """
     form, ndim, keys = _key_plan(node)
+    bad = []
+    for key in keys:
+        if form.parse(key, ndim) is not None:
+            continue
+        other = chunk_form_of(key, ndim)
+        if other is not None:
+            bad.append(
+                Finding(
+                    f"stores chunk key {key!r} in {other}, which its own chunk key encoding does not form (keys like "
+                    f"{form.example(ndim)!r}): a reader reads the fill value where this chunk's data is",
+                    details={"key": key, "form": other},
+                )
+            )
+    yield from _limited(bad, "chunks stored under keys their encoding does not form")
+
+
+@check(kind="array", own_keys=True)
+def array_keys_known(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every key stored under the array is zarr.json, under a "__" prefix (extension data), or a chunk key of some chunk key form.
+
+    Chunk key forms as chunk_keys_encoded reads them (which reports chunks in a form the array's encoding does
+    not make). Any other key (a Zarr v2 .zarray or .zattrs beside zarr.json, n5's attributes.json, .DS_Store, a
+    key with another number of indices than the array's dimensions) is never read by a Zarr v3 reader. At most 20
+    keys are named, then a count.
+    Not applicable when: the shape or the chunk key encoding is unusable or not default/v2; not checked when the
+    array has storage transformers, or the store was not listed.
+    """
+    form, ndim, keys = _key_plan(node)
     bad = [
         Finding(
-            f"stores key {key!r}, which its chunk key encoding does not form (expected keys like {form.example(ndim)!r})",
+            f"stores key {key!r}, which is no chunk key of the array (keys like {form.example(ndim)!r}): a Zarr v3 "
+            "reader never reads it",
             details={"key": key},
         )
         for key in keys
-        if form.parse(key, ndim) is None
+        if form.parse(key, ndim) is None and chunk_form_of(key, ndim) is None
     ]
-    yield from _limited(bad, "keys that are no chunk key")
+    yield from _limited(bad, "keys that no reader reads")
 
 
 @check(kind="array", own_keys=True)
@@ -933,6 +994,36 @@ def sharding_configuration_members(node: Node, options: Options, scope: Scope) -
                 )
 
 
+@check(
+    options={
+        "properties": {"members": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}}},
+        "required": ["members"],
+    },
+    kind="array",
+    own_metadata_only=True,
+)
+def codec_configuration_declared(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every codec named in `members` (codec name -> the configuration parameters its spec declares) has no other configuration member.
+
+    Every codec of those names counts, inside sharding configurations too (inner and index codecs); a short-hand
+    name or a codec without configuration has none. Not applicable when: the array has no codec named in `members`.
+    """
+    declared = options["members"]
+    named = [p for p in _array_points(node) if p.kind == "codec" and extension(p.value)[0] in declared]
+    if not named:
+        raise NotApplicable(f"{node.path} has no codec of {', '.join(sorted(declared))}")
+    for p in named:
+        name = extension(p.value)[0]
+        for key in _config(p.value):
+            if key not in declared[name]:
+                allowed = ", ".join(declared[name]) or "none"
+                yield Finding(
+                    f"{p.where} ({name}) configuration has member {key!r}, which the {name} codec does not declare "
+                    f"(its parameters: {allowed}): a reader must refuse the array",
+                    details={"where": p.where, "codec": name, "member": key},
+                )
+
+
 def _index_codecs(node: Node) -> list[tuple[str, list[Any]]]:
     found = [
         (f"{where}.configuration.index_codecs", _config(codec).get("index_codecs"))
@@ -1190,7 +1281,7 @@ def v2_documents_absent(node: Node, options: Options, scope: Scope) -> Iterator[
     """No Zarr v2 metadata document (.zarray, .zgroup, .zattrs, .zmetadata) is stored beside the group's zarr.json.
 
     A store holding both formats at one node is read as two different hierarchies by v2 and v3 readers. Arrays
-    are not asked: a v2 document under an array is a key its chunk key encoding does not form (chunk_keys_encoded).
+    are not asked: a v2 document under an array is a key no v3 reader reads (array_keys_known).
     """
     prefix = node.path.strip("/")
     for name in V2_DOCUMENTS:
@@ -1203,6 +1294,103 @@ def v2_documents_absent(node: Node, options: Options, scope: Scope) -> Iterator[
             yield Finding(
                 f"stores the Zarr v2 document {key} beside its zarr.json: v2 readers see another hierarchy", details={"key": key}
             )
+
+
+def _chunk_key_readings(rest: str) -> Iterator[tuple[str, int]]:
+    """(form, dimensions) for each chunk key form that makes `rest` a chunk key ("0" is a 0-d and a 1-d v2 key)."""
+    for name, form in CHUNK_KEY_FORMS:
+        if rest == form.scalar:
+            yield name, 0
+        if rest.startswith(form.prefix):
+            parts = rest[len(form.prefix) :].split(form.separator)
+            if all(p.isascii() and p.isdigit() for p in parts):
+                yield name, len(parts)
+
+
+def _keys_beside_nodes(node: Node) -> tuple[dict[str, tuple[str, int, list[str]]], list[str]]:
+    """The keys below a group that lie under none of its child nodes, split into lost arrays and the rest.
+
+    A lost array is a folder (relative to the group) all of whose keys read as chunk keys of one form with one
+    number of dimensions, and with no zarr.json anywhere below it (else the tree reads a node there): folder ->
+    (form, dimensions, its keys). The rest are every other key beside the group's zarr.json and its child nodes,
+    except Zarr v2 documents at the group (v2_documents_absent's) and "__" names (reserved for extensions).
+    Raises NotApplicable for a node read as a group only because its zarr.json is no JSON object: what it is, and
+    so which keys it may hold, is unknown (the tree reports the document).
+    """
+    if node.metadata is None and not node.implicit:
+        raise NotApplicable(f"{node.path} has no readable zarr.json: what its keys are is unknown")
+    children = set(node.children())
+    loose = []
+    for key in listed_keys(node):
+        first = key.split("/", 1)[0]
+        if key == METADATA_KEY or first in children or first.startswith("__") or key in V2_DOCUMENTS:
+            continue
+        loose.append(key)
+    readings: dict[tuple[str, str, int], list[str]] = {}
+    for key in loose:
+        segments = key.split("/")
+        for i in range(1, len(segments)):
+            folder = "/".join(segments[:i])
+            for form, ndim in _chunk_key_readings("/".join(segments[i:])):
+                readings.setdefault((folder, form, ndim), []).append(key)
+    lost: dict[str, tuple[str, int, list[str]]] = {}
+    for (folder, form, ndim), keys in sorted(readings.items(), key=lambda item: (item[0][0].count("/"), item[0])):
+        if folder in lost or any(folder.startswith(f"{above}/") for above in lost):
+            continue
+        below = [k for k in loose if k.startswith(f"{folder}/")]
+        if len(set(keys)) == len(below):
+            lost[folder] = (form, ndim, below)
+    taken = {k for _, _, keys in lost.values() for k in keys}
+    return lost, [k for k in loose if k not in taken]
+
+
+def _full_key(node: Node, rel: str) -> str:
+    prefix = node.path.strip("/")
+    return f"{prefix}/{rel}" if prefix else rel
+
+
+@check(kind="group")
+def array_documents_stored(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """No folder below the group holds chunk keys without a zarr.json: every array the store holds has its metadata document.
+
+    A folder (under none of the group's child nodes) all of whose keys read as chunk keys of one chunk key form
+    (the default or v2 encoding, "/" or ".") with one number of dimensions, and with no zarr.json below it, is an
+    array whose document is missing: no reader sees a node there. One finding per such folder, at most 20, then a
+    count. Not applicable when: the group's own zarr.json is stored but no JSON object; not checked when the store
+    was not listed.
+    """
+    lost, _ = _keys_beside_nodes(node)
+    bad = [
+        Finding(
+            f"stores {len(keys)} chunk key(s) under {_full_key(node, folder)}/ ({form}, {ndim} dimension(s), such as "
+            f"{_full_key(node, keys[0])!r}) but no {_full_key(node, folder)}/zarr.json: an array whose metadata document "
+            "is missing, which no reader sees",
+            details={"key": _full_key(node, folder), "form": form, "ndim": ndim, "keys": len(keys)},
+        )
+        for folder, (form, ndim, keys) in lost.items()
+    ]
+    yield from _limited(bad, "folders of chunks without a zarr.json")
+
+
+@check(kind="group")
+def group_keys_known(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every key stored below the group is its zarr.json, lies under one of its child nodes, or is one this pack reports elsewhere.
+
+    Reported elsewhere: Zarr v2 documents at the group (v2_documents_absent), the chunks of a folder without a
+    zarr.json (array_documents_stored), and "__" names (reserved for extensions: left alone). Any other key (a
+    .DS_Store, n5's attributes.json, a folder of files that is no node) is never read by a Zarr v3 reader. At most
+    20 keys are named, then a count. Not applicable when: the group's own zarr.json is stored but no JSON object;
+    not checked when the store was not listed.
+    """
+    _, rest = _keys_beside_nodes(node)
+    bad = [
+        Finding(
+            f"stores key {_full_key(node, key)!r}, which belongs to no node of the hierarchy: a Zarr v3 reader never reads it",
+            details={"key": _full_key(node, key)},
+        )
+        for key in rest
+    ]
+    yield from _limited(bad, "keys that no reader reads")
 
 
 # ------------------------------------------------------------------------------------------ shard indexes (a scan)

@@ -280,27 +280,38 @@ def test_metadata_keys_allowed_fails_extra_group_key():
     assert "'attrs'" in f.message
 
 
-# (changes, keys, findings of chunk_keys_valid (MUST: the other separator), findings of only_chunk_keys (SHOULD))
+# (changes, keys, findings of chunk_keys_valid (MUST: another separator or leading zeros), of chunks_inside_grid
+# (SHOULD), of only_chunk_keys (a notice))
 @pytest.mark.parametrize(
-    ("changes", "keys", "other_separator", "other"),
+    ("changes", "keys", "misplaced", "outside", "other"),
     [
-        pytest.param({}, ["0.0", "1.1", "0.1"], 0, 0, id="dot-keys"),
-        pytest.param({"dimension_separator": "/"}, ["0/0", "1/1"], 0, 0, id="slash-keys"),
-        pytest.param({}, ["0/0"], 1, 0, id="slash-keys-without-separator"),
-        pytest.param({"dimension_separator": "/"}, ["1.0"], 1, 0, id="dot-keys-with-slash-separator"),
-        pytest.param({}, ["2.0"], 0, 1, id="outside-grid"),
-        pytest.param({}, ["0"], 0, 1, id="too-few-indices"),
-        pytest.param({}, ["00.1"], 0, 1, id="leading-zero"),
-        pytest.param({}, ["notes.txt", ".DS_Store", ".nczarray", ".zarray~"], 0, 4, id="stray-files"),
-        pytest.param({"shape": [], "chunks": []}, ["0"], 0, 0, id="scalar"),
-        pytest.param({"shape": [], "chunks": []}, ["0.0"], 0, 1, id="scalar-wrong-key"),
+        pytest.param({}, ["0.0", "1.1", "0.1"], 0, 0, 0, id="dot-keys"),
+        pytest.param({"dimension_separator": "/"}, ["0/0", "1/1"], 0, 0, 0, id="slash-keys"),
+        pytest.param({}, ["0/0"], 1, 0, 0, id="slash-keys-without-separator"),
+        pytest.param({"dimension_separator": "/"}, ["1.0"], 1, 0, 0, id="dot-keys-with-slash-separator"),
+        pytest.param({}, ["5/0"], 1, 0, 0, id="other-separator-outside-grid"),
+        pytest.param({}, ["2.0"], 0, 1, 0, id="outside-grid"),
+        pytest.param({}, ["0"], 0, 0, 1, id="too-few-indices"),
+        pytest.param({}, ["00.1"], 1, 0, 0, id="leading-zero"),
+        pytest.param({"shape": [4], "chunks": [2]}, ["01"], 1, 0, 0, id="leading-zero-1d"),
+        pytest.param({}, ["notes.txt", ".DS_Store", ".nczarray", ".zarray~"], 0, 0, 4, id="stray-files"),
+        pytest.param({}, ["c/0/0"], 0, 0, 1, id="zarr-v3-key"),
+        pytest.param({"shape": [], "chunks": []}, ["0"], 0, 0, 0, id="scalar"),
+        pytest.param({"shape": [], "chunks": []}, ["0.0"], 0, 0, 1, id="scalar-wrong-key"),
     ],
 )
-def test_chunk_keys_valid_and_only_chunk_keys(changes, keys, other_separator, other):
+def test_chunk_keys_valid_chunks_inside_grid_and_only_chunk_keys(changes, keys, misplaced, outside, other):
     meta = {**ZARRAY, **changes}
     tree = store(meta, {**{f"a/{k}": b"\0" for k in keys}, "a/.zattrs": {}})
-    assert len(run("chunk_keys_valid", tree.get("/a"))) == other_separator
+    assert len(run("chunk_keys_valid", tree.get("/a"))) == misplaced
+    assert len(run("chunks_inside_grid", tree.get("/a"))) == outside
     assert len(run("only_chunk_keys", tree.get("/a"))) == other
+
+
+def test_chunk_keys_valid_names_the_key_a_reader_looks_for():
+    tree = store(dict(ZARRAY), {"a/1/01": b"\0"})
+    (f,) = run("chunk_keys_valid", tree.get("/a"))
+    assert "'1.1'" in f.message and "absent, so the default" in f.message
 
 
 def test_chunk_keys_valid_is_not_applicable_with_unusable_chunks():

@@ -34,6 +34,19 @@ SHARDING = {
     },
 }
 
+SHARDED_STRINGS = {
+    "name": "sharding_indexed",
+    "configuration": {
+        **SHARDING["configuration"],
+        "codecs": [
+            {"name": "vlen-utf8", "configuration": {}},
+            {"name": "zstd", "configuration": {"level": 0, "checksum": False}},
+        ],
+    },
+}
+# The declared configuration members, as zarr3.codecs.configuration-declared passes them.
+CODEC_MEMBERS = {"bytes": ["endian"], "transpose": ["order"], "gzip": ["level"], "crc32c": [], "zstd": ["level", "checksum"]}
+
 
 def array(extra_keys: dict[str, Any] | None = None, **changes: Any):
     """The node /a of a store holding ARRAY with `changes` (a value of ... removes the field)."""
@@ -335,10 +348,43 @@ CASES = [
         0,
     ),
     case(
-        "chunk_keys_encoded_fails_leading_zero_and_v2_key",
+        "chunk_keys_encoded_fails_leading_zero_and_v2_key_not_a_key_of_one_index",
         "chunk_keys_encoded",
         array(extra_keys={"a/c/01/0": b"x", "a/0.0": b"x", "a/c/0": b"x"}),
-        3,
+        2,
+    ),
+    case("chunk_keys_encoded_fails_dot_separator", "chunk_keys_encoded", array(extra_keys={"a/c.0.1": b"x"}), 1),
+    case(
+        "chunk_keys_encoded_fails_nested_keys_under_v2_dot",
+        "chunk_keys_encoded",
+        array(
+            chunk_key_encoding={"name": "v2", "configuration": {"separator": "."}}, extra_keys={"a/0/0": b"x", "a/c/1/1": b"x"}
+        ),
+        2,
+    ),
+    case(
+        "chunk_keys_encoded_fails_v2_scalar_key_under_default",
+        "chunk_keys_encoded",
+        array(shape=[], chunk_grid={"name": "regular", "configuration": {"chunk_shape": []}}, extra_keys={"a/0": b"x"}),
+        1,
+    ),
+    case(
+        "chunk_keys_encoded_passes_v2_documents_and_n5_attributes",
+        "chunk_keys_encoded",
+        array(extra_keys={"a/.zarray": {}, "a/.zattrs": {}, "a/attributes.json": {}, "a/.DS_Store": b"x"}),
+        0,
+    ),
+    case(
+        "array_keys_known_fails_v2_documents_n5_attributes_and_one_index",
+        "array_keys_known",
+        array(extra_keys={"a/.zarray": {}, "a/.zattrs": {}, "a/attributes.json": {}, "a/c/0": b"x", "a/c/0/0": b"x"}),
+        4,
+    ),
+    case(
+        "array_keys_known_passes_chunks_misplaced_chunks_and_extension_keys",
+        "array_keys_known",
+        array(extra_keys={"a/c/0/0": b"x", "a/0.0": b"x", "a/c/9/9": b"x", "a/__index/x": b"x"}),
+        0,
     ),
     case(
         "chunk_keys_encoded_passes_scalar_c",
@@ -591,6 +637,104 @@ CASES = [
     ),
     case("group_metadata_stored_fails_implicit_root", "group_metadata_stored", group({"a/zarr.json": ARRAY}), 1),
     case("v2_documents_absent_fails_zattrs", "v2_documents_absent", group({"zarr.json": GROUP, ".zattrs": {}}), 1),
+    # keys beside a group's nodes
+    case(
+        "array_documents_stored_fails_folder_of_chunks_without_zarr_json",
+        "array_documents_stored",
+        group({"zarr.json": GROUP, "x/c/0/0": b"x", "x/c/1/0": b"x", "sub/zarr.json": GROUP, "sub/y/0.0": b"x"}),
+        1,
+    ),
+    case(
+        "array_documents_stored_passes_zarr_v2_array_and_stray_folder",
+        "array_documents_stored",
+        group({"zarr.json": GROUP, "v2/.zarray": {}, "v2/0.0": b"x", "notes/readme.txt": b"x", "a/zarr.json": ARRAY}),
+        0,
+    ),
+    case(
+        "array_documents_stored_fails_in_implicit_group",
+        "array_documents_stored",
+        group({"zarr.json": GROUP, "sub/a/zarr.json": ARRAY, "sub/lost/0": b"x", "sub/lost/1": b"x"}, "/sub"),
+        1,
+    ),
+    case(
+        "group_keys_known_fails_stray_files_and_folders",
+        "group_keys_known",
+        group({"zarr.json": GROUP, ".DS_Store": b"x", "attributes.json": {}, "v2/.zarray": {}, "v2/0.0": b"x"}),
+        4,
+    ),
+    case(
+        "group_keys_known_passes_nodes_v2_documents_lost_chunks_and_extension_keys",
+        "group_keys_known",
+        group({"zarr.json": GROUP, ".zattrs": {}, "a/zarr.json": ARRAY, "a/c/0/0": b"x", "x/c/0": b"x", "__ext/data": b"x"}),
+        0,
+    ),
+    case(
+        "group_keys_known_not_applicable_when_its_zarr_json_is_no_json",
+        "group_keys_known",
+        group({"zarr.json": GROUP, "x/zarr.json": b"not JSON", "x/c/0": b"x"}, "/x"),
+        NotApplicable,
+    ),
+    # codec configurations
+    case(
+        "codec_configuration_declared_fails_unknown_bytes_member",
+        "codec_configuration_declared",
+        array(codecs=[{"name": "bytes", "configuration": {"endian": "little", "foo": 1}}]),
+        1,
+        {"members": CODEC_MEMBERS},
+    ),
+    case(
+        "codec_configuration_declared_fails_inside_sharding",
+        "codec_configuration_declared",
+        array(
+            codecs=[
+                {
+                    **SHARDING,
+                    "configuration": {
+                        **SHARDING["configuration"],
+                        "codecs": [
+                            {"name": "bytes", "configuration": {"endian": "little"}},
+                            {"name": "zstd", "configuration": {"level": 1, "strategy": 2}},
+                        ],
+                        "index_codecs": [
+                            {"name": "bytes", "configuration": {"endian": "little"}},
+                            {"name": "crc32c", "configuration": {"x": 1}},
+                        ],
+                    },
+                }
+            ]
+        ),
+        2,
+        {"members": CODEC_MEMBERS},
+    ),
+    case(
+        "codec_configuration_declared_passes_declared_members_and_short_hand",
+        "codec_configuration_declared",
+        array(
+            codecs=[
+                {"name": "transpose", "configuration": {"order": [1, 0]}},
+                "bytes",
+                {"name": "gzip", "configuration": {"level": 1}},
+            ]
+        ),
+        0,
+        {"members": CODEC_MEMBERS},
+    ),
+    case(
+        "codec_configuration_declared_not_applicable_extension_codec",
+        "codec_configuration_declared",
+        array(codecs=[{"name": "mystery", "configuration": {"anything": 1}}]),
+        NotApplicable,
+        {"members": CODEC_MEMBERS},
+    ),
+    # codec ids inside sharding
+    case(
+        "has_codec_passes_vlen_utf8_inside_sharding",
+        "has_codec",
+        array(data_type="string", codecs=[SHARDED_STRINGS]),
+        0,
+        {"id": "vlen-utf8"},
+    ),
+    case("has_codec_fails_sharded_bytes", "has_codec", array(codecs=[SHARDING]), 1, {"id": "vlen-utf8"}),
 ]
 
 
@@ -610,6 +754,22 @@ def test_fill_value_permitted_fails_bare_nan_naming_the_string_to_write():
 
 
 def test_chunk_keys_encoded_fails_at_most_20_then_a_count():
-    node = array(extra_keys={f"a/junk{i}": b"x" for i in range(25)})
+    node = array(extra_keys={f"a/c.0.{i}": b"x" for i in range(25)})
     got = run("chunk_keys_encoded", node)
     assert len(got) == 21 and got[-1].details["more"] == 5
+
+
+def test_array_keys_known_fails_at_most_20_then_a_count():
+    node = array(extra_keys={f"a/junk{i}": b"x" for i in range(25)})
+    got = run("array_keys_known", node)
+    assert len(got) == 21 and got[-1].details["more"] == 5
+
+
+def test_chunk_keys_encoded_names_the_form_of_the_key():
+    (f,) = run("chunk_keys_encoded", array(extra_keys={"a/0.1": b"x"}))
+    assert f.details == {"key": "0.1", "form": 'the v2 encoding with "."'} and "'c/0/0'" in f.message
+
+
+def test_array_documents_stored_names_the_folder_its_form_and_dimensions():
+    (f,) = run("array_documents_stored", group({"zarr.json": GROUP, "sub/zarr.json": GROUP, "sub/x/c/0/0": b"x"}, "/sub"))
+    assert f.details == {"key": "sub/x", "form": 'the default encoding with "/"', "ndim": 2, "keys": 1}

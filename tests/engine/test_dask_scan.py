@@ -144,6 +144,7 @@ def test_dask_workers_read_a_signed_url_and_give_the_local_report(client, case):
     unlisted = {r["id"] for r in to_json(remote)["results"] if r.get("unchecked")}
     assert unlisted == {
         "zarr.array.chunk-keys",
+        "zarr.array.chunk-keys-in-grid",
         "zarr.array.only-chunk-keys",
         "zarr.consolidated.matches-documents",
         "zarr.keys.normalized",

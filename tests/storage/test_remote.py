@@ -182,12 +182,16 @@ def test_http_store_gives_the_local_results(case, served, http_base, tmp_path):
 # metadata names.
 ON_STORED_KEYS = {
     "zarr.array.chunk-keys",
+    "zarr.array.chunk-keys-in-grid",
     "zarr.array.only-chunk-keys",
     "zarr.consolidated.matches-documents",
     "zarr.keys.normalized",
     "zarr.keys.ascii",
     "zarr3.array.chunk-keys",
     "zarr3.array.chunk-keys-in-grid",
+    "zarr3.array.unread-keys",
+    "zarr3.array.metadata-document",
+    "zarr3.group.unread-keys",
     "zarr3.consolidated.matches-documents",
 }
 

@@ -46,6 +46,19 @@ def configuration(value: Any) -> Mapping[str, Any]:
     return config if isinstance(config, Mapping) else {}
 
 
+def element_codec_names(codecs: Any) -> list[Any]:
+    """The names of the codecs that encode an array's elements: those of the list `codecs`, each `sharding_indexed`
+    followed by the codecs of its inner chunks (nested sharding too); not a shard's index codecs, which encode only
+    its index. A list that is none gives none."""
+    names: list[Any] = []
+    for codec in codecs if isinstance(codecs, list) else ():
+        name, config, _ = extension(codec)
+        names.append(name)
+        if name == "sharding_indexed" and isinstance(config, Mapping):
+            names.extend(element_codec_names(config.get("codecs")))
+    return names
+
+
 def array_shape(meta: Mapping[str, Any]) -> tuple[int, ...] | None:
     shape = meta.get("shape")
     if isinstance(shape, list) and all(is_int(s) and s >= 0 for s in shape):
