@@ -254,6 +254,9 @@ class ClauseResult:
     # ones, as for findings: `unchecked_count` counts them all
     unchecked: tuple[tuple[str, str], ...] = ()
     unchecked_count: int = 0
+    # The node paths of the findings not listed in `findings` (past the cap), each once: a baseline fingerprints them
+    # too, so every failing node is known, not only the listed ones.
+    unlisted_paths: tuple[str, ...] = ()
 
     @property
     def writer_notes(self) -> list[Any]:

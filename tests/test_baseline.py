@@ -112,3 +112,34 @@ def test_baseline_load_rejects_other_json(tmp_path):
     (tmp_path / "b.json").write_text('{"results": []}')
     with pytest.raises(InputError, match="not a spec-validate baseline"):
         bl.load(tmp_path / "b.json")
+
+
+def test_baseline_knows_every_failing_node_not_only_the_listed_ones(broken_h5ad_here, capsys):
+    # 25 uns entries fail one rule: the report lists the first 20 findings, the baseline records all 25, and a 26th
+    # node that sorts after them is one new failure (it was silently taken as known).
+    def add_entries(names):
+        with h5py.File(broken_h5ad_here, "a") as f:
+            for name in names:
+                f["uns"].create_group(name).attrs["encoding-type"] = "dict"
+
+    add_entries([f"e{i:02d}" for i in range(25)])
+    assert main(["--write-baseline", "baseline.json", broken_h5ad_here]) == 0
+    recorded = [e["path"] for e in json.loads(Path("baseline.json").read_text())["findings"] if e["rule"] == "anndata.dict.encoding"]
+    assert len(recorded) == 25
+    add_entries(["e25"])
+    capsys.readouterr()
+    assert main(["--baseline", "baseline.json", "--format", "json", broken_h5ad_here]) == 1
+    states = json.loads(capsys.readouterr().out)["reports"][0]["baseline"]
+    assert [(s["rule"], s["path"]) for s in states if s["state"] == "new" and s["rule"] == "anndata.dict.encoding"] == [
+        ("anndata.dict.encoding", "/uns/e25")
+    ]
+
+
+def test_statistics_count_every_failing_node(broken_h5ad_here, capsys):
+    with h5py.File(broken_h5ad_here, "a") as f:
+        for i in range(25):
+            f["uns"].create_group(f"e{i:02d}").attrs["encoding-type"] = "dict"
+    capsys.readouterr()
+    main(["--statistics", "--format", "json", broken_h5ad_here])
+    rows = {r["rule"]: r["count"] for r in json.loads(capsys.readouterr().out)}
+    assert rows["anndata.dict.encoding"] == 25

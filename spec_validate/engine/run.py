@@ -20,6 +20,9 @@ from spec_validate.model import ClauseResult, Finding, NotApplicable, NotChecked
 from spec_validate.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, StoreProblem, Tree, Unreadable, describe, walk
 
 MAX_FINDINGS = 20
+# The node paths kept of a clause's findings past MAX_FINDINGS (each node once), so that a baseline knows every node a
+# rule fails on, not the first twenty: a new failure that sorts after them is still new.
+MAX_UNLISTED_PATHS = 100_000
 
 
 class Outcome:
@@ -834,12 +837,15 @@ def aggregate(
     statuses = {o.status for _, o in outcomes}
     notes = tuple(w for w in rule.writers if writers_fit is not None and writers_fit(w))
     findings: list[Finding] = []
+    unlisted: dict[str, None] = {}  # the node paths of findings past max_findings, once each, in order
     total = 0
     for node, outcome in outcomes:
         total += len(outcome.findings) + outcome.omitted
         for f in outcome.findings:
             if len(findings) < max_findings:
                 findings.append(_stamp(rule, node, f, notes))
+            elif len(unlisted) < MAX_UNLISTED_PATHS:
+                unlisted[f.path or node.path] = None
     checked = tally.passed + sum(1 for _, o in outcomes if o.status in (Status.PASSED, Status.FAILED))
     reason = None
     if Status.FAILED in statuses:
@@ -854,7 +860,9 @@ def aggregate(
         reasons = sorted({o.reason for _, o in outcomes if o.reason} | ({tally.reason} if tally.reason else set()))
         reason = reasons[0] if reasons else "no node in the store is selected by this rule"
     unchecked = tuple((node.path, o.reason or "") for node, o in outcomes if o.unchecked)
-    return ClauseResult(rule, status, tuple(findings), checked, reason, total, unchecked[:max_findings], len(unchecked))
+    listed = {f.path for f in findings}
+    more = tuple(p for p in unlisted if p not in listed)
+    return ClauseResult(rule, status, tuple(findings), checked, reason, total, unchecked[:max_findings], len(unchecked), more)
 
 
 def _stamp(rule: Rule, node: Node, finding: Finding, writers: tuple[Writer, ...] = ()) -> Finding:

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 BASELINE_VERSION = 1
 UNREADABLE = "unreadable"  # the rule id of a store key that cannot be read
 INPUT_ERROR = "input-error"  # the rule id of an input that cannot be opened: never recorded in a baseline
+# The message of a node whose findings the report does not list (past the first of each rule): it fails all the same.
+UNLISTED = "fails here as well (the report lists the first findings of each rule; this node's are not among them)"
 
 
 def artifact_uri(source: str) -> str:
@@ -100,6 +102,11 @@ def located(report: Report) -> Iterator[Located]:
                     continue
                 seen.add(fp)
                 yield Located(r.rule.id, r.rule.level, file, f.path, fp, r, f, f.message, r.rule.pack)
+            for path in r.unlisted_paths:  # nodes whose findings the report does not list: known all the same
+                fp = fingerprint(r.rule.id, file, path, pack)
+                if fp not in seen:
+                    seen.add(fp)
+                    yield Located(r.rule.id, r.rule.level, file, path, fp, r, None, UNLISTED, r.rule.pack)
 
 
 class Baseline(NamedTuple):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from spec_validate.model import ClauseResult, Report, Status
+from spec_validate.model import ClauseResult, Level, Report, Status
 from spec_validate.report.baseline import Baseline, Located, artifact_uri, located
 from spec_validate.report.formats import output_format
 from spec_validate.report.options import RenderOptions
@@ -35,7 +35,7 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
             unreadable = [i for i in items if i.result is None and i.legacy is None]
             _failure_or_known(case, "error", "parts of the store cannot be read", text, unreadable, baseline, counts)
         for r in report.results:
-            _clause_case(suite, file, r, [i for i in items if i.result is r], baseline, counts)
+            _clause_case(suite, file, r, [i for i in items if i.result is r], baseline, counts, options.fail_on)
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value
@@ -66,9 +66,18 @@ def _legacy_case(suite: ET.Element, file: str, item: Located, baseline: Baseline
 
 
 def _clause_case(
-    suite: ET.Element, file: str, r: ClauseResult, mine: list[Located], baseline: Baseline | None, counts: dict[str, int]
+    suite: ET.Element,
+    file: str,
+    r: ClauseResult,
+    mine: list[Located],
+    baseline: Baseline | None,
+    counts: dict[str, int],
+    fail_on: Level,
 ) -> None:
-    """One clause: failed -> <failure>, error -> <error>, not applicable -> <skipped>, a notice -> its output."""
+    """One clause: failed -> <failure>, error -> <error>, not applicable -> <skipped>, a notice -> its output.
+
+    A clause failed below `fail_on` (a SHOULD failure at --fail-on must) fails nothing, as the verdict and the exit
+    code say: the test passes and its output says what failed."""
     rule = r.rule
     counts["tests"] += 1
     case = ET.SubElement(suite, "testcase", name=rule.id, classname=rule.pack, file=file)
@@ -79,6 +88,10 @@ def _clause_case(
             body += f"\n... and {r.finding_count - len(r.findings)} more"
         for w in r.writer_notes:
             body += f"\nnote: {w.name} {w.versions}: {w.note}"
+        if rule.level.rank < fail_on.rank:
+            below = f"FAILED {rule.level.value}, below --fail-on {fail_on.value.lower()}: it does not fail the run"
+            ET.SubElement(case, "system-out").text = f"{below}\n{header}\n{body}"
+            return
         first = r.findings[0].message if r.findings else "failed"
         _failure_or_known(
             case, "failure", f"{rule.level.value}: {first}", f"{header}\n{body}", mine, baseline, counts, rule.level.value

@@ -49,3 +49,15 @@ def test_junit_is_plain_xml_for_etree(broken_h5ad_here, capsys):
     assert failure is not None and failure.get("message").startswith("MUST: ")
     skipped = suite.findall("testcase/skipped")
     assert skipped and all(s.get("message") for s in skipped)
+
+
+@pytest.mark.parametrize("fail_on,failures", [("must", 0), ("should", 1)])
+def test_junit_agrees_with_the_verdict_on_a_failure_below_fail_on(should_failing_h5ad, tmp_path, capsys, fail_on, failures):
+    # A SHOULD failure at --fail-on must: the run conforms and exits 0, so JUnit shows no <failure> either; the test
+    # case's output says what failed.
+    code = main(["--format", "junit", "--fail-on", fail_on, "--output", str(tmp_path / "r.xml"), should_failing_h5ad])
+    suite = next(iter(junitparser.JUnitXml.fromfile(str(tmp_path / "r.xml"))))
+    assert (code, suite.failures) == (failures, failures)
+    if not failures:
+        outputs = [c.system_out or "" for c in suite]
+        assert any("FAILED SHOULD, below --fail-on must" in text for text in outputs)
