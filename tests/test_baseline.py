@@ -124,7 +124,9 @@ def test_baseline_knows_every_failing_node_not_only_the_listed_ones(broken_h5ad_
 
     add_entries([f"e{i:02d}" for i in range(25)])
     assert main(["--write-baseline", "baseline.json", broken_h5ad_here]) == 0
-    recorded = [e["path"] for e in json.loads(Path("baseline.json").read_text())["findings"] if e["rule"] == "anndata.dict.encoding"]
+    recorded = [
+        e["path"] for e in json.loads(Path("baseline.json").read_text())["findings"] if e["rule"] == "anndata.dict.encoding"
+    ]
     assert len(recorded) == 25
     add_entries(["e25"])
     capsys.readouterr()
