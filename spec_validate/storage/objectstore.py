@@ -243,10 +243,13 @@ class ObjectStoreFileSystem:
             result = await call(store, path)
         except Exception as exc:
             _answered(loop.time() - started, None)
-            raise _error(exc, refusing) from None
+            raise self._error(exc, refusing) from None
         # A pooled client keeps its connections: an answer opens the gate (a stall closes it again).
         _answered(loop.time() - started, True)
         return result
+
+    def _error(self, exc: BaseException, refusing: str | None) -> BaseException:
+        return _error(exc, refusing)
 
     async def _cat_file(self, url: str, start: int | None = None, end: int | None = None) -> bytes:
         """The body at `url` (bytes `start` to `end` where given); FileNotFoundError for a 404, HTTPStatusError for
