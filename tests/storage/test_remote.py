@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
@@ -589,3 +590,22 @@ def test_s3_store_holding_more_keys_than_it_declares_is_listed_by_folder(served,
     assert len(s3.listings(flat=False)) > 2  # then the folders, as before
     keys_rule = next(r for r in report.results if r.rule.id == "zarr.array.only-chunk-keys")  # reads stored keys
     assert keys_rule.status.value == "passed" and not keys_rule.unchecked_count
+
+
+def test_s3_flat_listing_stops_at_the_page_that_passes_its_bound(s3):
+    """A store of 2,100 keys: S3 pages 1,000 keys a request; a bound of 500 asks for one page, 1,500 for two."""
+    import boto3
+
+    from spec_validate.storage.cloudstore import CloudStoreFileSystem
+    from spec_validate.storage.objectstore import sync
+
+    client = boto3.client("s3")
+    client.create_bucket(Bucket="flat")
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: client.put_object(Bucket="flat", Key=f"big/k{i:05d}", Body=b"x"), range(2100)))
+    fs = CloudStoreFileSystem("s3", 30.0, 60.0)
+    for most, pages, found in ((500, 1, None), (1500, 2, None), (10_000, 3, 2100)):
+        s3.clear()
+        names = sync(fs.loop, fs.list_flat("s3://flat/big", most))
+        assert (None if names is None else len(names)) == found
+        assert s3.count("list") == pages
