@@ -4,10 +4,11 @@
 
 Each store (default: the metadata benchmark's 1,000-column AnnData Zarr v2 and v3 stores, consolidated, from
 `bench/metadata_generate.py`) is uploaded to a bucket of moto's server once, then validated in this process
-through the node layer's S3 client (s3fs), two ways in turn: with its flat listing (the default for a
+through the S3 transport (obstore's S3Store), two ways in turn: with its flat listing (the default for a
 consolidated store of at most `remote.MOST_FLAT_LISTING_KEYS` keys: every key below the root in ListObjectsV2
 pages of 1,000) and folder by folder (as before, and as for a larger store: one listing per folder, 64 at once).
-Every S3 call is counted by operation (s3fs's `_call_s3`); the two runs' clause results must be equal. Prints the
+Every request the server answers is counted by operation (`tests/s3_server.py`); the two runs' clause results
+must be equal. Prints the
 requests of each kind and the median wall time. moto answers in about a millisecond of its own CPU per request,
 on the same two cores as the client, so the times are a loopback's, not an object store's (whose 20-50 ms a
 request the folder-by-folder listings pay in rounds of 64): the request counts are the figure that carries over.
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import logging
 import os
 import statistics
 import sys
@@ -27,6 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent / "tests"))  # the counting moto server of the tests
 
 DEFAULT_STORES = [HERE / "data" / "metadata" / f"obs-1000-{f}.zarr" for f in ("zarr2", "zarr3")]
 
@@ -55,31 +56,20 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"missing: {', '.join(map(str, missing))} (python bench/metadata_generate.py --cases obs-1000)")
 
     import boto3
-    import s3fs
-    from moto.server import ThreadedMotoServer
+    from s3_server import CountingMotoServer
 
     from spec_validate import validate
     from spec_validate.storage import remote
 
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
+    server = CountingMotoServer()
+    endpoint = server.start()
     os.environ.update(
         AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench", AWS_DEFAULT_REGION="us-east-1",
-        AWS_EC2_METADATA_DISABLED="true", AWS_ENDPOINT_URL=f"http://{host}:{port}",
+        AWS_EC2_METADATA_DISABLED="true", AWS_ENDPOINT_URL=endpoint,
     )  # fmt: skip
     client = boto3.client("s3")
     client.create_bucket(Bucket="bench")
 
-    counts: collections.Counter[str] = collections.Counter()
-    call_s3 = s3fs.S3FileSystem._call_s3
-
-    async def counted(self, method, *args, **kwargs):
-        counts[method if isinstance(method, str) else getattr(method, "__name__", str(method))] += 1
-        return await call_s3(self, method, *args, **kwargs)
-
-    s3fs.S3FileSystem._call_s3 = counted
     flat_bound = remote.MOST_FLAT_LISTING_KEYS
     print("| store | keys | listing | ListObjectsV2 | GetObject | other | all requests | wall (s) |")
     print("|---|---:|---|---:|---:|---:|---:|---:|")
@@ -89,17 +79,17 @@ def main(argv: list[str] | None = None) -> None:
             outcomes = {}
             for how, bound in (("flat", flat_bound), ("folder by folder", -1)):
                 remote.MOST_FLAT_LISTING_KEYS = bound
-                times, asked = [], collections.Counter()
+                times: list[float] = []
+                asked: collections.Counter[str] = collections.Counter()
                 for _ in range(args.reps):
-                    counts.clear()
-                    s3fs.S3FileSystem.clear_instance_cache()
+                    server.clear()
                     started = time.perf_counter()
                     report = validate(f"s3://bench/{store.name}")
                     times.append(time.perf_counter() - started)
-                    asked = collections.Counter(counts)
+                    asked = collections.Counter(r.operation for r in server.requests)
                 outcomes[how] = [(r.rule.id, r.status, r.finding_count, r.unchecked_count) for r in report.results]
-                lists = asked.pop("list_objects_v2", 0)
-                gets = asked.pop("get_object", 0)
+                lists = asked.pop("list", 0)
+                gets = asked.pop("get", 0)
                 other = sum(asked.values())
                 total = lists + gets + other
                 print(
@@ -109,7 +99,6 @@ def main(argv: list[str] | None = None) -> None:
                 sys.exit(f"{store.name}: the two listings gave different clause results")
     finally:
         remote.MOST_FLAT_LISTING_KEYS = flat_bound
-        s3fs.S3FileSystem._call_s3 = call_s3
         server.stop()
 
 

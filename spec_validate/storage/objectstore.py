@@ -16,7 +16,9 @@ The interface is the subset of fsspec's asynchronous file systems that `remote` 
 - Credentials: a URL's user and password (or the host's ~/.netrc entry) are sent as a Basic Authorization header,
   never in a request line; every message from the library has its URLs redacted by `remote.describe_error`.
 - Directory pages are fetched as any key is; object_store drops a path's final "/", so the server's redirect to
-  the folder's own URL (same host) is followed: two requests per folder listed.
+  the folder's own URL (same host) is followed: two requests per folder listed. (A store rooted at the folder's
+  own URL keeps the "/", one request, but each store made costs about 10 ms of CPU and its own connections: some
+  17 s for the 1,684 folders of a 1,000-column Zarr v2 store, where the redirects cost one more round trip a level.)
 """
 
 from __future__ import annotations
@@ -243,10 +245,13 @@ class ObjectStoreFileSystem:
             result = await call(store, path)
         except Exception as exc:
             _answered(loop.time() - started, None)
-            raise _error(exc, refusing) from None
+            raise self._error(exc, refusing) from None
         # A pooled client keeps its connections: an answer opens the gate (a stall closes it again).
         _answered(loop.time() - started, True)
         return result
+
+    def _error(self, exc: BaseException, refusing: str | None) -> BaseException:
+        return _error(exc, refusing)
 
     async def _cat_file(self, url: str, start: int | None = None, end: int | None = None) -> bytes:
         """The body at `url` (bytes `start` to `end` where given); FileNotFoundError for a 404, HTTPStatusError for

@@ -1,5 +1,5 @@
-"""Stores behind URLs (https://, s3://, gs://, ...): http(s) read through obstore, other protocols through fsspec, with
-credentials kept out of every message."""
+"""Stores behind URLs (https://, s3://, gs://, az://, ...): http(s) and the object stores read through obstore, other
+protocols through fsspec, with credentials kept out of every message."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from spec_validate.errors import InputError, NodeError
 from spec_validate.storage import keyvalue, request_gate
+from spec_validate.storage.cloudstore import CLOUD_SCHEMES, CloudStoreFileSystem, MissingBucket, bucket_and_key
 from spec_validate.storage.keyvalue import KeyValueStore
 from spec_validate.storage.objectstore import RESPONSE_LIMIT, ObjectStoreFileSystem, RefusedResponse, ResponseTooLarge, sync
 from spec_validate.storage.request_gate import FIRST_LIMIT, RequestGate
 from spec_validate.storage.urls import URL_SCHEME
 
-# obstore, fsspec and s3fs are imported inside functions only: a local run never loads them.
+# obstore and fsspec are imported inside functions only: a local run never loads them.
 
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
 HTTP_PROTOCOLS = ("http", "https")
@@ -31,10 +32,8 @@ HDF5_MAX_BLOCKS = 16
 # bound on the bytes held (documents are small; chunks are one block's worth). An HTTP server is given fewer until
 # it shows it keeps its connections, and fewer for good where it stalls (request_gate).
 MAX_CONCURRENT_REQUESTS = 64
-# Object stores whose file system lists every key below a prefix in one flat listing (S3's ListObjectsV2 without a
-# delimiter, 1,000 keys a request, in s3fs's `find`), where listing folder by folder takes a request per folder.
-S3_PROTOCOLS = ("s3", "s3a")
-FLAT_LISTING_PROTOCOLS = S3_PROTOCOLS
+# Object stores (s3://, gs://, az://) list every key below a prefix in one flat listing (S3's ListObjectsV2 without a
+# delimiter, 1,000 keys a request), where listing folder by folder takes a request per folder.
 # The flat listing is made where the format reader says the store holds at most this many keys (from its
 # consolidated metadata: its documents, and every chunk its arrays' grids have room for), and stopped (the store
 # then listed folder by folder, many folders at once, as before) where it finds more: its pages come one after
@@ -90,14 +89,14 @@ def describe_error(exc: BaseException, url: str | None = None) -> str:
     status = getattr(exc, "status", None)  # objectstore.HTTPStatusError, and what fsspec's file systems raise
     if isinstance(exc, FileNotFoundError):
         reason = "not found"
-    elif isinstance(exc, RefusedResponse):
+    elif isinstance(exc, (RefusedResponse, MissingBucket)):
         reason = first
     elif isinstance(exc, PermissionError):
         reason = f"access denied ({first})" if first else "access denied"
     elif name == "NoCredentialsError":
         reason = (
             "no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE; "
-            "for a public bucket set FSSPEC_S3_ANON=true)"
+            "for a public bucket set AWS_SKIP_SIGNATURE=true)"
         )
     elif isinstance(status, int):
         reason = f"HTTP {status} {getattr(exc, 'message', '') or ''}".rstrip()
@@ -290,6 +289,8 @@ class RemoteStore(KeyValueStore):
             return None
         if isinstance(exc, PermissionError) and denied_is_absent:
             return None
+        if isinstance(exc, MissingBucket):  # said of the store, not of the key that found it missing
+            raise InputError(f"{self.location}: {describe_error(exc, self._url)}") from None
         if not isinstance(exc, Exception):
             raise exc
         raise InputError(f"{self._shown(key)}: cannot read ({describe_error(exc, self._url)})") from None
@@ -418,11 +419,11 @@ class RemoteStore(KeyValueStore):
 
     def _flat_bound(self, complete: bool, most_keys: int | None) -> int | None:
         """The most keys a flat listing of the store may find before it is given up (see MOST_FLAT_LISTING_KEYS);
-        None where the store is not listed flat: not on S3, or the reader says it holds more."""
-        if protocol(self._url) not in FLAT_LISTING_PROTOCOLS:
+        None where the store is not listed flat: not an object store, or the reader says it holds more."""
+        if not hasattr(self._fs, "list_flat"):
             return None
-        if not complete:  # only where the listing can be stopped at the bound
-            return MOST_UNMAPPED_FLAT_LISTING_KEYS if hasattr(self._fs, "_iterdir") else None
+        if not complete:
+            return MOST_UNMAPPED_FLAT_LISTING_KEYS
         return MOST_FLAT_LISTING_KEYS if most_keys is not None and most_keys <= MOST_FLAT_LISTING_KEYS else None
 
     def _store_listing(self, root: Any) -> tuple[list[str], list[str]] | None:
@@ -494,17 +495,8 @@ class RemoteStore(KeyValueStore):
 
     async def _flat_names(self, most: int) -> list[str] | None:
         """The name of every key below the root, from one flat listing, page after page; None as soon as it finds
-        more than `most` (s3fs's `_iterdir`, which can stop; where it lacks it, `_find`, which cannot)."""
-        iterate = getattr(self._fs, "_iterdir", None)
-        if iterate is None:
-            return await self._fs._find(self._root, withdirs=False, detail=False)
-        bucket, key, _ = self._fs.split_path(self._root)
-        names: list[str] = []
-        async for entry in iterate(bucket, delimiter="", prefix=key.rstrip("/") + "/" if key else ""):
-            names.append(str(entry.get("name", "")))
-            if len(names) > most:
-                return None
-        return names
+        more than `most`."""
+        return await self._fs.list_flat(self._root, most)
 
     def _relative_keys(self, names: Any) -> list[str]:
         """The keys of a flat listing's names ("bucket/path/key"), relative to the root; a name that is no key
@@ -602,19 +594,6 @@ def _safe_key(key: str, http: bool) -> bool:
 def protocol(url: str) -> str:
     match = URL_SCHEME.match(url)
     return match.group(1).lower() if match else "file"
-
-
-def _storage_options(url: str) -> dict[str, Any]:
-    """Options we add to fsspec's own configuration: for S3, one request per object read (no HEAD before it)."""
-    if protocol(url) not in S3_PROTOCOLS:
-        return {}
-    from fsspec.config import conf
-
-    # s3fs reads a whole object (a metadata document, a chunk) with `cat_file`, which, where it may split a large
-    # object over several connections (`max_concurrency`, 10 by default), first asks for the object's size: a
-    # HEAD before every GET, twice the requests (3,369 HEADs for 3,705 GETs on the 1,000-column Zarr v2 store).
-    # Requests here are already made many at once (MAX_CONCURRENT_REQUESTS), so each object is one GET.
-    return {} if "max_concurrency" in (conf.get(protocol(url)) or {}) else {"max_concurrency": 1}
 
 
 def _netrc_login(host: str | None) -> tuple[str, str] | None:
@@ -740,15 +719,22 @@ def _spans(ranges: list[tuple[int, int]]) -> list[tuple[int, int, list[int]]]:
 
 
 def filesystem(url: str) -> tuple[Any, str]:
-    """The file system for `url` (obstore's for `http(s)://`, else fsspec's) and the path on it; InputError when the
-    protocol cannot be used here."""
+    """The file system for `url` (obstore's for `http(s)://`, `s3://`, `gs://` and `az://`, else fsspec's) and the path
+    on it; InputError when the protocol cannot be used here."""
     shown = redact_url(url)
     scheme = protocol(url)
-    if scheme in HTTP_PROTOCOLS:
+    if scheme in HTTP_PROTOCOLS or scheme in CLOUD_SCHEMES:
         try:
             import obstore  # noqa: F401
         except ImportError:
-            raise InputError(f"{shown}: reading http(s):// URLs needs obstore: pip install 'spec-validate[remote]'") from None
+            raise InputError(f"{shown}: reading {scheme}:// URLs needs obstore: pip install 'spec-validate[remote]'") from None
+        if scheme in CLOUD_SCHEMES:
+            if not bucket_and_key(url)[0]:
+                raise InputError(f"{shown}: no bucket named")
+            try:
+                return CloudStoreFileSystem(scheme, HTTP_CONNECT_TIMEOUT, HTTP_READ_TIMEOUT), url
+            except Exception as exc:
+                raise InputError(f"{shown}: {describe_error(exc, url)}") from None
         login = None if urlsplit(url).username is not None else _netrc_login(urlsplit(url).hostname)
         return ObjectStoreFileSystem(HTTP_CONNECT_TIMEOUT, HTTP_READ_TIMEOUT, login), url
     try:
@@ -756,7 +742,7 @@ def filesystem(url: str) -> tuple[Any, str]:
     except ImportError:
         raise InputError(f"{shown}: reading {scheme}:// URLs needs fsspec: pip install 'spec-validate[remote]'") from None
     try:
-        return fsspec.core.url_to_fs(url, **_storage_options(url))
+        return fsspec.core.url_to_fs(url)
     except ImportError as exc:
         raise InputError(
             f"{shown}: the {scheme}:// protocol needs a package that is not installed ({scrub(str(exc), url)})"

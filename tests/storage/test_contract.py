@@ -1,17 +1,17 @@
 """The contract every transport keeps, as zarr-python's StoreTests states it for its stores: whole keys, byte
 ranges, listings, missing keys, keys outside the store, size bounds, many keys at once. Run against the directory
 store, the zip store, a remote store over HTTP (tests/latency_server.py, read through obstore), over S3 (moto's
-server, read through fsspec) and the in-memory store of the tests (tests/dict_store.py)."""
+server, read through obstore) and the in-memory store of the tests (tests/dict_store.py)."""
 
 from __future__ import annotations
 
-import logging
 import zipfile
 from pathlib import Path
 
 import pytest
 from dict_store import DictStore
 from latency_server import LatencyServer
+from s3_server import s3_server
 
 from spec_validate.storage.keyvalue import DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
 from spec_validate.storage.remote import RemoteStore, filesystem
@@ -47,32 +47,9 @@ def http_url(tree):
 
 @pytest.fixture(scope="module")
 def s3_url(tree):
-    pytest.importorskip("s3fs")
-    pytest.importorskip("moto.server")
-    import boto3
-    import s3fs
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    with pytest.MonkeyPatch.context() as mp:
-        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3"):
-            mp.delenv(name, raising=False)
-        mp.setenv("AWS_ACCESS_KEY_ID", "fake-key-id")
-        mp.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")
-        mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
-        mp.setenv("AWS_EC2_METADATA_DISABLED", "true")
-        mp.setenv("AWS_ENDPOINT_URL", f"http://{host}:{port}")
-        s3fs.S3FileSystem.clear_instance_cache()
-        client = boto3.client("s3")
-        client.create_bucket(Bucket="contract")
-        for key, value in CONTENT.items():
-            client.put_object(Bucket="contract", Key=f"store/{key}", Body=value)
-        client.put_object(Bucket="contract", Key="secret", Body=b"outside the store")
+    keys = {f"store/{key}": value for key, value in CONTENT.items()} | {"secret": b"outside the store"}
+    with s3_server({"contract": keys}):
         yield "s3://contract/store"
-    server.stop()
 
 
 def remote(url: str) -> RemoteStore:

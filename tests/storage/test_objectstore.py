@@ -291,3 +291,73 @@ def test_a_file_whose_head_is_refused_is_sized_by_a_range(scripted, head_status)
 
     server = scripted(answer)
     assert ObjectStoreFileSystem(5.0, 5.0).info(f"{server.url}/f.h5ad")["size"] == 1000
+
+
+# --- object stores: the same bounds on an S3 endpoint ----------------------------------------------------------------
+
+
+@pytest.fixture
+def s3_endpoint(scripted, monkeypatch):
+    """A scripted server as the S3 endpoint (path-style: /bucket/key), with fake keys in the environment."""
+    from spec_validate.storage.cloudstore import CloudStoreFileSystem
+
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3", "AWS_SKIP_SIGNATURE", "FSSPEC_S3_ANON"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "fake-key-id")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret-value")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+
+    def make(answer, read_timeout: float = 5.0):
+        server = scripted(answer)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", server.url)
+        return server, CloudStoreFileSystem("s3", 5.0, read_timeout)
+
+    return make
+
+
+def test_s3_a_declared_body_past_the_bound_is_refused_before_it_is_read(s3_endpoint, monkeypatch):
+    monkeypatch.setattr(keyvalue, "MAX_VALUE_BYTES", 1000)
+    server, fs = s3_endpoint(lambda head, port: (b"HTTP/1.1 200 OK\r\nContent-Length: 1099511627776\r\n\r\n", False))
+    with pytest.raises(ResponseTooLarge, match="holds 1099511627776 bytes, more than the 1000"):
+        sync(fs.loop, fs._cat_file("s3://bkt/k"))
+    assert path_of(server.requests[0]) == "/bkt/k"
+
+
+def test_s3_a_range_answered_with_more_is_refused(s3_endpoint):
+    server, fs = s3_endpoint(lambda head, port: (ok(b"x" * 1000), True))  # Range ignored: the whole object
+    with pytest.raises(ValueError, match="support range requests"):
+        sync(fs.loop, fs._cat_file("s3://bkt/k", start=10, end=14))
+    assert any(b"range: bytes=10-13" in h.lower() for h in server.requests)
+
+
+def test_s3_a_redirect_to_another_host_is_refused(s3_endpoint):
+    server, fs = s3_endpoint(lambda head, port: redirecting(b"GET /other/k HTTP/1.1", port))
+    with pytest.raises(RefusedResponse, match="redirected to another host; not followed"):
+        sync(fs.loop, fs._cat_file("s3://bkt/k"))
+    assert all(path_of(h) == "/bkt/k" for h in server.requests)  # the target never asked for
+
+
+def test_s3_a_body_that_stops_coming_ends_at_the_read_timeout(s3_endpoint):
+    release = threading.Event()
+
+    def stall(connection):
+        connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc")
+        release.wait(30)
+
+    _, fs = s3_endpoint(lambda head, port: (stall, False), read_timeout=0.5)
+    with pytest.raises(TimeoutError):
+        sync(fs.loop, fs._cat_file("s3://bkt/k"))
+    release.set()
+
+
+def test_s3_errors_name_the_code_and_never_the_credentials(s3_endpoint):
+    denied = ok(b"<Error><Code>AccessDenied</Code><Message>fake-key-id may not</Message></Error>", status="403 Forbidden")
+    server, fs = s3_endpoint(lambda head, port: (denied, True))
+    with pytest.raises(PermissionError, match=r"^AccessDenied$"):  # a GET's answer names its code
+        sync(fs.loop, fs._cat_file("s3://bkt/k"))
+    with pytest.raises(InputError) as caught:
+        validate("s3://bkt/x.h5ad")  # a HEAD first, whose answer has no body: the status's reason
+    message = str(caught.value)
+    assert message == "s3://bkt/x.h5ad: access denied (Forbidden)", message
+    assert "fake-secret-value" not in message and "fake-key-id" not in message
+    assert any(b"authorization: aws4-hmac-sha256" in h.lower() for h in server.requests)  # signed, in a header
