@@ -21,7 +21,9 @@ from __future__ import annotations
 import math
 import struct
 from collections import OrderedDict
-from collections.abc import Callable, Collection
+from collections.abc import Callable
+
+import numpy as np
 
 ATTRIBUTE_MESSAGE = 0x000C
 DATATYPE_MESSAGE = 0x0003
@@ -42,9 +44,9 @@ KEPT_COLLECTIONS = 16
 # A string attribute's elements: (whether its dataspace is scalar, each element's (length, collection, object index)).
 StringElements = tuple[bool, list[tuple[int, int, int]]]
 KEPT_COLLECTION_BYTES = 2**20
-# The bytes of string attribute values kept from the walks that check their collections (a file's attribute strings
-# are short: `encoding-type`, column names), for the run.
-MOST_KEPT_VALUE_BYTES = 16 * 2**20
+# Objects whose places in their collections are kept for the run (a few bytes each, in arrays): more than a wide
+# atlas's string columns hold; past it a collection is walked again when one of its objects is read.
+MOST_INDEXED_OBJECTS = 1 << 23
 
 
 # A global heap object's header: its index, reference count and four reserved bytes, then its size (a length of the
@@ -79,6 +81,36 @@ def datatype_problem(messages: list[tuple[int, int, bytes]]) -> str | None:
     return None
 
 
+class ObjectIndex:
+    """Where each object of a collection lies, by object index: two arrays, searched, rather than a dict of ints."""
+
+    __slots__ = ("_headers", "_indexes")
+
+    def __init__(self, indexes: np.ndarray, headers: np.ndarray) -> None:
+        self._indexes, self._headers = indexes, headers
+
+    @classmethod
+    def of(cls, indexes: list[int], headers: list[int]) -> ObjectIndex | None:
+        """The index of objects `indexes` whose headers are at `headers`; None where an index appears twice."""
+        ids = np.asarray(indexes, dtype=np.uint64)
+        at = np.asarray(headers, dtype=np.uint64)
+        order = np.argsort(ids, kind="stable")
+        ids, at = ids[order], at[order]
+        if ids.size > 1 and not np.all(ids[1:] != ids[:-1]):
+            return None
+        return cls(ids, at)
+
+    def __len__(self) -> int:
+        return int(self._indexes.size)
+
+    def get(self, index: int) -> int | None:
+        """Where the header of object `index` lies in the collection; None where it holds no such object."""
+        at = int(np.searchsorted(self._indexes, index))
+        if at < self._indexes.size and int(self._indexes[at]) == index:
+            return int(self._headers[at])
+        return None
+
+
 class GlobalHeaps:
     """The variable-length attributes of one file's objects, checked against the collections they name."""
 
@@ -86,12 +118,13 @@ class GlobalHeaps:
         self._read_at, self.file_size = read_at, file_size
         self.sizeof_addr, self.sizeof_size, self.base = sizeof_addr, sizeof_size, base
         self._collections: dict[int, str | None] = {}  # address (relative to base) -> why it must not be read
-        # address -> ({object index: (offset in the collection, size)}, its bytes where small), the last read for values
-        self._objects: OrderedDict[int, tuple[dict[int, tuple[int, int]] | None, bytes | None]] = OrderedDict()
-        # (address, object index) -> the object's bytes, for the string attributes named when a collection was checked
-        self._values: dict[tuple[int, int], bytes] = {}
+        # address -> where each object of a sound collection lies, kept for the run from the walk that checked it
+        # (within MOST_INDEXED_OBJECTS in all): a string attribute then costs no second walk of a collection that also
+        # holds a column's thousand values, whatever else read the collection first.
+        self._indexes: dict[int, ObjectIndex] = {}
+        self._indexed_objects = 0
         self._sizes: dict[int, int] = {}  # address -> the bytes of a collection walked to its end as a sound one
-        self._kept_bytes = 0
+        self._bytes: OrderedDict[int, bytes] = OrderedDict()  # the last small collections read, by address
 
     def attributes(self, messages: list[tuple[int, int, bytes]]) -> tuple[dict[bytes, str], dict[bytes, StringElements]]:
         """Of the variable-length attributes among an object's header messages (`messages`, as
@@ -102,19 +135,12 @@ class GlobalHeaps:
         strings: dict[bytes, StringElements] = {}
         undefined = (1 << (8 * self.sizeof_addr)) - 1
         found = [f for kind, _, body in messages if kind == ATTRIBUTE_MESSAGE and (f := self._elements_of(body)) is not None]
-        # The objects this header's string attributes name, by collection: taken in the walk that checks it.
-        wanted: dict[int, set[int]] = {}
-        for _, string, _, elements, malformed in found:
-            if string and malformed is None:
-                for length, address, index in elements:
-                    if length and address != undefined:
-                        wanted.setdefault(address, set()).add(index)
         for name, string, scalar, elements, malformed in found:
             if malformed is not None:
                 problems[name] = malformed
                 continue
             for address in sorted({a for length, a, _ in elements if length and a != undefined}):
-                problem = self.collection_problem(address, wanted.get(address, ())) or self._length_problem(address, elements)
+                problem = self.collection_problem(address) or self._length_problem(address, elements)
                 if problem is not None:
                     problems[name] = problem
                     break
@@ -138,28 +164,32 @@ class GlobalHeaps:
             return f"an element claims {longest} bytes, more than {where} holds ({size})"
         return None
 
-    def collection_problem(self, address: int, keep: Collection[int] = ()) -> str | None:
-        """Why the library must not read the global heap collection at `address`, or None (walked once per file).
-
-        The objects `keep` names are kept from that walk, within `MOST_KEPT_VALUE_BYTES` in all, for `string_value`:
-        an attribute's strings then cost no second walk of a collection that also holds a column's thousand values.
-        """
+    def collection_problem(self, address: int) -> str | None:
+        """Why the library must not read the global heap collection at `address`, or None (walked once per file)."""
         if address not in self._collections:
-            problem, objects, data = self._walk(address)
-            self._collections[address] = problem
-            if problem is None and objects is not None:
-                self._sizes[address] = len(data)
-                for index in keep:
-                    header = objects.get(index)
-                    if header is None:
-                        continue
-                    offset, size = self._place(data, header)
-                    if self._kept_bytes + size <= MOST_KEPT_VALUE_BYTES and offset + size <= len(data):
-                        self._values[(address, index)] = bytes(data[offset : offset + size])
-                        self._kept_bytes += size
+            self._check(address)
         return self._collections[address]
 
-    def _walk(self, address: int) -> tuple[str | None, dict[int, int] | None, bytes]:
+    def _check(self, address: int) -> tuple[bytes, ObjectIndex | None]:
+        """Walk the collection at `address`: its problem, its size and where its objects lie are kept (the last within
+        MOST_INDEXED_OBJECTS); its bytes and where its objects lie come back (its bytes kept too where small)."""
+        problem, objects, data = self._walk(address)
+        self._collections[address] = problem
+        if problem is None and objects is not None:
+            self._sizes[address] = len(data)
+            if self._indexed_objects + len(objects) <= MOST_INDEXED_OBJECTS:
+                self._indexes[address] = objects
+                self._indexed_objects += len(objects)
+            self._keep_bytes(address, data)
+        return data, objects if problem is None else None
+
+    def _keep_bytes(self, address: int, data: bytes) -> None:
+        if len(data) <= KEPT_COLLECTION_BYTES:
+            self._bytes[address] = data
+            if len(self._bytes) > KEPT_COLLECTIONS:
+                self._bytes.popitem(last=False)
+
+    def _walk(self, address: int) -> tuple[str | None, ObjectIndex | None, bytes]:
         """(why the library must not read the collection at `address`, or None; where each of its objects' headers
         lies, by object index, or None where it is not walked to its end as a sound collection; its bytes)."""
         where = f"its global heap collection at byte {address + self.base}"
@@ -198,9 +228,8 @@ class GlobalHeaps:
                 indexes.append(index)
                 places.append(at)
             at += need
-        objects = dict(zip(indexes, places, strict=True))
         # An index twice: which object the library reads is not this reader's guess.
-        return None, objects if len(objects) == len(indexes) else None, data
+        return None, ObjectIndex.of(indexes, places), data
 
     def _head_of(self) -> Callable[[bytes, int], tuple[int, int]]:
         """Reads (index, size) of the object whose header is at a position of a collection's bytes."""
@@ -216,25 +245,24 @@ class GlobalHeaps:
 
     def _object(self, address: int, index: int) -> bytes | memoryview | None:
         """The stored bytes of object `index` of the sound collection at `address`; None where it is not one."""
-        kept = self._objects.get(address)
-        if kept is None:
-            problem, headers, data = self._walk(address)
-            self._collections.setdefault(address, problem)
-            objects = None if headers is None else {index: self._place(data, at) for index, at in headers.items()}
-            kept = self._objects[address] = (objects, data if len(data) <= KEPT_COLLECTION_BYTES else None)
-            if len(self._objects) > KEPT_COLLECTIONS:
-                self._objects.popitem(last=False)
-        else:
-            self._objects.move_to_end(address)
-        objects, data = kept
-        found = objects.get(index) if objects is not None else None
-        if found is None:
-            return None
-        offset, size = found
+        data = self._bytes.get(address)
         if data is not None:
-            return memoryview(data)[offset : offset + size]
-        got = self._read_at(address + self.base + offset, size)
-        return got if len(got) == size else None
+            self._bytes.move_to_end(address)
+        objects = self._indexes.get(address)
+        if objects is None:  # never walked, or walked when the index had no room left: walked for this object
+            data, objects = self._check(address)
+        header = objects.get(index) if objects is not None else None
+        if header is None:
+            return None
+        if data is None:
+            head = self._read_at(address + self.base + header, 8 + self.sizeof_size)
+            if len(head) < 8 + self.sizeof_size:
+                return None
+            offset, size = header + 8 + self.sizeof_size, self._head_of()(head, 0)[1]
+            got = self._read_at(address + self.base + offset, size)
+            return got if len(got) == size else None
+        offset, size = self._place(data, header)
+        return memoryview(data)[offset : offset + size] if offset + size <= len(data) else None
 
     def string_value(self, found: StringElements) -> str | list[str] | None:
         """The value of a plain string attribute (its elements, from `attributes`), read from its global heap objects
@@ -244,9 +272,7 @@ class GlobalHeaps:
         scalar, elements = found
         values: list[str] = []
         for length, address, index in elements:
-            data = self._values.get((address, index))
-            if data is None:
-                data = self._object(address, index)
+            data = self._object(address, index)
             if data is None or len(data) < length:
                 return None
             values.append(bytes(data[:length]).split(b"\0", 1)[0].decode("utf-8", "surrogateescape"))

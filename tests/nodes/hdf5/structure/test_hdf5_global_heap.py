@@ -359,8 +359,9 @@ def test_each_collection_is_walked_once_in_a_whole_run(tmp_path, monkeypatch):
     assert walks and max(walks.values()) == 1
 
 
-def test_attribute_strings_kept_from_the_checking_walk_are_bounded(tmp_path, monkeypatch):
-    monkeypatch.setattr(global_heap, "MOST_KEPT_VALUE_BYTES", 12)  # room for one short string, not two
+def test_object_places_kept_for_the_run_are_bounded(tmp_path, monkeypatch):
+    # Past the bound a collection's places are not kept: its objects are still read right, by walking it again.
+    monkeypatch.setattr(global_heap, "MOST_INDEXED_OBJECTS", 1)
     path = tmp_path / "attrs.h5"
     with h5py.File(path, "w") as f:
         f.attrs["a"] = "first-value"
@@ -369,7 +370,7 @@ def test_attribute_strings_kept_from_the_checking_walk_are_bounded(tmp_path, mon
     try:
         assert tree.root.attrs["a"] == "first-value" and tree.root.attrs["b"] == "second-value"
         heaps = tree._global_heaps()
-        assert heaps is not None and heaps._kept_bytes <= 12 and len(heaps._values) == 1
+        assert heaps is not None and heaps._indexed_objects <= 1 and not heaps._indexes
     finally:
         tree.close()
 
