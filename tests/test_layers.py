@@ -118,7 +118,13 @@ def _in(module: str, *prefixes: str) -> bool:
 # layer speaks); kernels are numpy only; storage moves bytes and knows no format; codecs turn bytes into values;
 # nodes read formats over storage and codecs; primitives see nodes and kernels, never the engine or the reports;
 # the engine runs primitives over nodes; reports render the model's results, never reaching into the engine.
-LEAVES = ("spec_validate.model", "spec_validate.errors", "spec_validate.excerpt", "spec_validate.version")
+LEAVES = (
+    "spec_validate.model",
+    "spec_validate.errors",
+    "spec_validate.excerpt",
+    "spec_validate.version",
+    "spec_validate.discovery",
+)
 BELOW_NODES = ("spec_validate.storage", "spec_validate.codecs", "spec_validate.kernels", *LEAVES)
 ALLOWED = [
     *((leaf, ()) for leaf in LEAVES),

@@ -9,10 +9,10 @@ entry anywhere.
 
 from __future__ import annotations
 
-import importlib
-import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
+
+from spec_validate.discovery import PackageModules
 
 _PACKAGE = "spec_validate.kernels"
 
@@ -29,8 +29,7 @@ class Kernel(NamedTuple):
 
 
 KERNELS: dict[str, Kernel] = {}
-_loaded = False
-_loading = threading.Lock()  # a scan thread that looks a name up while another loads waits for it
+_MODULES = PackageModules(_PACKAGE, skip=("registry",))
 
 
 def kernel(
@@ -50,7 +49,7 @@ def kernel(
 def get(name: str) -> Kernel:
     """The kernel registered as `name`; KeyError names an unknown one."""
     if name not in KERNELS:
-        _load()
+        _MODULES.load()
     try:
         return KERNELS[name]
     except KeyError:
@@ -59,19 +58,5 @@ def get(name: str) -> Kernel:
 
 def all_kernels() -> dict[str, Kernel]:
     """Every kernel, by name."""
-    _load()
+    _MODULES.load()
     return dict(sorted(KERNELS.items()))
-
-
-def _load() -> None:
-    global _loaded
-    with _loading:
-        if _loaded:
-            return
-        import pkgutil
-
-        package = importlib.import_module(_PACKAGE)
-        for module in pkgutil.iter_modules(package.__path__):
-            if module.name != "registry":
-                importlib.import_module(f"{_PACKAGE}.{module.name}")  # runs its @kernel
-        _loaded = True

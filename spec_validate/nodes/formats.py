@@ -8,12 +8,10 @@ in their order; the modules are found on the first lookup, so a new format needs
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import threading
 from collections.abc import Callable
 from typing import Literal, NamedTuple
 
+from spec_validate.discovery import PackageModules
 from spec_validate.nodes.base import Tree
 
 _PACKAGE = "spec_validate.nodes"
@@ -28,8 +26,7 @@ class Detector(NamedTuple):
 
 
 DETECTORS: dict[str, Detector] = {}
-_loaded = False
-_loading = threading.Lock()
+_MODULES = PackageModules(_PACKAGE, submodule="detect")
 
 
 def container_format(
@@ -48,19 +45,5 @@ def container_format(
 
 def detectors(handles: Handles) -> list[Detector]:
     """The detectors for local paths of the kind `handles`, in their order."""
-    _load()
+    _MODULES.load()
     return sorted((d for d in DETECTORS.values() if d.handles == handles), key=lambda d: (d.order, d.name))
-
-
-def _load() -> None:
-    global _loaded
-    with _loading:
-        if _loaded:
-            return
-        import pkgutil
-
-        package = importlib.import_module(_PACKAGE)
-        for module in pkgutil.iter_modules(package.__path__):
-            if module.ispkg and importlib.util.find_spec(f"{_PACKAGE}.{module.name}.detect") is not None:
-                importlib.import_module(f"{_PACKAGE}.{module.name}.detect")  # runs its @container_format
-        _loaded = True

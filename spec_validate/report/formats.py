@@ -9,10 +9,10 @@ only the renderer it writes with; listing the names, or a format whose module is
 from __future__ import annotations
 
 import importlib
-import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import NamedTuple
 
+from spec_validate.discovery import PackageModules
 from spec_validate.errors import SpecValidateError
 from spec_validate.model import Report
 from spec_validate.report.options import RenderOptions
@@ -29,8 +29,7 @@ class OutputFormat(NamedTuple):
 
 
 FORMATS: dict[str, OutputFormat] = {}
-_loaded = False
-_loading = threading.Lock()  # a thread that looks a name up while another loads the modules waits for it
+_MODULES = PackageModules(_PACKAGE, skip=("formats",))
 
 
 def output_format(name: str) -> Callable[[Renderer], Renderer]:
@@ -48,7 +47,7 @@ def output_format(name: str) -> Callable[[Renderer], Renderer]:
 
 def find(name: str) -> OutputFormat | None:
     """The format registered as `name`, or None."""
-    if name not in FORMATS and not _loaded and name.isidentifier():
+    if name not in FORMATS and not _MODULES.loaded and name.isidentifier():
         module = f"{_PACKAGE}.{name}"
         try:
             importlib.import_module(module)
@@ -56,7 +55,7 @@ def find(name: str) -> OutputFormat | None:
             if exc.name != module:  # the module is there but imports something that is not: a real error
                 raise
     if name not in FORMATS:
-        _load()
+        _MODULES.load()
     return FORMATS.get(name)
 
 
@@ -70,7 +69,7 @@ def get(name: str) -> OutputFormat:
 
 def names() -> list[str]:
     """Every format's name, in name order."""
-    _load()
+    _MODULES.load()
     return sorted(FORMATS)
 
 
@@ -86,17 +85,3 @@ class Names(Collection[str]):
 
     def __len__(self) -> int:
         return len(names())
-
-
-def _load() -> None:
-    global _loaded
-    with _loading:
-        if _loaded:
-            return
-        import pkgutil
-
-        package = importlib.import_module(_PACKAGE)
-        for module in pkgutil.iter_modules(package.__path__):
-            if module.name != "formats":
-                importlib.import_module(f"{_PACKAGE}.{module.name}")  # runs its @output_format, if it has one
-        _loaded = True

@@ -16,11 +16,10 @@ one needs no entry anywhere.
 
 from __future__ import annotations
 
-import importlib
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from spec_validate.discovery import PackageModules
 from spec_validate.engine import activity
 from spec_validate.engine.provenance.model import Era, WriterMark, overlap
 from spec_validate.nodes.base import Tree
@@ -28,7 +27,7 @@ from spec_validate.nodes.base import Tree
 __all__ = ["Detector", "Era", "Provenance", "WriterMark", "detect", "detector", "detectors", "roles"]
 
 _PACKAGE = "spec_validate.engine.provenance"
-_NOT_DETECTORS = {"model"}
+_NOT_DETECTORS = ("model",)
 
 DetectorFn = Callable[[Tree], Iterable[Era | WriterMark]]
 
@@ -43,8 +42,7 @@ DETECTORS: dict[str, Detector] = {}
 # Which role each writer the detectors can tell plays, so a note can be matched against what the store shows.
 # A writer no detector names is never contradicted (nothing is known about it).
 _ROLES: dict[str, str] = {}
-_loaded = False
-_loading = threading.Lock()  # a thread that looks a name up while another loads the modules waits for it
+_MODULES = PackageModules(_PACKAGE, skip=_NOT_DETECTORS)
 
 
 def detector(name: str, *, roles: Mapping[str, str] | None = None) -> Callable[[DetectorFn], DetectorFn]:
@@ -70,27 +68,14 @@ def detector(name: str, *, roles: Mapping[str, str] | None = None) -> Callable[[
 def detectors() -> list[Detector]:
     """Every detector, in the order of its module's name and then of its place in the module (whatever order
     their modules were imported in), so the eras and writers of a report are always listed alike."""
-    _load()
+    _MODULES.load()
     return sorted(DETECTORS.values(), key=lambda d: (d.function.__module__, d.function.__code__.co_firstlineno))
 
 
 def roles() -> dict[str, str]:
     """Writer name -> the role it plays, for every writer a detector tells."""
-    _load()
+    _MODULES.load()
     return dict(_ROLES)
-
-
-def _load() -> None:
-    global _loaded
-    with _loading:
-        if _loaded:
-            return
-        import pkgutil
-
-        for module in pkgutil.iter_modules(__path__):
-            if module.name not in _NOT_DETECTORS:
-                importlib.import_module(f"{_PACKAGE}.{module.name}")  # runs its @detector
-        _loaded = True
 
 
 class Provenance(NamedTuple):
@@ -107,7 +92,7 @@ class Provenance(NamedTuple):
         no writer for the role the writer plays; no when it shows another writer of that role, or this writer
         in versions the note's do not include.
         """
-        _load()
+        _MODULES.load()
         role = _ROLES.get(name)
         shown = [w for w in self.writers if w.name == name]
         if shown:
