@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
             )
 
     info = machine()
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     server = None if args.no_remote else Server(generate.DATA, args.latency)
     try:
         stores = {}
@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     info["load_average_end"] = os.getloadavg()
     doc = {
         "started": started.isoformat(timespec="seconds"),
-        "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "seconds": time.perf_counter() - t0,
         "machine": info,
         "config": {

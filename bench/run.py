@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{case.path.name}: scans {len(plan)} arrays ({source})")
 
     info = machine()
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     runs: list[dict] = []
     launcher = Launcher()
     total = args.warmup + args.reps
@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     print_table(rows)
     doc = {
         "started": started.isoformat(timespec="seconds"),
-        "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": info,
         "config": {
             "reps": args.reps,

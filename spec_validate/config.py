@@ -65,10 +65,7 @@ def find_config(start: str | None = None) -> str | None:
 
 
 def _parse_toml(path: str, text: str) -> dict:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
-        import tomli as tomllib
+    import tomllib
 
     try:
         return tomllib.loads(text)
