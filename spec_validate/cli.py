@@ -162,7 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--deep",
         action="store_true",
-        help="also read and decode every stored Zarr v2 chunk (allow-listed codecs only; never pickle or object codecs)",
+        help="also read and decode every stored chunk of Zarr v2 and v3 arrays, the inner chunks of shards included "
+        "(allow-listed codecs only; never pickle or object codecs); HDF5 and TileDB arrays are read as their clauses "
+        "need, with or without it",
     )
     p.add_argument(
         "--no-list",
