@@ -408,7 +408,7 @@ def test_main_extending_pack_sarif_has_no_duplicate_rules_or_fingerprints(capsys
 def test_main_extending_pack_text_shows_both_levels(capsys, lab_policy):
     _, out, _ = cli(capsys, "--pack", lab_policy, CHUNKS_NOT_SHARED)
     assert f"  FAILED MUST (spec: SHOULD) {OVERRIDDEN}\n" in out
-    assert "(hdf5; lab-policy 1; era: anndata >= 0.8" in out
+    assert "(hdf5; pack lab-policy 1; era: anndata >= 0.8" in out
 
 
 def test_main_extending_pack_list_rules_and_explain_show_the_rules_as_they_run(capsys, lab_policy):
@@ -517,7 +517,7 @@ def test_main_path_inside_a_store_validates_that_node_with_its_ancestors_as_cont
     code, out, _ = cli(capsys, "atlas.zarr/obs")
     assert code == 0
     assert out.splitlines()[0] == (  # the header names the store's era and likely writers (provenance)
-        "atlas.zarr/obs (zarr-v2; anndata 0.1.0, zarr 2; era: anndata >= 0.8 (encoding-version 0.1.0); "
+        "atlas.zarr/obs (zarr-v2; packs anndata 0.1.0, zarr 2; era: anndata >= 0.8 (encoding-version 0.1.0); "
         "likely written by anndata >=0.8, zarr-python >=3)"
     )
     assert "  Context: clauses failing on the ancestors of /obs (not counted for /obs):" in out

@@ -14,6 +14,7 @@ from spec_validate.report.baseline import Baseline, located
 from spec_validate.report.formats import output_format
 from spec_validate.report.links import rule_page
 from spec_validate.report.options import RenderOptions
+from spec_validate.report.text import pack_list
 from spec_validate.report.verdict import CONFORMS, Verdict, sentence, verdict
 
 # The order a clause is shown in, within an input: what needs reading first comes first.
@@ -206,9 +207,7 @@ def _input(report: Report, fail_on: Level, baseline: Baseline | None, number: in
     line = f'<p class="verdict {_verdict_class(v)}">{_e(said)}</p>'
     if report.error is not None:
         return head + line + "</section>"
-    packs = ", ".join(
-        f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs
-    )
+    packs = pack_list(report)
     about = report.provenance.describe() if report.provenance is not None else ""  # the eras and likely writers
     meta = f"{report.format}; {packs or 'no pack applies'}" + (f"; {about}" if about else "")
     body = [head, line, f'<p class="meta">{_e(meta)}</p>']

@@ -90,9 +90,7 @@ def _block(report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline
 
 def _head(report: Report, paint: Paint, states: dict[tuple, bool]) -> list[str]:
     """The input's name, format, packs, era and likely writers; its unreadable keys and legacy verdicts."""
-    packs = ", ".join(
-        f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs
-    )
+    packs = pack_list(report)
     about = report.provenance.describe() if report.provenance is not None else ""  # the eras and likely writers
     # An input cut short under --timeout (or whose reader crashed) has an unreadable record and no results, and no
     # format when it was not even opened.
@@ -240,3 +238,10 @@ def _summary_table(reports: Sequence[Report], fail_on: Level, baseline: Baseline
     extra += [f"{skipped} file(s) skipped"] * bool(skipped)
     lines.append(tail + (f"; {', '.join(extra)}" if extra else "") + ".")
     return "\n".join(lines) + "\n"
+
+
+def pack_list(report: Report) -> str:
+    """The packs applied, as a header names them: "pack anndata 0.1.0" or "packs anndata 0.1.0, zarr 2" (the word
+    says that the version is the pack's, not the writer's: "anndata 0.1.0" alone read like an anndata release)."""
+    named = [f"{p.name} {p.version}" + (f" at {', '.join(p.scopes)}" if p.scopes != ("/",) else "") for p in report.packs]
+    return f"{'pack' if len(named) == 1 else 'packs'} {', '.join(named)}" if named else ""

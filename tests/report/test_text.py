@@ -75,7 +75,7 @@ def test_render_passes_escape_codes_with_colour():
 def test_render_fails_grouped_with_level_id_clause_path():
     text = render([report()], RenderOptions(fail_on=Level.MUST))
     lines = text.splitlines()
-    assert lines[0] == "demo.h5ad (hdf5; t 0.0.1)"
+    assert lines[0] == "demo.h5ad (hdf5; pack t 0.0.1)"
     i = lines.index("  FAILED MUST (derived) t.a.monotonic")
     assert lines[i + 1] == "    Things: \u201cThe thing MUST hold.\u201d"
     assert lines[i + 2].startswith("    /a[2]: decreases at index 2: 2 -> 1")
@@ -183,7 +183,7 @@ def test_render_context_is_shown_once_and_not_counted():
         [Report("x.zarr", "zarr-v2", r.packs, "0", r.results, node="/a", context=(above,))], RenderOptions(fail_on=Level.MUST)
     )
     lines = text.splitlines()
-    assert lines[0] == "x.zarr/a (zarr-v2; t 0.0.1)"
+    assert lines[0] == "x.zarr/a (zarr-v2; pack t 0.0.1)"
     i = lines.index("  Context: clauses failing on the ancestors of /a (not counted for /a):")
     assert lines[i + 1] == "    FAILED MUST t.root.group" and text.count("t.root.group") == 1
     assert "  conforms at --fail-on must." in text
