@@ -181,7 +181,7 @@ class GlobalHeaps:
                 self._indexes[address] = objects
                 self._indexed_objects += len(objects)
             self._keep_bytes(address, data)
-        return data, objects if problem is None else None
+        return data, objects
 
     def _keep_bytes(self, address: int, data: bytes) -> None:
         if len(data) <= KEPT_COLLECTION_BYTES:
@@ -235,10 +235,6 @@ class GlobalHeaps:
         """Reads (index, size) of the object whose header is at a position of a collection's bytes."""
         return _OBJECT_HEADS[self.sizeof_size].unpack_from if self.sizeof_size in _OBJECT_HEADS else self._object_head
 
-    def _place(self, data: bytes, header: int) -> tuple[int, int]:
-        """(offset of the object's bytes in its collection, its size) for the object whose header is at `header`."""
-        return header + 8 + self.sizeof_size, self._head_of()(data, header)[1]
-
     def _object_head(self, data: bytes, at: int) -> tuple[int, int]:
         """(index, size) of the object at `at`, for lengths of a size `_OBJECT_HEADS` has no format for (16, 32)."""
         return int.from_bytes(data[at : at + 2], "little"), int.from_bytes(data[at + 8 : at + 8 + self.sizeof_size], "little")
@@ -254,14 +250,16 @@ class GlobalHeaps:
         header = objects.get(index) if objects is not None else None
         if header is None:
             return None
-        if data is None:
-            head = self._read_at(address + self.base + header, 8 + self.sizeof_size)
-            if len(head) < 8 + self.sizeof_size:
+        head_bytes = 8 + self.sizeof_size  # index, reference count, four reserved bytes, the object's size
+        if data is None:  # a collection too large to keep: the object's header, then its bytes, read alone
+            head = self._read_at(address + self.base + header, head_bytes)
+            if len(head) < head_bytes:
                 return None
-            offset, size = header + 8 + self.sizeof_size, self._head_of()(head, 0)[1]
-            got = self._read_at(address + self.base + offset, size)
+            size = self._head_of()(head, 0)[1]
+            got = self._read_at(address + self.base + header + head_bytes, size)
             return got if len(got) == size else None
-        offset, size = self._place(data, header)
+        size = self._head_of()(data, header)[1]
+        offset = header + head_bytes
         return memoryview(data)[offset : offset + size] if offset + size <= len(data) else None
 
     def string_value(self, found: StringElements) -> str | list[str] | None:
