@@ -93,11 +93,17 @@ class NotChecked(NotApplicable):
 
 # ---------------------------------------------------------------- rules and packs, as loaded from YAML
 class Writer(NamedTuple):
-    """A real writer whose files depart from the clause: the report shows the note on failure."""
+    """A real writer whose files depart from the clause: the report shows the note on a failure it describes.
+
+    `when` holds the values the note explains, as (finding detail key, accepted values) pairs: a note is attached
+    to a finding only when every key is among the finding's details with one of the accepted values (compared as
+    strings), so a note never lands on a finding it does not describe.
+    """
 
     name: str
     versions: str
     note: str
+    when: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 class Legacy(NamedTuple):

@@ -150,7 +150,7 @@ def _rule(raw: Mapping[str, Any], pack: str, file: str, level_override: str | No
         message=raw.get("message"),
         basis=raw.get("basis", "stated"),
         rationale=" ".join(raw["rationale"].split()) if raw.get("rationale") else None,
-        writers=tuple(Writer(w["name"], w["versions"], " ".join(w["note"].split())) for w in raw.get("writers", [])),
+        writers=tuple(_writer(w) for w in raw.get("writers", [])),
         source_file=file,
         spec_source=raw.get("source", spec_source),
         builtin=builtin,
@@ -212,6 +212,14 @@ def load_pack(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> Pack
 
 def _legacy(raw: Mapping[str, Any]) -> Legacy:
     return Legacy(" ".join(raw["clause"].split()), raw["section"], {k: " ".join(v.split()) for k, v in raw["eras"].items()})
+
+
+def _writer(raw: Mapping[str, Any]) -> Writer:
+    when = tuple(
+        (key, tuple(str(v) for v in (values if isinstance(values, list) else [values])))
+        for key, values in (raw.get("when") or {}).items()
+    )
+    return Writer(raw["name"], raw["versions"], " ".join(raw["note"].split()), when)
 
 
 def _note(raw: Mapping[str, Any]) -> SpecNote:
