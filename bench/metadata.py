@@ -7,7 +7,9 @@
    with bench/generate.py).
 2. local: every case (wide obs at 10, 100, 1,000 and 4,000 columns, uns with 5,000 entries, 5,000 arrays) in
    every format, within each repetition: the metadata floor (bench/metadata_floor.py: h5py reading every
-   attribute value, or every JSON document of a Zarr store) and `spec-validate FILE --format json -o /dev/null`
+   attribute value, or every JSON document of a Zarr store), for Zarr the same-work floor as well
+   (`metadata_floor.py --arrays`: every folder listed and the chunks of the arrays a validation scans read and
+   decoded, the paths from `spec_validate.engine.run.scan_plan`) and `spec-validate FILE --format json -o /dev/null`
    round-robin, the first rotating; anndata (`read_h5ad` / `read_zarr`) on every file after everything else of
    the repetition (between the short runs it made them slower and erratic).
 3. scaling: spec-validate and the floor on obs-18,000 (about 30,000 nodes) as well, for time and memory per
@@ -60,6 +62,21 @@ NO_LIST = "consolidated, --no-list"  # a remote variant: the consolidated store 
 
 def floor_command(path: Path) -> list[str]:
     return [sys.executable, str(HERE / "metadata_floor.py"), str(path)]
+
+
+PLANS = RESULTS / "plans"
+
+
+def same_work_floor_command(path: Path) -> list[str]:
+    """The Zarr floor that does a validation's reads: every folder listed, every document parsed, and every chunk
+    of the arrays a run of the default packs scans read and decoded (their paths: `scan_plan`, written once)."""
+    PLANS.mkdir(parents=True, exist_ok=True)
+    plan = PLANS / f"{path.name}-{path.parent.name}.json"
+    if not plan.exists():
+        from spec_validate.engine.run import scan_plan
+
+        plan.write_text(json.dumps([array for array, _ in scan_plan(str(path))]), encoding="utf-8")
+    return [sys.executable, str(HERE / "metadata_floor.py"), str(path), "--arrays", str(plan)]
 
 
 def anndata_command(path: Path) -> list[str]:
@@ -151,7 +168,10 @@ def rounds(args: argparse.Namespace, server: Server | None) -> list[Round]:
             case = mg.Case(name, fmt)
             what = {"case": name, "format": fmt, "file": str(case.path.relative_to(ROOT))}
             warm = floor_command(case.path)
-            out.append(("local", what, {"floor": warm, "spec-validate": sv_command(str(case.path))}, warm))
+            tools = {"floor": warm, "spec-validate": sv_command(str(case.path))}
+            if fmt != "h5ad":  # the HDF5 floor reads every attribute value already: a validation's metadata reads
+                tools["same-work floor"] = same_work_floor_command(case.path)
+            out.append(("local", what, tools, warm))
             if not args.skip_anndata:
                 anndata_last.append(("local", what, {"anndata": anndata_command(case.path)}, warm))
     if not args.no_scaling:
@@ -250,7 +270,7 @@ def measure(args: argparse.Namespace, server: Server | None) -> list[dict]:
                     if remote and server is not None:
                         result["requests"] = server.counts()
                     stdout = result.pop("stdout")
-                    if tool == "floor" and result["rc"] == 0:
+                    if tool in ("floor", "same-work floor") and result["rc"] == 0:
                         result["floor"] = json.loads(stdout)
                     result.update({"group": group, "tool": tool, "rep": rep, "warmup": warm, "cmd": tools[tool], **what})
                     runs.append(result)

@@ -24,7 +24,10 @@ LATEST = HERE / "results" / "metadata-latest.json"
 
 # The acceptance targets of the metadata issue.
 TARGET_CASES = ("obs-4000", "uns-5000")  # the wide files the floor, anndata and memory targets name
-FLOOR_RATIO_MAX = {"h5ad": 1.3, "zarr2": 1.5, "zarr3": 1.5}  # spec-validate / floor
+FLOOR_RATIO_MAX = {"h5ad": 1.3, "zarr2": 1.5, "zarr3": 1.5}  # spec-validate / the floor of FLOOR_OF
+# The floor each target is against: h5py reading every attribute value; for Zarr the floor that does a
+# validation's reads (folders listed, documents parsed, the scanned arrays' chunks decoded).
+FLOOR_OF = {"h5ad": "floor", "zarr2": "same-work floor", "zarr3": "same-work floor"}
 ANNDATA_SPEEDUP_MIN = {"h5ad": 2.0, "zarr2": 5.0, "zarr3": 5.0}  # anndata / spec-validate
 PEAK_RSS_MB_MAX = 150.0
 REMOTE_WIDE_S_MAX = 10.0  # the 1,000-column store over HTTP, consolidated or not
@@ -55,21 +58,22 @@ def local_table(doc: dict) -> str:
         key=lambda cf: (FORMATS.index(cf[1]) if cf[1] in FORMATS else 9, _case_key(cf[0])),
     )
     lines = [
-        "| format | file | nodes | floor (s) | anndata (s) | spec-validate (s) | spec-validate / floor | anndata / spec-validate "
-        "| peak RSS: floor / anndata / spec-validate (MB) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| format | file | nodes | floor (s) | same-work floor (s) | anndata (s) | spec-validate (s) | spec-validate / floor "
+        "| spec-validate / same-work floor | anndata / spec-validate | peak RSS: floor / anndata / spec-validate (MB) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for case, fmt in cases:
-        fl, an, sv = (index.get((case, fmt, None, t)) for t in ("floor", "anndata", "spec-validate"))
+        fl, sw, an, sv = (index.get((case, fmt, None, t)) for t in ("floor", "same-work floor", "anndata", "spec-validate"))
         med = lambda r: r["median_s"] if r else None  # noqa: E731
         rss = " / ".join(f"{r['peak_rss_mb']:.0f}" if r else "-" for r in (fl, an, sv))
         bad = f" (exit {', '.join(map(str, sv['bad_exit']))})" if sv and sv["bad_exit"] else ""
         bad += " ¹" if sv and 1 in sv.get("exit", ()) else ""
         ratio = med(sv) / med(fl) if sv and fl else None
+        same_work = med(sv) / med(sw) if sv and sw else None
         speedup = med(an) / med(sv) if sv and an else None
         lines.append(
-            f"| {fmt} | {case}{bad} | {fl.get('objects', '') if fl else ''} | {_num(med(fl))} | {_num(med(an))} | {_num(med(sv))} "
-            f"| {_num(ratio)} | {_num(speedup, 1)} | {rss} |"
+            f"| {fmt} | {case}{bad} | {fl.get('objects', '') if fl else ''} | {_num(med(fl))} | {_num(med(sw))} "
+            f"| {_num(med(an))} | {_num(med(sv))} | {_num(ratio)} | {_num(same_work)} | {_num(speedup, 1)} | {rss} |"
         )
     return "\n".join(lines)
 
@@ -173,12 +177,12 @@ def targets(doc: dict) -> list[dict]:
 
     for fmt in FORMATS:
         for case in TARGET_CASES:
-            fl, an, sv = (index.get((case, fmt, None, t)) for t in ("floor", "anndata", "spec-validate"))
+            fl, an, sv = (index.get((case, fmt, None, t)) for t in (FLOOR_OF[fmt], "anndata", "spec-validate"))
             if sv is None:
                 continue
             where = f"{fmt} {case}"
             add(
-                f"spec-validate / floor <= {FLOOR_RATIO_MAX[fmt]}",
+                f"spec-validate / {FLOOR_OF[fmt]} <= {FLOOR_RATIO_MAX[fmt]}",
                 where,
                 sv["median_s"] / fl["median_s"] if fl else None,
                 FLOOR_RATIO_MAX[fmt],
