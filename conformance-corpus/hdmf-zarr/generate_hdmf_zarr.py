@@ -199,7 +199,7 @@ def specloc_missing_group(path: Path) -> None:
 
 @with_valid
 def zarr_dtype_not_in_table(path: Path) -> None:
-    """/acquisition/ts/data has zarr_dtype "int128", which the dtype mappings table does not list."""
+    """/acquisition/ts/data has zarr_dtype "int128", which names no type: not in the table, and no spelling hdmf-zarr writes."""
     set_attrs(path, "acquisition/ts/data", zarr_dtype="int128")
 
 

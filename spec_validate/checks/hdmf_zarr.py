@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from spec_validate.checks.api import Options, check
 from spec_validate.checks.schemas import KEY, NAMES
@@ -265,31 +268,91 @@ def any_attr_string(node: Node, options: Options, scope: Scope) -> Iterator[Find
             yield Finding(f"attribute {k!r} is {json_excerpt(node.attrs[k])}, expected a string", details={"key": k})
 
 
+# hdmf-zarr's marker of a scalar dataset (stored as a one-element array), which its reader reads back.
+SCALAR_MARKER = "scalar"
+# A NumPy typestr ("<f8", "|b1", "<M8[ns]"): hdmf-zarr stores dtype.str as zarr_dtype on data written chunk by chunk.
+TYPESTR = re.compile(r"[<>|=]?[?bBiufcmMOSUV][0-9]*(\[[A-Za-z0-9]+\])?")
+
+
+def _spelling(value: Any, table: Sequence[str]) -> str:
+    """What a zarr_dtype value (or a compound field's dtype) is: "table", "writer" or "none".
+
+    "table": a value of the dtype mappings table. "writer": a spelling hdmf-zarr writes for what the table does not
+    list, and reads back: its scalar marker, a NumPy type name (dtype.type.__name__: "bytes", "uint64", "bool_") or a
+    NumPy typestr. "none": anything else ("int128", a number), which names no type.
+    """
+    if not isinstance(value, str):
+        return "none"
+    if value in table:
+        return "table"
+    if value == SCALAR_MARKER or value in np.sctypeDict or TYPESTR.fullmatch(value):
+        return "writer"
+    return "none"
+
+
+def _zarr_dtype_spellings(node: Node, table: Sequence[str]) -> Iterator[tuple[str, Any, str]]:
+    """(where, value, what) for zarr_dtype, or for each field of a compound zarr_dtype (a list of {name, dtype}).
+
+    `what` is a `_spelling`, or "malformed" for a compound field that is not {name, dtype} (`value` is then the
+    field), or "nested" for a field dtype that is an object (a reference dtype) or a list (a nested compound type).
+    """
+    value = node.attrs["zarr_dtype"]
+    if not (isinstance(value, list) and value):
+        yield "zarr_dtype", value, _spelling(value, table)
+        return
+    for i, field in enumerate(value):
+        where = f"zarr_dtype[{i}]"
+        if not (isinstance(field, dict) and isinstance(field.get("name"), str) and "dtype" in field):
+            yield where, field, "malformed"
+        elif isinstance(field["dtype"], (list, dict)):
+            yield where, field["dtype"], "nested"
+        else:
+            yield where, field["dtype"], _spelling(field["dtype"], table)
+
+
 @check(options={"properties": {"values": NAMES}, "required": ["values"]}, kind="array")
 def zarr_dtype_mapped(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """The attribute zarr_dtype is one of `values`, or a compound type: a list of {name, dtype} whose dtypes are.
+    """The attribute zarr_dtype, or each field dtype of a compound one ([{name, dtype}]), is one of `values`, where it names a type at all.
 
+    A compound field's dtype may also be an object (a reference dtype) or a list (a nested compound type). Reported
+    here: each value outside `values` that still names a type hdmf-zarr writes and reads back (its scalar marker
+    "scalar", a NumPy type name such as "bytes", a typestr such as "<f8"). A value that names no type ("int128", a
+    number) and a compound field that is not {name, dtype} are zarr_dtype_names_type's to report.
     Not applicable when: the attribute is absent.
     """
     if "zarr_dtype" not in node.attrs:
         raise NotApplicable(f"{node.path} has no zarr_dtype")
-    value = node.attrs["zarr_dtype"]
-    if isinstance(value, list) and value:
-        for i, field in enumerate(value):
-            if not (isinstance(field, dict) and isinstance(field.get("name"), str) and "dtype" in field):
-                yield Finding(
-                    f"zarr_dtype[{i}] is {json_excerpt(field)}, expected a compound field {{name, dtype}}",
-                    details={"value": field},
-                )
-            elif not (field["dtype"] in options["values"] or isinstance(field["dtype"], (list, dict))):
-                yield Finding(
-                    f"zarr_dtype[{i}] has dtype {json_excerpt(field['dtype'])}, which the dtype mappings table does not list",
-                    details={"value": field["dtype"]},
-                )
-    elif value not in options["values"]:
-        yield Finding(
-            f"zarr_dtype is {json_excerpt(value)}, which the dtype mappings table does not list", details={"value": value}
-        )
+    for where, value, what in _zarr_dtype_spellings(node, options["values"]):
+        if what == "writer":
+            yield Finding(
+                f"{where} is {json_excerpt(value)}, which the dtype mappings table does not list", details={"value": value}
+            )
+
+
+@check(options={"properties": {"values": NAMES}, "required": ["values"]}, kind="array")
+def zarr_dtype_names_type(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The attribute zarr_dtype names a type: one of `values`, or a spelling hdmf-zarr writes and reads back.
+
+    Those spellings are its scalar marker "scalar", NumPy type names ("bytes", "uint64") and NumPy typestrs
+    ("<f8"). A compound zarr_dtype is a non-empty list of {name, dtype} whose dtypes name a type, or are an
+    object (a reference dtype) or a list (a nested compound type).
+    Not applicable when: the attribute is absent.
+    """
+    if "zarr_dtype" not in node.attrs:
+        raise NotApplicable(f"{node.path} has no zarr_dtype")
+    for where, value, what in _zarr_dtype_spellings(node, options["values"]):
+        if what == "malformed":
+            yield Finding(
+                f"{where} is {json_excerpt(value)}, expected a compound field {{name, dtype}}",
+                details={"where": where, "value": json_excerpt(value)},
+            )
+        elif what == "none":
+            shown = value if isinstance(value, (str, int, float, bool)) else json_excerpt(value)
+            yield Finding(
+                f"{where} is {json_excerpt(value)}, which names no type: the dtype mappings table does not list it, "
+                'and it is no spelling hdmf-zarr writes ("scalar", a NumPy type name or typestr)',
+                details={"where": where, "value": shown},
+            )
 
 
 @check(options={"properties": {"id": KEY}, "required": ["id"]}, kind="array")

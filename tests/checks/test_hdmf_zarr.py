@@ -82,17 +82,63 @@ ZARR_DTYPES = [
     pytest.param([{"name": "a", "dtype": "int32"}, {"name": "b", "dtype": "object"}], 0, id="compound"),
     pytest.param("scalar", 1, id="hdmf-zarr-scalar-not-listed"),
     pytest.param("bytes", 1, id="hdmf-zarr-bytes-not-listed"),
-    pytest.param([{"name": "a", "dtype": "int128"}], 1, id="compound-unlisted-field"),
-    pytest.param([{"dtype": "int32"}], 1, id="compound-without-name"),
+    pytest.param("<f8", 1, id="hdmf-zarr-typestr-not-listed"),
+    pytest.param([{"name": "a", "dtype": "uint64"}], 1, id="compound-numpy-name-field-not-listed"),
+    pytest.param([{"name": "r", "dtype": {"target_type": "TimeSeries", "reftype": "object"}}], 0, id="compound-reference-field"),
+    # Values that name no type are zarr_dtype_names_type's (MUST), not reported twice.
+    pytest.param("int128", 0, id="no-type-left-to-names-type"),
+    pytest.param([{"name": "a", "dtype": "int128"}], 0, id="compound-field-no-type-left-to-names-type"),
+    pytest.param([{"dtype": "int32"}], 0, id="compound-without-name-left-to-names-type"),
 ]
+DTYPE_TABLE = {"values": ["int32", "utf-8", "object", "float64"]}
 
 
 @pytest.mark.parametrize("value,expected", ZARR_DTYPES)
 def test_zarr_dtype_mapped_passes_or_fails(value, expected):
     t = nwb()
     t.get("/acquisition/ts/data").attrs["zarr_dtype"] = value
-    options = {"values": ["int32", "utf-8", "object", "float64"]}
-    assert len(findings("zarr_dtype_mapped", t.get("/acquisition/ts/data"), options)) == expected
+    assert len(findings("zarr_dtype_mapped", t.get("/acquisition/ts/data"), DTYPE_TABLE)) == expected
+
+
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        pytest.param("int32", [], id="listed"),
+        pytest.param("scalar", [], id="hdmf-zarr-scalar"),
+        pytest.param("bytes", [], id="numpy-type-name"),
+        pytest.param("uint64", [], id="numpy-type-name-outside-the-table"),
+        pytest.param("<M8[ns]", [], id="numpy-typestr"),
+        pytest.param([{"name": "a", "dtype": "int32"}, {"name": "b", "dtype": [{"name": "c", "dtype": "i4"}]}], [], id="nested"),
+        pytest.param("int128", ["zarr_dtype"], id="int128"),
+        pytest.param("Int32", ["zarr_dtype"], id="misspelt"),
+        pytest.param(5, ["zarr_dtype"], id="a-number"),
+        pytest.param([], ["zarr_dtype"], id="compound-without-fields"),
+        pytest.param([{"name": "a", "dtype": "int128"}, {"dtype": "int32"}], ["zarr_dtype[0]", "zarr_dtype[1]"], id="compound"),
+    ],
+)
+def test_zarr_dtype_names_type_passes_or_fails(value, expected):
+    t = nwb()
+    t.get("/acquisition/ts/data").attrs["zarr_dtype"] = value
+    got = findings("zarr_dtype_names_type", t.get("/acquisition/ts/data"), DTYPE_TABLE)
+    assert [f.details["where"] for f in got] == expected
+
+
+def test_zarr_dtype_mapped_findings_carry_the_value_the_writer_note_keys_on():
+    # The hdmf-zarr writer note explains "scalar" and "bytes" (`when: {value: [scalar, bytes]}`): each finding says which.
+    t = nwb()
+    t.get("/acquisition/ts/data").attrs["zarr_dtype"] = "scalar"
+    (f,) = findings("zarr_dtype_mapped", t.get("/acquisition/ts/data"), DTYPE_TABLE)
+    assert f.details == {"value": "scalar"}
+
+
+def test_zarr_dtype_writer_note_explains_only_the_spellings_it_names():
+    from spec_validate.engine.loader import builtin_packs
+
+    (rule,) = [r for p in builtin_packs() for r in p.rules if r.id == "hdmf-zarr.zarr_dtype.mapped"]
+    (writer,) = rule.writers
+    assert writer.when == (("value", ("scalar", "bytes")),)
+    (must,) = [r for p in builtin_packs() for r in p.rules if r.id == "hdmf-zarr.zarr_dtype.names-a-type"]
+    assert must.writers == ()
 
 
 # ------------------------------------------------------------------------------------------ links
