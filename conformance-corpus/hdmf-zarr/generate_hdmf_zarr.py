@@ -486,6 +486,19 @@ def root_namespace_and_specloc_missing(path: Path) -> None:
     drop_attr(path, "", "namespace")
 
 
+# ---------------------------------------------------------------------------------------------- found unchecked (#37)
+@with_valid
+def specifications_version_renamed(path: Path) -> None:
+    """/specifications/core/2.7.0 renamed 2.6.0; the cached namespace document still says core 2.7.0."""
+    (path / "specifications/core/2.7.0").rename(path / "specifications/core/2.6.0")
+
+
+@with_valid
+def specifications_namespace_renamed(path: Path) -> None:
+    """/specifications/core renamed kore; the cached namespace document still says core 2.7.0."""
+    (path / "specifications/core").rename(path / "specifications/kore")
+
+
 def main(names: list[str]) -> None:
     """Write every case, or only the cases named."""
     OUT.mkdir(exist_ok=True)

@@ -679,15 +679,11 @@ def _scalar_text(node: Node, options: Options, scope: Scope) -> Mapping[str, Fac
     return {"value": FactRequest("first_last", edges_only=True)}
 
 
-@check(kind="array", facts=_scalar_text)
-def namespace_sources_present(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
-    """Every source file the cached namespace lists ("schema": [{"source": ...}]) is stored beside it, named without its extension.
+def _namespace_document(node: Node, facts: Mapping[str, Any]) -> list[Any]:
+    """The "namespaces" list of the cached namespace document the node holds (read by the `_scalar_text` fact).
 
-    "nwb.ecephys.yaml" is stored as "nwb.ecephys"; a name without .yaml/.yml/.json is stored as it is. Entries that
-    include another namespace ({"namespace": ...}) name no file. The namespace's one element is read by the
-    engine's scan (shared with scalar_json_parses), through text codecs and plain compressors only.
-    Not applicable when: the array is not a scalar string stored with text codecs, or its text is not a JSON namespace
-    document with a "namespaces" list (hdmf-zarr.specifications.json reports text that is not JSON).
+    Raises NotApplicable when the node holds no string, or its text is not JSON (hdmf-zarr.specifications.json
+    reports that) or not a namespace document.
     """
     ends = facts["value"]
     value = ends.first if ends is not None else None
@@ -702,6 +698,20 @@ def namespace_sources_present(node: Node, options: Options, scope: Scope, facts:
     namespaces = doc.get("namespaces") if isinstance(doc, dict) else None
     if not isinstance(namespaces, list):
         raise NotApplicable(f'{node.path} is not a namespace document (no "namespaces" list)')
+    return namespaces
+
+
+@check(kind="array", facts=_scalar_text)
+def namespace_sources_present(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every source file the cached namespace lists ("schema": [{"source": ...}]) is stored beside it, named without its extension.
+
+    "nwb.ecephys.yaml" is stored as "nwb.ecephys"; a name without .yaml/.yml/.json is stored as it is. Entries that
+    include another namespace ({"namespace": ...}) name no file. The namespace's one element is read by the
+    engine's scan (shared with scalar_json_parses), through text codecs and plain compressors only.
+    Not applicable when: the array is not a scalar string stored with text codecs, or its text is not a JSON namespace
+    document with a "namespaces" list (hdmf-zarr.specifications.json reports text that is not JSON).
+    """
+    namespaces = _namespace_document(node, facts)
     parent = node.parent
     for i, ns in enumerate(namespaces):
         for j, entry in enumerate((ns.get("schema") or []) if isinstance(ns, dict) else []):
@@ -716,6 +726,48 @@ def namespace_sources_present(node: Node, options: Options, scope: Scope, facts:
                     path=f"{parent.path.rstrip('/') if parent else ''}/{stored}",
                     details={"source": source},
                 )
+
+
+# The version group hdmf-zarr caches a namespace without a version under (ZarrIO.__cache_spec).
+UNVERSIONED = "unversioned"
+
+
+@check(kind="array", facts=_scalar_text)
+def namespace_stored_under_name(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every namespace the cached namespace document defines is stored under its name and version: the document is <name>/<version>/namespace.
+
+    The version group of a namespace without a version is "unversioned", as hdmf-zarr names it; a version that is
+    a JSON number is compared as its text. The document's one element is read by the engine's scan (shared with
+    scalar_json_parses), through text codecs and plain compressors only.
+    Not applicable when: the array is not a scalar string stored with text codecs, or its text is not a JSON
+    namespace document with a "namespaces" list (hdmf-zarr.specifications.json reports text that is not JSON).
+    """
+    namespaces = _namespace_document(node, facts)
+    version_group = node.parent
+    name_group = version_group.parent if version_group is not None else None
+    if version_group is None or name_group is None:
+        raise NotApplicable(f"{node.path} lies less than two groups deep")
+    for i, ns in enumerate(namespaces):
+        if not isinstance(ns, dict):
+            continue
+        name = ns.get("name")
+        version = ns.get("version")
+        expected = UNVERSIONED if version is None else str(version)
+        if name != name_group.name:
+            yield Finding(
+                f"namespaces[{i}] is named {json_excerpt(name)} but stored under the group {json_excerpt(name_group.name)}: "
+                f"a reader looks for it under {json_excerpt(name)}",
+                path=name_group.path,
+                details={"field": "name", "stored": name_group.name, "document": json_excerpt(name)},
+            )
+        if expected != version_group.name:
+            said = "has no version" if version is None else f"has version {json_excerpt(version)}"
+            yield Finding(
+                f"namespaces[{i}] {said} but is stored under the version group {json_excerpt(version_group.name)}, "
+                f"expected {json_excerpt(expected)}",
+                path=version_group.path,
+                details={"field": "version", "stored": version_group.name, "document": expected},
+            )
 
 
 # The storage type of each row of the dtype mappings table, as NumPy kinds: a kind and item size ("f4"), or a kind

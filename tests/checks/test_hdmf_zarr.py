@@ -705,6 +705,51 @@ def test_namespace_sources_present_passes_not_applicable_when_not_a_namespace_do
     assert results(tmp_path / "s.zarr")["hdmf-zarr.specifications.sources"].status is Status.NOT_APPLICABLE
 
 
+def namespace_store(path, name="core", version="2.7.0", stored=("core", "2.7.0")):
+    """write_namespace's store with the cached document defining `name` `version`, kept under <stored[0]>/<stored[1]>."""
+    import numcodecs
+
+    doc = {"name": name, "schema": [{"source": "nwb.base"}]}
+    if version is not ...:
+        doc["version"] = version
+    write_store(path, spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk(json.dumps({"namespaces": [doc]})))
+    os.rename(path / "specifications/core/2.7.0", path / "specifications/core" / stored[1])
+    os.rename(path / "specifications/core", path / "specifications" / stored[0])
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "stored", "failed"),
+    [
+        pytest.param("core", "2.7.0", ("core", "2.7.0"), [], id="as-named"),
+        pytest.param("core", None, ("core", "unversioned"), [], id="no-version-unversioned"),
+        pytest.param("core", ..., ("core", "unversioned"), [], id="version-absent-unversioned"),
+        pytest.param("core", 2, ("core", "2"), [], id="numeric-version-as-text"),
+        pytest.param("core", "2.7.0", ("core", "2.6.0"), [("version", "/specifications/core/2.6.0")], id="version-renamed"),
+        pytest.param("core", "2.7.0", ("kore", "2.7.0"), [("name", "/specifications/kore")], id="namespace-renamed"),
+        pytest.param(
+            "core",
+            "2.7.0",
+            ("kore", "2.6.0"),
+            [("name", "/specifications/kore"), ("version", "/specifications/kore/2.6.0")],
+            id="both",
+        ),
+        pytest.param("core", None, ("core", "None"), [("version", "/specifications/core/None")], id="no-version-not-unversioned"),
+    ],
+)
+def test_namespace_stored_under_name_passes_or_fails(tmp_path, name, version, stored, failed):
+    namespace_store(tmp_path / "s.zarr", name, version, stored)
+    got = results(tmp_path / "s.zarr")["hdmf-zarr.specifications.name-and-version"]
+    assert got.status is (Status.FAILED if failed else Status.PASSED)
+    assert [(f.details["field"], f.path) for f in got.findings] == failed
+
+
+def test_namespace_stored_under_name_not_applicable_when_not_a_namespace_document(tmp_path):
+    import numcodecs
+
+    write_store(tmp_path / "s.zarr", spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk('{"groups": []}'))
+    assert results(tmp_path / "s.zarr")["hdmf-zarr.specifications.name-and-version"].status is Status.NOT_APPLICABLE
+
+
 # ------------------------------------------------------------------------------------------ storage type of zarr_dtype
 STORAGE = {"storage": {"int32": ["i4"], "float": ["f4"], "text": ["O"], "bool": ["b1"]}}
 
