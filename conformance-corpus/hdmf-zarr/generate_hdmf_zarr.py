@@ -499,6 +499,14 @@ def specifications_namespace_renamed(path: Path) -> None:
     (path / "specifications/core").rename(path / "specifications/kore")
 
 
+@with_valid
+def reference_attribute_wrapper_unmarked(path: Path) -> None:
+    """The `table` attribute of /general/electrodes is {"value": reference} without its zarr_dtype: read as a plain dict."""
+    doc = read_json(path / "general/electrodes/.zattrs")
+    del doc["table"]["zarr_dtype"]
+    write_json(path / "general/electrodes/.zattrs", doc)
+
+
 def main(names: list[str]) -> None:
     """Write every case, or only the cases named."""
     OUT.mkdir(exist_ok=True)

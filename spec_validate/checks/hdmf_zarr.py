@@ -637,25 +637,43 @@ def dataset_references_marked(node: Node, options: Options, scope: Scope, facts:
         yield Omitted(result.count - len(result.found))
 
 
+def _unmarked_reference(value: Any) -> str | None:
+    """How an attribute value holds a reference object without the zarr_dtype that marks it, or None if it does not.
+
+    hdmf-zarr resolves an attribute only when it is a dict with a `zarr_dtype`; any other dict is read as it is.
+    """
+    if not isinstance(value, (dict, list)):
+        return None
+    if isinstance(value, dict):
+        if "zarr_dtype" in value:
+            return None  # marked: hdmf-zarr.reference.attribute-keys judges the rest
+        if is_reference(value):
+            return "a reference object"
+        inner = value.get("value")
+        if is_reference(inner) or (isinstance(inner, list) and any(is_reference(v) for v in inner)):
+            return "a {value: reference} wrapper"
+        return None
+    if any(is_reference(v) or _unmarked_reference(v) for v in value if isinstance(v, dict)):
+        return "reference objects in a list"
+    return None
+
+
 @check()
 def attr_references_marked(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every attribute holding a reference object ({source, path}) stores it as {"zarr_dtype": ..., "value": reference}.
 
-    A bare reference object in an attribute is a dict a reader returns as it is, not the object it names.
-    `zarr_link` (links, which the link rules judge) is not looked at. A node with no reference object in its
-    attributes passes (nothing is unmarked).
+    Unmarked, and read by a reader as the dict it is rather than the object it names: a bare reference object, a
+    list of them, and hdmf-zarr's wrapper {"value": reference} without its zarr_dtype. `zarr_link` (links, which
+    the link rules judge) is not looked at. A node with no reference object in its attributes passes (nothing is
+    unmarked).
     """
     for key, value in node.attrs.items():
         if key == "zarr_link":  # links, not references: the link rules judge them
             continue
-        if is_reference(value) and "zarr_dtype" not in value:
+        how = _unmarked_reference(value)
+        if how is not None:
             yield Finding(
-                f"attribute {key!r} holds a reference object ({json_excerpt(value)}) without zarr_dtype: a reader does not resolve it",
-                details={"key": key},
-            )
-        elif isinstance(value, list) and any(is_reference(v) for v in value):
-            yield Finding(
-                f"attribute {key!r} holds reference objects in a list ({json_excerpt(value)}) without zarr_dtype",
+                f"attribute {key!r} holds {how} ({json_excerpt(value)}) without zarr_dtype: a reader does not resolve it",
                 details={"key": key},
             )
 

@@ -618,6 +618,32 @@ def test_attr_references_marked_fails_a_bare_reference_and_passes_links_and_wrap
     assert f.details == {"key": "table"}
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param({"value": ref("/general/devices/probe")}, id="wrapper-without-zarr-dtype"),
+        pytest.param({"value": [ref("/general/devices/probe")]}, id="wrapper-of-a-list-without-zarr-dtype"),
+        pytest.param([ref("/general"), ref("/general/devices")], id="list-of-references"),
+        pytest.param([{"value": ref("/general")}], id="list-of-wrappers-without-zarr-dtype"),
+    ],
+)
+def test_attr_references_marked_fails_unmarked_forms(value):
+    (f,) = findings("attr_references_marked", nwb(e={"@attrs": {"table": value}}).get("/e"))
+    assert f.details == {"key": "table"}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param({"value": 3}, id="dict-with-a-plain-value"),
+        pytest.param({"source": "."}, id="no-path"),
+        pytest.param(["a", {"path": "/x"}], id="list-without-reference"),
+    ],
+)
+def test_attr_references_marked_passes_values_holding_no_reference(value):
+    assert findings("attr_references_marked", nwb(e={"@attrs": {"table": value}}).get("/e")) == []
+
+
 def test_dataset_references_marked_fails_a_reference_dtype_on_a_numeric_dataset():
     t = tree({"d": Arr(np.arange(3), attrs={"zarr_dtype": "reference"}, metadata={"dtype": "<i8"})})
     (f,) = findings("dataset_references_marked", t.get("/d"))
