@@ -199,7 +199,7 @@ def specloc_missing_group(path: Path) -> None:
 
 @with_valid
 def zarr_dtype_not_in_table(path: Path) -> None:
-    """/acquisition/ts/data has zarr_dtype "int128", which the dtype mappings table does not list."""
+    """/acquisition/ts/data has zarr_dtype "int128", which names no type: not in the table, and no spelling hdmf-zarr writes."""
     set_attrs(path, "acquisition/ts/data", zarr_dtype="int128")
 
 
@@ -484,6 +484,27 @@ def root_namespace_and_specloc_missing(path: Path) -> None:
     """The root says neurodata_type NWBFile but has neither namespace nor .specloc."""
     drop_attr(path, "", ".specloc")
     drop_attr(path, "", "namespace")
+
+
+# ---------------------------------------------------------------------------------------------- found unchecked (#37)
+@with_valid
+def specifications_version_renamed(path: Path) -> None:
+    """/specifications/core/2.7.0 renamed 2.6.0; the cached namespace document still says core 2.7.0."""
+    (path / "specifications/core/2.7.0").rename(path / "specifications/core/2.6.0")
+
+
+@with_valid
+def specifications_namespace_renamed(path: Path) -> None:
+    """/specifications/core renamed kore; the cached namespace document still says core 2.7.0."""
+    (path / "specifications/core").rename(path / "specifications/kore")
+
+
+@with_valid
+def reference_attribute_wrapper_unmarked(path: Path) -> None:
+    """The `table` attribute of /general/electrodes is {"value": reference} without its zarr_dtype: read as a plain dict."""
+    doc = read_json(path / "general/electrodes/.zattrs")
+    del doc["table"]["zarr_dtype"]
+    write_json(path / "general/electrodes/.zattrs", doc)
 
 
 def main(names: list[str]) -> None:

@@ -293,6 +293,12 @@ doc_case("codecs-compressor-before-bytes", lambda m: m["codecs"].reverse(), "zst
 doc_case("bytes-endian-missing", codec_setter(0, {"name": "bytes"}), "an int32 array whose bytes codec has no endian")
 doc_case("bytes-endian-uppercase", config_setter(0, "endian", "LITTLE"), 'bytes codec endian "LITTLE"')
 doc_case("codec-configuration-unknown-member", config_setter(0, "foo", 1), 'bytes codec configuration with "foo": 1')
+doc_case(
+    "codec-configuration-unknown-member-in-shard",
+    lambda m: m["codecs"][0]["configuration"]["codecs"][0].setdefault("configuration", {}).update(foo=1),
+    'the sharding codec\'s inner bytes codec configuration with "foo": 1',
+    **SHARDED,
+)
 doc_case("gzip-level-ten", config_setter(1, "level", 10), "gzip level 10", compressors=[GzipCodec(level=5)])
 doc_case("blosc-cname-unknown", config_setter(1, "cname", "lzma"), 'blosc cname "lzma"', **BLOSC)
 doc_case("blosc-clevel-twelve", config_setter(1, "clevel", 12), "blosc clevel 12", **BLOSC)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from spec_validate.checks.api import Options, check
 from spec_validate.checks.schemas import KEY, NAMES
@@ -265,31 +268,91 @@ def any_attr_string(node: Node, options: Options, scope: Scope) -> Iterator[Find
             yield Finding(f"attribute {k!r} is {json_excerpt(node.attrs[k])}, expected a string", details={"key": k})
 
 
+# hdmf-zarr's marker of a scalar dataset (stored as a one-element array), which its reader reads back.
+SCALAR_MARKER = "scalar"
+# A NumPy typestr ("<f8", "|b1", "<M8[ns]"): hdmf-zarr stores dtype.str as zarr_dtype on data written chunk by chunk.
+TYPESTR = re.compile(r"[<>|=]?[?bBiufcmMOSUV][0-9]*(\[[A-Za-z0-9]+\])?")
+
+
+def _spelling(value: Any, table: Sequence[str]) -> str:
+    """What a zarr_dtype value (or a compound field's dtype) is: "table", "writer" or "none".
+
+    "table": a value of the dtype mappings table. "writer": a spelling hdmf-zarr writes for what the table does not
+    list, and reads back: its scalar marker, a NumPy type name (dtype.type.__name__: "bytes", "uint64", "bool_") or a
+    NumPy typestr. "none": anything else ("int128", a number), which names no type.
+    """
+    if not isinstance(value, str):
+        return "none"
+    if value in table:
+        return "table"
+    if value == SCALAR_MARKER or value in np.sctypeDict or TYPESTR.fullmatch(value):
+        return "writer"
+    return "none"
+
+
+def _zarr_dtype_spellings(node: Node, table: Sequence[str]) -> Iterator[tuple[str, Any, str]]:
+    """(where, value, what) for zarr_dtype, or for each field of a compound zarr_dtype (a list of {name, dtype}).
+
+    `what` is a `_spelling`, or "malformed" for a compound field that is not {name, dtype} (`value` is then the
+    field), or "nested" for a field dtype that is an object (a reference dtype) or a list (a nested compound type).
+    """
+    value = node.attrs["zarr_dtype"]
+    if not (isinstance(value, list) and value):
+        yield "zarr_dtype", value, _spelling(value, table)
+        return
+    for i, field in enumerate(value):
+        where = f"zarr_dtype[{i}]"
+        if not (isinstance(field, dict) and isinstance(field.get("name"), str) and "dtype" in field):
+            yield where, field, "malformed"
+        elif isinstance(field["dtype"], (list, dict)):
+            yield where, field["dtype"], "nested"
+        else:
+            yield where, field["dtype"], _spelling(field["dtype"], table)
+
+
 @check(options={"properties": {"values": NAMES}, "required": ["values"]}, kind="array")
 def zarr_dtype_mapped(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """The attribute zarr_dtype is one of `values`, or a compound type: a list of {name, dtype} whose dtypes are.
+    """The attribute zarr_dtype, or each field dtype of a compound one ([{name, dtype}]), is one of `values`, where it names a type at all.
 
+    A compound field's dtype may also be an object (a reference dtype) or a list (a nested compound type). Reported
+    here: each value outside `values` that still names a type hdmf-zarr writes and reads back (its scalar marker
+    "scalar", a NumPy type name such as "bytes", a typestr such as "<f8"). A value that names no type ("int128", a
+    number) and a compound field that is not {name, dtype} are zarr_dtype_names_type's to report.
     Not applicable when: the attribute is absent.
     """
     if "zarr_dtype" not in node.attrs:
         raise NotApplicable(f"{node.path} has no zarr_dtype")
-    value = node.attrs["zarr_dtype"]
-    if isinstance(value, list) and value:
-        for i, field in enumerate(value):
-            if not (isinstance(field, dict) and isinstance(field.get("name"), str) and "dtype" in field):
-                yield Finding(
-                    f"zarr_dtype[{i}] is {json_excerpt(field)}, expected a compound field {{name, dtype}}",
-                    details={"value": field},
-                )
-            elif not (field["dtype"] in options["values"] or isinstance(field["dtype"], (list, dict))):
-                yield Finding(
-                    f"zarr_dtype[{i}] has dtype {json_excerpt(field['dtype'])}, which the dtype mappings table does not list",
-                    details={"value": field["dtype"]},
-                )
-    elif value not in options["values"]:
-        yield Finding(
-            f"zarr_dtype is {json_excerpt(value)}, which the dtype mappings table does not list", details={"value": value}
-        )
+    for where, value, what in _zarr_dtype_spellings(node, options["values"]):
+        if what == "writer":
+            yield Finding(
+                f"{where} is {json_excerpt(value)}, which the dtype mappings table does not list", details={"value": value}
+            )
+
+
+@check(options={"properties": {"values": NAMES}, "required": ["values"]}, kind="array")
+def zarr_dtype_names_type(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The attribute zarr_dtype names a type: one of `values`, or a spelling hdmf-zarr writes and reads back.
+
+    Those spellings are its scalar marker "scalar", NumPy type names ("bytes", "uint64") and NumPy typestrs
+    ("<f8"). A compound zarr_dtype is a non-empty list of {name, dtype} whose dtypes name a type, or are an
+    object (a reference dtype) or a list (a nested compound type).
+    Not applicable when: the attribute is absent.
+    """
+    if "zarr_dtype" not in node.attrs:
+        raise NotApplicable(f"{node.path} has no zarr_dtype")
+    for where, value, what in _zarr_dtype_spellings(node, options["values"]):
+        if what == "malformed":
+            yield Finding(
+                f"{where} is {json_excerpt(value)}, expected a compound field {{name, dtype}}",
+                details={"where": where, "value": json_excerpt(value)},
+            )
+        elif what == "none":
+            shown = value if isinstance(value, (str, int, float, bool)) else json_excerpt(value)
+            yield Finding(
+                f"{where} is {json_excerpt(value)}, which names no type: the dtype mappings table does not list it, "
+                'and it is no spelling hdmf-zarr writes ("scalar", a NumPy type name or typestr)',
+                details={"where": where, "value": shown},
+            )
 
 
 @check(options={"properties": {"id": KEY}, "required": ["id"]}, kind="array")
@@ -574,25 +637,43 @@ def dataset_references_marked(node: Node, options: Options, scope: Scope, facts:
         yield Omitted(result.count - len(result.found))
 
 
+def _unmarked_reference(value: Any) -> str | None:
+    """How an attribute value holds a reference object without the zarr_dtype that marks it, or None if it does not.
+
+    hdmf-zarr resolves an attribute only when it is a dict with a `zarr_dtype`; any other dict is read as it is.
+    """
+    if not isinstance(value, (dict, list)):
+        return None
+    if isinstance(value, dict):
+        if "zarr_dtype" in value:
+            return None  # marked: hdmf-zarr.reference.attribute-keys judges the rest
+        if is_reference(value):
+            return "a reference object"
+        inner = value.get("value")
+        if is_reference(inner) or (isinstance(inner, list) and any(is_reference(v) for v in inner)):
+            return "a {value: reference} wrapper"
+        return None
+    if any(is_reference(v) or _unmarked_reference(v) for v in value if isinstance(v, dict)):
+        return "reference objects in a list"
+    return None
+
+
 @check()
 def attr_references_marked(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every attribute holding a reference object ({source, path}) stores it as {"zarr_dtype": ..., "value": reference}.
 
-    A bare reference object in an attribute is a dict a reader returns as it is, not the object it names.
-    `zarr_link` (links, which the link rules judge) is not looked at. A node with no reference object in its
-    attributes passes (nothing is unmarked).
+    Unmarked, and read by a reader as the dict it is rather than the object it names: a bare reference object, a
+    list of them, and hdmf-zarr's wrapper {"value": reference} without its zarr_dtype. `zarr_link` (links, which
+    the link rules judge) is not looked at. A node with no reference object in its attributes passes (nothing is
+    unmarked).
     """
     for key, value in node.attrs.items():
         if key == "zarr_link":  # links, not references: the link rules judge them
             continue
-        if is_reference(value) and "zarr_dtype" not in value:
+        how = _unmarked_reference(value)
+        if how is not None:
             yield Finding(
-                f"attribute {key!r} holds a reference object ({json_excerpt(value)}) without zarr_dtype: a reader does not resolve it",
-                details={"key": key},
-            )
-        elif isinstance(value, list) and any(is_reference(v) for v in value):
-            yield Finding(
-                f"attribute {key!r} holds reference objects in a list ({json_excerpt(value)}) without zarr_dtype",
+                f"attribute {key!r} holds {how} ({json_excerpt(value)}) without zarr_dtype: a reader does not resolve it",
                 details={"key": key},
             )
 
@@ -616,15 +697,11 @@ def _scalar_text(node: Node, options: Options, scope: Scope) -> Mapping[str, Fac
     return {"value": FactRequest("first_last", edges_only=True)}
 
 
-@check(kind="array", facts=_scalar_text)
-def namespace_sources_present(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
-    """Every source file the cached namespace lists ("schema": [{"source": ...}]) is stored beside it, named without its extension.
+def _namespace_document(node: Node, facts: Mapping[str, Any]) -> list[Any]:
+    """The "namespaces" list of the cached namespace document the node holds (read by the `_scalar_text` fact).
 
-    "nwb.ecephys.yaml" is stored as "nwb.ecephys"; a name without .yaml/.yml/.json is stored as it is. Entries that
-    include another namespace ({"namespace": ...}) name no file. The namespace's one element is read by the
-    engine's scan (shared with scalar_json_parses), through text codecs and plain compressors only.
-    Not applicable when: the array is not a scalar string stored with text codecs, or its text is not a JSON namespace
-    document with a "namespaces" list (hdmf-zarr.specifications.json reports text that is not JSON).
+    Raises NotApplicable when the node holds no string, or its text is not JSON (hdmf-zarr.specifications.json
+    reports that) or not a namespace document.
     """
     ends = facts["value"]
     value = ends.first if ends is not None else None
@@ -639,6 +716,20 @@ def namespace_sources_present(node: Node, options: Options, scope: Scope, facts:
     namespaces = doc.get("namespaces") if isinstance(doc, dict) else None
     if not isinstance(namespaces, list):
         raise NotApplicable(f'{node.path} is not a namespace document (no "namespaces" list)')
+    return namespaces
+
+
+@check(kind="array", facts=_scalar_text)
+def namespace_sources_present(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every source file the cached namespace lists ("schema": [{"source": ...}]) is stored beside it, named without its extension.
+
+    "nwb.ecephys.yaml" is stored as "nwb.ecephys"; a name without .yaml/.yml/.json is stored as it is. Entries that
+    include another namespace ({"namespace": ...}) name no file. The namespace's one element is read by the
+    engine's scan (shared with scalar_json_parses), through text codecs and plain compressors only.
+    Not applicable when: the array is not a scalar string stored with text codecs, or its text is not a JSON namespace
+    document with a "namespaces" list (hdmf-zarr.specifications.json reports text that is not JSON).
+    """
+    namespaces = _namespace_document(node, facts)
     parent = node.parent
     for i, ns in enumerate(namespaces):
         for j, entry in enumerate((ns.get("schema") or []) if isinstance(ns, dict) else []):
@@ -653,6 +744,48 @@ def namespace_sources_present(node: Node, options: Options, scope: Scope, facts:
                     path=f"{parent.path.rstrip('/') if parent else ''}/{stored}",
                     details={"source": source},
                 )
+
+
+# The version group hdmf-zarr caches a namespace without a version under (ZarrIO.__cache_spec).
+UNVERSIONED = "unversioned"
+
+
+@check(kind="array", facts=_scalar_text)
+def namespace_stored_under_name(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every namespace the cached namespace document defines is stored under its name and version: the document is <name>/<version>/namespace.
+
+    The version group of a namespace without a version is "unversioned", as hdmf-zarr names it; a version that is
+    a JSON number is compared as its text. The document's one element is read by the engine's scan (shared with
+    scalar_json_parses), through text codecs and plain compressors only.
+    Not applicable when: the array is not a scalar string stored with text codecs, or its text is not a JSON
+    namespace document with a "namespaces" list (hdmf-zarr.specifications.json reports text that is not JSON).
+    """
+    namespaces = _namespace_document(node, facts)
+    version_group = node.parent
+    name_group = version_group.parent if version_group is not None else None
+    if version_group is None or name_group is None:
+        raise NotApplicable(f"{node.path} lies less than two groups deep")
+    for i, ns in enumerate(namespaces):
+        if not isinstance(ns, dict):
+            continue
+        name = ns.get("name")
+        version = ns.get("version")
+        expected = UNVERSIONED if version is None else str(version)
+        if name != name_group.name:
+            yield Finding(
+                f"namespaces[{i}] is named {json_excerpt(name)} but stored under the group {json_excerpt(name_group.name)}: "
+                f"a reader looks for it under {json_excerpt(name)}",
+                path=name_group.path,
+                details={"field": "name", "stored": name_group.name, "document": json_excerpt(name)},
+            )
+        if expected != version_group.name:
+            said = "has no version" if version is None else f"has version {json_excerpt(version)}"
+            yield Finding(
+                f"namespaces[{i}] {said} but is stored under the version group {json_excerpt(version_group.name)}, "
+                f"expected {json_excerpt(expected)}",
+                path=version_group.path,
+                details={"field": "version", "stored": version_group.name, "document": expected},
+            )
 
 
 # The storage type of each row of the dtype mappings table, as NumPy kinds: a kind and item size ("f4"), or a kind

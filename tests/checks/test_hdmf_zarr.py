@@ -82,17 +82,63 @@ ZARR_DTYPES = [
     pytest.param([{"name": "a", "dtype": "int32"}, {"name": "b", "dtype": "object"}], 0, id="compound"),
     pytest.param("scalar", 1, id="hdmf-zarr-scalar-not-listed"),
     pytest.param("bytes", 1, id="hdmf-zarr-bytes-not-listed"),
-    pytest.param([{"name": "a", "dtype": "int128"}], 1, id="compound-unlisted-field"),
-    pytest.param([{"dtype": "int32"}], 1, id="compound-without-name"),
+    pytest.param("<f8", 1, id="hdmf-zarr-typestr-not-listed"),
+    pytest.param([{"name": "a", "dtype": "uint64"}], 1, id="compound-numpy-name-field-not-listed"),
+    pytest.param([{"name": "r", "dtype": {"target_type": "TimeSeries", "reftype": "object"}}], 0, id="compound-reference-field"),
+    # Values that name no type are zarr_dtype_names_type's (MUST), not reported twice.
+    pytest.param("int128", 0, id="no-type-left-to-names-type"),
+    pytest.param([{"name": "a", "dtype": "int128"}], 0, id="compound-field-no-type-left-to-names-type"),
+    pytest.param([{"dtype": "int32"}], 0, id="compound-without-name-left-to-names-type"),
 ]
+DTYPE_TABLE = {"values": ["int32", "utf-8", "object", "float64"]}
 
 
 @pytest.mark.parametrize("value,expected", ZARR_DTYPES)
 def test_zarr_dtype_mapped_passes_or_fails(value, expected):
     t = nwb()
     t.get("/acquisition/ts/data").attrs["zarr_dtype"] = value
-    options = {"values": ["int32", "utf-8", "object", "float64"]}
-    assert len(findings("zarr_dtype_mapped", t.get("/acquisition/ts/data"), options)) == expected
+    assert len(findings("zarr_dtype_mapped", t.get("/acquisition/ts/data"), DTYPE_TABLE)) == expected
+
+
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        pytest.param("int32", [], id="listed"),
+        pytest.param("scalar", [], id="hdmf-zarr-scalar"),
+        pytest.param("bytes", [], id="numpy-type-name"),
+        pytest.param("uint64", [], id="numpy-type-name-outside-the-table"),
+        pytest.param("<M8[ns]", [], id="numpy-typestr"),
+        pytest.param([{"name": "a", "dtype": "int32"}, {"name": "b", "dtype": [{"name": "c", "dtype": "i4"}]}], [], id="nested"),
+        pytest.param("int128", ["zarr_dtype"], id="int128"),
+        pytest.param("Int32", ["zarr_dtype"], id="misspelt"),
+        pytest.param(5, ["zarr_dtype"], id="a-number"),
+        pytest.param([], ["zarr_dtype"], id="compound-without-fields"),
+        pytest.param([{"name": "a", "dtype": "int128"}, {"dtype": "int32"}], ["zarr_dtype[0]", "zarr_dtype[1]"], id="compound"),
+    ],
+)
+def test_zarr_dtype_names_type_passes_or_fails(value, expected):
+    t = nwb()
+    t.get("/acquisition/ts/data").attrs["zarr_dtype"] = value
+    got = findings("zarr_dtype_names_type", t.get("/acquisition/ts/data"), DTYPE_TABLE)
+    assert [f.details["where"] for f in got] == expected
+
+
+def test_zarr_dtype_mapped_findings_carry_the_value_the_writer_note_keys_on():
+    # The hdmf-zarr writer note explains "scalar" and "bytes" (`when: {value: [scalar, bytes]}`): each finding says which.
+    t = nwb()
+    t.get("/acquisition/ts/data").attrs["zarr_dtype"] = "scalar"
+    (f,) = findings("zarr_dtype_mapped", t.get("/acquisition/ts/data"), DTYPE_TABLE)
+    assert f.details == {"value": "scalar"}
+
+
+def test_zarr_dtype_writer_note_explains_only_the_spellings_it_names():
+    from spec_validate.engine.loader import builtin_packs
+
+    (rule,) = [r for p in builtin_packs() for r in p.rules if r.id == "hdmf-zarr.zarr_dtype.mapped"]
+    (writer,) = rule.writers
+    assert writer.when == (("value", ("scalar", "bytes")),)
+    (must,) = [r for p in builtin_packs() for r in p.rules if r.id == "hdmf-zarr.zarr_dtype.names-a-type"]
+    assert must.writers == ()
 
 
 # ------------------------------------------------------------------------------------------ links
@@ -572,6 +618,32 @@ def test_attr_references_marked_fails_a_bare_reference_and_passes_links_and_wrap
     assert f.details == {"key": "table"}
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param({"value": ref("/general/devices/probe")}, id="wrapper-without-zarr-dtype"),
+        pytest.param({"value": [ref("/general/devices/probe")]}, id="wrapper-of-a-list-without-zarr-dtype"),
+        pytest.param([ref("/general"), ref("/general/devices")], id="list-of-references"),
+        pytest.param([{"value": ref("/general")}], id="list-of-wrappers-without-zarr-dtype"),
+    ],
+)
+def test_attr_references_marked_fails_unmarked_forms(value):
+    (f,) = findings("attr_references_marked", nwb(e={"@attrs": {"table": value}}).get("/e"))
+    assert f.details == {"key": "table"}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param({"value": 3}, id="dict-with-a-plain-value"),
+        pytest.param({"source": "."}, id="no-path"),
+        pytest.param(["a", {"path": "/x"}], id="list-without-reference"),
+    ],
+)
+def test_attr_references_marked_passes_values_holding_no_reference(value):
+    assert findings("attr_references_marked", nwb(e={"@attrs": {"table": value}}).get("/e")) == []
+
+
 def test_dataset_references_marked_fails_a_reference_dtype_on_a_numeric_dataset():
     t = tree({"d": Arr(np.arange(3), attrs={"zarr_dtype": "reference"}, metadata={"dtype": "<i8"})})
     (f,) = findings("dataset_references_marked", t.get("/d"))
@@ -657,6 +729,51 @@ def test_namespace_sources_present_passes_not_applicable_when_not_a_namespace_do
 
     write_store(tmp_path / "s.zarr", spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk('{"groups": []}'))
     assert results(tmp_path / "s.zarr")["hdmf-zarr.specifications.sources"].status is Status.NOT_APPLICABLE
+
+
+def namespace_store(path, name="core", version="2.7.0", stored=("core", "2.7.0")):
+    """write_namespace's store with the cached document defining `name` `version`, kept under <stored[0]>/<stored[1]>."""
+    import numcodecs
+
+    doc = {"name": name, "schema": [{"source": "nwb.base"}]}
+    if version is not ...:
+        doc["version"] = version
+    write_store(path, spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk(json.dumps({"namespaces": [doc]})))
+    os.rename(path / "specifications/core/2.7.0", path / "specifications/core" / stored[1])
+    os.rename(path / "specifications/core", path / "specifications" / stored[0])
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "stored", "failed"),
+    [
+        pytest.param("core", "2.7.0", ("core", "2.7.0"), [], id="as-named"),
+        pytest.param("core", None, ("core", "unversioned"), [], id="no-version-unversioned"),
+        pytest.param("core", ..., ("core", "unversioned"), [], id="version-absent-unversioned"),
+        pytest.param("core", 2, ("core", "2"), [], id="numeric-version-as-text"),
+        pytest.param("core", "2.7.0", ("core", "2.6.0"), [("version", "/specifications/core/2.6.0")], id="version-renamed"),
+        pytest.param("core", "2.7.0", ("kore", "2.7.0"), [("name", "/specifications/kore")], id="namespace-renamed"),
+        pytest.param(
+            "core",
+            "2.7.0",
+            ("kore", "2.6.0"),
+            [("name", "/specifications/kore"), ("version", "/specifications/kore/2.6.0")],
+            id="both",
+        ),
+        pytest.param("core", None, ("core", "None"), [("version", "/specifications/core/None")], id="no-version-not-unversioned"),
+    ],
+)
+def test_namespace_stored_under_name_passes_or_fails(tmp_path, name, version, stored, failed):
+    namespace_store(tmp_path / "s.zarr", name, version, stored)
+    got = results(tmp_path / "s.zarr")["hdmf-zarr.specifications.name-and-version"]
+    assert got.status is (Status.FAILED if failed else Status.PASSED)
+    assert [(f.details["field"], f.path) for f in got.findings] == failed
+
+
+def test_namespace_stored_under_name_not_applicable_when_not_a_namespace_document(tmp_path):
+    import numcodecs
+
+    write_store(tmp_path / "s.zarr", spec_filters=[numcodecs.JSON().get_config()], spec_chunk=json_chunk('{"groups": []}'))
+    assert results(tmp_path / "s.zarr")["hdmf-zarr.specifications.name-and-version"].status is Status.NOT_APPLICABLE
 
 
 # ------------------------------------------------------------------------------------------ storage type of zarr_dtype

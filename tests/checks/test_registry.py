@@ -175,7 +175,7 @@ RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
     "metadata_keys_allowed": ("*", "passes when the document has no key outside `keys`: one with fewer keys has none"),
     "attr_references_marked": (
         "*",
-        "passes when no attribute holds a bare reference object: a node without attributes holds none",
+        "passes when no attribute holds an unmarked reference object: a node without attributes holds none",
     ),
     "metadata_fields_understood": (
         {"zarr-v3:/e", "zarr-v3:/g"},
