@@ -9,6 +9,9 @@ from typing import Any, NamedTuple
 from spec_validate.model import NotApplicable, Pack
 from spec_validate.nodes.base import Node, normalize_path
 
+# How many levels of elements stored as groups a shape is looked for through: one (a dataframe's index group).
+MOST_NESTED_SHAPES = 1
+
 
 class PackScope(NamedTuple):
     """One place a pack is applied: the scope root, and the pack's definitions of shapes and dimensions (the
@@ -37,8 +40,13 @@ class PackScope(NamedTuple):
             target = normalize_path(posixpath.join(base.path, path))
         return base.tree.get(target)
 
-    def logical_shape(self, node: Node) -> tuple[int, ...] | None:
-        """The shape of the element a node encodes: an array's own shape, or what the pack's `shapes` say."""
+    def logical_shape(self, node: Node, depth: int = 0) -> tuple[int, ...] | None:
+        """The shape of the element a node encodes: an array's own shape, or what the pack's `shapes` say.
+
+        A child that `shapes` names may itself be an element stored as a group (anndata with pandas 3 writes a
+        dataframe's index as a nullable-string-array group): its length is then that element's, one level down at
+        most, as a group linked into itself has no end.
+        """
         if node.kind == "array":
             return node.shape
         how: Mapping[str, Any] | None = self.pack.shapes.get(str(node.attrs.get("encoding-type")))
@@ -54,9 +62,10 @@ class PackScope(NamedTuple):
             return (value,) if _is_int(value) else None
         name = node.attrs.get(how["child_from_attr"]) if "child_from_attr" in how else how.get("child")
         child = node.child(name) if isinstance(name, str) else None
-        if child is None or child.kind != "array" or not child.shape:
+        if child is None or (child.kind != "array" and depth >= MOST_NESTED_SHAPES):
             return None
-        return child.shape[:1]
+        shape = self.logical_shape(child, depth + 1)
+        return shape[:1] if shape else None
 
     def dimension(self, name: str, base: Node) -> int:
         how = self.pack.dimensions.get(name)

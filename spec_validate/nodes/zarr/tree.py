@@ -29,6 +29,7 @@ from spec_validate.nodes.base import (
     stored_in,
 )
 from spec_validate.nodes.zarr import direct
+from spec_validate.nodes.zarr.v3 import element_codec_names
 from spec_validate.storage.keyvalue import (
     MAX_DEPTH,
     MAX_DOCUMENT_BYTES,
@@ -300,8 +301,13 @@ class ZarrNode(Node):
             return None
         meta = self.metadata
         if self.tree.zarr_format == 3:
-            codecs = tuple(c.get("name", "?") if isinstance(c, dict) else str(c) for c in self._v3_codecs)
-            compressor = next((c for c in codecs if c not in ("bytes", "transpose", "vlen-utf8", "vlen-bytes")), None)
+            # A sharded array's elements pass through the sharding codec's inner codecs (anndata 0.13 shards every
+            # array): they are its codecs too, or a sharded vlen-bytes array would not read as strings, and its
+            # compressor would be "sharding_indexed".
+            codecs = tuple(n if isinstance(n, str) else "?" for n in element_codec_names(self._v3_codecs))
+            compressor = next(
+                (c for c in codecs if c not in ("bytes", "transpose", "vlen-utf8", "vlen-bytes", "sharding_indexed")), None
+            )
             data_type = meta.get("data_type")
             written = data_type if isinstance(data_type, str) else json.dumps(data_type)
             key = self.key(V3_DOCUMENT)
