@@ -202,6 +202,7 @@ RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
     ),
     "document_strict_json": ({"zarr-v2:/g"}, "/g's .zgroup is stored and is strict JSON, the passing condition"),
     "values_unique": ({"hdf5:/a", "tiledb:/a", "zarr-v2:/a", "zarr-v3:/a"}, "/a holds 2, -1, 5: no element repeats"),
+    "values_nonzero": ({"hdf5:/a", "hdf5:/s"}, "/a holds 2, -1, 5 and /s holds -1: no element is zero"),
 }
 
 
