@@ -189,6 +189,8 @@ RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
     "ndim": ("*", "reads only the array's shape, which the memory arrays have"),
     "dtype_kind": ("*", "reads only the array's dtype, which the memory arrays have"),
     "dtype_kind_not": ("*", "reads only the array's dtype, which the memory arrays have"),
+    "no_enum_type": ("*", "reads only the array's dtype, which the memory arrays have (none an enum)"),
+    "no_enum_members": ("*", "reads only the array's dtype, which the memory arrays have (no member an enum)"),
     "group_document_present": ({"zarr-v2:/g"}, "/g is an explicit group (its .zgroup is stored): the passing condition"),
     "group_metadata_stored": (
         {"zarr-v3:/g", "zarr-v3:/x"},
