@@ -1014,6 +1014,33 @@ def dataframe_encoding_version_wrong_zarr_v3(path: Path) -> None:
     reconsolidate(path)
 
 
+# ---------------------------------------------------------------------------------------------- dataframe columns
+@h5_edit()
+def dataframe_column_two_dimensional(f):
+    """/obs/int is an (n_obs, 2) array: two columns in one array (anndata refuses it)."""
+    replace(f, "obs/int", np.arange(2 * N_OBS, dtype=np.int64).reshape(N_OBS, 2))
+
+
+@h5_edit()
+def dataframe_categorical_codes_two_dimensional(f):
+    """/obs/cat/codes is an (n_obs, 1) array (anndata reads the column back as plain objects)."""
+    replace(f, "obs/cat/codes", f["obs/cat/codes"][:].reshape(N_OBS, 1))
+
+
+@case("zarr-v2")
+def dataframe_column_two_dimensional_zarr_v2(path: Path) -> None:
+    """/obs/int is an (n_obs, 2) array (Zarr v2)."""
+    copy_of("zarr-v2/valid-every-element", path)
+    obs = open_for_edit(path)["obs"]
+    attrs = dict(obs["int"].attrs)
+    data = np.arange(2 * N_OBS, dtype=np.int64).reshape(N_OBS, 2)
+    del obs["int"]
+    arr = obs.create_array("int", shape=data.shape, dtype=data.dtype)
+    arr[:] = data
+    arr.attrs.update(attrs)
+    reconsolidate(path)
+
+
 def main(argv: list[str]) -> None:
     wanted = set(argv)
     for name, (container, fn) in CASES.items():

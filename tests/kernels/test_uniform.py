@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spec_validate.kernels import bounds, digest, duplicates, json_text, monotonic, reference_objects, references
+from spec_validate.kernels import bounds, digest, duplicates, equal, json_text, monotonic, reference_objects, references
 from spec_validate.kernels.block import Block
 from spec_validate.nodes.base import MAX_UNIFORM_ELEMENTS, uniform_block
 
@@ -30,6 +30,8 @@ CASES = [  # kernel, params, dtype, value, (the field that counts, its value for
     pytest.param(bounds, {"low": 0, "high": 1}, np.dtype("<f8"), np.nan, ("count", none), id="bounds-nan"),
     pytest.param(bounds, {"low": 5, "ignore": 3}, np.dtype("<i4"), 3, ("count", none), id="bounds-ignored"),
     pytest.param(monotonic, {}, np.dtype("<i4"), 7, ("count", none), id="monotonic"),
+    pytest.param(equal, {"value": 0}, np.dtype("<f8"), 0.0, ("count", every), id="equal-fill-zero"),
+    pytest.param(equal, {"value": 0}, np.dtype("<f8"), 1.5, ("count", none), id="equal-other"),
     pytest.param(json_text, {}, np.dtype(object), "{}", ("count", none), id="json-valid"),
     pytest.param(json_text, {}, np.dtype(object), "{", ("count", every), id="json-invalid"),
     pytest.param(references, {}, np.dtype(object), None, ("malformed", every), id="references-malformed"),
