@@ -110,7 +110,7 @@ def validate(
             deep=deep,
             within=node,
             skip_scope=skip_scope,
-            writers_fit=lambda w: provenance.fits(w.name, w.versions),
+            provenance=provenance,
         )
         infos = [
             PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
@@ -334,5 +334,5 @@ def describe_failures(report: Report, fail_on: Level) -> str:
         if r.finding_count > len(r.findings):
             lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
         for w in r.writer_notes:
-            lines.append(f"    note: {w.name} {w.versions}: {w.note}")
+            lines.append(f"    note: {w.label}: {w.note}")
     return "\n".join(lines)

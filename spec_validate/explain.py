@@ -6,6 +6,7 @@ import json
 
 from spec_validate.checks import registry
 from spec_validate.engine.selectors import describe
+from spec_validate.engine.writer_notes import values_explained
 from spec_validate.model import Rule
 
 
@@ -37,7 +38,9 @@ def explain(rule: Rule, notes=None) -> str:
     if rule.message:
         lines += ["", f"Message on failure: `{rule.message}` ({{path}} is the node, {{detail}} what the step found)."]
     for w in rule.writers:
-        lines += ["", f"Known writer departure: {w.name} {w.versions}: {w.note}"]
+        values = values_explained(w)
+        shown = f" (shown on findings with {values})" if values else ""
+        lines += ["", f"Known writer departure: {w.name} {w.versions}: {w.note}{shown}"]
     for note in notes_for(rule) if notes is None else notes:
         lines += ["", f"Spec note ({note.title}): {note.text}"]
     return "\n".join(lines) + "\n"

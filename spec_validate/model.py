@@ -33,6 +33,7 @@ __all__ = [
     "SpecNote",
     "Status",
     "Writer",
+    "WriterNote",
 ]
 
 
@@ -66,8 +67,9 @@ class Finding:
     path: str = ""
     index: tuple[int, ...] | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
-    # Set by the engine, never by a primitive: the rule's `writers:` notes that fit the store (a note naming a
-    # writer the store shows it was not written by is left off).
+    # Set by the engine, never by a primitive: the rule's `writers:` notes (`WriterNote`s) that describe this finding
+    # (its details hold the values the note explains) and fit the store (a note naming a writer the store shows it
+    # was not written by is left off).
     writers: tuple[Any, ...] = ()
 
 
@@ -96,14 +98,48 @@ class Writer(NamedTuple):
     """A real writer whose files depart from the clause: the report shows the note on a failure it describes.
 
     `when` holds the values the note explains, as (finding detail key, accepted values) pairs: a note is attached
-    to a finding only when every key is among the finding's details with one of the accepted values (compared as
-    strings), so a note never lands on a finding it does not describe.
+    to a finding only when every key is among the finding's details (or is `path`, the finding's node path) with
+    one of the accepted values, so a note never lands on a finding it does not describe. How values compare:
+    `spec_validate.engine.writer_notes`.
     """
 
     name: str
     versions: str
     note: str
     when: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+class WriterNote(NamedTuple):
+    """A writer note attached to a finding it describes, and how the writer is known.
+
+    `detected`: the store shows this writer (in versions the note's overlap), and `evidence` is what shows it.
+    Otherwise no writer of its kind is detected, and the note is only likely: `evidence` says why (the finding's
+    values are the ones the note explains).
+    """
+
+    writer: Writer
+    detected: bool
+    evidence: str
+
+    @property
+    def name(self) -> str:
+        return self.writer.name
+
+    @property
+    def versions(self) -> str:
+        return self.writer.versions
+
+    @property
+    def note(self) -> str:
+        return self.writer.note
+
+    @property
+    def label(self) -> str:
+        """The writer and how it is known, for a report line: `<name> <versions> (detected: ...)` or `likely ...`."""
+        who = f"{self.writer.name} {self.writer.versions}".strip()
+        if self.detected:
+            return f"{who} (detected: {self.evidence})"
+        return f"likely {who} ({self.evidence})"
 
 
 class Legacy(NamedTuple):
@@ -236,6 +272,10 @@ class Provenance(Protocol):
         """Whether a note about writer `name` (`versions`) may be shown on this store."""
         ...
 
+    def evidence(self, name: str, versions: str = "") -> str | None:
+        """What shows the store was written by writer `name` in versions overlapping `versions`; None if nothing does."""
+        ...
+
     def describe(self) -> str:
         """One line for a report header: the eras and the likely writers."""
         ...
@@ -265,10 +305,14 @@ class ClauseResult:
     unlisted_paths: tuple[str, ...] = ()
 
     @property
-    def writer_notes(self) -> list[Any]:
-        """The rule's writer notes attached to its listed findings (those that fit the store), each once, in rule order."""
-        attached = {w for f in self.findings for w in f.writers}
-        return [w for w in self.rule.writers if w in attached]
+    def writer_notes(self) -> list[WriterNote]:
+        """The writer notes attached to the listed findings (each describes one and fits the store), each once, in
+        the rule's order."""
+        attached: dict[WriterNote, None] = {}
+        for f in self.findings:
+            attached.update(dict.fromkeys(f.writers))
+        order = {w: i for i, w in enumerate(self.rule.writers)}
+        return sorted(attached, key=lambda n: order.get(n.writer, len(order)))
 
 
 @dataclass(frozen=True)

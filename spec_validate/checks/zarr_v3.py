@@ -1272,8 +1272,23 @@ def group_metadata_stored(node: Node, options: Options, scope: Scope) -> Iterato
     first = f"{prefix}/{below[0]}" if below and prefix else (below[0] if below else "?")
     yield Finding(
         f"no {key} is stored, expected a group metadata document above {first} ({len(below)} zarr.json document(s) below)",
-        details={"key": key, "below": first},
+        details={"key": key, "below": first, "groups_stored": _groups_stored(node.tree.root)},
     )
+
+
+def _groups_stored(root: Node) -> bool | None:
+    """Whether any group of the store has its own zarr.json (a writer of arrays only, tensorstore, stores none); None
+    when that cannot be read. Stops at the first such group."""
+    stack = [root]
+    try:
+        while stack:
+            group = stack.pop()
+            if not group.implicit:
+                return True
+            stack.extend(c for c in group.children().values() if c.kind == "group")
+    except NodeError:
+        return None
+    return False
 
 
 @check(kind="group")

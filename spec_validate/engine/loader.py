@@ -14,6 +14,7 @@ from spec_validate.checks import registry
 from spec_validate.checks.schemas import REF
 from spec_validate.engine import pack_cache
 from spec_validate.engine.selectors import SELECTOR_SCHEMA
+from spec_validate.engine.writer_notes import as_text
 from spec_validate.errors import PackError
 from spec_validate.model import CheckStep, Legacy, Level, Pack, Rule, SpecNote, Writer
 
@@ -216,7 +217,7 @@ def _legacy(raw: Mapping[str, Any]) -> Legacy:
 
 def _writer(raw: Mapping[str, Any]) -> Writer:
     when = tuple(
-        (key, tuple(str(v) for v in (values if isinstance(values, list) else [values])))
+        (key, tuple(as_text(v) for v in (values if isinstance(values, list) else [values])))
         for key, values in (raw.get("when") or {}).items()
     )
     return Writer(raw["name"], raw["versions"], " ".join(raw["note"].split()), when)

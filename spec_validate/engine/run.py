@@ -7,7 +7,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from typing import Any, NamedTuple
 
 from spec_validate.checks import registry
-from spec_validate.engine import activity
+from spec_validate.engine import activity, writer_notes
 from spec_validate.engine.node_index import NodeIndex
 from spec_validate.engine.rule_selection import Selection
 from spec_validate.engine.scan import ArrayScan, Damaged, KernelFailed, Progress, Scanner, SerialScanner, plan
@@ -16,7 +16,19 @@ from spec_validate.engine.selectors import candidates, decided_by_kind, matches,
 from spec_validate.engine.template import render
 from spec_validate.errors import NodeError, NotDecoded
 from spec_validate.kernels.facts import FactRequest
-from spec_validate.model import ClauseResult, Finding, NotApplicable, NotChecked, Omitted, Pack, Rule, Scope, Status, Writer
+from spec_validate.model import (
+    ClauseResult,
+    Finding,
+    NotApplicable,
+    NotChecked,
+    Omitted,
+    Pack,
+    Provenance,
+    Rule,
+    Scope,
+    Status,
+    Writer,
+)
 from spec_validate.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, StoreProblem, Tree, Unreadable, describe, walk
 
 MAX_FINDINGS = 20
@@ -460,7 +472,7 @@ def evaluate(
     deep: bool = False,
     within: str = "/",
     skip_scope: Callable[[Scope], str | None] | None = None,
-    writers_fit: Callable[[Writer], bool] | None = None,
+    provenance: Provenance | None = None,
 ) -> Evaluated:
     """One ClauseResult per selected rule of every pack that applies, and the scopes each pack applies at
     (aligned with `packs`).
@@ -470,8 +482,9 @@ def evaluate(
     `deep` (the CLI's --deep) is set on every Scope: rules that decode stored chunks run only then.
     `skip_scope(scope)` gives a reason not to check a scope's clauses (a legacy file: one verdict stands for
     them), or None; a clause with no other scope is then not applicable for that reason.
-    `writers_fit(writer)` says whether a rule's writer note fits this store; notes that do not fit are left off
-    the findings (default: none is attached).
+    `provenance` (the eras and writers the store shows) decides which writer notes a finding gets: a note is
+    attached only to findings holding the values it explains, when its writer fits the store
+    (`engine/writer_notes.py`; default: none is attached).
     `within` (a node path) limits the run to that node, what lies below it, and its ancestors: the results are
     about the first two, the ancestors' failures come back as `context`. Selectors still see the whole tree.
     """
@@ -490,15 +503,15 @@ def evaluate(
             continue
         _advance(ev, got if isinstance(got, Mapping) else {}, facts.get)
     if within == "/":
-        results = [aggregate(rule, evaluations[rule.key], max_findings, writers_fit) for rule in rules]
+        results = [aggregate(rule, evaluations[rule.key], max_findings, provenance) for rule in rules]
         return Evaluated(results, scopes, [])
     results, context = [], []
     for rule in rules:
         kept = evaluations[rule.key].kept  # every evaluation: a run within a node does not compact them
         inside = [ev for ev in kept if is_within(ev.node.path, within)]
-        results.append(aggregate(rule, inside, max_findings, writers_fit))
+        results.append(aggregate(rule, inside, max_findings, provenance))
         outside = [ev for ev in kept if not is_within(ev.node.path, within)]
-        above = aggregate(rule, outside, max_findings, writers_fit)
+        above = aggregate(rule, outside, max_findings, provenance)
         if above.status in (Status.FAILED, Status.ERROR):
             context.append(above)
     return Evaluated(results, scopes, context)
@@ -825,17 +838,18 @@ def aggregate(
     rule: Rule,
     evaluations: Sequence[Evaluation] | Tally,
     max_findings: int = MAX_FINDINGS,
-    writers_fit: Callable[[Writer], bool] | None = None,
+    provenance: Provenance | None = None,
 ) -> ClauseResult:
     """One clause's verdict over all its nodes: failed > error > passed > not applicable.
 
     A failed `notice:` rule is a notice: its findings are reported, and it fails nothing. `finding_count`
-    counts every finding, those a primitive left unlisted (`Omitted`) included; `max_findings` are kept.
+    counts every finding, those a primitive left unlisted (`Omitted`) included; `max_findings` are kept. Each kept
+    finding gets the rule's writer notes that describe it and fit `provenance` (`engine/writer_notes.py`).
     """
     tally = evaluations if isinstance(evaluations, Tally) else Tally(evaluations)
     outcomes = [(ev.node, ev.outcome) for ev in tally.kept if ev.outcome is not None]
     statuses = {o.status for _, o in outcomes}
-    notes = tuple(w for w in rule.writers if writers_fit is not None and writers_fit(w))
+    notes = writer_notes.fitting(rule.writers, provenance)
     findings: list[Finding] = []
     unlisted: dict[str, None] = {}  # the node paths of findings past max_findings, once each, in order
     total = 0
@@ -843,7 +857,7 @@ def aggregate(
         total += len(outcome.findings) + outcome.omitted
         for f in outcome.findings:
             if len(findings) < max_findings:
-                findings.append(_stamp(rule, node, f, notes))
+                findings.append(_stamp(rule, node, f, notes, provenance))
             elif len(unlisted) < MAX_UNLISTED_PATHS:
                 unlisted[f.path or node.path] = None
     checked = tally.passed + sum(1 for _, o in outcomes if o.status in (Status.PASSED, Status.FAILED))
@@ -865,10 +879,12 @@ def aggregate(
     return ClauseResult(rule, status, tuple(findings), checked, reason, total, unchecked[:max_findings], len(unchecked), more)
 
 
-def _stamp(rule: Rule, node: Node, finding: Finding, writers: tuple[Writer, ...] = ()) -> Finding:
+def _stamp(
+    rule: Rule, node: Node, finding: Finding, writers: tuple[Writer, ...] = (), provenance: Provenance | None = None
+) -> Finding:
     path = finding.path or node.path
     message = finding.message
     if rule.message:
         values = {**{k: v for k, v in finding.details.items() if isinstance(k, str)}, "path": path, "detail": finding.message}
         message = render(rule.message, values)
-    return Finding(message, path, finding.index, finding.details, writers)
+    return Finding(message, path, finding.index, finding.details, writer_notes.attach(writers, finding, path, provenance))

@@ -43,7 +43,7 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
                 message = f"{item.path}: {item.message}" if item.path else item.message
                 message += f"\n{item.result.rule.section}: \u201c{item.result.rule.clause}\u201d"
                 for w in item.finding.writers if item.finding is not None else ():
-                    message += f"\nnote: {w.name} {w.versions}: {w.note}"
+                    message += f"\nnote: {w.label}: {w.note}"
             else:
                 message = f"{item.path}: unreadable: {item.message}"
             file = item.file

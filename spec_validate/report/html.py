@@ -269,8 +269,8 @@ def _clause(r: ClauseResult, status: str, known: set[str]) -> str:
         items = "".join(_finding(f, f.path in known and status != "baseline") for f in r.findings)
         more = f"<li>... and {r.finding_count - len(r.findings)} more</li>" if r.finding_count > len(r.findings) else ""
         out.append(f'<ul class="findings">{items}{more}</ul>')
-    if r.status is Status.FAILED:  # only the writer notes that fit the store
-        out.extend(f'<p class="meta">note: {_e(w.name)} {_e(w.versions)}: {_e(w.note)}</p>' for w in r.writer_notes)
+    if r.status is Status.FAILED:  # the writer notes that describe a finding and fit the store
+        out.extend(f'<p class="meta">note: {_e(w.label)}: {_e(w.note)}</p>' for w in r.writer_notes)
     if r.unchecked:
         rows = "".join(f"<li>not checked: <code>{_e(path)}</code>: {_e(reason)}</li>" for path, reason in r.unchecked)
         out.append(f'<ul class="findings">{rows}</ul>')

@@ -11,7 +11,7 @@ from spec_validate.report.formats import output_format
 from spec_validate.report.options import RenderOptions
 
 if TYPE_CHECKING:
-    from spec_validate.model import ClauseResult, LegacyVerdict, Report
+    from spec_validate.model import ClauseResult, LegacyVerdict, Report, WriterNote
     from spec_validate.report.baseline import Baseline
 
 
@@ -22,12 +22,14 @@ def finding_to_json(f: Finding) -> dict[str, Any]:
     if f.details:
         out["details"] = {k: _plain(v) for k, v in f.details.items()}
     if f.writers:
-        out["writers"] = [_writer(w) for w in f.writers]
+        out["writers"] = [writer_to_json(w) for w in f.writers]
     return out
 
 
-def _writer(w) -> dict[str, Any]:
-    return {"name": w.name, "versions": w.versions, "note": w.note}
+def writer_to_json(w: WriterNote) -> dict[str, Any]:
+    """A writer note on a finding: the writer, the note, and whether the store shows that writer (`detected`, with
+    its `evidence`) or the note is only likely (`evidence` says why)."""
+    return {"name": w.name, "versions": w.versions, "note": w.note, "detected": w.detected, "evidence": w.evidence}
 
 
 def result_to_json(r: ClauseResult) -> dict[str, Any]:
@@ -53,9 +55,9 @@ def result_to_json(r: ClauseResult) -> dict[str, Any]:
         out["unchecked_count"] = max(r.unchecked_count, len(r.unchecked))
     if rule.rationale:
         out["rationale"] = rule.rationale
-    notes = r.writer_notes  # only notes that fit the store: never a writer the store shows it was not written by
+    notes = r.writer_notes  # each describes a listed finding and fits the store
     if notes:
-        out["writers"] = [_writer(w) for w in notes]
+        out["writers"] = [writer_to_json(w) for w in notes]
     if rule.notice:
         out["notice"] = rule.notice
     return out

@@ -87,7 +87,7 @@ def _clause_case(
         if r.finding_count > len(r.findings):
             body += f"\n... and {r.finding_count - len(r.findings)} more"
         for w in r.writer_notes:
-            body += f"\nnote: {w.name} {w.versions}: {w.note}"
+            body += f"\nnote: {w.label}: {w.note}"
         if rule.level.rank < fail_on.rank:
             below = f"FAILED {rule.level.value}, below --fail-on {fail_on.value.lower()}: it does not fail the run"
             ET.SubElement(case, "system-out").text = f"{below}\n{header}\n{body}"

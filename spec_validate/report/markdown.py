@@ -62,7 +62,7 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
             known = baseline is not None and baseline.is_known(item)
             rule = f"`{item.rule_id}`" + (" (baseline)" if known else "")
             message = item.message + "".join(
-                f" (note: {w.name} {w.versions}: {w.note})" for w in (item.finding.writers if item.finding else ())
+                f" (note: {w.label}: {w.note})" for w in (item.finding.writers if item.finding else ())
             )
             lines.append(
                 f"| `{_cell(item.file)}` | {item.level.value} | {rule} | `{_cell(item.path or '/')}` | {_cell(message)} |"

@@ -11,6 +11,7 @@ from urllib.parse import quote
 from spec_validate.model import Level
 from spec_validate.report.baseline import INPUT_ERROR, artifact_uri, located
 from spec_validate.report.formats import output_format
+from spec_validate.report.json import writer_to_json
 from spec_validate.report.links import rule_page
 from spec_validate.report.options import RenderOptions
 
@@ -170,9 +171,7 @@ def sarif_log(reports: Sequence[Report], options: RenderOptions) -> dict[str, An
             if baseline is not None:
                 result["baselineState"] = "unchanged" if baseline.is_known(item) else "new"
             if item.finding is not None and item.finding.writers:
-                result["properties"] = {
-                    "writers": [{"name": w.name, "versions": w.versions, "note": w.note} for w in item.finding.writers]
-                }
+                result["properties"] = {"writers": [writer_to_json(w) for w in item.finding.writers]}
             results.append(result)
         results.extend(_notice_results(report, root, index, descriptors))
     run = {
@@ -242,7 +241,7 @@ def _message(item: Any) -> str:
     if r is not None and r.finding_count > len(r.findings) and f is r.findings[-1]:
         text += f"; and {r.finding_count - len(r.findings)} more"
     for w in f.writers if f is not None else ():
-        text += f" (note: {w.name} {w.versions}: {w.note})"
+        text += f" (note: {w.label}: {w.note})"
     return text
 
 

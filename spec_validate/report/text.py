@@ -129,8 +129,8 @@ def _failed_clause(r: ClauseResult, paint: Paint, states: dict[tuple, bool]) -> 
         lines.append(f"    {where}: {f.message}{mark}")
     if r.finding_count > len(r.findings):
         lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
-    for w in r.writer_notes:  # only notes that fit the store: never a writer the store shows it was not written by
-        lines.append(f"    note: {w.name} {w.versions}: {w.note}")
+    for w in r.writer_notes:  # each describes a finding and fits the store; detected, or likely and why
+        lines.append(f"    note: {w.label}: {w.note}")
     if r.rule.builtin:  # the rule's page: what it checks, examples that fail and pass, how to suppress it
         lines.append(paint("dim", f"    see {rule_page(r.rule.id)}"))
     lines.extend(_unchecked_lines(r))

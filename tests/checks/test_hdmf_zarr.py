@@ -324,6 +324,12 @@ def test_codec_absent_passes_or_fails(metadata, expected):
     assert len(findings("codec_absent", with_metadata(metadata), {"id": "pickle"})) == expected
 
 
+def test_codec_absent_fails_details_name_the_codec_and_the_zarr_dtype():
+    node = tree({"a": Arr(np.array("x", dtype=object), metadata={"filters": [{"id": "pickle"}]}, attrs={"zarr_dtype": "object"})})
+    (f,) = findings("codec_absent", node.get("/a"), {"id": "pickle"})
+    assert f.details == {"codec": "pickle", "zarr_dtype": "object"}
+
+
 @pytest.mark.parametrize(
     ("metadata", "reason"),
     [

@@ -748,6 +748,14 @@ def test_zarr_v3_primitive(c: Case):
         assert len(got) == c.expect, [f.message for f in got]
 
 
+def test_group_metadata_stored_says_whether_the_store_holds_any_group():
+    # tensorstore writes arrays only: no group zarr.json anywhere (its writer note is about such stores only)
+    (f,) = run("group_metadata_stored", group({"a/zarr.json": ARRAY}))
+    assert f.details == {"key": "zarr.json", "below": "a/zarr.json", "groups_stored": False}
+    (f,) = run("group_metadata_stored", group({"zarr.json": GROUP, "s/a/zarr.json": ARRAY}, "/s"))
+    assert f.details["groups_stored"] is True  # the root's zarr.json
+
+
 def test_fill_value_permitted_fails_bare_nan_naming_the_string_to_write():
     got = run("fill_value_permitted", array(fill_value=float("nan")), {"family": "float"})
     assert len(got) == 1 and '"NaN"' in got[0].message

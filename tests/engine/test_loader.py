@@ -87,6 +87,16 @@ def test_load_pack_passes_minimal_pack(tmp_path):
             "demo.group.thing: 'rationale' is a required property",
             id="derived-without-rationale",
         ),
+        pytest.param(
+            HEADER + "rules:\n" + RULE + "    writers: [{name: w, versions: '1', note: n}]\n",
+            "demo.group.thing: writers[0]: 'when' is a required property",
+            id="writer-note-without-when",
+        ),
+        pytest.param(
+            HEADER + "rules:\n" + RULE + "    writers: [{name: w, versions: '1', note: n, when: {}}]\n",
+            "demo.group.thing: writers[0].when: {} should be non-empty",
+            id="writer-note-with-empty-when",
+        ),
         pytest.param(HEADER + "rules: [\n", "not valid YAML at line", id="bad-yaml"),
         pytest.param("- 1\n- 2\n", "a pack must be a mapping, not list", id="not-a-mapping"),
         pytest.param(HEADER + "rules:\n" + RULE + RULE, "demo.group.thing: rule id defined twice", id="duplicate-id"),
@@ -100,6 +110,12 @@ def test_load_pack_fails_with_file_rule_and_field(tmp_path, text, expected):
     assert message.startswith(f"{path}: "), message
     assert expected in message, message
     assert "\n" not in message
+
+
+def test_load_pack_passes_a_writer_notes_values_as_text(tmp_path):
+    text = HEADER + "rules:\n" + RULE + "    writers: [{name: w, versions: '1', note: n, when: {key: [thing, 0], x: false}}]\n"
+    (rule,) = load_pack(write(tmp_path, text)).rules
+    assert rule.writers[0].when == (("key", ("thing", "0")), ("x", ("false",)))
 
 
 def test_load_pack_passes_x_keys_at_top_and_in_rules(tmp_path):

@@ -129,10 +129,21 @@ def test_detect_names_seuratdisk_on_a_converted_h5ad():
         ((WriterMark("anndata", ">=0.8", "anndata", ""),), "anndata", ">=0.12", True),
         ((WriterMark("anndata", ">=0.7,<0.8", "anndata", ""),), "SeuratDisk", "0.0.0.9021", False),
         ((WriterMark("zarr-python", "<3", "zarr", ""),), "some other tool", "1.0", True),  # a writer of no known role
+        # a release series, with the note's words about it in parentheses
+        ((WriterMark("zarr-python", ">=3", "zarr", ""),), "zarr-python", "2.x (early format-compatibility fixtures)", False),
+        ((WriterMark("zarr-python", "<3", "zarr", ""),), "zarr-python", "2.x (early format-compatibility fixtures)", True),
     ],
 )
 def test_fits_shows_a_note_unless_the_store_shows_another_writer(writers, name, versions, fits):
     assert Provenance((), writers).fits(name, versions) is fits
+
+
+def test_evidence_names_what_shows_the_writer_in_the_notes_versions():
+    p = Provenance((), (WriterMark("zarr-python", "<3", "zarr", "x/.zarray is indented by 4"),))
+    assert p.evidence("zarr-python", "<2.8") == "x/.zarray is indented by 4"
+    assert p.evidence("zarr-python", ">=3") is None  # shown, in other versions
+    assert p.evidence("tensorstore", "") is None  # not shown (and contradicted)
+    assert Provenance().evidence("tensorstore", "") is None and Provenance().fits("tensorstore", "")  # only likely
 
 
 def test_detect_falls_back_on_zarr_python_3s_consolidated_marker():

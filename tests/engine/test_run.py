@@ -318,13 +318,38 @@ def test_iter_results_skips_a_scope_with_its_reason():
     assert r.status is Status.NOT_APPLICABLE and r.reason == "legacy: old layout"
 
 
+class FakeProvenance:
+    """Fits the writers in `fit`; shows those in `shown` (name -> evidence)."""
+
+    def __init__(self, fit, shown):
+        self.fit, self.shown = set(fit), dict(shown)
+
+    def fits(self, name, versions=""):
+        return name in self.fit
+
+    def evidence(self, name, versions=""):
+        return self.shown.get(name)
+
+
 def test_iter_results_attaches_only_the_writer_notes_that_fit():
     from spec_validate.model import Writer
 
-    notes = (Writer("fits", "", "shown"), Writer("other", "", "left off"))
+    when = (("key", ("x",)),)  # attr_present's finding names the missing key
+    notes = (Writer("shown", "", "a", when), Writer("likely", "", "b", when), Writer("other", "", "c", when))
     failing = rule("t.g.present", {"root": True}, ("attr_present", {"key": "x"}))._replace(writers=notes)
-    (r,) = iter_results(tree({}), [pack([failing])], writers_fit=lambda w: w.name == "fits")
-    assert [w.name for w in r.findings[0].writers] == ["fits"] and [w.name for w in r.writer_notes] == ["fits"]
+    provenance = FakeProvenance({"shown", "likely"}, {"shown": "seen"})
+    (r,) = iter_results(tree({}), [pack([failing])], provenance=provenance)
+    assert [(w.name, w.detected) for w in r.findings[0].writers] == [("shown", True), ("likely", False)]
+    assert r.writer_notes == list(r.findings[0].writers) and r.writer_notes[0].evidence == "seen"
+
+
+def test_iter_results_attaches_no_writer_note_to_a_finding_it_does_not_describe():
+    from spec_validate.model import Writer
+
+    note = Writer("w", "", "about key y", (("key", ("y",)),))
+    failing = rule("t.g.present", {"root": True}, ("attr_present", {"key": "x"}))._replace(writers=(note,))
+    (r,) = iter_results(tree({}), [pack([failing])], provenance=FakeProvenance({"w"}, {"w": "seen"}))
+    assert r.status is Status.FAILED and r.findings[0].writers == () and r.writer_notes == []
 
 
 def test_iter_results_gives_a_primitive_the_facts_of_another_array_each_read_once():
