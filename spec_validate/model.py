@@ -219,7 +219,8 @@ class Scope(Protocol):
         ...
 
     def value(self, base: Any, ref: Any, what: str = "value") -> Any:
-        """A number from a reference: a literal, `{dimension}`, or `{node, dim|length|attr[, index]}`, plus `plus`."""
+        """A number from a reference: a literal, `{dimension}`, or `{node, dim|length|attr[, index]}`, plus `plus`
+        (`{name}` in `node` is `base`'s name; `attr` may list names, the first the node has being read)."""
         ...
 
 
