@@ -232,6 +232,8 @@ def cli_page() -> str:
             "be opened. Level names are accepted in any case (`--fail-on SHOULD`). A legacy verdict (`<pack>.legacy`: a",
             "file of an era before its spec, such as an `.h5ad` of anndata < 0.8) counts as a MUST failure at every",
             "`--fail-on`; `--ignore <pack>.legacy` (or a baseline) accepts such files, and `--all-clauses` checks their clauses.",
+            "The clauses that hold in every era (sparse structure, index ranges, codes within categories, shapes) are",
+            "checked on a legacy file either way, and their failures fail the run whether the verdict is ignored or not.",
             "",
             "## Inputs: files, stores and folders",
             "",

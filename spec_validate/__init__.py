@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from spec_validate.engine.rule_selection import Selection
 from spec_validate.errors import InputError
-from spec_validate.model import ClauseResult, Finding, LegacyVerdict, Level, Pack, Report, Rule, Status
+from spec_validate.model import LEGACY_REASON, ClauseResult, Finding, LegacyVerdict, Level, Pack, Report, Rule, Status
 from spec_validate.version import __version__
 
 if TYPE_CHECKING:
@@ -63,7 +63,8 @@ def validate(
         deep: also run the rules that read and decode every stored chunk (Zarr v2 chunk decoding); without
             it they are not applicable ("needs --deep").
         all_clauses: also check every clause where the store is of an era before the spec (a legacy file,
-            such as an .h5ad written before anndata 0.8); without it one legacy verdict stands for them.
+            such as an .h5ad written before anndata 0.8); without it one legacy verdict stands for the clauses that
+            depend on the era (those that hold in every era, such as sparse structure, are checked either way).
         list_folders: False to read a remote Zarr store that has consolidated metadata from it alone, listing no
             folder: one request per metadata document and per chunk; a node it leaves out is not seen (as a reader
             of consolidated metadata does not see it), and the clauses on the keys stored are not checked
@@ -99,7 +100,7 @@ def validate(
             era = _legacy_era(scope, provenance)
             if era is None or all_clauses:
                 return None
-            return f"legacy: {era.label}; {scope.pack.legacy_id} stands for this clause (--all-clauses checks it)"
+            return f"{LEGACY_REASON}{era.label}; {scope.pack.legacy_id} stands for this clause (--all-clauses checks it)"
 
         done = evaluate(
             tree,
@@ -118,7 +119,7 @@ def validate(
             if scopes
         ]
         legacy = tuple(
-            _legacy_verdict(scope, era, provenance, all_clauses)
+            _legacy_verdict(scope, era, provenance, all_clauses, selection, tree.format)
             for pack, scopes in zip(chosen, done.scopes, strict=True)
             for scope in scopes
             if (era := _legacy_era(scope, provenance)) is not None
@@ -180,9 +181,13 @@ def _legacy_era(scope, provenance):
     return next((e for e in provenance.eras if e.path == scope.root.path and e.id in legacy.eras), None)
 
 
-def _legacy_verdict(scope, era, provenance, clauses_checked: bool) -> LegacyVerdict:
+def _legacy_verdict(scope, era, provenance, clauses_checked: bool, selection: Selection, storage: str) -> LegacyVerdict:
+    """The verdict on a scope of an era before its pack's spec, in the words of the storage read (`storage`, the
+    tree's format: an HDF5 file is not a Zarr store), naming the selected clauses checked there whatever the era."""
     pack = scope.pack
     writers = tuple(w.label for w in provenance.writers if w.role == era.family)
+    chosen = [r.id for r in pack.rules if selection.redirected(pack.redirects).includes(r.id)]
+    kept = tuple(r for r in chosen if pack.legacy.keeps(r))
     return LegacyVerdict(
         pack.name,
         pack.legacy_id,
@@ -190,11 +195,13 @@ def _legacy_verdict(scope, era, provenance, clauses_checked: bool) -> LegacyVerd
         era.label,
         era.id,
         writers,
-        pack.legacy.eras[era.id],
+        pack.legacy.text(era.id, storage),
         pack.legacy.clause,
         pack.legacy.section,
         era.evidence,
         clauses_checked,
+        kept,
+        0 if clauses_checked else len(chosen) - len(kept),
     )
 
 
@@ -318,7 +325,9 @@ def assert_conforms(
 def describe_failures(report: Report, fail_on: Level) -> str:
     """The failed clauses of `report` at or above `fail_on`, one block per clause, for people."""
     bad = [r for r in report.results if r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= fail_on.rank]
-    lines = [f"{report.source} does not conform (fail_on={fail_on.value.lower()}): {len(bad)} clause(s) failed"]
+    # A legacy verdict is a failure of its own: "does not conform: 0 clause(s) failed" would contradict itself.
+    legacy = f", {len(report.legacy)} legacy verdict(s)" if report.legacy else ""
+    lines = [f"{report.source} does not conform (fail_on={fail_on.value.lower()}): {len(bad)} clause(s) failed{legacy}"]
     for problem in report.problems:
         lines.append(f"  UNREADABLE {problem.key}: {problem.message}")
     for v in report.legacy:

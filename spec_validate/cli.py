@@ -210,12 +210,14 @@ def _positive_seconds(text: str) -> float:
 
 def _add_all_clauses(p: argparse.ArgumentParser) -> None:
     """--all-clauses: a legacy file (an era before the spec, such as an .h5ad of anndata < 0.8) gets one verdict,
-    `<pack>.legacy`, counted as a MUST failure; with this flag every clause is checked as well."""
+    `<pack>.legacy`, counted as a MUST failure, for the clauses that depend on the era (those that hold in every era
+    are checked either way); with this flag every clause is checked as well."""
     p.add_argument(
         "--all-clauses",
         action="store_true",
         help="also check every clause of a legacy file (one written before the spec, e.g. by anndata < 0.8), "
-        "which otherwise gets one verdict, <pack>.legacy (a MUST failure; --ignore it to accept such files)",
+        "where one verdict, <pack>.legacy (a MUST failure; --ignore it to accept such files), otherwise stands for "
+        "the clauses that depend on the era",
     )
 
 

@@ -7,6 +7,7 @@ yield its findings, the engine builds its results, the reports render them.
 
 from __future__ import annotations
 
+import fnmatch
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from enum import Enum
 from typing import Any, NamedTuple, Protocol
 
 __all__ = [
+    "LEGACY_REASON",
     "CheckStep",
     "ClauseResult",
     "Finding",
@@ -142,12 +144,30 @@ class WriterNote(NamedTuple):
         return f"likely {who} ({self.evidence})"
 
 
+# The start of the reason of a clause a legacy verdict stands for (not checked at a scope of an era before the spec).
+LEGACY_REASON = "legacy: "
+
+
 class Legacy(NamedTuple):
-    """Eras of files that predate the spec a pack checks: such a scope gets one verdict, `<pack>.legacy`."""
+    """Eras of files that predate the spec a pack checks: such a scope gets one verdict, `<pack>.legacy`, standing for
+    the clauses that depend on the era; the clauses named in `still_checked` hold in every era and are checked."""
 
     clause: str  # the spec's own sentence about such files, verbatim
     section: str
-    eras: Mapping[str, str]  # era id (spec_validate.engine.provenance) -> what such a file is and what readers do
+    # era id (spec_validate.engine.provenance) -> storage format glob ("hdf5", "zarr-*"; "*" for any) -> what such a
+    # file is and what readers do, in the words of the storage read
+    eras: Mapping[str, Mapping[str, str]]
+    # rule ids or dotted prefixes (`anndata.csr_matrix`) of the clauses checked on a legacy scope all the same
+    still_checked: tuple[str, ...] = ()
+
+    def text(self, era_id: str, storage: str) -> str:
+        """What a file of `era_id` read as `storage` (a tree format: "hdf5", "zarr-v2") is; "" where none fits."""
+        texts = self.eras.get(era_id, {})
+        return next((t for pattern, t in texts.items() if fnmatch.fnmatchcase(storage, pattern)), "")
+
+    def keeps(self, rule_id: str) -> bool:
+        """Whether the clause `rule_id` is checked on a legacy scope (it does not depend on the era)."""
+        return any(rule_id == p or rule_id.startswith(p + ".") for p in self.still_checked)
 
 
 class SpecNote(NamedTuple):
@@ -255,7 +275,8 @@ class Scope(Protocol):
         ...
 
     def value(self, base: Any, ref: Any, what: str = "value") -> Any:
-        """A number from a reference: a literal, `{dimension}`, or `{node, dim|length|attr[, index]}`, plus `plus`."""
+        """A number from a reference: a literal, `{dimension}`, or `{node, dim|length|attr[, index]}`, plus `plus`
+        (`{name}` in `node` is `base`'s name; `attr` may list names, the first the node has being read)."""
         ...
 
 
@@ -340,9 +361,11 @@ class Problem:
 class LegacyVerdict:
     """One verdict on an AnnData group (or CXG) of an era before the spec it is checked against.
 
-    It stands for every clause of the pack at that scope: they are not checked (unless `clauses_checked`,
-    with --all-clauses). The file does not conform to the spec version checked, so the verdict counts as a
-    MUST failure for the exit code at every --fail-on; `--ignore <pack>.legacy` (or a baseline) accepts it.
+    It stands for the clauses of the pack that depend on the era: they are not checked at that scope (unless
+    `clauses_checked`, with --all-clauses). The clauses that hold in every era (`still_checked`: sparse structure,
+    index ranges, ...) are checked there all the same, and their results are the report's like any other. The file
+    does not conform to the spec version checked, so the verdict counts as a MUST failure for the exit code at every
+    --fail-on; `--ignore <pack>.legacy` (or a baseline) accepts it.
     """
 
     pack: str
@@ -356,6 +379,8 @@ class LegacyVerdict:
     section: str
     evidence: tuple[str, ...] = ()
     clauses_checked: bool = False  # --all-clauses: the pack's clauses were checked as well
+    still_checked: tuple[str, ...] = ()  # ids of the selected clauses checked at the scope whatever its era
+    stands_for: int = 0  # how many selected clauses the verdict stands for (not checked there); 0 with --all-clauses
 
     level: Level = Level.MUST
 

@@ -666,3 +666,38 @@ def test_cli_passes_output_file_is_output_under_ruffs_name(tmp_path, valid_h5ad,
     target = tmp_path / "report.json"
     code, out, _ = cli(capsys, valid_h5ad, "--format", "json", "--output-file", target)
     assert code == 0 and out == "" and json.loads(target.read_text())["reports"]
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        pytest.param("legacy-anndata-0-7-sparse", 0, id="intact-0.7-file-accepted"),
+        pytest.param("legacy-anndata-0-7-indptr-decreasing", 1, id="0.7-file-indptr-decreasing"),
+        pytest.param("legacy-anndata-0-7-codes-out-of-range", 1, id="0.7-file-codes-out-of-range"),
+        pytest.param("legacy-anndata-pre-0-7-indptr-past-nnz", 1, id="pre-0.7-h5sparse-indptr-past-nnz"),
+    ],
+)
+def test_ignore_legacy_accepts_the_era_never_a_broken_file(capsys, case, expected):
+    # --ignore anndata.legacy accepts a file of an era before the spec; the clauses that hold in every era are still
+    # checked, shown, and fail the run.
+    code, out, _err = cli(capsys, CASES / "h5ad" / f"{case}.h5ad", "--ignore", "anndata.legacy")
+    assert code == expected and "LEGACY" not in out and "nothing checked" not in out
+    assert ("FAILED MUST" in out) == bool(expected)
+    assert "Checked whatever the era" in out
+
+
+def test_ignore_legacy_still_reports_a_chunk_of_a_legacy_file_that_does_not_decode(capsys, tmp_path):
+    # The clauses that hold in every era read /X/indptr, so a legacy file's damaged chunk is found and reported.
+    path = tmp_path / "legacy.h5ad"
+    shutil.copyfile(CASES / "h5ad" / "legacy-anndata-0-7-sparse.h5ad", path)
+    with h5py.File(path, "r+") as f:
+        indptr = f["X/indptr"][:]
+        del f["X/indptr"]
+        f["X"].create_dataset("indptr", data=indptr, chunks=(5,), compression="gzip")
+        chunk = f["X/indptr"].id.get_chunk_info(0)
+    with open(path, "r+b") as fh:
+        fh.seek(chunk.byte_offset)
+        fh.write(b"\xff" * chunk.size)
+    code, out, _err = cli(capsys, path, "--ignore", "anndata.legacy")
+    assert code == 1 and "UNREADABLE /X/indptr: chunk 0 does not decode" in out
+    assert "anndata.csr_matrix.indptr-monotonic" in out and "not checked: /X/indptr: chunk 0 does not decode" in out

@@ -481,7 +481,8 @@ def evaluate(
     (default: serial), for all the facts its rules asked for; then the waiting rules finish.
     `deep` (the CLI's --deep) is set on every Scope: rules that decode stored chunks run only then.
     `skip_scope(scope)` gives a reason not to check a scope's clauses (a legacy file: one verdict stands for
-    them), or None; a clause with no other scope is then not applicable for that reason.
+    them), or None; a clause with no other scope is then not applicable for that reason. The clauses the pack's
+    legacy block keeps (`Legacy.still_checked`: they hold in every era) are checked on such a scope all the same.
     `provenance` (the eras and writers the store shows) decides which writer notes a finding gets: a note is
     attached only to findings holding the values it explains, when its writer fits the store
     (`engine/writer_notes.py`; default: none is attached).
@@ -558,7 +559,6 @@ def _run_metadata_steps(
         if not scopes:
             continue
         skipped = {id(s): reason for s in scopes if skip_scope is not None and (reason := skip_scope(s)) is not None}
-        nodes = [(scope, _index(indexes, scope, walked)) for scope in scopes if id(scope) not in skipped]
         for rule in chosen:
             if rule.key in evaluations:  # one pack given twice: its clauses are still checked and reported once
                 continue
@@ -566,7 +566,13 @@ def _run_metadata_steps(
             # A run within a node keeps every evaluation: its results are split by where each node lies.
             tally = evaluations[rule.key] = Tally(keep_all=within != "/")
             grouping = _grouping(rule) if within == "/" else None
-            for scope, index in nodes:
+            # A legacy scope's verdict stands for the clauses that depend on the era; those its pack keeps (sparse
+            # structure, index ranges) hold in every era and are checked there as anywhere else.
+            kept = pack.legacy is not None and pack.legacy.keeps(rule.id)
+            for scope in scopes:
+                if id(scope) in skipped and not kept:
+                    continue
+                index = _index(indexes, scope, walked)
                 selected = _selected(selections, index, scope, rule.applies_to, within)
                 if grouping is not None:
                     _evaluate_by_signature(rule, scope, index, selected, tally, waiting, grouping)
@@ -575,7 +581,7 @@ def _run_metadata_steps(
                 for node in selected.nodes:
                     _evaluate(scratch, node, tally, waiting)
             for scope in scopes:
-                if id(scope) in skipped:  # a legacy scope: its verdict is already set
+                if id(scope) in skipped and not kept:  # a legacy scope: its verdict stands for this clause
                     tally.add(_skipped(rule, scope, skipped[id(scope)]))
     return rules, evaluations, waiting, scopes_by_pack
 

@@ -77,15 +77,24 @@ class PackScope(NamedTuple):
         return value
 
     def value(self, base: Node, ref: Any, what: str = "value") -> Any:
-        """A number from a reference: a literal, `{dimension}`, or `{node, dim|length|attr[, index]}`, plus `plus`."""
+        """A number from a reference: a literal, `{dimension}`, or `{node, dim|length|attr[, index]}`, plus `plus`.
+
+        `{name}` in `node` is `base`'s own name (`../__categories/{name}`: the table anndata 0.7 keeps a column's
+        categories in); `attr` may list names, the first one the node has being read.
+        """
         if not isinstance(ref, Mapping):
             return ref
         if "dimension" in ref:
             value: Any = self.dimension(ref["dimension"], base)
         else:
-            target = self.node(base, ref.get("node", "."))
+            path = ref.get("node", ".")
+            if "{name}" in path:
+                if base.name in ("", ".", ".."):  # a name that would move the path rather than name a node
+                    raise NotApplicable(f"{what}: {base.path} has no name to look {path} up by")
+                path = path.replace("{name}", base.name)
+            target = self.node(base, path)
             if target is None:
-                raise NotApplicable(f"{what}: no node at {ref.get('node')}")
+                raise NotApplicable(f"{what}: no node at {path}")
             value = self._attr_value(target, ref, what) if "attr" in ref else self._extent(target, ref, what)
         if "plus" in ref:
             if not _is_int(value):
@@ -106,13 +115,15 @@ class PackScope(NamedTuple):
 
     @staticmethod
     def _attr_value(target: Node, ref: Mapping, what: str) -> Any:
-        """The attribute `ref["attr"]` of `target`, or its item `ref["index"]`."""
-        if ref["attr"] not in target.attrs:
-            raise NotApplicable(f"{what}: {target.path} has no attribute {ref['attr']!r}")
-        value = target.attrs[ref["attr"]]
+        """The attribute `ref["attr"]` of `target` (of a list of names, the first it has), or its item `ref["index"]`."""
+        names = ref["attr"] if isinstance(ref["attr"], list) else [ref["attr"]]
+        name = next((n for n in names if n in target.attrs), None)
+        if name is None:
+            raise NotApplicable(f"{what}: {target.path} has no attribute {' or '.join(map(repr, names))}")
+        value = target.attrs[name]
         if "index" in ref:
             if not isinstance(value, list) or len(value) <= ref["index"]:
-                raise NotApplicable(f"{what}: {target.path}[{ref['attr']!r}] has no item {ref['index']}")
+                raise NotApplicable(f"{what}: {target.path}[{name!r}] has no item {ref['index']}")
             value = value[ref["index"]]
         return value
 

@@ -15,7 +15,7 @@ from spec_validate.report.formats import output_format
 from spec_validate.report.links import rule_page
 from spec_validate.report.options import RenderOptions
 from spec_validate.report.text import pack_list
-from spec_validate.report.verdict import CONFORMS, Verdict, sentence, verdict
+from spec_validate.report.verdict import CONFORMS, Verdict, legacy_checks, sentence, verdict
 
 # The order a clause is shown in, within an input: what needs reading first comes first.
 STATUS_ORDER = {"failed": 0, "error": 1, "baseline": 2, "not-checked": 3, "notice": 4, "passed": 5, "not_applicable": 6}
@@ -216,8 +216,8 @@ def _input(report: Report, fail_on: Level, baseline: Baseline | None, number: in
             f'<p class="s-failed"><span class="badge s-failed">UNREADABLE</span> <code>{_e(problem.key)}</code>: '
             f"{_e(problem.message)}</p>"
         )
-    for lv in report.legacy:  # one verdict standing for every clause of a scope of an era before its spec
-        more = "" if lv.clauses_checked else " (--all-clauses checks every clause)"
+    for lv in report.legacy:  # one verdict standing for the clauses of a scope that depend on its era
+        more = "" if lv.clauses_checked else f" {legacy_checks(report, lv)}."
         body.append(
             f'<p class="s-failed"><span class="badge s-failed">LEGACY</span> <code>{_e(lv.id)}</code> at '
             f"<code>{_e(lv.path)}</code>: {_e(lv.era)}: {_e(lv.message)}{_e(more)}</p>"

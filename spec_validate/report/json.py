@@ -77,6 +77,8 @@ def legacy_to_json(v: LegacyVerdict) -> dict[str, Any]:
         "section": v.section,
         "evidence": list(v.evidence),
         "clauses_checked": v.clauses_checked,
+        "still_checked": list(v.still_checked),
+        "stands_for": v.stands_for,
     }
 
 

@@ -8,7 +8,7 @@ from spec_validate.model import Report
 from spec_validate.report.baseline import artifact_uri, located
 from spec_validate.report.formats import output_format
 from spec_validate.report.options import RenderOptions
-from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, ERROR, NOTHING_CHECKED, verdict
+from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, ERROR, NOTHING_CHECKED, legacy_checks, stood_for, verdict
 
 ICONS = {CONFORMS: "\u2705", DOES_NOT_CONFORM: "\u274c", ERROR: "\u26a0\ufe0f", NOTHING_CHECKED: "\u2796"}
 
@@ -34,7 +34,8 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
         if report.legacy and v.outcome == DOES_NOT_CONFORM:
             result += " (legacy)"
         passed = sum(s[lvl]["passed"] for lvl in s)
-        na = sum(s[lvl]["not_applicable"] for lvl in s)
+        # The clauses a legacy verdict stands for were not checked: not counted as not applicable.
+        na = sum(s[lvl]["not_applicable"] for lvl in s) - sum(1 for r in report.results if stood_for(r))
         name = artifact_uri(report.source) + (report.node if report.node != "/" else "")
         lines.append(
             f"| `{_cell(name)}` | {report.format or '-'} | {result} | "
@@ -47,7 +48,8 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
         if about:
             lines.append(f"- `{_cell(artifact_uri(report.source))}`: {about}")
         for lv in report.legacy:
-            lines.append(f"- `{_cell(artifact_uri(report.source))}`: **legacy** ({lv.id} at `{lv.path}`): {lv.message}")
+            more = "" if lv.clauses_checked else f" {legacy_checks(report, lv)}."
+            lines.append(f"- `{_cell(artifact_uri(report.source))}`: **legacy** ({lv.id} at `{lv.path}`): {lv.message}{more}")
     if any((r.provenance is not None and r.provenance.describe()) or r.legacy for r in reports):
         lines.append("")
     lines.append(f"Fails on: {fail_on.value} and stricter.")

@@ -13,7 +13,7 @@ from spec_validate.report.baseline import Baseline, located, new_failures
 from spec_validate.report.formats import output_format
 from spec_validate.report.links import rule_page
 from spec_validate.report.options import RenderOptions
-from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, Verdict, sentence, verdict
+from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, Verdict, legacy_checks, sentence, verdict
 
 COLOURS = {"MUST": "\033[31m", "SHOULD": "\033[33m", "MAY": "\033[36m", "ok": "\033[32m", "dim": "\033[2m", "bold": "\033[1m"}
 RESET = "\033[0m"
@@ -102,9 +102,9 @@ def _head(report: Report, paint: Paint, states: dict[tuple, bool]) -> list[str]:
     for problem in report.problems:
         mark = " [baseline]" if states.get((None, problem.key)) else ""
         lines.append(f"  {paint('MUST', 'UNREADABLE')} {problem.key}: {problem.message}{mark}")
-    for lv in report.legacy:  # one verdict standing for every clause of a scope of an era before its spec
+    for lv in report.legacy:  # one verdict standing for the clauses of a scope that depend on its era
         where = f" at {lv.path}" if lv.path != "/" else ""
-        more = "" if lv.clauses_checked else " (--all-clauses checks every clause)"
+        more = "" if lv.clauses_checked else f" {legacy_checks(report, lv)}."
         mark = " [baseline]" if states.get((None, lv.path, lv.id)) else ""
         lines.append(f"  {paint('MUST', 'LEGACY')} {lv.id}{where}: {lv.era}: {lv.message}{more}{mark}")
     return lines

@@ -248,3 +248,33 @@ def test_packs_to_run_fails_rule_id_of_another_pack_redefined(tmp_path):
     own = load_pack(write(tmp_path, HEADER + "rules:\n" + RULE.replace("demo.group.thing", some.id)))
     with pytest.raises(PackError, match=f"pack.yaml: {some.id}: rule id also defined in .*extend it and use overrides"):
         packs_to_run(builtin_packs(), [own])
+
+
+LEGACY = """\
+legacy:
+  clause: Older files differ.
+  section: Things
+  still_checked: [{kept}]
+  eras:
+    old: written before the spec.
+    older:
+      hdf5: an HDF5 file of before.
+      zarr-*: a Zarr store of before.
+"""
+
+
+def test_load_pack_passes_legacy_with_texts_per_storage_and_clauses_still_checked(tmp_path):
+    pack = load_pack(write(tmp_path, HEADER + LEGACY.format(kept="demo.group") + "rules:\n" + RULE))
+    legacy = pack.legacy
+    assert legacy.still_checked == ("demo.group",) and legacy.keeps("demo.group.thing")
+    assert not legacy.keeps("demo.groupx.thing") and not legacy.keeps("demo")
+    assert legacy.text("old", "zarr-v3") == "written before the spec."  # one text: any storage
+    assert legacy.text("older", "hdf5") == "an HDF5 file of before."
+    assert legacy.text("older", "zarr-v2") == "a Zarr store of before."
+    assert legacy.text("older", "tiledb") == ""
+
+
+def test_load_pack_fails_legacy_still_checked_naming_no_rule(tmp_path):
+    # A name that keeps no clause would silently check nothing on a legacy file: a typo is an error at load time.
+    with pytest.raises(PackError, match=r"legacy\.still_checked: 'demo\.grup' names no rule"):
+        load_pack(write(tmp_path, HEADER + LEGACY.format(kept="demo.grup") + "rules:\n" + RULE))

@@ -104,6 +104,18 @@ def test_anndata_era_reads_the_layout(layout, era):
     assert (found.id if found else None) == era
 
 
+@pytest.mark.parametrize(
+    ("storage", "said", "not_said"),
+    [("hdf5", "compound datasets", "structured"), ("zarr-v2", "structured arrays", "compound")],
+)
+def test_anndata_era_before_0_7_names_the_storage_read(storage, said, not_said):
+    # A Zarr store is not told about HDF5 compound datasets: the same layout is named as its storage calls it.
+    layout = {"obs": Arr(np.zeros(2, dtype=[("index", "S2"), ("n", "i8")])), "var": Arr(np.zeros(2, dtype=[("index", "S2")]))}
+    found = anndata_era(tree(layout, storage).root)
+    words = " ".join((found.label, *found.evidence))
+    assert found.id == "anndata-pre-0.7" and said in words and not_said not in words
+
+
 def test_detect_names_seuratdisk_on_a_converted_h5ad():
     layout = {
         "obs": {

@@ -331,6 +331,20 @@ class FakeProvenance:
         return self.shown.get(name)
 
 
+def test_iter_results_checks_on_a_skipped_scope_the_clauses_its_legacy_block_keeps():
+    # A legacy verdict stands for the clauses that depend on the era; those that hold in every era are checked.
+    from spec_validate.model import Legacy
+
+    kept = pack(RULES)._replace(legacy=Legacy("Older files differ.", "S", {"old": {"*": "old"}}, ("t.csr.indptr-monotonic",)))
+    t = tree(csr(indptr=(0, 3, 2, 5)))
+    results = {r.rule.id: r for r in iter_results(t, [kept], skip_scope=lambda s: "legacy: old layout")}
+    assert results["t.csr.indptr-monotonic"].status is Status.FAILED
+    assert results["t.csr.indptr-monotonic"].findings[0].index == (2,)
+    others = {k: (r.status, r.reason) for k, r in results.items() if k != "t.csr.indptr-monotonic"}
+    assert set(others.values()) == {(Status.NOT_APPLICABLE, "legacy: old layout")}
+    assert set(t.block_reads) == {"/X/indptr"}  # the arrays only the skipped clauses need are never read
+
+
 def test_iter_results_attaches_only_the_writer_notes_that_fit():
     from spec_validate.model import Writer
 

@@ -58,21 +58,22 @@ def anndata_era(root: Node) -> Era | None:
         return None
     evidence: list[str] = []
     compound = [n.path for n in (obs, var) if n.kind == "array" and n.dtype is not None and n.dtype.names]
-    if compound:
-        evidence.append(
-            f"{', '.join(compound)} {'is an HDF5 compound dataset' if len(compound) == 1 else 'are compound datasets'}"
-        )
+    if compound:  # named as the storage read calls it: HDF5 has compound datasets, Zarr structured dtypes
+        hdf5 = root.tree.format == "hdf5"
+        one, many = ("an HDF5 compound dataset", "compound datasets") if hdf5 else ("a structured array", "structured arrays")
+        evidence.append(f"{', '.join(compound)} {'is ' + one if len(compound) == 1 else 'are ' + many}")
     if any(name in root.children() for name in ("raw.X", "raw.var", "raw.varm")):
         evidence.append(f"{root.path.rstrip('/')}/raw.X-style dotted names instead of a raw group")
     sparse = [n.path for n in root.children().values() if n.kind == "group" and "h5sparse_format" in n.attrs]
     if sparse:
         evidence.append(f"{sparse[0]} uses the h5sparse_format attributes")
     if evidence:
+        layout = "compound datasets" if root.tree.format == "hdf5" else "structured arrays"
         return Era(
             "anndata",
             root.path,
             "anndata-pre-0.7",
-            "anndata < 0.7 (obs and var as compound datasets, no encoding metadata)",
+            f"anndata < 0.7 (obs and var as {layout}, no encoding metadata)",
             tuple(evidence),
         )
     frame = [n for n in (obs, var) if n.kind == "group" and n.attrs.get("encoding-type") == "dataframe"]
