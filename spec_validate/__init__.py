@@ -235,12 +235,14 @@ def to_json(report: Report) -> dict[str, Any]:
     return report_to_json(report)
 
 
-def to_sarif(reports: Report | Sequence[Report]) -> dict[str, Any]:
-    """Reports as one SARIF 2.1.0 log (one run), as `--format sarif` writes it."""
+def to_sarif(reports: Report | Sequence[Report], docs_url: str | None = None) -> dict[str, Any]:
+    """Reports as one SARIF 2.1.0 log (one run), as `--format sarif` writes it; `docs_url` as `render` takes it."""
+    from spec_validate.report.links import docs_base
     from spec_validate.report.options import RenderOptions
     from spec_validate.report.sarif import sarif_log
 
-    return sarif_log([reports] if isinstance(reports, Report) else list(reports), RenderOptions(rule_help=_rule_help))
+    chosen = RenderOptions(rule_help=_rule_help, docs_url=docs_base(docs_url) if docs_url else None)
+    return sarif_log([reports] if isinstance(reports, Report) else list(reports), chosen)
 
 
 def render(reports: Report | Sequence[Report], format: str = "text", **options: Any) -> str | bytes:
@@ -251,17 +253,22 @@ def render(reports: Report | Sequence[Report], format: str = "text", **options: 
         format: the output format's name: text, json, sarif, github, junit, markdown, html, or one registered
             with `spec_validate.report.formats.output_format`.
         options: the fields of `spec_validate.report.options.RenderOptions`: fail_on ("must", "should", "may" or
-            a Level), baseline (a `report.baseline.Baseline`), tool_version, verbose, colour, statistics, and
-            rule_help (a rule's documentation; by default what --explain prints).
+            a Level), baseline (a `report.baseline.Baseline`), tool_version, verbose, colour, statistics,
+            rule_help (a rule's documentation; by default what --explain prints), and docs_url (the base URL of a
+            copy of the documentation site that rule links point at; by default none, and reports name
+            `spec-validate --explain <id>` instead).
 
     Raises:
-        SpecValidateError: no output format is named `format`.
+        SpecValidateError: no output format is named `format`, or `docs_url` is no http(s):// or file:// URL.
     """
     from spec_validate.report.formats import get
+    from spec_validate.report.links import docs_base
     from spec_validate.report.options import RenderOptions
 
     if isinstance(options.get("fail_on"), str):
         options["fail_on"] = Level(options["fail_on"].upper())
+    if options.get("docs_url"):
+        options["docs_url"] = docs_base(options["docs_url"])
     chosen = RenderOptions(**{"rule_help": _rule_help, **options})
     return get(format).render([reports] if isinstance(reports, Report) else list(reports), chosen)
 

@@ -127,8 +127,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--explain",
         metavar="ID",
-        help="print a rule's clause, section, level, checks and documentation page; a dotted prefix explains "
+        help="print a rule's documentation: clause, section, level, checks, examples; a dotted prefix explains "
         "every rule it selects",
+    )
+    p.add_argument(
+        "--docs-url",
+        type=_docs_url,
+        default=None,
+        metavar="URL",
+        help="base URL of a copy of the documentation site (built with `mkdocs build`) that reports link each rule's "
+        "page to (URL/rules/<id>.html), and SARIF's helpUri; default: docs-url in the configuration, else no site: "
+        "reports name `spec-validate --explain <id>`, which prints the page",
     )
     p.add_argument(
         "--baseline", metavar="FILE", help="findings recorded in FILE are reported as baseline and do not fail the run"
@@ -217,6 +226,15 @@ def _add_all_clauses(p: argparse.ArgumentParser) -> None:
         help="also check every clause of a legacy file (one written before the spec, e.g. by anndata < 0.8), "
         "which otherwise gets one verdict, <pack>.legacy (a MUST failure; --ignore it to accept such files)",
     )
+
+
+def _docs_url(text: str) -> str:
+    from spec_validate.report.links import docs_base
+
+    try:
+        return docs_base(text)
+    except SpecValidateError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("docs-url: ")) from None
 
 
 def _positive_int(text: str) -> int:
@@ -391,7 +409,9 @@ def _inputs(args: argparse.Namespace, settings: Settings) -> list[Input]:
 
 
 def _explain(args: argparse.Namespace, packs: list[Pack]) -> int:
-    """--explain ID: the rule, or every rule a dotted prefix selects (as --select reads it), each with its page."""
+    """--explain ID: the rule, or every rule a dotted prefix selects (as --select reads it), each with its page on
+    the documentation site where one is named (--docs-url, or docs-url in the configuration)."""
+    from spec_validate import config as cfg
     from spec_validate.engine.rule_selection import prefix_matches
     from spec_validate.explain import explain, explain_legacy
     from spec_validate.report.links import rule_page
@@ -407,8 +427,9 @@ def _explain(args: argparse.Namespace, packs: list[Pack]) -> int:
         legacy = [pack for pack in legacies if prefix_matches(wanted, pack.legacy_id)]
     if not match and not legacy:
         raise SpecValidateError(f"no rule matches {wanted!r} (see --list-rules)")
+    docs_url = args.docs_url or (None if args.isolated else cfg.load_config(args.config).docs_url)
     pages = [explain_legacy(pack) for pack in legacy]
-    pages += [explain(r) + (f"\nDocumentation: {rule_page(r.id)}\n" if r.builtin else "") for r in match]
+    pages += [explain(r) + (f"\nDocumentation: {rule_page(r.id, docs_url)}\n" if r.builtin and docs_url else "") for r in match]
     _emit("\n".join(pages), args.output)
     return 0
 
@@ -452,6 +473,7 @@ def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
         packs=args.pack,
         exclude=_ids(args.exclude),
         extend_exclude=_ids(args.extend_exclude),
+        docs_url=args.docs_url,
     )
     if settings.packs != tuple(args.pack):
         packs = _packs(settings.packs)
@@ -561,7 +583,7 @@ def _finish(args: argparse.Namespace, settings: Settings, reports: list[Report])
     if args.write_baseline:
         _write_baseline(args.write_baseline, reports)
     known = bl.load(args.baseline) if args.baseline else None
-    _emit(_render(args, reports, fail_on, known), args.output)
+    _emit(_render(args, reports, fail_on, known, settings.docs_url), args.output)
     # An input that could not be opened is named on stderr too (CI logs keep stderr when the report goes to a file),
     # except where the text report is already on the same terminal: said once there.
     said_on_terminal = args.format == "text" and not args.output and sys.stdout.isatty() and sys.stderr.isatty()
@@ -594,7 +616,7 @@ def _gather(futures, progress) -> list[Report]:
         progress.finish()
 
 
-def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, known) -> str | bytes:
+def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, known, docs_url: str | None = None) -> str | bytes:
     """The report (or --statistics: as JSON with --format json, else as text) in the format the flags name."""
     from spec_validate import render
 
@@ -604,7 +626,16 @@ def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, kno
         from spec_validate.report.text import use_colour
 
         colour = use_colour(sys.stdout)
-    return render(reports, name, fail_on=fail_on, baseline=known, verbose=args.verbose, colour=colour, statistics=args.statistics)
+    return render(
+        reports,
+        name,
+        fail_on=fail_on,
+        baseline=known,
+        verbose=args.verbose,
+        colour=colour,
+        statistics=args.statistics,
+        docs_url=docs_url,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

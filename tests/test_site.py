@@ -40,7 +40,6 @@ def counts_hidden(text: str) -> str:
 @pytest.mark.parametrize("page", ["index.md", "../README.md"])
 def test_getting_started_first_run_shows_the_real_report(capsys, monkeypatch, page):
     monkeypatch.chdir(ROOT)
-    monkeypatch.delenv("SPEC_VALIDATE_DOCS_URI", raising=False)
     # The README's first command installs, then runs: the run is the part of it that calls spec-validate.
     parts = [p.strip() for b in blocks(page, "sh") for line in b.splitlines() for p in line.split("&&")]
     command = next(p for p in parts if "spec-validate conformance-corpus/" in p)
