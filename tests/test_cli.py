@@ -172,14 +172,18 @@ def _not_zip_store(tmp_path):
     return p
 
 
+def _text_file(tmp_path):
+    p = tmp_path / "notes.txt"
+    p.write_text("just some text\n")
+    return p
+
+
 @pytest.mark.parametrize(
     "make",
     [
-        pytest.param(_non_hdf5, id="non-hdf5-file"),
-        pytest.param(lambda tmp, valid: _truncated(tmp, valid), id="truncated-h5ad"),
+        pytest.param(_text_file, id="a-file-of-no-format-named-as-none"),
         pytest.param(lambda tmp: tmp / "missing.h5ad", id="missing-path"),
         pytest.param(_plain_dir, id="directory-not-a-store"),
-        pytest.param(_empty, id="empty-file"),
         pytest.param(_not_zip_store, id="zip-not-a-store"),
     ],
 )
@@ -193,6 +197,63 @@ def test_main_fails_bad_input_exits_2_with_one_line(tmp_path, valid_h5ad, make):
         assert proc.stdout == ""
     else:  # the input's one `error` entry in the report, as with several inputs
         assert proc.stdout.strip().splitlines() == [f"{path}: error: {proc.stderr.split(f'{path}: ', 1)[1].strip()}"]
+
+
+def _empty_hdf5(tmp_path):
+    import h5py
+
+    p = tmp_path / "unfinished.h5ad"
+    h5py.File(p, "w").close()  # a writer that failed before writing anything
+    return p
+
+
+def _named(name: str, content: bytes):
+    def make(tmp_path):
+        p = tmp_path / name
+        p.write_bytes(content)
+        return p
+
+    return make
+
+
+def _empty_zarr_dir(tmp_path):
+    (tmp_path / "empty.zarr").mkdir()
+    return tmp_path / "empty.zarr"
+
+
+@pytest.mark.parametrize(
+    "make,said",
+    [
+        pytest.param(_empty, "not an HDF5 file, as an .h5ad is: it is empty (0 bytes)", id="empty-h5ad"),
+        pytest.param(_non_hdf5, "not an HDF5 file, as an .h5ad is: its first bytes are not that format's", id="text-h5ad"),
+        pytest.param(lambda tmp, valid: _truncated(tmp, valid), "cannot open as HDF5 (", id="truncated-h5ad"),
+        pytest.param(_named("e.h5Seurat", b""), "not an HDF5 file, as an .h5Seurat is: it is empty", id="empty-h5seurat"),
+        pytest.param(_named("e.zarr", b""), "not a Zarr store, as a .zarr is: a file of 0 bytes", id="empty-zarr-file"),
+        pytest.param(_named("e.zarr.zip", b""), "not a zip file, as a .zarr.zip is: it is empty", id="empty-zarr-zip"),
+        pytest.param(_empty_zarr_dir, "not a Zarr store, as its name says: no .zgroup", id="empty-zarr-directory"),
+        pytest.param(_empty_hdf5, "no AnnData object in it, as an .h5ad file holds", id="hdf5-h5ad-holding-nothing"),
+    ],
+)
+def test_main_fails_a_file_that_is_not_what_its_name_says_is_a_failing_report(tmp_path, valid_h5ad, make, said):
+    # An empty or cut-short .h5ad is a file that fails, not a path the tool cannot open (exit 2) nor one "no rule pack
+    # applies" to: its report names what is wrong at its root, and the run exits 1 (#37).
+    path = make(tmp_path, valid_h5ad) if make.__code__.co_argcount == 2 else make(tmp_path)
+    proc = run_subprocess(path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr == ""
+    lines = proc.stdout.splitlines()
+    assert lines[1].startswith(f"  UNREADABLE /: {said}"), proc.stdout
+    assert lines[2].startswith("  does not conform at --fail-on must.")
+
+
+def test_main_fails_a_damaged_file_found_in_a_folder_is_reported_not_skipped(tmp_path, capsys):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "empty.h5ad").write_bytes(b"")
+    code, out, _ = cli(capsys, tmp_path / "data", "--format", "json")
+    (report,) = json.loads(out)["reports"]
+    assert code == 1 and report["problems"] == [
+        {"key": "/", "message": "not an HDF5 file, as an .h5ad is: it is empty (0 bytes)", "path": "/"}
+    ]
 
 
 def test_main_fails_broken_root_zattrs_reports_and_exits_1(tmp_path, valid_zarr):
