@@ -8,8 +8,6 @@ assumed: a link to one that is not published is a dead end.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from spec_validate.errors import SpecValidateError
 
 # The site lays out one page per rule as rules/<id>.html (mkdocs.yml: use_directory_urls is off).
@@ -20,6 +18,8 @@ DOCS_URL_SCHEMES = ("http", "https", "file")
 def docs_base(url: str) -> str:
     """`url` as the base every page's address is built on (ending in `/`); SpecValidateError, in one line, for a
     value that is no http(s):// or file:// URL."""
+    from urllib.parse import urlsplit  # here: a run that names no site never loads urllib (tests/test_imports.py)
+
     text = url.strip()
     try:
         parts = urlsplit(text)
