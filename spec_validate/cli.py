@@ -282,7 +282,7 @@ def _validate_one(
     except PackError:
         raise  # a bad pack is the run's error, not one input's
     except SpecValidateError as exc:
-        return _unchecked(item, error=str(exc))
+        return _unchecked(item, error=str(exc) + _unlisted(item, str(exc)))
     except OSError as exc:
         return _unchecked(item, error=_os_error(exc))
     except MemoryError:  # past --memory-limit outside a read that reports it (a read that does is unreadable)
@@ -302,6 +302,15 @@ def _validate_one(
         # Named on the command line, that is an error; found in a folder (any HDF5 file is), it is skipped.
         return _unchecked(item, **({"error": f"{report.source}: {what}"} if item.explicit else {"skipped": what}))
     return report
+
+
+def _unlisted(item: Input, error: str) -> str:
+    """For a URL that may have named a folder, and could not be opened: that its server lists no folder there (so
+    nothing was searched), said once, with why where the error does not already say it."""
+    if item.unlisted is None:
+        return ""
+    why = "" if error.endswith(item.unlisted) else f" ({item.unlisted})"
+    return f"; nor is it a folder its server lists{why}"
 
 
 def _no_thread_started(exc: BaseException) -> bool:

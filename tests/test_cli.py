@@ -729,3 +729,33 @@ def test_cli_passes_output_file_is_output_under_ruffs_name(tmp_path, valid_h5ad,
     target = tmp_path / "report.json"
     code, out, _ = cli(capsys, valid_h5ad, "--format", "json", "--output-file", target)
     assert code == 0 and out == "" and json.loads(target.read_text())["reports"]
+
+
+def test_main_passes_folder_url_is_searched_and_what_it_skips_is_listed(tmp_path, valid_h5ad, capsys):
+    # "A URL works wherever a path does": a folder URL was opened as one store and failed (#37).
+    pytest.importorskip("obstore")
+    from latency_server import LatencyServer
+
+    from spec_validate.inputs import NOT_NAMED
+
+    (tmp_path / "srv" / "data" / "sub").mkdir(parents=True)
+    shutil.copy(valid_h5ad, tmp_path / "srv" / "data" / "sub" / "cells.h5ad")
+    (tmp_path / "srv" / "data" / "notes.txt").write_text("hi")
+    with LatencyServer(tmp_path / "srv") as server:
+        code, out, _ = cli(capsys, f"{server.url}/data/", "--format", "json", "--quiet")
+        doc = json.loads(out)
+        assert code == 0 and [r["source"] for r in doc["reports"]] == [f"{server.url}/data/sub/cells.h5ad"]
+        assert doc["skipped"] == [{"path": f"{server.url}/data/notes.txt", "reason": NOT_NAMED}]
+        code, out, _ = cli(capsys, f"{server.url}/data", "--quiet")
+        assert code == 0 and f"{server.url}/data/notes.txt: skipped: {NOT_NAMED}" in out.splitlines()
+
+
+def test_main_fails_folder_url_its_server_does_not_list_says_so_in_one_line(tmp_path, capsys):
+    pytest.importorskip("obstore")
+    from latency_server import LatencyServer
+
+    (tmp_path / "data").mkdir()
+    with LatencyServer(tmp_path, listings=False) as server:
+        code, _, err = cli(capsys, f"{server.url}/data/", "--quiet")
+    said = f"{server.url}/data/: HTTP 403 Forbidden; nor is it a folder its server lists"
+    assert code == 2 and err == f"spec-validate: error: {said}\n"
