@@ -72,10 +72,13 @@ def validate(
 
     Returns:
         The Report: one ClauseResult per selected rule of each pack that applies, the store's eras and likely
-        writers (`provenance`), and a legacy verdict per scope of an era before its spec (`legacy`).
+        writers (`provenance`), and a legacy verdict per scope of an era before its spec (`legacy`). An input
+        that is not what its name or signature says (an empty or cut-short `.h5ad`, a `.zarr` with no Zarr
+        document, an `.h5ad` holding no AnnData object) is a report with an unreadable record at `/`: it fails.
 
     Raises:
-        InputError: the store cannot be opened, or holds no node `node`.
+        InputError: the store cannot be opened (missing, not readable, of a format this tool does not read), or
+            holds no node `node`.
         PackError: a pack is invalid, two packs extend the same pack, or two packs define one rule id.
     """
     from spec_validate.engine import activity
@@ -83,13 +86,19 @@ def validate(
     from spec_validate.engine.provenance import detect
     from spec_validate.engine.run import evaluate, in_reach, prefer_attributes
     from spec_validate.engine.scan import make_scanner
+    from spec_validate.errors import DamagedInput
     from spec_validate.model import PackInfo, Problem
     from spec_validate.nodes.open import open_store
 
     chosen = packs_to_run(builtin_packs() if packs is None else packs, [load_pack(p) for p in extra_packs])
     selection = Selection(tuple(select), tuple(extend_select), tuple(ignore))
     activity.reading(f"opening {_shown(os.fspath(path))}")
-    with open_store(os.fspath(path), list_folders) as tree:
+    try:
+        opened = open_store(os.fspath(path), list_folders)
+    except DamagedInput as exc:  # there, but not what its name says: a file that fails, not one that cannot be opened
+        unreadable = (Problem("/", exc.reason, "/"),)
+        return Report(_shown(os.fspath(path)), exc.format, (), __version__, (), unreadable, node=node)
+    with opened as tree:
         activity.opened(tree.format)
         if node != "/" and _found(tree, node) is None:
             raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
@@ -137,6 +146,9 @@ def validate(
                 key=lambda p: p.key,
             )
         )
+        if node == "/" and not infos and not problems:
+            missing = _not_what_its_name_says(os.fspath(path), chosen)
+            problems = (Problem("/", missing, "/"),) if missing else ()
         return Report(
             _shown(os.fspath(path)),
             tree.format,
@@ -151,6 +163,26 @@ def validate(
             legacy=legacy,
             listed=tree.root.keys_listed,
         )
+
+
+# The pack a data file's name says it follows, and what that pack finds in such a file. A file so named in which the
+# pack finds nothing (an HDF5 file left empty by a writer that failed) fails: it is no file "no pack describes".
+NAMED_FOR_PACK = {
+    ".h5ad": ("anndata", "AnnData object", "an .h5ad file"),
+    ".h5seurat": ("h5seurat", "h5Seurat object", "an .h5Seurat file"),
+}
+
+
+def _not_what_its_name_says(path: str, packs: Sequence[Pack]) -> str | None:
+    """Why an input in which no pack applies fails, where its name says which pack should (and that pack is in
+    use); None otherwise."""
+    from urllib.parse import urlsplit
+
+    name = os.path.basename((urlsplit(path).path if "://" in path else path).rstrip("/")).lower()
+    for suffix, (pack, holds, named) in NAMED_FOR_PACK.items():
+        if name.endswith(suffix) and any(p.name == pack or pack in p.bases for p in packs):
+            return f"no {holds} in it, as {named} holds: the {pack} pack finds none (an empty or unfinished file?)"
+    return None
 
 
 def _found(tree, path: str):
@@ -242,12 +274,14 @@ def to_json(report: Report) -> dict[str, Any]:
     return report_to_json(report)
 
 
-def to_sarif(reports: Report | Sequence[Report]) -> dict[str, Any]:
-    """Reports as one SARIF 2.1.0 log (one run), as `--format sarif` writes it."""
+def to_sarif(reports: Report | Sequence[Report], docs_url: str | None = None) -> dict[str, Any]:
+    """Reports as one SARIF 2.1.0 log (one run), as `--format sarif` writes it; `docs_url` as `render` takes it."""
+    from spec_validate.report.links import docs_base
     from spec_validate.report.options import RenderOptions
     from spec_validate.report.sarif import sarif_log
 
-    return sarif_log([reports] if isinstance(reports, Report) else list(reports), RenderOptions(rule_help=_rule_help))
+    chosen = RenderOptions(rule_help=_rule_help, docs_url=docs_base(docs_url) if docs_url else None)
+    return sarif_log([reports] if isinstance(reports, Report) else list(reports), chosen)
 
 
 def render(reports: Report | Sequence[Report], format: str = "text", **options: Any) -> str | bytes:
@@ -258,17 +292,22 @@ def render(reports: Report | Sequence[Report], format: str = "text", **options: 
         format: the output format's name: text, json, sarif, github, junit, markdown, html, or one registered
             with `spec_validate.report.formats.output_format`.
         options: the fields of `spec_validate.report.options.RenderOptions`: fail_on ("must", "should", "may" or
-            a Level), baseline (a `report.baseline.Baseline`), tool_version, verbose, colour, statistics, and
-            rule_help (a rule's documentation; by default what --explain prints).
+            a Level), baseline (a `report.baseline.Baseline`), tool_version, verbose, colour, statistics,
+            rule_help (a rule's documentation; by default what --explain prints), and docs_url (the base URL of a
+            copy of the documentation site that rule links point at; by default none, and reports name
+            `spec-validate --explain <id>` instead).
 
     Raises:
-        SpecValidateError: no output format is named `format`.
+        SpecValidateError: no output format is named `format`, or `docs_url` is no http(s):// or file:// URL.
     """
     from spec_validate.report.formats import get
+    from spec_validate.report.links import docs_base
     from spec_validate.report.options import RenderOptions
 
     if isinstance(options.get("fail_on"), str):
         options["fail_on"] = Level(options["fail_on"].upper())
+    if options.get("docs_url"):
+        options["docs_url"] = docs_base(options["docs_url"])
     chosen = RenderOptions(**{"rule_help": _rule_help, **options})
     return get(format).render([reports] if isinstance(reports, Report) else list(reports), chosen)
 

@@ -127,8 +127,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--explain",
         metavar="ID",
-        help="print a rule's clause, section, level, checks and documentation page; a dotted prefix explains "
+        help="print a rule's documentation: clause, section, level, checks, examples; a dotted prefix explains "
         "every rule it selects",
+    )
+    p.add_argument(
+        "--docs-url",
+        type=_docs_url,
+        default=None,
+        metavar="URL",
+        help="base URL of a copy of the documentation site (built with `mkdocs build`) that reports link each rule's "
+        "page to (URL/rules/<id>.html), and SARIF's helpUri; default: docs-url in the configuration, else no site: "
+        "reports name `spec-validate --explain <id>`, which prints the page",
     )
     p.add_argument(
         "--baseline", metavar="FILE", help="findings recorded in FILE are reported as baseline and do not fail the run"
@@ -221,6 +230,15 @@ def _add_all_clauses(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _docs_url(text: str) -> str:
+    from spec_validate.report.links import docs_base
+
+    try:
+        return docs_base(text)
+    except SpecValidateError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("docs-url: ")) from None
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -266,7 +284,7 @@ def _validate_one(
     except PackError:
         raise  # a bad pack is the run's error, not one input's
     except SpecValidateError as exc:
-        return _unchecked(item, error=str(exc))
+        return _unchecked(item, error=str(exc) + _unlisted(item, str(exc)))
     except OSError as exc:
         return _unchecked(item, error=_os_error(exc))
     except MemoryError:  # past --memory-limit outside a read that reports it (a read that does is unreadable)
@@ -286,6 +304,15 @@ def _validate_one(
         # Named on the command line, that is an error; found in a folder (any HDF5 file is), it is skipped.
         return _unchecked(item, **({"error": f"{report.source}: {what}"} if item.explicit else {"skipped": what}))
     return report
+
+
+def _unlisted(item: Input, error: str) -> str:
+    """For a URL that may have named a folder, and could not be opened: that its server lists no folder there (so
+    nothing was searched), said once, with why where the error does not already say it."""
+    if item.unlisted is None:
+        return ""
+    why = "" if error.endswith(item.unlisted) else f" ({item.unlisted})"
+    return f"; nor is it a folder its server lists{why}"
 
 
 def _no_thread_started(exc: BaseException) -> bool:
@@ -393,7 +420,9 @@ def _inputs(args: argparse.Namespace, settings: Settings) -> list[Input]:
 
 
 def _explain(args: argparse.Namespace, packs: list[Pack]) -> int:
-    """--explain ID: the rule, or every rule a dotted prefix selects (as --select reads it), each with its page."""
+    """--explain ID: the rule, or every rule a dotted prefix selects (as --select reads it), each with its page on
+    the documentation site where one is named (--docs-url, or docs-url in the configuration)."""
+    from spec_validate import config as cfg
     from spec_validate.engine.rule_selection import prefix_matches
     from spec_validate.explain import explain, explain_legacy
     from spec_validate.report.links import rule_page
@@ -409,8 +438,9 @@ def _explain(args: argparse.Namespace, packs: list[Pack]) -> int:
         legacy = [pack for pack in legacies if prefix_matches(wanted, pack.legacy_id)]
     if not match and not legacy:
         raise SpecValidateError(f"no rule matches {wanted!r} (see --list-rules)")
+    docs_url = args.docs_url or (None if args.isolated else cfg.load_config(args.config).docs_url)
     pages = [explain_legacy(pack) for pack in legacy]
-    pages += [explain(r) + (f"\nDocumentation: {rule_page(r.id)}\n" if r.builtin else "") for r in match]
+    pages += [explain(r) + (f"\nDocumentation: {rule_page(r.id, docs_url)}\n" if r.builtin and docs_url else "") for r in match]
     _emit("\n".join(pages), args.output)
     return 0
 
@@ -454,6 +484,7 @@ def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
         packs=args.pack,
         exclude=_ids(args.exclude),
         extend_exclude=_ids(args.extend_exclude),
+        docs_url=args.docs_url,
     )
     if settings.packs != tuple(args.pack):
         packs = _packs(settings.packs)
@@ -563,7 +594,7 @@ def _finish(args: argparse.Namespace, settings: Settings, reports: list[Report])
     if args.write_baseline:
         _write_baseline(args.write_baseline, reports)
     known = bl.load(args.baseline) if args.baseline else None
-    _emit(_render(args, reports, fail_on, known), args.output)
+    _emit(_render(args, reports, fail_on, known, settings.docs_url), args.output)
     # An input that could not be opened is named on stderr too (CI logs keep stderr when the report goes to a file),
     # except where the text report is already on the same terminal: said once there.
     said_on_terminal = args.format == "text" and not args.output and sys.stdout.isatty() and sys.stderr.isatty()
@@ -596,7 +627,7 @@ def _gather(futures, progress) -> list[Report]:
         progress.finish()
 
 
-def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, known) -> str | bytes:
+def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, known, docs_url: str | None = None) -> str | bytes:
     """The report (or --statistics: as JSON with --format json, else as text) in the format the flags name."""
     from spec_validate import render
 
@@ -606,7 +637,16 @@ def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, kno
         from spec_validate.report.text import use_colour
 
         colour = use_colour(sys.stdout)
-    return render(reports, name, fail_on=fail_on, baseline=known, verbose=args.verbose, colour=colour, statistics=args.statistics)
+    return render(
+        reports,
+        name,
+        fail_on=fail_on,
+        baseline=known,
+        verbose=args.verbose,
+        colour=colour,
+        statistics=args.statistics,
+        docs_url=docs_url,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

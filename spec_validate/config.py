@@ -19,7 +19,7 @@ from spec_validate.errors import InputError
 # naming it, or a header that starts to name it and is broken (parsed, so that the user hears of it).
 _MAY_CONFIGURE = re.compile(r"spec-validate[\"']?[ \t]*[\].=]|\[[ \t]*tool[ \t]*\.[ \t]*[\"']?spec-validate")
 STANDALONE = (".spec-validate.toml", "spec-validate.toml")
-KEYS = ("select", "ignore", "extend-select", "fail-on", "per-path-ignores", "packs", "exclude", "extend-exclude")
+KEYS = ("select", "ignore", "extend-select", "fail-on", "per-path-ignores", "packs", "exclude", "extend-exclude", "docs-url")
 FAIL_ON = ("must", "should", "may")
 
 
@@ -36,6 +36,7 @@ class Config(NamedTuple):
     source: str = ""
     exclude: tuple[str, ...] | None = None  # folder-search globs replacing the default list; None: not set
     extend_exclude: tuple[str, ...] = ()
+    docs_url: str | None = None  # the documentation site's base URL; None: not set
 
 
 def find_config(start: str | None = None) -> str | None:
@@ -94,6 +95,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         raise InputError(f"{where}: fail-on: expected one of {', '.join(FAIL_ON)}, got {fail_on!r}")
     root = os.path.dirname(os.path.abspath(found))
     return Config(
+        docs_url=_docs_url(table.get("docs-url"), where),
         select=strings("select") if "select" in table else None,
         ignore=strings("ignore"),
         extend_select=strings("extend-select"),
@@ -105,6 +107,21 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         exclude=strings("exclude") if "exclude" in table else None,
         extend_exclude=strings("extend-exclude"),
     )
+
+
+def _docs_url(value: object, where: str) -> str | None:
+    """The `docs-url` setting, checked: an http(s):// or file:// URL (None: not set)."""
+    from spec_validate.errors import SpecValidateError
+    from spec_validate.report.links import docs_base
+
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{where}: docs-url: expected a URL string, got {value!r}")
+    try:
+        return docs_base(value)
+    except SpecValidateError as exc:
+        raise InputError(f"{where}: {exc}") from None
 
 
 def _is_pyproject(path: str) -> bool:
@@ -164,6 +181,7 @@ class Settings(NamedTuple):
     root: str
     # (glob, directory it is relative to) for folder searches: the defaults or `exclude`, then `extend-exclude`
     exclude: tuple[tuple[str, str], ...] = ()
+    docs_url: str | None = None  # the documentation site rule links point at; None: `spec-validate --explain`
 
     def ignore_for(self, path: str) -> tuple[str, ...]:
         """`ignore` plus the per-path-ignores whose glob matches `path` (relative to the config's directory)."""
@@ -193,11 +211,12 @@ def merge(
     packs: Sequence[str] = (),
     exclude: Sequence[str] = (),
     extend_exclude: Sequence[str] = (),
+    docs_url: str | None = None,
 ) -> Settings:
     """CLI over config, as ruff does: --select replaces `select`; ignore, extend-select and packs add up;
     --fail-on replaces `fail-on`; --exclude replaces `exclude` (itself replacing the default list), and
-    `extend-exclude` and --extend-exclude add to it. Config globs are relative to the config's directory, the
-    flags' to the working directory."""
+    `extend-exclude` and --extend-exclude add to it; --docs-url replaces `docs-url`. Config globs are relative to
+    the config's directory, the flags' to the working directory."""
     from spec_validate.inputs import DEFAULT_EXCLUDE
 
     cwd = os.getcwd()
@@ -217,4 +236,5 @@ def merge(
         per_path_ignores=dict(config.per_path_ignores or {}),
         root=config.root,
         exclude=tuple(excludes),
+        docs_url=docs_url or config.docs_url,
     )

@@ -118,17 +118,19 @@ def test_main_passes_explain_dotted_prefix_explains_each_rule_it_selects(capsys)
     code, out, _ = cli(capsys, "--explain", "anndata.csr_matrix")
     wanted = [r.id for r in RULES if r.id.startswith("anndata.csr_matrix.")]
     assert code == 0 and [line[2:].split(" (")[0] for line in out.splitlines() if line.startswith("# ")] == wanted
-    assert out.count("Documentation: ") == len(wanted)
+    assert "Documentation: " not in out  # no documentation site named: --explain is the page
     assert "anndata.csr_matrixx" not in out
+    code, out, _ = cli(capsys, "--explain", "anndata.csr_matrix", "--docs-url", "https://docs.example.org/sv")
+    assert out.count("Documentation: https://docs.example.org/sv/rules/anndata.csr_matrix.") == len(wanted)
 
 
 def test_main_passes_explain_shows_message_template_and_paths_in_words(capsys):
     code, out, _ = cli(capsys, "--explain", "anndata.element.encoding-type-known")
-    assert code == 0 and "path /obs, /var, /X," in out and "//" not in out.split("Documentation:")[0]
-    code, out, _ = cli(capsys, "--explain", "cxg.cxg.X-present")
+    assert code == 0 and "path /obs, /var, /X," in out and "//" not in out
+    code, out, _ = cli(capsys, "--explain", "cxg.cxg.X-present", "--docs-url", "file:///srv/site")
     rule = next(r for r in RULES if r.id == "cxg.cxg.X-present")
     assert f"Message on failure: `{rule.message}`" in out
-    assert out.rstrip().endswith("/rules/cxg.cxg.X-present.html")
+    assert out.rstrip().endswith("Documentation: file:///srv/site/rules/cxg.cxg.X-present.html")
 
 
 def test_main_fails_explain_unknown_rule(capsys):
@@ -170,14 +172,18 @@ def _not_zip_store(tmp_path):
     return p
 
 
+def _text_file(tmp_path):
+    p = tmp_path / "notes.txt"
+    p.write_text("just some text\n")
+    return p
+
+
 @pytest.mark.parametrize(
     "make",
     [
-        pytest.param(_non_hdf5, id="non-hdf5-file"),
-        pytest.param(lambda tmp, valid: _truncated(tmp, valid), id="truncated-h5ad"),
+        pytest.param(_text_file, id="a-file-of-no-format-named-as-none"),
         pytest.param(lambda tmp: tmp / "missing.h5ad", id="missing-path"),
         pytest.param(_plain_dir, id="directory-not-a-store"),
-        pytest.param(_empty, id="empty-file"),
         pytest.param(_not_zip_store, id="zip-not-a-store"),
     ],
 )
@@ -191,6 +197,63 @@ def test_main_fails_bad_input_exits_2_with_one_line(tmp_path, valid_h5ad, make):
         assert proc.stdout == ""
     else:  # the input's one `error` entry in the report, as with several inputs
         assert proc.stdout.strip().splitlines() == [f"{path}: error: {proc.stderr.split(f'{path}: ', 1)[1].strip()}"]
+
+
+def _empty_hdf5(tmp_path):
+    import h5py
+
+    p = tmp_path / "unfinished.h5ad"
+    h5py.File(p, "w").close()  # a writer that failed before writing anything
+    return p
+
+
+def _named(name: str, content: bytes):
+    def make(tmp_path):
+        p = tmp_path / name
+        p.write_bytes(content)
+        return p
+
+    return make
+
+
+def _empty_zarr_dir(tmp_path):
+    (tmp_path / "empty.zarr").mkdir()
+    return tmp_path / "empty.zarr"
+
+
+@pytest.mark.parametrize(
+    "make,said",
+    [
+        pytest.param(_empty, "not an HDF5 file, as an .h5ad is: it is empty (0 bytes)", id="empty-h5ad"),
+        pytest.param(_non_hdf5, "not an HDF5 file, as an .h5ad is: its first bytes are not that format's", id="text-h5ad"),
+        pytest.param(lambda tmp, valid: _truncated(tmp, valid), "cannot open as HDF5 (", id="truncated-h5ad"),
+        pytest.param(_named("e.h5Seurat", b""), "not an HDF5 file, as an .h5Seurat is: it is empty", id="empty-h5seurat"),
+        pytest.param(_named("e.zarr", b""), "not a Zarr store, as a .zarr is: a file of 0 bytes", id="empty-zarr-file"),
+        pytest.param(_named("e.zarr.zip", b""), "not a zip file, as a .zarr.zip is: it is empty", id="empty-zarr-zip"),
+        pytest.param(_empty_zarr_dir, "not a Zarr store, as its name says: no .zgroup", id="empty-zarr-directory"),
+        pytest.param(_empty_hdf5, "no AnnData object in it, as an .h5ad file holds", id="hdf5-h5ad-holding-nothing"),
+    ],
+)
+def test_main_fails_a_file_that_is_not_what_its_name_says_is_a_failing_report(tmp_path, valid_h5ad, make, said):
+    # An empty or cut-short .h5ad is a file that fails, not a path the tool cannot open (exit 2) nor one "no rule pack
+    # applies" to: its report names what is wrong at its root, and the run exits 1 (#37).
+    path = make(tmp_path, valid_h5ad) if make.__code__.co_argcount == 2 else make(tmp_path)
+    proc = run_subprocess(path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr == ""
+    lines = proc.stdout.splitlines()
+    assert lines[1].startswith(f"  UNREADABLE /: {said}"), proc.stdout
+    assert lines[2].startswith("  does not conform at --fail-on must.")
+
+
+def test_main_fails_a_damaged_file_found_in_a_folder_is_reported_not_skipped(tmp_path, capsys):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "empty.h5ad").write_bytes(b"")
+    code, out, _ = cli(capsys, tmp_path / "data", "--format", "json")
+    (report,) = json.loads(out)["reports"]
+    assert code == 1 and report["problems"] == [
+        {"key": "/", "message": "not an HDF5 file, as an .h5ad is: it is empty (0 bytes)", "path": "/"}
+    ]
 
 
 def test_main_fails_broken_root_zattrs_reports_and_exits_1(tmp_path, valid_zarr):
@@ -701,3 +764,33 @@ def test_ignore_legacy_still_reports_a_chunk_of_a_legacy_file_that_does_not_deco
     code, out, _err = cli(capsys, path, "--ignore", "anndata.legacy")
     assert code == 1 and "UNREADABLE /X/indptr: chunk 0 does not decode" in out
     assert "anndata.csr_matrix.indptr-monotonic" in out and "not checked: /X/indptr: chunk 0 does not decode" in out
+
+
+def test_main_passes_folder_url_is_searched_and_what_it_skips_is_listed(tmp_path, valid_h5ad, capsys):
+    # "A URL works wherever a path does": a folder URL was opened as one store and failed (#37).
+    pytest.importorskip("obstore")
+    from latency_server import LatencyServer
+
+    from spec_validate.inputs import NOT_NAMED
+
+    (tmp_path / "srv" / "data" / "sub").mkdir(parents=True)
+    shutil.copy(valid_h5ad, tmp_path / "srv" / "data" / "sub" / "cells.h5ad")
+    (tmp_path / "srv" / "data" / "notes.txt").write_text("hi")
+    with LatencyServer(tmp_path / "srv") as server:
+        code, out, _ = cli(capsys, f"{server.url}/data/", "--format", "json", "--quiet")
+        doc = json.loads(out)
+        assert code == 0 and [r["source"] for r in doc["reports"]] == [f"{server.url}/data/sub/cells.h5ad"]
+        assert doc["skipped"] == [{"path": f"{server.url}/data/notes.txt", "reason": NOT_NAMED}]
+        code, out, _ = cli(capsys, f"{server.url}/data", "--quiet")
+        assert code == 0 and f"{server.url}/data/notes.txt: skipped: {NOT_NAMED}" in out.splitlines()
+
+
+def test_main_fails_folder_url_its_server_does_not_list_says_so_in_one_line(tmp_path, capsys):
+    pytest.importorskip("obstore")
+    from latency_server import LatencyServer
+
+    (tmp_path / "data").mkdir()
+    with LatencyServer(tmp_path, listings=False) as server:
+        code, _, err = cli(capsys, f"{server.url}/data/", "--quiet")
+    said = f"{server.url}/data/: HTTP 403 Forbidden; nor is it a folder its server lists"
+    assert code == 2 and err == f"spec-validate: error: {said}\n"

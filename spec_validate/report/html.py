@@ -12,7 +12,7 @@ from spec_validate.excerpt import cut
 from spec_validate.model import ClauseResult, Finding, Level, Report, Status
 from spec_validate.report.baseline import Baseline, located
 from spec_validate.report.formats import output_format
-from spec_validate.report.links import rule_page
+from spec_validate.report.links import explain_command, rule_page
 from spec_validate.report.options import RenderOptions
 from spec_validate.report.text import pack_list
 from spec_validate.report.verdict import CONFORMS, Verdict, legacy_checks, sentence, verdict
@@ -122,7 +122,7 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
         _filters(counts),
         "</header><main>",
         _overview(checked, fail_on, baseline),
-        *(_input(report, fail_on, baseline, i) for i, report in enumerate(checked)),
+        *(_input(report, fail_on, baseline, i, options.docs_url) for i, report in enumerate(checked)),
         _skipped(skipped),
         "</main>",
         f"<script>{SCRIPT}</script>",
@@ -199,7 +199,7 @@ def _overview(reports: Sequence[Report], fail_on: Level, baseline: Baseline | No
     return f'<section class="input overview"><h2>Inputs</h2><ul>{"".join(rows)}</ul></section>'
 
 
-def _input(report: Report, fail_on: Level, baseline: Baseline | None, number: int = 0) -> str:
+def _input(report: Report, fail_on: Level, baseline: Baseline | None, number: int = 0, docs_url: str | None = None) -> str:
     """One input: its name, the verdict line, what it is, then its clauses, failures first."""
     v = verdict(report, fail_on, baseline)
     head = f'<section class="input" id="input-{number}" data-outcome="{_e(v.outcome)}"><h2>{_e(report.name)}</h2>'
@@ -225,7 +225,8 @@ def _input(report: Report, fail_on: Level, baseline: Baseline | None, number: in
     known = _known(report, baseline)
     ordered = sorted(report.results, key=lambda r: (STATUS_ORDER[_status(r, known)], -r.rule.level.rank, r.rule.id))
     body.extend(
-        _clause(r, _status(r, known), {path for (owner, path), k in known.items() if owner == id(r) and k}) for r in ordered
+        _clause(r, _status(r, known), {path for (owner, path), k in known.items() if owner == id(r) and k}, docs_url)
+        for r in ordered
     )
     if report.results:
         body.append('<p class="none-shown hidden">No clause of this input matches the filters.</p>')
@@ -234,7 +235,7 @@ def _input(report: Report, fail_on: Level, baseline: Baseline | None, number: in
             f'<details class="context"><summary>Clauses failing on the ancestors of <code>{_e(report.node)}</code> '
             f"(context, not counted)</summary>"
         )
-        body.extend(_clause(r, "context", set()) for r in report.context)
+        body.extend(_clause(r, "context", set(), docs_url) for r in report.context)
         body.append("</details>")
     body.append("</section>")
     return "\n".join(body)
@@ -244,7 +245,7 @@ def _verdict_class(v: Verdict) -> str:
     return "fails" if v.fails else "conforms" if v.outcome == CONFORMS else "other"
 
 
-def _clause(r: ClauseResult, status: str, known: set[str]) -> str:
+def _clause(r: ClauseResult, status: str, known: set[str], docs_url: str | None = None) -> str:
     """One clause: status, level and linked id; the quoted clause and its section; findings with their values."""
     rule = r.rule
     level = rule.level.value
@@ -254,12 +255,15 @@ def _clause(r: ClauseResult, status: str, known: set[str]) -> str:
     shown_status = r.status.value if status == "context" else status
     attrs = f'data-level="{level}" data-status="{_e(shown_status)}"' if status != "context" else 'data-context="1"'
     label = STATUS_LABEL.get(shown_status, shown_status)
-    # Only the built-in rules have a page on the documentation site; a rule of the user's own pack has none.
-    name = f'<a href="{_e(rule_page(rule.id))}">{_e(rule.id)}</a>' if rule.builtin else _e(rule.id)
+    # Only the built-in rules have a page on the documentation site (where --docs-url names one; else the page
+    # --explain prints, shipped with the tool); a rule of the user's own pack has none.
+    page = rule_page(rule.id, docs_url) if rule.builtin else None
+    name = f'<a href="{_e(page)}">{_e(rule.id)}</a>' if page else _e(rule.id)
+    explained = f" · <code>{_e(explain_command(rule.id))}</code>" if rule.builtin and not page else ""
     out = [
         f'<article class="clause" {attrs}><h3><span class="badge s-{_e(shown_status)}">{_e(label)}</span> '
         f'<span class="level l-{level}">{level}</span>{_e(tags)} {name}</h3>',
-        f'<blockquote>{_e(rule.clause)}</blockquote><p class="section">{_e(rule.section)}</p>',
+        f'<blockquote>{_e(rule.clause)}</blockquote><p class="section">{_e(rule.section)}{explained}</p>',
     ]
     if r.status is Status.ERROR:
         out.append(f"<p>error: {_e(r.reason or '')}</p>")

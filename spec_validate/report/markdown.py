@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from spec_validate.model import Report
 from spec_validate.report.baseline import artifact_uri, located
 from spec_validate.report.formats import output_format
+from spec_validate.report.links import explain_command, rule_page
 from spec_validate.report.options import RenderOptions
 from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, ERROR, NOTHING_CHECKED, legacy_checks, stood_for, verdict
 
@@ -62,11 +63,14 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
         lines += ["", "### Failures", "", "| File | Level | Rule | Node | Message |", "|---|---|---|---|---|"]
         for _, item in failing:
             known = baseline is not None and baseline.is_known(item)
-            rule = f"`{item.rule_id}`" + (" (baseline)" if known else "")
+            page = rule_page(item.rule_id, options.docs_url) if item.result is not None and item.result.rule.builtin else None
+            rule = (f"[`{item.rule_id}`]({page})" if page else f"`{item.rule_id}`") + (" (baseline)" if known else "")
             message = item.message + "".join(
                 f" (note: {w.label}: {w.note})" for w in (item.finding.writers if item.finding else ())
             )
             lines.append(
                 f"| `{_cell(item.file)}` | {item.level.value} | {rule} | `{_cell(item.path or '/')}` | {_cell(message)} |"
             )
+        if not options.docs_url:  # no documentation site named: the pages ship with the tool
+            lines += ["", f"A rule's documentation: `{explain_command('<rule-id>')}`."]
     return "\n".join(lines) + "\n"

@@ -30,3 +30,6 @@ class RenderOptions:
     # A rule's documentation in Markdown (what --explain prints), for formats that carry it (SARIF's `help`). The
     # front end supplies it: the reports layer does not reach into the engine for primitives and spec notes.
     rule_help: Callable[[Rule], str] | None = None
+    # The documentation site's base URL (--docs-url): rule links point at its pages. None: at `spec-validate
+    # --explain <id>`, the documentation shipped with the tool (spec_validate/report/links.py).
+    docs_url: str | None = None

@@ -12,21 +12,19 @@ from spec_validate.model import Level
 from spec_validate.report.baseline import INPUT_ERROR, artifact_uri, located
 from spec_validate.report.formats import output_format
 from spec_validate.report.json import writer_to_json
-from spec_validate.report.links import rule_page
+from spec_validate.report.links import docs_base, rule_page
 from spec_validate.report.options import RenderOptions
 
 if TYPE_CHECKING:
     from spec_validate.model import Report, Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-# Where the project lives. helpUri is the rule's page on the documentation site (spec_validate/report/links.py).
-INFORMATION_URI = "https://github.com/spec-validate/spec-validate"
 SARIF_LEVEL = {Level.MUST: "error", Level.SHOULD: "warning", Level.MAY: "note"}
 
 
-def rule_descriptor(rule: Rule, help_text: Callable[[Rule], str] | None = None) -> dict[str, Any]:
+def rule_descriptor(rule: Rule, help_text: Callable[[Rule], str] | None = None, docs_url: str | None = None) -> dict[str, Any]:
     """The reportingDescriptor for one rule: clause, rationale, help (`help_text`: what --explain prints, as the
-    front ends give it; else the clause and rationale), docs page, level."""
+    front ends give it; else the clause and rationale), its page where a documentation site is named, level."""
     full = rule.clause + (f"\n\nDerived: {rule.rationale}" if rule.rationale else "")
     help_md = help_text(rule) if help_text is not None else full
     descriptor = {
@@ -35,8 +33,9 @@ def rule_descriptor(rule: Rule, help_text: Callable[[Rule], str] | None = None) 
         "shortDescription": {"text": rule.clause},
         "fullDescription": {"text": full},
         "help": {"text": help_md, "markdown": help_md},
-        # Only the built-in rules have a page on the site; a rule of the user's own pack has none.
-        **({"helpUri": rule_page(rule.id)} if rule.builtin else {}),
+        # Only the built-in rules have a page on the site, and only where the user names a site (--docs-url): the
+        # help above carries the whole page, as --explain prints it, so no link is needed to read it.
+        **({"helpUri": rule_page(rule.id, docs_url)} if rule.builtin and docs_url else {}),
         "defaultConfiguration": {"level": SARIF_LEVEL[rule.level]},
         "properties": {
             "spec": rule.pack,
@@ -129,7 +128,7 @@ def sarif_log(reports: Sequence[Report], options: RenderOptions) -> dict[str, An
         for r in report.results:
             if r.rule.key not in index:
                 index[r.rule.key] = len(descriptors)
-                descriptors.append(rule_descriptor(r.rule, options.rule_help))
+                descriptors.append(rule_descriptor(r.rule, options.rule_help, options.docs_url))
     results: list[dict[str, Any]] = []
     artifacts: list[dict[str, Any]] = []
     provenance: list[dict[str, Any]] = []
@@ -174,16 +173,12 @@ def sarif_log(reports: Sequence[Report], options: RenderOptions) -> dict[str, An
                 result["properties"] = {"writers": [writer_to_json(w) for w in item.finding.writers]}
             results.append(result)
         results.extend(_notice_results(report, root, index, descriptors))
+    driver: dict[str, Any] = {"name": "spec-validate", "version": tool_version, "semanticVersion": tool_version}
+    if options.docs_url:  # the tool's documentation, where the user names a site (informationUri is optional)
+        driver["informationUri"] = docs_base(options.docs_url)
+    driver["rules"] = descriptors
     run = {
-        "tool": {
-            "driver": {
-                "name": "spec-validate",
-                "version": tool_version,
-                "semanticVersion": tool_version,
-                "informationUri": INFORMATION_URI,
-                "rules": descriptors,
-            }
-        },
+        "tool": {"driver": driver},
         "artifacts": artifacts,
         "results": results,
         "columnKind": "unicodeCodePoints",

@@ -11,7 +11,7 @@ from typing import TextIO
 from spec_validate.model import ClauseResult, Level, Report, Status
 from spec_validate.report.baseline import Baseline, located, new_failures
 from spec_validate.report.formats import output_format
-from spec_validate.report.links import rule_page
+from spec_validate.report.links import rule_reference
 from spec_validate.report.options import RenderOptions
 from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, Verdict, legacy_checks, sentence, verdict
 
@@ -40,7 +40,7 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
     lines: list[str] = []
     for report in reports:
         if report.skipped is None:
-            lines.extend(_block(report, fail_on, paint, verbose, baseline))
+            lines.extend(_block(report, fail_on, paint, verbose, baseline, options.docs_url))
             lines.append("")
     skipped = [r for r in reports if r.skipped is not None]
     for report in skipped:
@@ -55,7 +55,9 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
     return text
 
 
-def _block(report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline: Baseline | None) -> list[str]:
+def _block(
+    report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline: Baseline | None, docs_url: str | None = None
+) -> list[str]:
     """One input: its header, what failed, what could not be checked, the context above a node, the verdict."""
     if report.error is not None:
         return [paint("bold", report.name) + ": " + paint("MUST", "error") + f": {_without(report.source, report.error)}"]
@@ -64,10 +66,10 @@ def _block(report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline
     failing = (r for r in report.results if r.status in (Status.FAILED, Status.ERROR))
     shown = sorted(failing, key=lambda r: (-r.rule.level.rank, r.rule.id))
     for r in shown:
-        lines.extend(_failed_clause(r, paint, states))
+        lines.extend(_failed_clause(r, paint, states, docs_url))
     for r in report.results:  # notices (the hdmf-zarr pickle codec): reported, never failures
         if r.status is Status.NOTICE:
-            lines.extend(_notice(r, paint))
+            lines.extend(_notice(r, paint, docs_url))
     # A clause that could not check some of its nodes says so, verbose or not, whether it passed or not.
     for r in report.results:
         if r.unchecked and r.status in (Status.PASSED, Status.NOT_APPLICABLE):
@@ -78,7 +80,7 @@ def _block(report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline
         heading = f"  Context: clauses failing on the ancestors of {report.node} (not counted for {report.node}):"
         lines.append(paint("dim", heading))
         for r in sorted(report.context, key=lambda r: (-r.rule.level.rank, r.rule.id)):
-            lines.extend("  " + line for line in _failed_clause(r, paint, {}))
+            lines.extend("  " + line for line in _failed_clause(r, paint, {}, docs_url))
     if verbose:
         for r in report.results:
             if r.status in (Status.PASSED, Status.NOT_APPLICABLE):
@@ -110,7 +112,7 @@ def _head(report: Report, paint: Paint, states: dict[tuple, bool]) -> list[str]:
     return lines
 
 
-def _failed_clause(r: ClauseResult, paint: Paint, states: dict[tuple, bool]) -> list[str]:
+def _failed_clause(r: ClauseResult, paint: Paint, states: dict[tuple, bool], docs_url: str | None = None) -> list[str]:
     """A failed or errored clause: level, id, the quoted clause, each finding; `[baseline]` on the clause when the
     baseline holds all its findings, else on each finding it holds."""
     level = r.rule.level.value + (" (derived)" if r.rule.derived else "")
@@ -132,12 +134,12 @@ def _failed_clause(r: ClauseResult, paint: Paint, states: dict[tuple, bool]) -> 
     for w in r.writer_notes:  # each describes a finding and fits the store; detected, or likely and why
         lines.append(f"    note: {w.label}: {w.note}")
     if r.rule.builtin:  # the rule's page: what it checks, examples that fail and pass, how to suppress it
-        lines.append(paint("dim", f"    see {rule_page(r.rule.id)}"))
+        lines.append(paint("dim", f"    see {rule_reference(r.rule.id, docs_url)}"))
     lines.extend(_unchecked_lines(r))
     return lines
 
 
-def _notice(r: ClauseResult, paint: Paint) -> list[str]:
+def _notice(r: ClauseResult, paint: Paint, docs_url: str | None = None) -> list[str]:
     """A `notice:` rule's findings: a fact worth knowing (a security notice), never a failure."""
     lines = [f"  {paint('MAY', f'NOTICE ({r.rule.notice})')} {r.rule.id}"]
     lines.append(paint("dim", f"    {r.rule.section}: \u201c{r.rule.clause}\u201d"))
@@ -147,7 +149,7 @@ def _notice(r: ClauseResult, paint: Paint) -> list[str]:
     if r.finding_count > len(r.findings):
         lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
     if r.rule.builtin:
-        lines.append(paint("dim", f"    see {rule_page(r.rule.id)}"))
+        lines.append(paint("dim", f"    see {rule_reference(r.rule.id, docs_url)}"))
     return lines
 
 

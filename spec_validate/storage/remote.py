@@ -538,28 +538,70 @@ class RemoteStore(KeyValueStore):
         # HTTP listings name full URLs; object stores name "bucket/path" without the protocol.
         where = where.rstrip("/") if self._http else where
         base = (where if self._http else self._fs._strip_protocol(where)).rstrip("/") + "/"
-        keys, dirs = set(), set()
-        for entry in entries:
-            name = str(entry.get("name", ""))
-            if self._http:
-                name = name.split("?", 1)[0].split("#", 1)[0]
-            if not name.startswith(base):
-                continue  # a link elsewhere on the server
-            rest = name[len(base) :]
-            is_dir = rest.endswith("/") or entry.get("type") == "directory"
-            rest = rest.rstrip("/")
-            if self._http:
-                rest = unquote(rest)  # directory pages percent-encode their links
-            if not rest or "/" in rest or not _safe_key(rest, self._http):
-                continue  # the directory itself, a link further down, or a name we would refuse to read
-            (dirs if is_dir else keys).add(rest)
-        return sorted(keys), sorted(dirs)
+        return _names_below(entries, base, self._http)
 
     def close(self) -> None:
         self._listings.clear()
         self._documents.clear()
         if isinstance(self._fs, ObjectStoreFileSystem):
             self._fs.close()
+
+
+def _names_below(entries: Any, base: str, http: bool) -> tuple[list[str], list[str]]:
+    """(file names, folder names) of a listing's entries directly below `base`; links elsewhere, further down, or
+    to names no request may read are left out."""
+    keys, dirs = set(), set()
+    for entry in entries:
+        name = str(entry.get("name", ""))
+        if http:
+            name = name.split("?", 1)[0].split("#", 1)[0]
+        if not name.startswith(base):
+            continue  # a link elsewhere on the server
+        rest = name[len(base) :]
+        is_dir = rest.endswith("/") or entry.get("type") == "directory"
+        rest = rest.rstrip("/")
+        if http:
+            rest = unquote(rest)  # directory pages percent-encode their links
+        if not rest or "/" in rest or not _safe_key(rest, http):
+            continue  # the directory itself, a link further down, or a name we would refuse to read
+        (dirs if is_dir else keys).add(rest)
+    return sorted(keys), sorted(dirs)
+
+
+class FolderPages:
+    """The directory pages of an HTTP(S) server, read for a folder search (`spec_validate/inputs.py`): each folder
+    URL's files and folders, as the links of its page name them (python's http.server, nginx `autoindex`, Apache
+    `Indexes`). Bounded as a store's listings are: each page by the document bound, each request by the timeouts, the
+    requests in flight by a gate, and no redirect off the server."""
+
+    def __init__(self, url: str) -> None:
+        self._fs, _ = filesystem(url)
+        self._gate = _gate_for(True)
+
+    def list(self, urls: list[str]) -> list[tuple[list[str], list[str]] | str]:
+        """For each folder URL, (file names, folder names) directly below it, read together; or why its server
+        gives no listing of it, in a few words (an answer that is no directory page lists nothing)."""
+        wheres = [_folder_url(url) for url in urls]
+        found = gather(self._fs, self._gate, [self._fs._ls(where) for where in wheres])
+        out: list[tuple[list[str], list[str]] | str] = []
+        for url, where, entries in zip(urls, wheres, found, strict=True):
+            if isinstance(entries, BaseException):
+                if not isinstance(entries, Exception):
+                    raise entries
+                out.append(describe_error(entries, url))
+            else:
+                out.append(_names_below(entries, where.split("?", 1)[0], True))
+        return out
+
+    def close(self) -> None:
+        if isinstance(self._fs, ObjectStoreFileSystem):
+            self._fs.close()
+
+
+def _folder_url(url: str) -> str:
+    """A folder's own URL, ending in "/" (no redirect, and its page's relative links resolve below it), query kept."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/", fragment=""))
 
 
 def _settled(value: bytes | bytearray, small: bool) -> bytes | bytearray:

@@ -66,7 +66,10 @@ def test_html_passes_failures_first_with_clause_path_values_and_rule_link():
     assert "The &lt;thing&gt; MUST hold." in text  # escaped
     assert "<code>/a[2]</code>: decreases at index 2: 2 -&gt; 1" in text
     assert "previous = 2; value = 1" in text  # the offending values
-    assert f'<a href="{rule_page("t.a.monotonic")}">t.a.monotonic</a>' in text  # a built-in rule: its page
+    # A built-in rule: the command that prints its page (no site named), or its page on the site named.
+    assert "<code>spec-validate --explain t.a.monotonic</code>" in text and "<a href" not in text.split("<main>")[1]
+    linked = render([report()], RenderOptions(fail_on=Level.MUST, docs_url="https://docs.example.org/sv/"))
+    assert f'<a href="{rule_page("t.a.monotonic", "https://docs.example.org/sv/")}">t.a.monotonic</a>' in linked
     assert "> t.root.group</h3>" in text  # a rule of the user's own pack has no page to link
 
 

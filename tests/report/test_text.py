@@ -189,13 +189,23 @@ def test_render_context_is_shown_once_and_not_counted():
     assert "  conforms at --fail-on must." in text
 
 
-def test_render_passes_failed_builtin_rule_links_its_page(monkeypatch):
+def test_render_passes_failed_builtin_rule_links_its_page():
     from corpus_paths import CASES
 
     import spec_validate
 
-    monkeypatch.setenv("SPEC_VALIDATE_DOCS_URI", "https://docs.example.org/sv")
     failed = spec_validate.validate(CASES / "h5ad" / "anndata-var-missing.h5ad")
-    text = render([failed], RenderOptions(fail_on=Level.MUST))
+    text = render([failed], RenderOptions(fail_on=Level.MUST, docs_url="https://docs.example.org/sv/"))
     assert "    see https://docs.example.org/sv/rules/anndata.anndata.obs-var-present.html" in text.splitlines()
     assert "see " not in render([report()], RenderOptions(fail_on=Level.MUST))  # rules of a user's own pack have no page
+
+
+def test_render_passes_without_docs_url_points_at_explain_not_a_site():
+    from corpus_paths import CASES
+
+    import spec_validate
+
+    failed = spec_validate.validate(CASES / "h5ad" / "anndata-var-missing.h5ad")
+    text = render([failed], RenderOptions(fail_on=Level.MUST))
+    assert "    see spec-validate --explain anndata.anndata.obs-var-present" in text.splitlines()
+    assert "://" not in text

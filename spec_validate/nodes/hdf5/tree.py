@@ -32,7 +32,7 @@ import numpy as np
 from h5py import h5a, h5d, h5g, h5l, h5o, h5p, h5t
 from h5py._objects import phil as h5py_lock  # h5py's own lock, held around every call into the library
 
-from spec_validate.errors import InputError, NodeError, NotDecoded
+from spec_validate.errors import DamagedInput, InputError, NodeError, NotDecoded
 from spec_validate.kernels.block import Block
 from spec_validate.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
@@ -836,6 +836,15 @@ class LinkNode(Node):
         return {}
 
 
+def _unopened(source: str, reason: str, local: bool) -> InputError:
+    """The error for a file with HDF5's signature that the library cannot open. A local file is damaged (cut short,
+    its superblock or root group broken): a failing report. A system error (libhdf5 names its errno) or a remote
+    file (the network may be what failed) is an input that could not be opened."""
+    if local and "errno =" not in reason:
+        return DamagedInput(source, reason, "hdf5")
+    return InputError(f"{source}: {reason}")
+
+
 class HDF5Tree(Tree):
     def __init__(self, path: str | BinaryIO, source: str | None = None) -> None:
         """Open a local HDF5 file by path, or a seekable binary file object (a remote file opened with fsspec).
@@ -860,13 +869,13 @@ class HDF5Tree(Tree):
         try:
             self._file = h5py.File(path, "r", locking=False) if local else h5py.File(path, "r")
         except Exception as exc:
-            raise InputError(f"{self.source}: cannot open as HDF5 ({_first_line(exc)})") from None
+            raise _unopened(self.source, f"cannot open as HDF5 ({_first_line(exc)})", local) from None
         try:
             root = h5g.open(self._file.id, b"/")
             address = object_address(root)
         except Exception as exc:  # the root group's header cannot be read: nothing in the file can be reached
             self._file.close()
-            raise InputError(f"{self.source}: its root group cannot be opened ({_first_line(exc)})") from None
+            raise _unopened(self.source, f"its root group cannot be opened ({_first_line(exc)})", local) from None
         self.file_id = self._file.id
         _small_metadata_cache(self.file_id)
         self.groups[address] = "/"
