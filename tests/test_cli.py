@@ -792,5 +792,7 @@ def test_main_fails_folder_url_its_server_does_not_list_says_so_in_one_line(tmp_
     (tmp_path / "data").mkdir()
     with LatencyServer(tmp_path, listings=False) as server:
         code, _, err = cli(capsys, f"{server.url}/data/", "--quiet")
-    said = f"{server.url}/data/: HTTP 403 Forbidden; nor is it a folder its server lists"
-    assert code == 2 and err == f"spec-validate: error: {said}\n"
+    # One line naming the URL, the server's answer and that no listing was found; the answer's own wording varies
+    # with how the open failed (the 403 of the page, or of a document the open asked for), so only its code is fixed.
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"spec-validate: error: {server.url}/data/: ")
+    assert "403 Forbidden" in err and "nor is it a folder its server lists" in err
