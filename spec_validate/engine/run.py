@@ -827,8 +827,11 @@ def aggregate(
     max_findings: int = MAX_FINDINGS,
     writers_fit: Callable[[Writer], bool] | None = None,
 ) -> ClauseResult:
-    """One clause's verdict over all its nodes: failed > error > passed > not applicable.
+    """One clause's verdict over all its nodes: failed > error > passed > not checked > not applicable.
 
+    Not checked: no node passed, failed or errored, and some could not be checked (`NotChecked`, data not decoded
+    or not readable); never not applicable, which says the clause does not concern the store. A clause that passed
+    on some nodes stays passed, and lists the nodes it could not check as every status does (`unchecked`).
     A failed `notice:` rule is a notice: its findings are reported, and it fails nothing. `finding_count`
     counts every finding, those a primitive left unlisted (`Omitted`) included; `max_findings` are kept.
     """
@@ -855,6 +858,9 @@ def aggregate(
         reason = "; ".join(sorted({o.reason or "" for _, o in outcomes if o.status is Status.ERROR}))[:500]
     elif Status.PASSED in statuses or tally.passed:
         status = Status.PASSED
+    elif any(o.unchecked for _, o in outcomes):
+        status = Status.NOT_CHECKED
+        reason = min(o.reason or "" for _, o in outcomes if o.unchecked) or "not checked"
     else:
         status = Status.NOT_APPLICABLE
         reasons = sorted({o.reason for _, o in outcomes if o.reason} | ({tally.reason} if tally.reason else set()))
