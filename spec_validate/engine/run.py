@@ -127,15 +127,26 @@ def _primitives(rule: Rule) -> tuple[Any, ...]:
 
 class Remembered:
     """A rule's verdict on a node that depends only on the node's own metadata, for every node of its signature:
-    passed, or not applicable for a reason naming the node's path (kept as the text around it)."""
+    passed, not applicable for a reason naming the node's path (kept as the text around it), or not checked for a
+    reason that does not name the node (`needs --deep`: each node is kept, to be named, but not checked again)."""
 
-    __slots__ = ("parts",)
+    __slots__ = ("parts", "unchecked")
 
-    def __init__(self, parts: list[str] | None) -> None:
-        self.parts = parts  # None: passed
+    def __init__(self, parts: list[str] | None, unchecked: Outcome | None = None) -> None:
+        self.parts = parts  # None: passed (or not checked, with `unchecked`)
+        self.unchecked = unchecked
 
-    def replay(self, tally: Tally, nodes: Sequence[Node], nearest: Sequence[Node] | None = None) -> None:
-        """Count the verdict for each of `nodes`; `nearest`, when given, is `least_and_below(nodes)`."""
+    def replay(
+        self, tally: Tally, nodes: Sequence[Node], nearest: Sequence[Node] | None = None, scratch: Evaluation | None = None
+    ) -> None:
+        """Count the verdict for each of `nodes`; `nearest`, when given, is `least_and_below(nodes)`; `scratch`, the
+        evaluation of the rule and scope that a node not checked is kept under."""
+        if self.unchecked is not None and scratch is not None:
+            for node in nodes:
+                ev = Evaluation(scratch.rule, node, scratch.scope)
+                ev.outcome = self.unchecked
+                tally.kept.append(ev)
+            return
         if self.parts is None:
             tally.passed += len(nodes)
             return
@@ -158,12 +169,17 @@ _PASSED_AGAIN = Remembered(None)
 
 def _remembered(outcome: Outcome | None, node: Node) -> Remembered | None:
     """How a rule's verdict on `node` holds for any node of the same signature; None when it may not (a failure,
-    an error, a node not checked, or a reason that names the node other than by its whole path)."""
+    an error, a node not checked for a reason that names it or that is the node's own unread part, or a reason
+    that names the node other than by its whole path)."""
     if outcome is PASSED:
         return _PASSED_AGAIN
-    if outcome is None or outcome.status is not Status.NOT_APPLICABLE or outcome.unchecked or not outcome.reason:
+    if outcome is None or outcome.status is not Status.NOT_APPLICABLE or not outcome.reason:
         return None
     path = node.path
+    if outcome.unchecked:  # not checked for a reason of the signature's own (needs --deep): so is every such node
+        reason = outcome.reason
+        mine = path in reason or node.name in reason or reason in (node.unread, node.members_unread)
+        return None if mine or path == "/" else Remembered(None, outcome)
     if path == "/":
         return None
     parts = outcome.reason.split(path)
@@ -664,7 +680,7 @@ def _evaluate_by_signature(
         outcome = _evaluate(scratch, group[0], tally, waiting)
         remembered = _remembered(outcome, group[0]) if len(group) > 1 else None
         if remembered is not None:
-            remembered.replay(tally, group[1:], selected.nearest(group))
+            remembered.replay(tally, group[1:], selected.nearest(group) if remembered.unchecked is None else None, scratch)
             continue
         for node in group[1:]:
             _evaluate(scratch, node, tally, waiting)
