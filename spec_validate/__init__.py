@@ -292,10 +292,10 @@ def render(reports: Report | Sequence[Report], format: str = "text", **options: 
         format: the output format's name: text, json, sarif, github, junit, markdown, html, or one registered
             with `spec_validate.report.formats.output_format`.
         options: the fields of `spec_validate.report.options.RenderOptions`: fail_on ("must", "should", "may" or
-            a Level), baseline (a `report.baseline.Baseline`), tool_version, verbose, colour, statistics,
-            rule_help (a rule's documentation; by default what --explain prints), and docs_url (the base URL of a
-            copy of the documentation site that rule links point at; by default none, and reports name
-            `spec-validate --explain <id>` instead).
+            a Level), baseline (a `report.baseline.Baseline`), fail_on_unchecked (as --fail-on-unchecked),
+            tool_version, verbose, colour, statistics, rule_help (a rule's documentation; by default what
+            --explain prints), and docs_url (the base URL of a copy of the documentation site that rule links point
+            at; by default none, and reports name `spec-validate --explain <id>` instead).
 
     Raises:
         SpecValidateError: no output format is named `format`, or `docs_url` is no http(s):// or file:// URL.
@@ -329,8 +329,10 @@ def assert_conforms(
     deep: bool = False,
     all_clauses: bool = False,
     list_folders: bool = True,
+    fail_on_unchecked: bool = False,
 ) -> Report:
-    """Validate `path` and raise AssertionError listing each failed clause at or above `fail_on`.
+    """Validate `path` and raise AssertionError listing each failed clause at or above `fail_on` (and, with
+    `fail_on_unchecked`, each clause at or above it not judged on every node it selects).
 
     Args:
         path: the store to validate.
@@ -340,9 +342,12 @@ def assert_conforms(
         deep: also decode every stored chunk (as --deep).
         all_clauses: also check every clause of a legacy file (as --all-clauses).
         list_folders: False reads a remote store with consolidated metadata without listing (as --no-list).
+        fail_on_unchecked: also fail when a clause at or above `fail_on` could not be checked on some or all of
+            its nodes (it needs `deep`, a codec is not decoded, a reader is not available), as --fail-on-unchecked.
+            Without it such clauses are not checked, and fail nothing.
 
     Returns:
-        The Report, when nothing at or above `fail_on` failed.
+        The Report, when nothing at or above `fail_on` failed (nor, with `fail_on_unchecked`, went unchecked).
     """
     __tracebackhide__ = True  # pytest: a failure shows the report, not this function's source
     level = fail_on if isinstance(fail_on, Level) else Level(str(fail_on).upper())
@@ -356,17 +361,21 @@ def assert_conforms(
         all_clauses=all_clauses,
         list_folders=list_folders,
     )
-    if report.fails_at(level):
-        raise AssertionError(describe_failures(report, level))
+    if report.fails_at(level, unchecked=fail_on_unchecked):
+        raise AssertionError(describe_failures(report, level, fail_on_unchecked))
     return report
 
 
-def describe_failures(report: Report, fail_on: Level) -> str:
-    """The failed clauses of `report` at or above `fail_on`, one block per clause, for people."""
+def describe_failures(report: Report, fail_on: Level, fail_on_unchecked: bool = False) -> str:
+    """The failed clauses of `report` at or above `fail_on`, one block per clause, for people; with
+    `fail_on_unchecked`, then the clauses at or above it not judged on every node, with the nodes not checked."""
     bad = [r for r in report.results if r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= fail_on.rank]
     # A legacy verdict is a failure of its own: "does not conform: 0 clause(s) failed" would contradict itself.
     legacy = f", {len(report.legacy)} legacy verdict(s)" if report.legacy else ""
+    unchecked = report.unchecked_at(fail_on) if fail_on_unchecked else []
     lines = [f"{report.source} does not conform (fail_on={fail_on.value.lower()}): {len(bad)} clause(s) failed{legacy}"]
+    if unchecked:
+        lines[0] += f", {len(unchecked)} not checked on every node (fail_on_unchecked)"
     for problem in report.problems:
         lines.append(f"  UNREADABLE {problem.key}: {problem.message}")
     for v in report.legacy:
@@ -383,4 +392,12 @@ def describe_failures(report: Report, fail_on: Level) -> str:
             lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
         for w in r.writer_notes:
             lines.append(f"    note: {w.label}: {w.note}")
+    for r in sorted(unchecked, key=lambda r: (-r.rule.level.rank, r.rule.id)):
+        status = "NOT CHECKED" if r.status is Status.NOT_CHECKED else "PASSED, NOT ALL CHECKED"
+        lines.append(f"  {status} {r.rule.level.value} {r.rule.id}")
+        for path, reason in r.unchecked:
+            lines.append(f"    not checked: {path}: {reason.removeprefix(path + ': ')}")
+        more = max(r.unchecked_count, len(r.unchecked)) - len(r.unchecked)
+        if more > 0:
+            lines.append(f"    ... and {more} more not checked")
     return "\n".join(lines)

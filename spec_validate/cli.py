@@ -100,6 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="lowest level whose failure fails the run, in any case (default: must, or fail-on in [tool.spec-validate])",
     )
     p.add_argument(
+        "--fail-on-unchecked",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also fail an input when a clause at or above --fail-on was not judged on every node it selects (it "
+        "needs --deep, a codec is not decoded, a reader is not available); without it such clauses are reported as "
+        "not checked and fail nothing (default: off, or fail-on-unchecked in [tool.spec-validate])",
+    )
+    p.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even when clauses fail (still 2 when an input cannot be opened)"
     )
     p.add_argument("--pack", action="append", default=[], metavar="FILE", help="also use this YAML rule pack")
@@ -481,6 +489,7 @@ def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
         ignore=_ids(args.ignore),
         extend_select=_ids(args.extend_select),
         fail_on=args.fail_on,
+        fail_on_unchecked=args.fail_on_unchecked,
         packs=args.pack,
         exclude=_ids(args.exclude),
         extend_exclude=_ids(args.extend_exclude),
@@ -594,14 +603,20 @@ def _finish(args: argparse.Namespace, settings: Settings, reports: list[Report])
     if args.write_baseline:
         _write_baseline(args.write_baseline, reports)
     known = bl.load(args.baseline) if args.baseline else None
-    _emit(_render(args, reports, fail_on, known, settings.docs_url), args.output)
+    _emit(_render(args, reports, fail_on, known, settings.docs_url, settings.fail_on_unchecked), args.output)
     # An input that could not be opened is named on stderr too (CI logs keep stderr when the report goes to a file),
     # except where the text report is already on the same terminal: said once there.
     said_on_terminal = args.format == "text" and not args.output and sys.stdout.isatty() and sys.stderr.isatty()
     for report in reports:
         if report.error is not None and not said_on_terminal:
             print(f"spec-validate: error: {report.error}", file=sys.stderr)
-    return exit_code(reports, fail_on, known, exit_zero=bool(args.exit_zero or args.write_baseline))
+    return exit_code(
+        reports,
+        fail_on,
+        known,
+        exit_zero=bool(args.exit_zero or args.write_baseline),
+        fail_on_unchecked=settings.fail_on_unchecked,
+    )
 
 
 def _write_baseline(path: str, reports: list[Report]) -> None:
@@ -627,7 +642,14 @@ def _gather(futures, progress) -> list[Report]:
         progress.finish()
 
 
-def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, known, docs_url: str | None = None) -> str | bytes:
+def _render(
+    args: argparse.Namespace,
+    reports: list[Report],
+    fail_on: Level,
+    known,
+    docs_url: str | None = None,
+    fail_on_unchecked: bool = False,
+) -> str | bytes:
     """The report (or --statistics: as JSON with --format json, else as text) in the format the flags name."""
     from spec_validate import render
 
@@ -646,6 +668,7 @@ def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, kno
         colour=colour,
         statistics=args.statistics,
         docs_url=docs_url,
+        fail_on_unchecked=fail_on_unchecked,
     )
 
 

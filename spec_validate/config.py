@@ -19,7 +19,18 @@ from spec_validate.errors import InputError
 # naming it, or a header that starts to name it and is broken (parsed, so that the user hears of it).
 _MAY_CONFIGURE = re.compile(r"spec-validate[\"']?[ \t]*[\].=]|\[[ \t]*tool[ \t]*\.[ \t]*[\"']?spec-validate")
 STANDALONE = (".spec-validate.toml", "spec-validate.toml")
-KEYS = ("select", "ignore", "extend-select", "fail-on", "per-path-ignores", "packs", "exclude", "extend-exclude", "docs-url")
+KEYS = (
+    "select",
+    "ignore",
+    "extend-select",
+    "fail-on",
+    "fail-on-unchecked",
+    "per-path-ignores",
+    "packs",
+    "exclude",
+    "extend-exclude",
+    "docs-url",
+)
 FAIL_ON = ("must", "should", "may")
 
 
@@ -37,6 +48,7 @@ class Config(NamedTuple):
     exclude: tuple[str, ...] | None = None  # folder-search globs replacing the default list; None: not set
     extend_exclude: tuple[str, ...] = ()
     docs_url: str | None = None  # the documentation site's base URL; None: not set
+    fail_on_unchecked: bool | None = None  # None: not set
 
 
 def find_config(start: str | None = None) -> str | None:
@@ -93,6 +105,9 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     fail_on = table.get("fail-on")
     if fail_on is not None and (not isinstance(fail_on, str) or fail_on.lower() not in FAIL_ON):
         raise InputError(f"{where}: fail-on: expected one of {', '.join(FAIL_ON)}, got {fail_on!r}")
+    fail_on_unchecked = table.get("fail-on-unchecked")
+    if fail_on_unchecked is not None and not isinstance(fail_on_unchecked, bool):
+        raise InputError(f"{where}: fail-on-unchecked: expected true or false, got {fail_on_unchecked!r}")
     root = os.path.dirname(os.path.abspath(found))
     return Config(
         docs_url=_docs_url(table.get("docs-url"), where),
@@ -106,6 +121,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         source=found,
         exclude=strings("exclude") if "exclude" in table else None,
         extend_exclude=strings("extend-exclude"),
+        fail_on_unchecked=fail_on_unchecked,
     )
 
 
@@ -182,6 +198,8 @@ class Settings(NamedTuple):
     # (glob, directory it is relative to) for folder searches: the defaults or `exclude`, then `extend-exclude`
     exclude: tuple[tuple[str, str], ...] = ()
     docs_url: str | None = None  # the documentation site rule links point at; None: `spec-validate --explain`
+    # A clause at or above fail_on not judged on every node it selects fails the input (--fail-on-unchecked)
+    fail_on_unchecked: bool = False
 
     def ignore_for(self, path: str) -> tuple[str, ...]:
         """`ignore` plus the per-path-ignores whose glob matches `path` (relative to the config's directory)."""
@@ -212,11 +230,13 @@ def merge(
     exclude: Sequence[str] = (),
     extend_exclude: Sequence[str] = (),
     docs_url: str | None = None,
+    fail_on_unchecked: bool | None = None,
 ) -> Settings:
     """CLI over config, as ruff does: --select replaces `select`; ignore, extend-select and packs add up;
-    --fail-on replaces `fail-on`; --exclude replaces `exclude` (itself replacing the default list), and
-    `extend-exclude` and --extend-exclude add to it; --docs-url replaces `docs-url`. Config globs are relative to
-    the config's directory, the flags' to the working directory."""
+    --fail-on replaces `fail-on`, and --[no-]fail-on-unchecked `fail-on-unchecked` (default: off); --exclude
+    replaces `exclude` (itself replacing the default list), and `extend-exclude` and --extend-exclude add to it;
+    --docs-url replaces `docs-url`. Config globs are relative to the config's directory, the flags' to the working
+    directory."""
     from spec_validate.inputs import DEFAULT_EXCLUDE
 
     cwd = os.getcwd()
@@ -237,4 +257,5 @@ def merge(
         root=config.root,
         exclude=tuple(excludes),
         docs_url=docs_url or config.docs_url,
+        fail_on_unchecked=bool(fail_on_unchecked if fail_on_unchecked is not None else config.fail_on_unchecked),
     )

@@ -54,6 +54,10 @@ class Status(str, Enum):
     PASSED = "passed"
     FAILED = "failed"
     NOT_APPLICABLE = "not_applicable"
+    # A clause whose selected nodes could none of them be checked (`NotChecked`: it needs --deep, a codec is not
+    # decoded, a reader is not available, a chunk grid is an extension the pack does not read): never passed and
+    # never not applicable, since nothing says the clause holds or does not concern the store.
+    NOT_CHECKED = "not_checked"
     ERROR = "error"
     # A rule that reports a fact worth knowing which is no conformance failure (a `notice:` rule, such as the
     # pickle codec the hdmf-zarr spec names as its default, or a key beside Zarr chunks that no reader reads): its
@@ -91,8 +95,10 @@ class NotApplicable(Exception):
 
 class NotChecked(NotApplicable):
     """The node is one the clause is about, but it cannot be checked safely (a codec off the allow-list, an
-    object array, metadata too broken to read its data by). Unlike a plain NotApplicable, the report names
-    such nodes even when the clause passes on the others: a node that was skipped is never silent."""
+    object array, metadata too broken to read its data by, a chunk grid this tool does not read) or not in this run
+    (it needs --deep). Unlike a plain NotApplicable, the report names such nodes even when the clause passes on the
+    others, and a clause checked on none of its nodes is `Status.NOT_CHECKED`: a node that was skipped is never
+    silent, nor counted as passed or not applicable."""
 
 
 # ---------------------------------------------------------------- rules and packs, as loaded from YAML
@@ -425,6 +431,24 @@ class Report:
     def failures(self) -> list[ClauseResult]:
         return [r for r in self.results if r.status is Status.FAILED]
 
+    @property
+    def not_checked(self) -> list[ClauseResult]:
+        """The clauses checked on none of their nodes (`Status.NOT_CHECKED`)."""
+        return [r for r in self.results if r.status is Status.NOT_CHECKED]
+
+    def unchecked_at(self, level: Level | str) -> list[ClauseResult]:
+        """The clauses at `level` or stricter that were not judged on every node they select: not checked at all,
+        or passed with nodes not checked (a failed clause fails anyway). A notice rule's clauses are left out: they
+        fail nothing. What `--fail-on-unchecked` fails a run on."""
+        level = _level(level)
+        return [
+            r
+            for r in self.results
+            if r.rule.level.rank >= level.rank
+            and not r.rule.notice
+            and (r.status is Status.NOT_CHECKED or (r.status is Status.PASSED and bool(r.unchecked_count or r.unchecked)))
+        ]
+
     def summary(self) -> dict[str, dict[str, int]]:
         """Counts of clause results per level and status."""
         counts: dict[str, Counter[str]] = {lvl.value: Counter() for lvl in Level}
@@ -432,11 +456,19 @@ class Report:
             counts[r.rule.level.value][r.status.value] += 1
         return {lvl: {s.value: c[s.value] for s in Status} for lvl, c in counts.items()}
 
-    def fails_at(self, level: Level | str) -> bool:
+    def fails_at(self, level: Level | str, unchecked: bool = False) -> bool:
         """True when a clause at `level` ("must", "should", "may" in any case, or a Level) or stricter failed,
         errored, the store had unreadable parts, the input could not be opened, or a scope is of an era before its
-        spec (a legacy verdict, which counts as a MUST failure)."""
-        level = Level(level.upper()) if isinstance(level, str) and not isinstance(level, Level) else level
+        spec (a legacy verdict, which counts as a MUST failure). With `unchecked` (`--fail-on-unchecked`), also
+        when a clause at `level` or stricter was not judged on every node it selects (`unchecked_at`)."""
+        level = _level(level)
         if self.problems or self.error is not None or self.legacy:
             return True
+        if unchecked and self.unchecked_at(level):
+            return True
         return any(r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results)
+
+
+def _level(level: Level | str) -> Level:
+    """A Level, or its name in any case."""
+    return Level(level.upper()) if isinstance(level, str) and not isinstance(level, Level) else level

@@ -647,6 +647,130 @@ def test_main_deep_says_what_it_could_not_decode(capsys):
     assert "not fully checked" in verdict_line or "could not be checked" in verdict_line, verdict_line
 
 
+# ------------------------------------------------------------------------------------------ not checked
+# Without --deep, the clause on decoded chunks concerns every array of a Zarr v2 store and checks none: not checked,
+# never passed nor not applicable. It fails nothing, unless --fail-on-unchecked (or the setting) asks.
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        pytest.param([], 0, id="not-checked-fails-nothing-by-default"),
+        pytest.param(["--fail-on-unchecked"], 1, id="fail-on-unchecked-exits-1"),
+        pytest.param(["--fail-on-unchecked", "--deep"], 0, id="fail-on-unchecked-with-everything-checked-exits-0"),
+        pytest.param(["--fail-on-unchecked", "--ignore", "zarr.chunks"], 0, id="fail-on-unchecked-ignored-clause"),
+        pytest.param(["--fail-on-unchecked", "--exit-zero"], 0, id="fail-on-unchecked-exit-zero"),
+    ],
+)
+def test_main_exit_code_of_a_clause_not_checked(capsys, valid_zarr, args, expected):
+    code, out, err = cli(capsys, valid_zarr, *args)
+    assert code == expected, out + err
+
+
+def test_main_text_says_what_was_not_checked(capsys, valid_zarr):
+    code, out, _ = cli(capsys, valid_zarr)
+    lines = out.splitlines()
+    assert code == 0
+    assert "  NOT CHECKED MUST zarr.chunks.decoded-size" in lines
+    assert any(line.startswith("    not checked: needs --deep: /X/data, ") for line in lines), lines
+    verdict = lines[-1] if lines[-1] else lines[-2]
+    assert verdict.startswith("  conforms at --fail-on must (1 clause(s) not checked"), verdict
+    assert ", 1 not checked;" in verdict
+    code, out, _ = cli(capsys, valid_zarr, "--fail-on-unchecked")
+    assert code == 1 and "  not fully checked at --fail-on must (--fail-on-unchecked: 1 clause(s)" in out
+
+
+def test_main_json_counts_not_checked(capsys, valid_zarr):
+    code, out, _ = cli(capsys, valid_zarr, "--format", "json")
+    doc = json.loads(out)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    report = doc["reports"][0]
+    assert code == 0 and report["verdict"]["outcome"] == "conforms"
+    assert report["verdict"]["not_checked"] == 1 and report["verdict"]["fail_on_unchecked"] is False
+    assert report["summary"]["MUST"]["not_checked"] == 1
+    (deep,) = [r for r in report["results"] if r["id"] == "zarr.chunks.decoded-size"]
+    assert deep["status"] == "not_checked" and deep["reason"] == "needs --deep" and deep["nodes_checked"] == 0
+    assert deep["unchecked_count"] == len(deep["unchecked"]) > 1
+    code, out, _ = cli(capsys, valid_zarr, "--format", "json", "--fail-on-unchecked")
+    doc = json.loads(out)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    assert code == 1 and doc["reports"][0]["verdict"]["outcome"] == "not fully checked"
+
+
+def test_main_sarif_gives_a_clause_not_checked_as_an_open_result(capsys, valid_zarr):
+    schema = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+    code, out, _ = cli(capsys, valid_zarr, "--format", "sarif")
+    doc = json.loads(out)
+    jsonschema.validate(doc, schema)
+    (result,) = doc["runs"][0]["results"]
+    assert code == 0 and result["ruleId"] == "zarr.chunks.decoded-size"
+    assert (result["kind"], result["level"]) == ("open", "none")  # "insufficient information to decide"
+    assert result["message"]["text"] == "not checked: needs --deep"
+    assert "/X/data" in [loc["fullyQualifiedName"] for loc in result["locations"][0]["logicalLocations"]]
+    assert result["properties"]["fails_run"] is False
+    _, out, _ = cli(capsys, valid_zarr, "--format", "sarif", "--fail-on-unchecked")
+    assert json.loads(out)["runs"][0]["results"][0]["properties"]["fails_run"] is True
+
+
+def test_main_junit_skips_a_clause_not_checked_or_fails_it(capsys, valid_zarr):
+    code, out, _ = cli(capsys, valid_zarr, "--format", "junit")
+    (case,) = [c for c in ET.fromstring(out).iter("testcase") if c.get("name") == "zarr.chunks.decoded-size"]
+    assert code == 0 and case.find("skipped").get("message") == "not checked: needs --deep"
+    assert "not checked: /X/data: needs --deep" in case.find("skipped").text
+    code, out, _ = cli(capsys, valid_zarr, "--format", "junit", "--fail-on-unchecked")
+    root = ET.fromstring(out)
+    (case,) = [c for c in root.iter("testcase") if c.get("name") == "zarr.chunks.decoded-size"]
+    assert code == 1 and case.find("failure").get("type") == "not checked" and root.get("failures") == "1"
+
+
+def test_main_github_annotates_a_clause_not_checked(capsys, valid_zarr):
+    _, out, _ = cli(capsys, valid_zarr, "--format", "github")
+    (line,) = [line for line in out.splitlines() if "decoded-size" in line]
+    assert line.startswith("::notice ") and "title=NOT CHECKED MUST zarr.chunks.decoded-size::not checked: needs --deep" in line
+    _, out, _ = cli(capsys, valid_zarr, "--format", "github", "--fail-on-unchecked")
+    assert next(line for line in out.splitlines() if "decoded-size" in line).startswith("::error ")
+
+
+def test_main_markdown_and_html_say_what_was_not_checked(capsys, valid_zarr):
+    _, out, _ = cli(capsys, valid_zarr, "--format", "markdown")
+    assert "### Not checked" in out
+    assert any(
+        "| MUST | `zarr.chunks.decoded-size` | not checked |" in line and "needs --deep" in line for line in out.splitlines()
+    )
+    _, out, _ = cli(capsys, valid_zarr, "--format", "html")
+    assert 'data-status="not-checked"' in out and "NOT CHECKED" in out
+    assert "1 clause(s) not checked" in out
+
+
+def test_main_statistics_count_the_inputs_a_rule_was_not_checked_on(capsys, valid_zarr, valid_h5ad):
+    _, out, _ = cli(capsys, valid_zarr, valid_h5ad, "--statistics")
+    assert out.splitlines()[:2] == ["No failures.", "Not checked (none of the rule's nodes):"]
+    assert re.fullmatch(r"  MUST +zarr\.chunks\.decoded-size +\(1 input\)", out.splitlines()[2])
+    _, out, _ = cli(capsys, valid_zarr, "--statistics", "--format", "json")
+    (row,) = json.loads(out)
+    assert (row["rule"], row["count"], row["not_checked"]) == ("zarr.chunks.decoded-size", 0, 1)
+
+
+@pytest.mark.parametrize(
+    "setting,args,expected",
+    [
+        pytest.param("fail-on-unchecked = true", [], 1, id="setting-fails"),
+        pytest.param("fail-on-unchecked = true", ["--no-fail-on-unchecked"], 0, id="flag-beats-setting"),
+        pytest.param("fail-on-unchecked = false", ["--fail-on-unchecked"], 1, id="flag-beats-setting-off"),
+        pytest.param('fail-on-unchecked = true\nfail-on = "must"', ["--deep"], 0, id="setting-with-deep"),
+    ],
+)
+def test_main_fail_on_unchecked_in_the_settings_file(capsys, valid_zarr, setting, args, expected):
+    Path("pyproject.toml").write_text(f"[tool.spec-validate]\n{setting}\n", encoding="utf-8")
+    code, out, err = cli(capsys, valid_zarr, *args)
+    assert code == expected, out + err
+
+
+def test_main_fail_on_unchecked_setting_must_be_a_boolean(capsys, valid_zarr):
+    Path("spec-validate.toml").write_text('fail-on-unchecked = "yes"\n', encoding="utf-8")
+    code, _, err = cli(capsys, valid_zarr)
+    assert code == 2
+    assert err.strip().endswith("fail-on-unchecked: expected true or false, got 'yes'")
+
+
 def test_main_baseline_blocks_and_summary_agree_with_the_exit_code(capsys, broken_h5ad, valid_h5ad):
     # Before, each file's block said FAILED / "does not conform" while the summary said "conforms", exit 0.
     assert cli(capsys, "--write-baseline", "baseline.json", broken_h5ad)[0] == 0

@@ -110,6 +110,27 @@ def test_config_merge_follows_ruff_precedence():
     assert merge(config, fail_on="may").fail_on == "may"
 
 
+@pytest.mark.parametrize(
+    "setting,flag,expected",
+    [
+        pytest.param(None, None, False, id="default-off"),
+        pytest.param(True, None, True, id="setting-on"),
+        pytest.param(True, False, False, id="no-flag-beats-setting"),
+        pytest.param(False, True, True, id="flag-beats-setting"),
+    ],
+)
+def test_config_merge_fail_on_unchecked(setting, flag, expected):
+    assert merge(Config(fail_on_unchecked=setting), fail_on_unchecked=flag).fail_on_unchecked is expected
+
+
+def test_config_reads_fail_on_unchecked(project):
+    write_config(project, "fail-on-unchecked = true\n")
+    assert load_config().fail_on_unchecked is True
+    write_config(project, "fail-on-unchecked = 1\n")
+    with pytest.raises(InputError, match="fail-on-unchecked: expected true or false, got 1"):
+        load_config()
+
+
 def test_config_unrelated_pyproject_is_not_parsed(tmp_path, monkeypatch):
     # Only a file that may configure the tool is parsed as TOML: a project named spec-validate is not configured,
     # and a broken pyproject.toml of some other project on the way up is none of our business.

@@ -139,15 +139,26 @@ def _primitives(rule: Rule) -> tuple[Any, ...]:
 
 class Remembered:
     """A rule's verdict on a node that depends only on the node's own metadata, for every node of its signature:
-    passed, or not applicable for a reason naming the node's path (kept as the text around it)."""
+    passed, not applicable for a reason naming the node's path (kept as the text around it), or not checked for a
+    reason that does not name the node (`needs --deep`: each node is kept, to be named, but not checked again)."""
 
-    __slots__ = ("parts",)
+    __slots__ = ("parts", "unchecked")
 
-    def __init__(self, parts: list[str] | None) -> None:
-        self.parts = parts  # None: passed
+    def __init__(self, parts: list[str] | None, unchecked: Outcome | None = None) -> None:
+        self.parts = parts  # None: passed (or not checked, with `unchecked`)
+        self.unchecked = unchecked
 
-    def replay(self, tally: Tally, nodes: Sequence[Node], nearest: Sequence[Node] | None = None) -> None:
-        """Count the verdict for each of `nodes`; `nearest`, when given, is `least_and_below(nodes)`."""
+    def replay(
+        self, tally: Tally, nodes: Sequence[Node], nearest: Sequence[Node] | None = None, scratch: Evaluation | None = None
+    ) -> None:
+        """Count the verdict for each of `nodes`; `nearest`, when given, is `least_and_below(nodes)`; `scratch`, the
+        evaluation of the rule and scope that a node not checked is kept under."""
+        if self.unchecked is not None and scratch is not None:
+            for node in nodes:
+                ev = Evaluation(scratch.rule, node, scratch.scope)
+                ev.outcome = self.unchecked
+                tally.kept.append(ev)
+            return
         if self.parts is None:
             tally.passed += len(nodes)
             return
@@ -170,12 +181,17 @@ _PASSED_AGAIN = Remembered(None)
 
 def _remembered(outcome: Outcome | None, node: Node) -> Remembered | None:
     """How a rule's verdict on `node` holds for any node of the same signature; None when it may not (a failure,
-    an error, a node not checked, or a reason that names the node other than by its whole path)."""
+    an error, a node not checked for a reason that names it or that is the node's own unread part, or a reason
+    that names the node other than by its whole path)."""
     if outcome is PASSED:
         return _PASSED_AGAIN
-    if outcome is None or outcome.status is not Status.NOT_APPLICABLE or outcome.unchecked or not outcome.reason:
+    if outcome is None or outcome.status is not Status.NOT_APPLICABLE or not outcome.reason:
         return None
     path = node.path
+    if outcome.unchecked:  # not checked for a reason of the signature's own (needs --deep): so is every such node
+        reason = outcome.reason
+        mine = path in reason or node.name in reason or reason in (node.unread, node.members_unread)
+        return None if mine or path == "/" else Remembered(None, outcome)
     if path == "/":
         return None
     parts = outcome.reason.split(path)
@@ -683,7 +699,7 @@ def _evaluate_by_signature(
         outcome = _evaluate(scratch, group[0], tally, waiting)
         remembered = _remembered(outcome, group[0]) if len(group) > 1 else None
         if remembered is not None:
-            remembered.replay(tally, group[1:], selected.nearest(group))
+            remembered.replay(tally, group[1:], selected.nearest(group) if remembered.unchecked is None else None, scratch)
             continue
         for node in group[1:]:
             _evaluate(scratch, node, tally, waiting)
@@ -846,8 +862,11 @@ def aggregate(
     max_findings: int = MAX_FINDINGS,
     provenance: Provenance | None = None,
 ) -> ClauseResult:
-    """One clause's verdict over all its nodes: failed > error > passed > not applicable.
+    """One clause's verdict over all its nodes: failed > error > passed > not checked > not applicable.
 
+    Not checked: no node passed, failed or errored, and some could not be checked (`NotChecked`, data not decoded
+    or not readable); never not applicable, which says the clause does not concern the store. A clause that passed
+    on some nodes stays passed, and lists the nodes it could not check as every status does (`unchecked`).
     A failed `notice:` rule is a notice: its findings are reported, and it fails nothing. `finding_count`
     counts every finding, those a primitive left unlisted (`Omitted`) included; `max_findings` are kept. Each kept
     finding gets the rule's writer notes that describe it and fit `provenance` (`engine/writer_notes.py`).
@@ -875,6 +894,9 @@ def aggregate(
         reason = "; ".join(sorted({o.reason or "" for _, o in outcomes if o.status is Status.ERROR}))[:500]
     elif Status.PASSED in statuses or tally.passed:
         status = Status.PASSED
+    elif any(o.unchecked for _, o in outcomes):
+        status = Status.NOT_CHECKED
+        reason = min(o.reason or "" for _, o in outcomes if o.unchecked) or "not checked"
     else:
         status = Status.NOT_APPLICABLE
         reasons = sorted({o.reason for _, o in outcomes if o.reason} | ({tally.reason} if tally.reason else set()))

@@ -1,4 +1,5 @@
-"""GitHub Actions workflow commands: one `::error file=...,title=...::message` annotation per failure."""
+"""GitHub Actions workflow commands: one `::error file=...,title=...::message` annotation per failure, and one
+`::notice` per clause not checked (an `::error` where --fail-on-unchecked fails the run on it)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
                 for f in r.findings:
                     props = f"file={escape_property(artifact_uri(report.source))},line=1,title={title}"
                     lines.append(f"::notice {props}::{escape_data(f'{f.path}: {f.message}')}")
+        lines.extend(_unchecked(report, options))
     return "".join(line + "\n" for line in lines)
 
 
@@ -66,3 +68,24 @@ def _message(item: Located, docs_url: str | None) -> str:
     if item.result.rule.builtin:  # the rule's page, or the command that prints it where no site is named
         message += f"\nsee {rule_reference(item.rule_id, docs_url)}"
     return message
+
+
+def _unchecked(report: Report, options: RenderOptions) -> list[str]:
+    """One annotation per clause not checked (none of its nodes): a notice, never a failure, unless
+    --fail-on-unchecked fails the run on it (an error then, as for every clause it fails on: those that passed
+    with nodes not checked too). A clause that passed with nodes not checked is otherwise not annotated."""
+    failing = report.unchecked_at(options.fail_on) if options.fail_on_unchecked else []
+    shown = [r for r in report.results if r.status is Status.NOT_CHECKED or any(r is f for f in failing)]
+    lines = []
+    for r in shown:
+        fails = any(r is f for f in failing)
+        label = "NOT CHECKED" if r.status is Status.NOT_CHECKED else "NOT ALL CHECKED"
+        title = escape_property(f"{label} {r.rule.level.value} {r.rule.id}")
+        total = max(r.unchecked_count, len(r.unchecked))
+        nodes = ", ".join(path for path, _ in r.unchecked) + (
+            f" and {total - len(r.unchecked)} more" if total > len(r.unchecked) else ""
+        )
+        message = f"not checked: {r.reason or (r.unchecked[0][1] if r.unchecked else '')}\nnodes: {nodes}"
+        props = f"file={escape_property(artifact_uri(report.source))},line=1,title={title}"
+        lines.append(f"::{'error' if fails else 'notice'} {props}::{escape_data(message)}")
+    return lines

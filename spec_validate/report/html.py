@@ -18,17 +18,34 @@ from spec_validate.report.text import pack_list
 from spec_validate.report.verdict import CONFORMS, Verdict, legacy_checks, sentence, verdict
 
 # The order a clause is shown in, within an input: what needs reading first comes first.
-STATUS_ORDER = {"failed": 0, "error": 1, "baseline": 2, "not-checked": 3, "notice": 4, "passed": 5, "not_applicable": 6}
+STATUS_ORDER = {
+    "failed": 0,
+    "error": 1,
+    "baseline": 2,
+    "not-checked": 3,
+    "partly-checked": 4,
+    "notice": 5,
+    "passed": 6,
+    "not_applicable": 7,
+}
 STATUS_LABEL = {
     "failed": "FAILED",
     "error": "ERROR",
     "baseline": "BASELINE",
-    "not-checked": "NOT CHECKED",
+    "not-checked": "NOT CHECKED",  # none of the clause's nodes could be checked (needs --deep, not decoded, ...)
+    "partly-checked": "PASSED, NOT ALL CHECKED",  # passed where checked; some nodes could not be
     "notice": "NOTICE",  # a `notice:` rule's findings (the hdmf-zarr pickle codec): reported, never a failure
     "passed": "passed",
     "not_applicable": "not applicable",
 }
-SHOWN_AT_FIRST = ("failed", "error", "baseline", "not-checked", "notice")  # passed and not-applicable clauses: one click away
+SHOWN_AT_FIRST = (
+    "failed",
+    "error",
+    "baseline",
+    "not-checked",
+    "partly-checked",
+    "notice",
+)  # passed and not-applicable clauses: one click away
 
 STYLE = """
 :root { --must: #b3261e; --should: #8a5a00; --may: #0b6e99; --ok: #1b6e3a; --dim: #5f6368; --rule: #e0e0e0; }
@@ -52,7 +69,8 @@ article.clause { border-top: 1px solid var(--rule); padding: .4rem 0; }
 article.clause h3 { font-size: .95rem; margin: 0; font-weight: 600; }
 .badge { display: inline-block; min-width: 6.5em; font-size: .75rem; padding: 0 .35em; border-radius: 4px;
          border: 1px solid currentColor; text-align: center; }
-.s-failed, .s-error { color: var(--must); } .s-baseline, .s-not-checked { color: var(--should); } .s-passed { color: var(--ok); }
+.s-failed, .s-error { color: var(--must); } .s-baseline, .s-not-checked, .s-partly-checked { color: var(--should); }
+.s-passed { color: var(--ok); }
 .s-not_applicable { color: var(--dim); } .s-notice { color: var(--may); }
 .level { display: inline-block; min-width: 4.2em; font-weight: 700; }
 .l-MUST { color: var(--must); } .l-SHOULD { color: var(--should); } .l-MAY { color: var(--may); }
@@ -100,6 +118,7 @@ SCRIPT = """
 def render(reports: Sequence[Report], options: RenderOptions) -> str:
     """The whole report as one HTML document: inline style and script, no request to anywhere (a CSP says so)."""
     fail_on, baseline, tool_version = options.fail_on, options.baseline, options.tool_version
+    strict = options.fail_on_unchecked
     checked = [r for r in reports if r.skipped is None]
     skipped = [r for r in reports if r.skipped is not None]
     counts = _counts(checked, baseline)
@@ -115,14 +134,16 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
         f"<style>{STYLE}</style></head><body>",
         "<header>",
         f'<h1>spec-validate report</h1><p class="meta">spec-validate {_e(tool_version)}; failing at --fail-on '
-        f"{_e(fail_on.value.lower())} and stricter; {len(checked)} input(s)"
+        f"{_e(fail_on.value.lower())} and stricter"
+        + (" (and on clauses not checked, --fail-on-unchecked)" if strict else "")
+        + f"; {len(checked)} input(s)"
         + (f", {len(skipped)} file(s) skipped" if skipped else "")
         + (", with a baseline" if baseline is not None else "")
         + "</p>",
         _filters(counts),
         "</header><main>",
-        _overview(checked, fail_on, baseline),
-        *(_input(report, fail_on, baseline, i, options.docs_url) for i, report in enumerate(checked)),
+        _overview(checked, fail_on, baseline, strict),
+        *(_input(report, fail_on, baseline, i, options.docs_url, strict) for i, report in enumerate(checked)),
         _skipped(skipped),
         "</main>",
         f"<script>{SCRIPT}</script>",
@@ -176,22 +197,24 @@ def _known(report: Report, baseline: Baseline | None) -> Known:
 
 def _status(r: ClauseResult, known: Known) -> str:
     """The clause's status as the filters name it: a failure the baseline holds entirely is `baseline`; a clause
-    that could not check some of its nodes and found nothing wrong is `not-checked`."""
+    checked on none of its nodes is `not-checked`, one that passed where it could check is `partly-checked`."""
     mine = [k for (owner, _), k in known.items() if owner == id(r)]
     if r.status in (Status.FAILED, Status.ERROR) and mine and all(mine):
         return "baseline"
-    if r.status in (Status.PASSED, Status.NOT_APPLICABLE) and r.unchecked:
+    if r.status is Status.NOT_CHECKED:
         return "not-checked"
+    if r.status is Status.PASSED and r.unchecked:
+        return "partly-checked"
     return r.status.value
 
 
-def _overview(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None) -> str:
+def _overview(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None, strict: bool = False) -> str:
     """Several inputs: one line each, its outcome linking to its section."""
     if len(reports) < 2:
         return ""
     rows = []
     for i, report in enumerate(reports):
-        v = verdict(report, fail_on, baseline)
+        v = verdict(report, fail_on, baseline, strict)
         rows.append(
             f'<li><a href="#input-{i}"><code>{_e(report.name)}</code></a>: '
             f'<span class="verdict {_verdict_class(v)}">{_e(v.describe() if report.error is None else v.outcome)}</span></li>'
@@ -199,9 +222,16 @@ def _overview(reports: Sequence[Report], fail_on: Level, baseline: Baseline | No
     return f'<section class="input overview"><h2>Inputs</h2><ul>{"".join(rows)}</ul></section>'
 
 
-def _input(report: Report, fail_on: Level, baseline: Baseline | None, number: int = 0, docs_url: str | None = None) -> str:
+def _input(
+    report: Report,
+    fail_on: Level,
+    baseline: Baseline | None,
+    number: int = 0,
+    docs_url: str | None = None,
+    strict: bool = False,
+) -> str:
     """One input: its name, the verdict line, what it is, then its clauses, failures first."""
-    v = verdict(report, fail_on, baseline)
+    v = verdict(report, fail_on, baseline, strict)
     head = f'<section class="input" id="input-{number}" data-outcome="{_e(v.outcome)}"><h2>{_e(report.name)}</h2>'
     said = sentence(report, v, fail_on) if report.error is None else f"error: {report.error}"
     line = f'<p class="verdict {_verdict_class(v)}">{_e(said)}</p>'
@@ -267,7 +297,7 @@ def _clause(r: ClauseResult, status: str, known: set[str], docs_url: str | None 
     ]
     if r.status is Status.ERROR:
         out.append(f"<p>error: {_e(r.reason or '')}</p>")
-    elif r.status is Status.NOT_APPLICABLE and r.reason and not r.unchecked:
+    elif r.status is Status.NOT_APPLICABLE and r.reason:
         out.append(f'<p class="meta">{_e(r.reason)}</p>')
     if r.findings:
         items = "".join(_finding(f, f.path in known and status != "baseline") for f in r.findings)

@@ -82,18 +82,29 @@ def legacy_to_json(v: LegacyVerdict) -> dict[str, Any]:
     }
 
 
-def report_to_json(report: Report, fail_on: Level = Level.MUST, baseline: Baseline | None = None) -> dict[str, Any]:
+def report_to_json(
+    report: Report, fail_on: Level = Level.MUST, baseline: Baseline | None = None, fail_on_unchecked: bool = False
+) -> dict[str, Any]:
     """One input's report; `verdict` is the one the text report prints and the exit code follows (at `fail_on`,
-    with `baseline`). An input that could not be opened has `error` and nothing checked."""
+    with `baseline`, and `fail_on_unchecked` as --fail-on-unchecked). An input that could not be opened has
+    `error` and nothing checked."""
     from spec_validate.report.verdict import verdict
 
-    v = verdict(report, fail_on, baseline)
+    v = verdict(report, fail_on, baseline, fail_on_unchecked)
     out: dict[str, Any] = {
         "source": report.source,
         "node": report.node,
         "format": report.format or None,
         "listed": report.listed,
-        "verdict": {"outcome": v.outcome, "fail_on": fail_on.value, "new": v.new, "known": v.known, "unchecked": v.unchecked},
+        "verdict": {
+            "outcome": v.outcome,
+            "fail_on": fail_on.value,
+            "new": v.new,
+            "known": v.known,
+            "unchecked": v.unchecked,
+            "not_checked": v.not_checked,
+            "fail_on_unchecked": fail_on_unchecked,
+        },
         "packs": [{"name": p.name, "title": p.title, "version": p.version, "scopes": list(p.scopes)} for p in report.packs],
         "summary": report.summary(),
         "provenance": report.provenance.to_json() if report.provenance is not None else {"eras": [], "writers": []},
@@ -131,7 +142,9 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
         return statistics.as_json(reports, options.baseline)
     doc: dict[str, Any] = {
         "tool": {"name": "spec-validate", "version": options.tool_version},
-        "reports": [report_to_json(r, options.fail_on, options.baseline) for r in reports if r.skipped is None],
+        "reports": [
+            report_to_json(r, options.fail_on, options.baseline, options.fail_on_unchecked) for r in reports if r.skipped is None
+        ],
     }
     skipped = [{"path": r.name, "reason": r.skipped} for r in reports if r.skipped is not None]
     if skipped:

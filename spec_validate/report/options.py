@@ -20,6 +20,9 @@ class RenderOptions:
     fail_on: Level = Level.MUST
     # Findings recorded earlier (--baseline): reported as known, and they do not fail the run.
     baseline: Baseline | None = None
+    # --fail-on-unchecked: a clause at or above `fail_on` not judged on every node it selects (not checked, or
+    # passed with nodes not checked) fails the input, as a failure does.
+    fail_on_unchecked: bool = False
     tool_version: str = __version__
     # text: also list the passed and not-applicable clauses.
     verbose: bool = False

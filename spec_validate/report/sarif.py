@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from spec_validate.model import Level
-from spec_validate.report.baseline import INPUT_ERROR, artifact_uri, located
+from spec_validate.report.baseline import INPUT_ERROR, artifact_uri, fingerprint, fingerprint_pack, located
 from spec_validate.report.formats import output_format
 from spec_validate.report.json import writer_to_json
 from spec_validate.report.links import docs_base, rule_page
@@ -105,6 +105,52 @@ def _notice_results(report: Report, root: str, index: dict, descriptors: list) -
     return out
 
 
+def _open_results(report: Report, root: str, index: dict, fail_on_unchecked: bool, fail_on: Level) -> list[dict[str, Any]]:
+    """A clause not judged on every node it selects: one result of kind "open" (SARIF's "the tool could not decide
+    whether the result is pass or fail"), level "none" as SARIF asks of any kind but "fail", its logical locations
+    the nodes not checked (the first ones; `properties.unchecked_count` counts them all). Not checked at all, or
+    passed on the other nodes; `properties.fails_run` is set where --fail-on-unchecked fails the run on it."""
+    from spec_validate.model import Status
+
+    failing = {id(r) for r in report.unchecked_at(fail_on)} if fail_on_unchecked else set()
+    file = artifact_uri(report.source)
+    out = []
+    for r in report.results:
+        if not r.unchecked or r.status not in (Status.NOT_CHECKED, Status.PASSED):
+            continue
+        total = max(r.unchecked_count, len(r.unchecked))
+        what = "not checked" if r.status is Status.NOT_CHECKED else f"passed where checked; not checked on {total} node(s)"
+        out.append(
+            {
+                "ruleId": r.rule.id,
+                "ruleIndex": index[r.rule.key],
+                "kind": "open",
+                "level": "none",
+                "message": {"text": f"{what}: {r.reason or r.unchecked[0][1]}"},
+                "locations": [
+                    {
+                        "physicalLocation": {"artifactLocation": {"uri": root}, "region": {"startLine": 1}},
+                        "logicalLocations": [
+                            {"fullyQualifiedName": path, "kind": "object"} for path in dict.fromkeys(p for p, _ in r.unchecked)
+                        ],
+                    }
+                ],
+                # Its own print, never a failure's: the clause's key with a mark no rule id holds.
+                "partialFingerprints": {
+                    "specValidate/v1": fingerprint(f"{r.rule.id}#not-checked", file, "", fingerprint_pack(r.rule))
+                },
+                "properties": {
+                    "status": r.status.value,
+                    "rfc2119_level": r.rule.level.value,
+                    "unchecked": [{"path": path, "reason": reason} for path, reason in r.unchecked],
+                    "unchecked_count": total,
+                    "fails_run": id(r) in failing,
+                },
+            }
+        )
+    return out
+
+
 def _input_error_descriptor() -> dict[str, Any]:
     text = "Every input can be opened as a store that spec-validate reads."
     return {
@@ -173,6 +219,7 @@ def sarif_log(reports: Sequence[Report], options: RenderOptions) -> dict[str, An
                 result["properties"] = {"writers": [writer_to_json(w) for w in item.finding.writers]}
             results.append(result)
         results.extend(_notice_results(report, root, index, descriptors))
+        results.extend(_open_results(report, root, index, options.fail_on_unchecked, options.fail_on))
     driver: dict[str, Any] = {"name": "spec-validate", "version": tool_version, "semanticVersion": tool_version}
     if options.docs_url:  # the tool's documentation, where the user names a site (informationUri is optional)
         driver["informationUri"] = docs_base(options.docs_url)

@@ -11,7 +11,7 @@ import pytest
 from memory_tree import Arr, pack, tree
 
 from spec_validate.engine.run import iter_results
-from spec_validate.model import CheckStep, Level, PackInfo, Report, Rule
+from spec_validate.model import CheckStep, ClauseResult, Level, PackInfo, Report, Rule, Status
 from spec_validate.report.html import render
 from spec_validate.report.links import rule_page
 from spec_validate.report.options import RenderOptions
@@ -149,3 +149,20 @@ def test_html_from_the_command_line_opens_without_console_errors(tmp_path, shoul
             assert problems == []
         finally:
             browser.close()
+
+
+def test_html_shows_clauses_not_checked_as_statuses_of_their_own():
+    base = report(values=(0, 1, 2))
+    none = ClauseResult(
+        RULES[0], Status.NOT_CHECKED, reason="needs --deep", unchecked=(("/a", "needs --deep"),), unchecked_count=1
+    )
+    partly = ClauseResult(RULES[2], Status.PASSED, nodes_checked=1, unchecked=(("/b", "/b: not decoded"),), unchecked_count=1)
+    text = page(Report(base.source, base.format, base.packs, base.tool_version, (*base.results, none, partly)))
+    assert 'data-status="not-checked"' in text and 'data-status="partly-checked"' in text
+    assert "<li>not checked: <code>/a</code>: needs --deep</li>" in text
+    assert 'value="not-checked" checked> NOT CHECKED (1)' in text  # shown at first, counted
+    assert "conforms at --fail-on must (1 clause(s) not checked, 1 clause(s) not fully checked: " in text
+    strict = render(
+        [Report(base.source, base.format, base.packs, "0", (*base.results, none))], RenderOptions(fail_on_unchecked=True)
+    )
+    assert '<p class="verdict fails">not fully checked at --fail-on must' in strict
