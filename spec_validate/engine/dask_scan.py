@@ -421,7 +421,7 @@ def _check_workers_may_start_processes(client: Client, address: str) -> None:
 INPUTS_PER_THREAD = 4
 
 _SLOTS_LOCK = threading.Lock()
-_SLOTS: dict[str, threading.Semaphore] = {}  # worker address -> the inputs it may validate at once
+_SLOTS: dict[tuple[str, int], threading.Semaphore] = {}  # (worker address, inputs it may validate at once) -> its slots
 
 
 def validate_input(validate_one: Callable[..., Report], job: tuple, per_thread: int = INPUTS_PER_THREAD) -> Report:
@@ -438,24 +438,27 @@ def validate_input(validate_one: Callable[..., Report], job: tuple, per_thread: 
     except (ImportError, ValueError):
         return validate_one(*job)
     with _SLOTS_LOCK:
-        slots = _SLOTS.setdefault(worker.address, threading.Semaphore(max(1, worker.state.nthreads * per_thread)))
+        size = max(1, worker.state.nthreads * per_thread)
+        slots = _SLOTS.setdefault((worker.address, size), threading.Semaphore(size))
     with slots:
         secede()
         return validate_one(*job)
 
 
 def iter_on_dask(
-    client: Client, jobs: Sequence[tuple], validate_one: Callable[..., Report], per_thread: int = INPUTS_PER_THREAD
+    client: Client, jobs: Sequence[tuple], validate_one: Callable[..., Report], per_thread: int | None = None
 ) -> Iterator[tuple[int, Report]]:
     """(index in `jobs`, report) of each input as its task finishes, each input one task on the cluster.
 
     `jobs` are the arguments of `spec_validate.cli._validate_one` (the input, select, ignore, extend, pack files,
     threads). A task that fails is its input's report, never the end of the run: a worker that died running it
     (the scheduler gave it to `allowed-failures` workers in turn) is an unreadable record, any other failure the
-    input's error. A bad rule pack is raised: it is every input's.
+    input's error. A bad rule pack is raised: it is every input's. `per_thread`: inputs a worker validates at once
+    per thread (default: INPUTS_PER_THREAD).
     """
     from distributed import as_completed
 
+    per_thread = per_thread or INPUTS_PER_THREAD
     token = uuid.uuid4().hex
     nthreads = client.nthreads().values()
     # Scan threads per input: the cluster's threads shared out among the inputs, a worker's worth at most.

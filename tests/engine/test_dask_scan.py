@@ -369,3 +369,26 @@ def test_iter_on_dask_streams_each_input_as_it_finishes_a_dead_worker_or_raising
     assert problem.message.startswith("the Dask worker validating it died (1 worker tried in turn)")
     assert reports[1].source == jobs[1][0].path and reports[1].error is None  # an unreadable record: exit 1
     assert reports[2].error == f"{jobs[2][0].path}: its Dask task failed (RuntimeError: a bug met on this input)"
+
+
+def test_iter_on_dask_validates_several_inputs_at_once_on_a_worker_of_one_thread():
+    # A small remote store mostly waits on round trips: a worker of one thread still validates INPUTS_PER_THREAD
+    # inputs at once. Each input here waits for the others at a barrier, which only inputs run together pass.
+    from spec_validate.inputs import Input
+    from spec_validate.model import Report
+
+    def validate_one(item, *rest, **options):
+        import threading
+
+        worker = distributed.get_worker()
+        barrier = worker.__dict__.setdefault("inputs_barrier", threading.Barrier(3))
+        barrier.wait(timeout=60)
+        return Report(item.path, "", (), "0", ())
+
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster,
+        distributed.Client(cluster, set_as_default=False) as client,
+    ):
+        jobs = [(Input(f"{i}.h5ad"), (), (), (), (), 1) for i in range(3)]
+        finished = dict(dask_scan.iter_on_dask(client, jobs, validate_one, per_thread=3))
+    assert sorted(finished) == [0, 1, 2] and all(r.error is None for r in finished.values())
