@@ -6,6 +6,10 @@ partials, which are small and of fixed size. The client folds them with `scan.fo
 facts are those of the serial run, down to the index and values of the first offending element, whichever
 worker read which block.
 
+Several inputs (`validate_on_dask`, `iter_on_dask`): each is one task that validates the whole input on a
+worker, its blocks scanned on that worker's threads; the reports come back as the tasks finish, and a task
+that fails (a worker that died, an exception) is its input's report, never the end of the run.
+
 The source must be something every worker can open: a path on a file system the workers share, mounted at
 the same place (relative paths are made absolute on the client), or a URL the workers can reach. A URL
 reaches the workers as it was given (the tree's `locator`), so a signed URL's query string opens the store
@@ -469,17 +473,19 @@ def iter_on_dask(
         job = (item._replace(path=worker_source(item.path)), select, ignore, extend, packs, threads)
         future = client.submit(validate_input, validate_one, job, per_thread, key=f"spec-validate-input-{token}-{i}", pure=False)
         futures[future.key] = (i, future)
+    rules: dict[tuple[str, str], Any] = {}
     try:
         for future in as_completed([f for _, f in futures.values()], loop=client.loop):
             i, _ = futures.pop(future.key)
-            yield i, _input_report(jobs[i][0], future)
+            yield i, _input_report(jobs[i][0], future, rules)
     finally:
         if futures:  # stopped early (a bad pack, an interrupt): drop what is still queued or running
             client.cancel([f for _, f in futures.values()])
 
 
-def _input_report(item: Any, future: Any) -> Report:
-    """The report of the input `item` from its finished task: as the worker made it, or one naming why it has none."""
+def _input_report(item: Any, future: Any, rules: dict[tuple[str, str], Any]) -> Report:
+    """The report of the input `item` from its finished task: as the worker made it, or one naming why it has none.
+    `rules`: the rules the earlier reports of the run brought (`_shared_rules`)."""
     from distributed import KilledWorker
 
     from spec_validate.errors import PackError
@@ -492,7 +498,7 @@ def _input_report(item: Any, future: Any) -> Report:
         # Workers opened the absolute path; the report names the input as the user gave it, its error too.
         if report.error is not None:
             report = dataclasses.replace(report, error=_as_given(report.error, worker_source(shown), shown))
-        return dataclasses.replace(report, source=shown)
+        return dataclasses.replace(_shared_rules(report, rules), source=shown)
     exc = future.exception() if future.status == "error" else None
     if isinstance(exc, PackError):
         raise PackError(str(exc)) from None
@@ -510,6 +516,20 @@ def _input_report(item: Any, future: Any) -> Report:
         first = (str(exc).strip().splitlines() or [""])[0]
         why = f"its Dask task failed ({type(exc).__name__}{': ' + first if first else ''})"
     return Report(shown, "", (), __version__, (), node=item.node, error=f"{shown}: {why}")
+
+
+def _shared_rules(report: Report, rules: dict[tuple[str, str], Any]) -> Report:
+    """The report with each of its rules replaced by the equal one an earlier report of the run brought.
+
+    Each report comes from its worker with its own copies of the rules it was checked against, which are most of
+    its size; a run of thousands of inputs would hold thousands of copies of each rule here, where a local run holds
+    one."""
+
+    def shared(result: Any) -> Any:
+        rule = rules.setdefault(result.rule.key, result.rule)
+        return result if rule is result.rule or rule != result.rule else dataclasses.replace(result, rule=rule)
+
+    return dataclasses.replace(report, results=tuple(map(shared, report.results)), context=tuple(map(shared, report.context)))
 
 
 def _shown(path: str) -> str:

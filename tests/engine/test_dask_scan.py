@@ -359,12 +359,15 @@ def test_iter_on_dask_streams_each_input_as_it_finishes_a_dead_worker_or_raising
         return _validate_one(item, *rest, **options)
 
     good = str(CASES / "h5ad" / "csr-indptr-decreasing.h5ad")
-    jobs = [(Input(p), (), (), (), (), 1) for p in (good, str(tmp_path / "dies.h5ad"), str(tmp_path / "raises.h5ad"))]
+    inputs = (good, str(tmp_path / "dies.h5ad"), str(tmp_path / "raises.h5ad"), good)
+    jobs = [(Input(p), (), (), (), (), 1) for p in inputs]
     with distributed.Client(isolating_cluster, set_as_default=False) as client:
         finished = list(dask_scan.iter_on_dask(client, jobs, validate_one))
-    assert finished[-1][0] == 1 and sorted(i for i, _ in finished) == [0, 1, 2]  # the dead worker's input comes last
+    assert finished[-1][0] == 1 and sorted(i for i, _ in finished) == [0, 1, 2, 3]  # the dead worker's input comes last
     reports = dict(finished)
-    assert to_json(reports[0]) == to_json(_validate_one(*jobs[0]))
+    assert to_json(reports[0]) == to_json(_validate_one(*jobs[0])) == to_json(reports[3])
+    # Each rule held once on the client, as in a local run, not once per report that came from a worker.
+    assert all(a.rule is b.rule for a, b in zip(reports[0].results, reports[3].results, strict=True))
     (problem,) = reports[1].problems
     assert problem.message.startswith("the Dask worker validating it died (1 worker tried in turn)")
     assert reports[1].source == jobs[1][0].path and reports[1].error is None  # an unreadable record: exit 1
