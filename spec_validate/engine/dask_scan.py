@@ -420,9 +420,10 @@ def _check_workers_may_start_processes(client: Client, address: str) -> None:
 
 # Inputs a worker validates at once per thread of its own. A small store behind a URL is mostly waiting: a
 # round trip per level of its tree, a request per document the listing does not answer for. One input at a
-# time per thread leaves the core idle for most of the run; several overlap their waits. Each holds its own
-# block in memory while it scans, so this many blocks per thread at most.
-INPUTS_PER_THREAD = 4
+# time per thread leaves the core idle for most of the run; several overlap their waits (docs/scaling.md has
+# the benchmark that chose this number). Each holds its own block in memory while it scans, so this many
+# blocks per thread at most.
+INPUTS_PER_THREAD = 8
 
 _SLOTS_LOCK = threading.Lock()
 _SLOTS: dict[tuple[str, int], threading.Semaphore] = {}  # (worker address, inputs it may validate at once) -> its slots
