@@ -274,9 +274,9 @@ def _zip_holds_zarr(path: str) -> bool:
 def _expand_url(url: str, excluded: _Excluder) -> list[Input]:
     """A URL as an input, or, where it is listed as a folder (not a store), what a search of it finds.
 
-    A URL named as a data file or a store (`.h5ad`, `.zarr`, ...), or of a protocol that is neither http(s) nor an
-    object store's (s3://, gs://, az://), is one input as given; any other costs one request: its directory page,
-    or the listing of the prefix.
+    A URL named as a data file, a store (`.h5ad`, `.zarr`, ...) or a Zarr document (a key inside a store, as
+    pre-commit passes them), or of a protocol that is neither http(s) nor an object store's (s3://, gs://, az://),
+    is one input as given; any other costs one request: its directory page, or the listing of the prefix.
     """
     from urllib.parse import urlsplit
 
@@ -289,7 +289,8 @@ def _expand_url(url: str, excluded: _Excluder) -> list[Input]:
     path = urlsplit(url).path if scheme in HTTP_PROTOCOLS else url.split("://", 1)[1].partition("/")[2]
     name = path.rstrip("/").rpartition("/")[2].lower()
     searchable = scheme in HTTP_PROTOCOLS or scheme in CLOUD_SCHEMES
-    if not searchable or name.endswith(DATA_SUFFIXES + STORE_SUFFIXES + (".h5", ".hdf5", ".nwb")):
+    named = name.endswith(DATA_SUFFIXES + STORE_SUFFIXES + (".h5", ".hdf5", ".nwb")) or name in STORE_DOCUMENTS + STRAY_DOCUMENTS
+    if not searchable or named:
         return [Input(url)]
     try:
         folders = FolderListings(url)

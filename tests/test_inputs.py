@@ -294,7 +294,7 @@ def test_discover_passes_s3_prefix_of_a_store_without_its_name_is_one_input(buck
 
 
 def test_discover_passes_s3_url_named_as_a_store_or_file_costs_no_request(bucket):
-    urls = ["s3://archive/data/a.zarr", "s3://archive/data/sub/deeper/cells.H5AD"]
+    urls = ["s3://archive/data/a.zarr", "s3://archive/data/sub/deeper/cells.H5AD", "s3://archive/data/a.zarr/.zgroup"]
     assert discover(urls) == [Input(u) for u in urls]
     assert not bucket.requests
 
