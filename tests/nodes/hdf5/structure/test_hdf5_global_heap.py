@@ -232,6 +232,12 @@ def _library_values(path: Path) -> dict[tuple[str, str], object]:
     return out
 
 
+def _comparable(values: dict[tuple[str, str], object]) -> dict[tuple[str, str], object]:
+    """Object references (anndata 0.7's `categories`) compare by the file handle they came from, and the tool and
+    the library each open their own: such values are compared by kind; they are not read from the global heap."""
+    return {k: "<object reference>" if isinstance(v, h5py.Reference) else v for k, v in values.items()}
+
+
 def _tool_values(path: Path) -> dict[tuple[str, str], object]:
     from spec_validate.nodes.open import open_store
 
@@ -293,7 +299,7 @@ def test_corpus_string_attributes_read_from_the_heap_are_what_the_library_reads(
     files = [f for f in files if "hostile" not in f.parts]
     compared = 0
     for path in files:
-        tool, library = _tool_values(path), _library_values(path)
+        tool, library = _comparable(_tool_values(path)), _comparable(_library_values(path))
         assert tool == library, path
         compared += len(tool)
     assert compared > 500
