@@ -95,7 +95,7 @@ def ome_document(node: Node) -> Mapping[str, Any]:
 
     Raises NotApplicable where there is none (a v3 group without an `ome` object)."""
     attrs = node.attrs
-    if node.tree.format == "zarr-v3":
+    if node.tree.format.startswith("zarr-v3"):  # a store, or an attributes document on its own (zarr-v3-attributes)
         doc = attrs.get("ome")
         if not isinstance(doc, Mapping):
             raise NotApplicable(f"{node.path} has no OME-Zarr metadata (no 'ome' object in its attributes)")
