@@ -65,6 +65,21 @@ def test_attributes_passes_a_valid_document_conforms_with_the_hierarchy_not_chec
             assert r.unchecked == (("/", HIERARCHY_UNKNOWN),)
 
 
+@pytest.mark.parametrize("doc", [V04, V05], ids=["0.4", "0.5"])
+def test_attributes_passes_the_json_report_validates_against_its_schema(tmp_path, doc):
+    from pathlib import Path
+
+    import jsonschema
+
+    from spec_validate.report.json import render
+    from spec_validate.report.options import RenderOptions
+
+    schema = json.loads((Path(spec_validate.__file__).parent / "report" / "report.schema.json").read_text())
+    out = json.loads(render([spec_validate.validate(_write(tmp_path, doc))], RenderOptions()))
+    jsonschema.Draft202012Validator(schema).validate(out)
+    assert out["reports"][0]["format"] == ("zarr-v2-attributes" if "multiscales" in doc else "zarr-v3-attributes")
+
+
 def test_attributes_fails_a_clause_of_the_document_itself(tmp_path):
     doc = json.loads(json.dumps(V05))
     doc["ome"]["multiscales"][0]["axes"][0]["type"] = "channel"  # one space axis: two or three are needed
