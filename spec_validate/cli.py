@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check scientific array stores (AnnData .h5ad/.zarr, Zarr, h5Seurat, NWB-Zarr, CXG) clause by clause "
         "against their format specs.",
         epilog="spec-validate coverage [--spec NAME] [--format text|json|markdown]: which statements of each spec the "
-        "rules check, and why the others are not (spec-validate coverage --help).",
+        "rules check, and why the others are not (spec-validate coverage --help). spec-validate ome-conformance PATH: "
+        '{"valid": bool, "message": str} for one OME-Zarr input, for the OME-Zarr spec\'s conformance harness.',
     )
     p.add_argument(
         "paths",
@@ -381,13 +382,18 @@ def _packs(extra: Sequence[str]) -> list[Pack]:
 
 
 def _subcommand(argv: Sequence[str] | None) -> int | None:
-    """`spec-validate coverage ...` is the one subcommand (spec_validate/coverage.py); None for a validation run.
-    A store named `coverage` in the working directory is validated as `./coverage`."""
+    """`spec-validate coverage ...` (spec_validate/coverage.py) and `spec-validate ome-conformance PATH`
+    (spec_validate/ome_conformance.py) are the subcommands; None for a validation run. A store named `coverage` in
+    the working directory is validated as `./coverage`."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["coverage"]:
         from spec_validate import coverage
 
         return coverage.main(args[1:])
+    if args[:1] == ["ome-conformance"]:
+        from spec_validate import ome_conformance
+
+        return ome_conformance.main(args[1:])
     return None
 
 

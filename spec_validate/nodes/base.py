@@ -49,7 +49,7 @@ class StringStorage(NamedTuple):
 class Storage(NamedTuple):
     """Container-level facts about an array, whatever the backend."""
 
-    format: str  # "hdf5", "zarr-v2", "zarr-v3", "tiledb"
+    format: str  # "hdf5", "zarr-v2", "zarr-v3", "tiledb"; "zarr-v2-attributes", "zarr-v3-attributes" (nodes/attributes)
     string: StringStorage | None = None
     codecs: tuple[str, ...] = ()  # codec / filter ids in order (zarr: filters then compressor)
     compressor: str | None = None
@@ -590,7 +590,7 @@ class Tree(ABC):
     """An opened store: its root node, path lookup, and the facts about the container."""
 
     source: str  # the store as messages and reports name it (a URL without user, password or query string)
-    format: str  # "hdf5", "zarr-v2", "zarr-v3", "tiledb"
+    format: str  # "hdf5", "zarr-v2", "zarr-v3", "tiledb"; "zarr-v2-attributes", "zarr-v3-attributes" (nodes/attributes)
     # What opens the store again in another process (a Dask worker), when `source` would not: the URL as
     # given, signed query string included. Never shown in a message or report.
     locator: str | None = None
