@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 Sink = Callable[[int, Report], None]
 ValidateAll = Callable[[argparse.Namespace, "Settings", list["Input"], Sink], object]
 
+RUN_LINE_LIMIT = 1 << 20  # bytes: a run line is far shorter; a FILE whose first line is longer is none of ours
 # The fields of the run line, as a message names them.
 LABELS = {
     "version": "tool version",
@@ -143,14 +145,16 @@ def _resume(path: str, identity: dict[str, Any], keys: list[str]) -> list[tuple[
 
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            first = fh.readline(RUN_LINE_LIMIT)  # bounded: FILE may be anything, a large file with no newline too
+            if not first:
+                return None
+            if len(first) == RUN_LINE_LIMIT and not first.endswith(b"\n"):
+                raise SpecValidateError(f"{path}: not a spec-validate --format jsonl file (its first line is no run line)")
+            previous = jsonl.read(itertools.chain([first], fh), path)
     except FileNotFoundError:
-        data = b""
+        return None
     except OSError as exc:
         raise InputError(f"{path}: {exc.strerror or exc}") from None
-    if not data:
-        return None
-    previous = jsonl.read(data, path)
     _same_run(path, previous.run, identity)
     where = {key: position for position, key in enumerate(keys)}
     seen: dict[str, int] = {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TextIO
 
 from spec_validate.errors import SpecValidateError
@@ -103,25 +103,26 @@ class Previous(NamedTuple):
     keep: int
 
 
-def read(data: bytes, name: str) -> Previous:
-    """The run line and the inputs of a jsonl file's bytes. Only the last line may be cut short (the run was killed
-    while writing it): that input is validated again. Anything else that is not a line of this format is a
-    one-line error naming `name`."""
-    lines = data.split(b"\n")
-    complete = lines[:-1]  # the part after the last newline is empty, or a line cut short
-    if not complete:
-        raise SpecValidateError(f"{name}: not a spec-validate --format jsonl file (no complete first line)")
-    first = _parse(complete[0])
-    if not isinstance(first, dict) or first.get("type") != RUN or not isinstance(first.get("run"), dict):
-        raise SpecValidateError(f"{name}: not a spec-validate --format jsonl file (its first line is no run line)")
+def read(lines: Iterable[bytes], name: str) -> Previous:
+    """The run line and the inputs of a jsonl file, read line by line (an open binary file: a run over an archive
+    leaves a file too large to hold at once). Only the last line may be cut short (the run was killed while
+    writing it): that input is validated again. Anything else that is not a line of this format is a one-line
+    error naming `name`."""
+    run: dict[str, Any] | None = None
     records: list[Record] = []
-    keep = len(complete[0]) + 1
-    offset = keep
+    keep = offset = 0
     summary_at = 0  # the line of a summary: the run had finished, and only its summary is dropped
-    for number, raw in enumerate(complete[1:], start=2):
-        offset += len(raw) + 1
+    for number, raw in enumerate(lines, start=1):
+        offset += len(raw)
+        if not raw.endswith(b"\n"):  # the last line, cut short
+            break
         line = _parse(raw)
         kind = line.get("type") if isinstance(line, dict) else None
+        if run is None:
+            if kind != RUN or not isinstance(line.get("run"), dict):
+                raise SpecValidateError(f"{name}: not a spec-validate --format jsonl file (its first line is no run line)")
+            run, keep = line["run"], offset
+            continue
         if summary_at or kind not in (REPORT, SKIPPED, SUMMARY):
             what = f"follows its summary (line {summary_at})" if summary_at else "is no line of spec-validate --format jsonl"
             raise SpecValidateError(f"{name}: line {number} {what}")
@@ -137,7 +138,9 @@ def read(data: bytes, name: str) -> Previous:
             raise SpecValidateError(f"{name}: line {number} names no input")
         records.append(Record(key, found, number))
         keep = offset
-    return Previous(first["run"], records, keep)
+    if run is None:
+        raise SpecValidateError(f"{name}: not a spec-validate --format jsonl file (no complete first line)")
+    return Previous(run, records, keep)
 
 
 def _parse(raw: bytes) -> Any:

@@ -92,7 +92,7 @@ def test_jsonl_read_keeps_complete_inputs_and_drops_a_line_cut_short(reports):
     text = spec_validate.render(reports, "jsonl").encode()
     lines = text.splitlines(keepends=True)
     cut = b"".join(lines[:3]) + lines[3][:40]  # killed while writing the third input's line
-    previous = jsonl.read(cut, "run.jsonl")
+    previous = jsonl.read(io.BytesIO(cut), "run.jsonl")
     assert previous.run["fail_on"] == "must"
     assert [r.key for r in previous.records] == [reports[0].name, reports[1].name]
     assert [r.line for r in previous.records] == [2, 3]
@@ -102,7 +102,7 @@ def test_jsonl_read_keeps_complete_inputs_and_drops_a_line_cut_short(reports):
 
 def test_jsonl_read_of_a_finished_run_drops_only_its_summary(reports):
     text = spec_validate.render(reports, "jsonl").encode()
-    previous = jsonl.read(text, "run.jsonl")
+    previous = jsonl.read(io.BytesIO(text), "run.jsonl")
     assert [r.key for r in previous.records] == [r.name for r in reports]
     assert previous.records[-1].digest == archive.skipped(reports[3].name)
     assert text[previous.keep :].startswith(b'{"type":"summary"')
@@ -128,5 +128,5 @@ def test_jsonl_read_of_a_finished_run_drops_only_its_summary(reports):
 )
 def test_jsonl_read_of_what_no_run_wrote_is_a_one_line_error(data, message):
     with pytest.raises(SpecValidateError, match=r"^run\.jsonl: ") as raised:
-        jsonl.read(data, "run.jsonl")
+        jsonl.read(io.BytesIO(data), "run.jsonl")
     assert message in str(raised.value) and "\n" not in str(raised.value)
