@@ -649,6 +649,31 @@ def only_chunk_keys(node: Node, options: Options, scope: Scope) -> Iterator[Find
             )
 
 
+# The keys a Zarr v2 group holds itself: its documents. .zmetadata at any group (writers consolidate each image of
+# a plate, and a reader opening that group reads it); a .zarray beside a .zgroup is a node of two kinds, which the
+# tree reports, not counted here.
+V2_GROUP_OWN_KEYS = frozenset({".zgroup", ".zattrs", ".zarray", ".zmetadata"})
+
+
+@check(kind="group", own_keys=True)
+def group_keys_known_v2(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every key stored below the Zarr v2 group is one of its documents or lies under one of its child nodes.
+
+    Any other key (a `.DS_Store`, a README, netcdf-c's `.nczgroup`, a folder of files that is no node) is never
+    read by a Zarr v2 reader. Keys of a child node are that node's to report (`only_chunk_keys` for an array, this
+    check for a group). Not checked when the store was not listed.
+    """
+    children = set(node.children())
+    for key in listed_keys(node):
+        first = key.split("/", 1)[0]
+        if first in children or key in V2_GROUP_OWN_KEYS:
+            continue
+        yield Finding(
+            f"stores key {key!r}, which belongs to no node of the hierarchy: a Zarr v2 reader never reads it",
+            details={"key": key},
+        )
+
+
 def _raw_keys(node: Node) -> list[str]:
     """The store's keys as stored (`Node.stored_raw_keys`), at its root. Raises NotChecked at the root of a store that
     was not listed, NotApplicable elsewhere and for backends whose keys cannot be listed as stored."""
