@@ -90,6 +90,7 @@ def validate(
     activity.reading(f"opening {_shown(os.fspath(path))}")
     with open_store(os.fspath(path), list_folders) as tree:
         activity.opened(tree.format)
+        tree.tell = activity.reading  # a node that takes long to read is named, wherever the engine is
         if node != "/" and _found(tree, node) is None:
             raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
         prefer_attributes(tree, chosen, selection)  # before the writer detection walks the store

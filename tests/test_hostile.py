@@ -431,6 +431,32 @@ def test_timeout_reports_a_crashed_reader_and_goes_on(tmp_path, monkeypatch):
 
 
 @pytest.mark.filterwarnings("ignore:TileDB is a multithreading library:UserWarning")  # as the test above
+def test_timeout_names_the_node_whose_attributes_were_being_read(tmp_path, monkeypatch):
+    """An object whose attributes take long to read (100,000 of them) is named, whatever the engine was doing when
+    it met it (here the writer detection, which once was all the report said, against the store's root)."""
+    import multiprocessing
+    import time
+
+    from spec_validate import cli, watchdog
+    from spec_validate.nodes.hdf5.tree import HDF5Tree
+
+    real = HDF5Tree.attributes_problem
+
+    def slow(self, node, oid):
+        if node.path == "/uns":
+            time.sleep(120)
+        return real(self, node, oid)
+
+    monkeypatch.setattr(HDF5Tree, "attributes_problem", slow)
+    monkeypatch.setattr(watchdog, "_context", lambda: multiprocessing.get_context("fork"))  # the patch must reach it
+    out = tmp_path / "report.json"
+    code = cli.main([str(VALID_H5AD), "--timeout", "3", "--format", "json", "-o", str(out), "--quiet", "--isolated"])
+    (problem,) = json.loads(out.read_text())["reports"][0]["problems"]
+    assert code == 1 and problem["key"] == "/uns"
+    assert problem["message"] == "timed out after 3 s while reading the attributes of /uns"
+
+
+@pytest.mark.filterwarnings("ignore:TileDB is a multithreading library:UserWarning")  # as the test above
 def test_timeout_says_a_report_that_cannot_be_sent_in_one_line_not_as_a_crash(monkeypatch):
     """A report holding what does not pickle (once an h5py reference in a finding) is the tool's bug: one line, never
     "the reader crashed" (the child was killed while it raised, after the parent had given up on it)."""

@@ -607,6 +607,10 @@ class Tree(ABC):
     locator: str | None = None
     remote = False  # read over a network (a URL): the scan overlaps more block reads, to hide round trips
     list_folders = True  # False: a remote store opened to be read without listing (open_store's list_folders)
+    # Told what the tree starts reading that may take long on a hostile input, naming the node ("reading the
+    # attributes of /uns/x": an object of 100,000 attributes). The engine sets its activity line here, which
+    # `--timeout` names when time runs out: without it, the time was charged to whatever the engine said last.
+    tell: Callable[..., None] | None = None  # `engine.activity.reading`: its words, joined only when someone listens
 
     @property
     @abstractmethod
