@@ -807,7 +807,7 @@ def filesystem(url: str) -> tuple[Any, str]:
             except Exception as exc:
                 raise InputError(f"{shown}: {describe_error(exc, url)}") from None
         login = None if urlsplit(url).username is not None else _netrc_login(urlsplit(url).hostname)
-        return ObjectStoreFileSystem(HTTP_CONNECT_TIMEOUT, HTTP_READ_TIMEOUT, login), url
+        return ObjectStoreFileSystem(HTTP_CONNECT_TIMEOUT, HTTP_READ_TIMEOUT, login, within=url), url
     try:
         import fsspec.core
     except ImportError:

@@ -279,14 +279,38 @@ class HostileHandler(RangeHandler):
 
     release = threading.Event()
     STALLED: ClassVar[dict[str, tuple[str, ...]]] = {"stall-one": ("obs/.zattrs", "X/indptr/0"), "stall-folder": ("obsm/",)}
+    # Keys that answer with a redirect: under /away/ to another path of this host, outside the store (a document
+    # of someone else's, which must not be read for this one); under /inside/ to another path inside it.
+    MOVED: ClassVar[dict[str, dict[str, str]]] = {
+        "away": {"obs/.zattrs": "/secret/.zattrs", "X/indptr/0": "/secret/0"},
+        "inside": {"obs/.zattrs": "/inside/{case}/obs/moved/../.zattrs?v=1", "X/indptr/0": "/inside/{case}/X/indptr/./0?v=1"},
+    }
 
     def translate_path(self, path: str) -> str:
         prefix, _, rest = path.lstrip("/").partition("/")
-        return super().translate_path(f"/{rest}" if prefix in self.STALLED else path)
+        return super().translate_path(f"/{rest}" if prefix in self.STALLED or prefix in self.MOVED else path)
+
+    def _moved(self, prefix: str, rest: str) -> None:
+        case, _, key = rest.partition("/")
+        if prefix == "secret":
+            body = b'{"' + SECRET + b'": 1}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        elif key in self.MOVED[prefix]:
+            self.send_response(302)
+            self.send_header("Location", self.MOVED[prefix][key].format(case=case))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            super().do_GET()  # served from below the prefix (`translate_path`)
 
     def do_GET(self) -> None:
         port = self.server.server_address[1]
         prefix, _, rest = self.path.lstrip("/").partition("/")
+        if prefix in (*self.MOVED, "secret"):
+            return self._moved(prefix, rest)
         if prefix in self.STALLED:
             if rest.partition("/")[2] not in self.STALLED[prefix]:
                 return super().do_GET()  # served from below the prefix (`translate_path`), redirects kept under it
@@ -336,6 +360,7 @@ def hostile_base(served):
 
 
 ZARR_CASE = "categorical-code-too-large.zarr"
+SECRET = b"SECRET-of-another-store-0123"
 
 
 def test_http_redirect_to_another_host_is_not_followed(hostile_base):
@@ -343,8 +368,29 @@ def test_http_redirect_to_another_host_is_not_followed(hostile_base):
         validate(f"{hostile_base}/elsewhere/{ZARR_CASE}")
 
 
-def test_http_redirect_on_the_same_host_is_followed(hostile_base, served):
-    redirected = validate(f"{hostile_base}/here/{ZARR_CASE}")
+def test_http_redirect_on_the_same_host_outside_the_store_is_not_followed(hostile_base):
+    """Every key of /here/<case> redirects to /<case>, a store of the same host but not this one: not opened."""
+    with pytest.raises(InputError, match=r"redirected to /categorical.*outside the store \(/here/categorical.*not followed"):
+        validate(f"{hostile_base}/here/{ZARR_CASE}")
+
+
+def test_http_redirect_of_a_document_and_a_chunk_outside_the_store_is_an_unreadable_record(hostile_base, tmp_path):
+    """A document and a chunk answering 302 to another path of the host: each is one unreadable record naming the
+    redirect, what lies there is never shown, and the rest is judged (exit 1, not 2)."""
+    out = tmp_path / "report.json"
+    code = main([f"{hostile_base}/away/{ZARR_CASE}", "--format", "json", "-o", str(out), "--quiet", "--isolated"])
+    text = out.read_text()
+    problems = {p["key"]: p["message"] for p in json.loads(text)["reports"][0]["problems"]}
+    assert code == 1 and sorted(problems) == ["/X/indptr", "obs/.zattrs"], problems
+    assert "redirected to /secret/.zattrs, outside the store" in problems["obs/.zattrs"]
+    assert "redirected to /secret/0, outside the store" in problems["/X/indptr"]
+    assert SECRET.decode() not in text
+
+
+def test_http_redirect_inside_the_store_is_followed(hostile_base, served):
+    """A document and a chunk answering 302 to another URL inside the store (dot segments, a query): followed, and
+    the report is the local one."""
+    redirected = validate(f"{hostile_base}/inside/{ZARR_CASE}")
     assert clauses(redirected) == clauses(local_report(str(served / ZARR_CASE), False))
 
 
