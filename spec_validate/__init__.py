@@ -100,6 +100,7 @@ def validate(
         return Report(_shown(os.fspath(path)), exc.format, (), __version__, (), unreadable, node=node)
     with opened as tree:
         activity.opened(tree.format)
+        tree.tell = activity.reading  # a node that takes long to read is named, wherever the engine is
         if node != "/" and _found(tree, node) is None:
             raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
         prefer_attributes(tree, chosen, selection)  # before the writer detection walks the store

@@ -754,7 +754,9 @@ def _same_json(a: Any, b: Any) -> bool:
 def _stored_documents(node: Node) -> dict[str, Any]:
     """Key relative to the group -> the parsed document, for every .zarray/.zgroup/.zattrs at or below it.
 
-    A document that is not JSON is kept as the sentinel string "<not JSON>", so it differs from any copy.
+    A document that is not JSON is kept as the sentinel string "<not JSON>", so it differs from any copy. One that
+    cannot be read (a remote read that timed out) is left out: what it holds is unknown, and the comparison is not
+    made for it (`_unread_document`).
     """
     out: dict[str, Any] = {}
     for rel in node.stored_keys() or ():
@@ -765,8 +767,10 @@ def _stored_documents(node: Node) -> dict[str, Any]:
             if doc is None and node.read_key(rel) is None:
                 continue  # named by consolidated metadata (a store read without listing), not stored
             out[rel] = doc
-        except (JSONProblem, NodeError):
+        except JSONProblem:
             out[rel] = "<not JSON>"
+        except NodeError:
+            continue
     return out
 
 

@@ -215,13 +215,14 @@ class DaskScanner:
 
         token = uuid.uuid4().hex
         tasks = _tasks(scans)
-        if not tasks:  # nothing to read (no arrays, or only empty ones): no round trip to the cluster
+        first = next(tasks, None)
+        if first is None:  # nothing to read (no arrays, or only empty ones): no round trip to the cluster
             return {scan.node.path: fold(scan.requests, ()) for scan in scans}
         sources = [worker_source(scan.node.tree.locator or scan.node.tree.source) for scan in scans]
         partials: list[dict[int, list[Partials | None]]] = [{} for _ in scans]
         failed: dict[int, tuple[int, NodeError]] = {}  # scan -> (block, error): the first failing block wins
         cap = self.in_flight or max(8, IN_FLIGHT_PER_THREAD * sum(self.client.nthreads().values()))
-        queue = iter(tasks)
+        queue = itertools.chain((first,), tasks)
         running: dict[str, tuple[_Task, Any]] = {}  # key -> (task, future)
         # Results are fetched in the client's event loop as tasks finish, not one blocking round trip each.
         done = as_completed(loop=self.client.loop, with_results=True, raise_errors=False)
@@ -269,16 +270,16 @@ class DaskScanner:
         return _gather(scans, partials, failed)
 
 
-def _tasks(scans: Sequence[ArrayScan]) -> list[_Task]:
-    """One task per block of rows of each scan (one for a scan read whole)."""
-    tasks: list[_Task] = []
+def _tasks(scans: Sequence[ArrayScan]) -> Iterator[_Task]:
+    """One task per block of rows of each scan (one for a scan read whole), made as they are submitted: never listed
+    up front, since a declared shape may ask for more blocks than memory holds."""
     for i, scan in enumerate(scans):
         if scan.rows is None:
-            tasks.append(_Task(i, 0, None, scan.elements))
+            yield _Task(i, 0, None, scan.elements)
             continue
         per_row = row_elements(scan.node.shape) if scan.node.shape else 1
-        tasks.extend(_Task(i, j, rows, (rows[1] - rows[0]) * per_row) for j, rows in enumerate(scan.rows))
-    return tasks
+        for j, rows in enumerate(scan.rows):
+            yield _Task(i, j, rows, (rows[1] - rows[0]) * per_row)
 
 
 def _record_failure(task: _Task, exc: BaseException, failed: dict[int, tuple[int, NodeError]]) -> None:
