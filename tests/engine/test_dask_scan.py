@@ -148,6 +148,7 @@ def test_dask_workers_read_a_signed_url_and_give_the_local_report(client, case):
         "zarr.array.chunk-keys",
         "zarr.array.chunk-keys-in-grid",
         "zarr.array.only-chunk-keys",
+        "zarr.group.unread-keys",
         "zarr.consolidated.matches-documents",
         "zarr.keys.normalized",
         "zarr.keys.ascii",
