@@ -43,7 +43,11 @@ def image(group: zarr.Group, fmt, labels: bool) -> None:
             storage_options={"chunks": (1, 16, 16)},
             label_metadata={
                 "colors": [{"label-value": 1, "rgba": [255, 0, 0, 255]}, {"label-value": 2, "rgba": [0, 255, 0, 255]}],
-                "properties": [{"label-value": 1, "class": "cell"}, {"label-value": 2, "class": "nucleus"}],
+                "properties": [
+                    {"label-value": 1, "class": "cell"},
+                    {"label-value": 2, "class": "nucleus"},
+                    {"label-value": 0, "class": "background"},  # every value the label image holds is described
+                ],
             },
         )
 
@@ -359,6 +363,10 @@ MUTATIONS: dict[str, tuple[str, Callable[[Path, str], None]]] = {
         "Both colors are for label-value 1.",
         lambda s, v: edit_ome(s, LABEL, v, lambda o: o["image-label"]["colors"][1].update({"label-value": 1})),
     ),
+    "label-properties-not-list": (
+        "The label image's properties is one object, not a list.",
+        lambda s, v: edit_ome(s, LABEL, v, lambda o: o["image-label"].update(properties={"label-value": 1})),
+    ),
     "label-property-no-value": (
         "The first property has no label-value.",
         lambda s, v: edit_ome(s, LABEL, v, lambda o: o["image-label"]["properties"][0].pop("label-value")),
@@ -443,6 +451,24 @@ MUTATIONS: dict[str, tuple[str, Callable[[Path, str], None]]] = {
         lambda s, v: edit_array(s, IMAGE + "/s1", v, lambda d: d.update(dimension_names=["c", "x", "y"])),
     ),
 }
+
+
+def _without_property(value: int):
+    def fn(o):
+        label = o["image-label"]
+        label["properties"] = [p for p in label["properties"] if p["label-value"] != value]
+
+    return fn
+
+
+# name -> (what, how), as MUTATIONS, applied to a copy of the valid store that keeps its chunks: cases about values,
+# validated with --deep.
+DATA_MUTATIONS: dict[str, tuple[str, Callable[[Path, str], None]]] = {
+    "label-value-undescribed": (
+        "A/1/0/labels/cells' properties no longer describe the label value 2, which its arrays hold.",
+        lambda s, v: edit_ome(s, LABEL, v, _without_property(2)),
+    ),
+}
 ONLY = {  # mutations of keys one version has and the other has not
     "0.4": {"multiscales-no-version", "plate-no-version", "well-no-version", "label-colors-repeated", "label-no-version"},
     "0.5": {"version-mixed", "dimension-names-missing", "dimension-names-differ", "label-bool"},
@@ -453,8 +479,10 @@ ONLY_OTHER = {v: set().union(*(s for w, s in ONLY.items() if w != v)) for v in O
 def _bf2raw_mutations(version: str):
     def key(o):
         return o.update({"bioformats2raw.layout": 2})
+
     def series(o):
         return o.update(series="0")
+
     return {
         "bioformats2raw-layout-2": ("The root's bioformats2raw.layout is 2.", lambda s, v: edit_ome(s, "", v, key)),
         "bioformats2raw-series-string": ("The OME group's series is the string '0'.", lambda s, v: edit_ome(s, "OME", v, series)),
@@ -533,6 +561,11 @@ def main(only: str | None = None) -> None:
         for name, (_, how) in {**cases, **_legacy(version)}.items():
             path = out / f"{name}.zarr"
             copy(valid, path)
+            how(path, version)
+        for name, (_, how) in DATA_MUTATIONS.items():
+            path = out / f"{name}.zarr"
+            shutil.rmtree(path, ignore_errors=True)
+            shutil.copytree(valid, path)
             how(path, version)
         for name, (_, how) in _bf2raw_mutations(version).items():
             path = out / f"{name}.zarr"

@@ -17,11 +17,12 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from spec_validate.checks.api import Options, check
+from spec_validate.checks.api import NEEDS_DEEP, Options, check
 from spec_validate.checks.attrs import TYPES, is_type, type_name
 from spec_validate.checks.schemas import KEY
 from spec_validate.excerpt import cut
-from spec_validate.model import Finding, NotApplicable, Scope
+from spec_validate.kernels.facts import FactRequest
+from spec_validate.model import Finding, NotApplicable, NotChecked, Scope
 from spec_validate.nodes.base import Node, normalize_path
 
 AT = {"type": "string", "pattern": r"^[A-Za-z0-9_.-]+(\[\*\])?(\.[A-Za-z0-9_-]+(\[\*\])?)*$"}
@@ -95,7 +96,7 @@ def ome_document(node: Node) -> Mapping[str, Any]:
 
     Raises NotApplicable where there is none (a v3 group without an `ome` object)."""
     attrs = node.attrs
-    if node.tree.format == "zarr-v3":
+    if node.tree.format.startswith("zarr-v3"):  # a store, or an attributes document on its own (zarr-v3-attributes)
         doc = attrs.get("ome")
         if not isinstance(doc, Mapping):
             raise NotApplicable(f"{node.path} has no OME-Zarr metadata (no 'ome' object in its attributes)")
@@ -658,6 +659,87 @@ def ome_label_arrays_integer(node: Node, options: Options, scope: Scope) -> Iter
                     f"{place}.datasets[{i}] ({path!r}) has data type {array.dtype.name}, not an integer type",
                     details={"dtype": array.dtype.name},
                 )
+
+
+# The most distinct values of one label array collected (the distinct_values kernel's bound): past it, the values
+# collected that properties do not describe are still reported, but a label image they all are is not checked.
+MAX_LABEL_VALUES = 100_000
+MAX_UNDESCRIBED_SHOWN = 10
+
+
+def _described(doc: Mapping[str, Any]) -> set[int]:
+    """The integer `label-value`s of the label image's `properties`; NotApplicable where it has no such list."""
+    label = doc.get("image-label")
+    properties = label.get("properties") if isinstance(label, Mapping) else None
+    if "multiscales" not in doc or not isinstance(properties, list):
+        raise NotApplicable("not a label image with a properties list")
+    return {p["label-value"] for p in properties if isinstance(p, Mapping) and is_type(p.get("label-value"), "integer")}
+
+
+def _label_levels(node: Node) -> list[tuple[str, int, Any, Node]]:
+    """(place, index, path, array) for each resolution level of the label image stored as an integer array."""
+    return [
+        (place, i, path, array)
+        for place, ms in _multiscales(node)
+        for i, path, array in _levels(node, ms)
+        if array is not None and array.dtype is not None and array.dtype.name in INTEGER_DTYPES
+    ]
+
+
+def _label_values(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    _described(ome_document(node))
+    levels = _label_levels(node)
+    if not levels:
+        raise NotApplicable("no resolution level is an integer array (the rules on the levels report them)")
+    if not scope.deep:  # the clause concerns the label image all the same: it is not checked in this run
+        raise NotChecked(NEEDS_DEEP)
+    bound = (("max_distinct", options.get("max_distinct", MAX_LABEL_VALUES)),)
+    return {array.path: FactRequest("distinct_values", bound, node=array.path) for _, _, _, array in levels}
+
+
+@check(
+    options={"properties": {"max_distinct": {"type": "integer", "minimum": 1}}},
+    kind="group",
+    facts=_label_values,
+)
+def ome_label_values_described(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every value each resolution level of a label image holds is one its `image-label.properties` describe (the
+    `label-value` of one of them).
+
+    Runs only with --deep: each level's array is read once, block by block, and its distinct values collected (the
+    `distinct_values` kernel, shared with every other rule on the array), at most `max_distinct` (default 100,000)
+    of them. One finding per level: how many values no property describes, and the smallest few. Past the bound, the
+    values collected that no property describes are still reported; a level all of whose collected values are
+    described is not checked (more values than were collected).
+    Not applicable when: the group is not a label image with a `properties` list, or none of its levels is an
+    integer array; not checked without --deep.
+    """
+    described = _described(ome_document(node))
+    bound = options.get("max_distinct", MAX_LABEL_VALUES)
+    findings, overflowed = [], []
+    for place, i, path, array in _label_levels(node):
+        result = facts.get(array.path)
+        if result is None:
+            continue
+        missing = [v for v in result.values.tolist() if v not in described]
+        if missing:
+            shown = ", ".join(map(str, missing[:MAX_UNDESCRIBED_SHOWN]))
+            count = f"at least {len(missing)}" if result.overflow else str(len(missing))
+            findings.append(
+                Finding(
+                    f"{place}.datasets[{i}] ({path!r}) holds {count} value(s) that image-label.properties does not "
+                    f"describe: {shown}{', ...' if len(missing) > MAX_UNDESCRIBED_SHOWN else ''}",
+                    details={"level": path, "undescribed": missing[:MAX_UNDESCRIBED_SHOWN], "count": len(missing)},
+                )
+            )
+        elif result.overflow:
+            overflowed.append(path)
+    if overflowed and not findings:  # a level failing already fails the clause; else the unchecked levels say why
+        raise NotChecked(
+            f"{', '.join(map(repr, overflowed))}: more than {bound} distinct values, all those collected described; "
+            "the rest are not checked"
+        )
+    yield from findings
 
 
 def _lists_label(parent: Node, node: Node) -> bool:

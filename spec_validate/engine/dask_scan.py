@@ -219,13 +219,14 @@ class DaskScanner:
 
         token = uuid.uuid4().hex
         tasks = _tasks(scans)
-        if not tasks:  # nothing to read (no arrays, or only empty ones): no round trip to the cluster
+        first = next(tasks, None)
+        if first is None:  # nothing to read (no arrays, or only empty ones): no round trip to the cluster
             return {scan.node.path: fold(scan.requests, ()) for scan in scans}
         sources = [worker_source(scan.node.tree.locator or scan.node.tree.source) for scan in scans]
         partials: list[dict[int, list[Partials | None]]] = [{} for _ in scans]
         failed: dict[int, tuple[int, NodeError]] = {}  # scan -> (block, error): the first failing block wins
         cap = self.in_flight or max(8, IN_FLIGHT_PER_THREAD * sum(self.client.nthreads().values()))
-        queue = iter(tasks)
+        queue = itertools.chain((first,), tasks)
         running: dict[str, tuple[_Task, Any]] = {}  # key -> (task, future)
         # Results are fetched in the client's event loop as tasks finish, not one blocking round trip each.
         done = as_completed(loop=self.client.loop, with_results=True, raise_errors=False)
@@ -273,16 +274,16 @@ class DaskScanner:
         return _gather(scans, partials, failed)
 
 
-def _tasks(scans: Sequence[ArrayScan]) -> list[_Task]:
-    """One task per block of rows of each scan (one for a scan read whole)."""
-    tasks: list[_Task] = []
+def _tasks(scans: Sequence[ArrayScan]) -> Iterator[_Task]:
+    """One task per block of rows of each scan (one for a scan read whole), made as they are submitted: never listed
+    up front, since a declared shape may ask for more blocks than memory holds."""
     for i, scan in enumerate(scans):
         if scan.rows is None:
-            tasks.append(_Task(i, 0, None, scan.elements))
+            yield _Task(i, 0, None, scan.elements)
             continue
         per_row = row_elements(scan.node.shape) if scan.node.shape else 1
-        tasks.extend(_Task(i, j, rows, (rows[1] - rows[0]) * per_row) for j, rows in enumerate(scan.rows))
-    return tasks
+        for j, rows in enumerate(scan.rows):
+            yield _Task(i, j, rows, (rows[1] - rows[0]) * per_row)
 
 
 def _record_failure(task: _Task, exc: BaseException, failed: dict[int, tuple[int, NodeError]], path: str) -> None:
@@ -553,7 +554,12 @@ def _as_given(error: str, opened: str, given: str) -> str:
 
 
 def validate_on_dask(
-    address: str, jobs: Sequence[tuple], validate_one: Callable[..., Report], children: bool = False, progress: Any = None
+    address: str,
+    jobs: Sequence[tuple],
+    validate_one: Callable[..., Report],
+    children: bool = False,
+    progress: Any = None,
+    emit: Callable[[int, Report], None] | None = None,
 ) -> list[Report]:
     """Validate the inputs on the cluster at `address`; reports in input order.
 
@@ -561,20 +567,29 @@ def validate_on_dask(
     threads), `validate_one` that function. One input: opened here, its blocks scanned as Dask tasks. Several
     inputs: each is one task validating the whole input on a worker (`iter_on_dask`), whose block scans run on
     threads of that worker (not as nested tasks). `children`: `validate_one` runs each input in a child process
-    (`--timeout`): every input is then one task, even alone. `progress` counts the inputs finished.
+    (`--timeout`): every input is then one task, even alone. `progress` counts the inputs finished. With `emit`,
+    each report is handed to it (with its input's position in `jobs`) as its task finishes, and none is kept: the
+    list returned is empty.
     """
     with dask_client(address, children) as client:
         if len(jobs) == 1 and not children:
-            return [validate_one(*jobs[0], scanner=DaskScanner(client))]
-        reports: dict[int, Report] = {}
+            reports = [validate_one(*jobs[0], scanner=DaskScanner(client))]
+            if emit is None:
+                return reports
+            emit(0, reports[0])
+            return []
+        kept: dict[int, Report] = {}
         if progress is not None:
             progress.start(len(jobs))
         try:
             for i, report in iter_on_dask(client, jobs, validate_one):
-                reports[i] = report
+                if emit is None:
+                    kept[i] = report
+                else:
+                    emit(i, report)
                 if progress is not None:
                     progress.advance(1)
         finally:
             if progress is not None:
                 progress.finish()
-        return [reports[i] for i in range(len(jobs))]
+        return [kept[i] for i in range(len(jobs))] if emit is None else []

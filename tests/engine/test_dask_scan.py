@@ -148,6 +148,7 @@ def test_dask_workers_read_a_signed_url_and_give_the_local_report(client, case):
         "zarr.array.chunk-keys",
         "zarr.array.chunk-keys-in-grid",
         "zarr.array.only-chunk-keys",
+        "zarr.group.unread-keys",
         "zarr.consolidated.matches-documents",
         "zarr.keys.normalized",
         "zarr.keys.ascii",
@@ -298,6 +299,16 @@ def test_cli_dask_on_a_folder_gives_the_local_report_in_every_format(cluster, tm
     on_dask = main(["--format", fmt, "--dask", cluster.scheduler_address, "--quiet", folder, "missing.h5ad"])
     assert (on_dask, capsys.readouterr()) == local
     assert local[0] == 2 and "missing.h5ad: no such file or directory" in local[1].err  # said, and the others reported
+
+
+def test_cli_dask_jsonl_writes_each_input_as_it_finishes_and_the_local_summary(cluster, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = _folder(tmp_path)
+    assert main(["--format", "jsonl", "--jobs", "1", "--quiet", "-o", "local.jsonl", folder]) == 1
+    assert main(["--format", "jsonl", "--dask", cluster.scheduler_address, "--quiet", "-o", "dask.jsonl", folder]) == 1
+    local, on_dask = ((tmp_path / name).read_text().splitlines() for name in ("local.jsonl", "dask.jsonl"))
+    # The same run line and summary; the same line per input, in the order the inputs finished.
+    assert (on_dask[0], on_dask[-1]) == (local[0], local[-1]) and sorted(on_dask[1:-1]) == sorted(local[1:-1])
 
 
 def test_iter_on_dask_raises_a_bad_pack_met_on_a_worker(isolating_cluster, tmp_path):

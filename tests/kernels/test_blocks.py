@@ -24,6 +24,7 @@ PARAMS = {
     "find_duplicates": {"limit": 3},
     "reference_objects": {"limit": 3},
     "shard_index_problems": {"limit": 3},
+    "distinct_values": {"max_distinct": 50},
 }
 
 
