@@ -173,9 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--dask",
         metavar="ADDRESS",
-        help="scan on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local "
-        "worker processes; workers must reach the inputs at the same path or URL (--jobs is then unused; "
-        "see docs/scaling.md)",
+        help="validate on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local "
+        "worker processes; one input's array blocks are the tasks, several inputs are one task each; workers must "
+        "reach the inputs at the same path or URL (--jobs is then unused; see docs/scaling.md)",
     )
     p.add_argument(
         "--config",
@@ -208,8 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_seconds,
         default=None,
         metavar="SECONDS",
-        help="give each input at most SECONDS: it runs in a child process, and one that is still reading then "
-        "is reported as timed out, naming what it was reading (the other inputs are still validated)",
+        help="give each input at most SECONDS: it runs in a child process (with --dask, of its worker), and one "
+        "that is still reading then is reported as timed out, naming what it was reading (the other inputs are "
+        "still validated)",
     )
     p.add_argument(
         "--memory-limit",
@@ -419,8 +420,6 @@ def run(argv: Sequence[str] | None = None) -> int:
         return _list_rules(args, packs)
     if not args.paths:
         parser.error("give at least one PATH (or --list-rules / --explain)")
-    if args.timeout is not None and args.dask:
-        parser.error("--timeout runs each input in a child process here; it cannot be used with --dask")
     if args.memory_limit is not None and args.dask:
         parser.error("--memory-limit caps the processes here; it cannot be used with --dask")
     if args.statistics and args.format not in ("text", "json"):
@@ -565,16 +564,10 @@ def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Inp
     validate_one = functools.partial(
         _validate_one, deep=args.deep, all_clauses=args.all_clauses, list_folders=not args.no_list
     )  # a partial of a module function still pickles
-    if args.timeout is not None:
+    if args.dask:
+        done = _on_dask(args, jobs, validate_one, emit)
+    elif args.timeout is not None:
         done = _with_timeout(jobs, validate_one, args.timeout, args.quiet, workers, emit)
-    elif args.dask:
-        from spec_validate.engine.dask_scan import validate_on_dask
-
-        done = validate_on_dask(args.dask, jobs, validate_one)
-        if emit is not None:  # handed on once all are done: the cluster returns them together
-            for k, report in enumerate(done):
-                emit(k, report)
-            return []
     elif processes > 1:
         done = _in_processes(jobs, validate_one, processes, args.quiet, emit)
     else:
@@ -583,6 +576,34 @@ def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Inp
         return []
     checked = iter(done)
     return [_unchecked(item, skipped=item.skipped) if item.skipped is not None else next(checked) for item in inputs]
+
+
+def _on_dask(
+    args: argparse.Namespace, jobs: list[tuple], validate_one: Callable[..., Report], emit: Emit | None = None
+) -> list[Report]:
+    """The inputs on the Dask cluster --dask names; several inputs (or any under --timeout) one task each, with one
+    bar counting finished inputs. Under --timeout each task validates its input in a child process of its worker,
+    given that many seconds (as `_with_timeout` does here). With `emit`, each report is handed to it as its input
+    finishes, not kept."""
+    from spec_validate.engine.dask_scan import validate_on_dask
+    from spec_validate.progress import TerminalProgress
+
+    children = args.timeout is not None
+    if children:
+        validate_one = functools.partial(_within, validate_one=validate_one, seconds=args.timeout)
+    if len(jobs) == 1 and not children:  # its blocks are the tasks: the scan's own bar
+        return validate_on_dask(args.dask, jobs, validate_one, emit=emit)
+    with TerminalProgress("validating", unit="files", quiet=args.quiet) as bar:
+        return validate_on_dask(args.dask, jobs, validate_one, children=children, progress=bar, emit=emit)
+
+
+def _within(*job: object, validate_one: Callable[..., Report], seconds: float) -> Report:
+    """`validate_one(*job)` in a child process given `seconds` (on a Dask worker, under --timeout): its report, or
+    one naming the timeout or crash and what was being read."""
+    from spec_validate.watchdog import run_with_timeout
+
+    item = job[0]
+    return run_with_timeout(job, validate_one, seconds, _shown(item.path), item.node)  # type: ignore[attr-defined]
 
 
 def _in_processes(

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from spec_validate.errors import InputError, NodeError
 from spec_validate.storage import keyvalue, request_gate
@@ -639,20 +639,23 @@ def _names_below(entries: Any, base: str, http: bool) -> tuple[list[str], list[s
     return sorted(keys), sorted(dirs)
 
 
-class FolderPages:
-    """The directory pages of an HTTP(S) server, read for a folder search (`spec_validate/inputs.py`): each folder
-    URL's files and folders, as the links of its page name them (python's http.server, nginx `autoindex`, Apache
-    `Indexes`). Bounded as a store's listings are: each page by the document bound, each request by the timeouts, the
-    requests in flight by a gate, and no redirect off the server."""
+class FolderListings:
+    """The folders of a folder search behind a URL (`spec_validate/inputs.py`): each folder URL's files and folders.
+
+    Over http(s), as the links of its directory page name them (python's http.server, nginx `autoindex`, Apache
+    `Indexes`); on an object store (s3://, gs://, az://), as its listing API gives a prefix's keys and common
+    prefixes (one delimiter listing per folder). Bounded as a store's listings are: each page by the document bound,
+    each request by the timeouts, the requests in flight by a gate, and no redirect off the server or endpoint."""
 
     def __init__(self, url: str) -> None:
         self._fs, _ = filesystem(url)
-        self._gate = _gate_for(True)
+        self.http = protocol(url) in HTTP_PROTOCOLS
+        self._gate = _gate_for(self.http)
 
     def list(self, urls: list[str]) -> list[tuple[list[str], list[str]] | str]:
         """For each folder URL, (file names, folder names) directly below it, read together; or why its server
         gives no listing of it, in a few words (an answer that is no directory page lists nothing)."""
-        wheres = [_folder_url(url) for url in urls]
+        wheres = [_folder_url(url) if self.http else url.rstrip("/") + "/" for url in urls]
         found = gather(self._fs, self._gate, [self._fs._ls(where) for where in wheres])
         out: list[tuple[list[str], list[str]] | str] = []
         for url, where, entries in zip(urls, wheres, found, strict=True):
@@ -661,8 +664,19 @@ class FolderPages:
                     raise entries
                 out.append(describe_error(entries, url))
             else:
-                out.append(_names_below(entries, where.split("?", 1)[0], True))
+                # HTTP pages link full URLs; object stores name "bucket/path", without the protocol.
+                base = where.split("?", 1)[0] if self.http else self._fs._strip_protocol(where)
+                out.append(_names_below(entries, base, self.http))
         return out
+
+    def child(self, folder: str, name: str) -> str:
+        """The URL of `name` in the folder at `folder`. Over HTTP the name is percent-encoded and the folder's query
+        (a token) kept; an object store's key is written as it is ("?", "#" and "%" are no query, fragment or
+        escape in an s3:// URL, as the AWS CLI reads one)."""
+        if not self.http:
+            return folder.rstrip("/") + "/" + name
+        parts = urlsplit(folder)
+        return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/" + quote(name), fragment=""))
 
     def close(self) -> None:
         if isinstance(self._fs, ObjectStoreFileSystem):
