@@ -245,6 +245,26 @@ class RemoteStore(KeyValueStore):
         """`get` of every key, fetched concurrently; metadata documents are kept as `get` keeps them. A response
         past `limit` bytes (default: MAX_VALUE_BYTES) is cut off and its key left out (read alone by its caller,
         and refused there)."""
+        out, wanted = self._answered_here(keys)
+        out.update(self._keep_documents(self._fetch_many(wanted, limit=limit)))
+        return out
+
+    def get_and_list_many(
+        self, keys: list[str], prefixes: list[str], limit: int | None = None
+    ) -> tuple[dict[str, bytes | None], dict[str, tuple[list[str], list[str]]]]:
+        """`get_many(keys, limit)` and `list_many(prefixes)` in one batch where the storage lists: one round trip for
+        a level's documents and the next level's listings, not two."""
+        if not self.batched or self._listing_mode() != "list":
+            return super().get_and_list_many(keys, prefixes, limit)
+        out, wanted = self._answered_here(keys)
+        fetched, listed = self._fetch_and_list(wanted, self._not_listed(prefixes), limit=limit)
+        out.update(self._keep_documents(fetched))
+        self._keep_listings(listed)
+        return out, {p: self.list_dir(p) for p in prefixes}
+
+    def _answered_here(self, keys: list[str]) -> tuple[dict[str, bytes | None], list[str]]:
+        """The keys answered without a request (no request may name them, a document a listing shows absent, a
+        document already fetched), and the keys left to fetch, each once."""
         out: dict[str, bytes | None] = {}
         wanted: list[str] = []
         for key in keys:
@@ -256,10 +276,12 @@ class RemoteStore(KeyValueStore):
                 out[key] = self._documents[key]
             else:
                 wanted.append(key)
-        fetched = self._fetch_many(wanted, limit=limit)
+        return out, wanted
+
+    def _keep_documents(self, fetched: dict[str, bytes | None]) -> dict[str, bytes | None]:
+        """`fetched`, its metadata documents kept (each is asked for once)."""
         self._documents.update((k, v) for k, v in fetched.items() if self._is_document(k))
-        out.update(fetched)
-        return out
+        return fetched
 
     def get_many_soon(self, keys: list[str], limit: int | None = None) -> Callable[[], dict[str, bytes | None]]:
         """`get_many` of chunk keys, its requests started now on the store's event loop (through its gate) without
@@ -349,9 +371,13 @@ class RemoteStore(KeyValueStore):
 
     def _list_together(self, prefixes: list[str]) -> None:
         """Make the listings of `prefixes` not yet made, concurrently (where the file system is asynchronous)."""
-        todo = [p for p in dict.fromkeys(prefixes) if p not in self._listings and (not p or _safe_key(p, self._http))]
+        todo = self._not_listed(prefixes)
         if len(todo) > 1 and self.batched:
             self._keep_listings(self._fetch_and_list([], todo)[1])
+
+    def _not_listed(self, prefixes: list[str]) -> list[str]:
+        """The prefixes not yet listed that a request may name, each once."""
+        return [p for p in dict.fromkeys(prefixes) if p not in self._listings and (not p or _safe_key(p, self._http))]
 
     def _keep_listings(self, listed: dict[str, tuple[list[str], list[str]] | Exception | None]) -> None:
         """Keep listings as `_fetch_and_list` gives them (none given: nothing below); InputError for a refused one. A
