@@ -278,11 +278,13 @@ class Scan:
         self.uri, self.budget = uri, budget
         self.array = open_array(uri, budget)
         self.results: Iterator[Any] | None = None
+        self.ahead: Any = None  # the next batch, or the Failure reading it, when read ahead
 
     def first(self, spec: tuple) -> Any | None:
         """The first batch of the query `spec` (None: no cells); later ones come from `next`. Raises Failure."""
         query = _query(spec)
         most = read_budgets()[1]
+        self.ahead = None
         while True:
             self.results = None
             try:
@@ -301,7 +303,12 @@ class Scan:
         return _plain_batch(result)
 
     def next(self) -> Any | None:
-        """The query's next batch, None after its last. Raises Failure."""
+        """The query's next batch (read ahead by `prefetch`, if it was), None after its last. Raises Failure."""
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None:
+            if isinstance(ahead, Failure):
+                raise ahead
+            return ahead
         if self.results is None:
             return None
         try:
@@ -314,6 +321,15 @@ class Scan:
             return None
         return _plain_batch(result)
 
+    def prefetch(self) -> None:
+        """Read the next batch now, while the one before it is being used: the reader process does so after each
+        reply, so TileDB decodes while the run's kernels work."""
+        if self.ahead is None and self.results is not None:
+            try:
+                self.ahead = self.next()
+            except Failure as exc:
+                self.ahead = exc
+
     def close(self) -> None:
-        self.results = None
+        self.results = self.ahead = None
         self.array.close()

@@ -35,6 +35,8 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 from spec_validate.nodes.base import describe, one_line
 from spec_validate.nodes.tiledb import library
 from spec_validate.nodes.tiledb.library import Failure
@@ -73,13 +75,13 @@ def receive(fd: int, deadline: float | None = None) -> Any:
     sizes = struct.unpack(f"<{count}Q", _read(fd, 8 * count, deadline)) if count else ()
     if length + sum(sizes) > MAX_MESSAGE:
         raise EOFError(f"a message of {length + sum(sizes)} bytes")
-    head = _read(fd, length, deadline)
+    head = _read(fd, length, deadline).tobytes()
     buffers = [_read(fd, size, deadline) for size in sizes]
     return _Unpickler(io.BytesIO(head), buffers=buffers).load()
 
 
-def _read(fd: int, size: int, deadline: float | None) -> bytearray:
-    out = bytearray(size)
+def _read(fd: int, size: int, deadline: float | None) -> Any:
+    out = np.empty(size, dtype=np.uint8)  # not zeroed first, as a bytearray is: every byte is read into it
     view, got = memoryview(out), 0
     while got < size:
         if deadline is not None:
@@ -125,6 +127,7 @@ def serve(requests: int, replies: int) -> None:
             op, args = receive(requests)
         except EOFError:
             return
+        ahead = None
         try:
             if op in calls:
                 value = calls[op](*args)
@@ -132,10 +135,9 @@ def serve(requests: int, replies: int) -> None:
                 key, uri, budget = args
                 scans[key] = library.Scan(uri, budget)
                 value = None
-            elif op == "scan_first":
-                value = scans[args[0]].first(args[1])
-            elif op == "scan_next":
-                value = scans[args[0]].next()
+            elif op in ("scan_first", "scan_next"):
+                ahead = scans[args[0]]
+                value = ahead.first(args[1]) if op == "scan_first" else ahead.next()
             elif op == "scan_close":
                 scan = scans.pop(args[0], None)
                 value = scan.close() if scan is not None else None
@@ -143,12 +145,14 @@ def serve(requests: int, replies: int) -> None:
                 raise Failure(f"no call named {op!r}")
             reply: tuple[str, Any] = ("ok", value)
         except Failure as exc:
-            reply = ("failed", str(exc))
+            reply, ahead = ("failed", str(exc)), None
         except MemoryError:  # past --memory-limit (inherited): the part is unreadable, the reader goes on
-            reply = ("failed", "MemoryError: more memory than --memory-limit allows")
+            reply, ahead = ("failed", "MemoryError: more memory than --memory-limit allows"), None
         except Exception as exc:  # a bug here: that part's failure, in one line
-            reply = ("failed", describe(exc))
+            reply, ahead = ("failed", describe(exc)), None
         send(replies, reply)
+        if ahead is not None:
+            ahead.prefetch()  # the next batch, decoded while the parent works on this one
 
 
 def _die_with_parent() -> None:
