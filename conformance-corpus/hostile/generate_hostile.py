@@ -3,7 +3,7 @@ once cost the user the report, read outside the store, hung or took unbounded me
 input"; the fuzzer in tests/fuzz/ found the same kinds).
 
 Run as `python conformance-corpus/hostile/generate_hostile.py [CASE ...]`. It (re)writes the cases under
-conformance-corpus/hostile/{h5ad,zarr-v2,zarr-v3,zip}/ and nothing else; manifest.yaml beside them lists each case with
+conformance-corpus/hostile/{h5ad,zarr-v2,zarr-v3,zip,cxg}/ and nothing else; manifest.yaml beside them lists each case with
 the rules it fails and the unreadable records (`problems`) its report must carry. Every case is one function named
 like the case. Files named by a case (an external storage file, a virtual dataset's source, an external link's
 target) do not exist: whatever the tool did with them, it must not try to read them.
@@ -26,8 +26,9 @@ CORPUS = HERE.parent
 H5AD_BASE = CORPUS / "anndata" / "h5ad" / "valid-every-element.h5ad"
 ZARR_BASE = CORPUS / "anndata" / "zarr-v2" / "valid-every-element.zarr"
 ZARR3_BASE = CORPUS / "anndata" / "zarr-v3" / "valid-every-element.zarr"
+CXG_BASES = CORPUS / "cxg" / "cxg-0.3.0"
 CASES: dict[str, Callable[[Path], None]] = {}
-SUFFIX = {"h5ad": ".h5ad", "zarr-v2": ".zarr", "zarr-v3": ".zarr", "zip": ".zarr.zip"}
+SUFFIX = {"h5ad": ".h5ad", "zarr-v2": ".zarr", "zarr-v3": ".zarr", "zip": ".zarr.zip", "cxg": ".cxg"}
 STAMP = (2024, 1, 1, 0, 0, 0)  # every zip entry's time: a rerun writes the same bytes
 
 
@@ -539,6 +540,42 @@ def entry_names(path: Path) -> None:
             z.writestr(zipfile.ZipInfo(file.relative_to(ZARR_BASE).as_posix(), STAMP), file.read_bytes())
         for name in ("a//.zgroup", "a//b/.zgroup", "../up/.zgroup", "/abs/.zgroup", "/".join(["g"] * 10_000) + "/.zgroup"):
             z.writestr(zipfile.ZipInfo(name, STAMP), '{"zarr_format": 2}')
+
+
+# ---------------------------------------------------------------------------------------------- CXG (TileDB)
+
+
+def set_footer_byte(array: Path, field: str, byte: int, value: int) -> None:
+    """Set byte `byte` of `field` of the footer of the array's one fragment to `value`; where the field lies is what
+    spec_validate/nodes/tiledb/fragments.py parses, with the layout the array's schema gives."""
+    import tiledb
+
+    from spec_validate.nodes.tiledb import fragments, library
+
+    (folder,) = fragments.fragment_folders(str(array))
+    layout = library.layout(str(array), tiledb.ArraySchema.load(str(array)))
+    offset = fragments.metadata_fields(folder, layout)[1][field][0] + byte
+    meta = Path(folder) / fragments.METADATA_FILE
+    data = bytearray(meta.read_bytes())
+    data[offset] = value
+    meta.write_bytes(bytes(data))
+
+
+@case("cxg")
+def fragment_schema_name_huge(path: Path) -> None:
+    """The footer of /cxg_group_metadata's fragment says its array schema name takes 0x7A00003E bytes (one byte, the
+    fourth of that length, set to 0x7A): TileDB allocated 2 GB for it before it found the footer too short."""
+    shutil.copytree(CXG_BASES / "valid-properties-null.cxg", path)
+    set_footer_byte(path / "cxg_group_metadata", "array schema name's length", 3, 0x7A)
+
+
+@case("cxg")
+def fragment_file_size_huge(path: Path) -> None:
+    """The footer of /Xc's fragment says its a1.tdb holds 0xDC00000000 bytes more than it does (one byte, the fifth of
+    that size, set to 0xDC): TileDB read the file's last tile up to that size, and under --deep about one run in
+    ten the process died (exit 139, no report)."""
+    shutil.copytree(CXG_BASES / "valid-sparse-X.cxg", path)
+    set_footer_byte(path / "Xc", "file sizes", 8 + 4, 0xDC)  # the second size (a1.tdb's), its fifth byte
 
 
 def main(argv: list[str]) -> None:
