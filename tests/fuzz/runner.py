@@ -345,7 +345,9 @@ def tally(results: list[Result]) -> str:
     ):
         lines.append(f"{kind}: {defects.get(kind, 0)}")
     lines.append(f"peak RSS: max {peak:.0f} MB")
-    lines.append(f"time: max {max((r.seconds for r in results), default=0.0):.1f} s")
+    slowest = max(results, key=lambda r: r.seconds, default=None)
+    if slowest is not None:
+        lines.append(f"time: max {slowest.seconds:.1f} s (#{slowest.index}, {slowest.format})")
     lines.append(f"inputs with a defect: {sum(1 for r in results if r.defects)}")
     return "\n".join(lines)
 

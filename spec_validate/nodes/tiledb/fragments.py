@@ -9,6 +9,8 @@ or a read is checked here first, in Python, against what the file holds (TileDB'
   and filter pipeline sizes lie inside the file, its tile size is one a real tile has, its filter pipeline's filters
   fill the pipeline's bytes, and its chunks (each an original, a filtered and a metadata length) fill its persisted
   bytes exactly and add up to its tile size;
+- a fragment's data files (format versions 10 and later): each is its tiles one after another, each framed as a
+  generic tile's filtered data is, filling the file exactly;
 - a fragment's metadata file (`__fragment_metadata.tdb`, format versions 10 and later): its generic tiles run one
   after another up to its footer; the footer's length lies inside the file; the array schema name and each
   non-empty domain range fit in the footer; the fields the schema says it holds fill it exactly; each data file's
@@ -114,15 +116,25 @@ def _pipeline(fh: BinaryIO, offset: int, size: int) -> None:
 
 
 def _chunks(fh: BinaryIO, offset: int, persisted: int, tile: int) -> None:
-    """The filtered data's chunks must fill its `persisted` bytes exactly and add up to the `tile` bytes unfiltered.
+    """The filtered data's chunks must fill its `persisted` bytes exactly and add up to the `tile` bytes unfiltered."""
+    taken, original = _filtered(fh, offset, persisted)
+    if taken != persisted:
+        raise Corrupt(f"has chunks that take {taken} of the {persisted} bytes of its filtered data (corrupt)")
+    if original != tile:
+        raise Corrupt(f"has chunks that hold {original} bytes unfiltered, but a tile of {tile} (corrupt)")
 
-    TileDB sizes its list of chunks from their count, each chunk's buffers from its lengths.
+
+def _filtered(fh: BinaryIO, offset: int, room: int) -> tuple[int, int]:
+    """The filtered data at `offset` (a chunk count, then each chunk's original, filtered and metadata lengths, its
+    metadata and its bytes), which must fit in `room` bytes: (the bytes it takes, the bytes it holds unfiltered).
+
+    TileDB sizes its list of chunks from their count, and each chunk's buffers from its lengths.
     """
-    if persisted < 8:
-        raise Corrupt(f"holds {persisted} bytes of filtered data, too few for its chunk count (corrupt)")
+    if room < 8:
+        raise Corrupt(f"holds {room} bytes of filtered data, too few for its chunk count (corrupt)")
     (count,) = struct.unpack("<Q", _read(fh, offset, 8))
-    if count > (persisted - 8) // CHUNK.size:
-        raise Corrupt(f"says its filtered data holds {count} chunks, more than its {persisted} bytes can (corrupt)")
+    if count > (room - 8) // CHUNK.size:
+        raise Corrupt(f"says its filtered data holds {count} chunks, more than its {room} bytes can (corrupt)")
     at, original = 8, 0
     for _ in range(count):
         head = _read(fh, offset + at, CHUNK.size)
@@ -131,12 +143,27 @@ def _chunks(fh: BinaryIO, offset: int, persisted: int, tile: int) -> None:
         unfiltered, filtered, meta = CHUNK.unpack(head)
         at += CHUNK.size + filtered + meta
         original += unfiltered
-        if at > persisted:
-            raise Corrupt(f"has a chunk that passes the {persisted} bytes of its filtered data (corrupt)")
-    if at != persisted:
-        raise Corrupt(f"has chunks that take {at} of the {persisted} bytes of its filtered data (corrupt)")
-    if original != tile:
-        raise Corrupt(f"has chunks that hold {original} bytes unfiltered, but a tile of {tile} (corrupt)")
+        if at > room:
+            raise Corrupt(f"has a chunk that passes the {room} bytes of its filtered data (corrupt)")
+    return at, original
+
+
+def data_file_problem(path: str) -> Corrupt | None:
+    """Why the fragment's data file `path` must not reach TileDB, or None: it is its tiles one after another, each
+    filtered data framed as a generic tile's is, and they must fill it exactly (a chunk count flipped in a data tile
+    had TileDB allocate 680 MB for the list of its chunks)."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            at = 0
+            while at < size:
+                try:
+                    at += _filtered(fh, at, size - at)[0]
+                except Corrupt as exc:
+                    return Corrupt(str(exc), f"its tile at {at}")
+    except OSError as exc:
+        return Corrupt(f"cannot be read ({exc.strerror or exc})")
+    return None
 
 
 def _read(fh: BinaryIO, offset: int, size: int) -> bytes:
@@ -182,6 +209,10 @@ def array_problem(array: str, layout: Layout | None) -> str | None:
         why = fragment_problem(folder, layout)
         if why is not None:
             return why.said_of(os.path.relpath(os.path.join(folder, METADATA_FILE), array))
+        if _name_version(os.path.basename(folder)) in FOOTER_VERSIONS:
+            found = fragment_files_problem(folder)
+            if found is not None:
+                return found[1].said_of(os.path.relpath(os.path.join(folder, found[0]), array))
     return None
 
 
@@ -202,6 +233,16 @@ def fragment_problem(folder: str, layout: Layout | None) -> Corrupt | None:
         return Corrupt(f"cannot be read ({exc.strerror or exc})")
     except Corrupt as exc:
         return exc
+    return None
+
+
+def fragment_files_problem(folder: str) -> tuple[str, Corrupt] | None:
+    """(the file, why) for the first data file of the fragment in `folder` that must not reach TileDB, or None."""
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".tdb") and name != METADATA_FILE:
+            why = data_file_problem(os.path.join(folder, name))
+            if why is not None:
+                return name, why
     return None
 
 

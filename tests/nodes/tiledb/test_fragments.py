@@ -183,3 +183,26 @@ def test_tile_header_problem_fails_a_schema_whose_chunks_do_not_add_up(tmp_path)
     raw[first_chunk : first_chunk + 4] = struct.pack("<I", 2**31)  # its original length
     schema.write_bytes(bytes(raw))
     assert "has chunks that hold" in fragments.tile_header_problem(str(schema))
+
+
+@pytest.mark.parametrize("at", [0, 2, 7], ids=["count-low", "count-third-byte", "count-high"])
+def test_array_problem_fails_a_data_tile_whose_chunk_count_passes_the_file(tmp_path, at):
+    # The third byte of a data tile's chunk count set: TileDB allocated 680 MB for the list of its 16 M chunks.
+    uri = tmp_path / "a"
+    _sparse_strings(uri)
+    data = _fragment(uri) / "a0.tdb"
+    raw = bytearray(data.read_bytes())
+    raw[at] = 0xFF
+    data.write_bytes(bytes(raw))
+    why = fragments.array_problem(str(uri), _layout(uri))
+    assert why is not None and "/a0.tdb, its tile at 0, says its filtered data holds" in why, why
+
+
+def test_array_problem_fails_a_data_tile_whose_chunk_passes_the_file(tmp_path):
+    uri = tmp_path / "a"
+    _dense(uri)
+    data = _fragment(uri) / "a0.tdb"
+    raw = bytearray(data.read_bytes())
+    raw[8 + 4 : 8 + 8] = struct.pack("<I", 2**20)  # the first chunk's filtered length
+    data.write_bytes(bytes(raw))
+    assert "/a0.tdb, its tile at 0, has a chunk that passes" in fragments.array_problem(str(uri), _layout(uri))
