@@ -879,6 +879,124 @@ def legacy_anndata_pre_0_7(path: Path) -> None:
         f.create_group("uns")
 
 
+# A small object in the layouts before anndata 0.8, written field by field as anndata wrote them (anndata 0.7.8's
+# write_series and write_sparse_compressed; before 0.7, _to_dict_fixed_width_arrays and the h5sparse attributes), so
+# that the clauses that hold in every era have something to check: a 4 x 3 CSR X, a categorical obs column.
+LEGACY_X = sp.csr_matrix(np.array([[1, 0, 2], [0, 0, 3], [4, 5, 0], [0, 0, 6]], dtype=np.float32))
+LEGACY_CODES = np.array([0, 1, -1, 0], dtype=np.int8)  # -1: a missing value
+LEGACY_CATEGORIES = ["B", "T"]
+
+
+def _legacy_0_7(root: Any, reference: Callable[[Any], Any]) -> None:
+    """The anndata 0.7 layout into an h5py File or a zarr Group: X a csr_matrix 0.1.0 group, obs and var dataframes
+    at encoding-version 0.1.0 with the categorical column's codes pointing at __categories/<column> (`reference`:
+    an HDF5 object reference, or the relative path anndata 0.7 stores in Zarr), no encoding metadata on the root
+    or the mappings."""
+
+    def put(group: Any, name: str, data: np.ndarray) -> Any:
+        if data.dtype.kind == "U":  # text: variable-length strings, as anndata 0.7 wrote them
+            if isinstance(group, h5py.Group):
+                return group.create_dataset(name, data=data.astype(object), dtype=h5py.string_dtype())
+            arr = group.create_array(name, shape=data.shape, dtype=str)
+            arr[:] = data
+            return arr
+        if isinstance(group, h5py.Group):
+            return group.create_dataset(name, data=data)
+        arr = group.create_array(name, shape=data.shape, dtype=data.dtype)
+        arr[:] = data
+        return arr
+
+    x = root.create_group("X")
+    x.attrs.update({"encoding-type": "csr_matrix", "encoding-version": "0.1.0", "shape": list(LEGACY_X.shape)})
+    for name in ("data", "indices", "indptr"):
+        put(x, name, getattr(LEGACY_X, name))
+    obs = root.create_group("obs")
+    frame = {"_index": "_index", "encoding-type": "dataframe", "encoding-version": "0.1.0"}
+    obs.attrs.update({**frame, "column-order": ["cell_type"]})
+    put(obs, "_index", np.array(["c0", "c1", "c2", "c3"]))
+    table = put(obs.create_group("__categories"), "cell_type", np.array(LEGACY_CATEGORIES))
+    table.attrs["ordered"] = False
+    codes = put(obs, "cell_type", LEGACY_CODES)
+    codes.attrs["categories"] = reference(table)
+    var = root.create_group("var")
+    var.attrs.update({**frame, "column-order": ["n_cells"]})
+    put(var, "_index", np.array(["g0", "g1", "g2"]))
+    put(var, "n_cells", np.array([2, 1, 3], dtype=np.int64))
+    put(root.create_group("obsm"), "X_pca", np.zeros((4, 2), dtype=np.float32))
+    root.create_group("uns")
+
+
+def _legacy_pre_0_7(root: Any) -> None:
+    """The layout before anndata 0.7 into an h5py File or a zarr Group: obs and var as structured (compound) arrays,
+    the codes a field of obs with their categories in uns/<column>_categories, X a group with the h5sparse
+    attributes, no attributes anywhere else."""
+
+    def put(group: Any, name: str, data: np.ndarray) -> None:
+        if isinstance(group, h5py.Group):
+            group.create_dataset(name, data=data)
+        else:
+            group.create_array(name, shape=data.shape, dtype=data.dtype)[:] = data
+
+    rows = list(zip([b"c0", b"c1", b"c2", b"c3"], LEGACY_CODES, strict=True))
+    obs = np.array(rows, dtype=[("index", "S2"), ("cell_type", "i1")])
+    put(root, "obs", obs)
+    put(root, "var", np.array([(b"g0",), (b"g1",), (b"g2",)], dtype=[("index", "S2")]))
+    x = root.create_group("X")
+    x.attrs.update({"h5sparse_format": "csr", "h5sparse_shape": list(LEGACY_X.shape)})
+    for name in ("data", "indices", "indptr"):
+        put(x, name, getattr(LEGACY_X, name))
+    put(root.create_group("uns"), "cell_type_categories", np.array([c.encode() for c in LEGACY_CATEGORIES]))
+
+
+@case("h5ad")
+def legacy_anndata_0_7_sparse(path: Path) -> None:
+    """The anndata 0.7 layout with a CSR X and a categorical obs column (codes, __categories/cell_type)."""
+    with h5py.File(path, "w") as f:
+        _legacy_0_7(f, lambda node: node.ref)
+
+
+@h5_edit("h5ad/legacy-anndata-0-7-sparse")
+def legacy_anndata_0_7_indptr_decreasing(f):
+    """/X/indptr of an anndata 0.7 file decreases at index 2 (3 -> 2): anndata reads the file, scipy cannot build X."""
+    f["X/indptr"][1:3] = [3, 2]
+
+
+@h5_edit("h5ad/legacy-anndata-0-7-sparse")
+def legacy_anndata_0_7_codes_out_of_range(f):
+    """/obs/cell_type[1] of an anndata 0.7 file is 2, with 2 categories in /obs/__categories/cell_type."""
+    f["obs/cell_type"][1] = 2
+
+
+@case("h5ad")
+def legacy_anndata_pre_0_7_h5sparse(path: Path) -> None:
+    """The layout before anndata 0.7 with X a CSR group in the h5sparse attributes (h5sparse_format, h5sparse_shape)."""
+    with h5py.File(path, "w") as f:
+        _legacy_pre_0_7(f)
+
+
+@h5_edit("h5ad/legacy-anndata-pre-0-7-h5sparse")
+def legacy_anndata_pre_0_7_indptr_past_nnz(f):
+    """/X/indptr of a file before anndata 0.7 (h5sparse attributes) ends at 8, past the 6 stored values."""
+    f["X/indptr"][-1] = 8
+
+
+@case("zarr-v2")
+def legacy_anndata_0_7_zarr_v2(path: Path) -> None:
+    """The anndata 0.7 layout on Zarr v2, as anndata 0.7's write_zarr left it: no consolidated metadata, the codes'
+    categories attribute the path __categories/cell_type."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=2)
+    _legacy_0_7(root, lambda node: f"__categories/{node.basename}")
+
+
+@case("zarr-v2")
+def legacy_anndata_pre_0_7_indptr_decreasing_zarr_v2(path: Path) -> None:
+    """The layout before anndata 0.7 on Zarr v2 (structured obs and var, h5sparse X) with /X/indptr decreasing at
+    index 2 (3 -> 2)."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=2)
+    _legacy_pre_0_7(root)
+    root["X/indptr"][1:3] = [3, 2]
+
+
 # ---------------------------------------------------------------------------------------------- uns encodings
 @case("h5ad")
 def valid_uns_rec_array(path: Path) -> None:
@@ -1011,6 +1129,33 @@ def dataframe_encoding_version_wrong_zarr_v3(path: Path) -> None:
     meta = json.loads(meta_file.read_text())
     meta["attributes"]["encoding-version"] = "0.1.0"
     meta_file.write_text(json.dumps(meta, indent=2))
+    reconsolidate(path)
+
+
+# ---------------------------------------------------------------------------------------------- dataframe columns
+@h5_edit()
+def dataframe_column_two_dimensional(f):
+    """/obs/int is an (n_obs, 2) array: two columns in one array (anndata refuses it)."""
+    replace(f, "obs/int", np.arange(2 * N_OBS, dtype=np.int64).reshape(N_OBS, 2))
+
+
+@h5_edit()
+def dataframe_categorical_codes_two_dimensional(f):
+    """/obs/cat/codes is an (n_obs, 1) array (anndata reads the column back as plain objects)."""
+    replace(f, "obs/cat/codes", f["obs/cat/codes"][:].reshape(N_OBS, 1))
+
+
+@case("zarr-v2")
+def dataframe_column_two_dimensional_zarr_v2(path: Path) -> None:
+    """/obs/int is an (n_obs, 2) array (Zarr v2)."""
+    copy_of("zarr-v2/valid-every-element", path)
+    obs = open_for_edit(path)["obs"]
+    attrs = dict(obs["int"].attrs)
+    data = np.arange(2 * N_OBS, dtype=np.int64).reshape(N_OBS, 2)
+    del obs["int"]
+    arr = obs.create_array("int", shape=data.shape, dtype=data.dtype)
+    arr[:] = data
+    arr.attrs.update(attrs)
     reconsolidate(path)
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from spec_validate.engine.rule_selection import Selection
 from spec_validate.errors import InputError
-from spec_validate.model import ClauseResult, Finding, LegacyVerdict, Level, Pack, Report, Rule, Status
+from spec_validate.model import LEGACY_REASON, ClauseResult, Finding, LegacyVerdict, Level, Pack, Report, Rule, Status
 from spec_validate.version import __version__
 
 if TYPE_CHECKING:
@@ -63,7 +63,8 @@ def validate(
         deep: also run the rules that read and decode every stored chunk (Zarr v2 chunk decoding); without
             it they are not applicable ("needs --deep").
         all_clauses: also check every clause where the store is of an era before the spec (a legacy file,
-            such as an .h5ad written before anndata 0.8); without it one legacy verdict stands for them.
+            such as an .h5ad written before anndata 0.8); without it one legacy verdict stands for the clauses that
+            depend on the era (those that hold in every era, such as sparse structure, are checked either way).
         list_folders: False to read a remote Zarr store that has consolidated metadata from it alone, listing no
             folder: one request per metadata document and per chunk; a node it leaves out is not seen (as a reader
             of consolidated metadata does not see it), and the clauses on the keys stored are not checked
@@ -71,10 +72,13 @@ def validate(
 
     Returns:
         The Report: one ClauseResult per selected rule of each pack that applies, the store's eras and likely
-        writers (`provenance`), and a legacy verdict per scope of an era before its spec (`legacy`).
+        writers (`provenance`), and a legacy verdict per scope of an era before its spec (`legacy`). An input
+        that is not what its name or signature says (an empty or cut-short `.h5ad`, a `.zarr` with no Zarr
+        document, an `.h5ad` holding no AnnData object) is a report with an unreadable record at `/`: it fails.
 
     Raises:
-        InputError: the store cannot be opened, or holds no node `node`.
+        InputError: the store cannot be opened (missing, not readable, of a format this tool does not read), or
+            holds no node `node`.
         PackError: a pack is invalid, two packs extend the same pack, or two packs define one rule id.
     """
     from spec_validate.engine import activity
@@ -82,14 +86,21 @@ def validate(
     from spec_validate.engine.provenance import detect
     from spec_validate.engine.run import evaluate, in_reach, prefer_attributes
     from spec_validate.engine.scan import make_scanner
+    from spec_validate.errors import DamagedInput
     from spec_validate.model import PackInfo, Problem
     from spec_validate.nodes.open import open_store
 
     chosen = packs_to_run(builtin_packs() if packs is None else packs, [load_pack(p) for p in extra_packs])
     selection = Selection(tuple(select), tuple(extend_select), tuple(ignore))
     activity.reading(f"opening {_shown(os.fspath(path))}")
-    with open_store(os.fspath(path), list_folders) as tree:
+    try:
+        opened = open_store(os.fspath(path), list_folders)
+    except DamagedInput as exc:  # there, but not what its name says: a file that fails, not one that cannot be opened
+        unreadable = (Problem("/", exc.reason, "/"),)
+        return Report(_shown(os.fspath(path)), exc.format, (), __version__, (), unreadable, node=node)
+    with opened as tree:
         activity.opened(tree.format)
+        tree.tell = activity.reading  # a node that takes long to read is named, wherever the engine is
         if node != "/" and _found(tree, node) is None:
             raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
         prefer_attributes(tree, chosen, selection)  # before the writer detection walks the store
@@ -99,7 +110,7 @@ def validate(
             era = _legacy_era(scope, provenance)
             if era is None or all_clauses:
                 return None
-            return f"legacy: {era.label}; {scope.pack.legacy_id} stands for this clause (--all-clauses checks it)"
+            return f"{LEGACY_REASON}{era.label}; {scope.pack.legacy_id} stands for this clause (--all-clauses checks it)"
 
         done = evaluate(
             tree,
@@ -110,7 +121,7 @@ def validate(
             deep=deep,
             within=node,
             skip_scope=skip_scope,
-            writers_fit=lambda w: provenance.fits(w.name, w.versions),
+            provenance=provenance,
         )
         infos = [
             PackInfo(pack.name, pack.title, pack.version, tuple(s.root.path for s in scopes))
@@ -118,7 +129,7 @@ def validate(
             if scopes
         ]
         legacy = tuple(
-            _legacy_verdict(scope, era, provenance, all_clauses)
+            _legacy_verdict(scope, era, provenance, all_clauses, selection, tree.format)
             for pack, scopes in zip(chosen, done.scopes, strict=True)
             for scope in scopes
             if (era := _legacy_era(scope, provenance)) is not None
@@ -136,6 +147,9 @@ def validate(
                 key=lambda p: p.key,
             )
         )
+        if node == "/" and not infos and not problems:
+            missing = _not_what_its_name_says(os.fspath(path), chosen)
+            problems = (Problem("/", missing, "/"),) if missing else ()
         return Report(
             _shown(os.fspath(path)),
             tree.format,
@@ -150,6 +164,26 @@ def validate(
             legacy=legacy,
             listed=tree.root.keys_listed,
         )
+
+
+# The pack a data file's name says it follows, and what that pack finds in such a file. A file so named in which the
+# pack finds nothing (an HDF5 file left empty by a writer that failed) fails: it is no file "no pack describes".
+NAMED_FOR_PACK = {
+    ".h5ad": ("anndata", "AnnData object", "an .h5ad file"),
+    ".h5seurat": ("h5seurat", "h5Seurat object", "an .h5Seurat file"),
+}
+
+
+def _not_what_its_name_says(path: str, packs: Sequence[Pack]) -> str | None:
+    """Why an input in which no pack applies fails, where its name says which pack should (and that pack is in
+    use); None otherwise."""
+    from urllib.parse import urlsplit
+
+    name = os.path.basename((urlsplit(path).path if "://" in path else path).rstrip("/")).lower()
+    for suffix, (pack, holds, named) in NAMED_FOR_PACK.items():
+        if name.endswith(suffix) and any(p.name == pack or pack in p.bases for p in packs):
+            return f"no {holds} in it, as {named} holds: the {pack} pack finds none (an empty or unfinished file?)"
+    return None
 
 
 def _found(tree, path: str):
@@ -180,9 +214,13 @@ def _legacy_era(scope, provenance):
     return next((e for e in provenance.eras if e.path == scope.root.path and e.id in legacy.eras), None)
 
 
-def _legacy_verdict(scope, era, provenance, clauses_checked: bool) -> LegacyVerdict:
+def _legacy_verdict(scope, era, provenance, clauses_checked: bool, selection: Selection, storage: str) -> LegacyVerdict:
+    """The verdict on a scope of an era before its pack's spec, in the words of the storage read (`storage`, the
+    tree's format: an HDF5 file is not a Zarr store), naming the selected clauses checked there whatever the era."""
     pack = scope.pack
     writers = tuple(w.label for w in provenance.writers if w.role == era.family)
+    chosen = [r.id for r in pack.rules if selection.redirected(pack.redirects).includes(r.id)]
+    kept = tuple(r for r in chosen if pack.legacy.keeps(r))
     return LegacyVerdict(
         pack.name,
         pack.legacy_id,
@@ -190,11 +228,13 @@ def _legacy_verdict(scope, era, provenance, clauses_checked: bool) -> LegacyVerd
         era.label,
         era.id,
         writers,
-        pack.legacy.eras[era.id],
+        pack.legacy.text(era.id, storage),
         pack.legacy.clause,
         pack.legacy.section,
         era.evidence,
         clauses_checked,
+        kept,
+        0 if clauses_checked else len(chosen) - len(kept),
     )
 
 
@@ -235,12 +275,14 @@ def to_json(report: Report) -> dict[str, Any]:
     return report_to_json(report)
 
 
-def to_sarif(reports: Report | Sequence[Report]) -> dict[str, Any]:
-    """Reports as one SARIF 2.1.0 log (one run), as `--format sarif` writes it."""
+def to_sarif(reports: Report | Sequence[Report], docs_url: str | None = None) -> dict[str, Any]:
+    """Reports as one SARIF 2.1.0 log (one run), as `--format sarif` writes it; `docs_url` as `render` takes it."""
+    from spec_validate.report.links import docs_base
     from spec_validate.report.options import RenderOptions
     from spec_validate.report.sarif import sarif_log
 
-    return sarif_log([reports] if isinstance(reports, Report) else list(reports), RenderOptions(rule_help=_rule_help))
+    chosen = RenderOptions(rule_help=_rule_help, docs_url=docs_base(docs_url) if docs_url else None)
+    return sarif_log([reports] if isinstance(reports, Report) else list(reports), chosen)
 
 
 def render(reports: Report | Sequence[Report], format: str = "text", **options: Any) -> str | bytes:
@@ -248,20 +290,25 @@ def render(reports: Report | Sequence[Report], format: str = "text", **options: 
 
     Args:
         reports: one report, or several (one document for all, as the command line writes for several inputs).
-        format: the output format's name: text, json, sarif, github, junit, markdown, html, or one registered
+        format: the output format's name: text, json, jsonl, sarif, github, junit, markdown, html, or one registered
             with `spec_validate.report.formats.output_format`.
         options: the fields of `spec_validate.report.options.RenderOptions`: fail_on ("must", "should", "may" or
-            a Level), baseline (a `report.baseline.Baseline`), tool_version, verbose, colour, statistics, and
-            rule_help (a rule's documentation; by default what --explain prints).
+            a Level), baseline (a `report.baseline.Baseline`), fail_on_unchecked (as --fail-on-unchecked),
+            tool_version, verbose, colour, statistics, rule_help (a rule's documentation; by default what
+            --explain prints), and docs_url (the base URL of a copy of the documentation site that rule links point
+            at; by default none, and reports name `spec-validate --explain <id>` instead).
 
     Raises:
-        SpecValidateError: no output format is named `format`.
+        SpecValidateError: no output format is named `format`, or `docs_url` is no http(s):// or file:// URL.
     """
     from spec_validate.report.formats import get
+    from spec_validate.report.links import docs_base
     from spec_validate.report.options import RenderOptions
 
     if isinstance(options.get("fail_on"), str):
         options["fail_on"] = Level(options["fail_on"].upper())
+    if options.get("docs_url"):
+        options["docs_url"] = docs_base(options["docs_url"])
     chosen = RenderOptions(**{"rule_help": _rule_help, **options})
     return get(format).render([reports] if isinstance(reports, Report) else list(reports), chosen)
 
@@ -283,8 +330,10 @@ def assert_conforms(
     deep: bool = False,
     all_clauses: bool = False,
     list_folders: bool = True,
+    fail_on_unchecked: bool = False,
 ) -> Report:
-    """Validate `path` and raise AssertionError listing each failed clause at or above `fail_on`.
+    """Validate `path` and raise AssertionError listing each failed clause at or above `fail_on` (and, with
+    `fail_on_unchecked`, each clause at or above it not judged on every node it selects).
 
     Args:
         path: the store to validate.
@@ -294,9 +343,12 @@ def assert_conforms(
         deep: also decode every stored chunk (as --deep).
         all_clauses: also check every clause of a legacy file (as --all-clauses).
         list_folders: False reads a remote store with consolidated metadata without listing (as --no-list).
+        fail_on_unchecked: also fail when a clause at or above `fail_on` could not be checked on some or all of
+            its nodes (it needs `deep`, a codec is not decoded, a reader is not available), as --fail-on-unchecked.
+            Without it such clauses are not checked, and fail nothing.
 
     Returns:
-        The Report, when nothing at or above `fail_on` failed.
+        The Report, when nothing at or above `fail_on` failed (nor, with `fail_on_unchecked`, went unchecked).
     """
     __tracebackhide__ = True  # pytest: a failure shows the report, not this function's source
     level = fail_on if isinstance(fail_on, Level) else Level(str(fail_on).upper())
@@ -310,15 +362,21 @@ def assert_conforms(
         all_clauses=all_clauses,
         list_folders=list_folders,
     )
-    if report.fails_at(level):
-        raise AssertionError(describe_failures(report, level))
+    if report.fails_at(level, unchecked=fail_on_unchecked):
+        raise AssertionError(describe_failures(report, level, fail_on_unchecked))
     return report
 
 
-def describe_failures(report: Report, fail_on: Level) -> str:
-    """The failed clauses of `report` at or above `fail_on`, one block per clause, for people."""
+def describe_failures(report: Report, fail_on: Level, fail_on_unchecked: bool = False) -> str:
+    """The failed clauses of `report` at or above `fail_on`, one block per clause, for people; with
+    `fail_on_unchecked`, then the clauses at or above it not judged on every node, with the nodes not checked."""
     bad = [r for r in report.results if r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= fail_on.rank]
-    lines = [f"{report.source} does not conform (fail_on={fail_on.value.lower()}): {len(bad)} clause(s) failed"]
+    # A legacy verdict is a failure of its own: "does not conform: 0 clause(s) failed" would contradict itself.
+    legacy = f", {len(report.legacy)} legacy verdict(s)" if report.legacy else ""
+    unchecked = report.unchecked_at(fail_on) if fail_on_unchecked else []
+    lines = [f"{report.source} does not conform (fail_on={fail_on.value.lower()}): {len(bad)} clause(s) failed{legacy}"]
+    if unchecked:
+        lines[0] += f", {len(unchecked)} not checked on every node (fail_on_unchecked)"
     for problem in report.problems:
         lines.append(f"  UNREADABLE {problem.key}: {problem.message}")
     for v in report.legacy:
@@ -334,5 +392,13 @@ def describe_failures(report: Report, fail_on: Level) -> str:
         if r.finding_count > len(r.findings):
             lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
         for w in r.writer_notes:
-            lines.append(f"    note: {w.name} {w.versions}: {w.note}")
+            lines.append(f"    note: {w.label}: {w.note}")
+    for r in sorted(unchecked, key=lambda r: (-r.rule.level.rank, r.rule.id)):
+        status = "NOT CHECKED" if r.status is Status.NOT_CHECKED else "PASSED, NOT ALL CHECKED"
+        lines.append(f"  {status} {r.rule.level.value} {r.rule.id}")
+        for path, reason in r.unchecked:
+            lines.append(f"    not checked: {path}: {reason.removeprefix(path + ': ')}")
+        more = max(r.unchecked_count, len(r.unchecked)) - len(r.unchecked)
+        if more > 0:
+            lines.append(f"    ... and {more} more not checked")
     return "\n".join(lines)

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 # garbage collector alone.
 _OWN_PROCESS = False
 LEVELS = ("must", "should", "may")
+# Hands on one input's report as it finishes: its position in the list of jobs, and the report.
+Emit = Callable[[int, Report], None]
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -57,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check scientific array stores (AnnData .h5ad/.zarr, Zarr, h5Seurat, NWB-Zarr, CXG) clause by clause "
         "against their format specs.",
         epilog="spec-validate coverage [--spec NAME] [--format text|json|markdown]: which statements of each spec the "
-        "rules check, and why the others are not (spec-validate coverage --help).",
+        "rules check, and why the others are not (spec-validate coverage --help). spec-validate ome-conformance PATH: "
+        '{"valid": bool, "message": str} for one OME-Zarr input, for the OME-Zarr spec\'s conformance harness.',
     )
     p.add_argument(
         "paths",
@@ -84,6 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the report to FILE instead of stdout (--output-file is the same option under ruff's name)",
     )
     p.add_argument(
+        "--resume",
+        metavar="FILE",
+        help="with --format jsonl: go on with the run that wrote FILE and was cut short: the inputs FILE holds are not "
+        "validated again, the others are appended, and the summary and exit code count them all (FILE must be of a "
+        "run with the same settings; a FILE not there yet starts the run)",
+    )
+    p.add_argument(
         "--select",
         action="append",
         default=[],
@@ -98,6 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
         choices=LEVELS,
         default=None,
         help="lowest level whose failure fails the run, in any case (default: must, or fail-on in [tool.spec-validate])",
+    )
+    p.add_argument(
+        "--fail-on-unchecked",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also fail an input when a clause at or above --fail-on was not judged on every node it selects (it "
+        "needs --deep, a codec is not decoded, a reader is not available); without it such clauses are reported as "
+        "not checked and fail nothing (default: off, or fail-on-unchecked in [tool.spec-validate])",
     )
     p.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even when clauses fail (still 2 when an input cannot be opened)"
@@ -127,8 +145,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--explain",
         metavar="ID",
-        help="print a rule's clause, section, level, checks and documentation page; a dotted prefix explains "
+        help="print a rule's documentation: clause, section, level, checks, examples; a dotted prefix explains "
         "every rule it selects",
+    )
+    p.add_argument(
+        "--docs-url",
+        type=_docs_url,
+        default=None,
+        metavar="URL",
+        help="base URL of a copy of the documentation site (built with `mkdocs build`) that reports link each rule's "
+        "page to (URL/rules/<id>.html), and SARIF's helpUri; default: docs-url in the configuration, else no site: "
+        "reports name `spec-validate --explain <id>`, which prints the page",
     )
     p.add_argument(
         "--baseline", metavar="FILE", help="findings recorded in FILE are reported as baseline and do not fail the run"
@@ -146,9 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--dask",
         metavar="ADDRESS",
-        help="scan on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local "
-        "worker processes; workers must reach the inputs at the same path or URL (--jobs is then unused; "
-        "see docs/scaling.md)",
+        help="validate on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local "
+        "worker processes; one input's array blocks are the tasks, several inputs are one task each; workers must "
+        "reach the inputs at the same path or URL (--jobs is then unused; see docs/scaling.md)",
     )
     p.add_argument(
         "--config",
@@ -181,8 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_seconds,
         default=None,
         metavar="SECONDS",
-        help="give each input at most SECONDS: it runs in a child process, and one that is still reading then "
-        "is reported as timed out, naming what it was reading (the other inputs are still validated)",
+        help="give each input at most SECONDS: it runs in a child process (with --dask, of its worker), and one "
+        "that is still reading then is reported as timed out, naming what it was reading (the other inputs are "
+        "still validated)",
     )
     p.add_argument(
         "--memory-limit",
@@ -210,13 +238,24 @@ def _positive_seconds(text: str) -> float:
 
 def _add_all_clauses(p: argparse.ArgumentParser) -> None:
     """--all-clauses: a legacy file (an era before the spec, such as an .h5ad of anndata < 0.8) gets one verdict,
-    `<pack>.legacy`, counted as a MUST failure; with this flag every clause is checked as well."""
+    `<pack>.legacy`, counted as a MUST failure, for the clauses that depend on the era (those that hold in every era
+    are checked either way); with this flag every clause is checked as well."""
     p.add_argument(
         "--all-clauses",
         action="store_true",
         help="also check every clause of a legacy file (one written before the spec, e.g. by anndata < 0.8), "
-        "which otherwise gets one verdict, <pack>.legacy (a MUST failure; --ignore it to accept such files)",
+        "where one verdict, <pack>.legacy (a MUST failure; --ignore it to accept such files), otherwise stands for "
+        "the clauses that depend on the era",
     )
+
+
+def _docs_url(text: str) -> str:
+    from spec_validate.report.links import docs_base
+
+    try:
+        return docs_base(text)
+    except SpecValidateError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("docs-url: ")) from None
 
 
 def _positive_int(text: str) -> int:
@@ -264,7 +303,7 @@ def _validate_one(
     except PackError:
         raise  # a bad pack is the run's error, not one input's
     except SpecValidateError as exc:
-        return _unchecked(item, error=str(exc))
+        return _unchecked(item, error=str(exc) + _unlisted(item, str(exc)))
     except OSError as exc:
         return _unchecked(item, error=_os_error(exc))
     except MemoryError:  # past --memory-limit outside a read that reports it (a read that does is unreadable)
@@ -284,6 +323,15 @@ def _validate_one(
         # Named on the command line, that is an error; found in a folder (any HDF5 file is), it is skipped.
         return _unchecked(item, **({"error": f"{report.source}: {what}"} if item.explicit else {"skipped": what}))
     return report
+
+
+def _unlisted(item: Input, error: str) -> str:
+    """For a URL that may have named a folder, and could not be opened: that its server lists no folder there (so
+    nothing was searched), said once, with why where the error does not already say it."""
+    if item.unlisted is None:
+        return ""
+    why = "" if error.endswith(item.unlisted) else f" ({item.unlisted})"
+    return f"; nor is it a folder its server lists{why}"
 
 
 def _no_thread_started(exc: BaseException) -> bool:
@@ -344,13 +392,18 @@ def _packs(extra: Sequence[str]) -> list[Pack]:
 
 
 def _subcommand(argv: Sequence[str] | None) -> int | None:
-    """`spec-validate coverage ...` is the one subcommand (spec_validate/coverage.py); None for a validation run.
-    A store named `coverage` in the working directory is validated as `./coverage`."""
+    """`spec-validate coverage ...` (spec_validate/coverage.py) and `spec-validate ome-conformance PATH`
+    (spec_validate/ome_conformance.py) are the subcommands; None for a validation run. A store named `coverage` in
+    the working directory is validated as `./coverage`."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["coverage"]:
         from spec_validate import coverage
 
         return coverage.main(args[1:])
+    if args[:1] == ["ome-conformance"]:
+        from spec_validate import ome_conformance
+
+        return ome_conformance.main(args[1:])
     return None
 
 
@@ -367,15 +420,29 @@ def run(argv: Sequence[str] | None = None) -> int:
         return _list_rules(args, packs)
     if not args.paths:
         parser.error("give at least one PATH (or --list-rules / --explain)")
-    if args.timeout is not None and args.dask:
-        parser.error("--timeout runs each input in a child process here; it cannot be used with --dask")
     if args.memory_limit is not None and args.dask:
         parser.error("--memory-limit caps the processes here; it cannot be used with --dask")
     if args.statistics and args.format not in ("text", "json"):
         parser.error(f"--statistics is a table (text) or JSON; it cannot be written as {args.format}")
+    streamed = formats.get(args.format).stream is not None  # each report written as its input finishes
+    _check_streamed(parser, args, streamed)
     settings = _settle(args, packs)
-    reports = _validate_all(args, settings, _inputs(args, settings))
-    return _finish(args, settings, reports)
+    inputs = _inputs(args, settings)
+    if streamed:
+        from spec_validate.resume import run_streamed
+
+        return run_streamed(args, settings, _packs(settings.packs), inputs, _validate_all)
+    return _finish(args, settings, _validate_all(args, settings, inputs))
+
+
+def _check_streamed(parser: argparse.ArgumentParser, args: argparse.Namespace, streamed: bool) -> None:
+    """--resume continues a jsonl file, and a streamed run keeps no report for what needs them all at the end."""
+    if args.resume and args.format != "jsonl":
+        parser.error("--resume continues a --format jsonl run: give --format jsonl")
+    if args.resume and args.output and os.path.abspath(args.output) != os.path.abspath(args.resume):
+        parser.error("--resume FILE appends to FILE: give no other --output")
+    if streamed and args.write_baseline:
+        parser.error(f"--write-baseline needs every report at the end; it cannot be used with --format {args.format}")
 
 
 def _inputs(args: argparse.Namespace, settings: Settings) -> list[Input]:
@@ -391,7 +458,9 @@ def _inputs(args: argparse.Namespace, settings: Settings) -> list[Input]:
 
 
 def _explain(args: argparse.Namespace, packs: list[Pack]) -> int:
-    """--explain ID: the rule, or every rule a dotted prefix selects (as --select reads it), each with its page."""
+    """--explain ID: the rule, or every rule a dotted prefix selects (as --select reads it), each with its page on
+    the documentation site where one is named (--docs-url, or docs-url in the configuration)."""
+    from spec_validate import config as cfg
     from spec_validate.engine.rule_selection import prefix_matches
     from spec_validate.explain import explain, explain_legacy
     from spec_validate.report.links import rule_page
@@ -407,8 +476,9 @@ def _explain(args: argparse.Namespace, packs: list[Pack]) -> int:
         legacy = [pack for pack in legacies if prefix_matches(wanted, pack.legacy_id)]
     if not match and not legacy:
         raise SpecValidateError(f"no rule matches {wanted!r} (see --list-rules)")
+    docs_url = args.docs_url or (None if args.isolated else cfg.load_config(args.config).docs_url)
     pages = [explain_legacy(pack) for pack in legacy]
-    pages += [explain(r) + (f"\nDocumentation: {rule_page(r.id)}\n" if r.builtin else "") for r in match]
+    pages += [explain(r) + (f"\nDocumentation: {rule_page(r.id, docs_url)}\n" if r.builtin and docs_url else "") for r in match]
     _emit("\n".join(pages), args.output)
     return 0
 
@@ -449,9 +519,11 @@ def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
         ignore=_ids(args.ignore),
         extend_select=_ids(args.extend_select),
         fail_on=args.fail_on,
+        fail_on_unchecked=args.fail_on_unchecked,
         packs=args.pack,
         exclude=_ids(args.exclude),
         extend_exclude=_ids(args.extend_exclude),
+        docs_url=args.docs_url,
     )
     if settings.packs != tuple(args.pack):
         packs = _packs(settings.packs)
@@ -463,15 +535,27 @@ def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
     return settings
 
 
-def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Input]) -> list[Report]:
+def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Input], sink: Emit | None = None) -> list[Report]:
     """A report per input, in input order: on a Dask cluster, in worker processes (several inputs), or here.
-    Files found in a folder and skipped get their one-line report without being opened."""
+    Files found in a folder and skipped get their one-line report without being opened. With `sink`, each report
+    is handed to it (with its input's position in `inputs`) as its input finishes, skipped files first, and none
+    is kept: the list returned is empty."""
     from spec_validate.engine.scan import default_workers
 
     _startup_finished()
     if args.memory_limit is not None:
         _limit_memory(args.memory_limit)
     todo = [item for item in inputs if item.skipped is None]
+    emit = None
+    if sink is not None:
+        positions = [i for i, item in enumerate(inputs) if item.skipped is None]
+        for i, item in enumerate(inputs):
+            if item.skipped is not None:
+                sink(i, _unchecked(item, skipped=item.skipped))
+
+        def emit(k: int, report: Report) -> None:
+            sink(positions[k], report)
+
     workers = args.jobs or default_workers()
     processes = min(workers, len(todo))
     # Several inputs: one process each, up to N at once, sharing the N workers as scan threads.
@@ -480,22 +564,53 @@ def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Inp
     validate_one = functools.partial(
         _validate_one, deep=args.deep, all_clauses=args.all_clauses, list_folders=not args.no_list
     )  # a partial of a module function still pickles
-    if args.timeout is not None:
-        done = _with_timeout(jobs, validate_one, args.timeout, args.quiet, workers)
-    elif args.dask:
-        from spec_validate.engine.dask_scan import validate_on_dask
-
-        done = validate_on_dask(args.dask, jobs, validate_one)
+    if args.dask:
+        done = _on_dask(args, jobs, validate_one, emit)
+    elif args.timeout is not None:
+        done = _with_timeout(jobs, validate_one, args.timeout, args.quiet, workers, emit)
     elif processes > 1:
-        done = _in_processes(jobs, validate_one, processes, args.quiet)
+        done = _in_processes(jobs, validate_one, processes, args.quiet, emit)
     else:
-        done = _serially(jobs, validate_one, args.quiet)
+        done = _serially(jobs, validate_one, args.quiet, emit)
+    if sink is not None:
+        return []
     checked = iter(done)
     return [_unchecked(item, skipped=item.skipped) if item.skipped is not None else next(checked) for item in inputs]
 
 
-def _in_processes(jobs: list[tuple], validate_one: Callable[..., Report], processes: int, quiet: bool) -> list[Report]:
-    """Each input in a worker process, with one bar counting finished inputs."""
+def _on_dask(
+    args: argparse.Namespace, jobs: list[tuple], validate_one: Callable[..., Report], emit: Emit | None = None
+) -> list[Report]:
+    """The inputs on the Dask cluster --dask names; several inputs (or any under --timeout) one task each, with one
+    bar counting finished inputs. Under --timeout each task validates its input in a child process of its worker,
+    given that many seconds (as `_with_timeout` does here). With `emit`, each report is handed to it as its input
+    finishes, not kept."""
+    from spec_validate.engine.dask_scan import validate_on_dask
+    from spec_validate.progress import TerminalProgress
+
+    children = args.timeout is not None
+    if children:
+        validate_one = functools.partial(_within, validate_one=validate_one, seconds=args.timeout)
+    if len(jobs) == 1 and not children:  # its blocks are the tasks: the scan's own bar
+        return validate_on_dask(args.dask, jobs, validate_one, emit=emit)
+    with TerminalProgress("validating", unit="files", quiet=args.quiet) as bar:
+        return validate_on_dask(args.dask, jobs, validate_one, children=children, progress=bar, emit=emit)
+
+
+def _within(*job: object, validate_one: Callable[..., Report], seconds: float) -> Report:
+    """`validate_one(*job)` in a child process given `seconds` (on a Dask worker, under --timeout): its report, or
+    one naming the timeout or crash and what was being read."""
+    from spec_validate.watchdog import run_with_timeout
+
+    item = job[0]
+    return run_with_timeout(job, validate_one, seconds, _shown(item.path), item.node)  # type: ignore[attr-defined]
+
+
+def _in_processes(
+    jobs: list[tuple], validate_one: Callable[..., Report], processes: int, quiet: bool, emit: Emit | None = None
+) -> list[Report]:
+    """Each input in a worker process, with one bar counting finished inputs; with `emit`, each report is handed
+    to it as its input finishes (see `_gather`)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -506,7 +621,8 @@ def _in_processes(jobs: list[tuple], validate_one: Callable[..., Report], proces
         ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool,
         TerminalProgress("validating", unit="files", quiet=quiet) as bar,
     ):
-        return _gather([pool.submit(validate_one, *job) for job in jobs], bar)  # in input order
+        # In input order; or, with emit, each handed on as it finishes.
+        return _gather([pool.submit(validate_one, *job) for job in jobs], bar, emit)
 
 
 def _limit_memory(megabytes: int) -> None:
@@ -521,16 +637,21 @@ def _limit_memory(megabytes: int) -> None:
 
 
 def _with_timeout(
-    jobs: list[tuple], validate_one: Callable[..., Report], seconds: float, quiet: bool, workers: int
+    jobs: list[tuple], validate_one: Callable[..., Report], seconds: float, quiet: bool, workers: int, emit: Emit | None = None
 ) -> list[Report]:
-    """Each input in turn in a child process given `seconds`, with all the scan threads (see `spec_validate.watchdog`)."""
+    """Each input in turn in a child process given `seconds`, with all the scan threads (see `spec_validate.watchdog`);
+    with `emit`, each report is handed to it, not kept."""
     from spec_validate.watchdog import run_with_timeout
 
     reports = []
-    for job in jobs:
+    for k, job in enumerate(jobs):
         item = job[0]
         job = (*job[:5], workers)
-        reports.append(run_with_timeout(job, validate_one, seconds, _shown(item.path), item.node, _label(item.path), quiet))
+        report = run_with_timeout(job, validate_one, seconds, _shown(item.path), item.node, _label(item.path), quiet)
+        if emit is None:
+            reports.append(report)
+        else:
+            emit(k, report)
     return reports
 
 
@@ -540,14 +661,18 @@ def _shown(path: str) -> str:
     return shown(path)
 
 
-def _serially(jobs: list[tuple], validate_one: Callable[..., Report], quiet: bool) -> list[Report]:
-    """Each input in turn in this process."""
+def _serially(jobs: list[tuple], validate_one: Callable[..., Report], quiet: bool, emit: Emit | None = None) -> list[Report]:
+    """Each input in turn in this process; with `emit`, each report is handed to it, not kept."""
     from spec_validate.progress import TerminalProgress
 
     reports = []
-    for job in jobs:  # a bar per input, named for it, once its scan has lasted a second
+    for k, job in enumerate(jobs):  # a bar per input, named for it, once its scan has lasted a second
         with TerminalProgress(_label(job[0].path), quiet=quiet) as bar:
-            reports.append(validate_one(*job, progress=bar))
+            report = validate_one(*job, progress=bar)
+        if emit is None:
+            reports.append(report)
+        else:
+            emit(k, report)
     return reports
 
 
@@ -561,14 +686,20 @@ def _finish(args: argparse.Namespace, settings: Settings, reports: list[Report])
     if args.write_baseline:
         _write_baseline(args.write_baseline, reports)
     known = bl.load(args.baseline) if args.baseline else None
-    _emit(_render(args, reports, fail_on, known), args.output)
+    _emit(_render(args, reports, fail_on, known, settings.docs_url, settings.fail_on_unchecked), args.output)
     # An input that could not be opened is named on stderr too (CI logs keep stderr when the report goes to a file),
     # except where the text report is already on the same terminal: said once there.
     said_on_terminal = args.format == "text" and not args.output and sys.stdout.isatty() and sys.stderr.isatty()
     for report in reports:
         if report.error is not None and not said_on_terminal:
             print(f"spec-validate: error: {report.error}", file=sys.stderr)
-    return exit_code(reports, fail_on, known, exit_zero=bool(args.exit_zero or args.write_baseline))
+    return exit_code(
+        reports,
+        fail_on,
+        known,
+        exit_zero=bool(args.exit_zero or args.write_baseline),
+        fail_on_unchecked=settings.fail_on_unchecked,
+    )
 
 
 def _write_baseline(path: str, reports: list[Report]) -> None:
@@ -579,22 +710,39 @@ def _write_baseline(path: str, reports: list[Report]) -> None:
     print(f"spec-validate: wrote {count} finding(s) to baseline {path}", file=sys.stderr)
 
 
-def _gather(futures, progress) -> list[Report]:
-    """The futures' results in input order, counting finished inputs on `progress`; a failure cancels those not yet started."""
+def _gather(futures, progress, emit: Emit | None = None) -> list[Report]:
+    """The futures' results in input order, counting finished inputs on `progress`; a failure cancels those not yet
+    started. With `emit`: each result handed to it (with its future's place in `futures`) as it finishes, on this
+    thread, and not kept (nor is its future), so memory does not grow with the inputs; the list returned is empty."""
+    from concurrent.futures import as_completed
+
     progress.start(len(futures))
     for future in futures:
         future.add_done_callback(lambda _: progress.advance(1))  # on the pool's thread: TerminalProgress locks
+    place = {future: k for k, future in enumerate(futures)}
     try:
-        return [future.result() for future in futures]
+        if emit is None:
+            return [future.result() for future in futures]
+        futures = None  # as_completed lets go of each future it yields: then nothing holds a finished report
+        for future in as_completed(list(place)):
+            emit(place.pop(future), future.result())
+        return []
     except BaseException:
-        for future in futures:
+        for future in place:
             future.cancel()
         raise
     finally:
         progress.finish()
 
 
-def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, known) -> str | bytes:
+def _render(
+    args: argparse.Namespace,
+    reports: list[Report],
+    fail_on: Level,
+    known,
+    docs_url: str | None = None,
+    fail_on_unchecked: bool = False,
+) -> str | bytes:
     """The report (or --statistics: as JSON with --format json, else as text) in the format the flags name."""
     from spec_validate import render
 
@@ -604,7 +752,17 @@ def _render(args: argparse.Namespace, reports: list[Report], fail_on: Level, kno
         from spec_validate.report.text import use_colour
 
         colour = use_colour(sys.stdout)
-    return render(reports, name, fail_on=fail_on, baseline=known, verbose=args.verbose, colour=colour, statistics=args.statistics)
+    return render(
+        reports,
+        name,
+        fail_on=fail_on,
+        baseline=known,
+        verbose=args.verbose,
+        colour=colour,
+        statistics=args.statistics,
+        docs_url=docs_url,
+        fail_on_unchecked=fail_on_unchecked,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,7 +19,18 @@ from spec_validate.errors import InputError
 # naming it, or a header that starts to name it and is broken (parsed, so that the user hears of it).
 _MAY_CONFIGURE = re.compile(r"spec-validate[\"']?[ \t]*[\].=]|\[[ \t]*tool[ \t]*\.[ \t]*[\"']?spec-validate")
 STANDALONE = (".spec-validate.toml", "spec-validate.toml")
-KEYS = ("select", "ignore", "extend-select", "fail-on", "per-path-ignores", "packs", "exclude", "extend-exclude")
+KEYS = (
+    "select",
+    "ignore",
+    "extend-select",
+    "fail-on",
+    "fail-on-unchecked",
+    "per-path-ignores",
+    "packs",
+    "exclude",
+    "extend-exclude",
+    "docs-url",
+)
 FAIL_ON = ("must", "should", "may")
 
 
@@ -36,6 +47,8 @@ class Config(NamedTuple):
     source: str = ""
     exclude: tuple[str, ...] | None = None  # folder-search globs replacing the default list; None: not set
     extend_exclude: tuple[str, ...] = ()
+    docs_url: str | None = None  # the documentation site's base URL; None: not set
+    fail_on_unchecked: bool | None = None  # None: not set
 
 
 def find_config(start: str | None = None) -> str | None:
@@ -92,8 +105,12 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     fail_on = table.get("fail-on")
     if fail_on is not None and (not isinstance(fail_on, str) or fail_on.lower() not in FAIL_ON):
         raise InputError(f"{where}: fail-on: expected one of {', '.join(FAIL_ON)}, got {fail_on!r}")
+    fail_on_unchecked = table.get("fail-on-unchecked")
+    if fail_on_unchecked is not None and not isinstance(fail_on_unchecked, bool):
+        raise InputError(f"{where}: fail-on-unchecked: expected true or false, got {fail_on_unchecked!r}")
     root = os.path.dirname(os.path.abspath(found))
     return Config(
+        docs_url=_docs_url(table.get("docs-url"), where),
         select=strings("select") if "select" in table else None,
         ignore=strings("ignore"),
         extend_select=strings("extend-select"),
@@ -104,7 +121,23 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         source=found,
         exclude=strings("exclude") if "exclude" in table else None,
         extend_exclude=strings("extend-exclude"),
+        fail_on_unchecked=fail_on_unchecked,
     )
+
+
+def _docs_url(value: object, where: str) -> str | None:
+    """The `docs-url` setting, checked: an http(s):// or file:// URL (None: not set)."""
+    from spec_validate.errors import SpecValidateError
+    from spec_validate.report.links import docs_base
+
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{where}: docs-url: expected a URL string, got {value!r}")
+    try:
+        return docs_base(value)
+    except SpecValidateError as exc:
+        raise InputError(f"{where}: {exc}") from None
 
 
 def _is_pyproject(path: str) -> bool:
@@ -164,6 +197,9 @@ class Settings(NamedTuple):
     root: str
     # (glob, directory it is relative to) for folder searches: the defaults or `exclude`, then `extend-exclude`
     exclude: tuple[tuple[str, str], ...] = ()
+    docs_url: str | None = None  # the documentation site rule links point at; None: `spec-validate --explain`
+    # A clause at or above fail_on not judged on every node it selects fails the input (--fail-on-unchecked)
+    fail_on_unchecked: bool = False
 
     def ignore_for(self, path: str) -> tuple[str, ...]:
         """`ignore` plus the per-path-ignores whose glob matches `path` (relative to the config's directory)."""
@@ -193,11 +229,14 @@ def merge(
     packs: Sequence[str] = (),
     exclude: Sequence[str] = (),
     extend_exclude: Sequence[str] = (),
+    docs_url: str | None = None,
+    fail_on_unchecked: bool | None = None,
 ) -> Settings:
     """CLI over config, as ruff does: --select replaces `select`; ignore, extend-select and packs add up;
-    --fail-on replaces `fail-on`; --exclude replaces `exclude` (itself replacing the default list), and
-    `extend-exclude` and --extend-exclude add to it. Config globs are relative to the config's directory, the
-    flags' to the working directory."""
+    --fail-on replaces `fail-on`, and --[no-]fail-on-unchecked `fail-on-unchecked` (default: off); --exclude
+    replaces `exclude` (itself replacing the default list), and `extend-exclude` and --extend-exclude add to it;
+    --docs-url replaces `docs-url`. Config globs are relative to the config's directory, the flags' to the working
+    directory."""
     from spec_validate.inputs import DEFAULT_EXCLUDE
 
     cwd = os.getcwd()
@@ -217,4 +256,6 @@ def merge(
         per_path_ignores=dict(config.per_path_ignores or {}),
         root=config.root,
         exclude=tuple(excludes),
+        docs_url=docs_url or config.docs_url,
+        fail_on_unchecked=bool(fail_on_unchecked if fail_on_unchecked is not None else config.fail_on_unchecked),
     )

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from spec_validate.catalogue import STATUSES, Catalogue, Statement, builtin_catalogues, check_against, where
 from spec_validate.errors import SpecValidateError
-from spec_validate.report.links import rule_page
+from spec_validate.report.links import docs_base, rule_page
 from spec_validate.usage import Parser
 
 FORMATS = ("text", "json", "markdown")
@@ -45,8 +45,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="also check each catalogue against the spec files in DIR (every sentence with a key word listed, "
         "every statement verbatim) and against its pack; exit 1 if one has drifted",
     )
+    p.add_argument(
+        "--docs-url",
+        type=_docs_url,
+        default=None,
+        metavar="URL",
+        help="markdown: link each rule to its page on the documentation site at URL (URL/rules/<id>.html); "
+        "default: no links (`spec-validate --explain <id>` prints a rule's page)",
+    )
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
     return p
+
+
+def _docs_url(text: str) -> str:
+    try:
+        return docs_base(text)
+    except SpecValidateError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("docs-url: ")) from None
 
 
 def main(argv: Sequence[str]) -> int:
@@ -56,7 +71,8 @@ def main(argv: Sequence[str]) -> int:
     if args.format == "json":
         text = render_json(catalogues, drift)
     elif args.format == "markdown":
-        text = render_markdown(catalogues, every=args.all)
+        docs_url = args.docs_url
+        text = render_markdown(catalogues, every=args.all, link=(lambda r: rule_page(r, docs_url)) if docs_url else None)
     else:
         text = render_text(catalogues, every=args.all, drift=drift)
     if args.output:
@@ -203,9 +219,15 @@ def render_json(catalogues: Sequence[Catalogue], drift: dict[str, list[str]] | N
 
 # ------------------------------------------------------------------------------------------------ Markdown
 def render_markdown(
-    catalogues: Sequence[Catalogue], every: bool = False, link: Callable[[str], str] = rule_page, heading: str = "##"
+    catalogues: Sequence[Catalogue], every: bool = False, link: Callable[[str], str | None] | None = None, heading: str = "##"
 ) -> str:
-    """A summary table, then per spec the statements (every one, or those not fully covered) with their rules linked."""
+    """A summary table, then per spec the statements (every one, or those not fully covered) with their rules, each
+    linked to `link(rule id)` where given."""
+
+    def rule(rule_id: str) -> str:
+        page = link(rule_id) if link is not None else None
+        return f"[`{rule_id}`]({page})" if page else f"`{rule_id}`"
+
     out = ["| spec | statements | covered | partial | not checkable | deferred | rules |", "|---|--:|--:|--:|--:|--:|--:|"]
     for c in catalogues:
         n = counts(c)
@@ -218,14 +240,14 @@ def render_markdown(
         shown = [s for s in c.statements if every or s.status != "covered"]
         out += [f"{heading} {c.title}", "", f"{sources(c, code='`')}: {_tally(c)}.", ""]
         if c.derived_rules:
-            rules = ", ".join(f"[`{r}`]({link(r)})" for r in c.derived_rules)
+            rules = ", ".join(rule(r) for r in c.derived_rules)
             out += [f"Rules that {DERIVED}: {rules}.", ""]
         if not shown:
             out += ["Every statement is covered.", ""]
             continue
         out += ["| status | section | statement | rules | what is missing, or why |", "|---|---|---|---|---|"]
         for s in shown:
-            rules = ", ".join(f"[`{r}`]({link(r)})" for r in s.rules)
+            rules = ", ".join(rule(r) for r in s.rules)
             section = _cell(s.section) if len(c.sources) == 1 else f"`{os.path.basename(s.source)}`: {_cell(s.section)}"
             out.append(f"| {LABELS[s.status]} | {section} | {_cell(s.text)} | {rules} | {_cell(_why(s))} |")
         out.append("")

@@ -10,6 +10,17 @@ class InputError(SpecValidateError):
     """The input cannot be opened or is not a store this tool reads."""
 
 
+class DamagedInput(InputError):
+    """The input is there and can be read, but its bytes are not the format its name or its signature says: an
+    empty `.h5ad`, an HDF5 file cut short, a `.zarr` directory with no Zarr document. That is a file that fails,
+    reported as one (an unreadable record at its root), not a path the tool cannot open."""
+
+    def __init__(self, path: str, reason: str, format: str = "") -> None:
+        super().__init__(f"{path}: {reason}")
+        self.reason = reason  # the message without the path: what the report's unreadable record says
+        self.format = format  # the container its signature shows ("hdf5"), or "" where its bytes show none
+
+
 class PackError(SpecValidateError):
     """A rule pack is invalid: the message names the file, the rule id and the field."""
 

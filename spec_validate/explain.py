@@ -6,6 +6,7 @@ import json
 
 from spec_validate.checks import registry
 from spec_validate.engine.selectors import describe
+from spec_validate.engine.writer_notes import values_explained
 from spec_validate.model import Rule
 
 
@@ -37,7 +38,9 @@ def explain(rule: Rule, notes=None) -> str:
     if rule.message:
         lines += ["", f"Message on failure: `{rule.message}` ({{path}} is the node, {{detail}} what the step found)."]
     for w in rule.writers:
-        lines += ["", f"Known writer departure: {w.name} {w.versions}: {w.note}"]
+        values = values_explained(w)
+        shown = f" (shown on findings with {values})" if values else ""
+        lines += ["", f"Known writer departure: {w.name} {w.versions}: {w.note}{shown}"]
     for note in notes_for(rule) if notes is None else notes:
         lines += ["", f"Spec note ({note.title}): {note.text}"]
     return "\n".join(lines) + "\n"
@@ -53,11 +56,15 @@ def explain_legacy(pack) -> str:
         "",
         f"> {legacy.clause}",
         "",
-        "A scope of one of these eras gets this one verdict instead of every clause of the pack (--all-clauses "
-        "checks them as well). It counts as a MUST failure at every --fail-on; --ignore it (or record it in a "
-        "baseline) to accept such files.",
+        "A scope of one of these eras gets this one verdict instead of the clauses of the pack that depend on the "
+        "era (--all-clauses checks them as well). It counts as a MUST failure at every --fail-on; --ignore it (or "
+        "record it in a baseline) to accept such files.",
         "",
     ]
-    for era, text in legacy.eras.items():
-        lines.append(f"- `{era}`: {text}")
+    for era, texts in legacy.eras.items():
+        for storage, text in texts.items():
+            lines.append(f"- `{era}`{'' if storage == '*' else f' ({storage})'}: {text}")
+    if legacy.still_checked:
+        kept = ", ".join(f"`{k}`" for k in legacy.still_checked)
+        lines += ["", f"Checked on such a scope all the same, as they hold in every era: {kept}."]
     return "\n".join(lines) + "\n"

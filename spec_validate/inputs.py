@@ -2,9 +2,11 @@
 
 As ruff does with source files: any mix of files, stores and folders. A folder that is not itself a store is
 searched (`.gitignore` respected, `exclude` patterns and hidden entries left out), and a store found there is
-one input, never descended into. A path inside a directory store names the node it leads to; a file inside one
-(pre-commit passes changed keys such as `x.zarr/X/.zattrs`) names the whole store, validated once. Every
-input keeps the spelling the user gave it.
+one input, never descended into; what the search looks at and does not validate is listed as skipped, with why.
+A folder behind an http(s):// URL is searched the same way, through its server's directory pages, and so is a prefix
+of an object store (s3://, gs://, az://), through its listing API. A path inside
+a directory store names the node it leads to; a file inside one (pre-commit passes changed keys such as
+`x.zarr/X/.zattrs`) names the whole store, validated once. Every input keeps the spelling the user gave it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 # Directory stores by name, whatever they hold (an implicit-root Zarr store written by tensorstore has no root
@@ -34,6 +36,19 @@ ZIP_SIGNATURE = b"PK\x03\x04"
 DEFAULT_EXCLUDE = ("__pycache__", "__pypackages__", "_build", "buck-out", "dist", "node_modules", "site-packages", "venv")
 NOT_A_STORE = "not a store or data file that spec-validate reads"
 NOTHING_FOUND = "a folder holding no store or data file that spec-validate reads"
+# Hidden entries are left out of a search, except Zarr documents that are no store's: a folder holding one was
+# searched because it holds no group or array document, which is worth saying (a store that lost its .zgroup?).
+STRAY_DOCUMENTS = (".zattrs", ".zmetadata")
+STRAY = "a Zarr metadata document without a .zgroup, .zarray or zarr.json beside it: the folder is no Zarr store"
+LINKED_FOLDER = "a link to a folder: searches do not follow links (name what it leads to, to validate it)"
+NOT_REGULAR = "not a regular file or folder (a FIFO, socket, device or broken link); never opened"
+# A folder behind a URL (a directory page, or an object store's prefix): its files are found by name only (reading
+# each one's first bytes would be a request each), and at most MOST_REMOTE_FOLDERS folders are listed (a request
+# each): a server whose pages link on without end is searched that far, and the folders left are listed as skipped.
+MOST_REMOTE_FOLDERS = 1_000
+NOT_NAMED = "not named as a data file (.h5ad, .h5Seurat, .h5mu, .zarr.zip); a file behind a URL is not read to find out"
+REMOTE_CXG = "a CXG (TileDB) store: read from local paths only"
+TOO_MANY_FOLDERS = f"not searched: a search behind a URL lists at most {MOST_REMOTE_FOLDERS} folders"
 
 
 class Input(NamedTuple):
@@ -43,6 +58,7 @@ class Input(NamedTuple):
     node: str = "/"  # the node to validate, when the path given lies inside a directory store
     explicit: bool = True  # named on the command line, not found in a folder
     skipped: str | None = None  # found in a folder but not validated: why, in a few words
+    unlisted: str | None = None  # a URL that may have named a folder: why its server gives no listing of it
 
 
 class Exclude(NamedTuple):
@@ -71,7 +87,7 @@ def _expand(path: str, excluded: _Excluder, respect_gitignore: bool) -> list[Inp
     from spec_validate.storage.urls import is_url
 
     if is_url(path):
-        return [Input(path)]
+        return _expand_url(path, excluded)
     given = _as_given(path)
     if not os.path.isdir(given):  # a file, or nothing at all (opening it says so)
         return [Input(store_root(given))]
@@ -202,7 +218,11 @@ def _walk(folder: str, excluded: _Excluder, ignored: frozenset[str]) -> Iterator
         return
     for entry in entries:
         path = os.path.join(folder, entry.name)
-        if entry.name.startswith(".") or excluded(path) or _gitignored(path, ignored):
+        if excluded(path) or _gitignored(path, ignored):
+            continue
+        if entry.name.startswith("."):
+            if entry.name in STRAY_DOCUMENTS and entry.is_file():
+                yield Input(path, explicit=False, skipped=STRAY)
             continue
         if entry.is_dir(follow_symlinks=False):
             if is_store_directory(path):
@@ -211,6 +231,8 @@ def _walk(folder: str, excluded: _Excluder, ignored: frozenset[str]) -> Iterator
                 yield from _walk(path, excluded, ignored)
         elif entry.is_file():
             yield Input(path, explicit=False) if is_data_file(path) else Input(path, explicit=False, skipped=NOT_A_STORE)
+        else:  # never opened, never entered: said, so that nothing a search met is silently left out
+            yield Input(path, explicit=False, skipped=LINKED_FOLDER if entry.is_dir() else NOT_REGULAR)
 
 
 def is_data_file(path: str) -> bool:
@@ -246,6 +268,126 @@ def _zip_holds_zarr(path: str) -> bool:
         return False
 
 
+# ---------------------------------------------------------------- searching folders behind URLs
+
+
+def _expand_url(url: str, excluded: _Excluder) -> list[Input]:
+    """A URL as an input, or, where it is listed as a folder (not a store), what a search of it finds.
+
+    A URL named as a data file, a store (`.h5ad`, `.zarr`, ...) or a Zarr document (a key inside a store, as
+    pre-commit passes them), or of a protocol that is neither http(s) nor an object store's (s3://, gs://, az://),
+    is one input as given; any other costs one request: its directory page, or the listing of the prefix.
+    """
+    from urllib.parse import urlsplit
+
+    from spec_validate.errors import InputError
+    from spec_validate.storage.cloudstore import CLOUD_SCHEMES
+    from spec_validate.storage.remote import HTTP_PROTOCOLS, FolderListings, protocol
+
+    scheme = protocol(url)
+    # An object store's key is written as it is: "?" and "#" in it are no query or fragment.
+    path = urlsplit(url).path if scheme in HTTP_PROTOCOLS else url.split("://", 1)[1].partition("/")[2]
+    name = path.rstrip("/").rpartition("/")[2].lower()
+    searchable = scheme in HTTP_PROTOCOLS or scheme in CLOUD_SCHEMES
+    named = name.endswith(DATA_SUFFIXES + STORE_SUFFIXES + (".h5", ".hdf5", ".nwb")) or name in STORE_DOCUMENTS + STRAY_DOCUMENTS
+    if not searchable or named:
+        return [Input(url)]
+    try:
+        folders = FolderListings(url)
+    except InputError:  # no client for the protocol here, no credentials, no bucket named: opening the URL says so
+        return [Input(url)]
+    try:
+        return _search_url(url, folders, excluded)
+    finally:
+        folders.close()
+
+
+def _search_url(url: str, folders, excluded: _Excluder) -> list[Input]:
+    """The stores and data files below the folder at `url`, breadth first (each level's listings asked for
+    together), then in the order a local search gives (depth first, names sorted); what was met and not validated,
+    skipped."""
+    (root,) = folders.list([url])
+    if isinstance(root, str) or not (root[0] or root[1]):
+        # Not a folder its server lists: the URL is opened as given (a file, or a store its server does not list).
+        # Nothing there at all is said once, by opening it.
+        empty = "its page links to nothing below it" if folders.http else "no key is stored below it"
+        why = root if isinstance(root, str) else empty
+        return [Input(url, unlisted=None if why == "not found" else why)]
+    if _lists_store(root[0]):
+        return [Input(url)]
+    found: list[Input] = []
+    level = [("", url, root)]
+    listed = 1
+    while level:
+        below: list[tuple[str, str]] = []  # (relative path, URL) of the folders to list next
+        for relative, folder, (files, subfolders) in level:
+            for item in _remote_entries(relative, folder, files, subfolders, excluded, folders.child):
+                if isinstance(item, Input):
+                    found.append(item)
+                elif listed < MOST_REMOTE_FOLDERS:
+                    below.append(item)
+                    listed += 1
+                else:
+                    found.append(Input(item[1], explicit=False, skipped=TOO_MANY_FOLDERS))
+        level = _next_level(below, folders, found)
+    walked = sorted(found, key=lambda item: item.path.split("/"))
+    if not any(item.skipped is None for item in walked):
+        return [Input(url, explicit=True, skipped=NOTHING_FOUND), *walked]
+    return walked
+
+
+def _next_level(below: list[tuple[str, str]], folders, found: list[Input]) -> list[tuple[str, str, tuple[list[str], list[str]]]]:
+    """The folders `below` listed together: a store is an input, a CXG or a folder its server will not list is
+    skipped (both added to `found`); the others are returned, with their listings, to be searched next."""
+    level = []
+    for (relative, folder), listing in zip(below, folders.list([u for _, u in below]) if below else [], strict=True):
+        if isinstance(listing, str):
+            found.append(Input(folder, explicit=False, skipped=f"cannot be listed ({listing})"))
+        elif _lists_store(listing[0]):
+            found.append(Input(folder, explicit=False))
+        elif any(marker in listing[0] + listing[1] for marker in TILEDB_MARKERS):
+            found.append(Input(folder, explicit=False, skipped=REMOTE_CXG))
+        else:
+            level.append((relative, folder, listing))
+    return level
+
+
+def _remote_entries(
+    relative: str,
+    folder: str,
+    files: list[str],
+    folders: list[str],
+    excluded: _Excluder,
+    child_url: Callable[[str, str], str],
+) -> Iterator[Input | tuple[str, str]]:
+    """What one folder's listing holds: an Input for each file and store (skipped where it is none), and (relative
+    path, URL) for each folder to list next. Hidden and excluded names are left out, as in a local search."""
+    for name in sorted(files + folders):
+        is_folder = name in folders
+        path = f"{relative}/{name}" if relative else name
+        child = child_url(folder, name)
+        if excluded.remote(path):
+            continue
+        if name.startswith("."):
+            if name in STRAY_DOCUMENTS and not is_folder:
+                yield Input(child, explicit=False, skipped=STRAY)
+            continue
+        lower = name.lower()
+        if not is_folder:
+            yield Input(child, explicit=False, skipped=None if lower.endswith(DATA_SUFFIXES) else NOT_NAMED)
+        elif lower.endswith(".cxg"):
+            yield Input(child, explicit=False, skipped=REMOTE_CXG)
+        elif lower.endswith(STORE_SUFFIXES):
+            yield Input(child, explicit=False)
+        else:
+            yield (path, child)
+
+
+def _lists_store(files: list[str]) -> bool:
+    """Whether a folder's files make it a Zarr store (a group or array document at its root)."""
+    return any(name in files for name in STORE_DOCUMENTS)
+
+
 class _Excluder:
     """Whether a path found in a folder matches an exclude glob: by its name, by its path relative to the glob's
     base directory, or by its absolute path (ruff's matching)."""
@@ -264,6 +406,14 @@ class _Excluder:
             if any(fnmatch.fnmatchcase(candidate, glob) for candidate in (name, relative, absolute.replace(os.sep, "/"))):
                 return True
         return False
+
+    def remote(self, relative: str) -> bool:
+        """Whether a path found behind a URL (relative to the URL searched) matches an exclude glob: by its name or
+        by that relative path."""
+        name = relative.rpartition("/")[2]
+        return any(
+            fnmatch.fnmatchcase(candidate, pattern.rstrip("/")) for pattern, _ in self.patterns for candidate in (name, relative)
+        )
 
 
 def _ignored(folder: str) -> frozenset[str]:

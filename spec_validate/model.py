@@ -7,6 +7,7 @@ yield its findings, the engine builds its results, the reports render them.
 
 from __future__ import annotations
 
+import fnmatch
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from enum import Enum
 from typing import Any, NamedTuple, Protocol
 
 __all__ = [
+    "LEGACY_REASON",
     "CheckStep",
     "ClauseResult",
     "Finding",
@@ -33,6 +35,7 @@ __all__ = [
     "SpecNote",
     "Status",
     "Writer",
+    "WriterNote",
 ]
 
 
@@ -51,6 +54,10 @@ class Status(str, Enum):
     PASSED = "passed"
     FAILED = "failed"
     NOT_APPLICABLE = "not_applicable"
+    # A clause whose selected nodes could none of them be checked (`NotChecked`: it needs --deep, a codec is not
+    # decoded, a reader is not available, a chunk grid is an extension the pack does not read): never passed and
+    # never not applicable, since nothing says the clause holds or does not concern the store.
+    NOT_CHECKED = "not_checked"
     ERROR = "error"
     # A rule that reports a fact worth knowing which is no conformance failure (a `notice:` rule, such as the
     # pickle codec the hdmf-zarr spec names as its default, or a key beside Zarr chunks that no reader reads): its
@@ -66,8 +73,9 @@ class Finding:
     path: str = ""
     index: tuple[int, ...] | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
-    # Set by the engine, never by a primitive: the rule's `writers:` notes that fit the store (a note naming a
-    # writer the store shows it was not written by is left off).
+    # Set by the engine, never by a primitive: the rule's `writers:` notes (`WriterNote`s) that describe this finding
+    # (its details hold the values the note explains) and fit the store (a note naming a writer the store shows it
+    # was not written by is left off).
     writers: tuple[Any, ...] = ()
 
 
@@ -87,8 +95,10 @@ class NotApplicable(Exception):
 
 class NotChecked(NotApplicable):
     """The node is one the clause is about, but it cannot be checked safely (a codec off the allow-list, an
-    object array, metadata too broken to read its data by). Unlike a plain NotApplicable, the report names
-    such nodes even when the clause passes on the others: a node that was skipped is never silent."""
+    object array, metadata too broken to read its data by, a chunk grid this tool does not read) or not in this run
+    (it needs --deep). Unlike a plain NotApplicable, the report names such nodes even when the clause passes on the
+    others, and a clause checked on none of its nodes is `Status.NOT_CHECKED`: a node that was skipped is never
+    silent, nor counted as passed or not applicable."""
 
 
 # ---------------------------------------------------------------- rules and packs, as loaded from YAML
@@ -96,8 +106,9 @@ class Writer(NamedTuple):
     """A real writer whose files depart from the clause: the report shows the note on a failure it describes.
 
     `when` holds the values the note explains, as (finding detail key, accepted values) pairs: a note is attached
-    to a finding only when every key is among the finding's details with one of the accepted values (compared as
-    strings), so a note never lands on a finding it does not describe.
+    to a finding only when every key is among the finding's details (or is `path`, the finding's node path) with
+    one of the accepted values, so a note never lands on a finding it does not describe. How values compare:
+    `spec_validate.engine.writer_notes`.
     """
 
     name: str
@@ -106,12 +117,63 @@ class Writer(NamedTuple):
     when: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
+class WriterNote(NamedTuple):
+    """A writer note attached to a finding it describes, and how the writer is known.
+
+    `detected`: the store shows this writer (in versions the note's overlap), and `evidence` is what shows it.
+    Otherwise no writer of its kind is detected, and the note is only likely: `evidence` says why (the finding's
+    values are the ones the note explains).
+    """
+
+    writer: Writer
+    detected: bool
+    evidence: str
+
+    @property
+    def name(self) -> str:
+        return self.writer.name
+
+    @property
+    def versions(self) -> str:
+        return self.writer.versions
+
+    @property
+    def note(self) -> str:
+        return self.writer.note
+
+    @property
+    def label(self) -> str:
+        """The writer and how it is known, for a report line: `<name> <versions> (detected: ...)` or `likely ...`."""
+        who = f"{self.writer.name} {self.writer.versions}".strip()
+        if self.detected:
+            return f"{who} (detected: {self.evidence})"
+        return f"likely {who} ({self.evidence})"
+
+
+# The start of the reason of a clause a legacy verdict stands for (not checked at a scope of an era before the spec).
+LEGACY_REASON = "legacy: "
+
+
 class Legacy(NamedTuple):
-    """Eras of files that predate the spec a pack checks: such a scope gets one verdict, `<pack>.legacy`."""
+    """Eras of files that predate the spec a pack checks: such a scope gets one verdict, `<pack>.legacy`, standing for
+    the clauses that depend on the era; the clauses named in `still_checked` hold in every era and are checked."""
 
     clause: str  # the spec's own sentence about such files, verbatim
     section: str
-    eras: Mapping[str, str]  # era id (spec_validate.engine.provenance) -> what such a file is and what readers do
+    # era id (spec_validate.engine.provenance) -> storage format glob ("hdf5", "zarr-*"; "*" for any) -> what such a
+    # file is and what readers do, in the words of the storage read
+    eras: Mapping[str, Mapping[str, str]]
+    # rule ids or dotted prefixes (`anndata.csr_matrix`) of the clauses checked on a legacy scope all the same
+    still_checked: tuple[str, ...] = ()
+
+    def text(self, era_id: str, storage: str) -> str:
+        """What a file of `era_id` read as `storage` (a tree format: "hdf5", "zarr-v2") is; "" where none fits."""
+        texts = self.eras.get(era_id, {})
+        return next((t for pattern, t in texts.items() if fnmatch.fnmatchcase(storage, pattern)), "")
+
+    def keeps(self, rule_id: str) -> bool:
+        """Whether the clause `rule_id` is checked on a legacy scope (it does not depend on the era)."""
+        return any(rule_id == p or rule_id.startswith(p + ".") for p in self.still_checked)
 
 
 class SpecNote(NamedTuple):
@@ -219,7 +281,8 @@ class Scope(Protocol):
         ...
 
     def value(self, base: Any, ref: Any, what: str = "value") -> Any:
-        """A number from a reference: a literal, `{dimension}`, or `{node, dim|length|attr[, index]}`, plus `plus`."""
+        """A number from a reference: a literal, `{dimension}`, or `{node, dim|length|attr[, index]}`, plus `plus`
+        (`{name}` in `node` is `base`'s name; `attr` may list names, the first the node has being read)."""
         ...
 
 
@@ -234,6 +297,10 @@ class Provenance(Protocol):
 
     def fits(self, name: str, versions: str = "") -> bool:
         """Whether a note about writer `name` (`versions`) may be shown on this store."""
+        ...
+
+    def evidence(self, name: str, versions: str = "") -> str | None:
+        """What shows the store was written by writer `name` in versions overlapping `versions`; None if nothing does."""
         ...
 
     def describe(self) -> str:
@@ -265,10 +332,14 @@ class ClauseResult:
     unlisted_paths: tuple[str, ...] = ()
 
     @property
-    def writer_notes(self) -> list[Any]:
-        """The rule's writer notes attached to its listed findings (those that fit the store), each once, in rule order."""
-        attached = {w for f in self.findings for w in f.writers}
-        return [w for w in self.rule.writers if w in attached]
+    def writer_notes(self) -> list[WriterNote]:
+        """The writer notes attached to the listed findings (each describes one and fits the store), each once, in
+        the rule's order."""
+        attached: dict[WriterNote, None] = {}
+        for f in self.findings:
+            attached.update(dict.fromkeys(f.writers))
+        order = {w: i for i, w in enumerate(self.rule.writers)}
+        return sorted(attached, key=lambda n: order.get(n.writer, len(order)))
 
 
 @dataclass(frozen=True)
@@ -296,9 +367,11 @@ class Problem:
 class LegacyVerdict:
     """One verdict on an AnnData group (or CXG) of an era before the spec it is checked against.
 
-    It stands for every clause of the pack at that scope: they are not checked (unless `clauses_checked`,
-    with --all-clauses). The file does not conform to the spec version checked, so the verdict counts as a
-    MUST failure for the exit code at every --fail-on; `--ignore <pack>.legacy` (or a baseline) accepts it.
+    It stands for the clauses of the pack that depend on the era: they are not checked at that scope (unless
+    `clauses_checked`, with --all-clauses). The clauses that hold in every era (`still_checked`: sparse structure,
+    index ranges, ...) are checked there all the same, and their results are the report's like any other. The file
+    does not conform to the spec version checked, so the verdict counts as a MUST failure for the exit code at every
+    --fail-on; `--ignore <pack>.legacy` (or a baseline) accepts it.
     """
 
     pack: str
@@ -312,6 +385,8 @@ class LegacyVerdict:
     section: str
     evidence: tuple[str, ...] = ()
     clauses_checked: bool = False  # --all-clauses: the pack's clauses were checked as well
+    still_checked: tuple[str, ...] = ()  # ids of the selected clauses checked at the scope whatever its era
+    stands_for: int = 0  # how many selected clauses the verdict stands for (not checked there); 0 with --all-clauses
 
     level: Level = Level.MUST
 
@@ -356,6 +431,24 @@ class Report:
     def failures(self) -> list[ClauseResult]:
         return [r for r in self.results if r.status is Status.FAILED]
 
+    @property
+    def not_checked(self) -> list[ClauseResult]:
+        """The clauses checked on none of their nodes (`Status.NOT_CHECKED`)."""
+        return [r for r in self.results if r.status is Status.NOT_CHECKED]
+
+    def unchecked_at(self, level: Level | str) -> list[ClauseResult]:
+        """The clauses at `level` or stricter that were not judged on every node they select: not checked at all,
+        or passed with nodes not checked (a failed clause fails anyway). A notice rule's clauses are left out: they
+        fail nothing. What `--fail-on-unchecked` fails a run on."""
+        level = _level(level)
+        return [
+            r
+            for r in self.results
+            if r.rule.level.rank >= level.rank
+            and not r.rule.notice
+            and (r.status is Status.NOT_CHECKED or (r.status is Status.PASSED and bool(r.unchecked_count or r.unchecked)))
+        ]
+
     def summary(self) -> dict[str, dict[str, int]]:
         """Counts of clause results per level and status."""
         counts: dict[str, Counter[str]] = {lvl.value: Counter() for lvl in Level}
@@ -363,11 +456,19 @@ class Report:
             counts[r.rule.level.value][r.status.value] += 1
         return {lvl: {s.value: c[s.value] for s in Status} for lvl, c in counts.items()}
 
-    def fails_at(self, level: Level | str) -> bool:
+    def fails_at(self, level: Level | str, unchecked: bool = False) -> bool:
         """True when a clause at `level` ("must", "should", "may" in any case, or a Level) or stricter failed,
         errored, the store had unreadable parts, the input could not be opened, or a scope is of an era before its
-        spec (a legacy verdict, which counts as a MUST failure)."""
-        level = Level(level.upper()) if isinstance(level, str) and not isinstance(level, Level) else level
+        spec (a legacy verdict, which counts as a MUST failure). With `unchecked` (`--fail-on-unchecked`), also
+        when a clause at `level` or stricter was not judged on every node it selects (`unchecked_at`)."""
+        level = _level(level)
         if self.problems or self.error is not None or self.legacy:
             return True
+        if unchecked and self.unchecked_at(level):
+            return True
         return any(r.status in (Status.FAILED, Status.ERROR) and r.rule.level.rank >= level.rank for r in self.results)
+
+
+def _level(level: Level | str) -> Level:
+    """A Level, or its name in any case."""
+    return Level(level.upper()) if isinstance(level, str) and not isinstance(level, Level) else level

@@ -44,7 +44,7 @@ class SpecValidator:
     """What the `spec_validate` fixture gives a test: `spec_validate(path)` -> Report, and `.assert_conforms`.
 
     The project's `[tool.spec-validate]` gives the defaults (select, ignore and per-path ignores, extend-select,
-    packs, fail-on); keyword arguments win as flags do on the command line: `select` replaces, `ignore` and
+    packs, fail-on, fail-on-unchecked); keyword arguments win as flags do on the command line: `select` replaces, `ignore` and
     `extend_select` add.
     """
 
@@ -66,13 +66,22 @@ class SpecValidator:
     def __call__(self, path: str | os.PathLike[str], **kwargs: Any) -> Report:
         return validate(path, **self._options(path, kwargs))
 
-    def assert_conforms(self, path: str | os.PathLike[str], fail_on: str | Level | None = None, **kwargs: Any) -> Report:
-        """Validate `path` and fail the test, showing the report, when a clause at or above `fail_on` fails."""
+    def assert_conforms(
+        self,
+        path: str | os.PathLike[str],
+        fail_on: str | Level | None = None,
+        fail_on_unchecked: bool | None = None,
+        **kwargs: Any,
+    ) -> Report:
+        """Validate `path` and fail the test, showing the report, when a clause at or above `fail_on` fails (or,
+        with `fail_on_unchecked`, was not checked on every node it selects)."""
         __tracebackhide__ = True  # the failure shows the report, not this plugin's source
         level = _level(fail_on or (self.settings.fail_on if self.settings else "must"))
+        if fail_on_unchecked is None:
+            fail_on_unchecked = self.settings.fail_on_unchecked if self.settings else False
         report = self(path, **kwargs)
-        if report.fails_at(level):
-            raise AssertionError(describe_failures(report, level))
+        if report.fails_at(level, unchecked=fail_on_unchecked):
+            raise AssertionError(describe_failures(report, level, fail_on_unchecked))
         return report
 
 
@@ -167,8 +176,8 @@ class DataFileItem(pytest.Item):
         fail_on = _level(value or settings.fail_on)
         report = SpecValidator(settings)(self.path)  # validate() drops a base pack a user pack extends
         self.user_properties.append(("spec_validate_results", len(report.results)))
-        if report.fails_at(fail_on):
-            raise SpecValidateFailure(describe_failures(report, fail_on))
+        if report.fails_at(fail_on, unchecked=settings.fail_on_unchecked):
+            raise SpecValidateFailure(describe_failures(report, fail_on, settings.fail_on_unchecked))
 
     def repr_failure(self, excinfo, style=None):  # type: ignore[override]
         if isinstance(excinfo.value, SpecValidateFailure):

@@ -52,11 +52,13 @@ def read_units(text: str, kind: str, headings: Sequence[str] = ()) -> list[Unit]
         return _md_units(text)
     if kind == "rst":
         return _rst_units(text)
+    if kind == "bs":
+        return _md_units(_bikeshed_as_markdown(text))
     return _txt_units(text, headings)
 
 
 def kind_of(filename: str) -> str:
-    return {".md": "md", ".rst": "rst"}.get(filename[filename.rfind(".") :].lower(), "txt")
+    return {".md": "md", ".rst": "rst", ".bs": "bs"}.get(filename[filename.rfind(".") :].lower(), "txt")
 
 
 def sections(units: Sequence[Unit]) -> list[tuple[str, str]]:
@@ -164,6 +166,56 @@ def _add_unit(units: list[Unit], lines: list[str], section: str, index: int, cod
 
 def _strip_html_comments(text: str) -> str:
     return re.sub(r"<!--.*?-->", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.DOTALL)
+
+
+# ------------------------------------------------------------------------------------------------ Bikeshed
+_SETEXT = re.compile(r"^(=+|-+)\s*$")
+_HEADING_ID = re.compile(r"\s*\{#[^}]*\}\s*$")
+_HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(.*?)</h\1>\s*$")
+
+
+def _bikeshed_as_markdown(text: str) -> str:
+    """A Bikeshed source (the OME-Zarr spec's `index.bs`) as the Markdown it is written in: setext headings (a line
+    underlined with `=` or `-`) and `<hN>` lines become `#` headings without their `{#id}`, `<pre>` blocks (the
+    metadata block, file trees, included examples, the bibliography) become code, and lone `<p>` tags go. The
+    metadata block before the first heading (Bikeshed's settings: title, editors, status) is left out."""
+    lines = text.split("\n")
+    if lines and lines[0].strip().startswith("<pre class='metadata'>"):
+        end = next((i for i, line in enumerate(lines) if line.strip().startswith("</pre>")), len(lines) - 1)
+        lines = lines[end + 1 :]
+    out: list[str] = []
+    in_pre = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if in_pre:
+            out.append(line)
+            if stripped.startswith("</pre>"):
+                out[-1] = "```"
+                in_pre = False
+            i += 1
+            continue
+        if stripped.startswith("<pre"):
+            out.append("```")
+            in_pre = "</pre>" not in stripped
+            if not in_pre:
+                out.append("```")
+            i += 1
+            continue
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if stripped and out[-1:] != ["```"] and _SETEXT.match(nxt) and not _BULLET.match(line):
+            level = "#" if nxt.strip().startswith("=") else "##"
+            out.append(f"{level} {_HEADING_ID.sub('', stripped)}")
+            i += 2
+            continue
+        heading = _HTML_HEADING.match(line)
+        if heading:
+            out.append(f"{'#' * int(heading.group(1))} {heading.group(2).strip()}")
+        elif stripped not in ("<p>", "</p>"):
+            out.append(line)
+        i += 1
+    return "\n".join(out)
 
 
 # ------------------------------------------------------------------------------------------------ reStructuredText

@@ -10,6 +10,7 @@ import pytest
 from corpus_paths import VALID_H5AD
 from docs_examples import extends_example
 
+import spec_validate
 from spec_validate.cli import main
 from spec_validate.engine.loader import builtin_packs
 from spec_validate.errors import InputError
@@ -145,3 +146,14 @@ def test_statistics_count_every_failing_node(broken_h5ad_here, capsys):
     main(["--statistics", "--format", "json", broken_h5ad_here])
     rows = {r["rule"]: r["count"] for r in json.loads(capsys.readouterr().out)}
     assert rows["anndata.dict.encoding"] == 25
+
+
+def test_baseline_never_records_a_clause_not_checked():
+    # Not checked is no failure: nothing to record, nothing that could be "new".
+    from spec_validate.model import Status
+
+    store = Path(__file__).resolve().parents[1] / "conformance-corpus/zarr/zarr-v2/valid-every-element.zarr"
+    report = spec_validate.validate(store)
+    assert any(r.status is Status.NOT_CHECKED for r in report.results)
+    assert list(bl.located(report)) == []
+    assert json.loads(bl.dump([report]))["findings"] == []

@@ -18,6 +18,7 @@ from corpus_paths import CASES
 from docs_examples import extends_example
 
 import spec_validate
+from spec_validate import inputs
 from spec_validate.checks import registry
 from spec_validate.cli import main
 from spec_validate.engine.loader import builtin_packs
@@ -118,17 +119,19 @@ def test_main_passes_explain_dotted_prefix_explains_each_rule_it_selects(capsys)
     code, out, _ = cli(capsys, "--explain", "anndata.csr_matrix")
     wanted = [r.id for r in RULES if r.id.startswith("anndata.csr_matrix.")]
     assert code == 0 and [line[2:].split(" (")[0] for line in out.splitlines() if line.startswith("# ")] == wanted
-    assert out.count("Documentation: ") == len(wanted)
+    assert "Documentation: " not in out  # no documentation site named: --explain is the page
     assert "anndata.csr_matrixx" not in out
+    code, out, _ = cli(capsys, "--explain", "anndata.csr_matrix", "--docs-url", "https://docs.example.org/sv")
+    assert out.count("Documentation: https://docs.example.org/sv/rules/anndata.csr_matrix.") == len(wanted)
 
 
 def test_main_passes_explain_shows_message_template_and_paths_in_words(capsys):
     code, out, _ = cli(capsys, "--explain", "anndata.element.encoding-type-known")
-    assert code == 0 and "path /obs, /var, /X," in out and "//" not in out.split("Documentation:")[0]
-    code, out, _ = cli(capsys, "--explain", "cxg.cxg.X-present")
+    assert code == 0 and "path /obs, /var, /X," in out and "//" not in out
+    code, out, _ = cli(capsys, "--explain", "cxg.cxg.X-present", "--docs-url", "file:///srv/site")
     rule = next(r for r in RULES if r.id == "cxg.cxg.X-present")
     assert f"Message on failure: `{rule.message}`" in out
-    assert out.rstrip().endswith("/rules/cxg.cxg.X-present.html")
+    assert out.rstrip().endswith("Documentation: file:///srv/site/rules/cxg.cxg.X-present.html")
 
 
 def test_main_fails_explain_unknown_rule(capsys):
@@ -170,14 +173,18 @@ def _not_zip_store(tmp_path):
     return p
 
 
+def _text_file(tmp_path):
+    p = tmp_path / "notes.txt"
+    p.write_text("just some text\n")
+    return p
+
+
 @pytest.mark.parametrize(
     "make",
     [
-        pytest.param(_non_hdf5, id="non-hdf5-file"),
-        pytest.param(lambda tmp, valid: _truncated(tmp, valid), id="truncated-h5ad"),
+        pytest.param(_text_file, id="a-file-of-no-format-named-as-none"),
         pytest.param(lambda tmp: tmp / "missing.h5ad", id="missing-path"),
         pytest.param(_plain_dir, id="directory-not-a-store"),
-        pytest.param(_empty, id="empty-file"),
         pytest.param(_not_zip_store, id="zip-not-a-store"),
     ],
 )
@@ -191,6 +198,63 @@ def test_main_fails_bad_input_exits_2_with_one_line(tmp_path, valid_h5ad, make):
         assert proc.stdout == ""
     else:  # the input's one `error` entry in the report, as with several inputs
         assert proc.stdout.strip().splitlines() == [f"{path}: error: {proc.stderr.split(f'{path}: ', 1)[1].strip()}"]
+
+
+def _empty_hdf5(tmp_path):
+    import h5py
+
+    p = tmp_path / "unfinished.h5ad"
+    h5py.File(p, "w").close()  # a writer that failed before writing anything
+    return p
+
+
+def _named(name: str, content: bytes):
+    def make(tmp_path):
+        p = tmp_path / name
+        p.write_bytes(content)
+        return p
+
+    return make
+
+
+def _empty_zarr_dir(tmp_path):
+    (tmp_path / "empty.zarr").mkdir()
+    return tmp_path / "empty.zarr"
+
+
+@pytest.mark.parametrize(
+    "make,said",
+    [
+        pytest.param(_empty, "not an HDF5 file, as an .h5ad is: it is empty (0 bytes)", id="empty-h5ad"),
+        pytest.param(_non_hdf5, "not an HDF5 file, as an .h5ad is: its first bytes are not that format's", id="text-h5ad"),
+        pytest.param(lambda tmp, valid: _truncated(tmp, valid), "cannot open as HDF5 (", id="truncated-h5ad"),
+        pytest.param(_named("e.h5Seurat", b""), "not an HDF5 file, as an .h5Seurat is: it is empty", id="empty-h5seurat"),
+        pytest.param(_named("e.zarr", b""), "not a Zarr store, as a .zarr is: a file of 0 bytes", id="empty-zarr-file"),
+        pytest.param(_named("e.zarr.zip", b""), "not a zip file, as a .zarr.zip is: it is empty", id="empty-zarr-zip"),
+        pytest.param(_empty_zarr_dir, "not a Zarr store, as its name says: no .zgroup", id="empty-zarr-directory"),
+        pytest.param(_empty_hdf5, "no AnnData object in it, as an .h5ad file holds", id="hdf5-h5ad-holding-nothing"),
+    ],
+)
+def test_main_fails_a_file_that_is_not_what_its_name_says_is_a_failing_report(tmp_path, valid_h5ad, make, said):
+    # An empty or cut-short .h5ad is a file that fails, not a path the tool cannot open (exit 2) nor one "no rule pack
+    # applies" to: its report names what is wrong at its root, and the run exits 1 (#37).
+    path = make(tmp_path, valid_h5ad) if make.__code__.co_argcount == 2 else make(tmp_path)
+    proc = run_subprocess(path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr == ""
+    lines = proc.stdout.splitlines()
+    assert lines[1].startswith(f"  UNREADABLE /: {said}"), proc.stdout
+    assert lines[2].startswith("  does not conform at --fail-on must.")
+
+
+def test_main_fails_a_damaged_file_found_in_a_folder_is_reported_not_skipped(tmp_path, capsys):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "empty.h5ad").write_bytes(b"")
+    code, out, _ = cli(capsys, tmp_path / "data", "--format", "json")
+    (report,) = json.loads(out)["reports"]
+    assert code == 1 and report["problems"] == [
+        {"key": "/", "message": "not an HDF5 file, as an .h5ad is: it is empty (0 bytes)", "path": "/"}
+    ]
 
 
 def test_main_fails_broken_root_zattrs_reports_and_exits_1(tmp_path, valid_zarr):
@@ -584,6 +648,130 @@ def test_main_deep_says_what_it_could_not_decode(capsys):
     assert "not fully checked" in verdict_line or "could not be checked" in verdict_line, verdict_line
 
 
+# ------------------------------------------------------------------------------------------ not checked
+# Without --deep, the clause on decoded chunks concerns every array of a Zarr v2 store and checks none: not checked,
+# never passed nor not applicable. It fails nothing, unless --fail-on-unchecked (or the setting) asks.
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        pytest.param([], 0, id="not-checked-fails-nothing-by-default"),
+        pytest.param(["--fail-on-unchecked"], 1, id="fail-on-unchecked-exits-1"),
+        pytest.param(["--fail-on-unchecked", "--deep"], 0, id="fail-on-unchecked-with-everything-checked-exits-0"),
+        pytest.param(["--fail-on-unchecked", "--ignore", "zarr.chunks"], 0, id="fail-on-unchecked-ignored-clause"),
+        pytest.param(["--fail-on-unchecked", "--exit-zero"], 0, id="fail-on-unchecked-exit-zero"),
+    ],
+)
+def test_main_exit_code_of_a_clause_not_checked(capsys, valid_zarr, args, expected):
+    code, out, err = cli(capsys, valid_zarr, *args)
+    assert code == expected, out + err
+
+
+def test_main_text_says_what_was_not_checked(capsys, valid_zarr):
+    code, out, _ = cli(capsys, valid_zarr)
+    lines = out.splitlines()
+    assert code == 0
+    assert "  NOT CHECKED MUST zarr.chunks.decoded-size" in lines
+    assert any(line.startswith("    not checked: needs --deep: /X/data, ") for line in lines), lines
+    verdict = lines[-1] if lines[-1] else lines[-2]
+    assert verdict.startswith("  conforms at --fail-on must (1 clause(s) not checked"), verdict
+    assert ", 1 not checked;" in verdict
+    code, out, _ = cli(capsys, valid_zarr, "--fail-on-unchecked")
+    assert code == 1 and "  not fully checked at --fail-on must (--fail-on-unchecked: 1 clause(s)" in out
+
+
+def test_main_json_counts_not_checked(capsys, valid_zarr):
+    code, out, _ = cli(capsys, valid_zarr, "--format", "json")
+    doc = json.loads(out)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    report = doc["reports"][0]
+    assert code == 0 and report["verdict"]["outcome"] == "conforms"
+    assert report["verdict"]["not_checked"] == 1 and report["verdict"]["fail_on_unchecked"] is False
+    assert report["summary"]["MUST"]["not_checked"] == 1
+    (deep,) = [r for r in report["results"] if r["id"] == "zarr.chunks.decoded-size"]
+    assert deep["status"] == "not_checked" and deep["reason"] == "needs --deep" and deep["nodes_checked"] == 0
+    assert deep["unchecked_count"] == len(deep["unchecked"]) > 1
+    code, out, _ = cli(capsys, valid_zarr, "--format", "json", "--fail-on-unchecked")
+    doc = json.loads(out)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    assert code == 1 and doc["reports"][0]["verdict"]["outcome"] == "not fully checked"
+
+
+def test_main_sarif_gives_a_clause_not_checked_as_an_open_result(capsys, valid_zarr):
+    schema = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+    code, out, _ = cli(capsys, valid_zarr, "--format", "sarif")
+    doc = json.loads(out)
+    jsonschema.validate(doc, schema)
+    (result,) = doc["runs"][0]["results"]
+    assert code == 0 and result["ruleId"] == "zarr.chunks.decoded-size"
+    assert (result["kind"], result["level"]) == ("open", "none")  # "insufficient information to decide"
+    assert result["message"]["text"] == "not checked: needs --deep"
+    assert "/X/data" in [loc["fullyQualifiedName"] for loc in result["locations"][0]["logicalLocations"]]
+    assert result["properties"]["fails_run"] is False
+    _, out, _ = cli(capsys, valid_zarr, "--format", "sarif", "--fail-on-unchecked")
+    assert json.loads(out)["runs"][0]["results"][0]["properties"]["fails_run"] is True
+
+
+def test_main_junit_skips_a_clause_not_checked_or_fails_it(capsys, valid_zarr):
+    code, out, _ = cli(capsys, valid_zarr, "--format", "junit")
+    (case,) = [c for c in ET.fromstring(out).iter("testcase") if c.get("name") == "zarr.chunks.decoded-size"]
+    assert code == 0 and case.find("skipped").get("message") == "not checked: needs --deep"
+    assert "not checked: /X/data: needs --deep" in case.find("skipped").text
+    code, out, _ = cli(capsys, valid_zarr, "--format", "junit", "--fail-on-unchecked")
+    root = ET.fromstring(out)
+    (case,) = [c for c in root.iter("testcase") if c.get("name") == "zarr.chunks.decoded-size"]
+    assert code == 1 and case.find("failure").get("type") == "not checked" and root.get("failures") == "1"
+
+
+def test_main_github_annotates_a_clause_not_checked(capsys, valid_zarr):
+    _, out, _ = cli(capsys, valid_zarr, "--format", "github")
+    (line,) = [line for line in out.splitlines() if "decoded-size" in line]
+    assert line.startswith("::notice ") and "title=NOT CHECKED MUST zarr.chunks.decoded-size::not checked: needs --deep" in line
+    _, out, _ = cli(capsys, valid_zarr, "--format", "github", "--fail-on-unchecked")
+    assert next(line for line in out.splitlines() if "decoded-size" in line).startswith("::error ")
+
+
+def test_main_markdown_and_html_say_what_was_not_checked(capsys, valid_zarr):
+    _, out, _ = cli(capsys, valid_zarr, "--format", "markdown")
+    assert "### Not checked" in out
+    assert any(
+        "| MUST | `zarr.chunks.decoded-size` | not checked |" in line and "needs --deep" in line for line in out.splitlines()
+    )
+    _, out, _ = cli(capsys, valid_zarr, "--format", "html")
+    assert 'data-status="not-checked"' in out and "NOT CHECKED" in out
+    assert "1 clause(s) not checked" in out
+
+
+def test_main_statistics_count_the_inputs_a_rule_was_not_checked_on(capsys, valid_zarr, valid_h5ad):
+    _, out, _ = cli(capsys, valid_zarr, valid_h5ad, "--statistics")
+    assert out.splitlines()[:2] == ["No failures.", "Not checked (none of the rule's nodes):"]
+    assert re.fullmatch(r"  MUST +zarr\.chunks\.decoded-size +\(1 input\)", out.splitlines()[2])
+    _, out, _ = cli(capsys, valid_zarr, "--statistics", "--format", "json")
+    (row,) = json.loads(out)
+    assert (row["rule"], row["count"], row["not_checked"]) == ("zarr.chunks.decoded-size", 0, 1)
+
+
+@pytest.mark.parametrize(
+    "setting,args,expected",
+    [
+        pytest.param("fail-on-unchecked = true", [], 1, id="setting-fails"),
+        pytest.param("fail-on-unchecked = true", ["--no-fail-on-unchecked"], 0, id="flag-beats-setting"),
+        pytest.param("fail-on-unchecked = false", ["--fail-on-unchecked"], 1, id="flag-beats-setting-off"),
+        pytest.param('fail-on-unchecked = true\nfail-on = "must"', ["--deep"], 0, id="setting-with-deep"),
+    ],
+)
+def test_main_fail_on_unchecked_in_the_settings_file(capsys, valid_zarr, setting, args, expected):
+    Path("pyproject.toml").write_text(f"[tool.spec-validate]\n{setting}\n", encoding="utf-8")
+    code, out, err = cli(capsys, valid_zarr, *args)
+    assert code == expected, out + err
+
+
+def test_main_fail_on_unchecked_setting_must_be_a_boolean(capsys, valid_zarr):
+    Path("spec-validate.toml").write_text('fail-on-unchecked = "yes"\n', encoding="utf-8")
+    code, _, err = cli(capsys, valid_zarr)
+    assert code == 2
+    assert err.strip().endswith("fail-on-unchecked: expected true or false, got 'yes'")
+
+
 def test_main_baseline_blocks_and_summary_agree_with_the_exit_code(capsys, broken_h5ad, valid_h5ad):
     # Before, each file's block said FAILED / "does not conform" while the summary said "conforms", exit 0.
     assert cli(capsys, "--write-baseline", "baseline.json", broken_h5ad)[0] == 0
@@ -666,3 +854,111 @@ def test_cli_passes_output_file_is_output_under_ruffs_name(tmp_path, valid_h5ad,
     target = tmp_path / "report.json"
     code, out, _ = cli(capsys, valid_h5ad, "--format", "json", "--output-file", target)
     assert code == 0 and out == "" and json.loads(target.read_text())["reports"]
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        pytest.param("legacy-anndata-0-7-sparse", 0, id="intact-0.7-file-accepted"),
+        pytest.param("legacy-anndata-0-7-indptr-decreasing", 1, id="0.7-file-indptr-decreasing"),
+        pytest.param("legacy-anndata-0-7-codes-out-of-range", 1, id="0.7-file-codes-out-of-range"),
+        pytest.param("legacy-anndata-pre-0-7-indptr-past-nnz", 1, id="pre-0.7-h5sparse-indptr-past-nnz"),
+    ],
+)
+def test_ignore_legacy_accepts_the_era_never_a_broken_file(capsys, case, expected):
+    # --ignore anndata.legacy accepts a file of an era before the spec; the clauses that hold in every era are still
+    # checked, shown, and fail the run.
+    code, out, _err = cli(capsys, CASES / "h5ad" / f"{case}.h5ad", "--ignore", "anndata.legacy")
+    assert code == expected and "LEGACY" not in out and "nothing checked" not in out
+    assert ("FAILED MUST" in out) == bool(expected)
+    assert "Checked whatever the era" in out
+
+
+def test_ignore_legacy_still_reports_a_chunk_of_a_legacy_file_that_does_not_decode(capsys, tmp_path):
+    # The clauses that hold in every era read /X/indptr, so a legacy file's damaged chunk is found and reported.
+    path = tmp_path / "legacy.h5ad"
+    shutil.copyfile(CASES / "h5ad" / "legacy-anndata-0-7-sparse.h5ad", path)
+    with h5py.File(path, "r+") as f:
+        indptr = f["X/indptr"][:]
+        del f["X/indptr"]
+        f["X"].create_dataset("indptr", data=indptr, chunks=(5,), compression="gzip")
+        chunk = f["X/indptr"].id.get_chunk_info(0)
+    with open(path, "r+b") as fh:
+        fh.seek(chunk.byte_offset)
+        fh.write(b"\xff" * chunk.size)
+    code, out, _err = cli(capsys, path, "--ignore", "anndata.legacy")
+    assert code == 1 and "UNREADABLE /X/indptr: chunk 0 does not decode" in out
+    assert "anndata.csr_matrix.indptr-monotonic" in out and "not checked: /X/indptr: chunk 0 does not decode" in out
+
+
+def test_main_passes_folder_url_is_searched_and_what_it_skips_is_listed(tmp_path, valid_h5ad, capsys):
+    # "A URL works wherever a path does": a folder URL was opened as one store and failed (#37).
+    pytest.importorskip("obstore")
+    from latency_server import LatencyServer
+
+    from spec_validate.inputs import NOT_NAMED
+
+    (tmp_path / "srv" / "data" / "sub").mkdir(parents=True)
+    shutil.copy(valid_h5ad, tmp_path / "srv" / "data" / "sub" / "cells.h5ad")
+    (tmp_path / "srv" / "data" / "notes.txt").write_text("hi")
+    with LatencyServer(tmp_path / "srv") as server:
+        code, out, _ = cli(capsys, f"{server.url}/data/", "--format", "json", "--quiet")
+        doc = json.loads(out)
+        assert code == 0 and [r["source"] for r in doc["reports"]] == [f"{server.url}/data/sub/cells.h5ad"]
+        assert doc["skipped"] == [{"path": f"{server.url}/data/notes.txt", "reason": NOT_NAMED}]
+        code, out, _ = cli(capsys, f"{server.url}/data", "--quiet")
+        assert code == 0 and f"{server.url}/data/notes.txt: skipped: {NOT_NAMED}" in out.splitlines()
+
+
+def _archive(folder: Path, broken_h5ad: str) -> None:
+    """One of each kind of input a search finds, two failing, plus what it skips and leaves out."""
+    from corpus_paths import FAILING_ZARR, VALID_H5AD
+
+    (folder / "sub").mkdir(parents=True)
+    shutil.copy(VALID_H5AD, folder / "cells.h5ad")
+    shutil.copy(broken_h5ad, folder / "sub" / "broken.h5ad")
+    shutil.copytree(FAILING_ZARR, folder / "sub" / "strings.zarr")
+    shutil.copytree(CASES / "zarr-v3" / "valid-every-element.zarr", folder / "sub" / "plain")  # a store by its zarr.json
+    (folder / "notes.txt").write_text("hi")
+    (folder / "node_modules").mkdir()
+    shutil.copy(VALID_H5AD, folder / "node_modules" / "left-out.h5ad")
+
+
+def test_main_passes_folder_locally_over_http_and_on_s3_finds_the_same_stores_and_verdicts(tmp_path, broken_h5ad, capsys):
+    # "spec-validate s3://bucket/prefix/ (moto) and spec-validate http://host/folder/ find the same stores as the
+    # same folder locally, and give the same verdicts" (#41).
+    pytest.importorskip("obstore")
+    from latency_server import LatencyServer
+    from s3_server import s3_server
+
+    _archive(tmp_path / "srv" / "data", broken_h5ad)
+    keys = {p.relative_to(tmp_path / "srv").as_posix(): p.read_bytes() for p in (tmp_path / "srv").rglob("*") if p.is_file()}
+
+    def run(folder: str) -> tuple[int, dict]:
+        code, out, _ = cli(capsys, folder, "--format", "json", "--quiet", "--jobs", "1")
+        # Each input named relative to the folder searched, so that the three runs compare.
+        return code, json.loads(out.replace(folder.rstrip("/") + "/", ""))
+
+    local = run(str(tmp_path / "srv" / "data") + "/")
+    with LatencyServer(tmp_path / "srv") as server:
+        over_http = run(f"{server.url}/data/")
+    with s3_server({"archive": keys}):
+        on_s3 = run("s3://archive/data/")
+    assert [r["source"] for r in local[1]["reports"]] == ["cells.h5ad", "sub/broken.h5ad", "sub/plain", "sub/strings.zarr"]
+    assert local[0] == 1 and local[1]["skipped"] == [{"path": "notes.txt", "reason": inputs.NOT_A_STORE}]
+    for remote in (over_http, on_s3):
+        assert remote[0] == local[0] and remote[1]["reports"] == local[1]["reports"]
+        assert remote[1]["skipped"] == [{"path": "notes.txt", "reason": inputs.NOT_NAMED}]  # by name only, behind a URL
+
+
+def test_main_fails_folder_url_its_server_does_not_list_says_so_in_one_line(tmp_path, capsys):
+    pytest.importorskip("obstore")
+    from latency_server import LatencyServer
+
+    (tmp_path / "data").mkdir()
+    with LatencyServer(tmp_path, listings=False) as server:
+        code, _, err = cli(capsys, f"{server.url}/data/", "--quiet")
+    # One line naming the URL, the server's answer and that no listing was found; the answer's own wording varies
+    # with how the open failed (the 403 of the page, or of a document the open asked for), so only its code is fixed.
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"spec-validate: error: {server.url}/data/: ")
+    assert "403 Forbidden" in err and "nor is it a folder its server lists" in err

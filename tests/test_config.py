@@ -110,6 +110,27 @@ def test_config_merge_follows_ruff_precedence():
     assert merge(config, fail_on="may").fail_on == "may"
 
 
+@pytest.mark.parametrize(
+    "setting,flag,expected",
+    [
+        pytest.param(None, None, False, id="default-off"),
+        pytest.param(True, None, True, id="setting-on"),
+        pytest.param(True, False, False, id="no-flag-beats-setting"),
+        pytest.param(False, True, True, id="flag-beats-setting"),
+    ],
+)
+def test_config_merge_fail_on_unchecked(setting, flag, expected):
+    assert merge(Config(fail_on_unchecked=setting), fail_on_unchecked=flag).fail_on_unchecked is expected
+
+
+def test_config_reads_fail_on_unchecked(project):
+    write_config(project, "fail-on-unchecked = true\n")
+    assert load_config().fail_on_unchecked is True
+    write_config(project, "fail-on-unchecked = 1\n")
+    with pytest.raises(InputError, match="fail-on-unchecked: expected true or false, got 1"):
+        load_config()
+
+
 def test_config_unrelated_pyproject_is_not_parsed(tmp_path, monkeypatch):
     # Only a file that may configure the tool is parsed as TOML: a project named spec-validate is not configured,
     # and a broken pyproject.toml of some other project on the way up is none of our business.
@@ -176,3 +197,22 @@ def test_config_broken_table_header_is_an_input_error_not_skipped(tmp_path, monk
     monkeypatch.chdir(tmp_path)
     with pytest.raises(InputError, match=r"pyproject\.toml: cannot be read as TOML"):
         load_config()
+
+
+def test_config_docs_url_links_the_report_and_the_flag_beats_it(project, capsys):
+    write_config(project, 'docs-url = "https://docs.example.org/sv"\n')
+    assert load_config().docs_url == "https://docs.example.org/sv/"
+    assert main(["data/broken.h5ad", "--quiet"]) == 1
+    assert f"    see https://docs.example.org/sv/rules/{RULE}.html" in capsys.readouterr().out.splitlines()
+    assert main(["data/broken.h5ad", "--quiet", "--docs-url", "file:///srv/site"]) == 1
+    assert f"    see file:///srv/site/rules/{RULE}.html" in capsys.readouterr().out.splitlines()
+    assert main(["data/broken.h5ad", "--quiet", "--isolated"]) == 1
+    assert f"    see spec-validate --explain {RULE}" in capsys.readouterr().out.splitlines()
+
+
+@pytest.mark.parametrize("value", ['"docs/site"', "3"], ids=["path", "number"])
+def test_config_docs_url_that_is_no_url_is_exit_2(project, capsys, value):
+    write_config(project, f"docs-url = {value}\n")
+    assert main(["data/broken.h5ad", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("spec-validate: error: ") and ": docs-url: expected " in err and err.count("\n") == 1

@@ -59,7 +59,11 @@ def test_coverage_passes_markdown_escapes_cells(capsys):
     assert out.startswith("| spec | statements |")
     assert "/specifications/&lt;namespace-name&gt;" not in out  # only "<" is escaped; ">" is harmless
     assert "/specifications/&lt;namespace-name>/&lt;version>" in out
-    assert "[`hdmf-zarr.specloc.group`](" in out
+    assert "`hdmf-zarr.specloc.group`" in out and "rules/" not in out  # no documentation site named: no links
+    code, out, _ = run(
+        capsys, "--spec", "hdmf-zarr", "--format", "markdown", "--all", "--docs-url", "https://docs.example.org/sv"
+    )
+    assert "[`hdmf-zarr.specloc.group`](https://docs.example.org/sv/rules/hdmf-zarr.specloc.group.html)" in out
 
 
 def test_coverage_passes_checked_against_the_spec_files(capsys):

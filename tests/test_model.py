@@ -6,7 +6,7 @@ import pytest
 from corpus_paths import CASES
 
 from spec_validate import validate
-from spec_validate.model import Level
+from spec_validate.model import Level, Status
 
 FAILING = CASES / "h5ad" / "csr-indptr-decreasing.h5ad"  # one MUST failure
 
@@ -19,3 +19,18 @@ def test_fails_at_takes_a_level_or_its_name(level):
 def test_fails_at_an_unknown_level_name_is_a_value_error():
     with pytest.raises(ValueError):
         validate(FAILING).fails_at("sometimes")
+
+
+ZARR_VALID = CASES.parent / "zarr" / "zarr-v2" / "valid-every-element.zarr"
+
+
+def test_report_counts_clauses_not_checked_apart():
+    # Without deep, the chunk decoding clause concerns every array and checks none: not checked, counted apart.
+    report = validate(ZARR_VALID)
+    assert [r.rule.id for r in report.not_checked] == ["zarr.chunks.decoded-size"]
+    assert report.summary()["MUST"]["not_checked"] == 1
+    assert [r.rule.id for r in report.unchecked_at("must")] == ["zarr.chunks.decoded-size"]
+    assert not report.fails_at(Level.MUST) and report.fails_at(Level.MUST, unchecked=True)
+    deep = validate(ZARR_VALID, deep=True)
+    assert not deep.not_checked and not deep.fails_at(Level.MUST, unchecked=True)
+    assert {r.rule.id: r.status for r in deep.results}["zarr.chunks.decoded-size"] is Status.PASSED

@@ -65,7 +65,7 @@ def passed_in_valid_cases() -> frozenset[str]:
 
 
 # Packs whose every rule the conformance corpus must exercise.
-COVERED_PACKS = ("anndata", "zarr", "zarr3", "h5seurat", "cxg", "hdmf-zarr")
+COVERED_PACKS = ("anndata", "zarr", "zarr3", "h5seurat", "cxg", "hdmf-zarr", "ome-zarr04", "ome-zarr05")
 COVERED_RULES = [r for p, r in RULES if r.pack in COVERED_PACKS]
 
 

@@ -47,9 +47,39 @@ def test_assert_conforms_lists_failed_clauses(tmp_path):
 
 def test_assert_conforms_deep_decodes_chunks():
     truncated = Path(__file__).resolve().parents[1] / "conformance-corpus/zarr/zarr-v2/chunk-truncated.zarr"
-    spec_validate.assert_conforms(truncated)  # without deep the chunk rule is not applicable
+    spec_validate.assert_conforms(truncated)  # without deep the chunk rule is not checked, which fails nothing
     with pytest.raises(AssertionError, match=r"zarr\.chunks\.decoded-size"):
         spec_validate.assert_conforms(truncated, deep=True)
+
+
+def test_assert_conforms_fail_on_unchecked_lists_what_was_not_checked():
+    # Without deep the chunk clause is not checked: it fails nothing, unless fail_on_unchecked asks.
+    store = Path(__file__).resolve().parents[1] / "conformance-corpus/zarr/zarr-v2/valid-every-element.zarr"
+    spec_validate.assert_conforms(store)
+    with pytest.raises(AssertionError) as excinfo:
+        spec_validate.assert_conforms(store, fail_on_unchecked=True)
+    text = str(excinfo.value)
+    assert "does not conform (fail_on=must): 0 clause(s) failed, 1 not checked on every node (fail_on_unchecked)" in text
+    assert "  NOT CHECKED MUST zarr.chunks.decoded-size" in text.splitlines()
+    assert any(line.startswith("    not checked: /") and line.endswith(": needs --deep") for line in text.splitlines())
+    spec_validate.assert_conforms(store, fail_on_unchecked=True, deep=True)
+
+
+def test_plugin_reads_fail_on_unchecked_from_the_configuration(pytester):
+    store = Path(__file__).resolve().parents[1] / "conformance-corpus/zarr/zarr-v2/valid-every-element.zarr"
+    shutil.copytree(store, pytester.path / "data" / "v.zarr")
+    pytester.makepyprojecttoml(
+        '[tool.spec-validate]\nfail-on-unchecked = true\n[tool.pytest.ini_options]\nspec_validate_files = ["data/*.zarr"]\n'
+    )
+    result = pytester.runpytest("--spec-validate", "-rf")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*NOT CHECKED MUST zarr.chunks.decoded-size*"])
+    pytester.makepyfile(
+        "def test_fixture(spec_validate):\n"
+        "    spec_validate.assert_conforms('data/v.zarr', deep=True)\n"
+        "    spec_validate.assert_conforms('data/v.zarr', fail_on_unchecked=False)\n"
+    )
+    pytester.runpytest("-k", "fixture").assert_outcomes(passed=1)
 
 
 def test_assert_conforms_select_narrows_the_rules(tmp_path):

@@ -4,6 +4,7 @@ nothing fetched from the internet."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shlex
 import subprocess
@@ -40,7 +41,6 @@ def counts_hidden(text: str) -> str:
 @pytest.mark.parametrize("page", ["index.md", "../README.md"])
 def test_getting_started_first_run_shows_the_real_report(capsys, monkeypatch, page):
     monkeypatch.chdir(ROOT)
-    monkeypatch.delenv("SPEC_VALIDATE_DOCS_URI", raising=False)
     # The README's first command installs, then runs: the run is the part of it that calls spec-validate.
     parts = [p.strip() for b in blocks(page, "sh") for line in b.splitlines() for p in line.split("&&")]
     command = next(p for p in parts if "spec-validate conformance-corpus/" in p)
@@ -48,6 +48,47 @@ def test_getting_started_first_run_shows_the_real_report(capsys, monkeypatch, pa
     shown = next(b for b in blocks(page, "text") if b.startswith("conformance-corpus/"))
     assert code == 1
     assert counts_hidden(out).rstrip("\n") == counts_hidden(shown).rstrip("\n")
+
+
+# Values of the JSON example that change with the pack (clause counts) or the release, not with the format.
+VOLATILE = ("$.tool.version", "$.reports[0].summary.")
+
+
+def test_report_formats_json_example_is_what_the_tool_writes(capsys, monkeypatch):
+    # The example once lacked keys the tool writes (provenance, legacy, the notice counts) and ordered others
+    # differently: it is compared with a real run of the command it names, key by key, in order.
+    monkeypatch.chdir(ROOT)
+    page = (DOCS / "report-formats.md").read_text(encoding="utf-8")
+    command = re.search(r"^`(spec-validate [^`]+ --format json)` writes", page, flags=re.MULTILINE)
+    (example,) = blocks("report-formats.md", "json")
+    assert command is not None, "docs/report-formats.md: the JSON example names no command"
+    code, out = run(capsys, command.group(1))
+    assert code == 1
+    _same_shape(json.loads(example), json.loads(out), "$")
+
+
+def _same_shape(shown, real, where: str) -> None:
+    """`shown` (the docs' example) is `real` (the tool's output), except that it may show fewer results (matched by
+    id), cut a string at `...`, and differ in the VOLATILE values."""
+    if isinstance(shown, dict):
+        assert isinstance(real, dict) and list(shown) == list(real), f"{where}: keys {list(shown)} != {list(real)}"
+        for key in shown:
+            _same_shape(shown[key], real[key], f"{where}.{key}")
+    elif isinstance(shown, list) and where.endswith(".results"):
+        by_id = {r["id"]: r for r in real}
+        assert shown and all(s["id"] in by_id for s in shown), f"{where}: ids not in the output"
+        for s in shown:
+            _same_shape(s, by_id[s["id"]], f"{where}[{s['id']}]")
+    elif isinstance(shown, list):
+        assert isinstance(real, list) and len(shown) == len(real), f"{where}: {shown!r} != {real!r}"
+        for i, (s, r) in enumerate(zip(shown, real, strict=True)):
+            _same_shape(s, r, f"{where}[{i}]")
+    elif isinstance(shown, str) and shown.endswith("..."):
+        assert isinstance(real, str) and real.startswith(shown[:-3].rstrip()), f"{where}: {real!r} does not start as shown"
+    elif not where.startswith(VOLATILE):
+        assert shown == real, f"{where}: {shown!r} != {real!r}"
+    else:
+        assert type(shown) is type(real), f"{where}: {shown!r} is not of the type of {real!r}"
 
 
 def test_writing_packs_worked_example_runs_as_written(capsys, monkeypatch, tmp_path):

@@ -258,6 +258,9 @@ CASES: dict[str, dict[str, Any]] = {
     "obs-column-bool": {"obs_extra": {"is_doublet": np.array([True, False, False, True])}},
     "valid-boolean-column": {"obs_extra": {"is_doublet": np.array([1, 0, 0, 1], np.uint8)}, "obs_schema": BOOLEAN_SCHEMA},
     "obs-boolean-column-two": {"obs_extra": {"is_doublet": np.array([1, 0, 2, 1], np.uint8)}, "obs_schema": BOOLEAN_SCHEMA},
+    "obs-boolean-column-int8": {"obs_extra": {"is_doublet": np.array([1, 0, 0, 1], np.int8)}, "obs_schema": BOOLEAN_SCHEMA},
+    "obs-boolean-column-float32": {"obs_extra": {"is_doublet": np.array([1, 0, 0, 1], np.float32)}, "obs_schema": BOOLEAN_SCHEMA},
+    "cxg-private-metadata-key": {"group_meta": {"cxg_private_build": "2024-01-01"}},
 }
 
 

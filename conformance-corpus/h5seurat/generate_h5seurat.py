@@ -832,6 +832,55 @@ def _(f):
     attr_strings(f, "version", ["3.1.5"])
 
 
+@case(
+    "factor-enum-dataset",
+    ["h5seurat.factor.not-enum"],
+    "/meta.data/orig.ident, a factor, is an HDF5 enum dataset (levels a, b as enum members), not a levels/values group.",
+    {"h5seurat.factor.not-enum": {"path": "/meta.data/orig.ident"}},
+)
+def _(f):
+    del f["meta.data/orig.ident"]
+    levels = h5py.enum_dtype({"a": 1, "b": 2}, basetype="i4")
+    f["meta.data"].create_dataset("orig.ident", data=np.array([1, 2, 1, 1, 2, 2], dtype="i4"), dtype=levels)
+
+
+@case(
+    "dataframe-compound-factor-enum-member",
+    ["h5seurat.dataframe.factors-in-group"],
+    "/meta.data is a compound data frame dataset whose factor column orig.ident is an HDF5 enum member.",
+    {"h5seurat.dataframe.factors-in-group": {"path": "/meta.data"}},
+)
+def _(f):
+    del f["meta.data"]
+    levels = h5py.enum_dtype({"a": 1, "b": 2}, basetype="i4")
+    row = np.dtype([("nCount_RNA", "f8"), ("orig.ident", levels)])
+    rows = np.array([(10.0 * i, 1 + i % 2) for i in range(N_CELLS)], dtype=row)
+    f.create_dataset("meta.data", data=rows)
+
+
+@case(
+    "sparse-data-all-zero",
+    ["h5seurat.sparse.data-non-zero"],
+    "/assays/RNA/counts/data holds only zeros: every stored element is an explicit 0 (a SHOULD).",
+    {"h5seurat.sparse.data-non-zero": {"path": "/assays/RNA/counts/data", "index": [0]}},
+)
+def _(f):
+    g = f["assays/RNA/counts"]
+    replace(g, "data", np.zeros(g["data"].shape, dtype="f8"))
+
+
+@case(
+    "sparse-data-explicit-zero",
+    ["h5seurat.sparse.data-non-zero"],
+    "/graphs/RNA_snn/data[3] is an explicit 0 (a SHOULD).",
+    {"h5seurat.sparse.data-non-zero": {"path": "/graphs/RNA_snn/data", "index": [3]}},
+)
+def _(f):
+    d = f["graphs/RNA_snn/data"][:]
+    d[3] = 0
+    replace(f["graphs/RNA_snn"], "data", d)
+
+
 HEADER = """\
 # The h5Seurat conformance cases, written by generate_h5seurat.py beside this file (do not edit by hand).
 # fails: the exact set of rule ids whose status is `failed` (any level); [] means the case conforms.

@@ -686,6 +686,22 @@ def shard_inner_chunk_corrupt_deep(path: Path) -> None:
     write_index(shard, bytes(junk), pairs)
 
 
+# ------------------------------------------------------------------------------------------ not checked
+@case
+def chunk_grid_rectilinear(path: Path) -> None:
+    """Arrays x (4 elements) and s (8, in 2 shards of 2 inner chunks) with the `rectilinear` chunk grid, an extension
+    zarr-python writes when asked to, describing the chunks as stored: conforming, but the clauses that need the
+    grid (chunk keys in the grid, shard shapes and indexes, decoded chunks) are not checked, never passed or n/a."""
+    root = zarr.open_group(str(path), mode="w", zarr_format=3)
+    x = root.create_array("x", shape=(4,), chunks=(2,), dtype="int32", fill_value=0)
+    x[:] = np.arange(4, dtype="int32")
+    s = root.create_array("s", shape=(8,), chunks=(2,), shards=(4,), dtype="int32", fill_value=0)
+    s[:] = np.arange(8, dtype="int32")
+    for name, edges in (("x", [2, 2]), ("s", [4, 4])):
+        grid = {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [edges]}}
+        edit(path / name / "zarr.json", setter("chunk_grid", grid))
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     for name, write in CASES.items():

@@ -162,3 +162,26 @@ def values_unique(node: Node, options: Options, scope: Scope, facts: Mapping[str
         )
     if result.count > len(result.found):
         yield Omitted(result.count - len(result.found))
+
+
+def _zeros(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    return {"zeros": FactRequest("count_equal", (("value", 0), ("limit", options.get("max_examples", 5))))}
+
+
+@check(options={"properties": {**LIMIT}}, kind="array", dtype_kinds="iuf", facts=_zeros)
+def values_nonzero(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """No element is zero (NaN is not zero).
+
+    One finding per array: how many zeros it stores, where the first is, and the first `max_examples` (default 5)
+    positions. Memory: one block at a time; every element is scanned, shared with other rules on this array.
+    """
+    result = facts["zeros"]
+    if result is None or not result.count:
+        return
+    size = int(np.prod(node.shape)) if node.shape else 1
+    first = result.found[0]
+    yield Finding(
+        f"stores {result.count} zero(s) among its {size} elements, the first at index {first}",
+        index=position(node, first),
+        details={"count": result.count, "first": first, "indexes": list(result.found)},
+    )

@@ -168,6 +168,10 @@ def attr_json(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
 def attr_names_child(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The string attribute `key` names a child of this node (of kind `kind`, if given).
 
+    A child of the wrong kind is reported with its kind and, when it has one, its `encoding-type`: what stands
+    where the clause asks for something else (such as anndata's nullable-string-array group where a dataframe's
+    index array belongs) is what a writer's note explains.
+
     Not applicable when: the attribute is absent or not a string.
     """
     name = node.attrs.get(options["key"])
@@ -177,8 +181,14 @@ def attr_names_child(node: Node, options: Options, scope: Scope) -> Iterator[Fin
     if child is None:
         yield Finding(f"attribute {options['key']!r} names {name!r}, but there is no such child", details={"child": name})
     elif options.get("kind") and child.kind != options["kind"]:
+        details: dict[str, Any] = {"child": name, "kind": child.kind}
+        encoding = child.attrs.get("encoding-type")
+        said = ""
+        if isinstance(encoding, str):
+            details["encoding-type"] = encoding
+            said = f" (encoding-type {encoding!r})"
         yield Finding(
-            f"{options['key']!r} names {name!r}, which is a {child.kind}, not an {options['kind']}", details={"child": name}
+            f"{options['key']!r} names {name!r}, which is a {child.kind}{said}, not an {options['kind']}", details=details
         )
 
 

@@ -422,6 +422,30 @@ def boolean_column_values(node: Node, options: Options, scope: Scope, facts) -> 
         )
 
 
+@check(
+    options={
+        "properties": {"key": KEY, "type": {"type": "string", "minLength": 1}, "dtype": {"type": "string"}},
+        "required": ["key", "type", "dtype"],
+    },
+    kind="array",
+    dtype_kinds="iufcSUO",
+)
+def schema_hinted_dtype(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """A column the parent's `key` (cxg_schema) hints as `type` is stored with dtype `dtype` (byte order aside).
+
+    Not applicable when: the column has no entry of that type in `key`, or is stored as booleans (kind "b":
+    dtype_kind_not judges TileDB's boolean type, whatever the schema says).
+    """
+    if _schema_type(node, options["key"]) != options["type"]:
+        raise NotApplicable(f"{node.path} is not a {options['type']} column of the array's {options['key']}")
+    want = np.dtype(options["dtype"])
+    if node.dtype.newbyteorder("=") != want.newbyteorder("="):
+        yield Finding(
+            f"is hinted {options['type']!r} in {options['key']} but stored as {node.dtype.name}, expected {want.name}",
+            details={"dtype": node.dtype.name},
+        )
+
+
 def _codes_bounds(node: Node, options: Options, scope: Scope):
     categories = _categories(node, options["key"])
     if categories is None:
@@ -505,4 +529,44 @@ def same_cells_as(node: Node, options: Options, scope: Scope, facts) -> Iterator
         yield Finding(
             f"stores {mine_count} cells, as {other.path} does, but not the same ones: their ({fields}) differ",
             details={"cells": mine_count},
+        )
+
+
+@check(
+    options={
+        "properties": {
+            "prefix": {"type": "string", "minLength": 1},
+            "defined": {"type": "object", "additionalProperties": NAMES},
+        },
+        "required": ["prefix", "defined"],
+    }
+)
+def prefixed_names_defined(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every name at the node that starts with `prefix` (its own name, its metadata keys, its TileDB attributes) is one `defined` lists where it stands.
+
+    `defined` maps a path from the scope root to the prefixed names that place may hold: the members of the group
+    there, and the metadata keys and attributes of the node there. The node's own name is looked up under its
+    parent's path. A column of a multi-attribute TileDB array (and a sparse array's cells) is judged with its
+    array, from the array's schema, not again as a node of its own.
+    """
+    prefix, defined = options["prefix"], options["defined"]
+    facts = _tiledb_facts(node) or {}
+    if "attribute_of" in facts or "cells_of" in facts:
+        return
+    parent = node.parent
+    if parent is not None and node.name.startswith(prefix) and node.name not in defined.get(scope.relative_path(parent), ()):
+        yield Finding(
+            f"is named {node.name!r}, with the reserved prefix {prefix!r}, but names no object of this spec here",
+            details={"name": node.name, "kind": "member"},
+        )
+    here = defined.get(scope.relative_path(node), ())
+    for key in sorted(k for k in node.attrs if k.startswith(prefix) and k not in here):
+        yield Finding(
+            f"has metadata {key!r}, with the reserved prefix {prefix!r}, but no field of this spec has that name here",
+            details={"name": key, "kind": "metadata"},
+        )
+    for name in sorted(a["name"] for a in facts.get("attrs", ()) if a["name"].startswith(prefix) and a["name"] not in here):
+        yield Finding(
+            f"has a TileDB attribute {name!r}, with the reserved prefix {prefix!r}, but no column of this spec has that name",
+            details={"name": name, "kind": "attribute"},
         )

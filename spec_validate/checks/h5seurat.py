@@ -316,6 +316,53 @@ def attr_integer_type(node: Node, options: Options, scope: Scope) -> Iterator[Fi
         yield Finding(f"attribute {key!r} is stored as {what}, expected an integer type", details={"key": key, "stored": stored})
 
 
+def _enum_members(dtype: np.dtype) -> dict[str, Any] | None:
+    """The members (name -> value) of an HDF5 enum type, as h5py records them on the numpy dtype; None for another type."""
+    members = (dtype.metadata or {}).get("enum")
+    return dict(members) if isinstance(members, dict) else None
+
+
+def _enum_findings(typed: Iterable[tuple[str, np.dtype]], options: Options) -> Iterator[Finding]:
+    allowed = set(options.get("except_members", ()))
+    for member, dtype in typed:
+        members = _enum_members(dtype)
+        if members is None or set(members) <= allowed:
+            continue
+        shown = sorted(members, key=lambda k: members[k])[:10]  # in code order, as R numbers a factor's levels
+        if member:
+            yield Finding(
+                f"member {member!r} has an HDF5 enum type with {len(members)} members {shown}",
+                details={"member": member, "members": shown},
+            )
+        else:
+            yield Finding(f"has an HDF5 enum type with {len(members)} members {shown}", details={"members": shown})
+
+
+ENUM_OPTIONS = {"properties": {"except_members": NAMES}}
+
+
+@check(options=ENUM_OPTIONS, kind="array")
+def no_enum_type(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The dataset's type is not an HDF5 enum, but for an enum whose every member name is in `except_members`.
+
+    The type is read from the dtype h5py gives (an enum is its base integer type with the members recorded beside
+    it); a two-member FALSE/TRUE enum is read by h5py as a boolean and is no enum here. The members of a compound
+    type are no_enum_members' to judge.
+    """
+    if node.dtype is not None and node.dtype.names is None:
+        yield from _enum_findings([("", node.dtype)], options)
+
+
+@check(options=ENUM_OPTIONS, kind="array", dtype_kinds="V")
+def no_enum_members(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """No member of the compound type is an HDF5 enum, but for an enum whose every member name is in `except_members`.
+
+    Members are read from the dtype h5py gives, nested compounds searched too (see no_enum_type).
+    Not applicable when: the array is not compound.
+    """
+    yield from _enum_findings(_members(node.dtype), options)
+
+
 def _logical_members(node: Node, options: Options) -> list[str]:
     names = _string_values(node.attrs.get(options["key"]))
     fields = node.dtype.fields if node.dtype is not None else None  # a mapping: one lookup per name

@@ -369,9 +369,12 @@ def codec_absent(node: Node, options: Options, scope: Scope) -> Iterator[Finding
     if "filters" not in meta and "compressor" not in meta:
         raise NotApplicable(f"{node.path} metadata has neither 'filters' nor 'compressor'")
     if options["id"] in _codec_ids(node):
+        details = {"codec": options["id"]}
+        if "zarr_dtype" in node.attrs:  # what the dataset holds (hdmf-zarr's "object" for references)
+            details["zarr_dtype"] = node.attrs["zarr_dtype"]
         yield Finding(
             f"is stored with the {options['id']!r} codec (filters/compressor in .zarray); its data is never decoded",
-            details={"codec": options["id"]},
+            details=details,
         )
 
 

@@ -40,7 +40,7 @@ def string_storage(node: Node, options: Options, scope: Scope) -> Iterator[Findi
     if problems:
         yield Finding(
             f"stores strings as {info.container_dtype} ({', '.join(problems)}), expected {wanted}",
-            details={"stored": info.container_dtype},
+            details={"stored": info.container_dtype, "length": info.length, "charset": info.charset},
         )
 
 

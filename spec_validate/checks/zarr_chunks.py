@@ -5,21 +5,21 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from spec_validate.checks.api import Options, check
+from spec_validate.checks.api import NEEDS_DEEP, Options, check
 from spec_validate.checks.zarr_metadata import chunk_grid
 from spec_validate.kernels.facts import FactRequest
-from spec_validate.model import Finding, NotApplicable, NotChecked, Omitted, Scope
+from spec_validate.model import Finding, NotChecked, Omitted, Scope
 from spec_validate.nodes.base import Node
 
 MAX_CHUNK_FINDINGS = 20
 
 
 def _chunk_problems(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
-    if not scope.deep:
-        raise NotApplicable("needs --deep")
     if node.dtype is None:
         raise NotChecked(f"{node.path} has an unusable dtype; not decoded")
     chunk_grid(node)  # unusable shape, chunks or separator: other rules report them
+    if not scope.deep:  # the clause concerns the array all the same: it is not checked in this run
+        raise NotChecked(NEEDS_DEEP)
     return {"chunks": FactRequest("chunk_problems", (("limit", MAX_CHUNK_FINDINGS),))}
 
 
@@ -35,8 +35,8 @@ def chunks_decode_to_chunk_size(node: Node, options: Options, scope: Scope, fact
     array is listed as not checked. Keys outside the chunk grid are left to chunk_keys_valid. At most 20
     failing chunks are named; the rest are counted (`Omitted`), so the report gives the exact number.
     Memory: a few blocks, each chunk's decoding bounded by its declared size.
-    Not applicable when: --deep is not given; the dtype, shape, chunks or separator are unusable (other
-    rules report them).
+    Not applicable when: the shape, chunks or separator are unusable (other rules report them); not checked
+    without --deep, or when the dtype is unusable.
     """
     result = facts["chunks"]
     if result is None:  # no chunk is stored: every element is the fill value, and nothing needs decoding

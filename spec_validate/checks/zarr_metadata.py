@@ -358,13 +358,14 @@ def fill_value_base64(node: Node, options: Options, scope: Scope) -> Iterator[Fi
     value = _field(node, "fill_value")
     if value is None:
         return
+    dtype = _metadata(node).get("dtype")
     if not isinstance(value, str):
-        yield Finding(f"fill_value is {_json(value)}, expected null or a Base64 string", details={"value": value})
+        yield Finding(f"fill_value is {_json(value)}, expected null or a Base64 string", details={"value": value, "dtype": dtype})
         return
     try:
         base64.b64decode(value.encode("ascii"), validate=True)
     except (UnicodeEncodeError, binascii.Error, ValueError):
-        yield Finding(f"fill_value is {value!r}, expected standard Base64", details={"value": value})
+        yield Finding(f"fill_value is {value!r}, expected standard Base64", details={"value": value, "dtype": dtype})
 
 
 INT64 = (-(2**63), 2**63 - 1)
@@ -445,7 +446,10 @@ def fill_value_matches_dtype(node: Node, options: Options, scope: Scope) -> Iter
             detail = f"an integer in [{low}, {high}] (dtype {m.string})"
         yield Finding(
             f"fill_value is {_json(value)}, expected null or {detail} for dtype kind {kind!r}",
-            details={"value": value if not isinstance(value, float) or math.isfinite(value) else str(value)},
+            details={
+                "value": value if not isinstance(value, float) or math.isfinite(value) else str(value),
+                "dtype": _metadata(node).get("dtype"),
+            },
         )
 
 
@@ -495,14 +499,25 @@ def group_document_present(node: Node, options: Options, scope: Scope) -> Iterat
         return
     prefix = node.path.strip("/")
     document = ".zarray" if options["below"] == "array" else ".zgroup"
-    under = [f"{prefix}/{k}" if prefix else k for k in node.stored_keys() or () if k.rsplit("/", 1)[-1] == document]
+    keys = node.stored_keys() or ()
+    under = [f"{prefix}/{k}" if prefix else k for k in keys if k.rsplit("/", 1)[-1] == document]
     if under:
         key = f"{prefix}/.zgroup" if prefix else ".zgroup"
         yield Finding(
             f"no {key} is stored, expected a group document at every ancestor of {under[0]} "
             f"({len(under)} {options['below']} document(s) below)",
-            details={"key": key, "below": under[0]},
+            details={"key": key, "below": under[0], "groups_stored": _groups_stored(node.tree.root)},
         )
+
+
+def _groups_stored(root: Node) -> bool | None:
+    """Whether the store holds any `.zgroup` (a writer of arrays only, tensorstore, stores none); None when its keys
+    are not known."""
+    try:
+        keys = root.stored_keys()
+    except NodeError:
+        return None
+    return None if keys is None else any(k.rsplit("/", 1)[-1] == ".zgroup" for k in keys)
 
 
 def chunk_grid(node: Node) -> tuple[list[int], str]:
@@ -597,7 +612,7 @@ def chunk_keys_valid(node: Node, options: Options, scope: Scope) -> Iterator[Fin
         expected = sep.join(str(i) for i in index)
         yield Finding(
             f"stores chunk {rel!r}, but {said}: a reader looks for {expected!r} and reads the fill value there",
-            details={"key": rel, "declared": declared},
+            details={"key": rel, "declared": declared, "separator": "/" if "/" in rel else "."},
         )
 
 
@@ -632,6 +647,31 @@ def only_chunk_keys(node: Node, options: Options, scope: Scope) -> Iterator[Find
                 f"(dimension_separator {sep!r}): no reader reads it",
                 details={"key": rel},
             )
+
+
+# The keys a Zarr v2 group holds itself: its documents. .zmetadata at any group (writers consolidate each image of
+# a plate, and a reader opening that group reads it); a .zarray beside a .zgroup is a node of two kinds, which the
+# tree reports, not counted here.
+V2_GROUP_OWN_KEYS = frozenset({".zgroup", ".zattrs", ".zarray", ".zmetadata"})
+
+
+@check(kind="group", own_keys=True)
+def group_keys_known_v2(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every key stored below the Zarr v2 group is one of its documents or lies under one of its child nodes.
+
+    Any other key (a `.DS_Store`, a README, netcdf-c's `.nczgroup`, a folder of files that is no node) is never
+    read by a Zarr v2 reader. Keys of a child node are that node's to report (`only_chunk_keys` for an array, this
+    check for a group). Not checked when the store was not listed.
+    """
+    children = set(node.children())
+    for key in listed_keys(node):
+        first = key.split("/", 1)[0]
+        if first in children or key in V2_GROUP_OWN_KEYS:
+            continue
+        yield Finding(
+            f"stores key {key!r}, which belongs to no node of the hierarchy: a Zarr v2 reader never reads it",
+            details={"key": key},
+        )
 
 
 def _raw_keys(node: Node) -> list[str]:
@@ -714,7 +754,9 @@ def _same_json(a: Any, b: Any) -> bool:
 def _stored_documents(node: Node) -> dict[str, Any]:
     """Key relative to the group -> the parsed document, for every .zarray/.zgroup/.zattrs at or below it.
 
-    A document that is not JSON is kept as the sentinel string "<not JSON>", so it differs from any copy.
+    A document that is not JSON is kept as the sentinel string "<not JSON>", so it differs from any copy. One that
+    cannot be read (a remote read that timed out) is left out: what it holds is unknown, and the comparison is not
+    made for it (`_unread_document`).
     """
     out: dict[str, Any] = {}
     for rel in node.stored_keys() or ():
@@ -725,8 +767,10 @@ def _stored_documents(node: Node) -> dict[str, Any]:
             if doc is None and node.read_key(rel) is None:
                 continue  # named by consolidated metadata (a store read without listing), not stored
             out[rel] = doc
-        except (JSONProblem, NodeError):
+        except JSONProblem:
             out[rel] = "<not JSON>"
+        except NodeError:
+            continue
     return out
 
 

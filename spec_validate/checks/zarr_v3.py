@@ -9,14 +9,24 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from spec_validate.checks.api import Options, check
+from spec_validate.checks.api import NEEDS_DEEP, Options, check
 from spec_validate.checks.zarr_metadata import _json, _same_json, _short, listed_keys, unlisted_documents
 from spec_validate.codecs.jsondoc import JSONProblem
 from spec_validate.errors import NodeError
 from spec_validate.kernels.facts import FactRequest
 from spec_validate.model import Finding, NotApplicable, NotChecked, Scope
 from spec_validate.nodes.base import Node
-from spec_validate.nodes.zarr.v3 import SEPARATOR_DEFAULTS, KeyForm, array_shape, extension, is_int, key_form, regular_chunk_shape
+from spec_validate.nodes.zarr.v3 import (
+    SEPARATOR_DEFAULTS,
+    KeyForm,
+    array_shape,
+    extension,
+    grid_not_read,
+    is_int,
+    key_form,
+    regular_chunk_shape,
+    unknown_grid,
+)
 from spec_validate.nodes.zarr.v3 import configuration as _config
 
 # The core data types (data-types.rst) and their sizes in bytes; `r<N>` (raw bits) is handled apart.
@@ -73,6 +83,13 @@ def _metadata(node: Node) -> Mapping[str, Any]:
     if not isinstance(meta, Mapping):
         raise NotApplicable(f"{node.path} has no readable zarr.json document")
     return meta
+
+
+def _grid_read(node: Node, what: str) -> None:
+    """Raises NotChecked when the array's chunk grid is an extension this tool does not read: `what` needs it."""
+    grid = unknown_grid(_metadata(node))
+    if grid is not None:
+        raise NotChecked(f"{node.path}: {grid_not_read(grid)}; {what} not checked")
 
 
 def _field(node: Node, key: str) -> Any:
@@ -677,12 +694,13 @@ def array_keys_known(node: Node, options: Options, scope: Scope) -> Iterator[Fin
 def chunk_keys_in_grid(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """Every chunk key stored under the array names a chunk inside the grid (each index below ceil(shape / chunk_shape)).
 
-    Not applicable when: the grid is not a usable regular grid, or the key encoding is unusable; not checked when the
-    array has storage transformers, or the store was not listed. Keys that are no chunk key at all are
-    chunk_keys_encoded's.
+    Not applicable when: the regular grid is unusable (the grid rules report it), or the key encoding is unusable;
+    not checked when the chunk grid is an extension this tool does not read (not "regular"), the array has storage
+    transformers, or the store was not listed. Keys that are no chunk key at all are chunk_keys_encoded's.
     """
     form, ndim, keys = _key_plan(node)
     if form.grid is None:
+        _grid_read(node, "chunk keys against the grid")
         raise NotApplicable(f"{node.path} has no usable regular chunk grid")
     bad = []
     for key in keys:
@@ -898,7 +916,8 @@ def sharding_chunk_shape(node: Node, options: Options, scope: Scope) -> Iterator
 
     The shard shape is the chunk grid's chunk shape (after any transpose before the codec; for sharding nested
     in sharding, the outer inner chunk shape). Not applicable when: the array has no sharding codec, or no shard
-    shape is known (an unusable grid is reported by the grid rules).
+    shape is known (an unusable grid is reported by the grid rules); not checked when the chunk grid is an
+    extension this tool does not read (the shard shape is then unknown).
     """
     judged = 0
     for where, codec, shard in _shard_shapes(node):
@@ -928,6 +947,7 @@ def sharding_chunk_shape(node: Node, options: Options, scope: Scope) -> Iterator
                 details={"where": where, "value": inner, "shard_shape": list(shard)},
             )
     if not judged:
+        _grid_read(node, "the sharding chunk_shape against the shard shape")
         raise NotApplicable(f"{node.path}: no sharding codec with a known shard shape")
 
 
@@ -1272,8 +1292,23 @@ def group_metadata_stored(node: Node, options: Options, scope: Scope) -> Iterato
     first = f"{prefix}/{below[0]}" if below and prefix else (below[0] if below else "?")
     yield Finding(
         f"no {key} is stored, expected a group metadata document above {first} ({len(below)} zarr.json document(s) below)",
-        details={"key": key, "below": first},
+        details={"key": key, "below": first, "groups_stored": _groups_stored(node.tree.root)},
     )
+
+
+def _groups_stored(root: Node) -> bool | None:
+    """Whether any group of the store has its own zarr.json (a writer of arrays only, tensorstore, stores none); None
+    when that cannot be read. Stops at the first such group."""
+    stack = [root]
+    try:
+        while stack:
+            group = stack.pop()
+            if not group.implicit:
+                return True
+            stack.extend(c for c in group.children().values() if c.kind == "group")
+    except NodeError:
+        return None
+    return False
 
 
 @check(kind="group")
@@ -1441,13 +1476,15 @@ def shard_indexes_valid(node: Node, options: Options, scope: Scope, facts: Mappi
 
 # ------------------------------------------------------------------------------------------ chunk decoding (--deep)
 def _chunk_problems(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
-    if not scope.deep:
-        raise NotApplicable("needs --deep")
     meta = _metadata(node)
+    if node.kind == "array" and array_shape(meta) is not None and key_form(meta) is not None:
+        _grid_read(node, "chunks")
     if node.kind != "array" or array_shape(meta) is None or regular_chunk_shape(meta) is None or key_form(meta) is None:
         raise NotApplicable(f"{node.path} has an unusable shape, chunk grid or chunk key encoding (other rules report them)")
     if node.dtype is None:
         raise NotChecked(f"{node.path}: data type {_short(meta.get('data_type'))} is not one this tool decodes")
+    if not scope.deep:  # the clause concerns the array all the same: it is not checked in this run
+        raise NotChecked(NEEDS_DEEP)
     return {"chunks": FactRequest("chunk_problems", (("limit", MAX_FINDINGS),))}
 
 
@@ -1460,8 +1497,9 @@ def chunks_decode(node: Node, options: Options, scope: Scope, facts: Mapping[str
     checksums verified), and records each chunk that does not decode; in a shard, the first inner chunk that does
     not decode names the shard. At most 20 chunks are named, then the exact count of the rest.
     Memory: a few blocks, each chunk's decoding bounded by its declared size.
-    Not applicable when: --deep is not given, or the shape, grid or key encoding is unusable (other rules report
-    them); not checked when a codec or the data type is not one the codec module decodes.
+    Not applicable when: the shape, regular grid or key encoding is unusable (other rules report them); not checked
+    without --deep, or when the chunk grid is an extension this tool does not read, or a codec or the data type is
+    not one the codec module decodes.
     """
     result = facts["chunks"]
     if result is None:  # no chunk is stored: every element is the fill value

@@ -13,7 +13,9 @@ from typing import Any
 from spec_validate.checks import registry
 from spec_validate.checks.schemas import REF
 from spec_validate.engine import pack_cache
+from spec_validate.engine.rule_selection import prefix_matches
 from spec_validate.engine.selectors import SELECTOR_SCHEMA
+from spec_validate.engine.writer_notes import as_text
 from spec_validate.errors import PackError
 from spec_validate.model import CheckStep, Legacy, Level, Pack, Rule, SpecNote, Writer
 
@@ -205,18 +207,27 @@ def load_pack(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> Pack
         formats=tuple(doc.get("formats", base.formats if base else ())),
         redirects={**(base.redirects if base else {}), **doc.get("redirects", {})},
         bases=(base.name, *base.bases) if base else (),
-        legacy=_legacy(doc["legacy"]) if "legacy" in doc else (base.legacy if base else None),
+        legacy=_legacy(path, doc["legacy"], rules) if "legacy" in doc else (base.legacy if base else None),
         notes=tuple(_note(n) for n in doc["notes"]) if "notes" in doc else (base.notes if base else ()),
     )
 
 
-def _legacy(raw: Mapping[str, Any]) -> Legacy:
-    return Legacy(" ".join(raw["clause"].split()), raw["section"], {k: " ".join(v.split()) for k, v in raw["eras"].items()})
+def _legacy(path: str, raw: Mapping[str, Any], rules: Sequence[Rule]) -> Legacy:
+    """The pack's `legacy` block. An era's text is one string (any storage) or one per storage format glob."""
+    eras = {
+        era: {"*": " ".join(text.split())} if isinstance(text, str) else {k: " ".join(v.split()) for k, v in text.items()}
+        for era, text in raw["eras"].items()
+    }
+    kept = tuple(raw.get("still_checked", ()))
+    for prefix in kept:  # a name that keeps no clause is a typo that would silently check nothing
+        if not any(prefix_matches(prefix, r.id) for r in rules):
+            raise PackError(f"{path}: legacy.still_checked: {prefix!r} names no rule of this pack")
+    return Legacy(" ".join(raw["clause"].split()), raw["section"], eras, kept)
 
 
 def _writer(raw: Mapping[str, Any]) -> Writer:
     when = tuple(
-        (key, tuple(str(v) for v in (values if isinstance(values, list) else [values])))
+        (key, tuple(as_text(v) for v in (values if isinstance(values, list) else [values])))
         for key, values in (raw.get("when") or {}).items()
     )
     return Writer(raw["name"], raw["versions"], " ".join(raw["note"].split()), when)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from typing import Any, NamedTuple
 
 from spec_validate.checks import registry
-from spec_validate.engine import activity
+from spec_validate.engine import activity, writer_notes
 from spec_validate.engine.node_index import NodeIndex
 from spec_validate.engine.rule_selection import Selection
 from spec_validate.engine.scan import ArrayScan, Damaged, KernelFailed, Progress, Scanner, SerialScanner, plan
@@ -16,7 +16,19 @@ from spec_validate.engine.selectors import candidates, decided_by_kind, matches,
 from spec_validate.engine.template import render
 from spec_validate.errors import NodeError, NotDecoded
 from spec_validate.kernels.facts import FactRequest
-from spec_validate.model import ClauseResult, Finding, NotApplicable, NotChecked, Omitted, Pack, Rule, Scope, Status, Writer
+from spec_validate.model import (
+    ClauseResult,
+    Finding,
+    NotApplicable,
+    NotChecked,
+    Omitted,
+    Pack,
+    Provenance,
+    Rule,
+    Scope,
+    Status,
+    Writer,
+)
 from spec_validate.nodes.base import DEFAULT_BLOCK_ELEMENTS, Node, StoreProblem, Tree, Unreadable, describe, walk
 
 MAX_FINDINGS = 20
@@ -127,15 +139,26 @@ def _primitives(rule: Rule) -> tuple[Any, ...]:
 
 class Remembered:
     """A rule's verdict on a node that depends only on the node's own metadata, for every node of its signature:
-    passed, or not applicable for a reason naming the node's path (kept as the text around it)."""
+    passed, not applicable for a reason naming the node's path (kept as the text around it), or not checked for a
+    reason that does not name the node (`needs --deep`: each node is kept, to be named, but not checked again)."""
 
-    __slots__ = ("parts",)
+    __slots__ = ("parts", "unchecked")
 
-    def __init__(self, parts: list[str] | None) -> None:
-        self.parts = parts  # None: passed
+    def __init__(self, parts: list[str] | None, unchecked: Outcome | None = None) -> None:
+        self.parts = parts  # None: passed (or not checked, with `unchecked`)
+        self.unchecked = unchecked
 
-    def replay(self, tally: Tally, nodes: Sequence[Node], nearest: Sequence[Node] | None = None) -> None:
-        """Count the verdict for each of `nodes`; `nearest`, when given, is `least_and_below(nodes)`."""
+    def replay(
+        self, tally: Tally, nodes: Sequence[Node], nearest: Sequence[Node] | None = None, scratch: Evaluation | None = None
+    ) -> None:
+        """Count the verdict for each of `nodes`; `nearest`, when given, is `least_and_below(nodes)`; `scratch`, the
+        evaluation of the rule and scope that a node not checked is kept under."""
+        if self.unchecked is not None and scratch is not None:
+            for node in nodes:
+                ev = Evaluation(scratch.rule, node, scratch.scope)
+                ev.outcome = self.unchecked
+                tally.kept.append(ev)
+            return
         if self.parts is None:
             tally.passed += len(nodes)
             return
@@ -158,12 +181,17 @@ _PASSED_AGAIN = Remembered(None)
 
 def _remembered(outcome: Outcome | None, node: Node) -> Remembered | None:
     """How a rule's verdict on `node` holds for any node of the same signature; None when it may not (a failure,
-    an error, a node not checked, or a reason that names the node other than by its whole path)."""
+    an error, a node not checked for a reason that names it or that is the node's own unread part, or a reason
+    that names the node other than by its whole path)."""
     if outcome is PASSED:
         return _PASSED_AGAIN
-    if outcome is None or outcome.status is not Status.NOT_APPLICABLE or outcome.unchecked or not outcome.reason:
+    if outcome is None or outcome.status is not Status.NOT_APPLICABLE or not outcome.reason:
         return None
     path = node.path
+    if outcome.unchecked:  # not checked for a reason of the signature's own (needs --deep): so is every such node
+        reason = outcome.reason
+        mine = path in reason or node.name in reason or reason in (node.unread, node.members_unread)
+        return None if mine or path == "/" else Remembered(None, outcome)
     if path == "/":
         return None
     parts = outcome.reason.split(path)
@@ -460,7 +488,7 @@ def evaluate(
     deep: bool = False,
     within: str = "/",
     skip_scope: Callable[[Scope], str | None] | None = None,
-    writers_fit: Callable[[Writer], bool] | None = None,
+    provenance: Provenance | None = None,
 ) -> Evaluated:
     """One ClauseResult per selected rule of every pack that applies, and the scopes each pack applies at
     (aligned with `packs`).
@@ -469,9 +497,11 @@ def evaluate(
     (default: serial), for all the facts its rules asked for; then the waiting rules finish.
     `deep` (the CLI's --deep) is set on every Scope: rules that decode stored chunks run only then.
     `skip_scope(scope)` gives a reason not to check a scope's clauses (a legacy file: one verdict stands for
-    them), or None; a clause with no other scope is then not applicable for that reason.
-    `writers_fit(writer)` says whether a rule's writer note fits this store; notes that do not fit are left off
-    the findings (default: none is attached).
+    them), or None; a clause with no other scope is then not applicable for that reason. The clauses the pack's
+    legacy block keeps (`Legacy.still_checked`: they hold in every era) are checked on such a scope all the same.
+    `provenance` (the eras and writers the store shows) decides which writer notes a finding gets: a note is
+    attached only to findings holding the values it explains, when its writer fits the store
+    (`engine/writer_notes.py`; default: none is attached).
     `within` (a node path) limits the run to that node, what lies below it, and its ancestors: the results are
     about the first two, the ancestors' failures come back as `context`. Selectors still see the whole tree.
     """
@@ -490,15 +520,15 @@ def evaluate(
             continue
         _advance(ev, got if isinstance(got, Mapping) else {}, facts.get)
     if within == "/":
-        results = [aggregate(rule, evaluations[rule.key], max_findings, writers_fit) for rule in rules]
+        results = [aggregate(rule, evaluations[rule.key], max_findings, provenance) for rule in rules]
         return Evaluated(results, scopes, [])
     results, context = [], []
     for rule in rules:
         kept = evaluations[rule.key].kept  # every evaluation: a run within a node does not compact them
         inside = [ev for ev in kept if is_within(ev.node.path, within)]
-        results.append(aggregate(rule, inside, max_findings, writers_fit))
+        results.append(aggregate(rule, inside, max_findings, provenance))
         outside = [ev for ev in kept if not is_within(ev.node.path, within)]
-        above = aggregate(rule, outside, max_findings, writers_fit)
+        above = aggregate(rule, outside, max_findings, provenance)
         if above.status in (Status.FAILED, Status.ERROR):
             context.append(above)
     return Evaluated(results, scopes, context)
@@ -545,7 +575,6 @@ def _run_metadata_steps(
         if not scopes:
             continue
         skipped = {id(s): reason for s in scopes if skip_scope is not None and (reason := skip_scope(s)) is not None}
-        nodes = [(scope, _index(indexes, scope, walked)) for scope in scopes if id(scope) not in skipped]
         for rule in chosen:
             if rule.key in evaluations:  # one pack given twice: its clauses are still checked and reported once
                 continue
@@ -553,7 +582,13 @@ def _run_metadata_steps(
             # A run within a node keeps every evaluation: its results are split by where each node lies.
             tally = evaluations[rule.key] = Tally(keep_all=within != "/")
             grouping = _grouping(rule) if within == "/" else None
-            for scope, index in nodes:
+            # A legacy scope's verdict stands for the clauses that depend on the era; those its pack keeps (sparse
+            # structure, index ranges) hold in every era and are checked there as anywhere else.
+            kept = pack.legacy is not None and pack.legacy.keeps(rule.id)
+            for scope in scopes:
+                if id(scope) in skipped and not kept:
+                    continue
+                index = _index(indexes, scope, walked)
                 selected = _selected(selections, index, scope, rule.applies_to, within)
                 if grouping is not None:
                     _evaluate_by_signature(rule, scope, index, selected, tally, waiting, grouping)
@@ -562,7 +597,7 @@ def _run_metadata_steps(
                 for node in selected.nodes:
                     _evaluate(scratch, node, tally, waiting)
             for scope in scopes:
-                if id(scope) in skipped:  # a legacy scope: its verdict is already set
+                if id(scope) in skipped and not kept:  # a legacy scope: its verdict stands for this clause
                     tally.add(_skipped(rule, scope, skipped[id(scope)]))
     return rules, evaluations, waiting, scopes_by_pack
 
@@ -664,7 +699,7 @@ def _evaluate_by_signature(
         outcome = _evaluate(scratch, group[0], tally, waiting)
         remembered = _remembered(outcome, group[0]) if len(group) > 1 else None
         if remembered is not None:
-            remembered.replay(tally, group[1:], selected.nearest(group))
+            remembered.replay(tally, group[1:], selected.nearest(group) if remembered.unchecked is None else None, scratch)
             continue
         for node in group[1:]:
             _evaluate(scratch, node, tally, waiting)
@@ -825,17 +860,21 @@ def aggregate(
     rule: Rule,
     evaluations: Sequence[Evaluation] | Tally,
     max_findings: int = MAX_FINDINGS,
-    writers_fit: Callable[[Writer], bool] | None = None,
+    provenance: Provenance | None = None,
 ) -> ClauseResult:
-    """One clause's verdict over all its nodes: failed > error > passed > not applicable.
+    """One clause's verdict over all its nodes: failed > error > passed > not checked > not applicable.
 
+    Not checked: no node passed, failed or errored, and some could not be checked (`NotChecked`, data not decoded
+    or not readable); never not applicable, which says the clause does not concern the store. A clause that passed
+    on some nodes stays passed, and lists the nodes it could not check as every status does (`unchecked`).
     A failed `notice:` rule is a notice: its findings are reported, and it fails nothing. `finding_count`
-    counts every finding, those a primitive left unlisted (`Omitted`) included; `max_findings` are kept.
+    counts every finding, those a primitive left unlisted (`Omitted`) included; `max_findings` are kept. Each kept
+    finding gets the rule's writer notes that describe it and fit `provenance` (`engine/writer_notes.py`).
     """
     tally = evaluations if isinstance(evaluations, Tally) else Tally(evaluations)
     outcomes = [(ev.node, ev.outcome) for ev in tally.kept if ev.outcome is not None]
     statuses = {o.status for _, o in outcomes}
-    notes = tuple(w for w in rule.writers if writers_fit is not None and writers_fit(w))
+    notes = writer_notes.fitting(rule.writers, provenance)
     findings: list[Finding] = []
     unlisted: dict[str, None] = {}  # the node paths of findings past max_findings, once each, in order
     total = 0
@@ -843,7 +882,7 @@ def aggregate(
         total += len(outcome.findings) + outcome.omitted
         for f in outcome.findings:
             if len(findings) < max_findings:
-                findings.append(_stamp(rule, node, f, notes))
+                findings.append(_stamp(rule, node, f, notes, provenance))
             elif len(unlisted) < MAX_UNLISTED_PATHS:
                 unlisted[f.path or node.path] = None
     checked = tally.passed + sum(1 for _, o in outcomes if o.status in (Status.PASSED, Status.FAILED))
@@ -855,6 +894,9 @@ def aggregate(
         reason = "; ".join(sorted({o.reason or "" for _, o in outcomes if o.status is Status.ERROR}))[:500]
     elif Status.PASSED in statuses or tally.passed:
         status = Status.PASSED
+    elif any(o.unchecked for _, o in outcomes):
+        status = Status.NOT_CHECKED
+        reason = min(o.reason or "" for _, o in outcomes if o.unchecked) or "not checked"
     else:
         status = Status.NOT_APPLICABLE
         reasons = sorted({o.reason for _, o in outcomes if o.reason} | ({tally.reason} if tally.reason else set()))
@@ -865,10 +907,12 @@ def aggregate(
     return ClauseResult(rule, status, tuple(findings), checked, reason, total, unchecked[:max_findings], len(unchecked), more)
 
 
-def _stamp(rule: Rule, node: Node, finding: Finding, writers: tuple[Writer, ...] = ()) -> Finding:
+def _stamp(
+    rule: Rule, node: Node, finding: Finding, writers: tuple[Writer, ...] = (), provenance: Provenance | None = None
+) -> Finding:
     path = finding.path or node.path
     message = finding.message
     if rule.message:
         values = {**{k: v for k, v in finding.details.items() if isinstance(k, str)}, "path": path, "detail": finding.message}
         message = render(rule.message, values)
-    return Finding(message, path, finding.index, finding.details, writers)
+    return Finding(message, path, finding.index, finding.details, writer_notes.attach(writers, finding, path, provenance))

@@ -9,6 +9,9 @@ from typing import Any, NamedTuple
 from spec_validate.model import NotApplicable, Pack
 from spec_validate.nodes.base import Node, normalize_path
 
+# How many levels of elements stored as groups a shape is looked for through: one (a dataframe's index group).
+MOST_NESTED_SHAPES = 1
+
 
 class PackScope(NamedTuple):
     """One place a pack is applied: the scope root, and the pack's definitions of shapes and dimensions (the
@@ -37,8 +40,13 @@ class PackScope(NamedTuple):
             target = normalize_path(posixpath.join(base.path, path))
         return base.tree.get(target)
 
-    def logical_shape(self, node: Node) -> tuple[int, ...] | None:
-        """The shape of the element a node encodes: an array's own shape, or what the pack's `shapes` say."""
+    def logical_shape(self, node: Node, depth: int = 0) -> tuple[int, ...] | None:
+        """The shape of the element a node encodes: an array's own shape, or what the pack's `shapes` say.
+
+        A child that `shapes` names may itself be an element stored as a group (anndata with pandas 3 writes a
+        dataframe's index as a nullable-string-array group): its length is then that element's, one level down at
+        most, as a group linked into itself has no end.
+        """
         if node.kind == "array":
             return node.shape
         how: Mapping[str, Any] | None = self.pack.shapes.get(str(node.attrs.get("encoding-type")))
@@ -54,9 +62,10 @@ class PackScope(NamedTuple):
             return (value,) if _is_int(value) else None
         name = node.attrs.get(how["child_from_attr"]) if "child_from_attr" in how else how.get("child")
         child = node.child(name) if isinstance(name, str) else None
-        if child is None or child.kind != "array" or not child.shape:
+        if child is None or (child.kind != "array" and depth >= MOST_NESTED_SHAPES):
             return None
-        return child.shape[:1]
+        shape = self.logical_shape(child, depth + 1)
+        return shape[:1] if shape else None
 
     def dimension(self, name: str, base: Node) -> int:
         how = self.pack.dimensions.get(name)
@@ -68,15 +77,24 @@ class PackScope(NamedTuple):
         return value
 
     def value(self, base: Node, ref: Any, what: str = "value") -> Any:
-        """A number from a reference: a literal, `{dimension}`, or `{node, dim|length|attr[, index]}`, plus `plus`."""
+        """A number from a reference: a literal, `{dimension}`, or `{node, dim|length|attr[, index]}`, plus `plus`.
+
+        `{name}` in `node` is `base`'s own name (`../__categories/{name}`: the table anndata 0.7 keeps a column's
+        categories in); `attr` may list names, the first one the node has being read.
+        """
         if not isinstance(ref, Mapping):
             return ref
         if "dimension" in ref:
             value: Any = self.dimension(ref["dimension"], base)
         else:
-            target = self.node(base, ref.get("node", "."))
+            path = ref.get("node", ".")
+            if "{name}" in path:
+                if base.name in ("", ".", ".."):  # a name that would move the path rather than name a node
+                    raise NotApplicable(f"{what}: {base.path} has no name to look {path} up by")
+                path = path.replace("{name}", base.name)
+            target = self.node(base, path)
             if target is None:
-                raise NotApplicable(f"{what}: no node at {ref.get('node')}")
+                raise NotApplicable(f"{what}: no node at {path}")
             value = self._attr_value(target, ref, what) if "attr" in ref else self._extent(target, ref, what)
         if "plus" in ref:
             if not _is_int(value):
@@ -97,13 +115,15 @@ class PackScope(NamedTuple):
 
     @staticmethod
     def _attr_value(target: Node, ref: Mapping, what: str) -> Any:
-        """The attribute `ref["attr"]` of `target`, or its item `ref["index"]`."""
-        if ref["attr"] not in target.attrs:
-            raise NotApplicable(f"{what}: {target.path} has no attribute {ref['attr']!r}")
-        value = target.attrs[ref["attr"]]
+        """The attribute `ref["attr"]` of `target` (of a list of names, the first it has), or its item `ref["index"]`."""
+        names = ref["attr"] if isinstance(ref["attr"], list) else [ref["attr"]]
+        name = next((n for n in names if n in target.attrs), None)
+        if name is None:
+            raise NotApplicable(f"{what}: {target.path} has no attribute {' or '.join(map(repr, names))}")
+        value = target.attrs[name]
         if "index" in ref:
             if not isinstance(value, list) or len(value) <= ref["index"]:
-                raise NotApplicable(f"{what}: {target.path}[{ref['attr']!r}] has no item {ref['index']}")
+                raise NotApplicable(f"{what}: {target.path}[{name!r}] has no item {ref['index']}")
             value = value[ref["index"]]
         return value
 

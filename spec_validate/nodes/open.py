@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from spec_validate.errors import InputError
+from spec_validate.errors import DamagedInput, InputError
 from spec_validate.nodes.base import Tree
 from spec_validate.nodes.formats import detectors
 
@@ -45,24 +45,58 @@ def open_store(path: str, list_folders: bool = True) -> Tree:
         # Opening a FIFO for reading waits for a writer; a device could be anything: neither is ever opened.
         raise InputError(f"{path}: not a regular file or directory (a FIFO, socket or device); never opened")
     if os.path.isdir(path):
-        for detector in detectors("directory"):
-            tree = detector.open(path)
-            if tree is not None:
-                return tree
-        if path.rstrip("/").endswith(".cxg"):
-            raise InputError(f"{path}: a .cxg directory, but no TileDB group or array in it (no __tiledb_group.tdb)")
-        raise InputError(f"{path}: a directory, but not a Zarr store (no .zgroup, .zarray, .zattrs or zarr.json)")
+        return _open_directory(path)
     if not os.access(path, os.R_OK):
         raise InputError(f"{path}: permission denied")
     for detector in detectors("file"):
         tree = detector.open(path)
         if tree is not None:
             return tree
+    damage = _damage(path)
+    if damage is not None:
+        raise DamagedInput(path, damage)
     raise InputError(f"{path}: not an HDF5 file or a Zarr store")
+
+
+def _open_directory(path: str) -> Tree:
+    for detector in detectors("directory"):
+        tree = detector.open(path)
+        if tree is not None:
+            return tree
+    if path.rstrip("/").endswith(".cxg"):
+        raise InputError(f"{path}: a .cxg directory, but no TileDB group or array in it (no __tiledb_group.tdb)")
+    if path.rstrip("/" + os.sep).lower().endswith(ZARR_EXTENSIONS):  # named a store: one that is empty fails
+        raise DamagedInput(path, "not a Zarr store, as its name says: no .zgroup, .zarray, .zattrs or zarr.json in it")
+    raise InputError(f"{path}: a directory, but not a Zarr store (no .zgroup, .zarray, .zattrs or zarr.json)")
 
 
 HDF5_EXTENSIONS = (".h5ad", ".h5mu", ".h5seurat", ".h5", ".hdf5", ".nwb")
 ZARR_EXTENSIONS = (".zarr",)
+# File names that say what the file holds, and so what it fails to be when its bytes are not that (empty, cut short,
+# overwritten): a damaged file, reported as failing, where a file of any other name is one this tool does not read.
+CLAIMED_BY_NAME = (
+    (".zarr.zip", "not a zip file, as a .zarr.zip is"),
+    (".h5ad", "not an HDF5 file, as an .h5ad is"),
+    (".h5mu", "not an HDF5 file, as an .h5mu is"),
+    (".h5seurat", "not an HDF5 file, as an .h5Seurat is"),
+)
+
+
+def _damage(path: str) -> str | None:
+    """Why the file at `path`, which no reader opened, is not what its name says; None where its name says nothing
+    (or names no format this tool's packs describe)."""
+    name = os.path.basename(path).lower()
+    size = os.path.getsize(path)
+    if name.endswith(ZARR_EXTENSIONS):
+        return f"not a Zarr store, as a .zarr is: a file of {size} bytes, where a store is a directory (a zip is named .zarr.zip)"
+    said = next((said for suffix, said in CLAIMED_BY_NAME if name.endswith(suffix)), None)
+    if said is None:
+        return None
+    return f"{said}: " + (
+        "it is empty (0 bytes)" if size == 0 else f"its first bytes are not that format's ({size} bytes in all)"
+    )
+
+
 # Offsets at which an HDF5 file's signature may stand (after a user block of 512 bytes or a power of two above it).
 _HDF5_SIGNATURE_OFFSETS = (0, 512, 1024, 2048, 4096, 8192)
 

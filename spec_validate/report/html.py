@@ -12,23 +12,40 @@ from spec_validate.excerpt import cut
 from spec_validate.model import ClauseResult, Finding, Level, Report, Status
 from spec_validate.report.baseline import Baseline, located
 from spec_validate.report.formats import output_format
-from spec_validate.report.links import rule_page
+from spec_validate.report.links import explain_command, rule_page
 from spec_validate.report.options import RenderOptions
 from spec_validate.report.text import pack_list
-from spec_validate.report.verdict import CONFORMS, Verdict, sentence, verdict
+from spec_validate.report.verdict import CONFORMS, Verdict, legacy_checks, sentence, verdict
 
 # The order a clause is shown in, within an input: what needs reading first comes first.
-STATUS_ORDER = {"failed": 0, "error": 1, "baseline": 2, "not-checked": 3, "notice": 4, "passed": 5, "not_applicable": 6}
+STATUS_ORDER = {
+    "failed": 0,
+    "error": 1,
+    "baseline": 2,
+    "not-checked": 3,
+    "partly-checked": 4,
+    "notice": 5,
+    "passed": 6,
+    "not_applicable": 7,
+}
 STATUS_LABEL = {
     "failed": "FAILED",
     "error": "ERROR",
     "baseline": "BASELINE",
-    "not-checked": "NOT CHECKED",
+    "not-checked": "NOT CHECKED",  # none of the clause's nodes could be checked (needs --deep, not decoded, ...)
+    "partly-checked": "PASSED, NOT ALL CHECKED",  # passed where checked; some nodes could not be
     "notice": "NOTICE",  # a `notice:` rule's findings (the hdmf-zarr pickle codec): reported, never a failure
     "passed": "passed",
     "not_applicable": "not applicable",
 }
-SHOWN_AT_FIRST = ("failed", "error", "baseline", "not-checked", "notice")  # passed and not-applicable clauses: one click away
+SHOWN_AT_FIRST = (
+    "failed",
+    "error",
+    "baseline",
+    "not-checked",
+    "partly-checked",
+    "notice",
+)  # passed and not-applicable clauses: one click away
 
 STYLE = """
 :root { --must: #b3261e; --should: #8a5a00; --may: #0b6e99; --ok: #1b6e3a; --dim: #5f6368; --rule: #e0e0e0; }
@@ -52,7 +69,8 @@ article.clause { border-top: 1px solid var(--rule); padding: .4rem 0; }
 article.clause h3 { font-size: .95rem; margin: 0; font-weight: 600; }
 .badge { display: inline-block; min-width: 6.5em; font-size: .75rem; padding: 0 .35em; border-radius: 4px;
          border: 1px solid currentColor; text-align: center; }
-.s-failed, .s-error { color: var(--must); } .s-baseline, .s-not-checked { color: var(--should); } .s-passed { color: var(--ok); }
+.s-failed, .s-error { color: var(--must); } .s-baseline, .s-not-checked, .s-partly-checked { color: var(--should); }
+.s-passed { color: var(--ok); }
 .s-not_applicable { color: var(--dim); } .s-notice { color: var(--may); }
 .level { display: inline-block; min-width: 4.2em; font-weight: 700; }
 .l-MUST { color: var(--must); } .l-SHOULD { color: var(--should); } .l-MAY { color: var(--may); }
@@ -64,6 +82,8 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .
 .known { color: var(--should); font-size: .8rem; }
 details.context { margin-top: .5rem; }
 .hidden { display: none !important; }
+table { border-collapse: collapse; font-size: .88rem; }
+th, td { text-align: left; vertical-align: top; padding: .15rem .6rem .15rem 0; border-bottom: 1px solid var(--rule); }
 """
 
 SCRIPT = """
@@ -100,6 +120,7 @@ SCRIPT = """
 def render(reports: Sequence[Report], options: RenderOptions) -> str:
     """The whole report as one HTML document: inline style and script, no request to anywhere (a CSP says so)."""
     fail_on, baseline, tool_version = options.fail_on, options.baseline, options.tool_version
+    strict = options.fail_on_unchecked
     checked = [r for r in reports if r.skipped is None]
     skipped = [r for r in reports if r.skipped is not None]
     counts = _counts(checked, baseline)
@@ -115,14 +136,17 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
         f"<style>{STYLE}</style></head><body>",
         "<header>",
         f'<h1>spec-validate report</h1><p class="meta">spec-validate {_e(tool_version)}; failing at --fail-on '
-        f"{_e(fail_on.value.lower())} and stricter; {len(checked)} input(s)"
+        f"{_e(fail_on.value.lower())} and stricter"
+        + (" (and on clauses not checked, --fail-on-unchecked)" if strict else "")
+        + f"; {len(checked)} input(s)"
         + (f", {len(skipped)} file(s) skipped" if skipped else "")
         + (", with a baseline" if baseline is not None else "")
         + "</p>",
         _filters(counts),
         "</header><main>",
-        _overview(checked, fail_on, baseline),
-        *(_input(report, fail_on, baseline, i) for i, report in enumerate(checked)),
+        _overview(checked, fail_on, baseline, strict),
+        _archive(reports, options) if len(checked) > 1 else "",
+        *(_input(report, fail_on, baseline, i, options.docs_url, strict) for i, report in enumerate(checked)),
         _skipped(skipped),
         "</main>",
         f"<script>{SCRIPT}</script>",
@@ -176,22 +200,24 @@ def _known(report: Report, baseline: Baseline | None) -> Known:
 
 def _status(r: ClauseResult, known: Known) -> str:
     """The clause's status as the filters name it: a failure the baseline holds entirely is `baseline`; a clause
-    that could not check some of its nodes and found nothing wrong is `not-checked`."""
+    checked on none of its nodes is `not-checked`, one that passed where it could check is `partly-checked`."""
     mine = [k for (owner, _), k in known.items() if owner == id(r)]
     if r.status in (Status.FAILED, Status.ERROR) and mine and all(mine):
         return "baseline"
-    if r.status in (Status.PASSED, Status.NOT_APPLICABLE) and r.unchecked:
+    if r.status is Status.NOT_CHECKED:
         return "not-checked"
+    if r.status is Status.PASSED and r.unchecked:
+        return "partly-checked"
     return r.status.value
 
 
-def _overview(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None) -> str:
+def _overview(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None, strict: bool = False) -> str:
     """Several inputs: one line each, its outcome linking to its section."""
     if len(reports) < 2:
         return ""
     rows = []
     for i, report in enumerate(reports):
-        v = verdict(report, fail_on, baseline)
+        v = verdict(report, fail_on, baseline, strict)
         rows.append(
             f'<li><a href="#input-{i}"><code>{_e(report.name)}</code></a>: '
             f'<span class="verdict {_verdict_class(v)}">{_e(v.describe() if report.error is None else v.outcome)}</span></li>'
@@ -199,9 +225,41 @@ def _overview(reports: Sequence[Report], fail_on: Level, baseline: Baseline | No
     return f'<section class="input overview"><h2>Inputs</h2><ul>{"".join(rows)}</ul></section>'
 
 
-def _input(report: Report, fail_on: Level, baseline: Baseline | None, number: int = 0) -> str:
+def _archive(reports: Sequence[Report], options: RenderOptions) -> str:
+    """Several inputs: per pack and rule, how many inputs fail it and the first of them, at or above --fail-on
+    first (report/archive.py)."""
+    from spec_validate.report.json import archive_summary
+
+    summary = archive_summary(reports, options)
+    fail_on = summary["fail_on"].lower()
+    heading = '<section class="input archive"><h2>Failing inputs per rule</h2>'
+    if not summary["rules"]:
+        return f'{heading}<p class="meta">No rule fails on any input.</p></section>'
+    rows = []
+    for r in summary["rules"]:
+        names = ", ".join(f"<code>{_e(name)}</code>" for name in r["first"])
+        more = r["inputs"] - len(r["first"])
+        names += f" and {more} more" if more else ""
+        where = "at or above" if r["at_fail_on"] else "below (fails nothing)"
+        rows.append(
+            f'<tr data-at-fail-on="{str(r["at_fail_on"]).lower()}"><td><span class="level l-{_e(r["level"])}">'
+            f"{_e(r['level'])}</span></td><td>{_e(where)}</td><td><code>{_e(r['rule'])}</code></td>"
+            f"<td>{_e(r['pack'] or '')}</td><td>{r['inputs']}</td><td>{names}</td></tr>"
+        )
+    head = "".join(f"<th>{h}</th>" for h in ("level", f"--fail-on {_e(fail_on)}", "rule", "pack", "inputs", "first inputs"))
+    return f"{heading}<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
+
+
+def _input(
+    report: Report,
+    fail_on: Level,
+    baseline: Baseline | None,
+    number: int = 0,
+    docs_url: str | None = None,
+    strict: bool = False,
+) -> str:
     """One input: its name, the verdict line, what it is, then its clauses, failures first."""
-    v = verdict(report, fail_on, baseline)
+    v = verdict(report, fail_on, baseline, strict)
     head = f'<section class="input" id="input-{number}" data-outcome="{_e(v.outcome)}"><h2>{_e(report.name)}</h2>'
     said = sentence(report, v, fail_on) if report.error is None else f"error: {report.error}"
     line = f'<p class="verdict {_verdict_class(v)}">{_e(said)}</p>'
@@ -216,8 +274,8 @@ def _input(report: Report, fail_on: Level, baseline: Baseline | None, number: in
             f'<p class="s-failed"><span class="badge s-failed">UNREADABLE</span> <code>{_e(problem.key)}</code>: '
             f"{_e(problem.message)}</p>"
         )
-    for lv in report.legacy:  # one verdict standing for every clause of a scope of an era before its spec
-        more = "" if lv.clauses_checked else " (--all-clauses checks every clause)"
+    for lv in report.legacy:  # one verdict standing for the clauses of a scope that depend on its era
+        more = "" if lv.clauses_checked else f" {legacy_checks(report, lv)}."
         body.append(
             f'<p class="s-failed"><span class="badge s-failed">LEGACY</span> <code>{_e(lv.id)}</code> at '
             f"<code>{_e(lv.path)}</code>: {_e(lv.era)}: {_e(lv.message)}{_e(more)}</p>"
@@ -225,7 +283,8 @@ def _input(report: Report, fail_on: Level, baseline: Baseline | None, number: in
     known = _known(report, baseline)
     ordered = sorted(report.results, key=lambda r: (STATUS_ORDER[_status(r, known)], -r.rule.level.rank, r.rule.id))
     body.extend(
-        _clause(r, _status(r, known), {path for (owner, path), k in known.items() if owner == id(r) and k}) for r in ordered
+        _clause(r, _status(r, known), {path for (owner, path), k in known.items() if owner == id(r) and k}, docs_url)
+        for r in ordered
     )
     if report.results:
         body.append('<p class="none-shown hidden">No clause of this input matches the filters.</p>')
@@ -234,7 +293,7 @@ def _input(report: Report, fail_on: Level, baseline: Baseline | None, number: in
             f'<details class="context"><summary>Clauses failing on the ancestors of <code>{_e(report.node)}</code> '
             f"(context, not counted)</summary>"
         )
-        body.extend(_clause(r, "context", set()) for r in report.context)
+        body.extend(_clause(r, "context", set(), docs_url) for r in report.context)
         body.append("</details>")
     body.append("</section>")
     return "\n".join(body)
@@ -244,7 +303,7 @@ def _verdict_class(v: Verdict) -> str:
     return "fails" if v.fails else "conforms" if v.outcome == CONFORMS else "other"
 
 
-def _clause(r: ClauseResult, status: str, known: set[str]) -> str:
+def _clause(r: ClauseResult, status: str, known: set[str], docs_url: str | None = None) -> str:
     """One clause: status, level and linked id; the quoted clause and its section; findings with their values."""
     rule = r.rule
     level = rule.level.value
@@ -254,23 +313,26 @@ def _clause(r: ClauseResult, status: str, known: set[str]) -> str:
     shown_status = r.status.value if status == "context" else status
     attrs = f'data-level="{level}" data-status="{_e(shown_status)}"' if status != "context" else 'data-context="1"'
     label = STATUS_LABEL.get(shown_status, shown_status)
-    # Only the built-in rules have a page on the documentation site; a rule of the user's own pack has none.
-    name = f'<a href="{_e(rule_page(rule.id))}">{_e(rule.id)}</a>' if rule.builtin else _e(rule.id)
+    # Only the built-in rules have a page on the documentation site (where --docs-url names one; else the page
+    # --explain prints, shipped with the tool); a rule of the user's own pack has none.
+    page = rule_page(rule.id, docs_url) if rule.builtin else None
+    name = f'<a href="{_e(page)}">{_e(rule.id)}</a>' if page else _e(rule.id)
+    explained = f" · <code>{_e(explain_command(rule.id))}</code>" if rule.builtin and not page else ""
     out = [
         f'<article class="clause" {attrs}><h3><span class="badge s-{_e(shown_status)}">{_e(label)}</span> '
         f'<span class="level l-{level}">{level}</span>{_e(tags)} {name}</h3>',
-        f'<blockquote>{_e(rule.clause)}</blockquote><p class="section">{_e(rule.section)}</p>',
+        f'<blockquote>{_e(rule.clause)}</blockquote><p class="section">{_e(rule.section)}{explained}</p>',
     ]
     if r.status is Status.ERROR:
         out.append(f"<p>error: {_e(r.reason or '')}</p>")
-    elif r.status is Status.NOT_APPLICABLE and r.reason and not r.unchecked:
+    elif r.status is Status.NOT_APPLICABLE and r.reason:
         out.append(f'<p class="meta">{_e(r.reason)}</p>')
     if r.findings:
         items = "".join(_finding(f, f.path in known and status != "baseline") for f in r.findings)
         more = f"<li>... and {r.finding_count - len(r.findings)} more</li>" if r.finding_count > len(r.findings) else ""
         out.append(f'<ul class="findings">{items}{more}</ul>')
-    if r.status is Status.FAILED:  # only the writer notes that fit the store
-        out.extend(f'<p class="meta">note: {_e(w.name)} {_e(w.versions)}: {_e(w.note)}</p>' for w in r.writer_notes)
+    if r.status is Status.FAILED:  # the writer notes that describe a finding and fit the store
+        out.extend(f'<p class="meta">note: {_e(w.label)}: {_e(w.note)}</p>' for w in r.writer_notes)
     if r.unchecked:
         rows = "".join(f"<li>not checked: <code>{_e(path)}</code>: {_e(reason)}</li>" for path, reason in r.unchecked)
         out.append(f'<ul class="findings">{rows}</ul>')

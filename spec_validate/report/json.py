@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from spec_validate.model import Finding, Level
+from spec_validate.report import archive
 from spec_validate.report.formats import output_format
 from spec_validate.report.options import RenderOptions
 
 if TYPE_CHECKING:
-    from spec_validate.model import ClauseResult, LegacyVerdict, Report
+    from spec_validate.model import ClauseResult, LegacyVerdict, Report, WriterNote
     from spec_validate.report.baseline import Baseline
 
 
@@ -22,12 +23,14 @@ def finding_to_json(f: Finding) -> dict[str, Any]:
     if f.details:
         out["details"] = {k: _plain(v) for k, v in f.details.items()}
     if f.writers:
-        out["writers"] = [_writer(w) for w in f.writers]
+        out["writers"] = [writer_to_json(w) for w in f.writers]
     return out
 
 
-def _writer(w) -> dict[str, Any]:
-    return {"name": w.name, "versions": w.versions, "note": w.note}
+def writer_to_json(w: WriterNote) -> dict[str, Any]:
+    """A writer note on a finding: the writer, the note, and whether the store shows that writer (`detected`, with
+    its `evidence`) or the note is only likely (`evidence` says why)."""
+    return {"name": w.name, "versions": w.versions, "note": w.note, "detected": w.detected, "evidence": w.evidence}
 
 
 def result_to_json(r: ClauseResult) -> dict[str, Any]:
@@ -53,9 +56,9 @@ def result_to_json(r: ClauseResult) -> dict[str, Any]:
         out["unchecked_count"] = max(r.unchecked_count, len(r.unchecked))
     if rule.rationale:
         out["rationale"] = rule.rationale
-    notes = r.writer_notes  # only notes that fit the store: never a writer the store shows it was not written by
+    notes = r.writer_notes  # each describes a listed finding and fits the store
     if notes:
-        out["writers"] = [_writer(w) for w in notes]
+        out["writers"] = [writer_to_json(w) for w in notes]
     if rule.notice:
         out["notice"] = rule.notice
     return out
@@ -75,21 +78,34 @@ def legacy_to_json(v: LegacyVerdict) -> dict[str, Any]:
         "section": v.section,
         "evidence": list(v.evidence),
         "clauses_checked": v.clauses_checked,
+        "still_checked": list(v.still_checked),
+        "stands_for": v.stands_for,
     }
 
 
-def report_to_json(report: Report, fail_on: Level = Level.MUST, baseline: Baseline | None = None) -> dict[str, Any]:
+def report_to_json(
+    report: Report, fail_on: Level = Level.MUST, baseline: Baseline | None = None, fail_on_unchecked: bool = False
+) -> dict[str, Any]:
     """One input's report; `verdict` is the one the text report prints and the exit code follows (at `fail_on`,
-    with `baseline`). An input that could not be opened has `error` and nothing checked."""
+    with `baseline`, and `fail_on_unchecked` as --fail-on-unchecked). An input that could not be opened has
+    `error` and nothing checked."""
     from spec_validate.report.verdict import verdict
 
-    v = verdict(report, fail_on, baseline)
+    v = verdict(report, fail_on, baseline, fail_on_unchecked)
     out: dict[str, Any] = {
         "source": report.source,
         "node": report.node,
         "format": report.format or None,
         "listed": report.listed,
-        "verdict": {"outcome": v.outcome, "fail_on": fail_on.value, "new": v.new, "known": v.known, "unchecked": v.unchecked},
+        "verdict": {
+            "outcome": v.outcome,
+            "fail_on": fail_on.value,
+            "new": v.new,
+            "known": v.known,
+            "unchecked": v.unchecked,
+            "not_checked": v.not_checked,
+            "fail_on_unchecked": fail_on_unchecked,
+        },
         "packs": [{"name": p.name, "title": p.title, "version": p.version, "scopes": list(p.scopes)} for p in report.packs],
         "summary": report.summary(),
         "provenance": report.provenance.to_json() if report.provenance is not None else {"eras": [], "writers": []},
@@ -125,14 +141,30 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
         from spec_validate.report import statistics
 
         return statistics.as_json(reports, options.baseline)
-    doc: dict[str, Any] = {
-        "tool": {"name": "spec-validate", "version": options.tool_version},
-        "reports": [report_to_json(r, options.fail_on, options.baseline) for r in reports if r.skipped is None],
-    }
+    checked: list[dict[str, Any]] = []
+    digests: list[archive.Digest] = []  # every input's, in input order
+    for r in reports:
+        if r.skipped is None:
+            checked.append(report_to_json(r, options.fail_on, options.baseline, options.fail_on_unchecked))
+        digests.append(archive.skipped(r.name) if r.skipped is not None else archive.digest(checked[-1]))
+    doc: dict[str, Any] = {"tool": {"name": "spec-validate", "version": options.tool_version}, "reports": checked}
     skipped = [{"path": r.name, "reason": r.skipped} for r in reports if r.skipped is not None]
     if skipped:
         doc["skipped"] = skipped
+    doc["archive"] = archive.summarize(digests, options.fail_on)
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def archive_summary(reports: Sequence[Report], options: RenderOptions) -> dict[str, Any]:
+    """The archive summary of finished reports (report/archive.py), made from their JSON as a jsonl run makes it."""
+    o = options
+    digests = []
+    for r in reports:
+        if r.skipped is not None:
+            digests.append(archive.skipped(r.name))
+        else:
+            digests.append(archive.digest(report_to_json(r, o.fail_on, o.baseline, o.fail_on_unchecked)))
+    return archive.summarize(digests, options.fail_on)
 
 
 def _plain(value: Any) -> Any:

@@ -1,4 +1,5 @@
-"""JUnit XML: one testsuite per input file, one testcase per clause; failed -> <failure>, not_applicable -> <skipped>."""
+"""JUnit XML: one testsuite per input file, one testcase per clause; failed -> <failure>, not_applicable and
+not_checked -> <skipped> (not checked: a <failure> with --fail-on-unchecked at or above --fail-on)."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
             text = "\n".join(f"{p.key}: {p.message}" for p in report.problems)
             unreadable = [i for i in items if i.result is None and i.legacy is None]
             _failure_or_known(case, "error", "parts of the store cannot be read", text, unreadable, baseline, counts)
+        strict = {id(r) for r in report.unchecked_at(options.fail_on)} if options.fail_on_unchecked else set()
         for r in report.results:
-            _clause_case(suite, file, r, [i for i in items if i.result is r], baseline, counts, options.fail_on)
+            _clause_case(suite, file, r, [i for i in items if i.result is r], baseline, counts, options.fail_on, id(r) in strict)
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value
@@ -73,11 +75,15 @@ def _clause_case(
     baseline: Baseline | None,
     counts: dict[str, int],
     fail_on: Level,
+    unchecked_fails: bool = False,
 ) -> None:
-    """One clause: failed -> <failure>, error -> <error>, not applicable -> <skipped>, a notice -> its output.
+    """One clause: failed -> <failure>, error -> <error>, not applicable -> <skipped>, not checked -> <skipped>
+    naming why, a notice -> its output.
 
     A clause failed below `fail_on` (a SHOULD failure at --fail-on must) fails nothing, as the verdict and the exit
-    code say: the test passes and its output says what failed."""
+    code say: the test passes and its output says what failed. A clause not judged on every node fails the test
+    only where it fails the run (`unchecked_fails`: --fail-on-unchecked, at or above `fail_on`); a test that
+    passed with nodes not checked says which in its output."""
     rule = r.rule
     counts["tests"] += 1
     case = ET.SubElement(suite, "testcase", name=rule.id, classname=rule.pack, file=file)
@@ -87,7 +93,7 @@ def _clause_case(
         if r.finding_count > len(r.findings):
             body += f"\n... and {r.finding_count - len(r.findings)} more"
         for w in r.writer_notes:
-            body += f"\nnote: {w.name} {w.versions}: {w.note}"
+            body += f"\nnote: {w.label}: {w.note}"
         if rule.level.rank < fail_on.rank:
             below = f"FAILED {rule.level.value}, below --fail-on {fail_on.value.lower()}: it does not fail the run"
             ET.SubElement(case, "system-out").text = f"{below}\n{header}\n{body}"
@@ -98,12 +104,35 @@ def _clause_case(
         )
     elif r.status is Status.ERROR:
         _failure_or_known(case, "error", r.reason or "error", f"{header}\nerror: {r.reason}", mine, baseline, counts)
+    elif unchecked_fails:  # --fail-on-unchecked: a clause not judged on every node fails, as the exit code says
+        el = ET.SubElement(case, "failure", message=f"{rule.level.value}: not checked: {_why(r)}", type="not checked")
+        el.text = f"{header}\n{_unchecked_text(r)}"
+        counts["failures"] += 1
+    elif r.status is Status.NOT_CHECKED:
+        ET.SubElement(case, "skipped", message=f"not checked: {_why(r)}").text = _unchecked_text(r)
+        counts["skipped"] += 1
     elif r.status is Status.NOT_APPLICABLE:
         ET.SubElement(case, "skipped", message=r.reason or "not applicable")
         counts["skipped"] += 1
+    elif r.status is Status.PASSED and r.unchecked:  # passed where checked: the output names the nodes not checked
+        ET.SubElement(case, "system-out").text = f"PASSED, NOT ALL CHECKED\n{_unchecked_text(r)}"
     elif r.status is Status.NOTICE:  # reported, never a failure
         findings = "\n".join(f"{f.path}: {f.message}" for f in r.findings)
         ET.SubElement(case, "system-out").text = f"NOTICE ({rule.notice})\n{findings}"
+
+
+def _why(r: ClauseResult) -> str:
+    """Why a clause was not checked: its reason, or (one that passed elsewhere) its first node's."""
+    return r.reason or (r.unchecked[0][1] if r.unchecked else "not checked")
+
+
+def _unchecked_text(r: ClauseResult) -> str:
+    """The nodes a clause could not check, each with why, and how many more."""
+    lines = [f"not checked: {path}: {reason.removeprefix(path + ': ')}" for path, reason in r.unchecked]
+    total = max(r.unchecked_count, len(r.unchecked))
+    if total > len(r.unchecked):
+        lines.append(f"... and {total - len(r.unchecked)} more not checked")
+    return "\n".join(lines)
 
 
 def _input_error(suite: ET.Element, file: str, error: str, counts: dict[str, int]) -> None:

@@ -20,6 +20,9 @@ class RenderOptions:
     fail_on: Level = Level.MUST
     # Findings recorded earlier (--baseline): reported as known, and they do not fail the run.
     baseline: Baseline | None = None
+    # --fail-on-unchecked: a clause at or above `fail_on` not judged on every node it selects (not checked, or
+    # passed with nodes not checked) fails the input, as a failure does.
+    fail_on_unchecked: bool = False
     tool_version: str = __version__
     # text: also list the passed and not-applicable clauses.
     verbose: bool = False
@@ -30,3 +33,6 @@ class RenderOptions:
     # A rule's documentation in Markdown (what --explain prints), for formats that carry it (SARIF's `help`). The
     # front end supplies it: the reports layer does not reach into the engine for primitives and spec notes.
     rule_help: Callable[[Rule], str] | None = None
+    # The documentation site's base URL (--docs-url): rule links point at its pages. None: at `spec-validate
+    # --explain <id>`, the documentation shipped with the tool (spec_validate/report/links.py).
+    docs_url: str | None = None

@@ -9,23 +9,22 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from spec_validate.model import Level
-from spec_validate.report.baseline import INPUT_ERROR, artifact_uri, located
+from spec_validate.report.baseline import INPUT_ERROR, artifact_uri, fingerprint, fingerprint_pack, located
 from spec_validate.report.formats import output_format
-from spec_validate.report.links import rule_page
+from spec_validate.report.json import writer_to_json
+from spec_validate.report.links import docs_base, rule_page
 from spec_validate.report.options import RenderOptions
 
 if TYPE_CHECKING:
     from spec_validate.model import Report, Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-# Where the project lives. helpUri is the rule's page on the documentation site (spec_validate/report/links.py).
-INFORMATION_URI = "https://github.com/spec-validate/spec-validate"
 SARIF_LEVEL = {Level.MUST: "error", Level.SHOULD: "warning", Level.MAY: "note"}
 
 
-def rule_descriptor(rule: Rule, help_text: Callable[[Rule], str] | None = None) -> dict[str, Any]:
+def rule_descriptor(rule: Rule, help_text: Callable[[Rule], str] | None = None, docs_url: str | None = None) -> dict[str, Any]:
     """The reportingDescriptor for one rule: clause, rationale, help (`help_text`: what --explain prints, as the
-    front ends give it; else the clause and rationale), docs page, level."""
+    front ends give it; else the clause and rationale), its page where a documentation site is named, level."""
     full = rule.clause + (f"\n\nDerived: {rule.rationale}" if rule.rationale else "")
     help_md = help_text(rule) if help_text is not None else full
     descriptor = {
@@ -34,8 +33,9 @@ def rule_descriptor(rule: Rule, help_text: Callable[[Rule], str] | None = None) 
         "shortDescription": {"text": rule.clause},
         "fullDescription": {"text": full},
         "help": {"text": help_md, "markdown": help_md},
-        # Only the built-in rules have a page on the site; a rule of the user's own pack has none.
-        **({"helpUri": rule_page(rule.id)} if rule.builtin else {}),
+        # Only the built-in rules have a page on the site, and only where the user names a site (--docs-url): the
+        # help above carries the whole page, as --explain prints it, so no link is needed to read it.
+        **({"helpUri": rule_page(rule.id, docs_url)} if rule.builtin and docs_url else {}),
         "defaultConfiguration": {"level": SARIF_LEVEL[rule.level]},
         "properties": {
             "spec": rule.pack,
@@ -105,6 +105,52 @@ def _notice_results(report: Report, root: str, index: dict, descriptors: list) -
     return out
 
 
+def _open_results(report: Report, root: str, index: dict, fail_on_unchecked: bool, fail_on: Level) -> list[dict[str, Any]]:
+    """A clause not judged on every node it selects: one result of kind "open" (SARIF's "the tool could not decide
+    whether the result is pass or fail"), level "none" as SARIF asks of any kind but "fail", its logical locations
+    the nodes not checked (the first ones; `properties.unchecked_count` counts them all). Not checked at all, or
+    passed on the other nodes; `properties.fails_run` is set where --fail-on-unchecked fails the run on it."""
+    from spec_validate.model import Status
+
+    failing = {id(r) for r in report.unchecked_at(fail_on)} if fail_on_unchecked else set()
+    file = artifact_uri(report.source)
+    out = []
+    for r in report.results:
+        if not r.unchecked or r.status not in (Status.NOT_CHECKED, Status.PASSED):
+            continue
+        total = max(r.unchecked_count, len(r.unchecked))
+        what = "not checked" if r.status is Status.NOT_CHECKED else f"passed where checked; not checked on {total} node(s)"
+        out.append(
+            {
+                "ruleId": r.rule.id,
+                "ruleIndex": index[r.rule.key],
+                "kind": "open",
+                "level": "none",
+                "message": {"text": f"{what}: {r.reason or r.unchecked[0][1]}"},
+                "locations": [
+                    {
+                        "physicalLocation": {"artifactLocation": {"uri": root}, "region": {"startLine": 1}},
+                        "logicalLocations": [
+                            {"fullyQualifiedName": path, "kind": "object"} for path in dict.fromkeys(p for p, _ in r.unchecked)
+                        ],
+                    }
+                ],
+                # Its own print, never a failure's: the clause's key with a mark no rule id holds.
+                "partialFingerprints": {
+                    "specValidate/v1": fingerprint(f"{r.rule.id}#not-checked", file, "", fingerprint_pack(r.rule))
+                },
+                "properties": {
+                    "status": r.status.value,
+                    "rfc2119_level": r.rule.level.value,
+                    "unchecked": [{"path": path, "reason": reason} for path, reason in r.unchecked],
+                    "unchecked_count": total,
+                    "fails_run": id(r) in failing,
+                },
+            }
+        )
+    return out
+
+
 def _input_error_descriptor() -> dict[str, Any]:
     text = "Every input can be opened as a store that spec-validate reads."
     return {
@@ -128,7 +174,7 @@ def sarif_log(reports: Sequence[Report], options: RenderOptions) -> dict[str, An
         for r in report.results:
             if r.rule.key not in index:
                 index[r.rule.key] = len(descriptors)
-                descriptors.append(rule_descriptor(r.rule, options.rule_help))
+                descriptors.append(rule_descriptor(r.rule, options.rule_help, options.docs_url))
     results: list[dict[str, Any]] = []
     artifacts: list[dict[str, Any]] = []
     provenance: list[dict[str, Any]] = []
@@ -170,21 +216,16 @@ def sarif_log(reports: Sequence[Report], options: RenderOptions) -> dict[str, An
             if baseline is not None:
                 result["baselineState"] = "unchanged" if baseline.is_known(item) else "new"
             if item.finding is not None and item.finding.writers:
-                result["properties"] = {
-                    "writers": [{"name": w.name, "versions": w.versions, "note": w.note} for w in item.finding.writers]
-                }
+                result["properties"] = {"writers": [writer_to_json(w) for w in item.finding.writers]}
             results.append(result)
         results.extend(_notice_results(report, root, index, descriptors))
+        results.extend(_open_results(report, root, index, options.fail_on_unchecked, options.fail_on))
+    driver: dict[str, Any] = {"name": "spec-validate", "version": tool_version, "semanticVersion": tool_version}
+    if options.docs_url:  # the tool's documentation, where the user names a site (informationUri is optional)
+        driver["informationUri"] = docs_base(options.docs_url)
+    driver["rules"] = descriptors
     run = {
-        "tool": {
-            "driver": {
-                "name": "spec-validate",
-                "version": tool_version,
-                "semanticVersion": tool_version,
-                "informationUri": INFORMATION_URI,
-                "rules": descriptors,
-            }
-        },
+        "tool": {"driver": driver},
         "artifacts": artifacts,
         "results": results,
         "columnKind": "unicodeCodePoints",
@@ -242,7 +283,7 @@ def _message(item: Any) -> str:
     if r is not None and r.finding_count > len(r.findings) and f is r.findings[-1]:
         text += f"; and {r.finding_count - len(r.findings)} more"
     for w in f.writers if f is not None else ():
-        text += f" (note: {w.name} {w.versions}: {w.note})"
+        text += f" (note: {w.label}: {w.note})"
     return text
 
 

@@ -9,15 +9,25 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from spec_validate.model import ClauseResult, Level, Report, Status
+from spec_validate.report import archive
 from spec_validate.report.baseline import Baseline, located, new_failures
 from spec_validate.report.formats import output_format
-from spec_validate.report.links import rule_page
+from spec_validate.report.links import rule_reference
 from spec_validate.report.options import RenderOptions
-from spec_validate.report.verdict import CONFORMS, DOES_NOT_CONFORM, Verdict, sentence, verdict
+from spec_validate.report.verdict import (
+    CONFORMS,
+    DOES_NOT_CONFORM,
+    NOT_FULLY_CHECKED,
+    Verdict,
+    legacy_checks,
+    sentence,
+    verdict,
+)
 
 COLOURS = {"MUST": "\033[31m", "SHOULD": "\033[33m", "MAY": "\033[36m", "ok": "\033[32m", "dim": "\033[2m", "bold": "\033[1m"}
 RESET = "\033[0m"
-UNCHECKED_SHOWN = 3  # nodes listed per clause that could not be checked; the rest are counted
+UNCHECKED_SHOWN = 3  # nodes listed per clause that could not be checked, each with its reason; the rest are counted
+UNCHECKED_PATHS = 5  # nodes named on one line when they share one reason (needs --deep); the rest are counted
 
 Paint = Callable[[str, str], str]
 
@@ -36,11 +46,12 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
 
         return statistics.table(reports, options.baseline)
     fail_on, colour, verbose, baseline = options.fail_on, options.colour, options.verbose, options.baseline
+    strict = options.fail_on_unchecked
     paint: Paint = (lambda key, text: f"{COLOURS[key]}{text}{RESET}") if colour else (lambda key, text: text)
     lines: list[str] = []
     for report in reports:
         if report.skipped is None:
-            lines.extend(_block(report, fail_on, paint, verbose, baseline))
+            lines.extend(_block(report, fail_on, paint, verbose, baseline, options.docs_url, strict))
             lines.append("")
     skipped = [r for r in reports if r.skipped is not None]
     for report in skipped:
@@ -51,11 +62,24 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
     if baseline is not None:
         text += _baseline_text(reports, fail_on, baseline)
     if len(reports) - len(skipped) > 1:
-        text += _summary_table(reports, fail_on, baseline)
+        from spec_validate.report.json import archive_summary  # several inputs only: one input's run imports less
+
+        # The rules failing on most inputs, between the table and its last line: after an archive's thousand rows,
+        # what fails most is still on screen, and the run's verdict is still the last line.
+        rules = "\n" + archive.as_text(archive_summary(reports, options))
+        text += _summary_table(reports, fail_on, baseline, strict, rules)
     return text
 
 
-def _block(report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline: Baseline | None) -> list[str]:
+def _block(
+    report: Report,
+    fail_on: Level,
+    paint: Paint,
+    verbose: bool,
+    baseline: Baseline | None,
+    docs_url: str | None = None,
+    strict: bool = False,
+) -> list[str]:
     """One input: its header, what failed, what could not be checked, the context above a node, the verdict."""
     if report.error is not None:
         return [paint("bold", report.name) + ": " + paint("MUST", "error") + f": {_without(report.source, report.error)}"]
@@ -64,27 +88,30 @@ def _block(report: Report, fail_on: Level, paint: Paint, verbose: bool, baseline
     failing = (r for r in report.results if r.status in (Status.FAILED, Status.ERROR))
     shown = sorted(failing, key=lambda r: (-r.rule.level.rank, r.rule.id))
     for r in shown:
-        lines.extend(_failed_clause(r, paint, states))
+        lines.extend(_failed_clause(r, paint, states, docs_url))
     for r in report.results:  # notices (the hdmf-zarr pickle codec): reported, never failures
         if r.status is Status.NOTICE:
-            lines.extend(_notice(r, paint))
-    # A clause that could not check some of its nodes says so, verbose or not, whether it passed or not.
+            lines.extend(_notice(r, paint, docs_url))
+    # A clause that could not check some of its nodes says so, verbose or not, whether it passed or not; in red
+    # where it fails the run (--fail-on-unchecked).
+    failing_unchecked = {id(r) for r in report.unchecked_at(fail_on)} if strict else set()
     for r in report.results:
-        if r.unchecked and r.status in (Status.PASSED, Status.NOT_APPLICABLE):
+        if r.status is Status.NOT_CHECKED or (r.unchecked and r.status is Status.PASSED):
             label = "PASSED, NOT ALL CHECKED" if r.status is Status.PASSED else "NOT CHECKED"
-            lines.append(f"  {paint('SHOULD', label)} {r.rule.level.value} {r.rule.id}")
+            colour = "MUST" if id(r) in failing_unchecked else "SHOULD"
+            lines.append(f"  {paint(colour, label)} {r.rule.level.value} {r.rule.id}")
             lines.extend(_unchecked_lines(r))
     if report.context:
         heading = f"  Context: clauses failing on the ancestors of {report.node} (not counted for {report.node}):"
         lines.append(paint("dim", heading))
         for r in sorted(report.context, key=lambda r: (-r.rule.level.rank, r.rule.id)):
-            lines.extend("  " + line for line in _failed_clause(r, paint, {}))
+            lines.extend("  " + line for line in _failed_clause(r, paint, {}, docs_url))
     if verbose:
         for r in report.results:
             if r.status in (Status.PASSED, Status.NOT_APPLICABLE):
                 extra = f" ({r.reason})" if r.reason else ""
                 lines.append(paint("dim", f"  {r.status.value:<14} {r.rule.level.value:<6} {r.rule.id}{extra}"))
-    lines.append("  " + _verdict_line(report, verdict(report, fail_on, baseline), fail_on, paint))
+    lines.append("  " + _verdict_line(report, verdict(report, fail_on, baseline, strict), fail_on, paint))
     return lines
 
 
@@ -102,15 +129,15 @@ def _head(report: Report, paint: Paint, states: dict[tuple, bool]) -> list[str]:
     for problem in report.problems:
         mark = " [baseline]" if states.get((None, problem.key)) else ""
         lines.append(f"  {paint('MUST', 'UNREADABLE')} {problem.key}: {problem.message}{mark}")
-    for lv in report.legacy:  # one verdict standing for every clause of a scope of an era before its spec
+    for lv in report.legacy:  # one verdict standing for the clauses of a scope that depend on its era
         where = f" at {lv.path}" if lv.path != "/" else ""
-        more = "" if lv.clauses_checked else " (--all-clauses checks every clause)"
+        more = "" if lv.clauses_checked else f" {legacy_checks(report, lv)}."
         mark = " [baseline]" if states.get((None, lv.path, lv.id)) else ""
         lines.append(f"  {paint('MUST', 'LEGACY')} {lv.id}{where}: {lv.era}: {lv.message}{more}{mark}")
     return lines
 
 
-def _failed_clause(r: ClauseResult, paint: Paint, states: dict[tuple, bool]) -> list[str]:
+def _failed_clause(r: ClauseResult, paint: Paint, states: dict[tuple, bool], docs_url: str | None = None) -> list[str]:
     """A failed or errored clause: level, id, the quoted clause, each finding; `[baseline]` on the clause when the
     baseline holds all its findings, else on each finding it holds."""
     level = r.rule.level.value + (" (derived)" if r.rule.derived else "")
@@ -129,15 +156,15 @@ def _failed_clause(r: ClauseResult, paint: Paint, states: dict[tuple, bool]) -> 
         lines.append(f"    {where}: {f.message}{mark}")
     if r.finding_count > len(r.findings):
         lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
-    for w in r.writer_notes:  # only notes that fit the store: never a writer the store shows it was not written by
-        lines.append(f"    note: {w.name} {w.versions}: {w.note}")
+    for w in r.writer_notes:  # each describes a finding and fits the store; detected, or likely and why
+        lines.append(f"    note: {w.label}: {w.note}")
     if r.rule.builtin:  # the rule's page: what it checks, examples that fail and pass, how to suppress it
-        lines.append(paint("dim", f"    see {rule_page(r.rule.id)}"))
+        lines.append(paint("dim", f"    see {rule_reference(r.rule.id, docs_url)}"))
     lines.extend(_unchecked_lines(r))
     return lines
 
 
-def _notice(r: ClauseResult, paint: Paint) -> list[str]:
+def _notice(r: ClauseResult, paint: Paint, docs_url: str | None = None) -> list[str]:
     """A `notice:` rule's findings: a fact worth knowing (a security notice), never a failure."""
     lines = [f"  {paint('MAY', f'NOTICE ({r.rule.notice})')} {r.rule.id}"]
     lines.append(paint("dim", f"    {r.rule.section}: \u201c{r.rule.clause}\u201d"))
@@ -147,7 +174,7 @@ def _notice(r: ClauseResult, paint: Paint) -> list[str]:
     if r.finding_count > len(r.findings):
         lines.append(f"    ... and {r.finding_count - len(r.findings)} more")
     if r.rule.builtin:
-        lines.append(paint("dim", f"    see {rule_page(r.rule.id)}"))
+        lines.append(paint("dim", f"    see {rule_reference(r.rule.id, docs_url)}"))
     return lines
 
 
@@ -182,7 +209,14 @@ def write(text: str, stream: TextIO = sys.stdout) -> None:
 
 
 def _unchecked_lines(r: ClauseResult) -> list[str]:
-    """The nodes a clause could not check, the first few of them."""
+    """The nodes a clause could not check: on one line when they share one reason (`needs --deep` on every array),
+    else the first few with their reasons."""
+    total = max(r.unchecked_count, len(r.unchecked))
+    reasons = {_why(path, reason) for path, reason in r.unchecked}
+    if len(r.unchecked) > 1 and len(reasons) == 1:
+        paths = ", ".join(path for path, _ in r.unchecked[:UNCHECKED_PATHS])
+        more = total - min(len(r.unchecked), UNCHECKED_PATHS)
+        return [f"    not checked: {reasons.pop()}: {paths}" + (f" and {more} more" if more else "")]
     shown = [
         f"    not checked: {reason if reason.startswith(path) else f'{path}: {reason}'}"
         for path, reason in r.unchecked[:UNCHECKED_SHOWN]
@@ -191,6 +225,14 @@ def _unchecked_lines(r: ClauseResult) -> list[str]:
     if total > UNCHECKED_SHOWN:
         shown.append(f"    ... and {total - UNCHECKED_SHOWN} more not checked")
     return shown
+
+
+def _why(path: str, reason: str) -> str | None:
+    """A node's reason without its path, where the path leads it as `path: ` or is not in it; None where the reason
+    names the node in its own words (`/x has an unusable dtype`): such reasons are not put on one line."""
+    if reason.startswith(path + ": "):
+        return reason[len(path) + 2 :]
+    return None if path in reason else reason
 
 
 def _baseline_text(reports: Sequence[Report], fail_on: Level, baseline: Baseline) -> str:
@@ -205,15 +247,18 @@ def _baseline_text(reports: Sequence[Report], fail_on: Level, baseline: Baseline
     return "\n".join(lines) + "\n\n"
 
 
-def _summary_table(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None) -> str:
-    """The table after several inputs: one row per input checked, failures per level and the verdict."""
+def _summary_table(
+    reports: Sequence[Report], fail_on: Level, baseline: Baseline | None, strict: bool = False, before_tail: str = ""
+) -> str:
+    """The table after several inputs: one row per input checked, failures per level and the verdict; then
+    `before_tail`, then the line that counts the verdicts."""
     header = ("file", "format", "MUST", "SHOULD", "MAY", "result")
     rows = []
     verdicts = []
     for report in reports:
         if report.skipped is not None:
             continue
-        v = verdict(report, fail_on, baseline)
+        v = verdict(report, fail_on, baseline, strict)
         verdicts.append(v)
         if report.error is not None:
             rows.append((report.name, "-", "-", "-", "-", v.outcome))
@@ -233,11 +278,14 @@ def _summary_table(reports: Sequence[Report], fail_on: Level, baseline: Baseline
     tail = f"{failing} of {len(rows)} do not conform at --fail-on {fail_on.value.lower()}"
     errors = sum(1 for v in verdicts if v.outcome == "error")
     nothing = sum(1 for v in verdicts if v.outcome == "nothing checked")
+    partly = sum(1 for v in verdicts if v.outcome == NOT_FULLY_CHECKED)
+    unchecked = sum(1 for v in verdicts if v.outcome in (CONFORMS, NOT_FULLY_CHECKED, DOES_NOT_CONFORM) and v.unchecked)
     skipped = len(reports) - len(rows)
-    extra = [f"{errors} could not be opened"] * bool(errors) + [f"{nothing} had nothing checked"] * bool(nothing)
+    extra = [f"{partly} not fully checked (--fail-on-unchecked)"] * bool(partly)
+    extra += [f"{errors} could not be opened"] * bool(errors) + [f"{nothing} had nothing checked"] * bool(nothing)
+    extra += [f"{unchecked} with clauses not checked"] * bool(unchecked)
     extra += [f"{skipped} file(s) skipped"] * bool(skipped)
-    lines.append(tail + (f"; {', '.join(extra)}" if extra else "") + ".")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + before_tail + tail + (f"; {', '.join(extra)}" if extra else "") + ".\n"
 
 
 def pack_list(report: Report) -> str:

@@ -153,6 +153,14 @@ class KeyValueStore(ABC):
         """`list_dir` of every prefix, together where the store can; one by one here."""
         return {prefix: self.list_dir(prefix) for prefix in prefixes}
 
+    def get_and_list_many(
+        self, keys: list[str], prefixes: list[str], limit: int | None = None
+    ) -> tuple[dict[str, bytes | None], dict[str, tuple[list[str], list[str]]]]:
+        """`get_many(keys, limit)` and `list_many(prefixes)`, all together where the store can (a remote store: one
+        round trip for both, so that a reader walking a hierarchy fetches one level's documents while it lists the
+        next); one after the other here."""
+        return self.get_many(keys, limit), self.list_many(prefixes)
+
     def read_part(self, key: str, offset: int, length: int) -> tuple[bytes, int] | None:
         """Up to `length` bytes of the value of `key` from `offset` (from the end when negative), and the value's whole
         size; None when the key is not stored. Raises NodeError as `read` does. Stores that can read a range override

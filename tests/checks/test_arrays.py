@@ -135,3 +135,28 @@ def test_values_unique_fails_each_repeat_naming_its_first_occurrence():
     got = findings("values_unique", t.get("/levels"))
     assert [(f.index, f.details["first"]) for f in got] == [((2,), 0), ((4,), 1)]
     assert findings("values_unique", tree({"v": np.array(["a", "b"], dtype=object)}).get("/v")) == []
+
+
+VALUES_NONZERO = [
+    pytest.param(np.array([1.5, -2.0, 3.0, np.nan]), 0, id="nonzero-and-nan"),
+    pytest.param(np.array([1.0, 0.0, 2.0, 0.0, 0.0]), 3, id="explicit-zeros"),
+    pytest.param(np.zeros(7), 7, id="all-zero"),
+]
+
+
+@passes("values,expected", VALUES_NONZERO)
+def test_values_nonzero_passes(values, expected):
+    assert findings("values_nonzero", node(values)) == []
+
+
+@fails("values,expected", VALUES_NONZERO)
+def test_values_nonzero_fails(values, expected):
+    (f,) = findings("values_nonzero", node(values))
+    assert f.details["count"] == expected
+    assert f.index == (f.details["first"],) == (int(np.flatnonzero(values == 0)[0]),)
+
+
+def test_values_nonzero_fails_naming_the_first_positions_up_to_max_examples():
+    (f,) = findings("values_nonzero", node(np.array([0, 1, 0, 0, 2, 0])), {"max_examples": 2})
+    assert f.details == {"count": 4, "first": 0, "indexes": [0, 2]}
+    assert "4 zero(s) among its 6 elements, the first at index 0" in f.message

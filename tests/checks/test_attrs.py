@@ -153,3 +153,19 @@ def test_attr_lists_children_is_not_applicable_with_a_one_element_array_index():
     t = tree({"df": {"@attrs": {"_index": ["ids"], "column-order": ["a"]}, "ids": np.arange(2), "a": np.arange(2)}})
     with pytest.raises(NotApplicable):
         findings("attr_lists_children", t.get("/df"), {"key": "column-order", "except_named_by": ["_index"]})
+
+
+def test_attr_names_child_fails_naming_the_kind_and_encoding_of_what_stands_there():
+    # anndata >= 0.11 (nullable strings; 0.13's default under pandas 3) writes a dataframe's index as a
+    # nullable-string-array group: the finding carries what the writer note on anndata.dataframe.index-array explains.
+    index = {"@attrs": {"encoding-type": "nullable-string-array", "encoding-version": "0.1.0"}, "values": [1], "mask": [0]}
+    t = tree({"df": {"@attrs": {"_index": "_index"}, "_index": index}})
+    (f,) = findings("attr_names_child", t.get("/df"), {"key": "_index", "kind": "array"})
+    assert f.message == "'_index' names '_index', which is a group (encoding-type 'nullable-string-array'), not an array"
+    assert f.details == {"child": "_index", "kind": "group", "encoding-type": "nullable-string-array"}
+
+
+def test_attr_names_child_fails_without_encoding_type_leaves_it_out():
+    t = tree({"df": {"@attrs": {"_index": "ids"}, "ids": {}}})
+    (f,) = findings("attr_names_child", t.get("/df"), {"key": "_index", "kind": "array"})
+    assert f.details == {"child": "ids", "kind": "group"}

@@ -402,8 +402,101 @@ def test_boolean_column_values(name, values, expected):
     assert [f.index for f in got] == [(2,), (4,)][:expected]
 
 
+BOOLEAN_DTYPE = [
+    pytest.param(np.array([1, 0, 0, 1], np.uint8), 0, id="uint8"),
+    pytest.param(np.array([1, 0, 0, 1], np.int8), 1, id="int8"),
+    pytest.param(np.array([1.0, 0.0, 0.0, 1.0], np.float32), 1, id="float32"),
+    pytest.param(np.array(["1", "0"], dtype=object), 1, id="strings"),
+]
+UINT8_BOOLEANS = {"key": "cxg_schema", "type": "boolean", "dtype": "uint8"}
+
+
+@passes("values,expected", BOOLEAN_DTYPE)
+def test_schema_hinted_dtype_passes(values, expected):
+    node = tree({"obs": {"@attrs": {"cxg_schema": BOOLEAN_SCHEMA}, "flag": values}}).get("/obs/flag")
+    assert findings("schema_hinted_dtype", node, UINT8_BOOLEANS) == []
+
+
+@fails("values,expected", BOOLEAN_DTYPE)
+def test_schema_hinted_dtype_fails(values, expected):
+    node = tree({"obs": {"@attrs": {"cxg_schema": BOOLEAN_SCHEMA}, "flag": values}}).get("/obs/flag")
+    (f,) = findings("schema_hinted_dtype", node, UINT8_BOOLEANS)
+    assert f.details == {"dtype": values.dtype.name}
+
+
+@pytest.mark.parametrize("name", ["count", "absent_from_schema"])
+def test_schema_hinted_dtype_passes_not_applicable_on_other_columns(name):
+    node = tree({"obs": {"@attrs": {"cxg_schema": BOOLEAN_SCHEMA}, name: np.array([5, 7], np.int8)}}).get(f"/obs/{name}")
+    with pytest.raises(NotApplicable):
+        findings("schema_hinted_dtype", node, UINT8_BOOLEANS)
+
+
 @pytest.mark.parametrize("name", ["count", "absent_from_schema"])
 def test_boolean_column_values_passes_not_applicable_on_other_columns(name):
     node = tree({"obs": {"@attrs": {"cxg_schema": BOOLEAN_SCHEMA}, name: np.array([5, 7])}}).get(f"/obs/{name}")
     with pytest.raises(NotApplicable):
         findings("boolean_column_values", node, {"key": "cxg_schema"})
+
+
+CXG_NAMES = {
+    "prefix": "cxg_",
+    "defined": {
+        "/": ["cxg_group_metadata"],
+        "/obs": ["cxg_schema"],
+        "/cxg_group_metadata": ["cxg_version", "cxg_properties"],
+    },
+}
+
+
+def cxg_names_tree(**extra):
+    layout = {
+        "obs": tdb(np.zeros(3), attrs=["name_0", "cell_type"], meta={"cxg_schema": "{}"}),
+        "cxg_group_metadata": tdb(np.zeros(1), meta={"cxg_version": "0.3.0", "cxg_properties": "{}"}),
+        "emb": {"umap": tdb(np.zeros((3, 2)))},
+    }
+    layout.update(extra)
+    return tree(layout)
+
+
+@pytest.mark.parametrize("path", ["/", "/obs", "/cxg_group_metadata", "/emb", "/emb/umap"])
+def test_prefixed_names_defined_passes_the_names_the_spec_defines_where_it_defines_them(path):
+    assert findings("prefixed_names_defined", cxg_names_tree().get(path), CXG_NAMES) == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "path", "name", "kind"),
+    [
+        pytest.param({"cxg_private": tdb(np.zeros(1))}, "/cxg_private", "cxg_private", "member", id="member"),
+        pytest.param(
+            {"cxg_group_metadata": tdb(np.zeros(1), meta={"cxg_version": "0.3.0", "cxg_private": "x"})},
+            "/cxg_group_metadata",
+            "cxg_private",
+            "metadata",
+            id="group-metadata-key",
+        ),
+        pytest.param({"var": tdb(np.zeros(3), meta={"cxg_schema": "{}"})}, "/var", "cxg_schema", "metadata", id="key-elsewhere"),
+        pytest.param(
+            {"obs": tdb(np.zeros(3), attrs=["name_0", "cxg_flag"], meta={"cxg_schema": "{}"})},
+            "/obs",
+            "cxg_flag",
+            "attribute",
+            id="column",
+        ),
+        pytest.param(
+            {"emb": {"cxg_group_metadata": tdb(np.zeros(1))}},
+            "/emb/cxg_group_metadata",
+            "cxg_group_metadata",
+            "member",
+            id="defined-name-elsewhere",
+        ),
+    ],
+)
+def test_prefixed_names_defined_fails_a_prefixed_name_the_spec_does_not_define_there(extra, path, name, kind):
+    (f,) = findings("prefixed_names_defined", cxg_names_tree(**extra).get(path), CXG_NAMES)
+    assert f.details == {"name": name, "kind": kind}
+
+
+def test_prefixed_names_defined_passes_columns_as_nodes_judged_with_their_array():
+    attribute = Arr(np.zeros(3), storage=Storage(format="tiledb", extra={"attribute_of": "/obs", "attrs": [{"name": "cxg_x"}]}))
+    node = tree({"obs": {"cxg_x": attribute}}).get("/obs/cxg_x")
+    assert findings("prefixed_names_defined", node, CXG_NAMES) == []

@@ -434,3 +434,30 @@ def test_listed_in_parent_attr_selects_the_listed_members_in_work_linear_in_the_
         return CountingName.comparisons / n
 
     assert comparisons_per_member(20_000) <= 2 * max(1.0, comparisons_per_member(1_000))
+
+
+def test_no_enum_type_and_members_fail_a_factor_enum_dataset_and_compound_member_not_a_logical_enum(tmp_path):
+    import h5py
+
+    from spec_validate.nodes.hdf5.tree import HDF5Tree
+
+    path = tmp_path / "e.h5"
+    factor = h5py.enum_dtype({"g1": 1, "g2": 2}, basetype="i4")
+    logical = h5py.enum_dtype({"FALSE": 0, "TRUE": 1, "NA": 2}, basetype="i1")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("factor", data=np.array([1, 2, 1], dtype="i4"), dtype=factor)
+        f.create_dataset("logical", data=np.array([0, 1, 2], dtype="i1"), dtype=logical)
+        f.create_dataset("boolean", data=np.array([True, False]))  # h5py's FALSE/TRUE enum, read as bool
+        f.create_dataset("ints", data=np.array([1, 2, 1], dtype="i4"))
+        row = np.dtype([("x", "f8"), ("ident", factor), ("flag", logical)])
+        f.create_dataset("df", data=np.array([(0.5, 1, 0), (1.5, 2, 2)], dtype=row))
+    options = {"except_members": ["FALSE", "TRUE", "NA"]}
+    with HDF5Tree(str(path)) as t:
+        for name in ("logical", "boolean", "ints"):
+            assert findings("no_enum_type", t.get(f"/{name}"), options) == []
+        (f,) = findings("no_enum_type", t.get("/factor"), options)
+        assert f.details == {"members": ["g1", "g2"]}
+        assert findings("no_enum_type", t.get("/df"), options) == []  # members are no_enum_members'
+        (f,) = findings("no_enum_members", t.get("/df"), options)
+        assert f.details == {"member": "ident", "members": ["g1", "g2"]}
+        assert len(findings("no_enum_members", t.get("/df"))) == 2  # without exceptions the logical member is one too

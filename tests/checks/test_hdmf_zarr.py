@@ -300,7 +300,7 @@ def test_codec_absent_fails_pickle_and_nothing_is_unpickled(tmp_path):
         "/general/electrodes/group",
         "/specifications/core/2.7.0/namespace",
     }
-    assert got["hdmf-zarr.specifications.json"].status is Status.NOT_APPLICABLE
+    assert got["hdmf-zarr.specifications.json"].status is Status.NOT_CHECKED  # never decoded: not checked
     assert got["hdmf-zarr.specifications.scalar-string"].status is Status.FAILED  # pickle is no string codec
     assert not [r for r in got.values() if r.status is Status.ERROR]
     assert not marker.exists()
@@ -322,6 +322,12 @@ def with_metadata(metadata):
 )
 def test_codec_absent_passes_or_fails(metadata, expected):
     assert len(findings("codec_absent", with_metadata(metadata), {"id": "pickle"})) == expected
+
+
+def test_codec_absent_fails_details_name_the_codec_and_the_zarr_dtype():
+    node = tree({"a": Arr(np.array("x", dtype=object), metadata={"filters": [{"id": "pickle"}]}, attrs={"zarr_dtype": "object"})})
+    (f,) = findings("codec_absent", node.get("/a"), {"id": "pickle"})
+    assert f.details == {"codec": "pickle", "zarr_dtype": "object"}
 
 
 @pytest.mark.parametrize(
@@ -482,17 +488,17 @@ def test_dataset_references_marked_reads_no_pickle(tmp_path):
     write_store(tmp_path / "p.zarr", spec_chunk=b"", pickle_chunk=pickle.dumps(np.array([Boom(str(marker))], dtype=object)))
     (tmp_path / "p.zarr/general/electrodes/group/.zattrs").write_text("{}")  # unmarked: its elements would be read
     got = results(tmp_path / "p.zarr")["hdmf-zarr.reference.dataset-marked"]
-    assert (got.status, got.unchecked[0][0]) == (Status.NOT_APPLICABLE, "/general/electrodes/group")
+    assert (got.status, got.unchecked[0][0]) == (Status.NOT_CHECKED, "/general/electrodes/group")
     assert not marker.exists()
 
 
-def test_dataset_references_valid_passes_not_applicable_for_pickle(tmp_path):
+def test_dataset_references_valid_not_checked_for_pickle(tmp_path):
     marker = tmp_path / "unpickled"
     payload = pickle.dumps(np.array([Boom(str(marker))], dtype=object), protocol=5)
     write_store(tmp_path / "p.zarr", spec_chunk=b"", pickle_chunk=payload)
     got = results(tmp_path / "p.zarr")
     for rule_id in ("hdmf-zarr.reference.dataset-elements", "hdmf-zarr.reference.dataset-source-in-store"):
-        assert got[rule_id].status is Status.NOT_APPLICABLE and "not read" in got[rule_id].reason
+        assert got[rule_id].status is Status.NOT_CHECKED and "not read" in got[rule_id].reason
     assert not marker.exists()
 
 

@@ -184,11 +184,15 @@ RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
     "v2_documents_absent": ("*", "passes when no Zarr v2 document is stored beside zarr.json"),
     "array_documents_stored": ("*", "passes when no folder of chunk keys lacks a zarr.json: these groups store none"),
     "group_keys_known": ("*", "passes when no key lies beside the group's zarr.json and its children: these groups store none"),
+    "group_keys_known_v2": ("*", "passes when no key lies beside the group's documents and children: these groups store none"),
+    "prefixed_names_defined": ("*", "passes when no name at the node has the prefix: these nodes have none"),
     # The node lacks nothing the primitive reads.
     "node_kind": ("*", "reads only the node's kind, which every node has"),
     "ndim": ("*", "reads only the array's shape, which the memory arrays have"),
     "dtype_kind": ("*", "reads only the array's dtype, which the memory arrays have"),
     "dtype_kind_not": ("*", "reads only the array's dtype, which the memory arrays have"),
+    "no_enum_type": ("*", "reads only the array's dtype, which the memory arrays have (none an enum)"),
+    "no_enum_members": ("*", "reads only the array's dtype, which the memory arrays have (no member an enum)"),
     "group_document_present": ({"zarr-v2:/g"}, "/g is an explicit group (its .zgroup is stored): the passing condition"),
     "group_metadata_stored": (
         {"zarr-v3:/g", "zarr-v3:/x"},
@@ -202,6 +206,7 @@ RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
     ),
     "document_strict_json": ({"zarr-v2:/g"}, "/g's .zgroup is stored and is strict JSON, the passing condition"),
     "values_unique": ({"hdf5:/a", "tiledb:/a", "zarr-v2:/a", "zarr-v3:/a"}, "/a holds 2, -1, 5: no element repeats"),
+    "values_nonzero": ({"hdf5:/a", "hdf5:/s"}, "/a holds 2, -1, 5 and /s holds -1: no element is zero"),
 }
 
 

@@ -127,3 +127,56 @@ def test_dims_equal_exact_fails_a_third_dimension():
     assert "expected exactly 2" in f.message
     assert findings("dims_equal", t.get("/X"), {"dims": ["n_obs", "n_var"]}, sc=scope(t)) == []
     assert findings("dims_equal", t.get("/Y"), {"dims": ["n_obs", "n_var"], "exact": True}, sc=scope(t)) == []
+
+
+def _nullable(n: int) -> dict:
+    values = np.array(["s"] * n, dtype=object)
+    return {"@attrs": {"encoding-type": "nullable-string-array"}, "values": values, "mask": np.zeros(n, bool)}
+
+
+def pandas3(x_shape=(4, 3), col_len=4):
+    """anndata with pandas 3 (or allow_write_nullable_strings): the index and string columns are nullable-string-array
+    groups; anndata.dataframe.index-array reports the index, and the shapes must still be checked."""
+    from memory_tree import ANNDATA_SHAPES, scope
+
+    t = tree(
+        {
+            "obs": {
+                "@attrs": {"encoding-type": "dataframe", "_index": "_index"},
+                "_index": _nullable(4),
+                "c": _nullable(col_len),
+            },
+            "var": {"@attrs": {"encoding-type": "dataframe", "_index": "_index"}, "_index": _nullable(3)},
+            "X": np.zeros(x_shape),
+        }
+    )
+    return t, scope(t, shapes={**ANNDATA_SHAPES, "nullable-string-array": {"child": "values"}})
+
+
+@pytest.mark.parametrize(("x_shape", "expected"), [((4, 3), 0), ((5, 3), 1)], ids=["n_obs-n_var", "wrong-n_obs"])
+def test_dims_equal_checks_dataframes_whose_index_is_a_nullable_string_group(x_shape, expected):
+    t, sc = pandas3(x_shape=x_shape)
+    assert len(findings("dims_equal", t.get("/X"), {"dims": ["n_obs", "n_var"]}, sc=sc)) == expected
+
+
+def test_children_first_dim_equal_fails_a_column_of_a_dataframe_whose_index_is_a_nullable_string_group():
+    t, sc = pandas3(col_len=5)
+    (f,) = findings("children_first_dim_equal", t.get("/obs"), sc=sc)
+    assert f.path == "/obs/c" and f.details == {"length": 5, "expected": 4}
+
+
+def test_dims_equal_not_applicable_when_the_index_group_nests_another_group():
+    # One level of group elements at most: a group linked into itself would otherwise have no end.
+    from memory_tree import ANNDATA_SHAPES, scope
+
+    nested = {"@attrs": {"encoding-type": "nullable-string-array"}, "values": _nullable(4)}
+    t = tree(
+        {
+            "obs": {"@attrs": {"encoding-type": "dataframe", "_index": "_index"}, "_index": nested},
+            "var": {"@attrs": {"encoding-type": "dataframe", "_index": "_index"}, "_index": np.arange(3)},
+            "X": np.zeros((4, 3)),
+        }
+    )
+    sc = scope(t, shapes={**ANNDATA_SHAPES, "nullable-string-array": {"child": "values"}})
+    with pytest.raises(NotApplicable, match="length of /obs is unknown"):
+        findings("dims_equal", t.get("/X"), {"dims": ["n_obs", "n_var"]}, sc=sc)

@@ -41,6 +41,12 @@ def test_string_storage_fails_message_names_stored_type():
     assert f.message == "stores strings as fixed[1] ascii string (fixed-length, charset ascii), expected variable-length utf-8"
 
 
+def test_string_storage_fails_details_name_the_stored_dtype_length_and_charset():
+    # what a writer note's `when` matches (anndata 0.12's variable-length UTF-8 strings)
+    (f,) = findings("string_storage", arr(np.array(["a"], dtype=object), VLEN), {"length": "fixed", "dtype_kind": "U"})
+    assert f.details == {"stored": "|O", "length": "variable", "charset": "utf-8"}
+
+
 HAS_CODEC = [pytest.param("vlen-utf8", 0, id="present"), pytest.param("zstd", 1, id="absent")]
 
 

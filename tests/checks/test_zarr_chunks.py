@@ -193,9 +193,10 @@ def test_chunks_decode_to_chunk_size_passes_and_fails_variable_length_strings():
     assert f.details["key"] == "1"
 
 
-def test_chunks_decode_to_chunk_size_is_not_applicable_without_deep():
+def test_chunks_decode_to_chunk_size_is_not_checked_without_deep():
+    # The clause concerns the array all the same: not checked in this run, never not applicable.
     meta = zarray()
-    with pytest.raises(NotApplicable, match="needs --deep"):
+    with pytest.raises(NotChecked, match="needs --deep"):
         run(array_store(meta, full_chunks(meta)), deep=False)
 
 
@@ -232,7 +233,7 @@ def test_chunks_decode_to_chunk_size_is_not_applicable_and_runs_nothing_for_unsa
 
 
 def test_validate_deep_threads_through_to_the_chunk_rule(tmp_path):
-    """validate(deep=...) reaches the primitive through the Scope: not applicable without it, failed with it."""
+    """validate(deep=...) reaches the primitive through the Scope: not checked without it, failed with it."""
     store = tmp_path / "s.zarr"
     (store / "a").mkdir(parents=True)
     (store / ".zgroup").write_text(json.dumps({"zarr_format": 2}))
@@ -240,8 +241,9 @@ def test_validate_deep_threads_through_to_the_chunk_rule(tmp_path):
     (store / "a" / "0").write_bytes(b"\0" * 8)
     (store / "a" / "1").write_bytes(b"\0" * 3)
     shallow = {r.rule.id: r for r in spec_validate.validate(store, select=["zarr.chunks"]).results}
-    assert shallow["zarr.chunks.decoded-size"].status is Status.NOT_APPLICABLE
+    assert shallow["zarr.chunks.decoded-size"].status is Status.NOT_CHECKED
     assert shallow["zarr.chunks.decoded-size"].reason == "needs --deep"
+    assert shallow["zarr.chunks.decoded-size"].unchecked == (("/a", "needs --deep"),)
     deep = {r.rule.id: r for r in spec_validate.validate(store, select=["zarr.chunks"], deep=True).results}
     assert deep["zarr.chunks.decoded-size"].status is Status.FAILED
     assert [f.path for f in deep["zarr.chunks.decoded-size"].findings] == ["/a"]

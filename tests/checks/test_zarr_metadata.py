@@ -264,7 +264,13 @@ def test_group_document_present_fails_implicit_ancestor_and_passes_explicit_root
     tree = ZarrTree(DictStore({".zgroup": {"zarr_format": 2}, "g/a/.zarray": ZARRAY}), 2)
     assert run("group_document_present", tree.root, {"below": "array"}) == []
     (f,) = run("group_document_present", tree.get("/g"), {"below": "array"})
-    assert f.details == {"key": "g/.zgroup", "below": "g/a/.zarray"}
+    assert f.details == {"key": "g/.zgroup", "below": "g/a/.zarray", "groups_stored": True}  # the root's .zgroup
+
+
+def test_group_document_present_says_whether_the_store_holds_any_group():
+    # tensorstore writes arrays only: no .zgroup anywhere (its writer note is about such stores only)
+    tree = ZarrTree(DictStore({"g/a/.zarray": ZARRAY}), 2)
+    assert [f.details["groups_stored"] for f in run("group_document_present", tree.get("/g"), {"below": "array"})] == [False]
 
 
 def test_group_document_present_counts_only_the_kind_below():
@@ -312,6 +318,20 @@ def test_chunk_keys_valid_names_the_key_a_reader_looks_for():
     tree = store(dict(ZARRAY), {"a/1/01": b"\0"})
     (f,) = run("chunk_keys_valid", tree.get("/a"))
     assert "'1.1'" in f.message and "absent, so the default" in f.message
+
+
+@pytest.mark.parametrize(
+    ("key", "separator"), [pytest.param("1/1", "/", id="slash"), pytest.param("01.1", ".", id="leading-zero")]
+)
+def test_chunk_keys_valid_details_say_whether_the_separator_is_declared_and_which_the_key_uses(key, separator):
+    tree = store(dict(ZARRAY), {f"a/{key}": b"\0"})
+    (f,) = run("chunk_keys_valid", tree.get("/a"))
+    assert f.details == {"key": key, "declared": False, "separator": separator}
+
+
+def test_fill_value_findings_name_the_dtype():
+    assert run("fill_value_base64", array(dtype="|S4", fill_value=0))[0].details == {"value": 0, "dtype": "|S4"}
+    assert run("fill_value_matches_dtype", array(dtype="<U4", fill_value=0))[0].details == {"value": 0, "dtype": "<U4"}
 
 
 def test_chunk_keys_valid_is_not_applicable_with_unusable_chunks():

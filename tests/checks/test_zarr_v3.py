@@ -748,6 +748,14 @@ def test_zarr_v3_primitive(c: Case):
         assert len(got) == c.expect, [f.message for f in got]
 
 
+def test_group_metadata_stored_says_whether_the_store_holds_any_group():
+    # tensorstore writes arrays only: no group zarr.json anywhere (its writer note is about such stores only)
+    (f,) = run("group_metadata_stored", group({"a/zarr.json": ARRAY}))
+    assert f.details == {"key": "zarr.json", "below": "a/zarr.json", "groups_stored": False}
+    (f,) = run("group_metadata_stored", group({"zarr.json": GROUP, "s/a/zarr.json": ARRAY}, "/s"))
+    assert f.details["groups_stored"] is True  # the root's zarr.json
+
+
 def test_fill_value_permitted_fails_bare_nan_naming_the_string_to_write():
     got = run("fill_value_permitted", array(fill_value=float("nan")), {"family": "float"})
     assert len(got) == 1 and '"NaN"' in got[0].message
@@ -773,3 +781,48 @@ def test_chunk_keys_encoded_names_the_form_of_the_key():
 def test_array_documents_stored_names_the_folder_its_form_and_dimensions():
     (f,) = run("array_documents_stored", group({"zarr.json": GROUP, "sub/zarr.json": GROUP, "sub/x/c/0/0": b"x"}, "/sub"))
     assert f.details == {"key": "sub/x", "form": 'the default encoding with "/"', "ndim": 2, "keys": 1}
+
+
+RECTILINEAR = {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[2, 2], [3, 3]]}}
+
+
+class Deep(NamedTuple):
+    """What the chunk decoding primitive asks of its scope."""
+
+    deep: bool
+
+
+@pytest.mark.parametrize(
+    "primitive,node,sc,why",
+    [
+        pytest.param("chunk_keys_in_grid", array(chunk_grid=RECTILINEAR), "unused", "chunk keys", id="chunk-keys-in-grid"),
+        pytest.param(
+            "sharding_chunk_shape", array(chunk_grid=RECTILINEAR, codecs=[SHARDING]), "unused", "sharding", id="shard-shape"
+        ),
+        pytest.param("shard_indexes_valid", array(chunk_grid=RECTILINEAR, codecs=[SHARDING]), "unused", "shard", id="indexes"),
+        pytest.param("chunks_decode", array(chunk_grid=RECTILINEAR), Deep(True), "chunks", id="decode-deep"),
+        pytest.param("chunks_decode", array(chunk_grid=RECTILINEAR), Deep(False), "chunks", id="decode-shallow"),
+    ],
+)
+def test_clauses_needing_the_chunk_grid_are_not_checked_on_a_grid_not_read(primitive, node, sc, why):
+    # `rectilinear` (zarr-python writes it when asked to) is an extension this pack does not read: what needs the
+    # grid is not checked, naming the grid, never not applicable (which would read as "conforms").
+    options = {"check": "decodes"} if primitive == "shard_indexes_valid" else None
+    with pytest.raises(NotChecked) as caught:
+        findings(primitive, node, options, sc=sc)
+    assert "chunk grid 'rectilinear' is an extension this tool does not read" in str(caught.value)
+    assert why in str(caught.value)
+
+
+def test_an_unusable_regular_grid_stays_not_applicable():
+    # A broken regular grid is the grid rules' failure: the clauses that need the grid are not applicable there.
+    node = array(chunk_grid={"name": "regular", "configuration": {"chunk_shape": [0, 3]}})
+    with pytest.raises(NotApplicable) as caught:
+        run("chunk_keys_in_grid", node)
+    assert type(caught.value) is NotApplicable
+
+
+def test_chunks_decode_is_not_checked_without_deep():
+    with pytest.raises(NotChecked) as caught:
+        findings("chunks_decode", array(), sc=Deep(False))
+    assert str(caught.value) == "needs --deep"

@@ -264,3 +264,24 @@ def test_name_rules_group_by_name_and_find_each_node_of_a_bad_name(tmp_path, mon
     node_by_node(monkeypatch)
     assert grouped == results(str(store))
     assert len(calls) == nodes * rules
+
+
+def test_a_clause_not_checked_for_its_signature_is_decided_once_and_names_every_node(tmp_path, monkeypatch):
+    # Without --deep the chunk decoding clause is not checked on any array: decided once per signature, every
+    # array still named, as a node by node run names them.
+    store = tmp_path / "same.zarr"
+    _write(store / ".zgroup", json.dumps({"zarr_format": 2}))
+    meta = {"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "<i4", "compressor": None, "fill_value": 0}
+    for i in range(6):
+        _write(store / f"a{i}" / ".zarray", json.dumps({**meta, "filters": None, "order": "C"}))
+    calls = []
+    decode = run.registry.get("chunks_decode_to_chunk_size")
+    counted = decode._replace(facts=lambda node, *a: calls.append(node.path) or decode.facts(node, *a))
+    monkeypatch.setitem(primitive_api.REGISTRY, "chunks_decode_to_chunk_size", counted)
+    monkeypatch.setattr(run, "_PRIMITIVES", {})
+    grouped = {key[1]: (status, unchecked) for key, status, *_, unchecked in results(str(store))}
+    assert len(calls) == 1
+    status, unchecked = grouped["zarr.chunks.decoded-size"]
+    assert status is Status.NOT_CHECKED and [p for p, _ in unchecked] == [f"/a{i}" for i in range(6)]
+    node_by_node(monkeypatch)
+    assert {key[1]: (status, unchecked) for key, status, *_, unchecked in results(str(store))} == grouped

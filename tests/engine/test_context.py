@@ -14,6 +14,7 @@ T = {
     "var": {"@attrs": {"encoding-type": "dataframe", "_index": "_index"}, "_index": np.arange(3)},
     "X": {"@attrs": {"encoding-type": "csr_matrix", "shape": [5, 3], "name": "x"}, "indptr": np.arange(6)},
     "cat": {"@attrs": {"encoding-type": "categorical"}, "codes": np.zeros(5, int)},
+    "tables": {"indptr": np.arange(4)},  # a node named like the checked node (anndata 0.7's __categories/<column>)
 }
 
 
@@ -27,6 +28,8 @@ T = {
         pytest.param({"node": "..", "dim": 1}, 3, id="logical-dim-of-sparse-group"),
         pytest.param({"node": "/cat", "length": True}, 5, id="categorical-length-from-codes"),
         pytest.param({"node": ".", "length": True}, 6, id="own-length"),
+        pytest.param({"node": "..", "attr": ["h5sparse_shape", "shape"], "index": 1}, 3, id="attr-list-first-present"),
+        pytest.param({"node": "/tables/{name}", "length": True}, 4, id="node-named-like-the-checked-node"),
     ],
 )
 def test_scope_value_passes(ref, expected):
@@ -43,6 +46,8 @@ def test_scope_value_passes(ref, expected):
         pytest.param({"node": "..", "attr": "shape", "index": 9}, id="missing-index"),
         pytest.param({"node": "..", "attr": "name", "plus": 1}, id="plus-on-string"),
         pytest.param({"node": "..", "dim": 4}, id="missing-dim"),
+        pytest.param({"node": "..", "attr": ["h5sparse_shape", "dims"]}, id="attr-list-none-present"),
+        pytest.param({"node": "/cat/{name}", "length": True}, id="no-node-named-like-the-checked-node"),
     ],
 )
 def test_scope_value_fails_not_applicable(ref):

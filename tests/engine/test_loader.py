@@ -87,6 +87,16 @@ def test_load_pack_passes_minimal_pack(tmp_path):
             "demo.group.thing: 'rationale' is a required property",
             id="derived-without-rationale",
         ),
+        pytest.param(
+            HEADER + "rules:\n" + RULE + "    writers: [{name: w, versions: '1', note: n}]\n",
+            "demo.group.thing: writers[0]: 'when' is a required property",
+            id="writer-note-without-when",
+        ),
+        pytest.param(
+            HEADER + "rules:\n" + RULE + "    writers: [{name: w, versions: '1', note: n, when: {}}]\n",
+            "demo.group.thing: writers[0].when: {} should be non-empty",
+            id="writer-note-with-empty-when",
+        ),
         pytest.param(HEADER + "rules: [\n", "not valid YAML at line", id="bad-yaml"),
         pytest.param("- 1\n- 2\n", "a pack must be a mapping, not list", id="not-a-mapping"),
         pytest.param(HEADER + "rules:\n" + RULE + RULE, "demo.group.thing: rule id defined twice", id="duplicate-id"),
@@ -100,6 +110,12 @@ def test_load_pack_fails_with_file_rule_and_field(tmp_path, text, expected):
     assert message.startswith(f"{path}: "), message
     assert expected in message, message
     assert "\n" not in message
+
+
+def test_load_pack_passes_a_writer_notes_values_as_text(tmp_path):
+    text = HEADER + "rules:\n" + RULE + "    writers: [{name: w, versions: '1', note: n, when: {key: [thing, 0], x: false}}]\n"
+    (rule,) = load_pack(write(tmp_path, text)).rules
+    assert rule.writers[0].when == (("key", ("thing", "0")), ("x", ("false",)))
 
 
 def test_load_pack_passes_x_keys_at_top_and_in_rules(tmp_path):
@@ -232,3 +248,33 @@ def test_packs_to_run_fails_rule_id_of_another_pack_redefined(tmp_path):
     own = load_pack(write(tmp_path, HEADER + "rules:\n" + RULE.replace("demo.group.thing", some.id)))
     with pytest.raises(PackError, match=f"pack.yaml: {some.id}: rule id also defined in .*extend it and use overrides"):
         packs_to_run(builtin_packs(), [own])
+
+
+LEGACY = """\
+legacy:
+  clause: Older files differ.
+  section: Things
+  still_checked: [{kept}]
+  eras:
+    old: written before the spec.
+    older:
+      hdf5: an HDF5 file of before.
+      zarr-*: a Zarr store of before.
+"""
+
+
+def test_load_pack_passes_legacy_with_texts_per_storage_and_clauses_still_checked(tmp_path):
+    pack = load_pack(write(tmp_path, HEADER + LEGACY.format(kept="demo.group") + "rules:\n" + RULE))
+    legacy = pack.legacy
+    assert legacy.still_checked == ("demo.group",) and legacy.keeps("demo.group.thing")
+    assert not legacy.keeps("demo.groupx.thing") and not legacy.keeps("demo")
+    assert legacy.text("old", "zarr-v3") == "written before the spec."  # one text: any storage
+    assert legacy.text("older", "hdf5") == "an HDF5 file of before."
+    assert legacy.text("older", "zarr-v2") == "a Zarr store of before."
+    assert legacy.text("older", "tiledb") == ""
+
+
+def test_load_pack_fails_legacy_still_checked_naming_no_rule(tmp_path):
+    # A name that keeps no clause would silently check nothing on a legacy file: a typo is an error at load time.
+    with pytest.raises(PackError, match=r"legacy\.still_checked: 'demo\.grup' names no rule"):
+        load_pack(write(tmp_path, HEADER + LEGACY.format(kept="demo.grup") + "rules:\n" + RULE))

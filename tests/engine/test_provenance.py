@@ -104,6 +104,18 @@ def test_anndata_era_reads_the_layout(layout, era):
     assert (found.id if found else None) == era
 
 
+@pytest.mark.parametrize(
+    ("storage", "said", "not_said"),
+    [("hdf5", "compound datasets", "structured"), ("zarr-v2", "structured arrays", "compound")],
+)
+def test_anndata_era_before_0_7_names_the_storage_read(storage, said, not_said):
+    # A Zarr store is not told about HDF5 compound datasets: the same layout is named as its storage calls it.
+    layout = {"obs": Arr(np.zeros(2, dtype=[("index", "S2"), ("n", "i8")])), "var": Arr(np.zeros(2, dtype=[("index", "S2")]))}
+    found = anndata_era(tree(layout, storage).root)
+    words = " ".join((found.label, *found.evidence))
+    assert found.id == "anndata-pre-0.7" and said in words and not_said not in words
+
+
 def test_detect_names_seuratdisk_on_a_converted_h5ad():
     layout = {
         "obs": {
@@ -129,10 +141,21 @@ def test_detect_names_seuratdisk_on_a_converted_h5ad():
         ((WriterMark("anndata", ">=0.8", "anndata", ""),), "anndata", ">=0.12", True),
         ((WriterMark("anndata", ">=0.7,<0.8", "anndata", ""),), "SeuratDisk", "0.0.0.9021", False),
         ((WriterMark("zarr-python", "<3", "zarr", ""),), "some other tool", "1.0", True),  # a writer of no known role
+        # a release series, with the note's words about it in parentheses
+        ((WriterMark("zarr-python", ">=3", "zarr", ""),), "zarr-python", "2.x (early format-compatibility fixtures)", False),
+        ((WriterMark("zarr-python", "<3", "zarr", ""),), "zarr-python", "2.x (early format-compatibility fixtures)", True),
     ],
 )
 def test_fits_shows_a_note_unless_the_store_shows_another_writer(writers, name, versions, fits):
     assert Provenance((), writers).fits(name, versions) is fits
+
+
+def test_evidence_names_what_shows_the_writer_in_the_notes_versions():
+    p = Provenance((), (WriterMark("zarr-python", "<3", "zarr", "x/.zarray is indented by 4"),))
+    assert p.evidence("zarr-python", "<2.8") == "x/.zarray is indented by 4"
+    assert p.evidence("zarr-python", ">=3") is None  # shown, in other versions
+    assert p.evidence("tensorstore", "") is None  # not shown (and contradicted)
+    assert Provenance().evidence("tensorstore", "") is None and Provenance().fits("tensorstore", "")  # only likely
 
 
 def test_detect_falls_back_on_zarr_python_3s_consolidated_marker():
@@ -234,3 +257,67 @@ def test_seurat_marks_search_visits_a_bounded_number_of_groups(monkeypatch):
     monkeypatch.setattr(type(uns), "attrs", property(lambda node: visited.append(node.path) or original.fget(node)))
     assert anndata_detector._seurat_marks(root) is None
     assert len(visited) <= anndata_detector.MOST_GROUPS_SEARCHED
+
+
+ANNDATA_ROOT = {"encoding-type": "anndata", "encoding-version": "0.1.0"}
+NULLABLE = {"encoding-type": "nullable-string-array", "encoding-version": "0.1.0"}
+STRINGS = {"encoding-type": "string-array", "encoding-version": "0.2.0"}
+
+
+def _frame(index_attrs: dict, **columns: dict) -> dict:
+    frame: dict = {"@attrs": {"encoding-type": "dataframe", "encoding-version": "0.2.0", "_index": "_index"}}
+    frame["_index"] = {"@attrs": index_attrs} if index_attrs is NULLABLE else Arr(np.array(["a"], dtype=object), index_attrs)
+    frame.update({name: {"@attrs": attrs} if attrs is NULLABLE else Arr(np.zeros(1), attrs) for name, attrs in columns.items()})
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("layout", "format", "versions", "evidence"),
+    [
+        pytest.param({"obs": _frame(STRINGS), "var": _frame(STRINGS)}, "hdf5", ">=0.8", "encoding-type 'anndata'", id="0.8"),
+        # anndata >= 0.11 with allow_write_nullable_strings, or 0.13 under pandas 3: every string index a group
+        pytest.param(
+            {"obs": _frame(NULLABLE), "var": _frame(NULLABLE)}, "hdf5", ">=0.11", "/obs/_index is a nullable", id="index"
+        ),
+        pytest.param(
+            {"obs": _frame(STRINGS, name=NULLABLE), "var": _frame(STRINGS)},
+            "hdf5",
+            ">=0.11",
+            "/obs/name is a nullable",
+            id="column",
+        ),
+        pytest.param(
+            {"obs": _frame(STRINGS), "var": _frame(STRINGS), "obsm": {"meta": _frame(NULLABLE)}},
+            "hdf5",
+            ">=0.11",
+            "/obsm/meta/_index",
+            id="obsm-dataframe",
+        ),
+        pytest.param(
+            {"obs": _frame(STRINGS), "var": _frame(STRINGS), "raw": {"var": _frame(NULLABLE)}},
+            "hdf5",
+            ">=0.11",
+            "/raw/var/_index",
+            id="raw-var",
+        ),
+        pytest.param({"obs": _frame(STRINGS), "var": _frame(STRINGS)}, "zarr-v3", ">=0.12", "Zarr v3", id="zarr-v3"),
+        pytest.param({"obs": _frame(NULLABLE), "var": _frame(NULLABLE)}, "zarr-v3", ">=0.12", "Zarr v3", id="zarr-v3-nullable"),
+    ],
+)
+def test_detect_names_anndata_versions_from_what_only_newer_releases_write(layout, format, versions, evidence):
+    (w,) = detect(tree({"@attrs": ANNDATA_ROOT, **layout}, format)).writers
+    assert (w.name, w.versions) == ("anndata", versions)
+    assert evidence in w.evidence
+
+
+def test_detect_nullable_string_search_reads_a_bounded_number_of_columns(monkeypatch):
+    from spec_validate.engine.provenance import anndata as anndata_detector
+
+    monkeypatch.setattr(anndata_detector, "MOST_COLUMNS_SEARCHED", 10)
+    columns = {f"c{i:03d}": STRINGS for i in range(20)}
+    late = _frame(STRINGS, **columns, zz=NULLABLE)  # the nullable column lies past the bound
+    (w,) = detect(tree({"@attrs": ANNDATA_ROOT, "obs": late, "var": _frame(STRINGS)})).writers
+    assert w.versions == ">=0.8"
+    early = _frame(STRINGS, a=NULLABLE, **columns)
+    (w,) = detect(tree({"@attrs": ANNDATA_ROOT, "obs": early, "var": _frame(STRINGS)})).writers
+    assert w.versions == ">=0.11"

@@ -10,7 +10,7 @@ from spec_validate.checks import registry
 from spec_validate.engine.rule_selection import Selection
 from spec_validate.engine.run import iter_results
 from spec_validate.engine.scan import SerialScanner, ThreadScanner
-from spec_validate.model import CheckStep, Level, Rule, Status
+from spec_validate.model import CheckStep, Finding, Level, NotApplicable, NotChecked, Rule, Status
 
 
 def rule(rid, applies_to, *steps, message=None, level=Level.MUST):
@@ -154,6 +154,47 @@ def test_iter_results_passes_but_names_the_nodes_it_could_not_check(partly_check
     assert results["t.x.plain-na"].status is Status.NOT_APPLICABLE and results["t.x.plain-na"].unchecked == ()
 
 
+@pytest.fixture
+def unreadable_or_not_applicable_primitive():
+    @registry.check(kind="array")
+    def checks_no_array_for_test(node, options, scope):
+        """Holds on no array: `indices` it cannot read, the others it does not concern."""
+        if node.name == "indices":
+            raise NotChecked(f"{node.path}: not decoded (test)")
+        raise NotApplicable(f"{node.path} is not one this concerns")
+
+    yield "checks_no_array_for_test"
+    registry._REGISTRY.pop("checks_no_array_for_test", None)
+
+
+def test_iter_results_not_checked_when_no_node_could_be_checked(unreadable_or_not_applicable_primitive):
+    # Nodes it could not check and nodes it does not concern, and none checked: not checked, never not applicable
+    # (which would say the clause does not concern the store) nor passed.
+    results = run(tree(csr()), [rule("t.x.none", {"kind": "array"}, (unreadable_or_not_applicable_primitive, {}))])
+    got = results["t.x.none"]
+    assert got.status is Status.NOT_CHECKED and got.nodes_checked == 0
+    assert got.reason == "/X/indices: not decoded (test)"
+    assert got.unchecked == (("/X/indices", "/X/indices: not decoded (test)"),) and got.unchecked_count == 1
+
+
+def test_iter_results_a_failure_outranks_nodes_not_checked():
+    # Failed on one node, not checked on another: failed, naming the node it could not check as well.
+    @registry.check(kind="array")
+    def fails_on_indptr_for_test(node, options, scope):
+        """Holds on every array but `indptr`; `indices` it cannot read."""
+        if node.name == "indices":
+            raise NotChecked(f"{node.path}: not decoded (test)")
+        if node.name == "indptr":
+            yield Finding("bad (test)")
+
+    try:
+        got = run(tree(csr()), [rule("t.x.fails", {"kind": "array"}, ("fails_on_indptr_for_test", {}))])["t.x.fails"]
+    finally:
+        registry._REGISTRY.pop("fails_on_indptr_for_test", None)
+    assert got.status is Status.FAILED and [f.path for f in got.findings] == ["/X/indptr"]
+    assert got.unchecked == (("/X/indices", "/X/indices: not decoded (test)"),)
+
+
 def test_iter_results_error_when_primitive_raises(exploding_primitive):
     rules = [rule("t.x.explodes", {"kind": "group"}, (exploding_primitive, {})), RULES[-1]]
     results = run(tree(csr()), rules)
@@ -178,7 +219,7 @@ def test_iter_results_unreadable_array_is_reported_once_and_not_checked(monkeypa
         t = tree(csr())
         results = {r.rule.id: r for r in iter_results(t, [pack(RULES)], block_elements=2, scanner=scanner)}
         r = results["t.csr.indptr-monotonic"]
-        assert r.status is Status.NOT_APPLICABLE and r.unchecked == (("/X/indptr", "/X/indptr: cannot read data (broken)"),)
+        assert r.status is Status.NOT_CHECKED and r.unchecked == (("/X/indptr", "/X/indptr: cannot read data (broken)"),)
         assert ("/X/indptr", "cannot read data (broken)") in [(p.key, p.message) for p in t.problems]
         assert results["t.csr.group"].status is Status.PASSED
 
@@ -318,13 +359,52 @@ def test_iter_results_skips_a_scope_with_its_reason():
     assert r.status is Status.NOT_APPLICABLE and r.reason == "legacy: old layout"
 
 
+class FakeProvenance:
+    """Fits the writers in `fit`; shows those in `shown` (name -> evidence)."""
+
+    def __init__(self, fit, shown):
+        self.fit, self.shown = set(fit), dict(shown)
+
+    def fits(self, name, versions=""):
+        return name in self.fit
+
+    def evidence(self, name, versions=""):
+        return self.shown.get(name)
+
+
+def test_iter_results_checks_on_a_skipped_scope_the_clauses_its_legacy_block_keeps():
+    # A legacy verdict stands for the clauses that depend on the era; those that hold in every era are checked.
+    from spec_validate.model import Legacy
+
+    kept = pack(RULES)._replace(legacy=Legacy("Older files differ.", "S", {"old": {"*": "old"}}, ("t.csr.indptr-monotonic",)))
+    t = tree(csr(indptr=(0, 3, 2, 5)))
+    results = {r.rule.id: r for r in iter_results(t, [kept], skip_scope=lambda s: "legacy: old layout")}
+    assert results["t.csr.indptr-monotonic"].status is Status.FAILED
+    assert results["t.csr.indptr-monotonic"].findings[0].index == (2,)
+    others = {k: (r.status, r.reason) for k, r in results.items() if k != "t.csr.indptr-monotonic"}
+    assert set(others.values()) == {(Status.NOT_APPLICABLE, "legacy: old layout")}
+    assert set(t.block_reads) == {"/X/indptr"}  # the arrays only the skipped clauses need are never read
+
+
 def test_iter_results_attaches_only_the_writer_notes_that_fit():
     from spec_validate.model import Writer
 
-    notes = (Writer("fits", "", "shown"), Writer("other", "", "left off"))
+    when = (("key", ("x",)),)  # attr_present's finding names the missing key
+    notes = (Writer("shown", "", "a", when), Writer("likely", "", "b", when), Writer("other", "", "c", when))
     failing = rule("t.g.present", {"root": True}, ("attr_present", {"key": "x"}))._replace(writers=notes)
-    (r,) = iter_results(tree({}), [pack([failing])], writers_fit=lambda w: w.name == "fits")
-    assert [w.name for w in r.findings[0].writers] == ["fits"] and [w.name for w in r.writer_notes] == ["fits"]
+    provenance = FakeProvenance({"shown", "likely"}, {"shown": "seen"})
+    (r,) = iter_results(tree({}), [pack([failing])], provenance=provenance)
+    assert [(w.name, w.detected) for w in r.findings[0].writers] == [("shown", True), ("likely", False)]
+    assert r.writer_notes == list(r.findings[0].writers) and r.writer_notes[0].evidence == "seen"
+
+
+def test_iter_results_attaches_no_writer_note_to_a_finding_it_does_not_describe():
+    from spec_validate.model import Writer
+
+    note = Writer("w", "", "about key y", (("key", ("y",)),))
+    failing = rule("t.g.present", {"root": True}, ("attr_present", {"key": "x"}))._replace(writers=(note,))
+    (r,) = iter_results(tree({}), [pack([failing])], provenance=FakeProvenance({"w"}, {"w": "seen"}))
+    assert r.status is Status.FAILED and r.findings[0].writers == () and r.writer_notes == []
 
 
 def test_iter_results_gives_a_primitive_the_facts_of_another_array_each_read_once():
@@ -424,7 +504,7 @@ def test_iter_results_not_checked_on_a_group_whose_members_could_not_be_listed()
     ]
     got = run(t, rules)
     members = got["t.csr.group"]
-    assert members.status is Status.NOT_APPLICABLE
+    assert members.status is Status.NOT_CHECKED
     assert members.unchecked == (("/X", "/X: its members cannot be listed (damaged)"),)
     assert got["t.csr.attr"].status is Status.PASSED and not got["t.csr.attr"].unchecked
     assert got["t.csr.no-attr"].status is Status.FAILED  # its own metadata: the verdict stands
@@ -439,7 +519,7 @@ def test_iter_results_not_checked_where_a_named_array_lies_in_a_group_whose_memb
     t.get("/Y").members_unread = "/Y: its members cannot be listed (damaged)"
     rules = [rule("t.end", INDPTR, ("last_value_equals", {"equals": {"node": "/Y/indices", "length": True}}))]
     got = run(t, rules)["t.end"]
-    assert got.status is Status.NOT_APPLICABLE and got.unchecked == (("/X/indptr", "/Y: its members cannot be listed (damaged)"),)
+    assert got.status is Status.NOT_CHECKED and got.unchecked == (("/X/indptr", "/Y: its members cannot be listed (damaged)"),)
 
 
 def test_iter_results_not_checked_on_a_node_that_could_not_be_read():

@@ -15,6 +15,7 @@ from spec_validate.kernels.registry import all_kernels, get
 PARAMS = {
     "find_decreases": {"limit": 3},
     "count_outside": {"low": 10, "high": 80, "limit": 3},
+    "count_equal": {"value": 7, "limit": 3},
     "first_last": {},
     "chunk_problems": {"limit": 3},
     "invalid_json": {"limit": 3},
@@ -23,6 +24,7 @@ PARAMS = {
     "find_duplicates": {"limit": 3},
     "reference_objects": {"limit": 3},
     "shard_index_problems": {"limit": 3},
+    "distinct_values": {"max_distinct": 50},
 }
 
 

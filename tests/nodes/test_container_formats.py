@@ -11,7 +11,7 @@ from spec_validate.nodes.open import open_store
 
 def test_formats_passes_every_format_package_registers_its_detectors_in_order():
     assert [d.name for d in formats.detectors("directory")] == ["tiledb", "zarr"]
-    assert [d.name for d in formats.detectors("file")] == ["hdf5", "zarr-zip"]
+    assert [d.name for d in formats.detectors("file")] == ["hdf5", "zarr-zip", "attributes"]
 
 
 def test_formats_fails_a_name_registered_twice():

@@ -11,7 +11,7 @@ import pytest
 from memory_tree import Arr, pack, tree
 
 from spec_validate.engine.run import iter_results
-from spec_validate.model import CheckStep, Level, PackInfo, Report, Rule
+from spec_validate.model import CheckStep, ClauseResult, Level, PackInfo, Report, Rule, Status
 from spec_validate.report.html import render
 from spec_validate.report.links import rule_page
 from spec_validate.report.options import RenderOptions
@@ -66,7 +66,10 @@ def test_html_passes_failures_first_with_clause_path_values_and_rule_link():
     assert "The &lt;thing&gt; MUST hold." in text  # escaped
     assert "<code>/a[2]</code>: decreases at index 2: 2 -&gt; 1" in text
     assert "previous = 2; value = 1" in text  # the offending values
-    assert f'<a href="{rule_page("t.a.monotonic")}">t.a.monotonic</a>' in text  # a built-in rule: its page
+    # A built-in rule: the command that prints its page (no site named), or its page on the site named.
+    assert "<code>spec-validate --explain t.a.monotonic</code>" in text and "<a href" not in text.split("<main>")[1]
+    linked = render([report()], RenderOptions(fail_on=Level.MUST, docs_url="https://docs.example.org/sv/"))
+    assert f'<a href="{rule_page("t.a.monotonic", "https://docs.example.org/sv/")}">t.a.monotonic</a>' in linked
     assert "> t.root.group</h3>" in text  # a rule of the user's own pack has no page to link
 
 
@@ -146,3 +149,20 @@ def test_html_from_the_command_line_opens_without_console_errors(tmp_path, shoul
             assert problems == []
         finally:
             browser.close()
+
+
+def test_html_shows_clauses_not_checked_as_statuses_of_their_own():
+    base = report(values=(0, 1, 2))
+    none = ClauseResult(
+        RULES[0], Status.NOT_CHECKED, reason="needs --deep", unchecked=(("/a", "needs --deep"),), unchecked_count=1
+    )
+    partly = ClauseResult(RULES[2], Status.PASSED, nodes_checked=1, unchecked=(("/b", "/b: not decoded"),), unchecked_count=1)
+    text = page(Report(base.source, base.format, base.packs, base.tool_version, (*base.results, none, partly)))
+    assert 'data-status="not-checked"' in text and 'data-status="partly-checked"' in text
+    assert "<li>not checked: <code>/a</code>: needs --deep</li>" in text
+    assert 'value="not-checked" checked> NOT CHECKED (1)' in text  # shown at first, counted
+    assert "conforms at --fail-on must (1 clause(s) not checked, 1 clause(s) not fully checked: " in text
+    strict = render(
+        [Report(base.source, base.format, base.packs, "0", (*base.results, none))], RenderOptions(fail_on_unchecked=True)
+    )
+    assert '<p class="verdict fails">not fully checked at --fail-on must' in strict

@@ -61,3 +61,35 @@ def test_junit_agrees_with_the_verdict_on_a_failure_below_fail_on(should_failing
     if not failures:
         outputs = [c.system_out or "" for c in suite]
         assert any("FAILED SHOULD, below --fail-on must" in text for text in outputs)
+
+
+def _not_checked_report():
+    import numpy as np
+    from memory_tree import Arr, pack, tree
+
+    from spec_validate.engine.run import iter_results
+    from spec_validate.model import CheckStep, ClauseResult, Level, PackInfo, Report, Rule, Status
+
+    rule = Rule("t.a.decoded", Level.MUST, Level.MUST, "c", "S", "1", {"name": "a"}, (CheckStep("non_decreasing", {}),), "t")
+    results = tuple(iter_results(tree({"a": Arr(np.array([0, 1, 2]), chunks=(2,))}), [pack([rule._replace(id="t.a.ok")])]))
+    none = ClauseResult(rule, Status.NOT_CHECKED, reason="needs --deep", unchecked=(("/a", "needs --deep"),), unchecked_count=3)
+    partly = ClauseResult(rule._replace(id="t.a.partly"), Status.PASSED, nodes_checked=1, unchecked=(("/b", "/b: not decoded"),))
+    return Report("d.zarr", "zarr-v2", (PackInfo("t", "T", "1", ("/",)),), "0", (*results, none, partly))
+
+
+def test_junit_skips_a_clause_not_checked_and_fails_it_with_fail_on_unchecked():
+    from spec_validate.report.junit import render
+    from spec_validate.report.options import RenderOptions
+
+    root = ET.fromstring(render([_not_checked_report()], RenderOptions()).split("\n", 1)[1])
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    skipped = cases["t.a.decoded"].find("skipped")
+    assert skipped.get("message") == "not checked: needs --deep"
+    assert skipped.text == "not checked: /a: needs --deep\n... and 2 more not checked"
+    assert cases["t.a.partly"].find("system-out").text == "PASSED, NOT ALL CHECKED\nnot checked: /b: not decoded"
+    assert (root.get("failures"), root.get("skipped")) == ("0", "1")
+    root = ET.fromstring(render([_not_checked_report()], RenderOptions(fail_on_unchecked=True)).split("\n", 1)[1])
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert cases["t.a.decoded"].find("failure").get("type") == "not checked"
+    assert cases["t.a.partly"].find("failure").get("message") == "MUST: not checked: /b: not decoded"
+    assert (root.get("failures"), root.get("skipped")) == ("2", "0")

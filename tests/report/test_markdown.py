@@ -17,7 +17,9 @@ def test_markdown_summary_table_and_failures(broken_h5ad_here, tmp_path, capsys)
     assert main(["--format", "markdown", broken_h5ad_here, "valid.h5ad"]) == 1
     out = capsys.readouterr().out
     lines = out.splitlines()
-    header = lines.index("| File | Format | Result | MUST failed | SHOULD failed | MAY failed | Passed | Not applicable |")
+    header = lines.index(
+        "| File | Format | Result | MUST failed | SHOULD failed | MAY failed | Passed | Not applicable | Not checked |"
+    )
     assert lines[header + 1].startswith("|---")
     assert lines[header + 2].startswith("| `broken.h5ad` | hdf5 | \u274c does not conform | 1 | 0 | 0 |")
     assert lines[header + 3].startswith("| `valid.h5ad` | hdf5 | \u2705 conforms | 0 | 0 | 0 |")

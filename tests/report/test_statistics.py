@@ -8,7 +8,7 @@ import numpy as np
 from memory_tree import Arr, pack, tree
 
 from spec_validate.engine.run import iter_results
-from spec_validate.model import CheckStep, Level, PackInfo, Report, Rule
+from spec_validate.model import CheckStep, ClauseResult, Level, PackInfo, Report, Rule, Status
 from spec_validate.report import baseline as bl
 from spec_validate.report.statistics import as_json, counts, table
 
@@ -65,3 +65,23 @@ def test_statistics_counts_baseline_findings_apart_and_json():
 
 def test_statistics_no_failures():
     assert table([]) == "No failures.\n"
+
+
+def test_statistics_count_the_inputs_a_rule_was_not_checked_on():
+    # A clause checked on none of its nodes is no failure: counted apart, on the inputs it was not checked on.
+    deep = RULES[0]._replace(id="t.x.decoded")
+    not_checked = ClauseResult(deep, Status.NOT_CHECKED, reason="needs --deep", unchecked=(("/a0", "needs --deep"),))
+    reports = [report("a.h5ad", 1), report("b.h5ad", 1)]
+    reports = [Report(r.source, r.format, r.packs, r.tool_version, (*r.results, not_checked)) for r in reports]
+    rows = {r["rule"]: r for r in counts(reports)}
+    assert (rows["t.x.decoded"]["count"], rows["t.x.decoded"]["not_checked"]) == (0, 2)
+    assert rows["t.x.monotonic"]["not_checked"] == 0
+    assert table(reports).splitlines()[-2:] == [
+        "Not checked (none of the rule's nodes):",
+        "  MUST    t.x.decoded    (2 inputs)",
+    ]
+    assert table([Report("c.h5ad", "hdf5", (), "0", (not_checked,))]).splitlines() == [
+        "No failures.",
+        "Not checked (none of the rule's nodes):",
+        "  MUST    t.x.decoded  (1 input)",
+    ]

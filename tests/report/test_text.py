@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
 import numpy as np
@@ -110,7 +111,19 @@ def test_render_names_nodes_a_passing_clause_could_not_check():
     )
     text = render([Report(base.source, base.format, base.packs, base.tool_version, (partly,))], RenderOptions(fail_on=Level.MUST))
     assert "PASSED, NOT ALL CHECKED MUST t.root.group" in text
-    assert "    not checked: /x0: not decoded (codec off the allow-list)" in text  # the path is not said twice
+    # One reason for every node: said once, with the nodes it holds for.
+    assert "    not checked: not decoded (codec off the allow-list): /x0, /x1, /x2, /x3, /x4" in text.splitlines()
+    assert "conforms at --fail-on must (1 clause(s) not fully checked: " in text
+
+
+def test_render_names_each_node_with_its_own_reason():
+    from spec_validate.model import ClauseResult, Status
+
+    base = report()
+    reasons = tuple((f"/x{i}", f"/x{i}: not decoded (codec {i} off the allow-list)") for i in range(5))
+    partly = ClauseResult(RULES[2], Status.PASSED, (), 2, None, 0, reasons)
+    text = render([Report(base.source, base.format, base.packs, base.tool_version, (partly,))], RenderOptions(fail_on=Level.MUST))
+    assert "    not checked: /x0: not decoded (codec 0 off the allow-list)" in text  # the path is not said twice
     assert "... and 2 more not checked" in text
 
 
@@ -144,19 +157,37 @@ def test_render_says_nothing_was_checked():
     assert "conforms" not in text
 
 
-def test_render_names_nodes_a_not_applicable_clause_could_not_check():
-    # `--deep` on chunks it cannot decode: the clause is not applicable on every node, and says so with the verdict.
+def test_render_names_nodes_a_not_checked_clause_could_not_check():
+    # `--deep` on chunks it cannot decode: the clause is checked on no node; it says so, and so does the verdict,
+    # which never reads a plain "conforms", and the summary counts it apart from passed and n/a.
     from spec_validate.model import ClauseResult, Status
 
     base = report(values=(0, 1, 2))
-    undecoded = ClauseResult(RULES[0], Status.NOT_APPLICABLE, (), 0, "not decoded", 0, (("/a", "/a: not decoded: codec 'x'"),))
+    undecoded = ClauseResult(RULES[0], Status.NOT_CHECKED, (), 0, "not decoded", 0, (("/a", "/a: not decoded: codec 'x'"),), 1)
     text = render(
         [Report(base.source, base.format, base.packs, base.tool_version, (*base.results, undecoded))],
         RenderOptions(fail_on=Level.MUST),
     )
     assert "  NOT CHECKED MUST t.a.monotonic" in text.splitlines()
     assert "    not checked: /a: not decoded: codec 'x'" in text.splitlines()
-    assert "conforms at --fail-on must (1 clause(s) not fully checked: nodes not decoded, not readable or not listed)." in text
+    assert (
+        "conforms at --fail-on must (1 clause(s) not checked: needing --deep, not decoded, not readable or not listed)." in text
+    )
+    assert "MUST: 0 failed, 2 passed, 0 n/a, 1 not checked; SHOULD: 1 failed, 0 passed, 0 n/a" in text
+
+
+def test_render_fails_a_not_checked_clause_with_fail_on_unchecked():
+    from spec_validate.model import ClauseResult, Status
+
+    base = report(values=(0, 1, 2))
+    undecoded = ClauseResult(RULES[0], Status.NOT_CHECKED, (), 0, "needs --deep", 0, (("/a", "needs --deep"),), 1)
+    r = Report(base.source, base.format, base.packs, base.tool_version, (*base.results, undecoded))
+    text = render([r], RenderOptions(fail_on=Level.MUST, fail_on_unchecked=True))
+    assert "  not fully checked at --fail-on must (--fail-on-unchecked: 1 clause(s) at MUST or stricter" in text
+    # Below --fail-on it fails nothing, even with the flag.
+    should = dataclasses.replace(undecoded, rule=RULES[0]._replace(level=Level.SHOULD))
+    below = Report(r.source, r.format, r.packs, r.tool_version, (*base.results, should))
+    assert "  conforms at --fail-on must (1 clause(s) not checked" in render([below], RenderOptions(fail_on_unchecked=True))
 
 
 def test_render_an_input_that_cannot_be_opened_is_one_line():
@@ -189,13 +220,23 @@ def test_render_context_is_shown_once_and_not_counted():
     assert "  conforms at --fail-on must." in text
 
 
-def test_render_passes_failed_builtin_rule_links_its_page(monkeypatch):
+def test_render_passes_failed_builtin_rule_links_its_page():
     from corpus_paths import CASES
 
     import spec_validate
 
-    monkeypatch.setenv("SPEC_VALIDATE_DOCS_URI", "https://docs.example.org/sv")
     failed = spec_validate.validate(CASES / "h5ad" / "anndata-var-missing.h5ad")
-    text = render([failed], RenderOptions(fail_on=Level.MUST))
+    text = render([failed], RenderOptions(fail_on=Level.MUST, docs_url="https://docs.example.org/sv/"))
     assert "    see https://docs.example.org/sv/rules/anndata.anndata.obs-var-present.html" in text.splitlines()
     assert "see " not in render([report()], RenderOptions(fail_on=Level.MUST))  # rules of a user's own pack have no page
+
+
+def test_render_passes_without_docs_url_points_at_explain_not_a_site():
+    from corpus_paths import CASES
+
+    import spec_validate
+
+    failed = spec_validate.validate(CASES / "h5ad" / "anndata-var-missing.h5ad")
+    text = render([failed], RenderOptions(fail_on=Level.MUST))
+    assert "    see spec-validate --explain anndata.anndata.obs-var-present" in text.splitlines()
+    assert "://" not in text

@@ -1,7 +1,8 @@
 """The contract every transport keeps, as zarr-python's StoreTests states it for its stores: whole keys, byte
 ranges, listings, missing keys, keys outside the store, size bounds, many keys at once. Run against the directory
 store, the zip store, a remote store over HTTP (tests/latency_server.py, read through obstore), over S3 (moto's
-server, read through obstore) and the in-memory store of the tests (tests/dict_store.py)."""
+server, read through obstore), the in-memory store of the tests (tests/dict_store.py) and the package's own
+(storage/memory.py: an attributes document read as a one-group store)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from latency_server import LatencyServer
 from s3_server import s3_server
 
 from spec_validate.storage.keyvalue import DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
+from spec_validate.storage.memory import MemoryStore
 from spec_validate.storage.remote import RemoteStore, filesystem
 
 CONTENT = {
@@ -57,7 +59,7 @@ def remote(url: str) -> RemoteStore:
     return RemoteStore(fs, path, url, root_is_store=True)
 
 
-@pytest.fixture(params=["directory", "zip", "http", "s3", "memory"])
+@pytest.fixture(params=["directory", "zip", "http", "s3", "memory", "memory-store"])
 def store(request, tree, tmp_path) -> KeyValueStore:
     kind = request.param
     if kind == "directory":
@@ -71,6 +73,8 @@ def store(request, tree, tmp_path) -> KeyValueStore:
         made = remote(request.getfixturevalue("http_url"))
     elif kind == "s3":
         made = remote(request.getfixturevalue("s3_url"))
+    elif kind == "memory-store":
+        made = MemoryStore("memory", CONTENT)
     else:
         made = DictStore(CONTENT)
     yield made

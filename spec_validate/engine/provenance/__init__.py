@@ -101,6 +101,11 @@ class Provenance(NamedTuple):
             return True
         return not any(w.role == role for w in self.writers)
 
+    def evidence(self, name: str, versions: str = "") -> str | None:
+        """What shows the store was written by writer `name` in versions overlapping `versions`: the evidence of
+        the first such mark, or None when the store shows no such writer (a note about it is then only likely)."""
+        return next((w.evidence for w in self.writers if w.name == name and overlap(w.versions, versions)), None)
+
     def describe(self) -> str:
         """One line for a report header: the eras and the likely writers."""
         parts = []

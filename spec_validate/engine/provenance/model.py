@@ -31,13 +31,20 @@ class Era(NamedTuple):
 
 # ------------------------------------------------------------------------------------------ versions
 _CLAUSE = re.compile(r"\s*(==|!=|>=|<=|>|<)\s*v?(\d+(?:\.\d+)*)\s*\Z")
+_SERIES = re.compile(r"\s*v?(\d+(?:\.\d+)*)\.x\s*\Z")  # "2.x": every 2 release
+_COMMENT = re.compile(r"\s*\([^()]*\)\s*\Z")  # a note's words about the versions: "2.x (early fixtures)"
 
 
 def _interval(spec: str) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """[low, high) of a simple specifier ("<0.8", ">=0.7,<0.8", "==0.1.86"), or None when it is not one."""
-    spec = spec.strip()
+    """[low, high) of a simple specifier ("<0.8", ">=0.7,<0.8", "==0.1.86") or a release series ("2.x"), a
+    trailing parenthesis of words ignored; None when it is not one."""
+    spec = _COMMENT.sub("", spec).strip()
     if not spec:
         return None
+    series = _SERIES.match(spec)
+    if series is not None:
+        v = tuple(int(x) for x in series.group(1).split("."))
+        return v, v[:-1] + (v[-1] + 1,)
     low: tuple[int, ...] = ()
     high: tuple[int, ...] = (10**9,)
     for part in spec.split(","):

@@ -35,8 +35,8 @@ from spec_validate.nodes.base import (
     Unreadable,
     check_block_size,
     element_bytes,
-    row_slices,
-    uniform_blocks,
+    rows_per_block,
+    uniform_block,
 )
 from spec_validate.nodes.tiledb.fragments import tile_header_problem
 from spec_validate.nodes.tiledb.library import Failure, budget_for
@@ -330,12 +330,12 @@ class TileDBArrayNode(Node):
         nonempty = info.get("nonempty")
         with _Reader(self, budget_for(info["tiles"])) as reader:
             start = 0
-            for rows in _merged(row_slices(shape, self.chunks, max_elements), nonempty, lows[0], info["sparse"]):
+            for rows in _merged(shape, rows_per_block(shape, self.chunks, max_elements), nonempty, lows[0]):
                 lo, hi = lows[0] + rows.start, lows[0] + rows.stop - 1
                 if rows.step == 0:  # rows outside the non-empty domain: the fill value (dense) or no cells (sparse)
                     if not info["sparse"]:
                         fill = np.asarray(info["fills"].get(attr, 0)).reshape(-1)
-                        yield from uniform_blocks(start, fill[0] if fill.size else 0, dtype, (rows.stop - rows.start) * row)
+                        yield uniform_block(start, fill[0] if fill.size else 0, dtype, (rows.stop - rows.start) * row)
                         start += (rows.stop - rows.start) * row
                     continue
                 if info["sparse"]:
@@ -387,27 +387,29 @@ class _Reader:
             raise self.node.tree.unreadable(path, message) from None
 
 
-def _merged(slices: Iterator[slice], nonempty: Any, low: Any, sparse: bool) -> Iterator[slice]:
-    """The row slices, with each run of them outside the array's non-empty domain (along the first dimension) as one
-    slice of step 0: nothing is written there, so a declared 2**32 rows with nothing written is not read row by row."""
+def _merged(shape: tuple[int, ...], step: int, nonempty: Any, low: Any) -> Iterator[slice]:
+    """The row slices of blocks of `step` rows, with the rows before and after the array's non-empty domain (along
+    the first dimension) as one slice of step 0 each: nothing is written there, so a declared 2**62 rows with
+    nothing written is not gone through block by block (the slices are worked out from the domain, not listed)."""
+    rows = shape[0] if shape else 1
     try:
-        first, last = (int(x) - int(low) for x in nonempty[0]) if nonempty else (None, None)
+        first, last = (int(x) - int(low) for x in nonempty[0]) if nonempty else (0, rows - 1)
     except (TypeError, ValueError, IndexError):
-        first = last = None
+        first, last = 0, rows - 1
     if nonempty is None:  # nothing written at all
         first, last = 0, -1
-    pending: slice | None = None
-    for sl in slices:
-        outside = first is not None and (sl.stop - 1 < first or sl.start > last)
-        if outside:
-            pending = slice(pending.start if pending else sl.start, sl.stop, 0)
-            continue
-        if pending is not None:
-            yield pending
-            pending = None
-        yield sl
-    if pending is not None:
-        yield pending
+    first, last = max(0, first), min(rows - 1, last)
+    if first > last:
+        if rows > 0:
+            yield slice(0, rows, 0)
+        return
+    begin, end = first // step * step, min(rows, (last // step + 1) * step)  # the blocks holding written rows
+    if begin > 0:
+        yield slice(0, begin, 0)
+    for at in range(begin, end, step):
+        yield slice(at, min(end, at + step))
+    if end < rows:
+        yield slice(end, rows, 0)
 
 
 class TileDBAttributeNode(TileDBArrayNode):
@@ -495,7 +497,9 @@ class TileDBCellsNode(TileDBArrayNode):
         with _Reader(self._array, budget_for(info["tiles"])) as reader:
             start = 0
             # Runs of rows outside the non-empty domain hold no cells: not queried (a declared 2**62 rows).
-            for rows in _merged(row_slices(self._array.shape, self._array.chunks, max_elements), info.get("nonempty"), low, True):
+            shape = self._array.shape
+            step = rows_per_block(shape, self._array.chunks, max_elements)
+            for rows in _merged(shape, step, info.get("nonempty"), low):
                 if rows.step == 0:
                     continue
                 lo, hi = low + rows.start, low + rows.stop - 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spec_validate.errors import InputError
+from spec_validate.errors import DamagedInput, InputError
 from spec_validate.nodes.base import Tree
 from spec_validate.nodes.formats import container_format
 
@@ -35,5 +35,7 @@ def open_zarr_zip(path: str) -> Tree | None:
     zarr_format = detect_zarr_format(kv)
     if zarr_format is None:
         kv.close()
+        if path.lower().endswith(".zarr.zip"):  # named a zipped store: one holding none fails
+            raise DamagedInput(path, "a zip file, but no Zarr store in it, as a .zarr.zip holds")
         raise InputError(f"{path}: a zip file, but not a zipped Zarr store")
     return ZarrTree(kv, zarr_format)

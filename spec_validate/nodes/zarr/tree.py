@@ -29,6 +29,7 @@ from spec_validate.nodes.base import (
     stored_in,
 )
 from spec_validate.nodes.zarr import direct
+from spec_validate.nodes.zarr.v3 import element_codec_names
 from spec_validate.storage.keyvalue import (
     MAX_DEPTH,
     MAX_DOCUMENT_BYTES,
@@ -300,8 +301,13 @@ class ZarrNode(Node):
             return None
         meta = self.metadata
         if self.tree.zarr_format == 3:
-            codecs = tuple(c.get("name", "?") if isinstance(c, dict) else str(c) for c in self._v3_codecs)
-            compressor = next((c for c in codecs if c not in ("bytes", "transpose", "vlen-utf8", "vlen-bytes")), None)
+            # A sharded array's elements pass through the sharding codec's inner codecs (anndata 0.13 shards every
+            # array): they are its codecs too, or a sharded vlen-bytes array would not read as strings, and its
+            # compressor would be "sharding_indexed".
+            codecs = tuple(n if isinstance(n, str) else "?" for n in element_codec_names(self._v3_codecs))
+            compressor = next(
+                (c for c in codecs if c not in ("bytes", "transpose", "vlen-utf8", "vlen-bytes", "sharding_indexed")), None
+            )
             data_type = meta.get("data_type")
             written = data_type if isinstance(data_type, str) else json.dumps(data_type)
             key = self.key(V3_DOCUMENT)
@@ -646,7 +652,9 @@ class ZarrTree(Tree):
 
     def _prefetch(self) -> None:
         """Read every folder listing and metadata document the run will need, a level of the hierarchy per round
-        trip (listings together, then documents together), instead of one request at a time.
+        trip, instead of one request at a time: each round fetches the documents of the folders listed in the
+        round before and lists the folders below them, together (a level's documents and the next level's listings
+        wait on nothing of each other).
 
         Below an array lie chunks: its folders are listed (the chunk key rules read what is stored there) but no
         document is asked for. A store read from its consolidated metadata answers the listings without a
@@ -654,25 +662,30 @@ class ZarrTree(Tree):
         refused) one at a time.
         """
         names = (V3_DOCUMENT,) if self.zarr_format == 3 else V2_DOCUMENTS
-        level = [""]
+        listed: list[str] = []  # folders listed in the round before: their documents are fetched in this one
+        level = [""]  # folders to list in this round
         chunk_folders: set[str] = set()  # folders at or below an array
-        for _ in range(MAX_DEPTH + 1):  # no deeper than a walk goes (iter_keys, base.walk)
-            if not level:
+        for depth in range(MAX_DEPTH + 2):  # no deeper than a walk goes (iter_keys, base.walk), then its documents
+            if not level and not listed:
                 break
-            self._listings.update(self.kv.list_many([p for p in level if p not in self._listings]))
-            keys = [join_key(p, n) for p in level if p not in chunk_folders for n in self._listings[p][0] if n in names]
+            keys = [join_key(p, n) for p in listed if p not in chunk_folders for n in self._listings[p][0] if n in names]
             # Larger documents are left out of the batch, to be read (and refused) one at a time.
-            fetched = self.kv.get_many([k for k in keys if k not in self._documents], MAX_DOCUMENT_BYTES)
+            fetched, listings = self.kv.get_and_list_many(
+                [k for k in keys if k not in self._documents], [p for p in level if p not in self._listings], MAX_DOCUMENT_BYTES
+            )
             self._documents.update((k, self._shared(v)) for k, v in fetched.items())
-            below = []
-            for prefix in level:
+            self._listings.update(listings)
+            # A folder's documents say whether it holds an array: then what lies below it is chunks.
+            for prefix in listed:
                 if prefix not in chunk_folders and self._holds_array(prefix):
-                    chunk_folders.add(prefix)
+                    chunk_folders.update(join_key(prefix, name) for name in self._listings[prefix][1])
+            below = []  # the folders to list next: none below the deepest level a walk enters
+            for prefix in level if depth < MAX_DEPTH else []:
                 for name in self._listings[prefix][1]:
                     below.append(join_key(prefix, name))
                     if prefix in chunk_folders:
                         chunk_folders.add(below[-1])
-            level = below
+            listed, level = level, below
 
     def _holds_array(self, prefix: str) -> bool:
         key = lambda name: f"{prefix}/{name}" if prefix else name  # noqa: E731

@@ -66,6 +66,19 @@ def array_shape(meta: Mapping[str, Any]) -> tuple[int, ...] | None:
     return None
 
 
+def unknown_grid(meta: Mapping[str, Any]) -> str | None:
+    """The name of the array's chunk grid when it is an extension this tool does not read (`rectilinear`, which
+    zarr-python writes when asked to): the clauses that need the grid cannot be checked. None for the regular grid,
+    and for a chunk_grid without a name (the extension rules report that)."""
+    name = extension(meta.get("chunk_grid"))[0]
+    return name if isinstance(name, str) and name != "regular" else None
+
+
+def grid_not_read(name: str) -> str:
+    """Why what needs an array's chunk grid is not checked, for a grid `unknown_grid` names."""
+    return f"chunk grid {name!r} is an extension this tool does not read"
+
+
 def regular_chunk_shape(meta: Mapping[str, Any]) -> tuple[int, ...] | None:
     """The regular grid's chunk shape when the grid is usable (one positive length per dimension), else None."""
     grid = meta.get("chunk_grid")
@@ -146,6 +159,9 @@ def shard_layout(meta: Mapping[str, Any]) -> ShardLayout | str:
     endian) then crc32c codecs.
     """
     shape, chunks, keys = array_shape(meta), regular_chunk_shape(meta), key_form(meta)
+    grid = unknown_grid(meta)
+    if grid is not None:
+        return grid_not_read(grid)
     if shape is None or chunks is None or keys is None:
         return "the shape, regular chunk grid or chunk key encoding is unusable"
     if meta.get("storage_transformers"):
