@@ -703,6 +703,15 @@ def hdf5_heap_object_size(t: Target) -> str:
     A collection is `GCOL`, version, 3 reserved bytes, its size; then objects: index (2), references (2), 4 reserved,
     size (8), the bytes padded to 8."""
     data = bytearray(t.path.read_bytes())
+    obj = t.pick(_heap_objects(data))
+    size = t.rng.choice((0x6A000000, 2**31 - 1, 2**40, 2**62))
+    data[obj + 8 : obj + 16] = size.to_bytes(8, "little")
+    t.path.write_bytes(bytes(data))
+    return f"global heap object at {obj} says {size} bytes"
+
+
+def _heap_objects(data: bytearray) -> list[int]:
+    """Where the objects of the file's global heap collections start (at most 200)."""
     objects = []
     at = data.find(b"GCOL")
     while at != -1 and len(objects) < 200:
@@ -715,11 +724,7 @@ def hdf5_heap_object_size(t: Target) -> str:
             objects.append(here)
             here += 16 + (size + 7) // 8 * 8
         at = data.find(b"GCOL", at + 4)
-    obj = t.pick(objects)
-    size = t.rng.choice((0x6A000000, 2**31 - 1, 2**40, 2**62))
-    data[obj + 8 : obj + 16] = size.to_bytes(8, "little")
-    t.path.write_bytes(bytes(data))
-    return f"global heap object at {obj} says {size} bytes"
+    return objects
 
 
 @mutator("hdf5")
@@ -1613,6 +1618,74 @@ def make_input(index: int, seed: int, work: Path, formats: tuple[str, ...] = FOR
             dest.write_bytes(bytes(data))
             done.append("flip bytes of the zip")
     return Input(dest, fmt, base, canary, done)
+
+
+# ---------------------------------------------------------------------------------------- the issue's defects
+
+
+def _regress_heap_length(t: Target) -> str:
+    data = bytearray(t.path.read_bytes())
+    obj = _heap_objects(data)[0]
+    data[obj + 8 : obj + 16] = (0x6A000000).to_bytes(8, "little")
+    t.path.write_bytes(bytes(data))
+    return f"global heap object at {obj} says {0x6A000000} bytes"
+
+
+def _regress_shape(shape: list[int]) -> Callable[[Target], str]:
+    def edit(t: Target) -> str:
+        p = next(q for q in sorted(_array_documents(t)) if len(_load(q).get("shape", ())) == len(shape))
+        doc = _load(p)
+        doc["shape"] = shape
+        chunks = [2**20] * len(shape)
+        if p.name == ".zarray":
+            doc["chunks"] = chunks
+        else:
+            doc["chunk_grid"] = {"name": "regular", "configuration": {"chunk_shape": chunks}}
+        p.write_text(json.dumps(doc))
+        return f"{p.relative_to(t.path)}: shape {shape} chunks {chunks}"
+
+    return edit
+
+
+def _regress_nested(t: Target) -> str:
+    with _h5(t) as f:
+        g = f.require_group("/uns")
+        for _ in range(10_000):
+            g = g.create_group("g")
+    return "10000 nested groups under /uns"
+
+
+def _as_made(t: Target) -> str:
+    return "the case as conformance-corpus/hostile/generate_hostile.py makes it"
+
+
+# Each defect of the issue "Bounded by default" (#38), made the same way every time: (format, base, edit).
+REGRESSIONS: dict[str, tuple[str, str, Callable[[Target], str]]] = {
+    "heap-string-length": ("hdf5", "h5seurat/valid-every-element.h5Seurat", _regress_heap_length),
+    "tiledb-schema-name-length": ("tiledb", "hostile/cxg/fragment-schema-name-huge.cxg", _as_made),
+    "tiledb-data-file-size": ("tiledb", "hostile/cxg/fragment-file-size-huge.cxg", _as_made),
+    "shape-2-80": ("zarr-v2", "anndata/zarr-v2/valid-every-element.zarr", _regress_shape([2**80])),
+    "shape-2-62-squared": ("zarr-v3", "anndata/zarr-v3/valid-every-element.zarr", _regress_shape([2**62, 2**62])),
+    "nested-groups-10000": ("hdf5", "anndata/h5ad/valid-zero-obs.h5ad", _regress_nested),
+    "attributes-100000": ("hdf5", "anndata/h5ad/valid-zero-obs.h5ad", lambda t: _many_dense_attributes(t, 100_000)),
+}
+
+
+def regression_input(name: str, work: Path) -> Input:
+    """The input of the issue's defect `name` (REGRESSIONS), written under `work` (a fresh directory)."""
+    fmt, base, edit = REGRESSIONS[name]
+    canary = Canary(work / "canary")
+    canary.create(0)
+    folder = work / "input"
+    folder.mkdir(parents=True)
+    src = CORPUS / base
+    dest = folder / src.name
+    if src.is_dir():
+        shutil.copytree(src, dest, symlinks=True)
+    else:
+        shutil.copy2(src, dest)
+    target = Target(dest, random.Random(name), canary, fmt)
+    return Input(dest, fmt, base, canary, [f"{name}: {edit(target)}"])
 
 
 def snapshot(root: Path) -> dict[str, tuple]:

@@ -166,6 +166,22 @@ def fuzz_one(
         mutators.remove_tree(work)
     work.mkdir(parents=True)
     inp = mutators.make_input(index, seed, work, formats)
+    return check_input(inp, index, work, zygote, root, limit, peak_mb, keep, served_at, flags)
+
+
+def check_input(
+    inp: mutators.Input,
+    index: int,
+    work: Path,
+    zygote: Zygote,
+    root: Path,
+    limit: float = LIMIT,
+    peak_mb: float = PEAK_MB,
+    keep: bool = False,
+    served_at: str | None = None,
+    flags: tuple[str, ...] = (),
+) -> Result:
+    """Validate the input made in `work` in a child of `zygote` (`index` picks --jobs and --deep) and check it."""
     result = Result(index, inp.format, inp.base, inp.mutations)
     before = mutators.snapshot(inp.path)
     canary = inp.canary

@@ -45,6 +45,21 @@ def test_fuzz_passes_every_input_over_http_gets_a_bounded_report(fmt, tmp_path):
     assert not bad, "\n" + "".join(r.line() for r in bad) + runner.tally(results)
 
 
+@pytest.mark.parametrize("name", mutators.REGRESSIONS)
+def test_fuzz_passes_each_defect_of_the_issue_gets_a_bounded_report(name, tmp_path):
+    """Each reproduction of the issue "Bounded by default", rebuilt from its description, at the tool's default flags
+    (with --deep): a report, within the harness's time and memory limits, no crash."""
+    zygote = runner.Zygote()
+    try:
+        work = tmp_path / "case"
+        work.mkdir()
+        result = runner.check_input(mutators.regression_input(name, work), 0, work, zygote, tmp_path, keep=True)
+    finally:
+        zygote.close()
+    assert not result.defects and not result.contained, result.line()
+    assert result.code in (0, 1), result.line()
+
+
 def test_fuzz_passes_same_seed_same_inputs(tmp_path):
     for index in range(len(mutators.FORMATS)):
         made = [mutators.make_input(index, SEED, tmp_path / f"{index}{name}") for name in ("a", "b")]

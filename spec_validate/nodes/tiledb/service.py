@@ -246,6 +246,9 @@ class IsolatedReader:
             os.close(theirs_read)
             os.close(theirs_write)
         self._requests, self._replies = ours_write, ours_read
+        # A reader whose tree is dropped unclosed: its pipes closed when it is collected, so the process sees its
+        # requests end and exits (subprocess reaps it). Detached where they are closed here.
+        self._pipes = weakref.finalize(self, _close_fds, ours_write, ours_read)
         self._ready = False
         _live.add(self)
 
@@ -297,9 +300,8 @@ class IsolatedReader:
     def _stop(self) -> str:
         """End the reader (killed if it is still there) and say how it ended."""
         process, self._process = self._process, None
-        for fd in (self._requests, self._replies):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        if self._pipes.detach() is not None:
+            _close_fds(self._requests, self._replies)
         _live.discard(self)
         if process is None:
             return "gone"
@@ -317,18 +319,16 @@ class IsolatedReader:
         """End the reader: it sees its requests end and exits (it is waited for, so it is no orphan)."""
         with self._lock:
             process = self._process
-            if process is None:
+            if process is None or self._pipes.detach() is None:
                 return
-            with contextlib.suppress(OSError):
-                os.close(self._requests)
+            _close_fds(self._requests)
             try:
                 process.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
             self._process = None
-            with contextlib.suppress(OSError):
-                os.close(self._replies)
+            _close_fds(self._replies)
             self._errors.close()
             _live.discard(self)
 
@@ -352,6 +352,12 @@ class _IsolatedScan:
         if self.reader._generation == self.generation and self.reader._process is not None:
             with contextlib.suppress(Failure):
                 self.reader.call("scan_close", self.key, what="closing the array")
+
+
+def _close_fds(*fds: int) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def _package_root() -> str:

@@ -19,7 +19,7 @@ import stat
 import sys
 from collections.abc import Iterator, Mapping
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,9 +38,11 @@ from spec_validate.nodes.base import (
     rows_per_block,
     uniform_block,
 )
-from spec_validate.nodes.tiledb import service
 from spec_validate.nodes.tiledb.fragments import tile_header_problem
 from spec_validate.nodes.tiledb.library import Failure, budget_for
+
+if TYPE_CHECKING:
+    from spec_validate.nodes.tiledb.service import IsolatedReader, LocalReader
 
 # Files or folders that mark a directory as a TileDB group or array (old and new layouts).
 GROUP_MARKERS = ("__tiledb_group.tdb", "__group")
@@ -528,8 +530,11 @@ class TileDBTree(Tree):
             self._root = TileDBArrayNode(self, "/", uri)
         else:
             raise InputError(f"{path}: not a TileDB group or array")
-        # Started now: the reader imports TileDB while the run loads its packs.
-        self.reader: service.IsolatedReader | service.LocalReader = service.IsolatedReader() if ISOLATE else service.LocalReader()
+        # Started now: the reader imports TileDB while the run loads its packs. (Imported here: every run imports this
+        # module, for the name CELLS, and only a TileDB store needs a reader.)
+        from spec_validate.nodes.tiledb import service
+
+        self.reader: IsolatedReader | LocalReader = service.IsolatedReader() if ISOLATE else service.LocalReader()
 
     def close(self) -> None:
         self.reader.close()
