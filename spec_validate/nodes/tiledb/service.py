@@ -233,18 +233,25 @@ class IsolatedReader:
         self._generation = 0  # which reader process a scan was opened in
         self._keys = 0
         self._last_crash = ""
+        self._cannot_start = ""  # why no reader process can be started here, once that is known
         self._start()
 
     def _start(self) -> None:
         self._starts += 1
         self._generation += 1
+        try:
+            self._spawn()
+        except OSError as exc:  # no interpreter to start, no process or descriptor left: every call says so
+            self._process, self._cannot_start = None, f"the TileDB reader could not start ({describe(exc)})"
+
+    def _spawn(self) -> None:
         ours_read, theirs_write = os.pipe()
         theirs_read, ours_write = os.pipe()
         # The reader's stderr, kept open while it lives: the library's last words, if it crashes.
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH")) if p))
         try:
-            self._process = subprocess.Popen(
+            process = subprocess.Popen(
                 [sys.executable, "-m", "spec_validate.nodes.tiledb.service", *map(str, (theirs_read, theirs_write, MEMORY_CAP))],
                 pass_fds=(theirs_read, theirs_write),
                 stdin=subprocess.DEVNULL,
@@ -253,9 +260,13 @@ class IsolatedReader:
                 env=env,
                 close_fds=True,
             )
+        except OSError:
+            _close_fds(ours_read, ours_write)
+            self._errors.close()
+            raise
         finally:
-            os.close(theirs_read)
-            os.close(theirs_write)
+            _close_fds(theirs_read, theirs_write)
+        self._process = process
         self._requests, self._replies = ours_write, ours_read
         # A reader whose tree is dropped unclosed: its pipes closed when it is collected, so the process sees its
         # requests end and exits (subprocess reaps it). Detached where they are closed here.
@@ -265,15 +276,19 @@ class IsolatedReader:
 
     def _ensure(self, what: str) -> None:
         """A reader that has said it is ready, started again if the last one died. Raises Failure."""
+        if self._cannot_start:
+            raise Failure(self._cannot_start)
         if self._process is None:
             if self._starts >= MAX_STARTS:
                 raise Failure(f"not read: the TileDB reader crashed {self._starts} times on this input ({self._last_crash})")
             self._start()
+            if self._cannot_start:
+                raise Failure(self._cannot_start)
         if not self._ready:
             kind, value = self._exchange(None, what)
-            if kind != "ok":
+            if kind != "ok":  # it started, but cannot read TileDB (tiledb-py will not import there): no use trying again
                 self._stop()
-                self._starts = MAX_STARTS  # it cannot start: no use trying again
+                self._cannot_start = value
                 raise Failure(value)
             self._ready = True
 

@@ -142,3 +142,12 @@ def test_reader_budgets_fit_its_memory_cap(monkeypatch):
 
     monkeypatch.setattr(library, "MEMORY_CAP", 400 * 2**20)
     assert library.read_budgets() == (50 * 2**20, 200 * 2**20)
+
+
+def test_isolated_reader_fails_every_call_where_no_reader_can_start(monkeypatch, tmp_path):
+    monkeypatch.setattr(service.sys, "executable", str(tmp_path / "no-python"))
+    reader = service.IsolatedReader()
+    for _ in range(2):
+        with pytest.raises(Failure, match=r"the TileDB reader could not start \(FileNotFoundError"):
+            reader.call("array_info", str(STORE / "Xr"), what="opening /Xr")
+    reader.close()
