@@ -25,6 +25,9 @@ READ_BUDGET = 64 * 2**20  # sm.mem.total_budget of a read
 RESULT_BUFFER = 4 * 2**20  # py.init_buffer_bytes: each field's buffer for a batch of sparse cells
 MAX_READ_BUDGET = 10 * 2**30  # TileDB's default: no array is refused that TileDB alone would read
 _contexts: dict[tuple[int, bool], Any] = {}  # (budget, under a data limit) -> context
+# The resident memory this process may take, where it is the reader process (service.py watches it and ends it past
+# this): TileDB's budgets fit it as they fit a data limit.
+MEMORY_CAP: int | None = None
 
 
 class Failure(Exception):
@@ -49,11 +52,12 @@ def _data_limit() -> int | None:
 
 
 def read_budgets() -> tuple[int, int]:
-    """(the budget a read starts with, the most any read may have). Under a data limit both fit it: an eighth of
-    the limit to start with (TileDB's readers size their buffers from the budget), half of it at most."""
-    limit = _data_limit()
-    if limit is None:
+    """(the budget a read starts with, the most any read may have). Under a data limit or a memory cap both fit it:
+    an eighth of the limit to start with (TileDB's readers size their buffers from the budget), half of it at most."""
+    limits = [limit for limit in (_data_limit(), MEMORY_CAP) if limit is not None]
+    if not limits:
         return READ_BUDGET, MAX_READ_BUDGET
+    limit = min(limits)
     base = min(READ_BUDGET, max(32 * 2**20, limit // 8))
     return base, max(base, limit // 2)
 
@@ -61,9 +65,11 @@ def read_budgets() -> tuple[int, int]:
 def context(budget: int | None = None) -> Any:
     """A TileDB context whose reads stay within `budget` bytes (default: `read_budgets()[0]`), made once per budget.
 
-    Under a data limit it runs two threads each for compute and I/O (their stacks count towards the limit).
+    Under a data limit it runs two threads each for compute and I/O (their stacks count towards the limit). A budget
+    asked for past the most allowed here (the reader's cap, which the asking process may not know) is that most.
     """
-    budget = budget or read_budgets()[0]
+    base, most = read_budgets()
+    budget = min(budget or base, most)
     limited = _data_limit() is not None
     ctx = _contexts.get((budget, limited))
     if ctx is None:

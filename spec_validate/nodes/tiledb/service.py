@@ -43,6 +43,11 @@ from spec_validate.nodes.tiledb.library import Failure
 
 MAX_STARTS = 4  # reader processes one input may start: a file that crashes the library that often is read no further
 ANSWER_LIMIT = 300.0  # seconds the reader may take over one call before it is taken as hung, killed and reported
+# The resident memory the reader may take: past it, it is ended and the part reported. A corrupt offset in a
+# var-sized attribute's data tile (compressed, so not checked first) had TileDB grow to 23 GB. TileDB's budgets in
+# the reader fit it; the CELLxGENE converter's arrays need a third of it at 5e7 values.
+MEMORY_CAP = 400 * 2**20
+WATCH_EVERY = 0.01  # seconds between two looks at the reader's memory while it works: a fast allocation overshoots little
 MAX_MESSAGE = 2**31  # bytes of one message: a reply is at most a batch of cells or a dense block (at most 256 MB)
 HEADER = struct.Struct("<QI")  # the pickle's length, the number of its out-of-band buffers (each length a Q after it)
 
@@ -69,9 +74,10 @@ def _write(fd: int, data: Any) -> None:
         view = view[os.write(fd, view) :]
 
 
-def receive(fd: int, deadline: float | None = None) -> Any:
-    """Read one message from the pipe `fd` (EOFError when the writer is gone; TimeoutError past `deadline`)."""
-    length, count = HEADER.unpack(_read(fd, HEADER.size, deadline))
+def receive(fd: int, deadline: float | None = None, watch: Callable[[], None] | None = None) -> Any:
+    """Read one message from the pipe `fd` (EOFError when the writer is gone; TimeoutError past `deadline`). While
+    the message has not begun, `watch` is called every WATCH_EVERY seconds (it raises to stop waiting)."""
+    length, count = HEADER.unpack(_read(fd, HEADER.size, deadline, watch))
     sizes = struct.unpack(f"<{count}Q", _read(fd, 8 * count, deadline)) if count else ()
     if length + sum(sizes) > MAX_MESSAGE:
         raise EOFError(f"a message of {length + sum(sizes)} bytes")
@@ -80,14 +86,18 @@ def receive(fd: int, deadline: float | None = None) -> Any:
     return _Unpickler(io.BytesIO(head), buffers=buffers).load()
 
 
-def _read(fd: int, size: int, deadline: float | None) -> Any:
+def _read(fd: int, size: int, deadline: float | None, watch: Callable[[], None] | None = None) -> Any:
     out = np.empty(size, dtype=np.uint8)  # not zeroed first, as a bytearray is: every byte is read into it
     view, got = memoryview(out), 0
     while got < size:
-        if deadline is not None:
+        while deadline is not None:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            if left <= 0:
                 raise TimeoutError
+            if select.select([fd], [], [], min(left, WATCH_EVERY) if watch is not None else left)[0]:
+                break
+            if watch is not None:
+                watch()
         n = os.readv(fd, [view[got:]])
         if n == 0:
             raise EOFError
@@ -167,6 +177,7 @@ def _die_with_parent() -> None:
 
 def main(argv: list[str]) -> None:
     requests, replies = int(argv[0]), int(argv[1])
+    library.MEMORY_CAP = int(argv[2]) if len(argv) > 2 else None
     _die_with_parent()
     try:
         library.tiledb()  # imported while the parent goes on: the first call finds it loaded
@@ -222,19 +233,26 @@ class IsolatedReader:
         self._generation = 0  # which reader process a scan was opened in
         self._keys = 0
         self._last_crash = ""
+        self._cannot_start = ""  # why no reader process can be started here, once that is known
         self._start()
 
     def _start(self) -> None:
         self._starts += 1
         self._generation += 1
+        try:
+            self._spawn()
+        except OSError as exc:  # no interpreter to start, no process or descriptor left: every call says so
+            self._process, self._cannot_start = None, f"the TileDB reader could not start ({describe(exc)})"
+
+    def _spawn(self) -> None:
         ours_read, theirs_write = os.pipe()
         theirs_read, ours_write = os.pipe()
         # The reader's stderr, kept open while it lives: the library's last words, if it crashes.
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH")) if p))
         try:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "spec_validate.nodes.tiledb.service", str(theirs_read), str(theirs_write)],
+            process = subprocess.Popen(
+                [sys.executable, "-m", "spec_validate.nodes.tiledb.service", *map(str, (theirs_read, theirs_write, MEMORY_CAP))],
                 pass_fds=(theirs_read, theirs_write),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -242,9 +260,13 @@ class IsolatedReader:
                 env=env,
                 close_fds=True,
             )
+        except OSError:
+            _close_fds(ours_read, ours_write)
+            self._errors.close()
+            raise
         finally:
-            os.close(theirs_read)
-            os.close(theirs_write)
+            _close_fds(theirs_read, theirs_write)
+        self._process = process
         self._requests, self._replies = ours_write, ours_read
         # A reader whose tree is dropped unclosed: its pipes closed when it is collected, so the process sees its
         # requests end and exits (subprocess reaps it). Detached where they are closed here.
@@ -254,15 +276,19 @@ class IsolatedReader:
 
     def _ensure(self, what: str) -> None:
         """A reader that has said it is ready, started again if the last one died. Raises Failure."""
+        if self._cannot_start:
+            raise Failure(self._cannot_start)
         if self._process is None:
             if self._starts >= MAX_STARTS:
                 raise Failure(f"not read: the TileDB reader crashed {self._starts} times on this input ({self._last_crash})")
             self._start()
+            if self._cannot_start:
+                raise Failure(self._cannot_start)
         if not self._ready:
             kind, value = self._exchange(None, what)
-            if kind != "ok":
+            if kind != "ok":  # it started, but cannot read TileDB (tiledb-py will not import there): no use trying again
                 self._stop()
-                self._starts = MAX_STARTS  # it cannot start: no use trying again
+                self._cannot_start = value
                 raise Failure(value)
             self._ready = True
 
@@ -271,16 +297,30 @@ class IsolatedReader:
         try:
             if request is not None:
                 send(self._requests, request)
-            return receive(self._replies, time.monotonic() + ANSWER_LIMIT)
+            return receive(self._replies, time.monotonic() + ANSWER_LIMIT, self._watch)
         except TimeoutError:
-            self._stop()
+            self._stop(kill=True)
             raise Failure(f"the TileDB reader did not answer within {ANSWER_LIMIT:g} s while {what}") from None
+        except _TooBig as exc:
+            self._stop(kill=True)
+            raise Failure(
+                f"the TileDB reader took {exc.args[0] // 2**20} MB, more than the {MEMORY_CAP // 2**20} MB it may, while {what};"
+                " stopped"
+            ) from None
         except (EOFError, OSError, pickle.UnpicklingError) as exc:
             how = self._stop()
             self._last_crash = f"{how} while {what}"
             if isinstance(exc, pickle.UnpicklingError):
                 how = f"{how}: {exc}"
             raise Failure(f"the TileDB reader crashed ({how}) while {what}") from None
+
+    def _watch(self) -> None:
+        """Raise _TooBig when the reader's resident memory is past MEMORY_CAP (Linux; elsewhere nothing is watched)."""
+        process = self._process
+        if process is not None:
+            resident = _resident(process.pid)
+            if resident > MEMORY_CAP:
+                raise _TooBig(resident)
 
     def call(self, op: str, *args: Any, what: str) -> Any:
         with self._lock:
@@ -297,9 +337,12 @@ class IsolatedReader:
         self.call("scan_open", key, uri, budget, what=what)
         return _IsolatedScan(self, key, self._generation)
 
-    def _stop(self) -> str:
-        """End the reader (killed if it is still there) and say how it ended."""
+    def _stop(self, kill: bool = False) -> str:
+        """End the reader (killed at once with `kill`, else if it is still there after it has had time to die) and say
+        how it ended."""
         process, self._process = self._process, None
+        if kill and process is not None:
+            process.kill()
         if self._pipes.detach() is not None:
             _close_fds(self._requests, self._replies)
         _live.discard(self)
@@ -352,6 +395,22 @@ class _IsolatedScan:
         if self.reader._generation == self.generation and self.reader._process is not None:
             with contextlib.suppress(Failure):
                 self.reader.call("scan_close", self.key, what="closing the array")
+
+
+class _TooBig(Exception):
+    """The reader's resident memory (bytes) passed MEMORY_CAP."""
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _resident(pid: int) -> int:
+    """The resident memory of process `pid` in bytes (0 where /proc does not say)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _close_fds(*fds: int) -> None:

@@ -121,3 +121,33 @@ def test_validate_keeps_every_other_clause_when_the_reader_crashes_on_one_array(
     kept = {r.rule.id: r.status for r in report.results if r.rule.id not in unchecked and ".Xc." not in r.rule.id}
     assert kept == {rule: status for rule, status in intact.items() if rule in kept}
     assert sum(status is Status.PASSED for status in kept.values()) > 20
+
+
+def test_isolated_reader_fails_a_reader_past_its_memory_cap_is_stopped(monkeypatch):
+    # A corrupt offset in a var-sized attribute's data tile had TileDB grow to 23 GB; the reader is watched while it
+    # works and ended past its cap, the part it was reading reported. (A cap of 1 MB: any reader passes it.)
+    monkeypatch.setattr(service, "MEMORY_CAP", 2**20)
+    reader = service.IsolatedReader()
+    try:
+        stopped = r"the TileDB reader took \d+ MB, more than the 1 MB it may, while opening /Xr; stopped"
+        with pytest.raises(Failure, match=stopped):
+            reader.call("array_info", str(STORE / "Xr"), what="opening /Xr")
+        assert reader._process is None
+    finally:
+        reader.close()
+
+
+def test_reader_budgets_fit_its_memory_cap(monkeypatch):
+    from spec_validate.nodes.tiledb import library
+
+    monkeypatch.setattr(library, "MEMORY_CAP", 400 * 2**20)
+    assert library.read_budgets() == (50 * 2**20, 200 * 2**20)
+
+
+def test_isolated_reader_fails_every_call_where_no_reader_can_start(monkeypatch, tmp_path):
+    monkeypatch.setattr(service.sys, "executable", str(tmp_path / "no-python"))
+    reader = service.IsolatedReader()
+    for _ in range(2):
+        with pytest.raises(Failure, match=r"the TileDB reader could not start \(FileNotFoundError"):
+            reader.call("array_info", str(STORE / "Xr"), what="opening /Xr")
+    reader.close()
