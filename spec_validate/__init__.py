@@ -100,6 +100,7 @@ def validate(
         return Report(_shown(os.fspath(path)), exc.format, (), __version__, (), unreadable, node=node)
     with opened as tree:
         activity.opened(tree.format)
+        tree.tell = activity.reading  # a node that takes long to read is named, wherever the engine is
         if node != "/" and _found(tree, node) is None:
             raise InputError(f"{_shown(os.fspath(path))}: no group or array at {node}")
         prefer_attributes(tree, chosen, selection)  # before the writer detection walks the store
@@ -289,7 +290,7 @@ def render(reports: Report | Sequence[Report], format: str = "text", **options: 
 
     Args:
         reports: one report, or several (one document for all, as the command line writes for several inputs).
-        format: the output format's name: text, json, sarif, github, junit, markdown, html, or one registered
+        format: the output format's name: text, json, jsonl, sarif, github, junit, markdown, html, or one registered
             with `spec_validate.report.formats.output_format`.
         options: the fields of `spec_validate.report.options.RenderOptions`: fail_on ("must", "should", "may" or
             a Level), baseline (a `report.baseline.Baseline`), fail_on_unchecked (as --fail-on-unchecked),

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 # garbage collector alone.
 _OWN_PROCESS = False
 LEVELS = ("must", "should", "may")
+# Hands on one input's report as it finishes: its position in the list of jobs, and the report.
+Emit = Callable[[int, Report], None]
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -83,6 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
         dest="output",
         metavar="FILE",
         help="write the report to FILE instead of stdout (--output-file is the same option under ruff's name)",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="FILE",
+        help="with --format jsonl: go on with the run that wrote FILE and was cut short: the inputs FILE holds are not "
+        "validated again, the others are appended, and the summary and exit code count them all (FILE must be of a "
+        "run with the same settings; a FILE not there yet starts the run)",
     )
     p.add_argument(
         "--select",
@@ -164,9 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--dask",
         metavar="ADDRESS",
-        help="scan on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local "
-        "worker processes; workers must reach the inputs at the same path or URL (--jobs is then unused; "
-        "see docs/scaling.md)",
+        help="validate on a Dask cluster: a scheduler address (tcp://host:8786), or local / local:N to start N local "
+        "worker processes; one input's array blocks are the tasks, several inputs are one task each; workers must "
+        "reach the inputs at the same path or URL (--jobs is then unused; see docs/scaling.md)",
     )
     p.add_argument(
         "--config",
@@ -199,8 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_seconds,
         default=None,
         metavar="SECONDS",
-        help="give each input at most SECONDS: it runs in a child process, and one that is still reading then "
-        "is reported as timed out, naming what it was reading (the other inputs are still validated)",
+        help="give each input at most SECONDS: it runs in a child process (with --dask, of its worker), and one "
+        "that is still reading then is reported as timed out, naming what it was reading (the other inputs are "
+        "still validated)",
     )
     p.add_argument(
         "--memory-limit",
@@ -410,15 +420,29 @@ def run(argv: Sequence[str] | None = None) -> int:
         return _list_rules(args, packs)
     if not args.paths:
         parser.error("give at least one PATH (or --list-rules / --explain)")
-    if args.timeout is not None and args.dask:
-        parser.error("--timeout runs each input in a child process here; it cannot be used with --dask")
     if args.memory_limit is not None and args.dask:
         parser.error("--memory-limit caps the processes here; it cannot be used with --dask")
     if args.statistics and args.format not in ("text", "json"):
         parser.error(f"--statistics is a table (text) or JSON; it cannot be written as {args.format}")
+    streamed = formats.get(args.format).stream is not None  # each report written as its input finishes
+    _check_streamed(parser, args, streamed)
     settings = _settle(args, packs)
-    reports = _validate_all(args, settings, _inputs(args, settings))
-    return _finish(args, settings, reports)
+    inputs = _inputs(args, settings)
+    if streamed:
+        from spec_validate.resume import run_streamed
+
+        return run_streamed(args, settings, _packs(settings.packs), inputs, _validate_all)
+    return _finish(args, settings, _validate_all(args, settings, inputs))
+
+
+def _check_streamed(parser: argparse.ArgumentParser, args: argparse.Namespace, streamed: bool) -> None:
+    """--resume continues a jsonl file, and a streamed run keeps no report for what needs them all at the end."""
+    if args.resume and args.format != "jsonl":
+        parser.error("--resume continues a --format jsonl run: give --format jsonl")
+    if args.resume and args.output and os.path.abspath(args.output) != os.path.abspath(args.resume):
+        parser.error("--resume FILE appends to FILE: give no other --output")
+    if streamed and args.write_baseline:
+        parser.error(f"--write-baseline needs every report at the end; it cannot be used with --format {args.format}")
 
 
 def _inputs(args: argparse.Namespace, settings: Settings) -> list[Input]:
@@ -511,15 +535,27 @@ def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
     return settings
 
 
-def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Input]) -> list[Report]:
+def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Input], sink: Emit | None = None) -> list[Report]:
     """A report per input, in input order: on a Dask cluster, in worker processes (several inputs), or here.
-    Files found in a folder and skipped get their one-line report without being opened."""
+    Files found in a folder and skipped get their one-line report without being opened. With `sink`, each report
+    is handed to it (with its input's position in `inputs`) as its input finishes, skipped files first, and none
+    is kept: the list returned is empty."""
     from spec_validate.engine.scan import default_workers
 
     _startup_finished()
     if args.memory_limit is not None:
         _limit_memory(args.memory_limit)
     todo = [item for item in inputs if item.skipped is None]
+    emit = None
+    if sink is not None:
+        positions = [i for i, item in enumerate(inputs) if item.skipped is None]
+        for i, item in enumerate(inputs):
+            if item.skipped is not None:
+                sink(i, _unchecked(item, skipped=item.skipped))
+
+        def emit(k: int, report: Report) -> None:
+            sink(positions[k], report)
+
     workers = args.jobs or default_workers()
     processes = min(workers, len(todo))
     # Several inputs: one process each, up to N at once, sharing the N workers as scan threads.
@@ -528,22 +564,53 @@ def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Inp
     validate_one = functools.partial(
         _validate_one, deep=args.deep, all_clauses=args.all_clauses, list_folders=not args.no_list
     )  # a partial of a module function still pickles
-    if args.timeout is not None:
-        done = _with_timeout(jobs, validate_one, args.timeout, args.quiet, workers)
-    elif args.dask:
-        from spec_validate.engine.dask_scan import validate_on_dask
-
-        done = validate_on_dask(args.dask, jobs, validate_one)
+    if args.dask:
+        done = _on_dask(args, jobs, validate_one, emit)
+    elif args.timeout is not None:
+        done = _with_timeout(jobs, validate_one, args.timeout, args.quiet, workers, emit)
     elif processes > 1:
-        done = _in_processes(jobs, validate_one, processes, args.quiet)
+        done = _in_processes(jobs, validate_one, processes, args.quiet, emit)
     else:
-        done = _serially(jobs, validate_one, args.quiet)
+        done = _serially(jobs, validate_one, args.quiet, emit)
+    if sink is not None:
+        return []
     checked = iter(done)
     return [_unchecked(item, skipped=item.skipped) if item.skipped is not None else next(checked) for item in inputs]
 
 
-def _in_processes(jobs: list[tuple], validate_one: Callable[..., Report], processes: int, quiet: bool) -> list[Report]:
-    """Each input in a worker process, with one bar counting finished inputs."""
+def _on_dask(
+    args: argparse.Namespace, jobs: list[tuple], validate_one: Callable[..., Report], emit: Emit | None = None
+) -> list[Report]:
+    """The inputs on the Dask cluster --dask names; several inputs (or any under --timeout) one task each, with one
+    bar counting finished inputs. Under --timeout each task validates its input in a child process of its worker,
+    given that many seconds (as `_with_timeout` does here). With `emit`, each report is handed to it as its input
+    finishes, not kept."""
+    from spec_validate.engine.dask_scan import validate_on_dask
+    from spec_validate.progress import TerminalProgress
+
+    children = args.timeout is not None
+    if children:
+        validate_one = functools.partial(_within, validate_one=validate_one, seconds=args.timeout)
+    if len(jobs) == 1 and not children:  # its blocks are the tasks: the scan's own bar
+        return validate_on_dask(args.dask, jobs, validate_one, emit=emit)
+    with TerminalProgress("validating", unit="files", quiet=args.quiet) as bar:
+        return validate_on_dask(args.dask, jobs, validate_one, children=children, progress=bar, emit=emit)
+
+
+def _within(*job: object, validate_one: Callable[..., Report], seconds: float) -> Report:
+    """`validate_one(*job)` in a child process given `seconds` (on a Dask worker, under --timeout): its report, or
+    one naming the timeout or crash and what was being read."""
+    from spec_validate.watchdog import run_with_timeout
+
+    item = job[0]
+    return run_with_timeout(job, validate_one, seconds, _shown(item.path), item.node)  # type: ignore[attr-defined]
+
+
+def _in_processes(
+    jobs: list[tuple], validate_one: Callable[..., Report], processes: int, quiet: bool, emit: Emit | None = None
+) -> list[Report]:
+    """Each input in a worker process, with one bar counting finished inputs; with `emit`, each report is handed
+    to it as its input finishes (see `_gather`)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -554,7 +621,8 @@ def _in_processes(jobs: list[tuple], validate_one: Callable[..., Report], proces
         ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool,
         TerminalProgress("validating", unit="files", quiet=quiet) as bar,
     ):
-        return _gather([pool.submit(validate_one, *job) for job in jobs], bar)  # in input order
+        # In input order; or, with emit, each handed on as it finishes.
+        return _gather([pool.submit(validate_one, *job) for job in jobs], bar, emit)
 
 
 def _limit_memory(megabytes: int) -> None:
@@ -569,16 +637,21 @@ def _limit_memory(megabytes: int) -> None:
 
 
 def _with_timeout(
-    jobs: list[tuple], validate_one: Callable[..., Report], seconds: float, quiet: bool, workers: int
+    jobs: list[tuple], validate_one: Callable[..., Report], seconds: float, quiet: bool, workers: int, emit: Emit | None = None
 ) -> list[Report]:
-    """Each input in turn in a child process given `seconds`, with all the scan threads (see `spec_validate.watchdog`)."""
+    """Each input in turn in a child process given `seconds`, with all the scan threads (see `spec_validate.watchdog`);
+    with `emit`, each report is handed to it, not kept."""
     from spec_validate.watchdog import run_with_timeout
 
     reports = []
-    for job in jobs:
+    for k, job in enumerate(jobs):
         item = job[0]
         job = (*job[:5], workers)
-        reports.append(run_with_timeout(job, validate_one, seconds, _shown(item.path), item.node, _label(item.path), quiet))
+        report = run_with_timeout(job, validate_one, seconds, _shown(item.path), item.node, _label(item.path), quiet)
+        if emit is None:
+            reports.append(report)
+        else:
+            emit(k, report)
     return reports
 
 
@@ -588,14 +661,18 @@ def _shown(path: str) -> str:
     return shown(path)
 
 
-def _serially(jobs: list[tuple], validate_one: Callable[..., Report], quiet: bool) -> list[Report]:
-    """Each input in turn in this process."""
+def _serially(jobs: list[tuple], validate_one: Callable[..., Report], quiet: bool, emit: Emit | None = None) -> list[Report]:
+    """Each input in turn in this process; with `emit`, each report is handed to it, not kept."""
     from spec_validate.progress import TerminalProgress
 
     reports = []
-    for job in jobs:  # a bar per input, named for it, once its scan has lasted a second
+    for k, job in enumerate(jobs):  # a bar per input, named for it, once its scan has lasted a second
         with TerminalProgress(_label(job[0].path), quiet=quiet) as bar:
-            reports.append(validate_one(*job, progress=bar))
+            report = validate_one(*job, progress=bar)
+        if emit is None:
+            reports.append(report)
+        else:
+            emit(k, report)
     return reports
 
 
@@ -633,15 +710,25 @@ def _write_baseline(path: str, reports: list[Report]) -> None:
     print(f"spec-validate: wrote {count} finding(s) to baseline {path}", file=sys.stderr)
 
 
-def _gather(futures, progress) -> list[Report]:
-    """The futures' results in input order, counting finished inputs on `progress`; a failure cancels those not yet started."""
+def _gather(futures, progress, emit: Emit | None = None) -> list[Report]:
+    """The futures' results in input order, counting finished inputs on `progress`; a failure cancels those not yet
+    started. With `emit`: each result handed to it (with its future's place in `futures`) as it finishes, on this
+    thread, and not kept (nor is its future), so memory does not grow with the inputs; the list returned is empty."""
+    from concurrent.futures import as_completed
+
     progress.start(len(futures))
     for future in futures:
         future.add_done_callback(lambda _: progress.advance(1))  # on the pool's thread: TerminalProgress locks
+    place = {future: k for k, future in enumerate(futures)}
     try:
-        return [future.result() for future in futures]
+        if emit is None:
+            return [future.result() for future in futures]
+        futures = None  # as_completed lets go of each future it yields: then nothing holds a finished report
+        for future in as_completed(list(place)):
+            emit(place.pop(future), future.result())
+        return []
     except BaseException:
-        for future in futures:
+        for future in place:
             future.cancel()
         raise
     finally:

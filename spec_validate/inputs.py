@@ -3,7 +3,8 @@
 As ruff does with source files: any mix of files, stores and folders. A folder that is not itself a store is
 searched (`.gitignore` respected, `exclude` patterns and hidden entries left out), and a store found there is
 one input, never descended into; what the search looks at and does not validate is listed as skipped, with why.
-A folder behind an http(s):// URL is searched the same way, through its server's directory pages. A path inside
+A folder behind an http(s):// URL is searched the same way, through its server's directory pages, and so is a prefix
+of an object store (s3://, gs://, az://), through its listing API. A path inside
 a directory store names the node it leads to; a file inside one (pre-commit passes changed keys such as
 `x.zarr/X/.zattrs`) names the whole store, validated once. Every input keeps the spelling the user gave it.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 # Directory stores by name, whatever they hold (an implicit-root Zarr store written by tensorstore has no root
@@ -41,9 +42,9 @@ STRAY_DOCUMENTS = (".zattrs", ".zmetadata")
 STRAY = "a Zarr metadata document without a .zgroup, .zarray or zarr.json beside it: the folder is no Zarr store"
 LINKED_FOLDER = "a link to a folder: searches do not follow links (name what it leads to, to validate it)"
 NOT_REGULAR = "not a regular file or folder (a FIFO, socket, device or broken link); never opened"
-# A folder behind a URL: its files are found by name only (reading each one's first bytes would be a request each),
-# and at most MOST_REMOTE_FOLDERS folders are listed (a request each): a server whose pages link on without end is
-# searched that far, and the folders left are listed as skipped.
+# A folder behind a URL (a directory page, or an object store's prefix): its files are found by name only (reading
+# each one's first bytes would be a request each), and at most MOST_REMOTE_FOLDERS folders are listed (a request
+# each): a server whose pages link on without end is searched that far, and the folders left are listed as skipped.
 MOST_REMOTE_FOLDERS = 1_000
 NOT_NAMED = "not named as a data file (.h5ad, .h5Seurat, .h5mu, .zarr.zip); a file behind a URL is not read to find out"
 REMOTE_CXG = "a CXG (TileDB) store: read from local paths only"
@@ -271,37 +272,46 @@ def _zip_holds_zarr(path: str) -> bool:
 
 
 def _expand_url(url: str, excluded: _Excluder) -> list[Input]:
-    """A URL as an input, or, where its server lists it as a folder (not a store), what a search of it finds.
+    """A URL as an input, or, where it is listed as a folder (not a store), what a search of it finds.
 
-    A URL named as a data file or a store (`.h5ad`, `.zarr`, ...), or of a protocol other than http(s), is one input
-    as given; any other http(s) URL costs one request, for its directory page.
+    A URL named as a data file, a store (`.h5ad`, `.zarr`, ...) or a Zarr document (a key inside a store, as
+    pre-commit passes them), or of a protocol that is neither http(s) nor an object store's (s3://, gs://, az://),
+    is one input as given; any other costs one request: its directory page, or the listing of the prefix.
     """
     from urllib.parse import urlsplit
 
     from spec_validate.errors import InputError
-    from spec_validate.storage.remote import HTTP_PROTOCOLS, FolderPages, protocol
+    from spec_validate.storage.cloudstore import CLOUD_SCHEMES
+    from spec_validate.storage.remote import HTTP_PROTOCOLS, FolderListings, protocol
 
-    name = urlsplit(url).path.rstrip("/").rpartition("/")[2].lower()
-    if protocol(url) not in HTTP_PROTOCOLS or name.endswith(DATA_SUFFIXES + STORE_SUFFIXES + (".h5", ".hdf5", ".nwb")):
+    scheme = protocol(url)
+    # An object store's key is written as it is: "?" and "#" in it are no query or fragment.
+    path = urlsplit(url).path if scheme in HTTP_PROTOCOLS else url.split("://", 1)[1].partition("/")[2]
+    name = path.rstrip("/").rpartition("/")[2].lower()
+    searchable = scheme in HTTP_PROTOCOLS or scheme in CLOUD_SCHEMES
+    named = name.endswith(DATA_SUFFIXES + STORE_SUFFIXES + (".h5", ".hdf5", ".nwb")) or name in STORE_DOCUMENTS + STRAY_DOCUMENTS
+    if not searchable or named:
         return [Input(url)]
     try:
-        pages = FolderPages(url)
-    except InputError:  # no HTTP client here: opening the URL says so
+        folders = FolderListings(url)
+    except InputError:  # no client for the protocol here, no credentials, no bucket named: opening the URL says so
         return [Input(url)]
     try:
-        return _search_url(url, pages, excluded)
+        return _search_url(url, folders, excluded)
     finally:
-        pages.close()
+        folders.close()
 
 
-def _search_url(url: str, pages, excluded: _Excluder) -> list[Input]:
-    """The stores and data files below the folder at `url`, breadth first (each level's pages asked for together),
-    then in the order a local search gives (depth first, names sorted); what was met and not validated, skipped."""
-    (root,) = pages.list([url])
+def _search_url(url: str, folders, excluded: _Excluder) -> list[Input]:
+    """The stores and data files below the folder at `url`, breadth first (each level's listings asked for
+    together), then in the order a local search gives (depth first, names sorted); what was met and not validated,
+    skipped."""
+    (root,) = folders.list([url])
     if isinstance(root, str) or not (root[0] or root[1]):
         # Not a folder its server lists: the URL is opened as given (a file, or a store its server does not list).
         # Nothing there at all is said once, by opening it.
-        why = root if isinstance(root, str) else "its page links to nothing below it"
+        empty = "its page links to nothing below it" if folders.http else "no key is stored below it"
+        why = root if isinstance(root, str) else empty
         return [Input(url, unlisted=None if why == "not found" else why)]
     if _lists_store(root[0]):
         return [Input(url)]
@@ -310,8 +320,8 @@ def _search_url(url: str, pages, excluded: _Excluder) -> list[Input]:
     listed = 1
     while level:
         below: list[tuple[str, str]] = []  # (relative path, URL) of the folders to list next
-        for relative, folder, (files, folders) in level:
-            for item in _remote_entries(relative, folder, files, folders, excluded):
+        for relative, folder, (files, subfolders) in level:
+            for item in _remote_entries(relative, folder, files, subfolders, excluded, folders.child):
                 if isinstance(item, Input):
                     found.append(item)
                 elif listed < MOST_REMOTE_FOLDERS:
@@ -319,18 +329,18 @@ def _search_url(url: str, pages, excluded: _Excluder) -> list[Input]:
                     listed += 1
                 else:
                     found.append(Input(item[1], explicit=False, skipped=TOO_MANY_FOLDERS))
-        level = _next_level(below, pages, found)
+        level = _next_level(below, folders, found)
     walked = sorted(found, key=lambda item: item.path.split("/"))
     if not any(item.skipped is None for item in walked):
         return [Input(url, explicit=True, skipped=NOTHING_FOUND), *walked]
     return walked
 
 
-def _next_level(below: list[tuple[str, str]], pages, found: list[Input]) -> list[tuple[str, str, tuple[list[str], list[str]]]]:
+def _next_level(below: list[tuple[str, str]], folders, found: list[Input]) -> list[tuple[str, str, tuple[list[str], list[str]]]]:
     """The folders `below` listed together: a store is an input, a CXG or a folder its server will not list is
     skipped (both added to `found`); the others are returned, with their listings, to be searched next."""
     level = []
-    for (relative, folder), listing in zip(below, pages.list([u for _, u in below]) if below else [], strict=True):
+    for (relative, folder), listing in zip(below, folders.list([u for _, u in below]) if below else [], strict=True):
         if isinstance(listing, str):
             found.append(Input(folder, explicit=False, skipped=f"cannot be listed ({listing})"))
         elif _lists_store(listing[0]):
@@ -343,14 +353,19 @@ def _next_level(below: list[tuple[str, str]], pages, found: list[Input]) -> list
 
 
 def _remote_entries(
-    relative: str, folder: str, files: list[str], folders: list[str], excluded: _Excluder
+    relative: str,
+    folder: str,
+    files: list[str],
+    folders: list[str],
+    excluded: _Excluder,
+    child_url: Callable[[str, str], str],
 ) -> Iterator[Input | tuple[str, str]]:
-    """What one folder's page lists: an Input for each file and store (skipped where it is none), and (relative
+    """What one folder's listing holds: an Input for each file and store (skipped where it is none), and (relative
     path, URL) for each folder to list next. Hidden and excluded names are left out, as in a local search."""
     for name in sorted(files + folders):
         is_folder = name in folders
         path = f"{relative}/{name}" if relative else name
-        child = _child_url(folder, name)
+        child = child_url(folder, name)
         if excluded.remote(path):
             continue
         if name.startswith("."):
@@ -371,14 +386,6 @@ def _remote_entries(
 def _lists_store(files: list[str]) -> bool:
     """Whether a folder's files make it a Zarr store (a group or array document at its root)."""
     return any(name in files for name in STORE_DOCUMENTS)
-
-
-def _child_url(folder: str, name: str) -> str:
-    """The URL of `name` in the folder at `folder`: its name percent-encoded, the folder's query (a token) kept."""
-    from urllib.parse import quote, urlsplit, urlunsplit
-
-    parts = urlsplit(folder)
-    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/" + quote(name), fragment=""))
 
 
 class _Excluder:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -101,6 +102,8 @@ def s3_server(buckets: dict[str, dict[str, bytes]]) -> Iterator[CountingMotoServ
 
     server = CountingMotoServer()
     endpoint = server.start()
+    # moto keeps its buckets in the process, across servers: a bucket an earlier test made would still be there.
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=30).close()
     with pytest.MonkeyPatch.context() as mp:
         for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3", "AWS_SKIP_SIGNATURE", "FSSPEC_S3_ANON"):
             mp.delenv(name, raising=False)

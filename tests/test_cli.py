@@ -18,6 +18,7 @@ from corpus_paths import CASES
 from docs_examples import extends_example
 
 import spec_validate
+from spec_validate import inputs
 from spec_validate.checks import registry
 from spec_validate.cli import main
 from spec_validate.engine.loader import builtin_packs
@@ -907,6 +908,47 @@ def test_main_passes_folder_url_is_searched_and_what_it_skips_is_listed(tmp_path
         assert doc["skipped"] == [{"path": f"{server.url}/data/notes.txt", "reason": NOT_NAMED}]
         code, out, _ = cli(capsys, f"{server.url}/data", "--quiet")
         assert code == 0 and f"{server.url}/data/notes.txt: skipped: {NOT_NAMED}" in out.splitlines()
+
+
+def _archive(folder: Path, broken_h5ad: str) -> None:
+    """One of each kind of input a search finds, two failing, plus what it skips and leaves out."""
+    from corpus_paths import FAILING_ZARR, VALID_H5AD
+
+    (folder / "sub").mkdir(parents=True)
+    shutil.copy(VALID_H5AD, folder / "cells.h5ad")
+    shutil.copy(broken_h5ad, folder / "sub" / "broken.h5ad")
+    shutil.copytree(FAILING_ZARR, folder / "sub" / "strings.zarr")
+    shutil.copytree(CASES / "zarr-v3" / "valid-every-element.zarr", folder / "sub" / "plain")  # a store by its zarr.json
+    (folder / "notes.txt").write_text("hi")
+    (folder / "node_modules").mkdir()
+    shutil.copy(VALID_H5AD, folder / "node_modules" / "left-out.h5ad")
+
+
+def test_main_passes_folder_locally_over_http_and_on_s3_finds_the_same_stores_and_verdicts(tmp_path, broken_h5ad, capsys):
+    # "spec-validate s3://bucket/prefix/ (moto) and spec-validate http://host/folder/ find the same stores as the
+    # same folder locally, and give the same verdicts" (#41).
+    pytest.importorskip("obstore")
+    from latency_server import LatencyServer
+    from s3_server import s3_server
+
+    _archive(tmp_path / "srv" / "data", broken_h5ad)
+    keys = {p.relative_to(tmp_path / "srv").as_posix(): p.read_bytes() for p in (tmp_path / "srv").rglob("*") if p.is_file()}
+
+    def run(folder: str) -> tuple[int, dict]:
+        code, out, _ = cli(capsys, folder, "--format", "json", "--quiet", "--jobs", "1")
+        # Each input named relative to the folder searched, so that the three runs compare.
+        return code, json.loads(out.replace(folder.rstrip("/") + "/", ""))
+
+    local = run(str(tmp_path / "srv" / "data") + "/")
+    with LatencyServer(tmp_path / "srv") as server:
+        over_http = run(f"{server.url}/data/")
+    with s3_server({"archive": keys}):
+        on_s3 = run("s3://archive/data/")
+    assert [r["source"] for r in local[1]["reports"]] == ["cells.h5ad", "sub/broken.h5ad", "sub/plain", "sub/strings.zarr"]
+    assert local[0] == 1 and local[1]["skipped"] == [{"path": "notes.txt", "reason": inputs.NOT_A_STORE}]
+    for remote in (over_http, on_s3):
+        assert remote[0] == local[0] and remote[1]["reports"] == local[1]["reports"]
+        assert remote[1]["skipped"] == [{"path": "notes.txt", "reason": inputs.NOT_NAMED}]  # by name only, behind a URL
 
 
 def test_main_fails_folder_url_its_server_does_not_list_says_so_in_one_line(tmp_path, capsys):

@@ -155,8 +155,8 @@ def _zarr_with_declared(tmp_path: Path, shape: list[int], chunks: list[int]) -> 
 
 @pytest.mark.parametrize(
     "shape,chunks",
-    [([2**62], [1]), ([2**62], [2**20]), ([2**40], [1000])],
-    ids=["2**62-chunks-of-1", "2**62-chunks-of-2**20", "2**40"],
+    [([2**62], [1]), ([2**62], [2**20]), ([2**40], [1000]), ([2**76], [2**20]), ([2**80], [1])],
+    ids=["2**62-chunks-of-1", "2**62-chunks-of-2**20", "2**40", "2**76", "2**80-chunks-of-1"],
 )
 def test_declared_huge_array_with_no_chunks_is_read_as_its_fill_value_in_bounded_memory(tmp_path, shape, chunks):
     result = run_cli(_zarr_with_declared(tmp_path, shape, chunks), "--timeout", "100", tmp_path=tmp_path)
@@ -169,6 +169,31 @@ def test_declared_huge_array_with_no_chunks_is_read_as_its_fill_value_in_bounded
         assert by_id[rule]["status"] == "passed" and not by_id[rule].get("unchecked"), by_id[rule]
     assert by_id["anndata.csr_matrix.indptr-length"]["status"] == "failed"
     assert by_id["anndata.csr_matrix.indptr-end"]["status"] == "failed"  # the last of 2**62 zeros is no nnz
+
+
+@pytest.mark.parametrize("fmt", ["zarr-v2", "zarr-v3"])
+def test_declared_2_62_by_2_62_array_with_no_chunks_is_read_whole_under_deep_in_bounded_memory(tmp_path, fmt):
+    """One range per declared row once grew to any memory cap: the array is one block of its fill value."""
+    store = tmp_path / "wide.zarr"
+    shutil.copytree(CORPUS / f"anndata/{fmt}/valid-every-element.zarr", store)
+    folder = store / "obsm/X_pca"
+    if fmt == "zarr-v2":
+        meta = json.loads((folder / ".zarray").read_text())
+        meta.update(shape=[2**62, 2**62])
+        (folder / ".zarray").write_text(json.dumps(meta))
+        (folder / "0.0").unlink()
+    else:
+        meta = json.loads((folder / "zarr.json").read_text())
+        meta["shape"] = [2**62, 2**62]
+        (folder / "zarr.json").write_text(json.dumps(meta))
+        shutil.rmtree(folder / "c")
+    result = run_cli(store, "--deep", "--timeout", "100", tmp_path=tmp_path)
+    assert result["peak_mb"] < LIMIT_MB, result
+    assert "timed out" not in result["text"] and not result["report"]["problems"]
+    by_id = {r["id"]: r for r in result["report"]["results"]}
+    assert by_id["anndata.anndata.obsm-shape"]["status"] == "failed"
+    decoded = "zarr.chunks.decoded-size" if fmt == "zarr-v2" else "zarr3.chunks.decode"
+    assert by_id[decoded]["status"] == "passed" and not by_id[decoded].get("unchecked"), by_id[decoded]
 
 
 def test_declared_huge_hdf5_dataset_with_no_chunks_is_read_as_its_fill_value(tmp_path):
@@ -403,6 +428,32 @@ def test_timeout_reports_a_crashed_reader_and_goes_on(tmp_path, monkeypatch):
     assert code == 1 and [r["source"] for r in reports] == [str(tmp_path / "crash.h5ad"), str(VALID_H5AD)]
     assert "the reader crashed (killed by signal 11)" in reports[0]["problems"][0]["message"]
     assert reports[1]["problems"] == [] and reports[1]["results"]
+
+
+@pytest.mark.filterwarnings("ignore:TileDB is a multithreading library:UserWarning")  # as the test above
+def test_timeout_names_the_node_whose_attributes_were_being_read(tmp_path, monkeypatch):
+    """An object whose attributes take long to read (100,000 of them) is named, whatever the engine was doing when
+    it met it (here the writer detection, which once was all the report said, against the store's root)."""
+    import multiprocessing
+    import time
+
+    from spec_validate import cli, watchdog
+    from spec_validate.nodes.hdf5.tree import HDF5Tree
+
+    real = HDF5Tree.attributes_problem
+
+    def slow(self, node, oid):
+        if node.path == "/uns":
+            time.sleep(120)
+        return real(self, node, oid)
+
+    monkeypatch.setattr(HDF5Tree, "attributes_problem", slow)
+    monkeypatch.setattr(watchdog, "_context", lambda: multiprocessing.get_context("fork"))  # the patch must reach it
+    out = tmp_path / "report.json"
+    code = cli.main([str(VALID_H5AD), "--timeout", "3", "--format", "json", "-o", str(out), "--quiet", "--isolated"])
+    (problem,) = json.loads(out.read_text())["reports"][0]["problems"]
+    assert code == 1 and problem["key"] == "/uns"
+    assert problem["message"] == "timed out after 3 s while reading the attributes of /uns"
 
 
 @pytest.mark.filterwarnings("ignore:TileDB is a multithreading library:UserWarning")  # as the test above

@@ -255,3 +255,64 @@ def test_discover_passes_folder_url_leaves_out_excluded_names(served):
     with _server(served) as server:
         found = [i.path for i in discover([f"{server.url}/data"], [Exclude("sub", os.getcwd()), Exclude("node_modules", "")])]
         assert not any("/sub/" in p or "node_modules" in p or ".hidden" in p for p in found) and found
+
+
+def _bucket(folder: Path) -> dict[str, bytes]:
+    """The files under `folder` as an S3 bucket's keys (S3 has no empty folders: each one here holds a file)."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def bucket(served):
+    """The `served` folder's files as the keys of bucket "archive" on a moto S3 server (atlas.cxg given its marker)."""
+    from s3_server import s3_server
+
+    (served / "data" / "atlas.cxg" / "__tiledb_group.tdb").write_bytes(b"")
+    with s3_server({"archive": _bucket(served)}) as server:
+        yield server
+
+
+@pytest.mark.parametrize("slash", ["", "/"], ids=["no-slash", "slash"])
+def test_discover_passes_s3_prefix_is_searched_as_the_folder_url_is(served, bucket, slash):
+    with _server(served) as server:
+        over_http = discover([f"{server.url}/data/"])
+    found = discover([f"s3://archive/data{slash}"])
+    assert found == [i._replace(path=i.path.replace(f"{server.url}/", "s3://archive/")) for i in over_http]
+    assert Input("s3://archive/data/plain", explicit=False) in found  # a store by its root document, not its name
+    # One delimiter listing per folder searched; stores named as such (a.zarr), CXGs and excluded folders are not listed.
+    listed = ["archive/data", "archive/data/plain", "archive/data/stray", "archive/data/sub", "archive/data/sub/deeper"]
+    assert sorted(bucket.listings(flat=False)) == listed
+
+
+def test_discover_passes_s3_bucket_root_is_searched(bucket):
+    found = [i.path for i in discover(["s3://archive"]) if i.skipped is None]
+    assert found == [f"s3://archive/data/{name}" for name in ("a.zarr", "plain", "stray/x.h5Seurat", "sub/deeper/cells.H5AD")]
+
+
+def test_discover_passes_s3_prefix_of_a_store_without_its_name_is_one_input(bucket):
+    assert discover(["s3://archive/data/plain/"]) == [Input("s3://archive/data/plain/")]
+
+
+def test_discover_passes_s3_url_named_as_a_store_or_file_costs_no_request(bucket):
+    urls = ["s3://archive/data/a.zarr", "s3://archive/data/sub/deeper/cells.H5AD", "s3://archive/data/a.zarr/.zgroup"]
+    assert discover(urls) == [Input(u) for u in urls]
+    assert not bucket.requests
+
+
+@pytest.mark.parametrize(
+    "url,why",
+    [
+        pytest.param("s3://archive/nothing/", "no key is stored below it", id="empty-prefix"),
+        pytest.param("s3://archive/data/sub/signed.bin", "no key is stored below it", id="a-key-not-named-as-a-file"),
+        pytest.param("s3://missing-bucket/data/", "no such bucket (NoSuchBucket)", id="no-bucket"),
+    ],
+)
+def test_discover_passes_s3_prefix_listing_nothing_is_opened_as_given(bucket, url, why):
+    assert discover([url]) == [Input(url, unlisted=why)]
+
+
+def test_discover_passes_s3_prefix_leaves_out_excluded_names_and_stops_at_its_bound(bucket, monkeypatch):
+    found = [i.path for i in discover(["s3://archive/data"], [Exclude("sub", os.getcwd()), Exclude("node_modules", "")])]
+    assert not any("/sub/" in p or "node_modules" in p or ".hidden" in p for p in found) and found
+    monkeypatch.setattr(inputs, "MOST_REMOTE_FOLDERS", 3)
+    assert Input("s3://archive/data/sub", explicit=False, skipped=TOO_MANY_FOLDERS) in discover(["s3://archive/data"])

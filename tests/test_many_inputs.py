@@ -51,7 +51,15 @@ def test_many_inputs_text_ends_with_a_summary_table(inputs, capsys):
         "checked)",
     ]
     assert table[5].split() == ["valid2.h5ad", "hdf5", "0", "0", "0", "conforms"]
-    assert table[6] == "2 of 4 do not conform at --fail-on must; 1 with clauses not checked."
+    # Then the rules failing, each with how many inputs fail it and their names (report/archive.py), and the
+    # verdicts counted on the last line.
+    assert table[6:9] == [
+        "",
+        "Rules failing at or above --fail-on must (inputs that fail each):",
+        "  MUST    1 input  anndata.dataframe.index-attr              broken.h5ad",
+    ]
+    assert table[9].split() == ["MUST", "1", "input", "anndata.string.zarr-fixed-length-unicode", "rich.zarr"]
+    assert table[10:] == ["2 of 4 do not conform at --fail-on must; 1 with clauses not checked."]
 
 
 def test_many_inputs_single_input_has_no_summary_table(inputs, capsys):

@@ -3,7 +3,7 @@ once cost the user the report, read outside the store, hung or took unbounded me
 input"; the fuzzer in tests/fuzz/ found the same kinds).
 
 Run as `python conformance-corpus/hostile/generate_hostile.py [CASE ...]`. It (re)writes the cases under
-conformance-corpus/hostile/{h5ad,zarr-v2,zip}/ and nothing else; manifest.yaml beside them lists each case with
+conformance-corpus/hostile/{h5ad,zarr-v2,zarr-v3,zip,cxg}/ and nothing else; manifest.yaml beside them lists each case with
 the rules it fails and the unreadable records (`problems`) its report must carry. Every case is one function named
 like the case. Files named by a case (an external storage file, a virtual dataset's source, an external link's
 target) do not exist: whatever the tool did with them, it must not try to read them.
@@ -25,8 +25,10 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent
 H5AD_BASE = CORPUS / "anndata" / "h5ad" / "valid-every-element.h5ad"
 ZARR_BASE = CORPUS / "anndata" / "zarr-v2" / "valid-every-element.zarr"
+ZARR3_BASE = CORPUS / "anndata" / "zarr-v3" / "valid-every-element.zarr"
+CXG_BASES = CORPUS / "cxg" / "cxg-0.3.0"
 CASES: dict[str, Callable[[Path], None]] = {}
-SUFFIX = {"h5ad": ".h5ad", "zarr-v2": ".zarr", "zip": ".zarr.zip"}
+SUFFIX = {"h5ad": ".h5ad", "zarr-v2": ".zarr", "zarr-v3": ".zarr", "zip": ".zarr.zip", "cxg": ".cxg"}
 STAMP = (2024, 1, 1, 0, 0, 0)  # every zip entry's time: a rerun writes the same bytes
 
 
@@ -463,6 +465,42 @@ def huge_sparse_chunks(path: Path) -> None:
         (folder / str(i)).write_bytes(value.tobytes())
 
 
+def declare_unwritten(store: Path, array: str, shape: list[int], chunks: list[int]) -> None:
+    """The array at `array` declares `shape` in `chunks` (its Zarr v2 or v3 document edited), and no chunk is stored;
+    the consolidated metadata keeps the original document."""
+    folder = store / array
+    v2 = (folder / ".zarray").exists()
+    meta_path = folder / (".zarray" if v2 else "zarr.json")
+    meta = json.loads(meta_path.read_text())
+    if v2:
+        meta.update(shape=shape, chunks=chunks)
+    else:
+        meta["shape"] = shape
+        meta["chunk_grid"]["configuration"]["chunk_shape"] = chunks
+    meta_path.write_text(json.dumps(meta, indent=2))
+    for chunk in folder.iterdir():
+        if v2 and not chunk.name.startswith("."):
+            chunk.unlink()
+        elif not v2 and chunk.is_dir():
+            shutil.rmtree(chunk)
+
+
+@case("zarr-v2")
+def huge_unwritten_2_80_zarr_v2(path: Path) -> None:
+    """X/indptr declares 2**80 elements in chunks of one element, none written: one block of its fill value (once,
+    a Python range per 2**56 elements was listed up front: 2.8 GB and a MemoryError)."""
+    zarr_copy(path)
+    declare_unwritten(path, "X/indptr", [2**80], [1])
+
+
+@case("zarr-v2")
+def huge_unwritten_2d_zarr_v2(path: Path) -> None:
+    """obsm/X_pca declares 2**62 x 2**62 elements, none written, read whole under --deep: one block of its fill value
+    (once, one range per declared row, growing to any memory cap)."""
+    zarr_copy(path)
+    declare_unwritten(path, "obsm/X_pca", [2**62, 2**62], [12, 3])
+
+
 def zarr_values(folder: Path, meta: dict) -> np.ndarray:
     """The values of a one-chunk Zarr v2 array, decoded with its compressor (numcodecs)."""
     import numcodecs
@@ -471,6 +509,23 @@ def zarr_values(folder: Path, meta: dict) -> np.ndarray:
     codec = numcodecs.get_codec(meta["compressor"]) if meta.get("compressor") else None
     data = codec.decode(raw) if codec is not None else raw
     return np.frombuffer(data, dtype=meta["dtype"])[: meta["shape"][0]]
+
+
+# ---------------------------------------------------------------------------------------------- Zarr v3
+
+
+@case("zarr-v3")
+def huge_unwritten_2_80_zarr_v3(path: Path) -> None:
+    """X/indptr declares 2**80 elements in chunks of 2**20, none written: one block of its fill value."""
+    shutil.copytree(ZARR3_BASE, path)
+    declare_unwritten(path, "X/indptr", [2**80], [2**20])
+
+
+@case("zarr-v3")
+def huge_unwritten_2d_zarr_v3(path: Path) -> None:
+    """obsm/X_pca declares 2**62 x 2**62 elements, none written, read whole under --deep: one block of its fill value."""
+    shutil.copytree(ZARR3_BASE, path)
+    declare_unwritten(path, "obsm/X_pca", [2**62, 2**62], [12, 3])
 
 
 # ---------------------------------------------------------------------------------------------- zipped Zarr
@@ -485,6 +540,42 @@ def entry_names(path: Path) -> None:
             z.writestr(zipfile.ZipInfo(file.relative_to(ZARR_BASE).as_posix(), STAMP), file.read_bytes())
         for name in ("a//.zgroup", "a//b/.zgroup", "../up/.zgroup", "/abs/.zgroup", "/".join(["g"] * 10_000) + "/.zgroup"):
             z.writestr(zipfile.ZipInfo(name, STAMP), '{"zarr_format": 2}')
+
+
+# ---------------------------------------------------------------------------------------------- CXG (TileDB)
+
+
+def set_footer_byte(array: Path, field: str, byte: int, value: int) -> None:
+    """Set byte `byte` of `field` of the footer of the array's one fragment to `value`; where the field lies is what
+    spec_validate/nodes/tiledb/fragments.py parses, with the layout the array's schema gives."""
+    import tiledb
+
+    from spec_validate.nodes.tiledb import fragments, library
+
+    (folder,) = fragments.fragment_folders(str(array))
+    layout = library.layout(str(array), tiledb.ArraySchema.load(str(array)))
+    offset = fragments.metadata_fields(folder, layout)[1][field][0] + byte
+    meta = Path(folder) / fragments.METADATA_FILE
+    data = bytearray(meta.read_bytes())
+    data[offset] = value
+    meta.write_bytes(bytes(data))
+
+
+@case("cxg")
+def fragment_schema_name_huge(path: Path) -> None:
+    """The footer of /cxg_group_metadata's fragment says its array schema name takes 0x7A00003E bytes (one byte, the
+    fourth of that length, set to 0x7A): TileDB allocated 2 GB for it before it found the footer too short."""
+    shutil.copytree(CXG_BASES / "valid-properties-null.cxg", path)
+    set_footer_byte(path / "cxg_group_metadata", "array schema name's length", 3, 0x7A)
+
+
+@case("cxg")
+def fragment_file_size_huge(path: Path) -> None:
+    """The footer of /Xc's fragment says its a1.tdb holds 0xDC00000000 bytes more than it does (one byte, the fifth of
+    that size, set to 0xDC): TileDB read the file's last tile up to that size, and under --deep about one run in
+    ten the process died (exit 139, no report)."""
+    shutil.copytree(CXG_BASES / "valid-sparse-X.cxg", path)
+    set_footer_byte(path / "Xc", "file sizes", 8 + 4, 0xDC)  # the second size (a1.tdb's), its fifth byte
 
 
 def main(argv: list[str]) -> None:

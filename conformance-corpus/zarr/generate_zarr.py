@@ -311,6 +311,15 @@ def valid_array_stray_files(path: Path) -> None:
     (x / ".nczattrs").write_text('{"types": {}}')
 
 
+@case
+def valid_group_stray_files(path: Path) -> None:
+    """Files beside groups' .zgroup that belong to no node: .DS_Store, a README, netcdf-c's .nczgroup, a folder of notes."""
+    small_store(path)
+    (path / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    (path / "README.md").write_text("Written by hand.\n")
+    (path / ".nczgroup").write_text('{"dims": {}, "vars": ["x"], "groups": []}')
+
+
 def arrays_case(name: str, dtypes: dict[str, tuple[Any, Any]], doc: str) -> None:
     """A root group with one small array per entry, each's .zarray then given the dtype and fill_value named."""
 

@@ -649,6 +649,31 @@ def only_chunk_keys(node: Node, options: Options, scope: Scope) -> Iterator[Find
             )
 
 
+# The keys a Zarr v2 group holds itself: its documents. .zmetadata at any group (writers consolidate each image of
+# a plate, and a reader opening that group reads it); a .zarray beside a .zgroup is a node of two kinds, which the
+# tree reports, not counted here.
+V2_GROUP_OWN_KEYS = frozenset({".zgroup", ".zattrs", ".zarray", ".zmetadata"})
+
+
+@check(kind="group", own_keys=True)
+def group_keys_known_v2(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every key stored below the Zarr v2 group is one of its documents or lies under one of its child nodes.
+
+    Any other key (a `.DS_Store`, a README, netcdf-c's `.nczgroup`, a folder of files that is no node) is never
+    read by a Zarr v2 reader. Keys of a child node are that node's to report (`only_chunk_keys` for an array, this
+    check for a group). Not checked when the store was not listed.
+    """
+    children = set(node.children())
+    for key in listed_keys(node):
+        first = key.split("/", 1)[0]
+        if first in children or key in V2_GROUP_OWN_KEYS:
+            continue
+        yield Finding(
+            f"stores key {key!r}, which belongs to no node of the hierarchy: a Zarr v2 reader never reads it",
+            details={"key": key},
+        )
+
+
 def _raw_keys(node: Node) -> list[str]:
     """The store's keys as stored (`Node.stored_raw_keys`), at its root. Raises NotChecked at the root of a store that
     was not listed, NotApplicable elsewhere and for backends whose keys cannot be listed as stored."""
@@ -729,7 +754,9 @@ def _same_json(a: Any, b: Any) -> bool:
 def _stored_documents(node: Node) -> dict[str, Any]:
     """Key relative to the group -> the parsed document, for every .zarray/.zgroup/.zattrs at or below it.
 
-    A document that is not JSON is kept as the sentinel string "<not JSON>", so it differs from any copy.
+    A document that is not JSON is kept as the sentinel string "<not JSON>", so it differs from any copy. One that
+    cannot be read (a remote read that timed out) is left out: what it holds is unknown, and the comparison is not
+    made for it (`_unread_document`).
     """
     out: dict[str, Any] = {}
     for rel in node.stored_keys() or ():
@@ -740,8 +767,10 @@ def _stored_documents(node: Node) -> dict[str, Any]:
             if doc is None and node.read_key(rel) is None:
                 continue  # named by consolidated metadata (a store read without listing), not stored
             out[rel] = doc
-        except (JSONProblem, NodeError):
+        except JSONProblem:
             out[rel] = "<not JSON>"
+        except NodeError:
+            continue
     return out
 
 

@@ -91,7 +91,7 @@ def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> 
     A block some of whose chunks did not decode still feeds the kernels that read the chunk records
     (`Kernel.reads_chunks`); every other kernel gets `Damaged` instead, since those values are not the array's.
     """
-    if not block.values.size and not block.chunks and not block.shards:
+    if not block.size and not block.chunks and not block.shards:
         return None
     problem = block.problem()
     out: Partials = {}
@@ -102,7 +102,7 @@ def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> 
             out[r] = kernel.summarize(block, **dict(r.params))
         elif problem is not None:
             out[r] = Damaged(problem)
-        elif block.values.size:
+        elif block.size:
             read = block if r.field is None else fields.get(r.field)
             if read is None:
                 read = fields[r.field] = _field(block, r.field)
@@ -200,7 +200,7 @@ def _sequential(scan: ArrayScan, block_elements: int, progress: Progress | None)
         partial = _summarize_guarded(block, scan.requests, scan.node.path)
         yield partial
         if progress is not None:
-            progress.advance(block.values.size)
+            progress.advance(block.size)
 
 
 class Scanner(Protocol):

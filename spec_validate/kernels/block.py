@@ -38,23 +38,33 @@ class Block(NamedTuple):
     are not listed). A chunk that did not decode carries its problem, and its elements in `values` are the
     fill value (or zeros, or None), not data: `problem()` says whether the values can be trusted. A `uniform`
     block is the fill value of rows where nothing is stored. `shards` lists the shard indexes read for the block
-    (Zarr v3 sharding), when a kernel asked for them.
+    (Zarr v3 sharding), when a kernel asked for them. `count`, set only on a uniform block, is how many elements
+    it stands for: `values` then holds the one value once.
     """
 
     start: int
     values: np.ndarray
     chunks: tuple[ChunkRead, ...] = ()
     shards: tuple[ShardIndex, ...] = ()
+    count: int | None = None
 
     @property
     def uniform(self) -> bool:
-        """True when every element is the first one, held once (a broadcast view: rows where no chunk is stored).
+        """True when every element is the first one, held once (rows where no chunk is stored).
 
-        Such a block may stand for more elements than memory could hold (a declared 2**62 with nothing written):
-        kernels summarise it from `values[0]` and its size, never by touching each element.
+        Such a block may stand for more elements than memory, or a numpy view, could hold (a declared 2**80 with
+        nothing written is one block): kernels summarise it from `values[0]` and `size`, never by touching each
+        element. A broadcast view (one value, stride 0) is a uniform block too.
         """
+        if self.count is not None:
+            return True
         v = self.values
         return v.ndim == 1 and v.size > 1 and v.strides == (0,)
+
+    @property
+    def size(self) -> int:
+        """How many elements the block holds (a uniform block: how many it stands for; any Python int)."""
+        return self.values.size if self.count is None else self.count
 
     def problem(self) -> str | None:
         """The first chunk problem (one line naming the array path and the chunk's key), or None when every chunk decoded."""

@@ -17,7 +17,7 @@ class Kernel(Protocol):
 
 def non_empty(blocks: Iterable[Block]) -> Iterator[Block]:
     """Blocks with at least one element (kernels never see empty blocks)."""
-    return (b for b in blocks if b.values.size)
+    return (b for b in blocks if b.size)
 
 
 def reduce_serial(kernel: Kernel, blocks: Iterable[Block], **params: Any) -> Any:

@@ -70,7 +70,7 @@ def _uniform(block: Block, low: Any, high: Any, limit: int, field: str | None, i
         return BoundsPartial(None, None, 0, ())
     if (low is None or v >= low) and (high is None or v <= high):
         return BoundsPartial(v, v, 0, ())
-    n = block.values.size
+    n = block.size
     return BoundsPartial(v, v, n, tuple(Offender(block.start + i, v) for i in range(min(n, limit))))
 
 

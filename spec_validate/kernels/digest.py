@@ -64,7 +64,7 @@ def summarize(block: Block, fields: tuple[str, ...] = ()) -> Digest:
     with no fields, the element itself)."""
     if block.uniform:  # n equal records: n times one record's hash, modulo 2**64
         one = summarize(Block(block.start, block.values[:1]), fields)
-        n, mask = int(block.values.shape[0]), (1 << 64) - 1
+        n, mask = block.size, (1 << 64) - 1
         return Digest(n, ((one.sums[0] * n) & mask, (one.sums[1] * n) & mask))
     a = block.values
     columns = [np.asarray(a[name]).reshape(-1) for name in fields] if fields else [a.reshape(-1)]

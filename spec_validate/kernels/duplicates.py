@@ -36,7 +36,7 @@ def summarize(block: Block, limit: int = 5, max_distinct: int = 1_000_000) -> Du
     if block.uniform:  # one value repeated: every element after the first equals it
         value = block.values[0]
         key = _key(value.item() if hasattr(value, "item") else value)
-        n = block.values.size
+        n = block.size
         found = tuple(Duplicate(block.start + i, key, block.start) for i in range(1, min(n, limit + 1)))
         return DuplicatesPartial({key: block.start}, n - 1, found)
     seen: dict = {}

@@ -19,7 +19,7 @@ class Endpoints(NamedTuple):
 def summarize(block: Block) -> Endpoints:
     """The block's first and last element."""
     a = block.values
-    return Endpoints(_plain(a[0]), _plain(a[-1]), block.start + a.size - 1)
+    return Endpoints(_plain(a[0]), _plain(a[-1]), block.start + block.size - 1)
 
 
 def _plain(value: Any) -> Any:

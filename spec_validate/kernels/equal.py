@@ -22,7 +22,8 @@ def summarize(block: Block, value: Any = 0, limit: int = 5) -> EqualPartial:
         # Rows where nothing is stored: one comparison stands for the whole block, whatever its size.
         if a[0] != value:
             return EqualPartial(0, ())
-        return EqualPartial(a.size, tuple(block.start + i for i in range(min(a.size, limit))))
+        n = block.size  # the elements it stands for, past what any view could hold
+        return EqualPartial(n, tuple(block.start + i for i in range(min(n, limit))))
     hits = np.flatnonzero(a == value)
     return EqualPartial(int(hits.size), tuple(block.start + int(i) for i in hits[:limit]))
 

@@ -55,7 +55,7 @@ def summarize(block: Block, limit: int = 20) -> JsonPartial:
         reason = _reason(value.item() if isinstance(value, np.generic) else value)
         if reason is None:
             return JsonPartial(0, ())
-        n = block.values.size
+        n = block.size
         return JsonPartial(n, tuple(InvalidJson(block.start + i, reason, str(value)[:80]) for i in range(min(n, limit))))
     count, found = 0, []
     for offset, value in enumerate(block.values.reshape(-1)):

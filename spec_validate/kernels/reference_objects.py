@@ -44,7 +44,7 @@ def summarize(block: Block, limit: int = 20) -> ReferenceObjectsPartial:
     """The elements of one block that hold a reference object."""
     if block.uniform:  # one value repeated: judged once, counted for each
         one = summarize(Block(block.start, block.values[:1]), limit)
-        n = block.values.size
+        n = block.size
         if not one.count:
             return one
         return ReferenceObjectsPartial(n, tuple(one.found[0]._replace(index=block.start + i) for i in range(min(n, limit))))

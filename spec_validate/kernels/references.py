@@ -72,7 +72,7 @@ def summarize(
     """Malformed, foreign and in-store references of one block (of the reference fields of each row, for `fields`)."""
     if block.uniform:  # one value repeated (rows where nothing is stored): classified once, counted for each
         one = _elements(Block(block.start, block.values[:1]), required, limit, max_targets, fields, width)
-        return _repeated(one, block.start, block.values.size, limit)
+        return _repeated(one, block.start, block.size, limit)
     return _elements(block, required, limit, max_targets, fields, width)
 
 

@@ -30,12 +30,12 @@ OBJECT_ELEMENT_BYTES = 32
 # The most chunks one block reads: a declared chunk shape of one element makes every element a chunk (a lookup and
 # a read each); past this, the block is not read.
 MAX_CHUNKS_PER_BLOCK = 1 << 20
+# The most bytes a broadcast view of a uniform block stands for: numpy makes no view past 2**63 bytes (even one that
+# takes none), so a longer uniform block is held as its one value and its count.
+MAX_VIEW_BYTES = 1 << 62
 # Past this many blocks, an array's blocks are planned around the chunks actually stored: a run of blocks with no
 # stored chunk is one block of the fill value, so a declared 2**62 elements with nothing written is one block.
 SPARSE_PLAN_BLOCKS = 1024
-# The most elements one block of a fill value stands for: numpy makes no view of more than 2**63 bytes (even one
-# that takes none), so a longer run is cut into several (2**62 elements with nothing written: 64 blocks).
-MAX_UNIFORM_ELEMENTS = 1 << 56
 
 
 class StringStorage(NamedTuple):
@@ -363,7 +363,7 @@ class Node(ABC):
             return None
         ranges = self.block_rows(max_elements)
         if ranges is None:
-            found = [b for b in self.blocks(max_elements) if b.values.size]
+            found = [b for b in self.blocks(max_elements) if b.size]
             return (found[0], found[-1]) if found else None
         first = _trusted(self.read_block(ranges[0]))
         return (first, first) if len(ranges) == 1 else (first, _trusted(self.read_block(ranges[-1])))
@@ -405,34 +405,35 @@ def block_row_ranges(shape: tuple[int, ...], chunks: tuple[int, ...] | None, max
 
 
 class RowRanges(Sequence[RowRange]):
-    """The block row ranges of an array, each computed when asked for: a declared 2**62 rows lists nothing up front.
+    """The block row ranges of an array, each computed when asked for: a declared 2**80 rows lists nothing up front.
 
     Dense: `rows` rows in blocks of `step`. Sparse (`data` given, the sorted indices of the blocks that hold a
-    stored chunk): each such block as usual, and every run of blocks between them as one range, which reads as
-    the fill value without being materialised.
+    stored chunk): each such block as usual, and every run of blocks between them as one range, whatever its
+    length, which reads as the fill value without being materialised (`uniform_block`). What a sparse plan keeps
+    is two numbers per stored block (which block, and where its range falls in the sequence), never one per
+    declared row or block.
     """
 
-    def __init__(self, rows: int, step: int, data: Sequence[int] | None = None, max_run: int | None = None) -> None:
+    def __init__(self, rows: int, step: int, data: Sequence[int] | None = None) -> None:
         self.rows, self.step = rows, max(1, step)
         self._blocks = -(-rows // self.step)
-        self._ranges: list[RowRange] | None = None
+        self._stored: list[int] | None = None  # sparse: the blocks that hold a stored chunk, in order
+        self._at: list[int] = []  # sparse: the position of each of those blocks' range in the sequence
+        self._length = self._blocks
         if data is not None:
-            # A run longer than `max_run` rows is cut (at block boundaries): numpy holds no view of more than
-            # 2**63 bytes, even one that takes none.
-            run = max(self.step, (max_run or rows) // self.step * self.step)
-            ranges: list[RowRange] = []
-            at = 0  # the next block not yet covered
+            self._stored, covered, length = [], 0, 0  # `covered`: the next block no range covers yet
             for b in data:
-                if b < at or b >= self._blocks:
+                if b < covered or b >= self._blocks:
                     continue
-                ranges.extend(_cut(at * self.step, b * self.step, run))
-                ranges.append((b * self.step, min(rows, (b + 1) * self.step)))
-                at = b + 1
-            ranges.extend(_cut(at * self.step, rows, run))
-            self._ranges = ranges
+                length += b > covered  # the run of blocks before it, as one range
+                self._stored.append(b)
+                self._at.append(length)
+                length += 1
+                covered = b + 1
+            self._length = length + (covered < self._blocks)
 
     def __len__(self) -> int:
-        return len(self._ranges) if self._ranges is not None else self._blocks
+        return self._length
 
     @overload
     def __getitem__(self, i: int) -> RowRange: ...
@@ -442,20 +443,36 @@ class RowRanges(Sequence[RowRange]):
     def __getitem__(self, i: int | slice) -> Any:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        if self._ranges is not None:
-            return self._ranges[i]
         if i < 0:
-            i += self._blocks
-        if not 0 <= i < self._blocks:
+            i += self._length
+        if not 0 <= i < self._length:
             raise IndexError(i)
-        return (i * self.step, min(self.rows, (i + 1) * self.step))
+        if self._stored is None:
+            return self._range(i, i + 1)
+        j = bisect.bisect_right(self._at, i) - 1  # the last stored block at or before position i
+        if j >= 0 and self._at[j] == i:
+            return self._range(self._stored[j], self._stored[j] + 1)
+        # The run of blocks after stored block j (before the first, where j is -1) up to the next one.
+        first = self._stored[j] + 1 if j >= 0 else 0
+        return self._range(first, self._stored[j + 1] if j + 1 < len(self._stored) else self._blocks)
+
+    def _range(self, first: int, stop: int) -> RowRange:
+        """The rows of blocks [first, stop)."""
+        return (first * self.step, min(self.rows, stop * self.step))
 
     def __iter__(self) -> Iterator[RowRange]:
-        if self._ranges is not None:
-            yield from self._ranges
+        if self._stored is None:
+            for start in range(0, self.rows, self.step):
+                yield (start, min(self.rows, start + self.step))
             return
-        for start in range(0, self.rows, self.step):
-            yield (start, min(self.rows, start + self.step))
+        covered = 0
+        for b in self._stored:
+            if b > covered:
+                yield self._range(covered, b)
+            yield self._range(b, b + 1)
+            covered = b + 1
+        if covered < self._blocks:
+            yield self._range(covered, self._blocks)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -468,11 +485,6 @@ class RowRanges(Sequence[RowRange]):
 
     def __repr__(self) -> str:
         return f"RowRanges({self.rows} rows, {len(self)} blocks)"
-
-
-def _cut(start: int, stop: int, run: int) -> list[RowRange]:
-    """[start, stop) as ranges of at most `run` rows (none when empty)."""
-    return [(at, min(stop, at + run)) for at in range(start, stop, run)]
 
 
 def plan_rows(
@@ -495,8 +507,7 @@ def plan_rows(
     if stored is None:
         return dense
     chunk_rows = max(1, chunks[0]) if chunks else 1
-    data = sorted({(r * chunk_rows) // dense.step for r in stored})
-    return RowRanges(shape[0], dense.step, data, max(1, MAX_UNIFORM_ELEMENTS // max(1, row_elements(shape))))
+    return RowRanges(shape[0], dense.step, sorted({(r * chunk_rows) // dense.step for r in stored}))
 
 
 def block_bytes(shape: tuple[int, ...], rows: int, itemsize: int) -> int:
@@ -512,17 +523,17 @@ def stored_in(stored: Sequence[int], chunk_rows: int, rows: RowRange) -> bool:
 
 
 def uniform_block(start: int, value: Any, dtype: np.dtype, count: int) -> Block:
-    """`count` elements all equal to `value`, as a read-only broadcast view: no memory for them, up to
-    MAX_UNIFORM_ELEMENTS (plans cut longer runs; `uniform_blocks` splits one)."""
+    """`count` elements all equal to `value`, held once (`Block.count`): no memory for them, whatever their number.
+
+    Its values are a read-only broadcast view of all of them where numpy can make one (it makes none of more than
+    2**63 bytes, even one that takes none), else of the one value: kernels read `Block.size`, never the view's.
+    """
     scalar = np.empty((), dtype=dtype)
     scalar[()] = value
-    return Block(start, np.broadcast_to(scalar.reshape(1), (count,)))
-
-
-def uniform_blocks(start: int, value: Any, dtype: np.dtype, count: int) -> Iterator[Block]:
-    """`count` elements all equal to `value`, as uniform blocks of at most MAX_UNIFORM_ELEMENTS each."""
-    for at in range(0, count, MAX_UNIFORM_ELEMENTS):
-        yield uniform_block(start + at, value, dtype, min(MAX_UNIFORM_ELEMENTS, count - at))
+    if count <= 1:
+        return Block(start, np.broadcast_to(scalar.reshape(1), (max(0, count),)))
+    viewable = count * max(1, dtype.itemsize) < MAX_VIEW_BYTES
+    return Block(start, np.broadcast_to(scalar.reshape(1), (count if viewable else 1,)), count=count)
 
 
 def check_block_size(path: str, shape: tuple[int, ...], rows: RowRange, itemsize: int) -> None:
@@ -596,6 +607,10 @@ class Tree(ABC):
     locator: str | None = None
     remote = False  # read over a network (a URL): the scan overlaps more block reads, to hide round trips
     list_folders = True  # False: a remote store opened to be read without listing (open_store's list_folders)
+    # Told what the tree starts reading that may take long on a hostile input, naming the node ("reading the
+    # attributes of /uns/x": an object of 100,000 attributes). The engine sets its activity line here, which
+    # `--timeout` names when time runs out: without it, the time was charged to whatever the engine said last.
+    tell: Callable[..., None] | None = None  # `engine.activity.reading`: its words, joined only when someone listens
 
     @property
     @abstractmethod

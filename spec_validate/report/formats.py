@@ -1,6 +1,8 @@
 """Output formats by name: `@output_format` registers a renderer beside its code; the front ends look it up here.
 
-Every renderer has one signature, `render(reports, options) -> str | bytes` (`options` a `RenderOptions`). The
+Every renderer has one signature, `render(reports, options) -> str | bytes` (`options` a `RenderOptions`). A format
+that can also write each input's report as it finishes (jsonl) registers a `stream` beside it: the command then
+streams rather than rendering once at the end (spec_validate/resume.py). The
 modules of this package are found, not listed: a new format is one module with one decorated function. A lookup
 imports the module named after the format first (the convention every built-in format follows), so a run imports
 only the renderer it writes with; listing the names, or a format whose module is named otherwise, imports them all.
@@ -9,8 +11,8 @@ only the renderer it writes with; listing the names, or a format whose module is
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Collection, Iterator, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, TextIO
 
 from spec_validate.discovery import PackageModules
 from spec_validate.errors import SpecValidateError
@@ -19,6 +21,22 @@ from spec_validate.report.options import RenderOptions
 
 Renderer = Callable[[Sequence[Report], RenderOptions], str | bytes]
 
+
+class ReportStream(Protocol):
+    """A format written as the run goes: what identifies the run first, each input's report as it finishes, the
+    summary over every input last. Each part is on the output (flushed) when its call returns."""
+
+    def start(self, run: Mapping[str, Any]) -> None: ...
+
+    def add(self, report: Report, position: int, key: str) -> None:
+        """One input's report; `position` is the input's place among the run's inputs, `key` the input as the
+        search named it (what a resumed run matches)."""
+
+    def finish(self) -> None: ...
+
+
+Streamer = Callable[[TextIO, RenderOptions], ReportStream]
+
 _PACKAGE = "spec_validate.report"
 
 
@@ -26,20 +44,22 @@ class OutputFormat(NamedTuple):
     name: str
     render: Renderer
     summary: str  # the first line of the renderer's docstring
+    stream: Streamer | None = None  # for a format that can write each report as its input finishes
 
 
 FORMATS: dict[str, OutputFormat] = {}
 _MODULES = PackageModules(_PACKAGE, skip=("formats",))
 
 
-def output_format(name: str) -> Callable[[Renderer], Renderer]:
-    """Register `render(reports, options) -> str | bytes` as the output format `name`."""
+def output_format(name: str, stream: Streamer | None = None) -> Callable[[Renderer], Renderer]:
+    """Register `render(reports, options) -> str | bytes` as the output format `name`; `stream(out, options)`, where
+    given, writes the same format to `out` one input at a time (a `ReportStream`)."""
 
     def register(render: Renderer) -> Renderer:
         if name in FORMATS:
             raise RuntimeError(f"output format {name!r} is registered twice")
         doc = (render.__doc__ or "").strip()
-        FORMATS[name] = OutputFormat(name, render, doc.splitlines()[0] if doc else "")
+        FORMATS[name] = OutputFormat(name, render, doc.splitlines()[0] if doc else "", stream)
         return render
 
     return register

@@ -82,6 +82,8 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .
 .known { color: var(--should); font-size: .8rem; }
 details.context { margin-top: .5rem; }
 .hidden { display: none !important; }
+table { border-collapse: collapse; font-size: .88rem; }
+th, td { text-align: left; vertical-align: top; padding: .15rem .6rem .15rem 0; border-bottom: 1px solid var(--rule); }
 """
 
 SCRIPT = """
@@ -143,6 +145,7 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
         _filters(counts),
         "</header><main>",
         _overview(checked, fail_on, baseline, strict),
+        _archive(reports, options) if len(checked) > 1 else "",
         *(_input(report, fail_on, baseline, i, options.docs_url, strict) for i, report in enumerate(checked)),
         _skipped(skipped),
         "</main>",
@@ -220,6 +223,31 @@ def _overview(reports: Sequence[Report], fail_on: Level, baseline: Baseline | No
             f'<span class="verdict {_verdict_class(v)}">{_e(v.describe() if report.error is None else v.outcome)}</span></li>'
         )
     return f'<section class="input overview"><h2>Inputs</h2><ul>{"".join(rows)}</ul></section>'
+
+
+def _archive(reports: Sequence[Report], options: RenderOptions) -> str:
+    """Several inputs: per pack and rule, how many inputs fail it and the first of them, at or above --fail-on
+    first (report/archive.py)."""
+    from spec_validate.report.json import archive_summary
+
+    summary = archive_summary(reports, options)
+    fail_on = summary["fail_on"].lower()
+    heading = '<section class="input archive"><h2>Failing inputs per rule</h2>'
+    if not summary["rules"]:
+        return f'{heading}<p class="meta">No rule fails on any input.</p></section>'
+    rows = []
+    for r in summary["rules"]:
+        names = ", ".join(f"<code>{_e(name)}</code>" for name in r["first"])
+        more = r["inputs"] - len(r["first"])
+        names += f" and {more} more" if more else ""
+        where = "at or above" if r["at_fail_on"] else "below (fails nothing)"
+        rows.append(
+            f'<tr data-at-fail-on="{str(r["at_fail_on"]).lower()}"><td><span class="level l-{_e(r["level"])}">'
+            f"{_e(r['level'])}</span></td><td>{_e(where)}</td><td><code>{_e(r['rule'])}</code></td>"
+            f"<td>{_e(r['pack'] or '')}</td><td>{r['inputs']}</td><td>{names}</td></tr>"
+        )
+    head = "".join(f"<th>{h}</th>" for h in ("level", f"--fail-on {_e(fail_on)}", "rule", "pack", "inputs", "first inputs"))
+    return f"{heading}<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
 
 
 def _input(

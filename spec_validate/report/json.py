@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from spec_validate.model import Finding, Level
+from spec_validate.report import archive
 from spec_validate.report.formats import output_format
 from spec_validate.report.options import RenderOptions
 
@@ -140,16 +141,30 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
         from spec_validate.report import statistics
 
         return statistics.as_json(reports, options.baseline)
-    doc: dict[str, Any] = {
-        "tool": {"name": "spec-validate", "version": options.tool_version},
-        "reports": [
-            report_to_json(r, options.fail_on, options.baseline, options.fail_on_unchecked) for r in reports if r.skipped is None
-        ],
-    }
+    checked: list[dict[str, Any]] = []
+    digests: list[archive.Digest] = []  # every input's, in input order
+    for r in reports:
+        if r.skipped is None:
+            checked.append(report_to_json(r, options.fail_on, options.baseline, options.fail_on_unchecked))
+        digests.append(archive.skipped(r.name) if r.skipped is not None else archive.digest(checked[-1]))
+    doc: dict[str, Any] = {"tool": {"name": "spec-validate", "version": options.tool_version}, "reports": checked}
     skipped = [{"path": r.name, "reason": r.skipped} for r in reports if r.skipped is not None]
     if skipped:
         doc["skipped"] = skipped
+    doc["archive"] = archive.summarize(digests, options.fail_on)
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def archive_summary(reports: Sequence[Report], options: RenderOptions) -> dict[str, Any]:
+    """The archive summary of finished reports (report/archive.py), made from their JSON as a jsonl run makes it."""
+    o = options
+    digests = []
+    for r in reports:
+        if r.skipped is not None:
+            digests.append(archive.skipped(r.name))
+        else:
+            digests.append(archive.digest(report_to_json(r, o.fail_on, o.baseline, o.fail_on_unchecked)))
+    return archive.summarize(digests, options.fail_on)
 
 
 def _plain(value: Any) -> Any:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from spec_validate.model import ClauseResult, Level, Report, Status
+from spec_validate.report import archive
 from spec_validate.report.baseline import Baseline, located, new_failures
 from spec_validate.report.formats import output_format
 from spec_validate.report.links import rule_reference
@@ -61,7 +62,12 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
     if baseline is not None:
         text += _baseline_text(reports, fail_on, baseline)
     if len(reports) - len(skipped) > 1:
-        text += _summary_table(reports, fail_on, baseline, strict)
+        from spec_validate.report.json import archive_summary  # several inputs only: one input's run imports less
+
+        # The rules failing on most inputs, between the table and its last line: after an archive's thousand rows,
+        # what fails most is still on screen, and the run's verdict is still the last line.
+        rules = "\n" + archive.as_text(archive_summary(reports, options))
+        text += _summary_table(reports, fail_on, baseline, strict, rules)
     return text
 
 
@@ -241,8 +247,11 @@ def _baseline_text(reports: Sequence[Report], fail_on: Level, baseline: Baseline
     return "\n".join(lines) + "\n\n"
 
 
-def _summary_table(reports: Sequence[Report], fail_on: Level, baseline: Baseline | None, strict: bool = False) -> str:
-    """The table after several inputs: one row per input checked, failures per level and the verdict."""
+def _summary_table(
+    reports: Sequence[Report], fail_on: Level, baseline: Baseline | None, strict: bool = False, before_tail: str = ""
+) -> str:
+    """The table after several inputs: one row per input checked, failures per level and the verdict; then
+    `before_tail`, then the line that counts the verdicts."""
     header = ("file", "format", "MUST", "SHOULD", "MAY", "result")
     rows = []
     verdicts = []
@@ -276,8 +285,7 @@ def _summary_table(reports: Sequence[Report], fail_on: Level, baseline: Baseline
     extra += [f"{errors} could not be opened"] * bool(errors) + [f"{nothing} had nothing checked"] * bool(nothing)
     extra += [f"{unchecked} with clauses not checked"] * bool(unchecked)
     extra += [f"{skipped} file(s) skipped"] * bool(skipped)
-    lines.append(tail + (f"; {', '.join(extra)}" if extra else "") + ".")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + before_tail + tail + (f"; {', '.join(extra)}" if extra else "") + ".\n"
 
 
 def pack_list(report: Report) -> str:

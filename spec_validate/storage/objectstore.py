@@ -6,11 +6,14 @@ The interface is the subset of fsspec's asynchronous file systems that `remote` 
 - Body sizes: object_store reads a body only of a declared length (it refuses one without Content-Length), and
   hyper reads no byte past it; a declared length above the request's bound is refused before the body is read.
   A range is asked for with `get_range`, which refuses an answer that is not the range (a server ignoring Range).
-- Redirects: followed by the library on any host (reqwest's policy, which no option of obstore's sets). So every
-  request to another host than the store's goes to a proxy that refuses it (a socket of this process, bound and
-  never listening; the store's own host excluded from it): a redirect off the store's host fails, and is reported
-  as such. Where the environment names a proxy for the store's host, that proxy is used, and a redirect to another
-  host is followed through it (reqwest drops the credentials on such a hop).
+- Redirects: followed by the library on any host (reqwest's policy, which no option of obstore's sets). A
+  plain-HTTP store's requests all go through a proxy of this process (`redirect_guard`), which passes on a redirect
+  only inside the store's prefix and refuses any other (to another path of the host, or another host). An HTTPS
+  store's requests to another host than its own go to a proxy that refuses them (a socket of this process, bound
+  and never listening; the store's own host excluded from it): a redirect off the store's host fails; one to
+  another path of its host is followed (TLS hides it from any proxy). Each refusal is reported as such. Where the
+  environment names a proxy for the store's host, that proxy is used, and a redirect is followed through it
+  (reqwest drops the credentials on a hop to another host).
 - Timeouts: obstore's `connect_timeout` and `read_timeout` (between two reads of a body); a few retries.
 - Compression: none asked for, none undone (object_store is built without it): no gzip bomb.
 - Credentials: a URL's user and password (or the host's ~/.netrc entry) are sent as a Basic Authorization header,
@@ -38,6 +41,7 @@ from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from spec_validate.storage import keyvalue, request_gate
+from spec_validate.storage.redirect_guard import RedirectGuard, Refusal
 
 
 class HTTPStatusError(Exception):
@@ -188,11 +192,16 @@ class ObjectStoreFileSystem:
 
     async_impl = True
 
-    def __init__(self, connect_timeout: float, read_timeout: float, login: tuple[str, str] | None = None) -> None:
+    def __init__(
+        self, connect_timeout: float, read_timeout: float, login: tuple[str, str] | None = None, within: str | None = None
+    ) -> None:
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self._login = login
+        # The URL of the input (a store's root, or a file): a plain-HTTP store's redirects are followed only below it.
+        self._within = within
         self._stores: dict[tuple[str, str, str], tuple[Any, str | None]] = {}
+        self._guards: dict[tuple[str, str], RedirectGuard] = {}
         self._sizes: dict[str, int | None] = {}
 
     @property
@@ -225,8 +234,11 @@ class ObjectStoreFileSystem:
                 options["default_headers"] = headers
             proxy = _environment_proxy(scheme, parts.hostname or "")
             refusing = None
+            guard = self._guard_for(scheme, host) if proxy is None else None
             if proxy is not None:
                 options["proxy_url"] = proxy
+            elif guard is not None:
+                options["proxy_url"] = guard.url  # it refuses what leaves the store, other hosts included
             else:
                 refusing = options["proxy_url"] = _refusing_proxy_url()
                 options["proxy_excludes"] = parts.hostname or ""
@@ -235,6 +247,19 @@ class ObjectStoreFileSystem:
             self._stores[key] = (store, refusing)
         store, refusing = self._stores[key]
         return store, unquote(parts.path).strip("/"), refusing
+
+    def _guard_for(self, scheme: str, host: str) -> RedirectGuard | None:
+        """The redirect guard of a plain-HTTP store on `host` (the input's own: `within`); None for any other (HTTPS
+        cannot be read on its way: its redirects are kept on the host by the refusing proxy alone)."""
+        if scheme != "http" or self._within is None:
+            return None
+        parts = urlsplit(self._within)
+        if parts.scheme.lower() != "http" or parts.netloc.rpartition("@")[2] != host:
+            return None
+        if (scheme, host) not in self._guards:
+            prefix = urlunsplit(("http", host, parts.path, "", ""))
+            self._guards[(scheme, host)] = RedirectGuard(prefix, self.connect_timeout, self.read_timeout)
+        return self._guards[(scheme, host)]
 
     async def _call(self, url: str, call: Any) -> Any:
         """`call(store, path)` for `url`, timed for the request's gate; errors as `_error` gives them."""
@@ -245,6 +270,11 @@ class ObjectStoreFileSystem:
             result = await call(store, path)
         except Exception as exc:
             _answered(loop.time() - started, None)
+            parts = urlsplit(url)
+            guard = self._guards.get((parts.scheme.lower(), parts.netloc.rpartition("@")[2]))
+            refused = guard.refused(url) if guard is not None else None
+            if refused is not None:  # the guard's answer: the redirect it refused, or why the host was not reached
+                raise (RefusedResponse(str(refused)) if isinstance(refused, Refusal) else refused) from None
             raise self._error(exc, refusing) from None
         # A pooled client keeps its connections: an answer opens the gate (a stall closes it again).
         _answered(loop.time() - started, True)
@@ -342,8 +372,11 @@ class ObjectStoreFileSystem:
         return RemoteFile(self, url, size, block_size)
 
     def close(self) -> None:
-        """Drop the stores (their clients close their connections)."""
+        """Drop the stores (their clients close their connections) and stop their redirect guards."""
         self._stores.clear()
+        for guard in self._guards.values():
+            guard.close()
+        self._guards.clear()
 
 
 async def _range_meta(store: Any, path: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from spec_validate.errors import InputError, NodeError
 from spec_validate.storage import keyvalue, request_gate
@@ -172,6 +172,13 @@ class RemoteStore(KeyValueStore):
         self._root_listing: tuple[list[str], list[str]] | None = None  # as `probe` found it
         self._probed = False
         self._flat = False  # whether every listing came from one flat listing of the store (nothing else is below)
+        # Keys and folders below the root that could not be read or listed (a timeout, an error answer, a refused
+        # response), with the reason: each is an unreadable record of its own and is not asked for again, and the
+        # rest of the store is read. The root's own documents and listing decide whether the store opens at all.
+        self._failed: dict[str, str] = {}
+        self._unlisted: dict[str, str] = {}
+        self._report: Callable[[str, str], None] | None = None
+        self._unreported: list[tuple[str, str]] = []  # folders found unlisted before a tree listened (`expect`)
         self._gate = _gate_for(self._http)
 
     @property
@@ -200,9 +207,11 @@ class RemoteStore(KeyValueStore):
         return f"{self.location.rstrip('/')}/{key}" if key else self.location
 
     def get(self, key: str) -> bytes | None:
-        """The stored bytes; None when absent (also without a request, where a listing shows a metadata document absent)."""
+        """The stored bytes; None when absent (also without a request, where a listing shows a metadata document absent).
+        NodeError for a key below the root that cannot be read (`_absent_or_raise`)."""
         if not _safe_key(key, self._http):
             return None
+        self._raise_failed(key)
         parent, _, name = key.rpartition("/")
         if name not in self._small_keys:
             return self._fetch(key)
@@ -217,9 +226,20 @@ class RemoteStore(KeyValueStore):
             # present ones of this directory are fetched together: one round trip per node, not one per document.
             listed = [f"{parent}/{n}" if parent else n for n in self.list_dir(parent)[0] if n in self._small_keys]
             self._documents.update(self._fetch_many([k for k in listed if k not in self._documents]))
+            self._raise_failed(key)
             raw = self._documents.get(key)
         self._documents[key] = raw
         return raw
+
+    def stored(self, key: str) -> bool:
+        """True for a key below the root whose read failed other than as absent: it is there, unread (so its
+        absence is never inferred); False for any other (the store cannot tell without reading it)."""
+        return key in self._failed
+
+    def _raise_failed(self, key: str) -> None:
+        """NodeError for a key whose read already failed (no second request, and no second wait for a timeout)."""
+        if key in self._failed:
+            raise NodeError(self._failed[key])
 
     def get_many(self, keys: list[str], limit: int | None = None) -> dict[str, bytes | None]:
         """`get` of every key, fetched concurrently; metadata documents are kept as `get` keeps them. A response
@@ -285,6 +305,7 @@ class RemoteStore(KeyValueStore):
         return name not in self.list_dir(parent)[0]
 
     def _fetch(self, key: str, denied_is_absent: bool = False) -> bytes | None:
+        self._raise_failed(key)
         try:
             if not self.batched:
                 return self._fs.cat_file(self._path(key))
@@ -306,7 +327,10 @@ class RemoteStore(KeyValueStore):
         return gather(self._fs, self._gate, calls, limit)
 
     def _absent_or_raise(self, key: str, exc: BaseException, denied_is_absent: bool = False) -> None:
-        """None for an absent key; InputError, with the reason and no credentials, for any other failure."""
+        """None for an absent key. For a key below the root that cannot be read (a timeout, an error answer, a
+        response refused), NodeError with the reason: that key is unreadable, kept as such, and the rest of the store
+        is read. InputError, with the reason and no credentials, for any other failure: a root document, access
+        denied (a credential's problem, not one key's), a missing bucket."""
         if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError)):
             return None
         if isinstance(exc, PermissionError) and denied_is_absent:
@@ -315,6 +339,9 @@ class RemoteStore(KeyValueStore):
             raise InputError(f"{self.location}: {describe_error(exc, self._url)}") from None
         if not isinstance(exc, Exception):
             raise exc
+        if "/" in key and not isinstance(exc, PermissionError):
+            self._failed[key] = describe_error(exc, self._url)
+            raise NodeError(self._failed[key])
         raise InputError(f"{self._shown(key)}: cannot read ({describe_error(exc, self._url)})") from None
 
     # --- listings -----------------------------------------------------------------------------------------
@@ -352,12 +379,42 @@ class RemoteStore(KeyValueStore):
         """The prefixes not yet listed that a request may name, each once."""
         return [p for p in dict.fromkeys(prefixes) if p not in self._listings and (not p or _safe_key(p, self._http))]
 
-    def _keep_listings(self, listed: dict[str, tuple[list[str], list[str]] | PermissionError | None]) -> None:
-        """Keep listings as `_fetch_and_list` gives them (none given: nothing below); InputError for a refused one."""
+    def _keep_listings(self, listed: dict[str, tuple[list[str], list[str]] | Exception | None]) -> None:
+        """Keep listings as `_fetch_and_list` gives them (none given: nothing below); InputError for a refused one. A
+        folder below the root whose listing failed otherwise (`_listing`) is kept as unlisted, with the reason."""
         for prefix, found in listed.items():
             if isinstance(found, PermissionError):
                 raise InputError(f"{self._shown(prefix)}: cannot list ({describe_error(found, self._url)})") from None
+            if isinstance(found, Exception):
+                why = self._unlisted[prefix] = f"cannot be listed ({describe_error(found, self._url)})"
+                self.skip(prefix, f"{prefix}: {why}; nothing below it is read")
+                found = None
             self._listings[prefix] = found if found is not None else ([], [])
+
+    @property  # type: ignore[override]
+    def report(self) -> Callable[[str, str], None] | None:
+        return self._report
+
+    @report.setter
+    def report(self, hook: Callable[[str, str], None] | None) -> None:
+        """The tree's hook; told at once what was left out before it was set (the listings `expect` made)."""
+        self._report = hook
+        if hook is not None:
+            for key, why in self._unreported:
+                hook(key, why)
+            self._unreported.clear()
+
+    def skip(self, key: str, why: str) -> None:
+        if self._report is None:
+            self._unreported.append((key, why))
+        else:
+            self._report(key, why)
+
+    def unlisted(self, prefix: str, below: bool = False) -> str | None:
+        if not self._unlisted or not below:
+            return self._unlisted.get(prefix)
+        inside = f"{prefix}/" if prefix else ""
+        return next((why for p, why in self._unlisted.items() if p == prefix or p.startswith(inside)), None)
 
     def _mapped_listings(self) -> dict[str, tuple[list[str], list[str]]]:
         """The directories the consolidated metadata implies, computed once (a scan of the keys per directory
@@ -479,7 +536,12 @@ class RemoteStore(KeyValueStore):
         wheres = [self._where(p) for p in prefixes]
         flat_calls = 0 if flat is None else 1
         if not self.batched or len(keys) + len(prefixes) + flat_calls < 2:
-            documents = {k: self._fetch(k, denied_is_absent) for k in keys}
+            documents = {}
+            for k in keys:
+                try:
+                    documents[k] = self._fetch(k, denied_is_absent)
+                except NodeError:
+                    continue  # unreadable, as `_values` leaves such a key out
             entries = [self._entries(w) for w in wheres]
             found = self._gather([self._flat_names(flat)])[0] if flat is not None else None
         else:
@@ -502,22 +564,31 @@ class RemoteStore(KeyValueStore):
                 listings[prefix] = self._listing(prefix, where, found)
             except PermissionError as exc:
                 listings[prefix] = exc
+            except InputError:
+                if not prefix:  # the root's: the store cannot be read
+                    raise
+                listings[prefix] = found  # a folder below it: unlisted (`_keep_listings`), the rest read
         return documents, listings
 
     def _values(
         self, keys: list[str], results: list[Any], denied_is_absent: bool = False, limit: int | None = None
     ) -> dict[str, bytes | None]:
         """Each key's fetched bytes (None where absent); a response past its bound is left out (cut off by the
-        HTTP client; fsspec's file systems read a value whole, and it is dropped here), any other failure raises
-        InputError (`_absent_or_raise`)."""
+        HTTP client; fsspec's file systems read a value whole, and it is dropped here), as is a key below the root
+        that cannot be read; any other failure raises InputError (`_absent_or_raise`)."""
         most = keyvalue.MAX_VALUE_BYTES if limit is None else limit
-        return {
-            k: self._absent_or_raise(k, r, denied_is_absent)
-            if isinstance(r, BaseException)
-            else _settled(r, self._is_document(k))
-            for k, r in zip(keys, results, strict=True)
-            if not isinstance(r, ResponseTooLarge) and (isinstance(r, BaseException) or len(r) <= most)
-        }
+        out: dict[str, bytes | None] = {}
+        for k, r in zip(keys, results, strict=True):
+            if isinstance(r, ResponseTooLarge) or (not isinstance(r, BaseException) and len(r) > most):
+                continue
+            if not isinstance(r, BaseException):
+                out[k] = _settled(r, self._is_document(k))
+                continue
+            try:
+                out[k] = self._absent_or_raise(k, r, denied_is_absent)
+            except NodeError:
+                continue  # unreadable, and kept so: its caller, reading it alone, is told why without a request
+        return out
 
     async def _flat_names(self, most: int) -> list[str] | None:
         """The name of every key below the root, from one flat listing, page after page; None as soon as it finds
@@ -594,20 +665,23 @@ def _names_below(entries: Any, base: str, http: bool) -> tuple[list[str], list[s
     return sorted(keys), sorted(dirs)
 
 
-class FolderPages:
-    """The directory pages of an HTTP(S) server, read for a folder search (`spec_validate/inputs.py`): each folder
-    URL's files and folders, as the links of its page name them (python's http.server, nginx `autoindex`, Apache
-    `Indexes`). Bounded as a store's listings are: each page by the document bound, each request by the timeouts, the
-    requests in flight by a gate, and no redirect off the server."""
+class FolderListings:
+    """The folders of a folder search behind a URL (`spec_validate/inputs.py`): each folder URL's files and folders.
+
+    Over http(s), as the links of its directory page name them (python's http.server, nginx `autoindex`, Apache
+    `Indexes`); on an object store (s3://, gs://, az://), as its listing API gives a prefix's keys and common
+    prefixes (one delimiter listing per folder). Bounded as a store's listings are: each page by the document bound,
+    each request by the timeouts, the requests in flight by a gate, and no redirect off the server or endpoint."""
 
     def __init__(self, url: str) -> None:
         self._fs, _ = filesystem(url)
-        self._gate = _gate_for(True)
+        self.http = protocol(url) in HTTP_PROTOCOLS
+        self._gate = _gate_for(self.http)
 
     def list(self, urls: list[str]) -> list[tuple[list[str], list[str]] | str]:
         """For each folder URL, (file names, folder names) directly below it, read together; or why its server
         gives no listing of it, in a few words (an answer that is no directory page lists nothing)."""
-        wheres = [_folder_url(url) for url in urls]
+        wheres = [_folder_url(url) if self.http else url.rstrip("/") + "/" for url in urls]
         found = gather(self._fs, self._gate, [self._fs._ls(where) for where in wheres])
         out: list[tuple[list[str], list[str]] | str] = []
         for url, where, entries in zip(urls, wheres, found, strict=True):
@@ -616,8 +690,19 @@ class FolderPages:
                     raise entries
                 out.append(describe_error(entries, url))
             else:
-                out.append(_names_below(entries, where.split("?", 1)[0], True))
+                # HTTP pages link full URLs; object stores name "bucket/path", without the protocol.
+                base = where.split("?", 1)[0] if self.http else self._fs._strip_protocol(where)
+                out.append(_names_below(entries, base, self.http))
         return out
+
+    def child(self, folder: str, name: str) -> str:
+        """The URL of `name` in the folder at `folder`. Over HTTP the name is percent-encoded and the folder's query
+        (a token) kept; an object store's key is written as it is ("?", "#" and "%" are no query, fragment or
+        escape in an s3:// URL, as the AWS CLI reads one)."""
+        if not self.http:
+            return folder.rstrip("/") + "/" + name
+        parts = urlsplit(folder)
+        return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/" + quote(name), fragment=""))
 
     def close(self) -> None:
         if isinstance(self._fs, ObjectStoreFileSystem):
@@ -804,7 +889,7 @@ def filesystem(url: str) -> tuple[Any, str]:
             except Exception as exc:
                 raise InputError(f"{shown}: {describe_error(exc, url)}") from None
         login = None if urlsplit(url).username is not None else _netrc_login(urlsplit(url).hostname)
-        return ObjectStoreFileSystem(HTTP_CONNECT_TIMEOUT, HTTP_READ_TIMEOUT, login), url
+        return ObjectStoreFileSystem(HTTP_CONNECT_TIMEOUT, HTTP_READ_TIMEOUT, login, within=url), url
     try:
         import fsspec.core
     except ImportError:

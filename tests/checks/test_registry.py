@@ -184,6 +184,7 @@ RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
     "v2_documents_absent": ("*", "passes when no Zarr v2 document is stored beside zarr.json"),
     "array_documents_stored": ("*", "passes when no folder of chunk keys lacks a zarr.json: these groups store none"),
     "group_keys_known": ("*", "passes when no key lies beside the group's zarr.json and its children: these groups store none"),
+    "group_keys_known_v2": ("*", "passes when no key lies beside the group's documents and children: these groups store none"),
     "prefixed_names_defined": ("*", "passes when no name at the node has the prefix: these nodes have none"),
     # The node lacks nothing the primitive reads.
     "node_kind": ("*", "reads only the node's kind, which every node has"),

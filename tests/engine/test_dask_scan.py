@@ -148,6 +148,7 @@ def test_dask_workers_read_a_signed_url_and_give_the_local_report(client, case):
         "zarr.array.chunk-keys",
         "zarr.array.chunk-keys-in-grid",
         "zarr.array.only-chunk-keys",
+        "zarr.group.unread-keys",
         "zarr.consolidated.matches-documents",
         "zarr.keys.normalized",
         "zarr.keys.ascii",
@@ -254,3 +255,154 @@ def test_cli_dask_rejects_a_malformed_address_at_once(address, capsys):
 def test_connect_fails_as_spec_validate_error():
     with pytest.raises(SpecValidateError, match="cannot connect"):
         dask_scan.connect("tcp://127.0.0.1:9", timeout=0.5)
+
+
+# --- several inputs: one task each ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def isolating_cluster():
+    """Workers that may start processes (for --timeout), and a task given up after one worker died running it.
+
+    The configuration holds while the cluster is made only: the `cluster` fixture's workers stay daemonic. A worker
+    restarted after it died is daemonic again, so the test that kills one comes last."""
+    import dask
+
+    config = {"distributed.worker.daemon": False, "distributed.scheduler.allowed-failures": 0}
+    with dask.config.set(config):  # a dashboard on any free port: the `cluster` fixture's holds the default one
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=50
+        )
+    with cluster:
+        yield cluster
+
+
+def _folder(tmp_path) -> str:
+    """A folder of inputs that pass, fail, cannot be opened or are skipped."""
+    data = tmp_path / "data"
+    (data / "sub").mkdir(parents=True)
+    shutil.copy(CASES / "h5ad" / "csr-indptr-decreasing.h5ad", data / "a.h5ad")
+    shutil.copytree(CASES / "zarr-v2" / "categorical-code-too-large.zarr", data / "sub" / "b.zarr")
+    shutil.copytree(CASES / "zarr-v3" / "valid-every-element.zarr", data / "sub" / "c.zarr")
+    shutil.copy(CASES / "h5ad" / "valid-every-element.h5ad", data / "sub" / "d.h5ad")
+    (data / "sub" / "e.h5ad").write_bytes(b"not even hdf5")  # named as one: opened, and said not to be one
+    (data / "notes.txt").write_text("skipped")
+    return "data"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "junit", "markdown", "html"])
+def test_cli_dask_on_a_folder_gives_the_local_report_in_every_format(cluster, tmp_path, monkeypatch, capsys, fmt):
+    # "The report is the same as a local run's, in every format" (#41): each input a task, finished in any order.
+    monkeypatch.chdir(tmp_path)  # relative inputs: the workers' cwd is elsewhere
+    folder = _folder(tmp_path)
+    local = main(["--format", fmt, "--jobs", "1", "--quiet", folder, "missing.h5ad"]), capsys.readouterr()
+    on_dask = main(["--format", fmt, "--dask", cluster.scheduler_address, "--quiet", folder, "missing.h5ad"])
+    assert (on_dask, capsys.readouterr()) == local
+    assert local[0] == 2 and "missing.h5ad: no such file or directory" in local[1].err  # said, and the others reported
+
+
+def test_cli_dask_jsonl_writes_each_input_as_it_finishes_and_the_local_summary(cluster, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = _folder(tmp_path)
+    assert main(["--format", "jsonl", "--jobs", "1", "--quiet", "-o", "local.jsonl", folder]) == 1
+    assert main(["--format", "jsonl", "--dask", cluster.scheduler_address, "--quiet", "-o", "dask.jsonl", folder]) == 1
+    local, on_dask = ((tmp_path / name).read_text().splitlines() for name in ("local.jsonl", "dask.jsonl"))
+    # The same run line and summary; the same line per input, in the order the inputs finished.
+    assert (on_dask[0], on_dask[-1]) == (local[0], local[-1]) and sorted(on_dask[1:-1]) == sorted(local[1:-1])
+
+
+def test_iter_on_dask_raises_a_bad_pack_met_on_a_worker(isolating_cluster, tmp_path):
+    from spec_validate.errors import PackError
+    from spec_validate.inputs import Input
+
+    def validate_one(item, *rest, **options):
+        raise PackError("rules.yaml: x.y: check[0].attr_type.typ: unknown option")
+
+    with distributed.Client(isolating_cluster, set_as_default=False) as client, pytest.raises(PackError, match="unknown option"):
+        list(dask_scan.iter_on_dask(client, [(Input("a.h5ad"), (), (), (), (), 1)] * 2, validate_one))
+
+
+def test_cli_dask_timeout_reports_the_input_past_it_as_a_local_run_does(isolating_cluster, tmp_path, monkeypatch, capsys):
+    # --timeout was refused with --dask; each input now runs in a child process of its worker, given that long.
+    pytest.importorskip("obstore")
+    from latency_server import LatencyServer
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(CASES / "h5ad" / "valid-every-element.h5ad", "fast.h5ad")
+    (tmp_path / "srv").mkdir()
+    shutil.copy(CASES / "h5ad" / "valid-every-element.h5ad", tmp_path / "srv" / "slow.h5ad")
+    # Long enough for a child started by spawn to be opening the slow file when its time is up, whatever the load.
+    seconds = "6"
+    with LatencyServer(tmp_path / "srv", latency=120) as server:
+        args = ["--format", "json", "--quiet", "--timeout", seconds, f"{server.url}/slow.h5ad", "fast.h5ad"]
+        local = main(args), json.loads(capsys.readouterr().out)
+        on_dask = main([*args, "--dask", isolating_cluster.scheduler_address]), json.loads(capsys.readouterr().out)
+    assert on_dask == local and local[0] == 1
+    slow, fast = local[1]["reports"]
+    assert slow["problems"] == [
+        {"key": "/", "message": f"timed out after {seconds} s while opening {server.url}/slow.h5ad", "path": "/"}
+    ]
+    assert fast["source"] == "fast.h5ad" and fast["verdict"]["outcome"] == "conforms"
+
+
+def test_cli_dask_timeout_on_daemonic_workers_fails_in_one_line(cluster, capsys):
+    path = str(CASES / "h5ad" / "valid-every-element.h5ad")
+    assert main([path, "--quiet", "--timeout", "5", "--dask", cluster.scheduler_address]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "DASK_DISTRIBUTED__WORKER__DAEMON=False" in err
+
+
+def test_iter_on_dask_streams_each_input_as_it_finishes_a_dead_worker_or_raising_task_is_that_inputs(isolating_cluster, tmp_path):
+    from spec_validate.cli import _validate_one
+    from spec_validate.inputs import Input
+
+    def validate_one(item, *rest, **options):
+        # Defined here, so that it travels to the workers by value.
+        import os
+        import signal
+        import time
+
+        if item.path.endswith("dies.h5ad"):
+            time.sleep(2)  # the other inputs finish first: only this one's worker dies
+            os.kill(os.getpid(), signal.SIGKILL)
+        if item.path.endswith("raises.h5ad"):
+            raise RuntimeError("a bug met on this input")
+        return _validate_one(item, *rest, **options)
+
+    good = str(CASES / "h5ad" / "csr-indptr-decreasing.h5ad")
+    inputs = (good, str(tmp_path / "dies.h5ad"), str(tmp_path / "raises.h5ad"), good)
+    jobs = [(Input(p), (), (), (), (), 1) for p in inputs]
+    with distributed.Client(isolating_cluster, set_as_default=False) as client:
+        finished = list(dask_scan.iter_on_dask(client, jobs, validate_one))
+    assert finished[-1][0] == 1 and sorted(i for i, _ in finished) == [0, 1, 2, 3]  # the dead worker's input comes last
+    reports = dict(finished)
+    assert to_json(reports[0]) == to_json(_validate_one(*jobs[0])) == to_json(reports[3])
+    # Each rule held once on the client, as in a local run, not once per report that came from a worker.
+    assert all(a.rule is b.rule for a, b in zip(reports[0].results, reports[3].results, strict=True))
+    (problem,) = reports[1].problems
+    assert problem.message.startswith("the Dask worker validating it died (1 worker tried in turn)")
+    assert reports[1].source == jobs[1][0].path and reports[1].error is None  # an unreadable record: exit 1
+    assert reports[2].error == f"{jobs[2][0].path}: its Dask task failed (RuntimeError: a bug met on this input)"
+
+
+def test_iter_on_dask_validates_several_inputs_at_once_on_a_worker_of_one_thread():
+    # A small remote store mostly waits on round trips: a worker of one thread still validates INPUTS_PER_THREAD
+    # inputs at once. Each input here waits for the others at a barrier, which only inputs run together pass.
+    from spec_validate.inputs import Input
+    from spec_validate.model import Report
+
+    def validate_one(item, *rest, **options):
+        import threading
+
+        worker = distributed.get_worker()
+        barrier = worker.__dict__.setdefault("inputs_barrier", threading.Barrier(3))
+        barrier.wait(timeout=60)
+        return Report(item.path, "", (), "0", ())
+
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster,
+        distributed.Client(cluster, set_as_default=False) as client,
+    ):
+        jobs = [(Input(f"{i}.h5ad"), (), (), (), (), 1) for i in range(3)]
+        finished = dict(dask_scan.iter_on_dask(client, jobs, validate_one, per_thread=3))
+    assert sorted(finished) == [0, 1, 2] and all(r.error is None for r in finished.values())

@@ -17,7 +17,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="the run's seed: the same seed makes the same inputs")
     p.add_argument("--start", type=int, default=0, help="the first input's index (to replay one: --start I --n 1)")
     p.add_argument("--jobs", type=int, default=2, help="inputs validated at once (default 2)")
-    p.add_argument("--timeout", type=float, default=runner.TIMEOUT, help="the tool's --timeout per input")
+    p.add_argument(
+        "--limit", type=float, default=runner.LIMIT, help=f"seconds an input may take (default {runner.LIMIT:g}): killed past it"
+    )
     p.add_argument("--peak-mb", type=float, default=runner.PEAK_MB, help="peak resident memory allowed per input")
     p.add_argument("--format", action="append", choices=mutators.FORMATS, help="only these formats (repeatable)")
     p.add_argument(
@@ -25,6 +27,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--keep", action="store_true", help="keep every input, not only those with a defect")
     p.add_argument("--remote", action="store_true", help="validate each input by its URL, from a loopback HTTP server")
+    p.add_argument(
+        "--flag",
+        action="append",
+        default=[],
+        help="a flag of the tool beyond its defaults (repeatable; --flag=--timeout=20): by default none",
+    )
     args = p.parse_args(argv)
     root = Path(args.work or tempfile.mkdtemp(prefix="spec-validate-fuzz-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -44,17 +52,18 @@ def main(argv: list[str] | None = None) -> int:
         args.seed,
         root,
         args.jobs,
-        args.timeout,
+        args.limit,
         args.peak_mb,
         tuple(args.format or mutators.FORMATS),
         args.start,
         progress,
         args.keep,
         args.remote,
+        tuple(args.flag),
     )
     print(
-        f"\nseed {args.seed}, inputs {args.start}..{args.start + args.n - 1}, {time.monotonic() - started:.0f} s; "
-        f"inputs with defects kept under {root}"
+        f"\nseed {args.seed}, inputs {args.start}..{args.start + args.n - 1}, {time.monotonic() - started:.0f} s, "
+        f"tool flags: {' '.join(args.flag) or 'the defaults'}; inputs with defects kept under {root}"
     )
     print(runner.tally(results))
     timed_out = [r.index for r in results if r.timed_out and not r.defects]
@@ -62,7 +71,11 @@ def main(argv: list[str] | None = None) -> int:
         # Not counted as defects (a slow machine can time out a sound input), but each has been a hang so far (an
         # index the library iterated for hours, a declared grid asked for chunk by chunk): look at every one.
         print(f"to look at: inputs {timed_out} ran into the tool's own --timeout (replay one: --start I --n 1 --keep)")
-    return 1 if any(r.defects for r in results) or timed_out else 0
+    contained = [r.index for r in results if r.contained and not r.defects]
+    if contained:
+        # Not defects (the crash is the input's finding), but each is a corrupt field no check found first.
+        print(f"to look at: inputs {contained} crashed a native reader, contained (replay one: --start I --n 1 --keep)")
+    return 1 if any(r.defects for r in results) or timed_out or contained else 0
 
 
 if __name__ == "__main__":

@@ -179,11 +179,22 @@ class Target:
 MUTATORS: dict[str, list[tuple[str, Callable[[Target], str]]]] = {f: [] for f in FORMATS}
 # Mutators that edit bytes, applied after those that edit through a library (which must be able to read the file).
 BYTE_LEVEL = frozenset(
-    {"flip_bytes", "flip_header_bytes", "truncate", "overwrite_range", "hdf5_btree_not_a_tree", "hdf5_past_one_block"}
+    {
+        "flip_bytes",
+        "flip_header_bytes",
+        "truncate",
+        "overwrite_range",
+        "hdf5_btree_not_a_tree",
+        "hdf5_past_one_block",
+        "hdf5_heap_object_size",
+    }
 )
 # Edits h5py makes on an intact file, after which h5py must not open it again (its walk would hang): run after every
 # other structural edit, before byte-level damage.
 LAST_STRUCTURAL = frozenset({"hdf5_dense_heap_cycle", "hdf5_shared_index", "hdf5_extensible_array_claim"})
+# Edits that parse a file (with the library) to find the field they change: after every structural edit, before
+# byte-level damage, which could leave a file the library crashes on in the fuzzer's own process.
+PARSED_LAST = frozenset({"tiledb_fragment_sizes"})
 
 
 def mutator(*formats: str) -> Callable[[Callable[[Target], str]], Callable[[Target], str]]:
@@ -433,10 +444,26 @@ def _h5(t: Target):
 
 
 def _h5_items(f, kind: str | None = None) -> list[str]:
+    """The names of the objects below `f` (as h5py's `visit`: each object once, through hard links), at most 64
+    levels down: `visit` recurses in the HDF5 library, whose stack a file of 10,000 nested groups overflows (the
+    fuzzer's own process died, exit 139)."""
     import h5py
 
     names: list[str] = []
-    f.visit(names.append)
+    seen = set()
+    stack = [("", f, 0)]
+    while stack:
+        prefix, group, depth = stack.pop()
+        for key in group:
+            if not isinstance(group.get(key, getlink=True), h5py.HardLink):
+                continue
+            obj = group.get(key)
+            if obj is None or hash(obj.id) in seen:
+                continue
+            seen.add(hash(obj.id))
+            names.append(prefix + key)
+            if isinstance(obj, h5py.Group) and depth < 64:
+                stack.append((f"{prefix}{key}/", obj, depth + 1))
     if kind == "group":
         return sorted(n for n in names if isinstance(f.get(n), h5py.Group))
     if kind == "dataset":
@@ -629,7 +656,7 @@ def hdf5_huge_shape(t: Target) -> str:
 @mutator("hdf5")
 def hdf5_deep_groups(t: Target) -> str:
     with _h5(t) as f:
-        depth = t.rng.choice((50, 300, 1200))
+        depth = t.rng.choice((50, 300, 1200, 10_000))  # 10,000: once SystemError, a double free and exit 139
         g = f.require_group("/uns")
         for _ in range(depth):
             g = g.create_group("g")
@@ -638,12 +665,66 @@ def hdf5_deep_groups(t: Target) -> str:
 
 @mutator("hdf5")
 def hdf5_many_attributes(t: Target) -> str:
+    if t.rng.random() < 0.2:
+        return _many_dense_attributes(t, 100_000)
     with _h5(t) as f:
         name = t.pick(["/"] + _h5_items(f))
         n = t.rng.choice((100, 2000))
         for i in range(n):
             f[name].attrs[f"a{i}"] = i
     return f"{n} attributes on {name}"
+
+
+def _many_dense_attributes(t: Target, n: int) -> str:
+    """A new dict group in /uns with `n` attributes (the issue's 100,000), in dense storage: a group made under the
+    latest file format keeps them in a fractal heap and a B-tree (on an older group h5py adds them in quadratic
+    time, hours for 100,000)."""
+    import h5py
+    import numpy as np
+
+    _safe_for_h5py(t)
+    try:
+        f = h5py.File(t.path, "r+", locking=False, libver="latest")
+    except Exception as exc:  # an earlier mutation broke it
+        raise Skip(f"h5py cannot open it ({exc})") from None
+    with f:
+        group = f.require_group("/uns").create_group(name := f"many{t.rng.randrange(1000)}")
+        group.attrs["encoding-type"], group.attrs["encoding-version"] = "dict", "0.1.0"
+        space, value = h5py.h5s.create(h5py.h5s.SCALAR), np.zeros((), dtype="<i8")
+        for i in range(n):  # the low-level call: attrs[...] checks each name first
+            h5py.h5a.create(group.id, f"a{i}".encode(), h5py.h5t.STD_I64LE, space).write(value)
+    return f"{n} attributes on /uns/{name}"
+
+
+@mutator("hdf5")
+def hdf5_heap_object_size(t: Target) -> str:
+    """A global heap object (a variable-length string's bytes) whose stored size says far more than its collection
+    holds: HDF5 allocated what it said (an `.h5Seurat` with 64 bytes overwritten took 1.7 GB) before it found it short.
+    A collection is `GCOL`, version, 3 reserved bytes, its size; then objects: index (2), references (2), 4 reserved,
+    size (8), the bytes padded to 8."""
+    data = bytearray(t.path.read_bytes())
+    obj = t.pick(_heap_objects(data))
+    size = t.rng.choice((0x6A000000, 2**31 - 1, 2**40, 2**62))
+    data[obj + 8 : obj + 16] = size.to_bytes(8, "little")
+    t.path.write_bytes(bytes(data))
+    return f"global heap object at {obj} says {size} bytes"
+
+
+def _heap_objects(data: bytearray) -> list[int]:
+    """Where the objects of the file's global heap collections start (at most 200)."""
+    objects = []
+    at = data.find(b"GCOL")
+    while at != -1 and len(objects) < 200:
+        end = min(len(data), at + int.from_bytes(data[at + 8 : at + 16], "little"))
+        here = at + 16
+        while here + 16 <= end:
+            index, size = int.from_bytes(data[here : here + 2], "little"), int.from_bytes(data[here + 8 : here + 16], "little")
+            if index == 0 or size > end - here:
+                break  # the free space, or a collection this walk does not follow
+            objects.append(here)
+            here += 16 + (size + 7) // 8 * 8
+        at = data.find(b"GCOL", at + 4)
+    return objects
 
 
 @mutator("hdf5")
@@ -772,7 +853,17 @@ def _array_documents(t: Target) -> list[Path]:
     return out
 
 
-HUGE_SHAPES = ([2**40], [2**62], [2**25, 2**25], [2**31 - 1, 2**31 - 1], [2**63 - 1], [10**18, 3], [2**20, 2**20, 2**20])
+HUGE_SHAPES = (
+    [2**40],
+    [2**62],
+    [2**25, 2**25],
+    [2**31 - 1, 2**31 - 1],
+    [2**63 - 1],
+    [10**18, 3],
+    [2**20, 2**20, 2**20],
+    [2**80],  # past any integer type a reader keeps
+    [2**62, 2**62],  # a product past 2**64
+)
 
 
 @mutator("zarr-v2", "zarr-v3", "zip")
@@ -1048,6 +1139,27 @@ def json_truncate(t: Target) -> str:
 
 
 @mutator("zarr-v2", "zarr-v3", "zip")
+def json_many_attributes(t: Target) -> str:
+    """A node with 100,000 attributes (the issue's many-attribute file, as a document): its `.zattrs` (Zarr v2, written
+    beside its `.zgroup` or `.zarray` where it has none) or its `zarr.json`'s attributes (v3)."""
+    p = t.pick([q for q in _documents(t) if q.name in (".zgroup", ".zarray", "zarr.json")])
+    many = {f"a{i}": i for i in range(100_000)}
+    if p.name == "zarr.json":
+        doc = _load(p)
+        if not isinstance(doc, dict) or not isinstance(doc.setdefault("attributes", {}), dict):
+            raise Skip("no attributes object")
+        doc["attributes"].update(many)
+    else:
+        p = p.parent / ".zattrs"
+        doc = _load(p) if p.exists() else {}
+        if not isinstance(doc, dict):
+            raise Skip("not an object")
+        doc.update(many)
+    p.write_text(json.dumps(doc))
+    return f"{p.relative_to(t.path)}: 100,000 attributes"
+
+
+@mutator("zarr-v2", "zarr-v3", "zip")
 def json_big_string(t: Target) -> str:
     p = t.pick(_documents(t))
     doc = _load(p)
@@ -1318,6 +1430,64 @@ def tiledb_metadata(t: Target) -> str:
     return f"{a.name} meta {key} = {str(value)[:20]}"
 
 
+# The size fields of a fragment's metadata footer that drive TileDB's allocations and reads, by the name
+# spec_validate/nodes/tiledb/fragments.py gives them.
+FOOTER_SIZES = (
+    "array schema name's length",
+    "file sizes",
+    "var file sizes",
+    "validity file sizes",
+    "number of sparse tiles",
+    "last tile's cells",
+    "generic tile offsets",
+    "dimension 0's non-empty range",
+)
+
+
+@mutator("tiledb")
+def tiledb_fragment_sizes(t: Target) -> str:
+    """A size field of an array's fragment metadata made to say more than the files hold: a footer field (one byte of
+    it, or all of it), a generic tile's header or its chunk count. TileDB allocated 2 GB for one such byte of a schema
+    name's length, and crashed on one of a data file's size (the issue's reproductions)."""
+    import tiledb
+
+    from spec_validate.nodes.tiledb import fragments, library
+
+    array = t.pick(_tiledb_arrays(t))
+    _hand_to_tiledb(array)  # no FIFO (opening it would block the fuzzer), no symlink
+    folder = Path(t.pick(list(fragments.fragment_folders(str(array)))))
+    try:
+        layout = library.layout(str(array), tiledb.ArraySchema.load(str(array)))
+        tiles, fields = fragments.metadata_fields(str(folder), layout)
+    except Exception as exc:  # an earlier mutation broke it
+        raise Skip(f"its footer cannot be parsed ({exc})") from None
+    meta = folder / fragments.METADATA_FILE
+    data = bytearray(meta.read_bytes())
+    how = t.rng.choice(("footer-byte", "footer-value", "tile-size", "chunk-count"))
+    if how.startswith("footer"):
+        name = t.rng.choice([f for f in FOOTER_SIZES if f in fields])
+        at, size = fields[name]
+        at += 8 * t.rng.randrange(max(1, size // 8)) if size >= 8 else 0
+        if how == "footer-byte":
+            at += t.rng.randrange(min(8, size))
+            data[at] = t.rng.choice((0x7A, 0xDC, 0xFF, 0x80))
+        else:
+            data[at : at + min(8, size)] = t.rng.choice((2**31, 2**40, 2**63 - 1)).to_bytes(8, "little")[: min(8, size)]
+    elif how == "tile-size":
+        tile = t.pick(tiles)
+        at = tile + t.rng.choice((4, 12))  # its persisted size, or its tile size
+        name = f"generic tile at {tile}"
+        data[at : at + 8] = t.rng.choice((2**31, 2**40)).to_bytes(8, "little")
+    else:
+        tile = t.pick(tiles)
+        pipeline = int.from_bytes(data[tile + 30 : tile + 34], "little")
+        at = tile + fragments.GENERIC_TILE.size + pipeline
+        name = f"chunk count of the generic tile at {tile}"
+        data[at : at + 8] = t.rng.choice((2**32, 2**50)).to_bytes(8, "little")
+    meta.write_bytes(bytes(data))
+    return f"{array.name}: {how} {name} at {at}"
+
+
 @mutator("tiledb")
 def tiledb_remove_file(t: Target) -> str:
     p = t.pick(t.files())
@@ -1431,7 +1601,7 @@ def make_input(index: int, seed: int, work: Path, formats: tuple[str, ...] = FOR
     # Structural edits first (they need a readable file), byte-level damage last.
     wanted = sorted(
         rng.sample(range(len(chosen)), k=min(len(chosen), rng.choice((1, 1, 2, 3)))),
-        key=lambda i: 2 if chosen[i][0] in BYTE_LEVEL else 1 if chosen[i][0] in LAST_STRUCTURAL else 0,
+        key=lambda i: 2 if chosen[i][0] in BYTE_LEVEL else 1 if chosen[i][0] in LAST_STRUCTURAL | PARSED_LAST else 0,
     )
     for i in wanted:
         name, fn = chosen[i]
@@ -1448,6 +1618,74 @@ def make_input(index: int, seed: int, work: Path, formats: tuple[str, ...] = FOR
             dest.write_bytes(bytes(data))
             done.append("flip bytes of the zip")
     return Input(dest, fmt, base, canary, done)
+
+
+# ---------------------------------------------------------------------------------------- the issue's defects
+
+
+def _regress_heap_length(t: Target) -> str:
+    data = bytearray(t.path.read_bytes())
+    obj = _heap_objects(data)[0]
+    data[obj + 8 : obj + 16] = (0x6A000000).to_bytes(8, "little")
+    t.path.write_bytes(bytes(data))
+    return f"global heap object at {obj} says {0x6A000000} bytes"
+
+
+def _regress_shape(shape: list[int]) -> Callable[[Target], str]:
+    def edit(t: Target) -> str:
+        p = next(q for q in sorted(_array_documents(t)) if len(_load(q).get("shape", ())) == len(shape))
+        doc = _load(p)
+        doc["shape"] = shape
+        chunks = [2**20] * len(shape)
+        if p.name == ".zarray":
+            doc["chunks"] = chunks
+        else:
+            doc["chunk_grid"] = {"name": "regular", "configuration": {"chunk_shape": chunks}}
+        p.write_text(json.dumps(doc))
+        return f"{p.relative_to(t.path)}: shape {shape} chunks {chunks}"
+
+    return edit
+
+
+def _regress_nested(t: Target) -> str:
+    with _h5(t) as f:
+        g = f.require_group("/uns")
+        for _ in range(10_000):
+            g = g.create_group("g")
+    return "10000 nested groups under /uns"
+
+
+def _as_made(t: Target) -> str:
+    return "the case as conformance-corpus/hostile/generate_hostile.py makes it"
+
+
+# Each defect of the issue "Bounded by default" (#38), made the same way every time: (format, base, edit).
+REGRESSIONS: dict[str, tuple[str, str, Callable[[Target], str]]] = {
+    "heap-string-length": ("hdf5", "h5seurat/valid-every-element.h5Seurat", _regress_heap_length),
+    "tiledb-schema-name-length": ("tiledb", "hostile/cxg/fragment-schema-name-huge.cxg", _as_made),
+    "tiledb-data-file-size": ("tiledb", "hostile/cxg/fragment-file-size-huge.cxg", _as_made),
+    "shape-2-80": ("zarr-v2", "anndata/zarr-v2/valid-every-element.zarr", _regress_shape([2**80])),
+    "shape-2-62-squared": ("zarr-v3", "anndata/zarr-v3/valid-every-element.zarr", _regress_shape([2**62, 2**62])),
+    "nested-groups-10000": ("hdf5", "anndata/h5ad/valid-zero-obs.h5ad", _regress_nested),
+    "attributes-100000": ("hdf5", "anndata/h5ad/valid-zero-obs.h5ad", lambda t: _many_dense_attributes(t, 100_000)),
+}
+
+
+def regression_input(name: str, work: Path) -> Input:
+    """The input of the issue's defect `name` (REGRESSIONS), written under `work` (a fresh directory)."""
+    fmt, base, edit = REGRESSIONS[name]
+    canary = Canary(work / "canary")
+    canary.create(0)
+    folder = work / "input"
+    folder.mkdir(parents=True)
+    src = CORPUS / base
+    dest = folder / src.name
+    if src.is_dir():
+        shutil.copytree(src, dest, symlinks=True)
+    else:
+        shutil.copy2(src, dest)
+    target = Target(dest, random.Random(name), canary, fmt)
+    return Input(dest, fmt, base, canary, [f"{name}: {edit(target)}"])
 
 
 def snapshot(root: Path) -> dict[str, tuple]:

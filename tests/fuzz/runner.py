@@ -1,12 +1,14 @@
 """Validate fuzz inputs, each in its own process, and check what must hold for every input whatever it holds.
 
-Each input is run as a user facing untrusted data would run it: `--timeout` and `--memory-limit` (FUZZ_NO_TIMEOUT
-and FUZZ_NO_MEMORY_LIMIT in the environment leave them out). For every input: exit code 0, 1 or 2; no traceback and
-no `internal error` line; no crash, the reader's too (which `--timeout` reports as an unreadable record, where
-without it the process would die); a JSON report valid against `spec_validate/report/report.schema.json` that names the path
-given (never an enclosing folder); the process ends within its `--timeout` (plus a margin) and stays under a peak
-resident memory; the input's files keep their bytes, modes and modification times; the canary beside the input
-keeps its access times and none of its bytes appear in anything the tool printed.
+Each input is run as a user runs the tool: with its default flags (no `--timeout`, no `--memory-limit`; `flags`
+adds others, as `python -m tests.fuzz --flag=--timeout=20` does). The harness is the judge of time and memory: a
+run still going after `LIMIT` seconds is killed and is a defect, and so is a peak resident memory above `PEAK_MB`.
+For every input: exit code 0 or 1, or 2 only for an input that cannot be opened at all (`OPEN_FAILURES`: its one
+error line says so); no traceback and no `internal error` line; no crash (a native reader's crash that the tool
+contained and reported as an unreadable part is counted, not a defect: that is the guarantee holding); a JSON
+report valid against `spec_validate/report/report.schema.json` that names the path given (never an enclosing
+folder); the input's files keep their bytes, modes and modification times; the canary beside the input keeps its
+access times and none of its bytes appear in anything the tool printed.
 
 `remote=True` validates each input over HTTP instead: the inputs are served by tests/latency_server.py (in
 this process, one server per worker) and the tool is given the input's URL (one input in four with `--no-list`,
@@ -33,13 +35,26 @@ from tests.fuzz import mutators
 REPO = mutators.REPO
 SCHEMA = REPO / "spec_validate" / "report" / "report.schema.json"
 LAUNCHER = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
-TIMEOUT = 20.0  # --timeout given to the tool for each input
-MARGIN = 30.0  # the tool must be gone this long after its timeout, or it hung
-PEAK_MB = 500.0
-# The tool's --memory-limit for each input: native libraries that allocate what corrupt size fields say (TileDB
-# reading fragment metadata) fail past it and report the part unreadable. It caps data, not code: 400 MB of data
-# plus the libraries' mapped code stays under PEAK_MB, and every corpus file validates the same under it.
-MEMORY_LIMIT_MB = 400
+LIMIT = 60.0  # seconds an input may take, judged here: the tool runs with no --timeout of its own
+PEAK_MB = 500.0  # peak resident memory an input may take (the largest of the tool's process and its children)
+# What an exit 2 may say: the input cannot be opened at all (not a store this tool reads, or nothing there), or no
+# pack describes it. Any other exit 2 is an input the tool gave up on: a defect.
+OPEN_FAILURES = (
+    "no such file or directory",
+    "not a regular file or directory",
+    "permission denied",
+    "a directory, but not a Zarr store",
+    "a .cxg directory, but no TileDB group or array",
+    "not an HDF5 file or a Zarr store",
+    "a zip file, but not a zipped Zarr store",
+    "cannot open as a zip store",
+    "cannot open as HDF5",
+    "its root group cannot be opened",
+    "not a TileDB group or array",
+    "no rule pack applies",
+)
+# What the tool reports when a native reader it runs apart (TileDB's) crashed: that part unreadable, the rest reported.
+CONTAINED_CRASH = b"TileDB reader crashed"
 
 
 @dataclass
@@ -52,13 +67,15 @@ class Result:
     peak_mb: float = 0.0
     seconds: float = 0.0
     defects: list[str] = field(default_factory=list)
-    timed_out: bool = False  # the tool reported its own timeout (not a defect)
+    timed_out: bool = False  # the tool reported its own timeout (under --timeout only; not a defect)
+    contained: bool = False  # a native reader crashed, and the tool reported that part unreadable (not a defect)
 
     def line(self) -> str:
         return (
             f"#{self.index} {self.format} {self.base} exit={self.code} {self.peak_mb:.0f}MB {self.seconds:.1f}s\n"
             f"    mutations: {'; '.join(self.mutations)}\n"
             + ("    timed out (the tool's own --timeout: reported, not a defect)\n" if self.timed_out else "")
+            + ("    a reader crash, contained and reported unreadable (not a defect)\n" if self.contained else "")
             + "".join(f"    DEFECT: {d}\n" for d in self.defects)
         )
 
@@ -132,46 +149,62 @@ def fuzz_one(
     seed: int,
     zygote: Zygote,
     root: Path,
-    timeout: float = TIMEOUT,
+    limit: float = LIMIT,
     peak_mb: float = PEAK_MB,
     formats: tuple[str, ...] = mutators.FORMATS,
     keep: bool = False,
     served_at: str | None = None,
+    flags: tuple[str, ...] = (),
 ) -> Result:
     """Make input `index` of run `seed` under `root`, validate it in a child of `zygote`, check it; remove it unless kept.
 
     `served_at`: the URL of a server of `root`; the input is then validated by its URL (see the module's doc).
+    `flags`: the tool's flags beyond its defaults (none by default).
     """
     work = root / f"{index:05d}"
     if work.exists():
         mutators.remove_tree(work)
     work.mkdir(parents=True)
     inp = mutators.make_input(index, seed, work, formats)
+    return check_input(inp, index, work, zygote, root, limit, peak_mb, keep, served_at, flags)
+
+
+def check_input(
+    inp: mutators.Input,
+    index: int,
+    work: Path,
+    zygote: Zygote,
+    root: Path,
+    limit: float = LIMIT,
+    peak_mb: float = PEAK_MB,
+    keep: bool = False,
+    served_at: str | None = None,
+    flags: tuple[str, ...] = (),
+) -> Result:
+    """Validate the input made in `work` in a child of `zygote` (`index` picks --jobs and --deep) and check it."""
     result = Result(index, inp.format, inp.base, inp.mutations)
     before = mutators.snapshot(inp.path)
     canary = inp.canary
     atimes = canary.access_times()
     report, out, err = work / "report.json", work / "stdout", work / "stderr"
     target = str(inp.path) if served_at is None else f"{served_at}/{inp.path.relative_to(root).as_posix()}"
-    argv = [target, "--format", "json", "--output", str(report), "--jobs", str(1 + index % 2), "--isolated", "--quiet"] + (
-        ["--timeout", str(timeout)] if os.environ.get("FUZZ_NO_TIMEOUT") is None else []
-    )
-    if os.environ.get("FUZZ_NO_MEMORY_LIMIT") is None:
-        argv += ["--memory-limit", str(MEMORY_LIMIT_MB)]
+    argv = [target, "--format", "json", "--output", str(report), "--jobs", str(1 + index % 2), "--isolated", "--quiet"]
+    argv += list(flags)
     if index % 3 == 0:
         argv.append("--deep")
     if served_at is not None and index % 4 == 1:
         argv.append("--no-list")  # a remote Zarr store read from its consolidated metadata alone: a map the input made
-    got = zygote.run(argv, out, err, timeout + MARGIN)
+    got = zygote.run(argv, out, err, limit)
     result.code, result.peak_mb, result.seconds = got["code"], got["peak_mb"], got["seconds"]
     stderr = err.read_bytes()
     stdout = out.read_bytes()
     text = report.read_bytes() if report.exists() else b""
     d = result.defects
-    d.extend(_run_defects(got, stderr, timeout, peak_mb))
+    d.extend(_run_defects(got, stderr, limit, peak_mb))
     if got["code"] in (0, 1, 2):  # exit 2 too: an input that cannot be opened has a report carrying the error
         d.extend(_check_report(text, target))
         result.timed_out = b"timed out after" in text
+        result.contained = CONTAINED_CRASH in text
     after = mutators.snapshot(inp.path)
     if after != before:
         changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
@@ -181,17 +214,18 @@ def fuzz_one(
     shown = leaked(canary.token, [stdout, stderr, text]) if served_at is None else None
     if shown:
         d.append(f"canary bytes in the output: {shown!r}")
-    if not keep and not d and not result.timed_out:  # a tool-reported timeout is kept to look at, not a defect
+    if not keep and not d and not result.timed_out and not result.contained:  # kept to look at, not defects
         mutators.remove_tree(work)
     return result
 
 
-def _run_defects(got: dict, stderr: bytes, timeout: float, peak_mb: float) -> list[str]:
-    """What is wrong with how the run ended: a hang, a signal, an exit code other than 0/1/2, a traceback or
-    `internal error` line, an exit 2 without its one error line, too much memory."""
+def _run_defects(got: dict, stderr: bytes, limit: float, peak_mb: float) -> list[str]:
+    """What is wrong with how the run ended: a run past the time limit, a signal, an exit code other than 0/1/2, a
+    traceback or `internal error` line, an exit 2 without its one error line or for an input that can be opened,
+    too much memory."""
     d = []
     if got["killed"]:
-        d.append(f"still running {timeout + MARGIN:.0f} s after it started (--timeout {timeout:.0f})")
+        d.append(f"still running {limit:.0f} s after it started (killed by the harness)")
     elif got["signal"] is not None:
         d.append(f"killed by signal {got['signal']}")
     elif got["code"] not in (0, 1, 2):
@@ -202,6 +236,8 @@ def _run_defects(got: dict, stderr: bytes, timeout: float, peak_mb: float) -> li
         lines = stderr.decode(errors="replace").strip().splitlines()
         if len(lines) != 1 or not lines[0].startswith("spec-validate: error:"):
             d.append(f"exit 2 without one error line: {lines[-3:]}")
+        elif not any(phrase in lines[0] for phrase in OPEN_FAILURES):
+            d.append(f"exit 2 for an input that opens: {lines[0][:300]}")
     if got["peak_mb"] > peak_mb:
         d.append(f"peak RSS {got['peak_mb']:.0f} MB > {peak_mb:.0f} MB")
     return d
@@ -220,8 +256,8 @@ def _check_report(text: bytes, path: str) -> list[str]:
         line = next(ln for ln in text.decode(errors="replace").splitlines() if "internal error" in ln or "Traceback" in ln)
         out.append(f"internal error in the report: {line.strip()[:300]}")
     if b"the reader crashed" in text:
-        # Under --timeout the input is read in a child process, whose crash the parent reports as unreadable: the run
-        # survives, but without --timeout (the default) the user's process would have died.
+        # Under --timeout (a flag the harness can be given) the whole input is read in a child process, whose crash
+        # the parent reports as unreadable: the run survives, but without --timeout the process would have died.
         line = next(ln for ln in text.decode(errors="replace").splitlines() if "the reader crashed" in ln)
         out.append(f"killed by signal in the reader (reported under --timeout): {line.strip()[:300]}")
     sources = [r["source"] for r in doc["reports"]]
@@ -235,16 +271,18 @@ def fuzz(
     seed: int,
     root: Path,
     jobs: int = 2,
-    timeout: float = TIMEOUT,
+    limit: float = LIMIT,
     peak_mb: float = PEAK_MB,
     formats: tuple[str, ...] = mutators.FORMATS,
     start: int = 0,
     progress=None,
     keep: bool = False,
     remote: bool = False,
+    flags: tuple[str, ...] = (),
 ) -> list[Result]:
     """Inputs start..start+n-1 of run `seed`, on `jobs` zygotes in parallel; the results in index order. `remote`:
-    each validated by its URL, from a server of `root` (see the module's doc)."""
+    each validated by its URL, from a server of `root` (see the module's doc); `flags`: the tool's flags beyond its
+    defaults."""
     results: list[Result] = []
     lock = threading.Lock()
     queue = iter(range(start, start + n))
@@ -260,7 +298,7 @@ def fuzz(
                 if index is None:
                     return
                 try:
-                    result = fuzz_one(index, seed, zygote, root, timeout, peak_mb, formats, keep, served_at)
+                    result = fuzz_one(index, seed, zygote, root, limit, peak_mb, formats, keep, served_at, flags)
                 except Exception as exc:  # noqa: BLE001 (the harness's own failure on this input: shown, not hidden)
                     result = Result(index, "?", "?", [], defects=[f"harness: {type(exc).__name__}: {exc}"])
                     if "zygote died" in str(exc):
@@ -306,11 +344,13 @@ def tally(results: list[Result]) -> str:
     lines.append(f"inputs: {len(results)} ({', '.join(f'{f} {c}' for f, c in sorted(by_format.items()))})")
     lines.append(f"exit codes: {', '.join(f'{c}: {n}' for c, n in sorted(codes.items(), key=lambda x: str(x[0])))}")
     lines.append(f"tool-reported timeouts: {sum(r.timed_out for r in results)}")
+    lines.append(f"reader crashes contained (reported unreadable): {sum(r.contained for r in results)}")
     for kind in (
         "traceback or internal error",
-        "hang past the timeout",
+        "past the time limit",
         "crash (signal)",
         "bad exit code",
+        "exit 2 for an input that opens",
         "input modified",
         "read outside the input",
         "canary bytes shown",
@@ -321,6 +361,9 @@ def tally(results: list[Result]) -> str:
     ):
         lines.append(f"{kind}: {defects.get(kind, 0)}")
     lines.append(f"peak RSS: max {peak:.0f} MB")
+    slowest = max(results, key=lambda r: r.seconds, default=None)
+    if slowest is not None:
+        lines.append(f"time: max {slowest.seconds:.1f} s (#{slowest.index}, {slowest.format})")
     lines.append(f"inputs with a defect: {sum(1 for r in results if r.defects)}")
     return "\n".join(lines)
 
@@ -329,9 +372,11 @@ def _kind(defect: str) -> str:
     if defect.startswith(("stderr", "internal error")):
         return "traceback or internal error"
     if defect.startswith("still running"):
-        return "hang past the timeout"
+        return "past the time limit"
     if defect.startswith("killed by signal"):
         return "crash (signal)"
+    if defect.startswith("exit 2 for an input that opens"):
+        return "exit 2 for an input that opens"
     if defect.startswith("exit"):
         return "bad exit code"
     if defect.startswith("input modified"):

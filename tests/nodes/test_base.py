@@ -9,7 +9,6 @@ from spec_validate.errors import NodeError
 from spec_validate.kernels.block import Block, ChunkRead
 from spec_validate.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
-    MAX_UNIFORM_ELEMENTS,
     Node,
     RowRanges,
     block_row_ranges,
@@ -19,7 +18,6 @@ from spec_validate.nodes.base import (
     row_slices,
     rows_per_block,
     uniform_block,
-    uniform_blocks,
 )
 
 
@@ -167,8 +165,20 @@ def test_row_ranges_passes_runs_without_stored_blocks_are_one_range_each():
     assert list(RowRanges(40, 4, [0, 9])) == [(0, 4), (4, 36), (36, 40)]
 
 
-def test_row_ranges_passes_long_runs_are_cut_at_block_boundaries():
-    assert list(RowRanges(40, 4, [], max_run=10)) == [(0, 8), (8, 16), (16, 24), (24, 32), (32, 40)]
+def test_row_ranges_passes_sparse_ranges_found_by_position_as_iteration_gives_them():
+    ranges = RowRanges(40, 4, [0, 2, 3, 7])
+    want = [(0, 4), (4, 8), (8, 12), (12, 16), (16, 28), (28, 32), (32, 40)]
+    assert [ranges[i] for i in range(len(ranges))] == list(ranges) == want
+    assert ranges[-1] == (32, 40) and ranges[-7] == (0, 4) and ranges[1:3] == [(4, 8), (8, 12)]
+    with pytest.raises(IndexError):
+        ranges[7]
+
+
+def test_row_ranges_passes_a_run_of_any_length_is_one_range():
+    """One range per stored block and per run between them, never one per declared row or per numpy view's worth."""
+    ranges = RowRanges(2**80, 2**20, [5])
+    assert list(ranges) == [(0, 5 * 2**20), (5 * 2**20, 6 * 2**20), (6 * 2**20, 2**80)]
+    assert len(RowRanges(2**62, 1, [])) == 1 and RowRanges(2**62, 1, [])[0] == (0, 2**62)
 
 
 def test_plan_rows_passes_small_arrays_are_never_listed():
@@ -178,26 +188,27 @@ def test_plan_rows_passes_small_arrays_are_never_listed():
     assert list(plan_rows((100,), (10,), 50, 8, never)) == [(0, 50), (50, 100)]
 
 
-def test_plan_rows_passes_a_declared_2_62_with_nothing_stored_is_64_uniform_runs():
-    plan = plan_rows((2**62,), (2**20,), 1 << 22, 8, lambda: [])
-    assert len(plan) == 2**62 // MAX_UNIFORM_ELEMENTS and plan[0] == (0, MAX_UNIFORM_ELEMENTS)
-    assert sum(stop - start for start, stop in plan) == 2**62
+@pytest.mark.parametrize(
+    "shape,chunks",
+    [((2**62,), (2**20,)), ((2**80,), (2**20,)), ((2**80,), (1,)), ((2**62, 2**62), (1, 2**20))],
+    ids=["2**62", "2**80", "2**80-chunks-of-1", "2**62x2**62"],
+)
+def test_plan_rows_passes_a_declared_huge_shape_with_nothing_stored_is_one_uniform_run(shape, chunks):
+    plan = plan_rows(shape, chunks, 1 << 22, 8, lambda: [])
+    assert list(plan) == [(0, shape[0])]
 
 
 def test_plan_rows_passes_unknown_listing_reads_every_block():
     assert len(plan_rows((2**40,), (1,), 1 << 20, 1, lambda: None)) == 2**20
 
 
-def test_uniform_block_passes_a_view_of_one_value_taking_no_memory():
-    block = uniform_block(5, 7, np.dtype("<i8"), 2**50)
-    assert block.uniform and block.values.size == 2**50 and block.values[123] == 7 and block.start == 5
+def test_uniform_block_passes_one_value_held_once_for_any_count():
+    for count in (2**50, 2**124):  # past 2**63 bytes, more than any numpy view may stand for
+        block = uniform_block(5, 7, np.dtype("<i8"), count)
+        assert block.uniform and block.size == count and block.values[0] == 7 and block.start == 5
     assert not Block(0, np.arange(3)).uniform and not uniform_block(0, 7, np.dtype("<i8"), 1).uniform
-
-
-def test_uniform_blocks_passes_counts_past_what_numpy_holds_are_split():
-    blocks = list(uniform_blocks(0, 0, np.dtype("<i4"), 2**62))
-    assert len(blocks) == 2**62 // MAX_UNIFORM_ELEMENTS and blocks[1].start == MAX_UNIFORM_ELEMENTS
-    assert all(b.uniform for b in blocks)
+    assert uniform_block(0, 7, np.dtype("<i8"), 1).size == 1 and uniform_block(0, 7, np.dtype("<i8"), 0).size == 0
+    assert uniform_block(0, b"x", np.dtype("S1000"), 2**60).size == 2**60  # a wide dtype: no view to size
 
 
 def test_node_member_of_a_group_whose_members_could_not_be_listed_is_unknown_not_absent():

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from loopback import serve
@@ -22,7 +23,7 @@ from s3_server import s3_server
 
 from spec_validate import validate
 from spec_validate.cli import main
-from spec_validate.errors import InputError
+from spec_validate.errors import InputError, NodeError
 from spec_validate.inputs import Input, discover, store_root
 from spec_validate.storage.remote import redact_url, scrub
 from spec_validate.storage.urls import is_url
@@ -98,8 +99,11 @@ def cli_json(path: str, deep: bool, tmp_path: Path) -> tuple[int, dict]:
 
 
 def without_source(doc: dict) -> dict:
+    """The JSON without the input's name: in each report, and in the archive summary's lists of failing inputs."""
     for report in doc["reports"]:
         report.pop("source")
+    for rule in doc.get("archive", {}).get("rules", []):
+        rule.pop("first", None)
     return doc
 
 
@@ -184,6 +188,7 @@ ON_STORED_KEYS = {
     "zarr.array.chunk-keys",
     "zarr.array.chunk-keys-in-grid",
     "zarr.array.only-chunk-keys",
+    "zarr.group.unread-keys",
     "zarr.consolidated.matches-documents",
     "zarr.keys.normalized",
     "zarr.keys.ascii",
@@ -272,14 +277,48 @@ def test_http_html_page_is_not_a_store(http_base):
 
 class HostileHandler(RangeHandler):
     """Serves the cases, and under a prefix misbehaves: /elsewhere/ redirects to another host name of this server,
-    /here/ redirects on this host, /stall/ sends headers and then nothing, /endless/ sends a body of no declared
-    length, /declared/ declares a huge one, /gzip/ sends every document gzip-encoded."""
+    /here/ redirects on this host, /stall/ sends headers and then nothing, /stall-one/ and /stall-folder/ do so
+    for their keys (or folders) in STALLED only, /endless/ sends a body of no declared length, /declared/ declares a
+    huge one, /gzip/ sends every document gzip-encoded."""
 
     release = threading.Event()
+    STALLED: ClassVar[dict[str, tuple[str, ...]]] = {"stall-one": ("obs/.zattrs", "X/indptr/0"), "stall-folder": ("obsm/",)}
+    # Keys that answer with a redirect: under /away/ to another path of this host, outside the store (a document
+    # of someone else's, which must not be read for this one); under /inside/ to another path inside it.
+    MOVED: ClassVar[dict[str, dict[str, str]]] = {
+        "away": {"obs/.zattrs": "/secret/.zattrs", "X/indptr/0": "/secret/0"},
+        "inside": {"obs/.zattrs": "/inside/{case}/obs/moved/../.zattrs?v=1", "X/indptr/0": "/inside/{case}/X/indptr/./0?v=1"},
+    }
+
+    def translate_path(self, path: str) -> str:
+        prefix, _, rest = path.lstrip("/").partition("/")
+        return super().translate_path(f"/{rest}" if prefix in self.STALLED or prefix in self.MOVED else path)
+
+    def _moved(self, prefix: str, rest: str) -> None:
+        case, _, key = rest.partition("/")
+        if prefix == "secret":
+            body = b'{"' + SECRET + b'": 1}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        elif key in self.MOVED[prefix]:
+            self.send_response(302)
+            self.send_header("Location", self.MOVED[prefix][key].format(case=case))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            super().do_GET()  # served from below the prefix (`translate_path`)
 
     def do_GET(self) -> None:
         port = self.server.server_address[1]
         prefix, _, rest = self.path.lstrip("/").partition("/")
+        if prefix in (*self.MOVED, "secret"):
+            return self._moved(prefix, rest)
+        if prefix in self.STALLED:
+            if rest.partition("/")[2] not in self.STALLED[prefix]:
+                return super().do_GET()  # served from below the prefix (`translate_path`), redirects kept under it
+            prefix = "stall"
         if prefix in ("elsewhere", "here"):
             self.send_response(302)
             self.send_header("Location", f"http://localhost:{port}/{rest}" if prefix == "elsewhere" else f"/{rest}")
@@ -325,6 +364,7 @@ def hostile_base(served):
 
 
 ZARR_CASE = "categorical-code-too-large.zarr"
+SECRET = b"SECRET-of-another-store-0123"
 
 
 def test_http_redirect_to_another_host_is_not_followed(hostile_base):
@@ -332,8 +372,29 @@ def test_http_redirect_to_another_host_is_not_followed(hostile_base):
         validate(f"{hostile_base}/elsewhere/{ZARR_CASE}")
 
 
-def test_http_redirect_on_the_same_host_is_followed(hostile_base, served):
-    redirected = validate(f"{hostile_base}/here/{ZARR_CASE}")
+def test_http_redirect_on_the_same_host_outside_the_store_is_not_followed(hostile_base):
+    """Every key of /here/<case> redirects to /<case>, a store of the same host but not this one: not opened."""
+    with pytest.raises(InputError, match=r"redirected to /categorical.*outside the store \(/here/categorical.*not followed"):
+        validate(f"{hostile_base}/here/{ZARR_CASE}")
+
+
+def test_http_redirect_of_a_document_and_a_chunk_outside_the_store_is_an_unreadable_record(hostile_base, tmp_path):
+    """A document and a chunk answering 302 to another path of the host: each is one unreadable record naming the
+    redirect, what lies there is never shown, and the rest is judged (exit 1, not 2)."""
+    out = tmp_path / "report.json"
+    code = main([f"{hostile_base}/away/{ZARR_CASE}", "--format", "json", "-o", str(out), "--quiet", "--isolated"])
+    text = out.read_text()
+    problems = {p["key"]: p["message"] for p in json.loads(text)["reports"][0]["problems"]}
+    assert code == 1 and sorted(problems) == ["/X/indptr", "obs/.zattrs"], problems
+    assert "redirected to /secret/.zattrs, outside the store" in problems["obs/.zattrs"]
+    assert "redirected to /secret/0, outside the store" in problems["/X/indptr"]
+    assert SECRET.decode() not in text
+
+
+def test_http_redirect_inside_the_store_is_followed(hostile_base, served):
+    """A document and a chunk answering 302 to another URL inside the store (dot segments, a query): followed, and
+    the report is the local one."""
+    redirected = validate(f"{hostile_base}/inside/{ZARR_CASE}")
     assert clauses(redirected) == clauses(local_report(str(served / ZARR_CASE), False))
 
 
@@ -343,6 +404,49 @@ def test_http_stalled_response_ends_at_the_read_timeout(hostile_base, monkeypatc
     monkeypatch.setattr(remote, "HTTP_READ_TIMEOUT", 1.0)
     with pytest.raises(InputError, match="timed out"):
         validate(f"{hostile_base}/stall/{ZARR_CASE}")
+
+
+def test_http_stalled_document_and_chunk_below_the_root_are_unreadable_records_the_rest_judged(
+    hostile_base, served, tmp_path, monkeypatch
+):
+    """A read timeout on one document and one chunk (not the root's): each is one unreadable record, asked for
+    once, and every clause has the verdict it has on a local copy where the same two cannot be read (each a folder
+    where a file is expected)."""
+    from spec_validate.nodes.open import open_url
+    from spec_validate.storage import remote
+
+    monkeypatch.setattr(remote, "HTTP_READ_TIMEOUT", 1.0)
+    report = validate(f"{hostile_base}/stall-one/{ZARR_CASE}")
+    problems = {p.key: p.message for p in report.problems}
+    assert sorted(problems) == ["/X/indptr", "obs/.zattrs"] and all("timed out" in m for m in problems.values())
+    local = tmp_path / ZARR_CASE
+    shutil.copytree(served / ZARR_CASE, local)
+    for part in ("obs/.zattrs", "X/indptr/0"):
+        (local / part).unlink()
+        (local / part).mkdir()
+    assert [c[:2] for c in clauses(report)] == [c[:2] for c in clauses(local_report(str(local), False))]
+    with open_url(f"{hostile_base}/stall-one/{ZARR_CASE}") as tree:
+        with pytest.raises(NodeError, match="timed out"):
+            tree.kv.get("obs/.zattrs")
+        assert tree.kv.stored("obs/.zattrs")
+
+
+def test_http_stalled_folder_listing_below_the_root_is_an_unreadable_record(hostile_base, monkeypatch):
+    from spec_validate.storage import remote
+
+    monkeypatch.setattr(remote, "HTTP_READ_TIMEOUT", 1.0)
+    report = validate(f"{hostile_base}/stall-folder/{ZARR_CASE}")
+    (problem,) = report.problems
+    assert problem.key == "obsm" and "cannot be listed (timed out)" in problem.message
+    assert any(r.status.value == "failed" for r in report.results)  # judged: the case's own failure still found
+
+
+def test_http_stalled_document_below_the_root_exits_1_not_2(hostile_base, monkeypatch, capsys):
+    from spec_validate.storage import remote
+
+    monkeypatch.setattr(remote, "HTTP_READ_TIMEOUT", 1.0)
+    assert main([f"{hostile_base}/stall-one/{ZARR_CASE}", "--quiet"]) == 1
+    assert "obs/.zattrs: cannot be read" in capsys.readouterr().out
 
 
 def test_http_response_larger_than_any_value_is_refused(hostile_base, monkeypatch):

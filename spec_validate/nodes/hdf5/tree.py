@@ -317,6 +317,25 @@ def _attr_type_class(oid: Any, name: bytes) -> str | None:
         return None
 
 
+def _stored_string_storage(found: global_heap.AttributeType) -> StringStorage | None:
+    """What `_attr_string_storage` says, from the datatype as its attribute message stores it."""
+    if found.type_class == h5t.STRING:  # fixed length: the padding, then the character set, in the first byte
+        charset = "utf-8" if (found.bits >> 4) & 0x0F == h5t.CSET_UTF8 else "ascii"
+        return StringStorage("fixed", charset, f"fixed[{found.size}] {charset} string")
+    if found.type_class == h5t.VLEN and found.bits & 0x0F == 1:  # a string: its character set in the second byte
+        charset = "utf-8" if (found.bits >> 8) & 0x0F == h5t.CSET_UTF8 else "ascii"
+        return StringStorage("variable", charset, f"vlen {charset} string")
+    return None
+
+
+def _stored_type_class(found: global_heap.AttributeType) -> str | None:
+    """What `_attr_type_class` says, from the datatype as its attribute message stores it (the library calls a
+    variable-length string a string)."""
+    if found.type_class == h5t.VLEN and found.bits & 0x0F == 1:
+        return "string"
+    return _TYPE_CLASSES.get(found.type_class)
+
+
 def _string_storage(dtype: np.dtype, stored: str) -> StringStorage | None:
     info = h5py.check_string_dtype(dtype)
     if info is None:
@@ -352,6 +371,8 @@ class HDF5Node(Node):
         self.kind = "group" if isinstance(oid, h5g.GroupID) else "array"
         self._gid = oid if self.kind == "group" else None
         tree.opened.append(self)
+        if tree.tell is not None:
+            tree.tell("reading the attributes of ", path)
         plist = None
         self._attrs: HDF5Attributes | None = None
         self._attrs_error: str | None = None
@@ -417,7 +438,9 @@ class HDF5Node(Node):
         heaps = self.tree._global_heaps() if found is not None else None
         return heaps.string_value(found) if heaps is not None and found is not None else None
 
-    def _heap_facts(self) -> tuple[dict[bytes, str], dict[bytes, global_heap.StringElements]]:
+    def _heap_facts(
+        self,
+    ) -> tuple[dict[bytes, str], dict[bytes, global_heap.StringElements], dict[bytes, global_heap.AttributeType]]:
         facts = self.__dict__.get("_heap_facts_found")
         if facts is None:
             facts = self.__dict__["_heap_facts_found"] = self.tree.heap_facts(self)
@@ -449,11 +472,17 @@ class HDF5Node(Node):
 
     def attr_storage(self, name: str) -> StringStorage | None:
         stored = self._attrs._names.get(name) if self._attrs is not None else None
-        return None if stored is None else _attr_string_storage(self.object_id(), stored)
+        if stored is None:
+            return None
+        found = self._heap_facts()[2].get(stored)
+        return _stored_string_storage(found) if found is not None else _attr_string_storage(self.object_id(), stored)
 
     def attr_type_class(self, name: str) -> str | None:
         stored = self._attrs._names.get(name) if self._attrs is not None else None
-        return None if stored is None else _attr_type_class(self.object_id(), stored)
+        if stored is None:
+            return None
+        found = self._heap_facts()[2].get(stored)
+        return _stored_type_class(found) if found is not None else _attr_type_class(self.object_id(), stored)
 
     def _known(self) -> tuple[tuple[int, ...], np.dtype, direct.StoredType | None] | None:
         # The shape, dtype and type facts the walk read, so that a plan need not ask HDF5 again.
@@ -898,19 +927,22 @@ class HDF5Tree(Tree):
                 self._address_size = None
         return self._address_size
 
-    def heap_facts(self, node: HDF5Node) -> tuple[dict[bytes, str], dict[bytes, global_heap.StringElements]]:
+    def heap_facts(
+        self, node: HDF5Node
+    ) -> tuple[dict[bytes, str], dict[bytes, global_heap.StringElements], dict[bytes, global_heap.AttributeType]]:
         """(the variable-length attributes of `node` stored in a damaged global heap collection, by stored name: why
         each must not be read; its plain string attributes, which `string_value` reads from their heap objects:
-        `global_heap.GlobalHeaps.attributes`), both empty where the file's bytes cannot be read here. The header is
-        read once for this, the check of its dense attributes and, for a group, the check of its members."""
+        `global_heap.GlobalHeaps.attributes`; the datatype of each attribute in its header, `global_heap.attribute_types`),
+        all empty where the file's bytes cannot be read here. The header is read once for this, the check of its dense
+        attributes and, for a group, the check of its members."""
         heaps = self._global_heaps()
         if heaps is None:
-            return {}, {}
+            return {}, {}, {}
         try:
             messages = self._messages_of(node)
-            facts = ({}, {}) if messages is None else heaps.attributes(messages)
+            facts = ({}, {}, {}) if messages is None else (*heaps.attributes(messages), global_heap.attribute_types(messages))
         except Exception:
-            return {}, {}
+            return {}, {}, {}
         if messages is not None and node.kind == "array":
             node.__dict__["_datatype_problem"] = global_heap.datatype_problem(messages)
         if messages is not None:  # the attribute messages are done with: only a group's member storage is kept

@@ -2,18 +2,24 @@
 
 TileDB reads every file in an object's folder and follows symlinks, so no object is handed to it before its folder
 has been checked: only regular files and folders, none a symlink (a link could lead out of the store, or back into
-it without end), nothing named by a URI outside the store. A member or array that fails the check, or that TileDB
-cannot read, is reported on the tree with its path and reason; the rest of the store is still read.
+it without end), nothing named by a URI outside the store, and TileDB's own files (generic tiles, fragment
+metadata) with sizes that fit what they hold (`fragments.py`). A member or array that fails the check, or that
+TileDB cannot read, is reported on the tree with its path and reason; the rest of the store is still read.
+
+Every call into libtiledb goes through the tree's reader (`service.py`): by default a process of its own, so that
+a crash of the library on a corrupt file is that part's unreadable record, not the end of the run. Which objects
+are groups and arrays is decided here from their marker files, as TileDB decides it.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import stat
-import struct
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import sys
+from collections.abc import Iterator, Mapping
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,12 +34,15 @@ from spec_validate.nodes.base import (
     Tree,
     Unreadable,
     check_block_size,
-    describe,
     element_bytes,
-    plain,
-    row_slices,
-    uniform_blocks,
+    rows_per_block,
+    uniform_block,
 )
+from spec_validate.nodes.tiledb.fragments import tile_header_problem
+from spec_validate.nodes.tiledb.library import Failure, budget_for
+
+if TYPE_CHECKING:
+    from spec_validate.nodes.tiledb.service import IsolatedReader, LocalReader
 
 # Files or folders that mark a directory as a TileDB group or array (old and new layouts).
 GROUP_MARKERS = ("__tiledb_group.tdb", "__group")
@@ -42,6 +51,9 @@ GROUP_MARKERS = ("__tiledb_group.tdb", "__group")
 CELLS = "__cells"
 ARRAY_MARKERS = ("__schema", "__array_schema.tdb")
 INSTALL_HINT = "install spec-validate[tiledb] to read TileDB groups and arrays"
+# Read through a reader process of the tree's own (False: in this process, for tests that change the library's
+# budgets). A crash of libtiledb then ends only that process.
+ISOLATE = True
 
 
 # The most entries an object's folder may hold to be checked (fragments, commits, metadata files): far beyond a real one.
@@ -50,16 +62,33 @@ MAX_ENTRIES = 100_000
 MAX_OBJECT_DEPTH = 4
 
 
-# TileDB's generic tile header (schemas, metadata, group details): format version, persisted size, tile size, datatype,
-# cell size, encryption, filter pipeline size. TileDB allocates from these sizes before it can find them wrong.
-GENERIC_TILE = struct.Struct("<IQQBQBI")
+# The folders whose files are each one generic tile (schemas, metadata, group details), checked before TileDB reads
+# them (`fragments.tile_header_problem`).
 TILE_FOLDERS = ("__schema", "__meta", "__group")
-MAX_TILE_BYTES = 256 * 2**20
 
 
 def looks_like_tiledb(path: str) -> bool:
     """True when the directory holds a TileDB group or array marker (no tiledb import needed)."""
     return any(os.path.lexists(os.path.join(path, m)) for m in GROUP_MARKERS + ARRAY_MARKERS)
+
+
+def object_kind(folder: str) -> str | None:
+    """The kind of TileDB object in the folder ("array", "group" or None), as TileDB's `object_type` says: an array
+    by its `__schema` folder (or the older `__array_schema.tdb` file), else a group by its `__group` folder (or
+    `__tiledb_group.tdb` file). TileDB takes anything but a folder as a file there (a FIFO too: it is reported when
+    the object is opened)."""
+
+    def folder_at(name: str) -> bool:
+        return os.path.isdir(os.path.join(folder, name))
+
+    def file_at(name: str) -> bool:
+        return os.path.exists(os.path.join(folder, name)) and not folder_at(name)
+
+    if folder_at("__schema") or file_at("__array_schema.tdb"):
+        return "array"
+    if folder_at("__group") or file_at("__tiledb_group.tdb"):
+        return "group"
+    return None
 
 
 def unsafe_entry(folder: str, only_own: bool) -> str | None:
@@ -107,128 +136,14 @@ def _entry_problem(entry: os.DirEntry, here: str, depth: int) -> str | None:
     return None
 
 
-def tile_header_problem(path: str) -> str | None:
-    """Why the generic tile in the file `path` (a schema, metadata or group details) is not one TileDB may read, or None.
-
-    Its header's sizes must add up to the file's, and the tile and cell sizes be ones a real tile has: a corrupt size
-    field would have TileDB allocate gigabytes before it found out.
-    """
+def _require_tiledb() -> None:
+    """InputError unless tiledb-py is installed (it is imported by the reader, not here)."""
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            head = fh.read(GENERIC_TILE.size)
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
-    if len(head) < GENERIC_TILE.size:
-        return "is shorter than a TileDB tile header (truncated)"
-    _, persisted, tile, _, cell, _, pipeline = GENERIC_TILE.unpack(head)
-    if GENERIC_TILE.size + pipeline + persisted != size:
-        return f"has a tile header that says {GENERIC_TILE.size + pipeline + persisted} bytes, but holds {size} (corrupt)"
-    if tile > MAX_TILE_BYTES:
-        return f"has a tile header that says the tile holds {tile} bytes, more than {MAX_TILE_BYTES} (corrupt)"
-    if not 0 < cell <= max(tile, 1):
-        return f"has a tile header with cell size {cell} for a tile of {tile} bytes (corrupt)"
-    return None
-
-
-def _tiledb():
-    try:
-        import tiledb
-    except ImportError as exc:  # the optional extra is not installed
-        raise InputError(f"{INSTALL_HINT} ({exc})") from None
-    return tiledb
-
-
-# TileDB's own read budget is 10 GB, and a sparse query run to completion grows its buffers until every cell fits:
-# reading a 5e7-value CXG held 2.8 GB. Every read here runs on a context of its own with a bounded budget instead,
-# and sparse cells come in batches that fill fixed buffers (see `_cell_batches`); an array whose tiles need more
-# (TileDB loads a whole tile) is opened under a budget sized from its schema, up to MAX_READ_BUDGET.
-READ_BUDGET = 64 * 2**20  # sm.mem.total_budget of a read
-RESULT_BUFFER = 4 * 2**20  # py.init_buffer_bytes: each field's buffer for a batch of sparse cells
-MAX_READ_BUDGET = 10 * 2**30  # TileDB's default: no array is refused that TileDB alone would read
-_contexts: dict[tuple[int, bool], Any] = {}  # (budget, under a data limit) -> context
-
-
-def _data_limit() -> int | None:
-    """The process's data limit (--memory-limit sets RLIMIT_DATA), or None."""
-    try:
-        import resource
-
-        soft = resource.getrlimit(resource.RLIMIT_DATA)[0]
-    except (ImportError, AttributeError, OSError):
-        return None
-    return None if soft == resource.RLIM_INFINITY else soft
-
-
-def read_budgets() -> tuple[int, int]:
-    """(the budget a read starts with, the most any read may have). Under a data limit both fit it: an eighth of
-    the limit to start with (TileDB's readers size their buffers from the budget), half of it at most."""
-    limit = _data_limit()
-    if limit is None:
-        return READ_BUDGET, MAX_READ_BUDGET
-    base = min(READ_BUDGET, max(32 * 2**20, limit // 8))
-    return base, max(base, limit // 2)
-
-
-def context(tiledb: Any, budget: int | None = None) -> Any:
-    """A TileDB context whose reads stay within `budget` bytes (default: `read_budgets()[0]`), made once per budget.
-
-    Under a data limit it runs two threads each for compute and I/O (their stacks count towards the limit).
-    """
-    budget = budget or read_budgets()[0]
-    limited = _data_limit() is not None
-    ctx = _contexts.get((budget, limited))
-    if ctx is None:
-        config = {
-            "sm.mem.total_budget": str(budget),
-            "sm.memory_budget": str(budget // 2),
-            "sm.memory_budget_var": str(budget // 2),
-            "py.init_buffer_bytes": str(RESULT_BUFFER),
-        }
-        if limited:
-            config.update({"sm.compute_concurrency_level": "2", "sm.io_concurrency_level": "2"})
-        ctx = _contexts[budget, limited] = tiledb.Ctx(tiledb.Config(config))
-    return ctx
-
-
-def tile_bytes(schema: Any) -> int:
-    """The most bytes one tile of one field of the array holds once decoded (a sparse array's tiles hold `capacity`
-    cells; a dense array's, the product of its tile extents). A variable-sized field counts its offsets only."""
-    if schema.sparse:
-        cells = int(schema.capacity)
-    else:
-        cells = 1
-        for dim in schema.domain:
-            cells *= int(dim.tile) if dim.tile is not None else 1
-    fields = [np.dtype(d.dtype) for d in schema.domain] + [np.dtype(a.dtype) for a in schema]
-    widest = max((8 if f.kind in "SUO" else f.itemsize for f in fields), default=8)
-    return cells * widest
-
-
-def budget_for(tiles: int) -> int:
-    """The read budget for an array whose largest tile holds `tiles` bytes: room for four such tiles (TileDB holds
-    one per field it reads, and its readers split the budget), at least the starting budget, a power of two (arrays
-    alike share a context), at most the most allowed."""
-    base, most = read_budgets()
-    need = max(base, 4 * tiles)
-    return min(most, 1 << (need - 1).bit_length())
-
-
-def over_budget(exc: BaseException) -> bool:
-    """Whether TileDB refused a read for want of memory budget (a tile larger than it allows)."""
-    return "budget" in str(exc)  # "...increase memory budget", "Unable to copy one tile with current budget/buffers"
-
-
-def _object_type(tiledb, uri: str) -> str | None:
-    try:
-        return tiledb.object_type(uri, ctx=context(tiledb))
-    except Exception:  # an unreadable entry is not a member
-        return None
-
-
-def _meta(meta) -> dict[str, Any]:
-    # Metadata values that are JSON strings stay strings: the spec stores JSON text (cxg_schema) that way.
-    return {str(k): plain(meta[k]) for k in sorted(meta.keys())}
+        missing = sys.modules.get("tiledb", ...) is None or importlib.util.find_spec("tiledb") is None
+    except (ImportError, ValueError):
+        missing = True
+    if missing:
+        raise InputError(f"{INSTALL_HINT} (no module named 'tiledb')")
 
 
 class TileDBGroupNode(Node):
@@ -247,20 +162,17 @@ class TileDBGroupNode(Node):
 
     @cached_property
     def attrs(self) -> Mapping[str, Any]:
-        tiledb = self.tree.tiledb
         if not os.path.isdir(os.path.join(self.uri, "__group")):
             return {}  # an old-layout group (only __tiledb_group.tdb) carries no metadata
         if not self._safe:
             raise Unreadable(f"{self.path}: the group is not opened")
         try:
-            with tiledb.Group(self.uri, mode="r", ctx=context(tiledb)) as group:
-                return _meta(group.meta)
-        except Exception as exc:
-            raise self.tree.unreadable(self.path, f"{self.path}: the group's metadata cannot be read ({describe(exc)})") from None
+            return self.tree.reader.call("group_meta", self.uri, what=f"reading the metadata of {self.path}")
+        except Failure as exc:
+            raise self.tree.unreadable(self.path, f"{self.path}: {exc}") from None
 
     @cached_property
     def _children(self) -> dict[str, Node]:
-        tiledb = self.tree.tiledb
         found = self._members()
         out: dict[str, Node] = {}
         for name in sorted(found):
@@ -271,7 +183,7 @@ class TileDBGroupNode(Node):
             uri = self.tree.inside(found[name], path)
             if uri is None:
                 continue
-            kind = _object_type(tiledb, uri)
+            kind = object_kind(uri)
             if kind == "group":
                 out[name] = TileDBGroupNode(self.tree, path, uri)
             elif kind == "array":
@@ -287,11 +199,10 @@ class TileDBGroupNode(Node):
         safe = self._safe
         if os.path.isdir(os.path.join(self.uri, "__group")) and safe:
             try:
-                with self.tree.tiledb.Group(self.uri, mode="r", ctx=context(self.tree.tiledb)) as group:
-                    for member in group:
-                        found[member.name or os.path.basename(member.uri.rstrip("/"))] = member.uri
-            except Exception as exc:  # those in its folder are still read: whether it has others is unknown
-                self.members_unread = f"{self.path}: the group's members cannot be read ({describe(exc)})"
+                members = self.tree.reader.call("group_members", self.uri, what=f"listing the members of {self.path}")
+                found.update(members)
+            except Failure as exc:  # those in its folder are still read: whether it has others is unknown
+                self.members_unread = f"{self.path}: {exc}"
                 self._report(self.path, self.members_unread)
         try:
             names = sorted(os.listdir(self.uri))
@@ -350,15 +261,11 @@ class TileDBArrayNode(Node):
                 out[a["name"]] = TileDBAttributeNode(self, a["name"])
         return out
 
-    def _open(self, budget: int | None = None):
-        """The array opened read-only, its reads within `budget` bytes (default: the starting budget)."""
+    def _check_folder(self) -> None:
+        """Unreadable, reported, unless the array's folder may be handed to TileDB (its files checked)."""
         why = unsafe_entry(self.uri, only_own=False)
         if why is not None:
             raise self.tree.unreadable(self.path, f"{self.path}: {why}; the array is not opened")
-        try:
-            return self.tree.tiledb.open(self.uri, mode="r", ctx=context(self.tree.tiledb, budget))
-        except Exception as exc:
-            raise self.tree.unreadable(self.path, f"{self.path}: cannot open TileDB array ({describe(exc)})") from None
 
     @cached_property
     def _info(self) -> dict[str, Any]:
@@ -366,49 +273,21 @@ class TileDBArrayNode(Node):
         if got is not None:
             raise Unreadable(got)
         try:
-            return self._read_info()
+            self._check_folder()
+            info = self.tree.reader.call("array_info", self.uri, what=f"opening {self.path}")
         except Unreadable as exc:
             self.__dict__["_info_error"] = str(exc)
             raise
-        except Exception as exc:
-            message = f"{self.path}: the array's schema or metadata cannot be read ({describe(exc)})"
+        except Failure as exc:
+            message = f"{self.path}: {exc}"
             self.__dict__["_info_error"] = message
             raise self.tree.unreadable(self.path, message) from None
-
-    def _read_info(self) -> dict[str, Any]:
-        with self._open() as array:
-            schema = array.schema
-            dims = [
-                {"name": d.name, "dtype": np.dtype(d.dtype).str, "domain": [plain(v) for v in d.domain], "tile": plain(d.tile)}
-                for d in schema.domain
-            ]
-            attrs = [{"name": a.name, "dtype": np.dtype(a.dtype).str} for a in schema]
-            first = schema.attr(0) if schema.nattr else None
-            string = None
-            if first is not None and np.dtype(first.dtype).kind in "SU":
-                # TileDB stores var-sized strings as UTF-8 (or ASCII) bytes; fixed-size ones as cell_val_num bytes.
-                charset = "ascii" if np.dtype(first.dtype).kind == "S" else "utf-8"
-                string = StringStorage("variable" if first.isvar else "fixed", charset, np.dtype(first.dtype).str)
-            try:
-                nonempty = array.nonempty_domain()
-            except Exception:
-                nonempty = ()
-            fills = {a.name: a.fill for a in schema}
-            try:
-                tiles = tile_bytes(schema)
-            except (TypeError, ValueError, OverflowError):  # extents no number can take: the starting budget
-                tiles = 0
-            return {
-                "tiles": tiles,
-                "string": string,
-                "sparse": bool(schema.sparse),
-                "dims": dims,
-                "attrs": attrs,
-                "dtype": np.dtype(schema.attr(0).dtype) if schema.nattr else None,
-                "meta": _meta(array.meta),
-                "nonempty": nonempty,
-                "fills": fills,
-            }
+        string = info["string"]
+        return {
+            **info,
+            "string": StringStorage(*string) if string is not None else None,
+            "dtype": np.dtype(info["dtype"]) if info["dtype"] is not None else None,
+        }
 
     @property
     def attrs(self) -> Mapping[str, Any]:
@@ -451,19 +330,19 @@ class TileDBArrayNode(Node):
         nonempty = info.get("nonempty")
         with _Reader(self, budget_for(info["tiles"])) as reader:
             start = 0
-            for rows in _merged(row_slices(shape, self.chunks, max_elements), nonempty, lows[0], info["sparse"]):
+            for rows in _merged(shape, rows_per_block(shape, self.chunks, max_elements), nonempty, lows[0]):
                 lo, hi = lows[0] + rows.start, lows[0] + rows.stop - 1
                 if rows.step == 0:  # rows outside the non-empty domain: the fill value (dense) or no cells (sparse)
                     if not info["sparse"]:
                         fill = np.asarray(info["fills"].get(attr, 0)).reshape(-1)
-                        yield from uniform_blocks(start, fill[0] if fill.size else 0, dtype, (rows.stop - rows.start) * row)
+                        yield uniform_block(start, fill[0] if fill.size else 0, dtype, (rows.stop - rows.start) * row)
                         start += (rows.stop - rows.start) * row
                     continue
                 if info["sparse"]:
-                    query = lambda array: _cell_batches(array, [attr], [], lo, hi)  # noqa: B023, E731 (run at once)
+                    query: tuple = ("cells", (attr,), (), lo, hi)
                 else:
                     check_block_size(self.path, shape, (rows.start, rows.stop), element_bytes(dtype))
-                    query = lambda array: [array.query(attrs=[attr])[lo : hi + 1]]  # noqa: B023, E731 (one batch)
+                    query = ("dense", attr, lo, hi)
                 for result in reader.batches(query, rows):
                     # One attribute comes back as a bare ndarray, several as a mapping by name.
                     values = np.asarray(result[attr] if isinstance(result, Mapping) else result).reshape(-1)
@@ -479,81 +358,58 @@ class TileDBArrayNode(Node):
         return (first, last) if first is not None else None
 
 
-def _cell_batches(array: Any, attrs: list[str], dims: list[str], lo: Any, hi: Any) -> Iterator[Mapping[str, Any]]:
-    """The cells of a sparse array whose first coordinate lies in lo..hi, a batch at a time as TileDB returns them
-    (an incomplete query: each batch fills TileDB-Py's result buffers, `py.init_buffer_bytes`, and no more).
-
-    Run to completion instead, a query grows its buffers until every cell fits: a sparse array's rows say nothing of
-    how many cells they hold, so a row block sized by elements could hold the whole array.
-    """
-    yield from array.query(attrs=attrs, dims=dims, return_incomplete=True).multi_index[lo:hi]
-
-
 class _Reader:
-    """An array open for reading under a budget; a query TileDB refuses for want of budget before its first batch is
-    run again with the array reopened under four times the budget, up to the most allowed."""
+    """An array open for a scan in the tree's reader (a budget it grows itself when TileDB asks for more); a failure
+    to open it, or to read rows of it, is reported as this array's."""
 
     def __init__(self, node: TileDBArrayNode, budget: int) -> None:
         self.node, self.budget = node, budget
 
     def __enter__(self) -> _Reader:
-        self.array = self.node._open(self.budget)
+        node = self.node
+        node._check_folder()
+        try:
+            self.scan = node.tree.reader.scan(node.uri, self.budget, what=f"opening {node.path}")
+        except Failure as exc:
+            raise node.tree.unreadable(node.path, f"{node.path}: {exc}") from None
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.array.close()
+        self.scan.close()
 
-    def batches(self, query: Callable[[Any], Iterable[Any]], rows: slice) -> Iterator[Any]:
-        """The batches of `query(array)`; a failure to read them is this array's rows that cannot be read."""
-        most = read_budgets()[1]
-        while True:
-            try:
-                results = iter(query(self.array))
-                first = next(results, _DONE)
-                break
-            except Exception as exc:
-                if not over_budget(exc) or self.budget >= most:
-                    raise self._unreadable(rows, exc) from None
-            self.array.close()
-            self.budget = min(most, self.budget * 4)
-            self.array = self.node._open(self.budget)
-        if first is _DONE:
-            return
-        yield first
-        try:
-            yield from results
-        except Exception as exc:
-            raise self._unreadable(rows, exc) from None
-
-    def _unreadable(self, rows: slice, exc: BaseException) -> Unreadable:
+    def batches(self, query: tuple, rows: slice) -> Iterator[Any]:
+        """The batches of `query` (`library.Scan.first`); a failure to read them is this array's rows unreadable."""
         path = self.node.path
-        return self.node.tree.unreadable(path, f"{path}: rows {rows.start}..{rows.stop} cannot be read ({describe(exc)})")
+        try:
+            yield from self.scan.batches(query, what=f"reading {path} rows {rows.start}..{rows.stop}")
+        except Failure as exc:
+            message = f"{path}: rows {rows.start}..{rows.stop} cannot be read ({exc})"
+            raise self.node.tree.unreadable(path, message) from None
 
 
-_DONE = object()
-
-
-def _merged(slices: Iterator[slice], nonempty: Any, low: Any, sparse: bool) -> Iterator[slice]:
-    """The row slices, with each run of them outside the array's non-empty domain (along the first dimension) as one
-    slice of step 0: nothing is written there, so a declared 2**32 rows with nothing written is not read row by row."""
+def _merged(shape: tuple[int, ...], step: int, nonempty: Any, low: Any) -> Iterator[slice]:
+    """The row slices of blocks of `step` rows, with the rows before and after the array's non-empty domain (along
+    the first dimension) as one slice of step 0 each: nothing is written there, so a declared 2**62 rows with
+    nothing written is not gone through block by block (the slices are worked out from the domain, not listed)."""
+    rows = shape[0] if shape else 1
     try:
-        first, last = (int(x) - int(low) for x in nonempty[0]) if nonempty else (None, None)
+        first, last = (int(x) - int(low) for x in nonempty[0]) if nonempty else (0, rows - 1)
     except (TypeError, ValueError, IndexError):
-        first = last = None
+        first, last = 0, rows - 1
     if nonempty is None:  # nothing written at all
         first, last = 0, -1
-    pending: slice | None = None
-    for sl in slices:
-        outside = first is not None and (sl.stop - 1 < first or sl.start > last)
-        if outside:
-            pending = slice(pending.start if pending else sl.start, sl.stop, 0)
-            continue
-        if pending is not None:
-            yield pending
-            pending = None
-        yield sl
-    if pending is not None:
-        yield pending
+    first, last = max(0, first), min(rows - 1, last)
+    if first > last:
+        if rows > 0:
+            yield slice(0, rows, 0)
+        return
+    begin, end = first // step * step, min(rows, (last // step + 1) * step)  # the blocks holding written rows
+    if begin > 0:
+        yield slice(0, begin, 0)
+    for at in range(begin, end, step):
+        yield slice(at, min(end, at + step))
+    if end < rows:
+        yield slice(end, rows, 0)
 
 
 class TileDBAttributeNode(TileDBArrayNode):
@@ -609,10 +465,11 @@ class TileDBCellsNode(TileDBArrayNode):
 
     @cached_property
     def _cell_count(self) -> int:
+        """The cells stored, as the fragments' metadata says (0 where it cannot be read: the scan says why)."""
         try:
-            fragments = self.tree.tiledb.array_fragments(self.uri, ctx=context(self.tree.tiledb))
-            return int(sum(fragments.cell_num))
-        except Exception:  # an old layout without fragment info: the count is not known before reading
+            self._array._check_folder()
+            return self.tree.reader.call("cell_count", self.uri, what=f"counting the cells of {self._array.path}")
+        except (Failure, Unreadable):
             return 0
 
     @property
@@ -640,11 +497,13 @@ class TileDBCellsNode(TileDBArrayNode):
         with _Reader(self._array, budget_for(info["tiles"])) as reader:
             start = 0
             # Runs of rows outside the non-empty domain hold no cells: not queried (a declared 2**62 rows).
-            for rows in _merged(row_slices(self._array.shape, self._array.chunks, max_elements), info.get("nonempty"), low, True):
+            shape = self._array.shape
+            step = rows_per_block(shape, self._array.chunks, max_elements)
+            for rows in _merged(shape, step, info.get("nonempty"), low):
                 if rows.step == 0:
                     continue
                 lo, hi = low + rows.start, low + rows.stop - 1
-                for result in reader.batches(lambda array: _cell_batches(array, attrs, dims, lo, hi), rows):  # noqa: B023
+                for result in reader.batches(("cells", tuple(attrs), tuple(dims), lo, hi), rows):
                     count = len(np.asarray(result[dims[0]]))
                     values = np.empty(count, dtype=dtype)
                     for name in dims + attrs:
@@ -659,18 +518,26 @@ class TileDBTree(Tree):
     format = "tiledb"
 
     def __init__(self, path: str) -> None:
-        self.tiledb = _tiledb()
+        _require_tiledb()
         self.source = path
         uri = os.path.abspath(path)
         self._real_root = os.path.realpath(uri)
         self._seen: dict[str, str] = {self._real_root: "/"}  # real folder -> the node path it is read as
-        kind = _object_type(self.tiledb, uri)
+        kind = object_kind(uri)
         if kind == "group":
             self._root: Node = TileDBGroupNode(self, "/", uri)
         elif kind == "array":
             self._root = TileDBArrayNode(self, "/", uri)
         else:
             raise InputError(f"{path}: not a TileDB group or array")
+        # Started now: the reader imports TileDB while the run loads its packs. (Imported here: every run imports this
+        # module, for the name CELLS, and only a TileDB store needs a reader.)
+        from spec_validate.nodes.tiledb import service
+
+        self.reader: IsolatedReader | LocalReader = service.IsolatedReader() if ISOLATE else service.LocalReader()
+
+    def close(self) -> None:
+        self.reader.close()
 
     @property
     def root(self) -> Node:

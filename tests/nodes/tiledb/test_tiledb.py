@@ -128,13 +128,16 @@ def _sparse_cells(uri, rows, per_row, capacity):
 
 @pytest.fixture
 def budgets(monkeypatch):
-    """Set the backend's read budget and result buffer for one test (contexts made afresh)."""
+    """Set the library's read budget and result buffer for one test (contexts made afresh), its reads made in this
+    process (the reader process would not see the change)."""
+    from spec_validate.nodes.tiledb import library
     from spec_validate.nodes.tiledb import tree as backend
 
     def set_budgets(read_budget: int, result_buffer: int) -> None:
-        monkeypatch.setattr(backend, "READ_BUDGET", read_budget)
-        monkeypatch.setattr(backend, "RESULT_BUFFER", result_buffer)
-        monkeypatch.setattr(backend, "_contexts", {})
+        monkeypatch.setattr(backend, "ISOLATE", False)
+        monkeypatch.setattr(library, "READ_BUDGET", read_budget)
+        monkeypatch.setattr(library, "RESULT_BUFFER", result_buffer)
+        monkeypatch.setattr(library, "_contexts", {})
 
     return set_budgets
 
@@ -158,10 +161,11 @@ def test_blocks_passes_sparse_cells_a_buffer_at_a_time(tmp_path, budgets):
 def test_blocks_passes_tiles_larger_than_the_starting_budget(tmp_path, budgets, monkeypatch):
     # Tiles of 100,000 cells (400 KB a field) under a starting budget of 64 KiB, the sizing from the schema left
     # out: TileDB refuses the first query, and the array is reopened under four times the budget until it fits.
+    from spec_validate.nodes.tiledb import library
     from spec_validate.nodes.tiledb import tree as backend
 
     budgets(2**16, 2**16)
-    monkeypatch.setattr(backend, "budget_for", lambda tiles: backend.READ_BUDGET)
+    monkeypatch.setattr(backend, "budget_for", lambda tiles: library.READ_BUDGET)
     tiledb.group_create(str(tmp_path / "g"))
     values = _sparse_cells(tmp_path / "g" / "Xr", rows=100, per_row=1_000, capacity=100_000)
     dense = np.arange(512 * 256, dtype=np.float64).reshape(512, 256)
@@ -170,17 +174,17 @@ def test_blocks_passes_tiles_larger_than_the_starting_budget(tmp_path, budgets, 
         got = np.concatenate([b.values for b in tree.get("/Xr").blocks()])
         got_dense = np.concatenate([b.values for b in tree.get("/X").blocks()])
         assert not tree.problems
-    assert max(budget for budget, _ in backend._contexts) >= 2**20  # reopened under larger budgets
+    assert max(budget for budget, _ in library._contexts) >= 2**20  # reopened under larger budgets
     np.testing.assert_array_equal(np.sort(got), values)
     np.testing.assert_array_equal(got_dense, dense.reshape(-1))
 
 
 def test_blocks_fails_past_the_most_budget_allowed(tmp_path, budgets, monkeypatch):
     # A tile no budget allowed can hold (a data limit caps it): the rows cannot be read, one line, reported.
-    from spec_validate.nodes.tiledb import tree as backend
+    from spec_validate.nodes.tiledb import library
 
     budgets(2**16, 2**16)
-    monkeypatch.setattr(backend, "read_budgets", lambda: (2**16, 2**18))
+    monkeypatch.setattr(library, "read_budgets", lambda: (2**16, 2**18))
     tiledb.group_create(str(tmp_path / "g"))
     _sparse_cells(tmp_path / "g" / "Xr", rows=100, per_row=1_000, capacity=100_000)
     with open_store(str(tmp_path / "g")) as tree:
@@ -190,7 +194,7 @@ def test_blocks_fails_past_the_most_budget_allowed(tmp_path, budgets, monkeypatc
 
 
 def test_budget_for_passes_room_for_four_tiles_of_a_field():
-    from spec_validate.nodes.tiledb import tree as backend
+    from spec_validate.nodes.tiledb import library as backend
 
     schema = tiledb.ArraySchema(
         domain=tiledb.Domain(tiledb.Dim(name="obs", domain=(0, 299), tile=256, dtype=np.uint32)),

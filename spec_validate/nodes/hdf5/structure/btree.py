@@ -42,7 +42,10 @@ _V1_MESSAGE = struct.Struct("<HHB")
 _V2_MESSAGE = struct.Struct("<BHB")
 HEADER_READ = 4096  # one request holds a dataset's object header (a few hundred bytes) whole, nearly always
 MOST_CONTINUATIONS = 64
-MOST_HEADER_BYTES = 2**20  # a block of an object header larger than this is not read here (HDF5's run to 64 KiB)
+# The most bytes of one object header read here, its blocks together. HDF5 makes a block as large as the messages
+# it must hold: an object given thousands of attributes in the earliest format has one continuation block of
+# megabytes, all of it attribute messages (which the library reads whole when it opens the object).
+MOST_HEADER_BYTES = 64 * 2**20
 # HDF5 allows at most 2K entries in a node, K below 2**15; a node read as 2 * 32 entries (the library's default K)
 # is read again, whole, when it holds more.
 DEFAULT_ENTRIES = 64
@@ -202,10 +205,14 @@ class Reader:
             blocks = [(1, self._slice(first, header, start, size))]
         else:
             raise Unexpected
+        total = 0
         for _ in range(MOST_CONTINUATIONS):
             if not blocks:
                 return
             version, data = blocks.pop(0)
+            total += len(data)
+            if total > MOST_HEADER_BYTES:
+                raise Unexpected
             more: list[tuple[int, int]] = []  # read once this block is done: a caller that stops in it reads none
             for kind, flags, body in self._messages(version, data, kinds):
                 if kind == CONTINUATION_MESSAGE:

@@ -22,6 +22,7 @@ import math
 import struct
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -79,6 +80,55 @@ def datatype_problem(messages: list[tuple[int, int, bytes]]) -> str | None:
         if kind == DATATYPE_MESSAGE and len(body) >= 3 and body[0] & 0x0F == VLEN_CLASS:
             return malformed_vlen(body[1], body[2])
     return None
+
+
+def _attribute_parts(body: bytes) -> tuple[int, int, int, int, int, int] | None:
+    """(where its name starts, the name's size with its NUL, where its datatype, its dataspace (and the dataspace's
+    size) and its data start) in an attribute message whose datatype and dataspace are stored in it; None for one
+    that shares either (its type lies elsewhere), or of a version the format does not define."""
+    version = body[0]
+    if version == 1:
+        at, pad = 8, 8
+    elif version in (2, 3) and not body[1] & 0x03:  # neither its datatype nor its dataspace shared
+        at, pad = (8 if version == 2 else 9), 1
+    else:
+        return None
+    name_size, type_size, space_size = _ATTRIBUTE_SIZES.unpack_from(body, 2)
+    type_at = at + -(-name_size // pad) * pad
+    space_at = type_at + -(-type_size // pad) * pad
+    return at, name_size, type_at, space_at, space_size, space_at + -(-space_size // pad) * pad
+
+
+class AttributeType(NamedTuple):
+    """An attribute's datatype as its message stores it: its class and its first class bit fields, and its size."""
+
+    type_class: int  # 0 integer, 1 float, 3 string, 6 compound, 8 enum, 9 variable length, 10 array, ...
+    bits: int  # the class bit fields' first two bytes, little-endian (a string's padding and character set)
+    size: int  # bytes per element as stored (a variable-length type: its length and heap ID)
+
+
+def attribute_types(messages: list[tuple[int, int, bytes]]) -> dict[bytes, AttributeType]:
+    """The datatype of every attribute among an object's header messages (`messages`, as `btree.header_messages`
+    gives them), by stored name, read from each message once: the library looks an attribute up by name, a scan of
+    the header each time, so asking it for the type of each of 100,000 attributes scanned the header 100,000 times.
+    Attributes whose datatype is shared, or whose message is not as read here, are left out (the library is asked)."""
+    found: dict[bytes, AttributeType] = {}
+    for kind, _, body in messages:
+        if kind != ATTRIBUTE_MESSAGE:
+            continue
+        try:
+            parts = _attribute_parts(body)
+            if parts is None:
+                continue
+            at, name_size, type_at = parts[:3]
+            if type_at + 8 > len(body) or at + name_size > len(body):
+                continue
+            name = bytes(body[at : at + name_size]).rstrip(b"\x00")
+            bits = int.from_bytes(body[type_at + 1 : type_at + 3], "little")
+            found[name] = AttributeType(body[type_at] & 0x0F, bits, int.from_bytes(body[type_at + 4 : type_at + 8], "little"))
+        except (IndexError, struct.error):
+            continue
+    return found
 
 
 class ObjectIndex:
@@ -282,20 +332,13 @@ class GlobalHeaps:
         attribute message whose type is variable length (a string or a sequence) at the top; None for any other, or
         one not read plainly here."""
         try:
-            version = body[0]
-            if version == 1:
-                at, pad = 8, 8
-            elif version in (2, 3) and not body[1] & 0x03:  # neither its datatype nor its dataspace shared
-                at, pad = (8 if version == 2 else 9), 1
-            else:
+            parts = _attribute_parts(body)
+            if parts is None:
                 return None
-            name_size, type_size, space_size = _ATTRIBUTE_SIZES.unpack_from(body, 2)
-            type_at = at + -(-name_size // pad) * pad
+            at, name_size, type_at, space_at, space_size, data_at = parts
             if body[type_at] & 0x0F != VLEN_CLASS:
                 return None
             string = body[type_at + 1] & 0x0F == 1 and body[type_at + 2] & 0x0F in (0, 1)  # a string; ASCII, UTF-8
-            space_at = type_at + -(-type_size // pad) * pad
-            data_at = space_at + -(-space_size // pad) * pad
             count = self._elements(body, space_at, space_size)
             if count is None or count > MOST_ELEMENTS:
                 return None
