@@ -23,7 +23,7 @@ import time
 def run(root: str, package: str, cache: str, path: str) -> tuple[float, float, int]:
     """(wall seconds, peak RSS in MB, exit code) of one whole run of the tree at `root` on `path`."""
     env = {**os.environ, "PYTHONPATH": os.path.abspath(root), "SPEC_VALIDATE_CACHE_DIR": cache}
-    command = [sys.executable, "-m", package, path, "--quiet", "--exit-zero", "--format", "json", "-o", os.devnull]
+    command = [sys.executable, "-P", "-m", package, path, "--quiet", "--exit-zero", "--format", "json", "-o", os.devnull]
     started = time.perf_counter()
     done = subprocess.run(["/usr/bin/time", "-f", "%M", *command], env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started

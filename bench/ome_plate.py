@@ -143,8 +143,9 @@ def documents_stored(path: Path) -> int:
 
 
 def sv_command(target: str) -> list[str]:
-    # A source tree's own package (PYTHONPATH set per side), not whichever spec-validate is installed.
-    return [sys.executable, "-m", "spec_validate", target, "--format", "json", "-o", os.devnull]
+    # A source tree's own package (PYTHONPATH set per side), not whichever spec-validate is installed; -P: not the
+    # working directory's either (`python -m` puts it first on sys.path, and the runs start in this checkout).
+    return [sys.executable, "-P", "-m", "spec_validate", target, "--format", "json", "-o", os.devnull]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,8 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--before",
         metavar="TREE",
+        action="append",
+        default=[],
         help="also run this source tree of the tool (`git worktree add --detach /tmp/before COMMIT`), in turn with this "
-        "checkout in every repetition: before and after measured under the same load",
+        "checkout in every repetition: before and after measured under the same load; may be given more than once "
+        "(each tree then named by its folder)",
     )
     args = parser.parse_args(argv)
     plates = [
@@ -175,7 +179,9 @@ def main(argv: list[str] | None = None) -> int:
             DATA.mkdir(parents=True, exist_ok=True)
             write_plate(path, wells, version, variant == "consolidated")
 
-    sides = {"after": ROOT} if args.before is None else {"before": Path(args.before).resolve(), "after": ROOT}
+    trees = [Path(t).resolve() for t in args.before]
+    sides = {"before": trees[0]} if len(trees) == 1 else {t.name: t for t in trees}
+    sides["after"] = ROOT
     caches = {side: tempfile.mkdtemp(prefix=f"spec-validate-plate-{side}-") for side in sides}
     info = machine()
     launcher = Launcher()

@@ -18,10 +18,12 @@ The interface is the subset of fsspec's asynchronous file systems that `remote` 
 - Compression: none asked for, none undone (object_store is built without it): no gzip bomb.
 - Credentials: a URL's user and password (or the host's ~/.netrc entry) are sent as a Basic Authorization header,
   never in a request line; every message from the library has its URLs redacted by `remote.describe_error`.
-- Directory pages are fetched as any key is; object_store drops a path's final "/", so the server's redirect to
-  the folder's own URL (same host) is followed: two requests per folder listed. (A store rooted at the folder's
-  own URL keeps the "/", one request, but each store made costs about 10 ms of CPU and its own connections: some
-  17 s for the 1,684 folders of a 1,000-column Zarr v2 store, where the redirects cost one more round trip a level.)
+- Directory pages are fetched as any key is; object_store drops a path's final "/". Through the redirect guard
+  (plain HTTP) a listing's request says it is one (`redirect_guard.FOLDER_HEADER`) and the guard asks for the
+  folder's own URL: one request per folder listed. Over HTTPS the server's redirect to the folder's own URL (same
+  host) is followed: two. (A store rooted at the folder's own URL keeps the "/", one request, but each store made
+  costs about 10 ms of CPU and its own connections: some 17 s for the 1,684 folders of a 1,000-column Zarr v2
+  store, where the redirects cost one more round trip a level.)
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from spec_validate.storage import keyvalue, request_gate
-from spec_validate.storage.redirect_guard import RedirectGuard, Refusal
+from spec_validate.storage.redirect_guard import FOLDER_HEADER, RedirectGuard, Refusal
 
 
 class HTTPStatusError(Exception):
@@ -200,7 +202,7 @@ class ObjectStoreFileSystem:
         self._login = login
         # The URL of the input (a store's root, or a file): a plain-HTTP store's redirects are followed only below it.
         self._within = within
-        self._stores: dict[tuple[str, str, str], tuple[Any, str | None]] = {}
+        self._stores: dict[tuple[str, str, str, bool], tuple[Any, str | None]] = {}
         self._guards: dict[tuple[str, str], RedirectGuard] = {}
         self._sizes: dict[str, int | None] = {}
 
@@ -208,21 +210,31 @@ class ObjectStoreFileSystem:
     def loop(self) -> asyncio.AbstractEventLoop:
         return event_loop()
 
-    def _store(self, url: str) -> tuple[Any, str, str | None]:
-        """(obstore store, path in it, the refusing proxy's URL or None) for `url`."""
+    def _store(self, url: str, folder: bool = False) -> tuple[Any, str, str | None]:
+        """(obstore store, path in it, the refusing proxy's URL or None) for `url`; with `folder`, the store whose
+        requests tell the redirect guard that they list a folder (where there is no guard, the store of any key)."""
         try:
             from obstore.store import HTTPStore
         except ImportError:
             raise RefusedResponse("reading http(s):// URLs needs obstore: pip install 'spec-validate[remote]'") from None
         parts = urlsplit(url)
         scheme, host = parts.scheme.lower(), parts.netloc.rpartition("@")[2]
-        key = (scheme, host, parts.query)
+        key = (scheme, host, parts.query, folder)
         if key not in self._stores:
+            proxy = _environment_proxy(scheme, parts.hostname or "")
+            guard = self._guard_for(scheme, host) if proxy is None else None
+            if folder and guard is None:
+                # No guard to restore a folder URL's final "/": the store of every other key, the redirect followed.
+                plain, _, refusing = self._store(url)
+                self._stores[key] = (plain, refusing)
+                return plain, unquote(parts.path).strip("/"), refusing
             headers = {}
             if parts.username is not None:
                 headers["Authorization"] = _basic_auth(unquote(parts.username), unquote(parts.password or ""))
             elif self._login is not None:
                 headers["Authorization"] = _basic_auth(*self._login)
+            if folder:
+                headers[FOLDER_HEADER] = "1"
             options: dict[str, Any] = {
                 "allow_http": True,
                 "connect_timeout": f"{int(self.connect_timeout * 1000)}ms",
@@ -232,9 +244,7 @@ class ObjectStoreFileSystem:
             }
             if headers:
                 options["default_headers"] = headers
-            proxy = _environment_proxy(scheme, parts.hostname or "")
             refusing = None
-            guard = self._guard_for(scheme, host) if proxy is None else None
             if proxy is not None:
                 options["proxy_url"] = proxy
             elif guard is not None:
@@ -261,9 +271,10 @@ class ObjectStoreFileSystem:
             self._guards[(scheme, host)] = RedirectGuard(prefix, self.connect_timeout, self.read_timeout)
         return self._guards[(scheme, host)]
 
-    async def _call(self, url: str, call: Any) -> Any:
-        """`call(store, path)` for `url`, timed for the request's gate; errors as `_error` gives them."""
-        store, path, refusing = self._store(url)
+    async def _call(self, url: str, call: Any, folder: bool = False) -> Any:
+        """`call(store, path)` for `url` (a folder's listing: `folder`), timed for the request's gate; errors as
+        `_error` gives them."""
+        store, path, refusing = self._store(url, folder=True) if folder else self._store(url)  # (S3's store: no folder)
         loop = asyncio.get_running_loop()
         started = loop.time()
         try:
@@ -335,7 +346,7 @@ class ObjectStoreFileSystem:
                 raise ResponseTooLarge(f"the response holds {result.meta['size']} bytes, more than the {limit} read from one URL")
             return bytes(await result.bytes_async()), str(result.attributes.get("Content-Type", ""))
 
-        body, content_type = await self._call(url, page)
+        body, content_type = await self._call(url, page, folder=True)
         mimetype = content_type.partition(";")[0].strip().lower()
         links = page_links(body.decode("utf-8", "replace"), url) if mimetype in ("", "text/html") else []
         return [{"name": link, "size": None, "type": "directory" if link.endswith("/") else "file"} for link in links]

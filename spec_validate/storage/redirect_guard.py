@@ -6,7 +6,9 @@ as the document (and its content shown in the report). So every request of a pla
 proxy, which forwards it to the store's host and reads each answer's head before passing it on: a redirect whose
 target lies outside the store's prefix, or on another host, is answered with status 421 instead, and what it named
 is kept for the store to say (`refused`). A redirect inside the store (a folder's URL without its final "/", which
-servers answer with the folder's own URL) is passed on and followed.
+servers answer with the folder's own URL) is passed on and followed. A request for a folder's listing says so
+(FOLDER_HEADER) and is sent as the folder's own URL: object_store drops the final "/" of every path, and without it
+each folder listed would cost the server's redirect and a second request.
 
 Each client connection has its upstream connection, kept while the server keeps it; bodies are relayed as they
 come (framed by Content-Length, chunked, or the connection's end), never held whole. An upstream that cannot be
@@ -28,6 +30,9 @@ from urllib.parse import unquote, urljoin, urlsplit
 # The most bytes of a request's or a response's head (its status line and headers): real ones hold a few hundred.
 MOST_HEAD_BYTES = 64 * 2**10
 PIECE = 256 * 2**10  # bytes relayed at a time
+# Sent by the store with a folder's listing request: the proxy asks for the folder's own URL, its final "/" restored.
+# A "Proxy-" header, so that no server ever receives it (the proxy passes none of those on).
+FOLDER_HEADER = "Proxy-Spec-Validate-Folder"
 REFUSED_STATUS = 421  # answered for a refused redirect or an upstream not reached; never retried by the client
 # Upstream reads wait this much longer than the client's own read timeout: the client's fires first, and says
 # "timed out" as it would without the proxy.
@@ -112,6 +117,8 @@ class RedirectGuard:
             # Only a redirect leads the client to another host (the store names none).
             await self._refuse(client, path, Refusal("redirected to another host; not followed"))
             return True
+        if not path.endswith("/") and _header(headers, FOLDER_HEADER.lower()) is not None:
+            path += "/"  # a folder's listing: its own URL, not the redirect to it and a second request
         line = f"{method} {path}{'?' + parts.query if parts.query else ''} HTTP/1.1\r\n"
         kept = "".join(f"{k}: {v}\r\n" for k, v in headers if not k.lower().startswith("proxy-"))
         try:
@@ -129,13 +136,22 @@ class RedirectGuard:
                 await self._refuse(client, path, Refusal(why))
                 link.close()  # the redirect's body is not wanted: a fresh connection for the next request
                 return True
-        client.write(answer)
-        if not (method == "HEAD" or status in (204, 304) or 100 <= status < 200):
+        if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+            client.write(answer)
+        else:
             length = _header(answer_headers, "content-length")
             if length is None and "chunked" not in (_header(answer_headers, "transfer-encoding") or "").lower():
+                client.write(answer)
                 await link.relay_until_closed(client)
                 return False
-            await link.relay_body(client, length)
+            if length is not None and length.isdigit() and int(length) <= PIECE:
+                # A small body (a metadata document, a listing) goes with its head in one write: a send on loopback
+                # costs about what the rest of the exchange does. A larger one's head goes first, so that the client
+                # can refuse a body past its bound before any of it comes.
+                await link.relay_body(client, length, answer)
+            else:
+                client.write(answer)
+                await link.relay_body(client, length)
         await client.drain()
         if _closes(answer, answer_headers):
             link.close()
@@ -186,12 +202,14 @@ class _Upstream:
             self.close()
         return None
 
-    async def relay_body(self, client: asyncio.StreamWriter, length: str | None) -> None:
-        """Relay a body framed by `length` (a Content-Length), or by chunks where it is None."""
+    async def relay_body(self, client: asyncio.StreamWriter, length: str | None, head: bytes = b"") -> None:
+        """Relay a body framed by `length` (a Content-Length), or by chunks where it is None; `head`, the answer's
+        head not yet sent, with its first bytes."""
         assert self.reader is not None
         if length is not None:
-            await self._relay_bytes(client, int(length))
+            await self._relay_bytes(client, int(length), head)
             return
+        client.write(head)
         while True:
             size_line = await self._timed(self.reader.readline())
             if not size_line:
@@ -205,15 +223,19 @@ class _Upstream:
                 return
             await self._relay_bytes(client, size + 2)  # the chunk and its line end
 
-    async def _relay_bytes(self, client: asyncio.StreamWriter, count: int) -> None:
+    async def _relay_bytes(self, client: asyncio.StreamWriter, count: int, head: bytes = b"") -> None:
+        """Relay `count` bytes of a body, `head` (an answer's head not yet sent) with the first piece."""
         assert self.reader is not None
         while count > 0:
             piece = await self._timed(self.reader.read(min(PIECE, count)))  # what has come, as it comes
             if not piece:
                 raise ValueError("the connection ended inside a body")
-            client.write(piece)
+            client.write(head + piece if head else piece)
+            head = b""
             await client.drain()
             count -= len(piece)
+        if head:  # an empty body
+            client.write(head)
 
     async def relay_until_closed(self, client: asyncio.StreamWriter) -> None:
         assert self.reader is not None
@@ -222,7 +244,9 @@ class _Upstream:
             await client.drain()
 
     async def _timed(self, read):  # type: ignore[no-untyped-def]
-        return await asyncio.wait_for(read, self.read_timeout)
+        # asyncio.timeout, not wait_for: wait_for makes a task of every read (two or three a request).
+        async with asyncio.timeout(self.read_timeout):
+            return await read
 
     def close(self) -> None:
         if self.writer is not None:

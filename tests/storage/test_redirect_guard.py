@@ -10,9 +10,10 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 from loopback import serve
 
-from spec_validate.storage.redirect_guard import REFUSED_STATUS, RedirectGuard, Refusal
+from spec_validate.storage.redirect_guard import FOLDER_HEADER, REFUSED_STATUS, RedirectGuard, Refusal
 
 BODY = b"x" * 300_000  # more than one piece of the relay
+ASKED: dict[str, list[str]] = {}  # upstream URL -> the paths its server was asked for, in order
 
 
 class Upstream(BaseHTTPRequestHandler):
@@ -28,7 +29,19 @@ class Upstream(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = self.path.partition("?")[0]
-        if path == "/store/chunked":
+        self.server.paths.append(path)  # type: ignore[attr-defined]
+        # A folder, as file servers answer one: its URL without the final "/" redirected to the one with it.
+        if path == "/store/folder":
+            self.send_response(301)
+            self.send_header("Location", "/store/folder/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif path == "/store/folder/":
+            self.send_response(200)
+            self.send_header("Content-Length", "7")
+            self.end_headers()
+            self.wfile.write(b"listing")
+        elif path == "/store/chunked":
             self.send_response(200)
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
@@ -57,7 +70,10 @@ class Upstream(BaseHTTPRequestHandler):
 @pytest.fixture
 def upstream(tmp_path):
     server, thread = serve(Upstream, tmp_path)
-    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.paths = []
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    ASKED[url] = server.paths
+    yield url
     server.shutdown()
     thread.join()
 
@@ -69,12 +85,12 @@ def guard(upstream):
     found.close()
 
 
-def ask(guard: RedirectGuard, url: str, location: str | None = None) -> tuple[int, bytes, dict]:
+def ask(guard: RedirectGuard, url: str, location: str | None = None, headers: dict | None = None) -> tuple[int, bytes, dict]:
     """GET `url` through the guard, as a client of a proxy asks (the absolute URL as the request's target)."""
     port = int(guard.url.rpartition(":")[2])
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
-        connection.request("GET", url, headers={"X-Location": location} if location else {})
+        connection.request("GET", url, headers={**({"X-Location": location} if location else {}), **(headers or {})})
         answer = connection.getresponse()
         return answer.status, answer.read(), dict(answer.getheaders())
     finally:
@@ -85,6 +101,17 @@ def test_redirect_guard_passes_bodies_as_the_server_sends_them(guard, upstream):
     assert ask(guard, f"{upstream}/store/big")[:2] == (200, BODY)
     assert ask(guard, f"{upstream}/store/chunked")[:2] == (200, b"abcdefgh")
     assert ask(guard, f"{upstream}/store/old")[:2] == (200, b"old")  # HTTP/1.0: its connection closes after it
+
+
+def test_redirect_guard_asks_for_a_folder_listing_by_the_folders_own_url(guard, upstream):
+    # obstore drops the final "/" of every path, so a folder's listing cost the server's redirect and a second
+    # request; asked for as a folder's listing, the guard restores the "/": one request, and the header itself never
+    # reaches the server (a "Proxy-" header).
+    server_paths = ASKED[upstream]
+    assert ask(guard, f"{upstream}/store/folder", headers={FOLDER_HEADER: "1"})[:2] == (200, b"listing")
+    assert server_paths == ["/store/folder/"]
+    status, _, headers = ask(guard, f"{upstream}/store/folder")  # any other request: the redirect passed on
+    assert (status, headers["Location"]) == (301, "/store/folder/")
 
 
 @pytest.mark.parametrize(
