@@ -644,10 +644,12 @@ def _with_timeout(
     from spec_validate.watchdog import run_with_timeout
 
     reports = []
+    rules: dict = {}  # each child's report brings its own copies of the rules: one kept (Report.sharing_rules)
     for k, job in enumerate(jobs):
         item = job[0]
         job = (*job[:5], workers)
         report = run_with_timeout(job, validate_one, seconds, _shown(item.path), item.node, _label(item.path), quiet)
+        report = report.sharing_rules(rules)
         if emit is None:
             reports.append(report)
         else:
@@ -720,12 +722,13 @@ def _gather(futures, progress, emit: Emit | None = None) -> list[Report]:
     for future in futures:
         future.add_done_callback(lambda _: progress.advance(1))  # on the pool's thread: TerminalProgress locks
     place = {future: k for k, future in enumerate(futures)}
+    rules: dict = {}  # each worker's report brings its own copies of the rules: one kept (Report.sharing_rules)
     try:
         if emit is None:
-            return [future.result() for future in futures]
+            return [future.result().sharing_rules(rules) for future in futures]
         futures = None  # as_completed lets go of each future it yields: then nothing holds a finished report
         for future in as_completed(list(place)):
-            emit(place.pop(future), future.result())
+            emit(place.pop(future), future.result().sharing_rules(rules))
         return []
     except BaseException:
         for future in place:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, NamedTuple, Protocol
 
@@ -426,6 +426,20 @@ class Report:
 
     def __iter__(self) -> Iterator[ClauseResult]:
         return iter(self.results)
+
+    def sharing_rules(self, rules: dict[tuple[str, str], Rule]) -> Report:
+        """This report with each of its rules replaced by the equal one `rules` already holds (and `rules` given the
+        ones it lacked).
+
+        A report that comes from another process (a `--jobs` worker, a `--timeout` child, a Dask worker) brings its
+        own copies of the rules it was checked against, which are most of its size: a run of thousands of inputs
+        would hold thousands of copies of each rule, where a run in one process holds one."""
+
+        def shared(result: ClauseResult) -> ClauseResult:
+            rule = rules.setdefault(result.rule.key, result.rule)
+            return result if rule is result.rule or rule != result.rule else replace(result, rule=rule)
+
+        return replace(self, results=tuple(map(shared, self.results)), context=tuple(map(shared, self.context)))
 
     @property
     def failures(self) -> list[ClauseResult]:

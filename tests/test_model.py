@@ -34,3 +34,18 @@ def test_report_counts_clauses_not_checked_apart():
     deep = validate(ZARR_VALID, deep=True)
     assert not deep.not_checked and not deep.fails_at(Level.MUST, unchecked=True)
     assert {r.rule.id: r.status for r in deep.results}["zarr.chunks.decoded-size"] is Status.PASSED
+
+
+def test_sharing_rules_keeps_one_copy_of_each_rule_across_reports_from_other_processes():
+    import pickle
+
+    report = validate(str(CASES / "h5ad" / "valid-zero-obs.h5ad"))
+    # As a worker process's report arrives: unpickled, with rules equal to but not the same as the parent's.
+    first, second = pickle.loads(pickle.dumps(report)), pickle.loads(pickle.dumps(report))
+    assert first.results[0].rule is not second.results[0].rule
+    rules: dict = {}
+    first, second = first.sharing_rules(rules), second.sharing_rules(rules)
+    assert all(a.rule is b.rule for a, b in zip(first.results, second.results, strict=True))
+    assert all(a.rule is b.rule for a, b in zip(first.context, second.context, strict=True))
+    assert second.results == report.results  # nothing but the identity of the rules changes
+    assert len(rules) == len({r.rule.key for r in (*report.results, *report.context)})

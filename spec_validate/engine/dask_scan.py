@@ -487,7 +487,7 @@ def iter_on_dask(
 
 def _input_report(item: Any, future: Any, rules: dict[tuple[str, str], Any]) -> Report:
     """The report of the input `item` from its finished task: as the worker made it, or one naming why it has none.
-    `rules`: the rules the earlier reports of the run brought (`_shared_rules`)."""
+    `rules`: the rules the earlier reports of the run brought (`Report.sharing_rules`)."""
     from distributed import KilledWorker
 
     from spec_validate.errors import PackError
@@ -500,7 +500,7 @@ def _input_report(item: Any, future: Any, rules: dict[tuple[str, str], Any]) -> 
         # Workers opened the absolute path; the report names the input as the user gave it, its error too.
         if report.error is not None:
             report = dataclasses.replace(report, error=_as_given(report.error, worker_source(shown), shown))
-        return dataclasses.replace(_shared_rules(report, rules), source=shown)
+        return dataclasses.replace(report.sharing_rules(rules), source=shown)
     exc = future.exception() if future.status == "error" else None
     if isinstance(exc, PackError):
         raise PackError(str(exc)) from None
@@ -518,20 +518,6 @@ def _input_report(item: Any, future: Any, rules: dict[tuple[str, str], Any]) -> 
         first = (str(exc).strip().splitlines() or [""])[0]
         why = f"its Dask task failed ({type(exc).__name__}{': ' + first if first else ''})"
     return Report(shown, "", (), __version__, (), node=item.node, error=f"{shown}: {why}")
-
-
-def _shared_rules(report: Report, rules: dict[tuple[str, str], Any]) -> Report:
-    """The report with each of its rules replaced by the equal one an earlier report of the run brought.
-
-    Each report comes from its worker with its own copies of the rules it was checked against, which are most of
-    its size; a run of thousands of inputs would hold thousands of copies of each rule here, where a local run holds
-    one."""
-
-    def shared(result: Any) -> Any:
-        rule = rules.setdefault(result.rule.key, result.rule)
-        return result if rule is result.rule or rule != result.rule else dataclasses.replace(result, rule=rule)
-
-    return dataclasses.replace(report, results=tuple(map(shared, report.results)), context=tuple(map(shared, report.context)))
 
 
 def _shown(path: str) -> str:
