@@ -123,7 +123,7 @@ def sentence(report: Report, v: Verdict, fail_on: Level) -> str:
         notes.append(v.reason)
     unchecked = v.unchecked_notes()
     if unchecked:  # "conforms" never stands alone when something was not checked
-        notes.append(f"{', '.join(unchecked)}: needing --deep, not decoded, not readable or not listed")
+        notes.append(f"{', '.join(unchecked)}: each listed with why")  # --deep, the hierarchy, a codec...
     qualified = f" ({'; '.join(notes)})" if notes else ""
     counts = "; ".join(parts)
     if stood:  # what was checked on the legacy file, whatever its era

@@ -195,7 +195,7 @@ class Reader:
 
     def messages(self, header: int, kinds: frozenset[int] | None = None) -> Iterator[tuple[int, int, bytes]]:
         """(type, flags, data) of each message of the object header at `header` (only those of `kinds`, where given),
-        in order, continuation blocks followed (at most MOST_CONTINUATIONS blocks)."""
+        in order, continuation blocks followed (Unexpected past MOST_CONTINUATIONS blocks)."""
         (first,) = self.fetch([(header, min(HEADER_READ, self.file_size - header))])
         if bytes(first[:4]) == b"OHDR":
             blocks = self._v2_first(first, header)
@@ -223,6 +223,8 @@ class Reader:
                 else:
                     yield kind, flags, body
             blocks.extend(self._continuation(version, offset, length, first, header) for offset, length in more)
+        if blocks:  # more blocks than the bound: what they hold is not known here, so the library reads the header
+            raise Unexpected
 
     def _slice(self, first: memoryview, header: int, start: int, size: int) -> bytes:
         """`size` bytes at `start`, from the first read when it holds them, else read again."""

@@ -378,3 +378,22 @@ def test_group_bytes_not_as_expected_are_left_to_the_library(groups):
     data[root : root + 4] = b"EERT"  # the library refuses such a node itself, without looping
     assert group_problem(bytes(data), headers["many"]) is None
     assert group_problem(bytes(data[: headers["many"] + 8]), headers["many"]) is None  # truncated
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"], ids=["v1-headers", "v2-headers"])
+def test_messages_past_the_continuation_bound_are_unexpected_not_dropped(tmp_path, monkeypatch, libver):
+    path = tmp_path / "continued.h5"
+    with h5py.File(path, "w", libver=libver) as f:
+        f.create_dataset("d", data=np.arange(4))
+    for i in range(4):  # each reopening adds attributes the header has no room for: a continuation block each
+        with h5py.File(path, "a", libver=libver) as f:
+            f["d"].attrs[f"a{i}"] = "x" * 400
+    with h5py.File(path, "r") as f:
+        header = h5py.h5g.get_objinfo(f["d"].id).objno[0]
+    data = path.read_bytes()
+    reader = btree.Reader(FileRanges(Path(), data).read, len(data), 8, 8, 0)
+    kinds = [kind for kind, _, _ in reader.messages(header)]
+    assert kinds.count(0x0C) == 4, "every attribute message read, across the continuation blocks"
+    monkeypatch.setattr(btree, "MOST_CONTINUATIONS", 1)
+    with pytest.raises(btree.Unexpected):
+        list(reader.messages(header))
