@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from spec_validate.checks.api import NEEDS_DEEP, Options, check
@@ -131,10 +133,38 @@ def _codec_points(codecs: Any, where: str) -> Iterator[Point]:
             yield from _codec_points(config.get("index_codecs"), f"{at}.configuration.index_codecs")
 
 
+# A document may list 10**5 codecs, and a dozen rules ask for an array's codec chains, points or codecs by name: for
+# a long list each is worked out once and kept, for the few such arrays last asked about, not once per rule.
+LONG_CODEC_LIST = 256
+KEPT_DOCUMENTS = 8
+_kept: OrderedDict[tuple[int, str], tuple[Mapping[str, Any], Any]] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def _worked_out(meta: Mapping[str, Any], what: str, work: Callable[[], Any]) -> Any:
+    """`work()`, kept for `meta` where its codec list is long (the key holds `meta` itself, so its id is not reused)."""
+    codecs = meta.get("codecs")
+    if not isinstance(codecs, list) or len(codecs) < LONG_CODEC_LIST:
+        return work()
+    key = (id(meta), what)
+    with _kept_lock:
+        found = _kept.get(key)
+        if found is not None and found[0] is meta:
+            _kept.move_to_end(key)
+            return found[1]
+    value = work()
+    with _kept_lock:
+        _kept[key] = (meta, value)
+        while len(_kept) > KEPT_DOCUMENTS * 3:
+            _kept.popitem(last=False)
+    return value
+
+
 def _array_points(node: Node) -> list[Point]:
     if node.kind != "array":
         raise NotApplicable(f"{node.path} is not an array")
-    points = list(extension_points(_metadata(node)))
+    meta = _metadata(node)
+    points = _worked_out(meta, "points", lambda: list(extension_points(meta)))
     if not points:
         raise NotApplicable(f"{node.path} zarr.json has no extension point")
     return points
@@ -204,20 +234,27 @@ def _codec_kind(codec: Any) -> str | None:
 def _array_chains(node: Node) -> list[Chain]:
     if node.kind != "array":
         raise NotApplicable(f"{node.path} is not an array")
-    chains = list(codec_chains(_metadata(node)))
+    meta = _metadata(node)
+    chains = _worked_out(meta, "chains", lambda: list(codec_chains(meta)))
     if not chains:
         raise NotApplicable(f"{node.path} zarr.json has no list of codecs")
     return chains
 
 
+def _codecs_by_name(chains: list[Chain]) -> dict[Any, list[tuple[str, Any, Chain, int]]]:
+    by_name: dict[Any, list[tuple[str, Any, Chain, int]]] = {}
+    for chain in chains:
+        for i, codec in enumerate(chain.codecs):
+            name = extension(codec)[0]
+            if isinstance(name, str):
+                by_name.setdefault(name, []).append((f"{chain.where}[{i}]", codec, chain, i))
+    return by_name
+
+
 def _named_codecs(node: Node, name: str) -> list[tuple[str, Any, Chain, int]]:
     """(where, stored codec, its chain, its position) for every codec called `name`; NotApplicable when none."""
-    found = [
-        (f"{chain.where}[{i}]", codec, chain, i)
-        for chain in _array_chains(node)
-        for i, codec in enumerate(chain.codecs)
-        if extension(codec)[0] == name
-    ]
+    chains = _array_chains(node)
+    found = _worked_out(_metadata(node), "by name", lambda: _codecs_by_name(chains)).get(name, [])
     if not found:
         raise NotApplicable(f"{node.path} has no {name} codec")
     return found

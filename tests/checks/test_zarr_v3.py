@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from typing import Any, NamedTuple
 
@@ -826,3 +827,23 @@ def test_chunks_decode_is_not_checked_without_deep():
     with pytest.raises(NotChecked) as caught:
         findings("chunks_decode", array(), sc=Deep(False))
     assert str(caught.value) == "needs --deep"
+
+
+def test_a_long_codec_list_is_worked_out_once_for_every_primitive_that_asks(monkeypatch):
+    from spec_validate.checks import zarr_v3
+
+    walked = []
+    chains = zarr_v3.codec_chains
+    monkeypatch.setattr(zarr_v3, "codec_chains", lambda meta: walked.append(1) or chains(meta))
+    transposes = [{"name": "transpose", "configuration": {"order": [1, 0]}}] * zarr_v3.LONG_CODEC_LIST
+    asks = [("transpose_order_permutation", None), ("bytes_endian_present", None),
+            ("codec_configuration_declared", {"members": CODEC_MEMBERS})]
+    node = array(codecs=[*transposes, *ARRAY["codecs"]])
+    counts = [len(run(p, node, options)) for p, options in asks for _ in range(2)]
+    assert counts[0::2] == counts[1::2], "the same findings each time"
+    assert len(walked) == 1, "the chains of a long codec list are worked out once"
+    short = array()
+    for p, options in asks * 2:
+        with contextlib.suppress(NotApplicable):  # ARRAY has no transpose codec
+            run(p, short, options)
+    assert len(walked) > 2, "a short list is worked out each time it is asked (nothing kept for it)"
