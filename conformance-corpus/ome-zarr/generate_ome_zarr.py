@@ -522,6 +522,15 @@ MUTATIONS: dict[str, tuple[str, Callable[[Path, str], None]]] = {
             edit_ome(s, "A/2", v, lambda o: o["well"]["images"][0].pop("acquisition")),
         ],
     ),
+    "valid-bioformats2raw-plate": (
+        "The plate is also a bioformats2raw fileset: the root carries bioformats2raw.layout 3, its OME group lists the "
+        "fields of view in series.",
+        lambda s, v: _bf2raw_plate(s, v, ["A/1/0", "A/2/0"]),
+    ),
+    "bioformats2raw-plate-no-series": (
+        "The plate is also a bioformats2raw fileset whose OME group lists only A/1/0 in series, not A/2/0.",
+        lambda s, v: _bf2raw_plate(s, v, ["A/1/0"]),
+    ),
     "labels-intermediate-metadata": (
         "The label image moves to A/1/0/labels/set/cells; the group set between carries attributes.",
         lambda s, v: _intermediate(s, v),
@@ -547,6 +556,11 @@ def add_group(store: Path, node: str, version: str, attrs: dict | None = None) -
         (store / node / ".zgroup").write_text(json.dumps({"zarr_format": 2}, indent=2))
         if attrs:
             (store / node / ".zattrs").write_text(json.dumps(attrs, indent=2))
+
+
+def _bf2raw_plate(store: Path, version: str, series: list[str]) -> None:
+    edit_ome(store, "", version, lambda o: o.update({"bioformats2raw.layout": 3}))
+    add_group(store, "OME", version, {"ome": {"version": "0.5", "series": series}} if version == "0.5" else {"series": series})
 
 
 def _intermediate(store: Path, version: str) -> None:

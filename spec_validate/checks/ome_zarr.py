@@ -1066,3 +1066,39 @@ def ome_labels_list_all(node: Node, options: Options, scope: Scope) -> Iterator[
             yield Finding(f"label image {group.path} is not in the labels list", details={"label": group.path})
         if not _is_image(group):  # a label image's own groups are its levels', not label images
             todo.extend(_groups(group))
+
+
+@check(kind="group")
+def ome_plate_series_match(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """A bioformats2raw plate's `OME` group lists in `series` the path of every field of view its wells list (well
+    path, `/`, field path), and no other.
+
+    Not applicable when: the group is not both a bioformats2raw group and a plate."""
+    doc = ome_document(node)
+    if "bioformats2raw.layout" not in doc or not isinstance(doc.get("plate"), Mapping):
+        raise NotApplicable("not a bioformats2raw plate")
+    fields = []
+    for _, well in walk(doc, "plate.wells[*]"):
+        path = well.get("path") if isinstance(well, Mapping) else None
+        group = _child(node, path)
+        try:
+            images = ome_document(group).get("well", {}).get("images") if _group_has(group, "well") else None
+        except (NotApplicable, AttributeError):
+            images = None
+        for image in images if isinstance(images, list) else []:
+            if isinstance(image, Mapping) and isinstance(image.get("path"), str):
+                fields.append(f"{normalize_path(path).strip('/')}/{image['path']}")
+    ome = node.tree.get(normalize_path(posixpath.join(node.path, "OME")))
+    series = ome_document(ome).get("series") if _group_has(ome, "series") else None
+    if not isinstance(series, list):
+        yield Finding(f"no OME group with a series list; the plate's {len(fields)} field(s) of view are listed nowhere else")
+        return
+    listed = {normalize_path(s).strip("/") for s in series if isinstance(s, str)}
+    missing = [f for f in fields if f not in listed]
+    extra = sorted(listed - set(fields))
+    if missing:
+        yield Finding(f"series lacks field(s) of view {', '.join(map(repr, missing[:10]))}", details={"missing": missing[:10]})
+    if extra:
+        yield Finding(
+            f"series lists {', '.join(map(repr, extra[:10]))}, no field of view of the plate", details={"extra": extra[:10]}
+        )
