@@ -531,6 +531,10 @@ MUTATIONS: dict[str, tuple[str, Callable[[Path, str], None]]] = {
         "The plate is also a bioformats2raw fileset whose OME group lists only A/1/0 in series, not A/2/0.",
         lambda s, v: _bf2raw_plate(s, v, ["A/1/0"]),
     ),
+    "array-omero": (
+        "A/1/0's omero metadata is stored in the attributes of its array s0 as well.",
+        lambda s, v: _omero_on_array(s, v),
+    ),
     "labels-intermediate-metadata": (
         "The label image moves to A/1/0/labels/set/cells; the group set between carries attributes.",
         lambda s, v: _intermediate(s, v),
@@ -563,6 +567,11 @@ def _bf2raw_plate(store: Path, version: str, series: list[str]) -> None:
     add_group(store, "OME", version, {"ome": {"version": "0.5", "series": series}} if version == "0.5" else {"series": series})
 
 
+def _omero_on_array(store: Path, version: str) -> None:
+    omero = json.loads((store / IMAGE / ".zattrs").read_text())["omero"]
+    (store / IMAGE / "s0" / ".zattrs").write_text(json.dumps({"omero": omero}, indent=2))
+
+
 def _intermediate(store: Path, version: str) -> None:
     add_group(store, IMAGE + "/labels/set", version, {"note": "segmentations of 2024"})
     shutil.move(store / LABEL, store / IMAGE / "labels" / "set" / "cells")
@@ -586,7 +595,14 @@ DATA_MUTATIONS: dict[str, tuple[str, Callable[[Path, str], None]]] = {
     ),
 }
 ONLY = {  # mutations of keys one version has and the other has not
-    "0.4": {"multiscales-no-version", "plate-no-version", "well-no-version", "label-colors-repeated", "label-no-version"},
+    "0.4": {
+        "array-omero",
+        "multiscales-no-version",
+        "plate-no-version",
+        "well-no-version",
+        "label-colors-repeated",
+        "label-no-version",
+    },
     "0.5": {
         "version-mixed",
         "dimension-names-missing",

@@ -1102,3 +1102,16 @@ def ome_plate_series_match(node: Node, options: Options, scope: Scope) -> Iterat
         yield Finding(
             f"series lists {', '.join(map(repr, extra[:10]))}, no field of view of the plate", details={"extra": extra[:10]}
         )
+
+
+# The top-level keys of OME-Zarr metadata (0.4: the attributes of a group).
+OME_KEYS = ("multiscales", "omero", "labels", "image-label", "plate", "well", "bioformats2raw.layout", "series")
+
+
+@check(kind="array", own_metadata_only=True)
+def ome_metadata_on_groups(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The array's attributes hold no OME-Zarr metadata key (multiscales, omero, labels, image-label, plate, well,
+    bioformats2raw.layout, series): that metadata belongs to groups."""
+    keys = [k for k in OME_KEYS if k in node.attrs]
+    if keys:
+        yield Finding(f"the array carries OME-Zarr metadata {', '.join(map(repr, keys))}", details={"keys": keys})
