@@ -4,7 +4,8 @@ same stores with one change each (the manifest lists the rules each one fails).
 Run with ome-zarr-py installed (it is no dependency of spec-validate), from this folder:
     python -m venv /tmp/venv-ome && /tmp/venv-ome/bin/pip install ome-zarr==0.18.0
     /tmp/venv-ome/bin/python generate_ome_zarr.py
-The stores are committed; the tests never run this script.
+`python generate_ome_zarr.py NAME[,NAME...]` writes only those changed stores, from the committed valid stores
+(ome-zarr-py is then not needed). The stores are committed; the tests never run this script.
 """
 
 from __future__ import annotations
