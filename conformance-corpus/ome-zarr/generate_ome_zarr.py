@@ -4,7 +4,8 @@ same stores with one change each (the manifest lists the rules each one fails).
 Run with ome-zarr-py installed (it is no dependency of spec-validate), from this folder:
     python -m venv /tmp/venv-ome && /tmp/venv-ome/bin/pip install ome-zarr==0.18.0
     /tmp/venv-ome/bin/python generate_ome_zarr.py
-The stores are committed; the tests never run this script.
+`python generate_ome_zarr.py NAME[,NAME...]` writes only those changed stores, from the committed valid stores
+(ome-zarr-py is then not needed). The stores are committed; the tests never run this script.
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import zarr
-from ome_zarr.format import FormatV04, FormatV05
-from ome_zarr.writer import write_image, write_labels, write_plate_metadata, write_well_metadata
+
+try:  # the writer of the valid stores; the changed stores of `main(only)` are made from the committed ones without it
+    from ome_zarr.format import FormatV04, FormatV05
+    from ome_zarr.writer import write_image, write_labels, write_plate_metadata, write_well_metadata
+except ImportError:
+    FormatV04 = FormatV05 = None
 
 HERE = Path(__file__).resolve().parent
 LAYOUTS = {"0.4": ("zarr-v2", 2, FormatV04), "0.5": ("zarr-v3", 3, FormatV05)}
@@ -174,6 +179,11 @@ def _chunks(version):
             doc["chunks"] = doc["chunks"][:-1]
 
     return fn
+
+
+def _one_based(o):
+    for well in o["plate"]["wells"]:
+        well.update(rowIndex=well["rowIndex"] + 1, columnIndex=well["columnIndex"] + 1)
 
 
 def _four_dims(version):
@@ -450,7 +460,123 @@ MUTATIONS: dict[str, tuple[str, Callable[[Path, str], None]]] = {
         "A/1/0/s1's dimension_names are c, x, y.",
         lambda s, v: edit_array(s, IMAGE + "/s1", v, lambda d: d.update(dimension_names=["c", "x", "y"])),
     ),
+    "plate-acquisitions-object": (
+        "The plate's acquisitions is one object, not a list.",
+        lambda s, v: edit_ome(s, "", v, lambda o: o["plate"].update(acquisitions={"id": 0})),
+    ),
+    "plate-acquisition-no-name": (
+        "The plate's acquisition has no name.",
+        lambda s, v: edit_ome(s, "", v, lambda o: o["plate"]["acquisitions"][0].pop("name")),
+    ),
+    "plate-acquisition-fieldcount-zero": (
+        "The plate's acquisition has maximumfieldcount 0.",
+        lambda s, v: edit_ome(s, "", v, lambda o: o["plate"]["acquisitions"][0].update(maximumfieldcount=0)),
+    ),
+    "plate-acquisition-description-number": (
+        "The plate's acquisition has description 5, a number.",
+        lambda s, v: edit_ome(s, "", v, lambda o: o["plate"]["acquisitions"][0].update(description=5)),
+    ),
+    "plate-acquisition-starttime-string": (
+        "The plate's acquisition has starttime '2024-01-01', a date string, not an epoch integer.",
+        lambda s, v: edit_ome(s, "", v, lambda o: o["plate"]["acquisitions"][0].update(starttime="2024-01-01")),
+    ),
+    "plate-well-path-trailing": (
+        "The plate's second well path is 'A/2/', with a trailing separator.",
+        lambda s, v: edit_ome(s, "", v, lambda o: o["plate"]["wells"][1].update(path="A/2/")),
+    ),
+    "plate-well-indices-one-based": (
+        "The plate's wells count rowIndex and columnIndex from 1.",
+        lambda s, v: edit_ome(s, "", v, _one_based),
+    ),
+    "plate-rows-case-collision": (
+        "The plate defines rows A and a.",
+        lambda s, v: edit_ome(s, "", v, lambda o: o["plate"]["rows"].append({"name": "a"})),
+    ),
+    "plate-row-undefined": (
+        "Row group A is copied to B, a row the plate does not define.",
+        lambda s, v: shutil.copytree(s / "A", s / "B"),
+    ),
+    "plate-column-undefined": (
+        "Well group A/2 is copied to A/3, a column the plate does not define.",
+        lambda s, v: shutil.copytree(s / "A" / "2", s / "A" / "3"),
+    ),
+    "plate-row-empty": (
+        "The plate defines row B, and an empty group B is present.",
+        lambda s, v: [edit_ome(s, "", v, lambda o: o["plate"]["rows"].append({"name": "B"})), add_group(s, "B", v)],
+    ),
+    "plate-well-empty": (
+        "The plate defines column 3, and an empty group A/3 is present.",
+        lambda s, v: [edit_ome(s, "", v, lambda o: o["plate"]["columns"].append({"name": "3"})), add_group(s, "A/3", v)],
+    ),
+    "bioformats2raw-plate-no-plate": (
+        "The root's plate metadata is replaced by bioformats2raw.layout 3: a bioformats2raw plate without plate metadata.",
+        lambda s, v: edit_ome(s, "", v, lambda o: [o.pop("plate"), o.update({"bioformats2raw.layout": 3})]),
+    ),
+    "well-no-well-metadata": (
+        "Well group A/2, which the plate lists, has no well metadata.",
+        lambda s, v: edit_ome(s, "A/2", v, _del("well")),
+    ),
+    "well-acquisition-missing": (
+        "The plate lists a second acquisition; well A/2's field names none.",
+        lambda s, v: [
+            edit_ome(s, "", v, lambda o: o["plate"]["acquisitions"].append({"id": 1, "name": "second", "maximumfieldcount": 1})),
+            edit_ome(s, "A/2", v, lambda o: o["well"]["images"][0].pop("acquisition")),
+        ],
+    ),
+    "valid-bioformats2raw-plate": (
+        "The plate is also a bioformats2raw fileset: the root carries bioformats2raw.layout 3, its OME group lists the "
+        "fields of view in series.",
+        lambda s, v: _bf2raw_plate(s, v, ["A/1/0", "A/2/0"]),
+    ),
+    "bioformats2raw-plate-no-series": (
+        "The plate is also a bioformats2raw fileset whose OME group lists only A/1/0 in series, not A/2/0.",
+        lambda s, v: _bf2raw_plate(s, v, ["A/1/0"]),
+    ),
+    "array-omero": (
+        "A/1/0's omero metadata is stored in the attributes of its array s0 as well.",
+        lambda s, v: _omero_on_array(s, v),
+    ),
+    "labels-intermediate-metadata": (
+        "The label image moves to A/1/0/labels/set/cells; the group set between carries attributes.",
+        lambda s, v: _intermediate(s, v),
+    ),
+    "labels-unlisted": (
+        "A/1/0/labels lists no label image.",
+        lambda s, v: edit_ome(s, IMAGE + "/labels", v, lambda o: o.update(labels=[])),
+    ),
+    "labels-no-image-label": (
+        "The label image has no image-label.",
+        lambda s, v: edit_ome(s, LABEL, v, _del("image-label")),
+    ),
 }
+
+
+def add_group(store: Path, node: str, version: str, attrs: dict | None = None) -> None:
+    """A group at `node` with the attributes `attrs` (none by default)."""
+    (store / node).mkdir(parents=True, exist_ok=True)
+    if version == "0.5":
+        doc = {"zarr_format": 3, "node_type": "group", "attributes": attrs or {}}
+        (store / node / "zarr.json").write_text(json.dumps(doc, indent=2))
+    else:
+        (store / node / ".zgroup").write_text(json.dumps({"zarr_format": 2}, indent=2))
+        if attrs:
+            (store / node / ".zattrs").write_text(json.dumps(attrs, indent=2))
+
+
+def _bf2raw_plate(store: Path, version: str, series: list[str]) -> None:
+    edit_ome(store, "", version, lambda o: o.update({"bioformats2raw.layout": 3}))
+    add_group(store, "OME", version, {"ome": {"version": "0.5", "series": series}} if version == "0.5" else {"series": series})
+
+
+def _omero_on_array(store: Path, version: str) -> None:
+    omero = json.loads((store / IMAGE / ".zattrs").read_text())["omero"]
+    (store / IMAGE / "s0" / ".zattrs").write_text(json.dumps({"omero": omero}, indent=2))
+
+
+def _intermediate(store: Path, version: str) -> None:
+    add_group(store, IMAGE + "/labels/set", version, {"note": "segmentations of 2024"})
+    shutil.move(store / LABEL, store / IMAGE / "labels" / "set" / "cells")
+    edit_ome(store, IMAGE + "/labels", version, lambda o: o.update(labels=["set/cells"]))
 
 
 def _without_property(value: int):
@@ -470,8 +596,23 @@ DATA_MUTATIONS: dict[str, tuple[str, Callable[[Path, str], None]]] = {
     ),
 }
 ONLY = {  # mutations of keys one version has and the other has not
-    "0.4": {"multiscales-no-version", "plate-no-version", "well-no-version", "label-colors-repeated", "label-no-version"},
-    "0.5": {"version-mixed", "dimension-names-missing", "dimension-names-differ", "label-bool"},
+    "0.4": {
+        "array-omero",
+        "multiscales-no-version",
+        "plate-no-version",
+        "well-no-version",
+        "label-colors-repeated",
+        "label-no-version",
+    },
+    "0.5": {
+        "version-mixed",
+        "dimension-names-missing",
+        "dimension-names-differ",
+        "label-bool",
+        "labels-intermediate-metadata",
+        "labels-unlisted",
+        "labels-no-image-label",
+    },
 }
 ONLY_OTHER = {v: set().union(*(s for w, s in ONLY.items() if w != v)) for v in ONLY}
 
@@ -483,9 +624,28 @@ def _bf2raw_mutations(version: str):
     def series(o):
         return o.update(series="0")
 
+    def no_series(o):
+        o.pop("series")
+
+    def renumber(store: Path, v: str) -> None:
+        edit_ome(store, "OME", v, no_series)
+        shutil.move(store / "1", store / "2")
+
     return {
         "bioformats2raw-layout-2": ("The root's bioformats2raw.layout is 2.", lambda s, v: edit_ome(s, "", v, key)),
         "bioformats2raw-series-string": ("The OME group's series is the string '0'.", lambda s, v: edit_ome(s, "OME", v, series)),
+        "bioformats2raw-series-missing-image": (
+            "The OME group's series lists 0 and 2; there is no image 2.",
+            lambda s, v: edit_ome(s, "OME", v, lambda o: o.update(series=["0", "2"])),
+        ),
+        "valid-bioformats2raw-no-series": (
+            "The OME group has no series: the images are found by their numbers, 0 and 1.",
+            lambda s, v: edit_ome(s, "OME", v, no_series),
+        ),
+        "bioformats2raw-not-numbered": (
+            "The OME group has no series, and image 1 is renamed 2: images 0 and 2.",
+            renumber,
+        ),
     }
 
 
@@ -539,6 +699,22 @@ def copy(valid: Path, path: Path) -> None:
 
 
 def main(only: str | None = None) -> None:
+    """Write every store; with `only` (case names, comma-separated), only those changed stores, from the committed
+    valid stores (the writers are not run again)."""
+    if only:
+        names = set(only.split(","))
+        for version, (folder, _, _) in LAYOUTS.items():
+            out = HERE / folder
+            cases = {k: m for k, m in {**MUTATIONS, **_legacy(version)}.items() if k not in ONLY_OTHER[version]}
+            for name, (_, how) in cases.items():
+                if name in names:
+                    copy(out / "valid-every-element.zarr", out / f"{name}.zarr")
+                    how(out / f"{name}.zarr", version)
+            for name, (_, how) in _bf2raw_mutations(version).items():
+                if name in names:
+                    copy(out / "valid-bioformats2raw.zarr", out / f"{name}.zarr")
+                    how(out / f"{name}.zarr", version)
+        return
     for version, (folder, _, _) in LAYOUTS.items():
         out = HERE / folder
         out.mkdir(exist_ok=True)

@@ -269,25 +269,32 @@ def ome_value(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
                 yield Finding(f"{place}[{bad[0]}] is {type_name(value[bad[0]])}, not {item}", details={"place": place})
 
 
-@check(options={"properties": {"at": AT, "field": KEY}, "required": ["at", "field"]}, kind="group", own_metadata_only=True)
+@check(
+    options={"properties": {"at": AT, "field": KEY, "casefold": {"type": "boolean"}}, "required": ["at", "field"]},
+    kind="group",
+    own_metadata_only=True,
+)
 def ome_unique(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
-    """In every list at `at`, no two objects have the same value of `field`."""
-    field = options["field"]
+    """In every list at `at`, no two objects have the same value of `field`; with `casefold`, no two different
+    string values that are the same ignoring case (`Aa` and `aA`)."""
+    field, casefold = options["field"], options.get("casefold", False)
     for place, items in walk(ome_document(node), options["at"]):
         if not isinstance(items, list):
             continue
-        seen: dict[Any, int] = {}
+        seen: dict[Any, tuple[int, Any]] = {}
         for i, item in enumerate(items):
             value = item.get(field) if isinstance(item, Mapping) else None
-            if value is None or not isinstance(value, (str, int, float)):
+            if value is None or not isinstance(value, (str, int, float)) or (casefold and not isinstance(value, str)):
                 continue
-            if value in seen:
+            key = value.casefold() if casefold else value
+            if key not in seen:
+                seen[key] = (i, value)
+            elif not casefold or seen[key][1] != value:  # with casefold, an exact repeat is the uniqueness rule's
+                what = "differs only in case from" if casefold else "repeats"
                 yield Finding(
-                    f"{place}[{i}].{field} {_quote(value)} repeats {place}[{seen[value]}].{field}",
+                    f"{place}[{i}].{field} {_quote(value)} {what} {place}[{seen[key][0]}].{field}",
                     details={"place": place, "value": value},
                 )
-            else:
-                seen[value] = i
 
 
 # ------------------------------------------------------------------------------------------------ axes
@@ -810,3 +817,301 @@ def ome_well_images_exist(node: Node, options: Options, scope: Scope) -> Iterato
         if not _is_image(target):
             what = "nothing" if target is None else ("a group without multiscales" if target.kind == "group" else "an array")
             yield Finding(f"{place}.path {path!r} names {what}, not an image", details={"place": place, "field": path})
+
+
+def _plate_of(well: Node) -> Mapping[str, Any] | None:
+    """The `plate` object of the group two levels above a well group (the plate's), or None."""
+    row = well.parent
+    plate = row.parent if row is not None else None
+    if plate is None or plate.kind != "group":
+        return None
+    try:
+        found = ome_document(plate).get("plate")
+    except NotApplicable:
+        return None
+    return found if isinstance(found, Mapping) else None
+
+
+@check(kind="group")
+def ome_well_in_plate(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The group two levels above a well group (one with `well`), the plate above its row, carries `plate` metadata."""
+    if "well" not in ome_document(node):
+        raise NotApplicable("no 'well' in the OME-Zarr metadata")
+    if _plate_of(node) is None:
+        above = node.parent.parent if node.parent is not None and node.parent.parent is not None else None
+        where = above.path if above is not None else "no group (the well is not two levels below a group)"
+        yield Finding(f"the group two levels above the well, {where}, has no plate metadata", details={"plate": where})
+
+
+@check(kind="group", own_metadata_only=True)
+def ome_plate_indices_in_range(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every well's integer `rowIndex` and `columnIndex` count from 0 into the plate's `rows` and `columns` lists:
+    each is at least 0 and less than the length of its list."""
+    plate = ome_document(node).get("plate")
+    if not isinstance(plate, Mapping):
+        raise NotApplicable("no plate object")
+    sizes = {}
+    for key, lst in (("rowIndex", "rows"), ("columnIndex", "columns")):
+        if isinstance(plate.get(lst), list):
+            sizes[key] = (lst, len(plate[lst]))
+    if not sizes:
+        raise NotApplicable("no rows or columns list (the rules on the lists report them)")
+    for place, well in walk(ome_document(node), "plate.wells[*]"):
+        for key, (lst, size) in sizes.items():
+            value = well.get(key) if isinstance(well, Mapping) else None
+            if is_type(value, "integer") and not 0 <= value < size:
+                yield Finding(
+                    f"{place}.{key} is {value}; the {size} {lst} are indexed 0 to {size - 1}",
+                    details={"place": place, "index": value},
+                )
+
+
+@check(kind="group")
+def ome_well_acquisition(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every field of view of a well names, in `acquisition`, the integer `id` of one of its plate's acquisitions:
+    where the plate lists more than one, every field does; where it lists one, every field that names one.
+
+    Not applicable when: the group is not a well, or the plate above it lists no acquisitions."""
+    doc = ome_document(node)
+    if "well" not in doc:
+        raise NotApplicable("no 'well' in the OME-Zarr metadata")
+    plate = _plate_of(node)
+    acquisitions = plate.get("acquisitions") if plate is not None else None
+    if not isinstance(acquisitions, list) or not acquisitions:
+        raise NotApplicable("the plate above the well lists no acquisitions")
+    ids = {a.get("id") for a in acquisitions if isinstance(a, Mapping) and is_type(a.get("id"), "integer")}
+    for place, image in walk(doc, "well.images[*]"):
+        if not isinstance(image, Mapping):
+            continue
+        if "acquisition" not in image:
+            if len(acquisitions) > 1:
+                yield Finding(
+                    f"{place} has no 'acquisition'; the plate lists {len(acquisitions)} acquisitions",
+                    details={"place": place},
+                )
+            continue
+        value = image["acquisition"]
+        if not is_type(value, "integer"):
+            yield Finding(f"{place}.acquisition is {type_name(value)} {_quote(value)}, not an integer", details={"place": place})
+        elif value not in ids:
+            known = ", ".join(map(str, sorted(ids))) or "none"
+            yield Finding(
+                f"{place}.acquisition {value} is the id of no acquisition of the plate (ids: {known})",
+                details={"place": place, "acquisition": value},
+            )
+
+
+def _group_has(target: Node | None, key: str) -> bool:
+    if target is None or target.kind != "group":
+        return False
+    try:
+        return key in ome_document(target)
+    except NotApplicable:
+        return False
+
+
+@check(
+    options={
+        "properties": {
+            "at": AT,
+            "key": KEY,
+            "base": {"type": "string", "pattern": r"^\.\.(/\.\.)*$"},
+            "skip_absent": {"type": "boolean"},
+        },
+        "required": ["at", "key"],
+    },
+    kind="group",
+)
+def ome_paths_name_groups_with(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every string path at `at` names a group (relative to the node, or to `base` above it) whose OME-Zarr metadata
+    holds `key`; with `skip_absent`, a path naming nothing or an array is left to the rule that asks it to exist."""
+    key = options["key"]
+    base = node
+    if "base" in options:
+        target = normalize_path(posixpath.join(node.path, options["base"]))
+        base = node.tree.get(target) if target.startswith("/") else None
+        if base is None:
+            raise NotApplicable(f"no group at {options['base']!r} from {node.path}")
+    for place, path in walk(ome_document(node), options["at"]):
+        if not isinstance(path, str):
+            continue
+        target = _child(base, path)
+        if target is None or target.kind != "group":
+            if not options.get("skip_absent"):
+                what = "nothing" if target is None else "an array"
+                yield Finding(f"{place} {path!r} names {what}, not a group with {key!r}", details={"place": place, "path": path})
+        elif not _group_has(target, key):
+            yield Finding(
+                f"{place} {path!r} names {target.path}, whose OME-Zarr metadata has no {key!r}",
+                details={"place": place, "path": path},
+            )
+
+
+def _numbered(name: str) -> bool:
+    return name.isdigit() and (name == "0" or not name.startswith("0"))
+
+
+@check(kind="group")
+def ome_series_numbered(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The images right below a bioformats2raw group (child groups with `multiscales`) are named 0, 1, 2, ... with
+    no number missing.
+
+    Not applicable when: the group is no bioformats2raw group, carries `plate`, or its `OME` group has `series`."""
+    doc = ome_document(node)
+    if "bioformats2raw.layout" not in doc:
+        raise NotApplicable("no 'bioformats2raw.layout' in the OME-Zarr metadata")
+    if "plate" in doc:
+        raise NotApplicable("a plate: its images are where the plate says")
+    ome = node.tree.get(normalize_path(posixpath.join(node.path, "OME")))
+    if _group_has(ome, "series"):
+        raise NotApplicable("the OME group lists the images in 'series'")
+    images = sorted(c.name for c in node.children().values() if _is_image(c))
+    wrong = [n for n in images if not _numbered(n)]
+    for name in wrong:
+        yield Finding(f"image {name!r} is not named by a number from 0", details={"image": name})
+    numbers = sorted(int(n) for n in images if _numbered(n))
+    missing = sorted(set(range(len(numbers))) - set(numbers)) if numbers else []
+    if missing:
+        yield Finding(
+            f"the images are numbered {', '.join(map(str, numbers))}; missing {', '.join(map(str, missing[:10]))}",
+            details={"missing": missing[:10]},
+        )
+
+
+def _groups(node: Node) -> list[Node]:
+    return [c for c in node.children().values() if c.kind == "group"]
+
+
+@check(options={"properties": {"names": {"enum": ["rows", "columns"]}}, "required": ["names"]}, kind="group")
+def ome_plate_groups_defined(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every well group below the plate (a group with `well`, two levels down) sits in a row group named as one of
+    the plate's `rows`, or (`names: columns`) is named as one of its `columns`.
+
+    A well the store holds is in a row and a column of the physical plate, so the plate defines both."""
+    plate = ome_document(node).get("plate")
+    key = options["names"]
+    if not isinstance(plate, Mapping) or not isinstance(plate.get(key), list):
+        raise NotApplicable(f"no plate object with a {key} list (the rule on the list reports it)")
+    names = set(_names(plate, key))
+    for row in _groups(node):
+        for well in _groups(row):
+            if not _group_has(well, "well"):
+                continue
+            name = row.name if key == "rows" else well.name
+            if name not in names:
+                what = "row" if key == "rows" else "column"
+                yield Finding(
+                    f"well {well.path} is in {what} {name!r}, which the plate's {key} do not define",
+                    details={"well": well.path, what: name},
+                )
+
+
+@check(options={"properties": {"level": {"enum": ["row", "well"]}}, "required": ["level"]}, kind="group")
+def ome_plate_groups_hold_images(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every row group of the plate (a child group named as one of its `rows`) holds a well group holding an image;
+    with `level: well`, every well group (a group in such a row named as one of the plate's `columns`) holds an
+    image (a child group with `multiscales`)."""
+    plate = ome_document(node).get("plate")
+    if not isinstance(plate, Mapping) or not isinstance(plate.get("rows"), list) or not isinstance(plate.get("columns"), list):
+        raise NotApplicable("no plate object with rows and columns lists (the rules on the lists report them)")
+    rows, columns = set(_names(plate, "rows")), set(_names(plate, "columns"))
+    for row in _groups(node):
+        if row.name not in rows:
+            continue
+        wells = [w for w in _groups(row) if w.name in columns]
+        holding = {w.path for w in wells if any(_is_image(f) for f in _groups(w))}
+        if options["level"] == "row" and not holding:
+            yield Finding(f"row group {row.path} holds no well with an image", details={"row": row.path})
+        if options["level"] == "well":
+            for well in wells:
+                if well.path not in holding:
+                    yield Finding(f"well group {well.path} holds no image", details={"well": well.path})
+
+
+@check(kind="group")
+def ome_label_paths_bare(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every group between the `labels` group and a label image its `labels` list names carries no attributes."""
+    labels = ome_document(node).get("labels")
+    if not isinstance(labels, list):
+        raise NotApplicable("no 'labels' list (the rule on the list reports it)")
+    seen: set[str] = set()
+    for i, path in enumerate(labels):
+        if not isinstance(path, str) or _child(node, path) is None:
+            continue
+        parts = normalize_path(path).strip("/").split("/")
+        for depth in range(1, len(parts)):
+            between = _child(node, "/".join(parts[:depth]))
+            if between is None or between.path in seen:
+                continue
+            seen.add(between.path)
+            if between.attrs:
+                keys = ", ".join(map(repr, sorted(between.attrs)))
+                yield Finding(
+                    f"{between.path}, between the labels group and labels[{i}] {path!r}, carries attributes {keys}",
+                    details={"group": between.path},
+                )
+
+
+@check(kind="group")
+def ome_labels_list_all(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every label image below the `labels` group (a group with `image-label`) is one its `labels` list names."""
+    labels = ome_document(node).get("labels")
+    if not isinstance(labels, list):
+        raise NotApplicable("no 'labels' list (the rule on the list reports it)")
+    listed = {target.path for target in (_child(node, p) for p in labels) if target is not None}
+    todo = _groups(node)
+    while todo:
+        group = todo.pop()
+        if _group_has(group, "image-label") and group.path not in listed:
+            yield Finding(f"label image {group.path} is not in the labels list", details={"label": group.path})
+        if not _is_image(group):  # a label image's own groups are its levels', not label images
+            todo.extend(_groups(group))
+
+
+@check(kind="group")
+def ome_plate_series_match(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """A bioformats2raw plate's `OME` group lists in `series` the path of every field of view its wells list (well
+    path, `/`, field path), and no other.
+
+    Not applicable when: the group is not both a bioformats2raw group and a plate."""
+    doc = ome_document(node)
+    if "bioformats2raw.layout" not in doc or not isinstance(doc.get("plate"), Mapping):
+        raise NotApplicable("not a bioformats2raw plate")
+    fields = []
+    for _, well in walk(doc, "plate.wells[*]"):
+        path = well.get("path") if isinstance(well, Mapping) else None
+        group = _child(node, path)
+        try:
+            images = ome_document(group).get("well", {}).get("images") if _group_has(group, "well") else None
+        except (NotApplicable, AttributeError):
+            images = None
+        for image in images if isinstance(images, list) else []:
+            if isinstance(image, Mapping) and isinstance(image.get("path"), str):
+                fields.append(f"{normalize_path(path).strip('/')}/{image['path']}")
+    ome = node.tree.get(normalize_path(posixpath.join(node.path, "OME")))
+    series = ome_document(ome).get("series") if _group_has(ome, "series") else None
+    if not isinstance(series, list):
+        yield Finding(f"no OME group with a series list; the plate's {len(fields)} field(s) of view are listed nowhere else")
+        return
+    listed = {normalize_path(s).strip("/") for s in series if isinstance(s, str)}
+    missing = [f for f in fields if f not in listed]
+    extra = sorted(listed - set(fields))
+    if missing:
+        yield Finding(f"series lacks field(s) of view {', '.join(map(repr, missing[:10]))}", details={"missing": missing[:10]})
+    if extra:
+        yield Finding(
+            f"series lists {', '.join(map(repr, extra[:10]))}, no field of view of the plate", details={"extra": extra[:10]}
+        )
+
+
+# The top-level keys of OME-Zarr metadata (0.4: the attributes of a group).
+OME_KEYS = ("multiscales", "omero", "labels", "image-label", "plate", "well", "bioformats2raw.layout", "series")
+
+
+@check(kind="array", own_metadata_only=True)
+def ome_metadata_on_groups(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The array's attributes hold no OME-Zarr metadata key (multiscales, omero, labels, image-label, plate, well,
+    bioformats2raw.layout, series): that metadata belongs to groups."""
+    keys = [k for k in OME_KEYS if k in node.attrs]
+    if keys:
+        yield Finding(f"the array carries OME-Zarr metadata {', '.join(map(repr, keys))}", details={"keys": keys})

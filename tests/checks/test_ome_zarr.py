@@ -460,3 +460,78 @@ def test_ome_well_images_exist_fails_a_field_that_is_missing_or_no_image():
         "well.images[1].path '1' names a group without multiscales, not an image",
         "well.images[2].path '2' names nothing, not an image",
     ]
+
+
+def test_ome_unique_with_casefold_fails_names_differing_only_in_case():
+    t = v2({"plate": {"rows": [{"name": "Aa"}, {"name": "aA"}, {"name": "Aa"}, {"name": "B"}]}})
+    assert _messages("ome_unique", t, {"at": "plate.rows", "field": "name", "casefold": True}) == [
+        "plate.rows[1].name 'aA' differs only in case from plate.rows[0].name"
+    ]
+
+
+def test_ome_plate_indices_in_range_fails_an_index_past_its_list_or_negative():
+    wells = [
+        {"path": "A/1", "rowIndex": 0, "columnIndex": 0},
+        {"path": "A/2", "rowIndex": 1, "columnIndex": 2},
+        {"path": "A/1", "rowIndex": -1, "columnIndex": "0"},
+    ]
+    assert _messages("ome_plate_indices_in_range", plate(wells)) == [
+        "plate.wells[1].rowIndex is 1; the 1 rows are indexed 0 to 0",
+        "plate.wells[1].columnIndex is 2; the 2 columns are indexed 0 to 1",
+        "plate.wells[2].rowIndex is -1; the 1 rows are indexed 0 to 0",
+    ]
+
+
+def _hcs(acquisitions, images, well_attrs=True):
+    field = {"@attrs": {"multiscales": [{"axes": AXES, "datasets": []}]}}
+    well = {"@attrs": {"well": {"images": images}} if well_attrs else {}, "0": field}
+    doc = {"rows": [{"name": "A"}], "columns": [{"name": "1"}], "wells": [{"path": "A/1"}], "acquisitions": acquisitions}
+    return v2({"plate": doc}, A={"1": well})
+
+
+def test_ome_well_acquisition_fails_a_missing_key_among_several_and_an_unknown_id():
+    one, two = [{"id": 0}], [{"id": 0}, {"id": 1}]
+    well = "/A/1"
+    assert [f.message for f in findings("ome_well_acquisition", _hcs(one, [{"path": "0"}]).get(well))] == []
+    assert [f.message for f in findings("ome_well_acquisition", _hcs(two, [{"path": "0"}]).get(well))] == [
+        "well.images[0] has no 'acquisition'; the plate lists 2 acquisitions"
+    ]
+    assert [f.message for f in findings("ome_well_acquisition", _hcs(one, [{"path": "0", "acquisition": 3}]).get(well))] == [
+        "well.images[0].acquisition 3 is the id of no acquisition of the plate (ids: 0)"
+    ]
+    with pytest.raises(NotApplicable):
+        findings("ome_well_acquisition", _hcs([], [{"path": "0"}]).get(well))
+
+
+def test_ome_well_in_plate_fails_a_well_without_a_plate_two_levels_up():
+    t = _hcs([], [{"path": "0"}])
+    assert findings("ome_well_in_plate", t.get("/A/1")) == []
+    lone = v2({}, A={"1": {"@attrs": {"well": {"images": []}}}})
+    assert [f.message for f in findings("ome_well_in_plate", lone.get("/A/1"))] == [
+        "the group two levels above the well, /, has no plate metadata"
+    ]
+
+
+def test_ome_paths_name_groups_with_fails_a_group_without_the_key_and_unless_skipped_a_missing_one():
+    t = _hcs([], [{"path": "0"}], well_attrs=False)
+    t.root.attrs["plate"]["wells"].append({"path": "A/2"})
+    options = {"at": "plate.wells[*].path", "key": "well"}
+    assert _messages("ome_paths_name_groups_with", t, options) == [
+        "plate.wells[0].path 'A/1' names /A/1, whose OME-Zarr metadata has no 'well'",
+        "plate.wells[1].path 'A/2' names nothing, not a group with 'well'",
+    ]
+    assert len(_messages("ome_paths_name_groups_with", t, {**options, "skip_absent": True})) == 1
+
+
+def test_ome_plate_groups_defined_and_hold_images_fail_undefined_and_empty_groups():
+    field = {"@attrs": {"multiscales": [{"axes": AXES, "datasets": []}]}}
+    well = {"@attrs": {"well": {"images": [{"path": "0"}]}}, "0": field}
+    t = plate([], rows=("A", "C"), columns=("1",), A={"1": dict(well), "2": dict(well)}, B={"1": dict(well)}, C={"1": {}})
+    assert _messages("ome_plate_groups_defined", t, {"names": "rows"}) == [
+        "well /B/1 is in row 'B', which the plate's rows do not define"
+    ]
+    assert _messages("ome_plate_groups_defined", t, {"names": "columns"}) == [
+        "well /A/2 is in column '2', which the plate's columns do not define"
+    ]
+    assert _messages("ome_plate_groups_hold_images", t, {"level": "row"}) == ["row group /C holds no well with an image"]
+    assert _messages("ome_plate_groups_hold_images", t, {"level": "well"}) == ["well group /C/1 holds no image"]

@@ -186,6 +186,7 @@ RIGHTFUL_PASSES: dict[str, tuple[str | set[str], str]] = {
     "group_keys_known": ("*", "passes when no key lies beside the group's zarr.json and its children: these groups store none"),
     "group_keys_known_v2": ("*", "passes when no key lies beside the group's documents and children: these groups store none"),
     "prefixed_names_defined": ("*", "passes when no name at the node has the prefix: these nodes have none"),
+    "ome_metadata_on_groups": ("*", "passes when the array's attributes hold no OME-Zarr key: these arrays have no attributes"),
     # The node lacks nothing the primitive reads.
     "node_kind": ("*", "reads only the node's kind, which every node has"),
     "ndim": ("*", "reads only the array's shape, which the memory arrays have"),
