@@ -305,9 +305,13 @@ def _documents(path: str):
         if ".zarray" in files:
             yield folder, 2
         elif "zarr.json" in files:
-            with open(os.path.join(folder, "zarr.json")) as fh:
-                if json.load(fh).get("node_type") == "array":
-                    yield folder, 3
+            try:
+                with open(os.path.join(folder, "zarr.json")) as fh:
+                    node_type = json.load(fh).get("node_type")
+            except (ValueError, AttributeError):
+                node_type = "array"  # unreadable here: let tensorstore open it and say what it makes of it
+            if node_type == "array":
+                yield folder, 3
 
 
 def open_tensorstore(path: str, fmt: str) -> str:
@@ -385,17 +389,18 @@ OPENERS = {
     "ome-zarr-models": open_ome_zarr_models,
 }
 
-# What the parent imports before forking. tensorstore and zarrs start worker threads of their own, so they are
-# imported in each child rather than here.
+# What the parent imports before forking: everything whose import starts no thread (checked by counting
+# /proc/self/task after the import: numpy's OpenBLAS pool is the only one, and OpenBLAS re-creates it after a fork).
+# Importing ome_zarr starts a thread (through dask), so ome-zarr-py is imported in each child instead.
 _PARENT_IMPORT = {
     "anndata": ("anndata", "zarr", "h5py", "numpy", "pandas"),
     "zarr-python": ("zarr", "numpy"),
     "h5py": ("h5py", "numpy"),
-    "tensorstore": ("numpy",),
-    "zarrs": ("numpy",),
+    "tensorstore": ("tensorstore", "numpy"),
+    "zarrs": ("zarr", "zarrs", "numpy"),
     "mudata": ("mudata", "anndata", "zarr", "h5py", "numpy", "pandas"),
     "ome-zarr-py": ("numpy",),
-    "ome-zarr-models": ("numpy",),
+    "ome-zarr-models": ("ome_zarr_models.v04", "ome_zarr_models.v05", "zarr", "numpy"),
 }
 
 
