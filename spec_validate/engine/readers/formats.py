@@ -14,6 +14,7 @@ COARSE_FORMATS = (
     "zarr-v3",
     "h5seurat",
     "mudata-h5mu",
+    "mudata-zarr-v2",
     "nwb-zarr",
     "ome-zarr-0.4",
     "ome-zarr-0.5",
@@ -29,7 +30,7 @@ def coarse_format(storage: str, applied: Mapping[str, Sequence[str]], root_attrs
     """
     zarr = _zarr_version(storage)
     if root_attrs.get("encoding-type") == "MuData":
-        return "mudata-h5mu" if storage == "hdf5" else None
+        return "mudata-h5mu" if storage == "hdf5" else f"mudata-zarr-{zarr}" if zarr else None
     if "/" in applied.get("anndata", ()):
         return "anndata-h5ad" if storage == "hdf5" else f"anndata-zarr-{zarr}" if zarr else None
     if "h5seurat" in applied:
