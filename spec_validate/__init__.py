@@ -202,7 +202,7 @@ def _reader_verdicts(tree, chosen: Sequence[Pack], done, legacy, known, required
 
     applied: dict[str, list[str]] = {}
     for pack, scopes in zip(chosen, done.scopes, strict=True):
-        for name in (pack.name, *pack.bases):
+        for name in (pack.name, *pack.bases) if scopes else ():  # a pack that found no scope did not apply
             applied.setdefault(name, []).extend(s.root.path for s in scopes)
     evaluated = {r.rule.id for r in done.results}
     failed = {r.rule.id for r in done.results if r.status is Status.FAILED}

@@ -214,3 +214,18 @@ def test_condition_each_has_a_docstring():
 )
 def test_coarse_format(storage, applied, attrs, expected):
     assert coarse_format(storage, applied, attrs) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        pytest.param("anndata/zarr-v3/valid-zero-obs.zarr", "anndata-zarr-v3", id="anndata-zarr-v3"),
+        pytest.param("h5seurat/valid-every-element.h5Seurat", "h5seurat", id="h5seurat"),
+        pytest.param("cxg/cxg-0.3.0/valid-every-element.cxg", "cxg", id="cxg"),
+    ],
+)
+def test_coarse_format_of_a_validated_store(tmp_path, path, expected):
+    # Only the packs that found a scope count: every pack is run, most apply nowhere.
+    folder = write_readers(tmp_path / "r", [rule()])
+    corpus = Path(__file__).resolve().parents[2] / "conformance-corpus"
+    assert spec_validate.validate(corpus / path, readers=True, reader_packs=folder).readers.format == expected
