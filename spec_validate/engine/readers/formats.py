@@ -27,6 +27,8 @@ def coarse_format(storage: str, applied: Mapping[str, Sequence[str]], root_attrs
     the names of the packs it extends) to the scope roots it was applied at; None where none fits.
 
     The most specific wins: a MuData file holds AnnData scopes, an AnnData or OME-Zarr store is a Zarr store too.
+    OME-Zarr is named by its Zarr version, as the measurements name it: 0.4 in Zarr v2 (earlier versions too, read
+    by the same readers), 0.5 in Zarr v3, whatever version a store declares.
     """
     zarr = _zarr_version(storage)
     if root_attrs.get("encoding-type") == "MuData":
@@ -37,9 +39,8 @@ def coarse_format(storage: str, applied: Mapping[str, Sequence[str]], root_attrs
         return "h5seurat"
     if "hdmf-zarr" in applied:
         return "nwb-zarr"
-    if "ome-zarr04" in applied or "ome-zarr05" in applied:
-        version = _ome_version(root_attrs) or ("0.5" if zarr == "v3" else "0.4")
-        return f"ome-zarr-{version}"
+    if ("ome-zarr04" in applied or "ome-zarr05" in applied) and zarr:
+        return "ome-zarr-0.5" if zarr == "v3" else "ome-zarr-0.4"
     if "cxg" in applied:
         return "cxg"
     if ("zarr" in applied or "zarr3" in applied) and zarr:
@@ -54,14 +55,3 @@ def _zarr_version(storage: str) -> str | None:
             return version
     return None
 
-
-def _ome_version(attrs: Mapping[str, Any]) -> str | None:
-    """The OME-NGFF version the root declares: `ome.version` (0.5), else that of its first multiscales entry."""
-    ome = attrs.get("ome")
-    if isinstance(ome, Mapping) and isinstance(ome.get("version"), str):
-        return ome["version"]
-    multiscales = attrs.get("multiscales")
-    if isinstance(multiscales, list) and multiscales and isinstance(multiscales[0], Mapping):
-        version = multiscales[0].get("version")
-        return version if isinstance(version, str) else None
-    return None
