@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from reader_packs import CASE, GZIP, INDPTR, NULLABLE, PLAIN, rule, vocabulary_of, write_readers
+from reader_packs import CASE, GZIP, H5AD, INDPTR, NULLABLE, PLAIN, rule, vocabulary_of, write_readers
 
 import spec_validate
 from spec_validate.engine.readers.conditions import CONDITIONS, holds
@@ -229,3 +229,31 @@ def test_coarse_format_of_a_validated_store(tmp_path, path, expected):
     folder = write_readers(tmp_path / "r", [rule()])
     corpus = Path(__file__).resolve().parents[2] / "conformance-corpus"
     assert spec_validate.validate(corpus / path, readers=True, reader_packs=folder).readers.format == expected
+
+
+@pytest.mark.parametrize(
+    ("case", "when", "expected"),
+    [
+        pytest.param("dataframe-index-array-missing.h5ad", {"names_absent_member": {"select": {}, "attr": "_index"}}, True),
+        pytest.param(
+            "dataframe-column-order-unknown-column.h5ad", {"names_absent_member": {"select": {}, "attr": "column-order"}}, True
+        ),
+        pytest.param(
+            "dataframe-column-order-lists-index.h5ad", {"names_absent_member": {"select": {}, "attr": "column-order"}}, False
+        ),
+        pytest.param(
+            "dataframe-column-two-dimensional.h5ad",
+            {"ndim": {"select": {"parent": {"encoding-type": "dataframe"}}, "ndim": 2}},
+            True,
+        ),
+        pytest.param(
+            "dataframe-categorical-codes-two-dimensional.h5ad",
+            {"ndim": {"select": {"parent": {"encoding-type": "dataframe"}}, "ndim": 2}},
+            False,
+        ),
+        pytest.param("anndata-X-three-dimensional.h5ad", {"ndim": {"select": {"path": "/X"}, "ndim": [3, 4]}}, True),
+    ],
+)
+def test_condition_holds_on_a_case(case, when, expected):
+    with open_store(str(H5AD / case), True) as tree:
+        assert holds(when, store_facts(tree)) is expected

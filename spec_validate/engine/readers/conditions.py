@@ -122,6 +122,52 @@ def dtype(want: Any, facts: StoreFacts) -> bool | None:
     return _glob_matches(want, facts.dtypes)
 
 
+@fact_condition(
+    "ndim",
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["select", "ndim"],
+        "properties": {"select": _SELECTOR, "ndim": _one_or_many({"type": "integer", "minimum": 0})},
+    },
+)
+def ndim(want: Any, facts: StoreFacts) -> bool | None:
+    """Some array the selector `select` matches has one of these numbers of dimensions (`ndim`)."""
+    wanted = set(_as_list(want["ndim"]))
+    return any(n.kind == "array" and matches(want["select"], n, facts.scope) and _ndim(n) in wanted for n in facts.nodes)
+
+
+def _ndim(node: Any) -> int | None:
+    try:
+        return node.ndim
+    except Exception:  # noqa: BLE001 (metadata that cannot be read: the validation reports it)
+        return None
+
+
+@fact_condition(
+    "names_absent_member",
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["select", "attr"],
+        "properties": {"select": _SELECTOR, "attr": {"type": "string", "minLength": 1}},
+    },
+)
+def names_absent_member(want: Any, facts: StoreFacts) -> bool | None:
+    """Some group the selector `select` matches has an attribute `attr` (a name, or a list of names) naming a
+    member the group does not hold (a dataframe's `_index` or `column-order`)."""
+    for n in facts.nodes:
+        if n.kind != "group" or not matches(want["select"], n, facts.scope):
+            continue
+        try:
+            names = n.attrs.get(want["attr"])
+            if any(isinstance(name, str) and n.child(name) is None for name in _as_list(names if names is not None else [])):
+                return True
+        except Exception:  # noqa: BLE001 (metadata that cannot be read: the validation reports it)
+            continue
+    return False
+
+
 @fact_condition("all_of", {"type": "array", "items": _WHEN, "minItems": 1})
 def all_of(want: Any, facts: StoreFacts) -> bool | None:
     """Every one of these facts holds."""
