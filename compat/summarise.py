@@ -33,14 +33,18 @@ def case_path(case_id: str, repo: Path = REPO) -> Path:
 
 
 def vocabulary(path: Path) -> dict[str, set[str]] | None:
-    """The vocabulary of one stored case; None where it cannot be opened (its facts are then unknown)."""
+    """The vocabulary of one stored case: what its nodes show, and the clauses its validation fails, as a
+    prediction sees them; None where it cannot be opened (its facts are then unknown)."""
+    import spec_validate
     from spec_validate.engine.readers.facts import store_facts
     from spec_validate.errors import SpecValidateError
     from spec_validate.nodes.open import open_store
 
     try:
+        report = spec_validate.validate(path, jobs=1)
+        failed = {r.rule.id for r in report.failures} | {v.id for v in report.legacy}
         with open_store(str(path), True) as tree:
-            return {kind: set(words) for kind, words in store_facts(tree).vocabulary.items()}
+            return {kind: set(words) for kind, words in store_facts(tree, failed).vocabulary.items()}
     except (SpecValidateError, OSError):
         return None
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import yaml
 
+import spec_validate
 from spec_validate.engine.readers.facts import store_facts
 from spec_validate.nodes.open import open_store
 
@@ -21,8 +22,10 @@ def vocabulary_of(*paths: Path) -> dict[str, list[str]]:
     """The vocabulary measured cases made of these files would give (what compat/summarise.py records)."""
     words: dict[str, set[str]] = {}
     for path in paths:
+        report = spec_validate.validate(path)
+        failed = {r.rule.id for r in report.failures} | {v.id for v in report.legacy}
         with open_store(str(path), True) as tree:
-            for kind, found in store_facts(tree).vocabulary.items():
+            for kind, found in store_facts(tree, failed).vocabulary.items():
                 words.setdefault(kind, set()).update(found)
     return {kind: sorted(found) for kind, found in words.items()}
 

@@ -257,3 +257,17 @@ def test_coarse_format_of_a_validated_store(tmp_path, path, expected):
 def test_condition_holds_on_a_case(case, when, expected):
     with open_store(str(H5AD / case), True) as tree:
         assert holds(when, store_facts(tree)) is expected
+
+
+def test_predict_unknown_for_a_clause_failure_no_measured_case_had(tmp_path):
+    # No measured case failed the CSR indptr clause and no rule names it: what a reader does with it is unknown.
+    found = verdicts(INDPTR, write_readers(tmp_path / "r", [rule()], vocabulary=vocabulary_of(PLAIN, INDPTR)))
+    assert found["0.11.4"][0] == OPENS
+    seen = vocabulary_of(PLAIN, INDPTR)
+    seen["failed"] = []
+    folder = write_readers(tmp_path / "s", [rule()], vocabulary=seen)
+    assert verdicts(INDPTR, folder)["0.11.4"] == (
+        UNKNOWN,
+        (),
+        "no measured anndata-h5ad case had a failure of anndata.csr_matrix.indptr-monotonic",
+    )

@@ -17,7 +17,8 @@ from spec_validate.nodes.base import Node, Tree
 ENCODINGS = "encodings"
 CODECS = "codecs"
 STORAGE = "storage"
-VOCABULARY_KINDS = (ENCODINGS, CODECS, STORAGE)
+FAILED = "failed"  # clause ids (and legacy verdicts) the validation failed: a way of not conforming is a fact too
+VOCABULARY_KINDS = (ENCODINGS, CODECS, STORAGE, FAILED)
 
 
 class WholeTree:
@@ -48,6 +49,7 @@ class StoreFacts:
 def store_facts(tree: Tree, failed: Iterable[str] = (), evaluated: Iterable[str] = ()) -> StoreFacts:
     """The facts of `tree`, walked once; nodes whose metadata cannot be read add nothing (the validation reports
     them)."""
+    failed = frozenset(failed)
     nodes = list(tree.walk())
     codecs: set[str] = set()
     dtypes: set[str] = set()
@@ -68,14 +70,19 @@ def store_facts(tree: Tree, failed: Iterable[str] = (), evaluated: Iterable[str]
             codecs.update(c for c in storage.codecs if c)
         if dtype is not None:
             dtypes.update((dtype.name, dtype.str))
-    vocabulary = {ENCODINGS: frozenset(encodings), CODECS: frozenset(codecs), STORAGE: frozenset({tree.format})}
+    vocabulary = {
+        ENCODINGS: frozenset(encodings),
+        CODECS: frozenset(codecs),
+        STORAGE: frozenset({tree.format}),
+        FAILED: frozenset(failed),
+    }
     return StoreFacts(
         tree.format,
         WholeTree(tree.root),
         nodes,
         frozenset(codecs),
         frozenset(dtypes),
-        frozenset(failed),
+        failed,
         frozenset(evaluated),
         vocabulary,
     )
@@ -99,7 +106,7 @@ def unseen(facts: StoreFacts, seen: dict[str, Any] | None) -> list[str]:
     return out
 
 
-_SINGULAR = {ENCODINGS: "encoding", CODECS: "codec", STORAGE: "storage"}
+_SINGULAR = {ENCODINGS: "encoding", CODECS: "codec", STORAGE: "storage", FAILED: "a failure of"}
 
 
 def _attr(node: Node, key: str) -> Any:

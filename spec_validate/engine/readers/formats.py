@@ -54,4 +54,3 @@ def _zarr_version(storage: str) -> str | None:
         if storage.startswith(f"zarr-{version}"):
             return version
     return None
-
