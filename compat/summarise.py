@@ -49,8 +49,9 @@ def vocabulary(path: Path) -> dict[str, set[str]] | None:
         return None
 
 
-def summarise(matrix: dict, repo: Path = REPO) -> tuple[dict, list[str]]:
-    """measured.yaml's document, and the cases whose files were not found (their facts are not in the vocabulary)."""
+def summarise(matrix: dict, repo: Path = REPO, with_vocabulary: bool = True) -> tuple[dict, list[str]]:
+    """measured.yaml's document, and the cases whose files were not found (their facts are not in the vocabulary);
+    without `with_vocabulary`, no case is opened and the vocabulary is left empty."""
     readers: dict[str, dict[str, dict]] = {}
     for key, entry in sorted(matrix["readers"].items()):
         reader, version = entry.get("reader") or key.split("@")[0], entry.get("version") or key.split("@")[1]
@@ -73,6 +74,8 @@ def summarise(matrix: dict, repo: Path = REPO) -> tuple[dict, list[str]]:
         if not_opened:
             entry["not_opened"] = not_opened
         cases[case_id] = entry
+        if not with_vocabulary:
+            continue
         path = case_path(case_id, repo)
         found = vocabulary(path) if path.exists() else None
         if found is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("summarise", REPO / "compat" / "summarise.py")
 summarise = importlib.util.module_from_spec(spec)
@@ -64,3 +66,19 @@ def test_summarise_writes_a_measured_yaml_the_loader_accepts(tmp_path):
     measured = load_readers(tmp_path / "r").measured
     assert measured.readers["anndata"]["0.11.4"] == ("anndata-h5ad",)
     assert set(measured.cases) == {ON, GZIP}
+
+
+def test_summarise_committed_measured_yaml_is_current():
+    # Regenerate with `python compat/summarise.py` whenever compat/matrix.json changes.
+    import yaml
+
+    matrix_file, measured_file = REPO / "compat" / "matrix.json", REPO / "rules" / "readers" / "measured.yaml"
+    if not matrix_file.is_file():
+        pytest.skip("no compat/matrix.json")
+    import json
+
+    expected, _ = summarise.summarise(json.loads(matrix_file.read_text()), with_vocabulary=False)
+    committed = yaml.safe_load(measured_file.read_text())
+    assert {k: committed[k] for k in ("measured", "readers", "cases")} == {
+        k: expected[k] for k in ("measured", "readers", "cases")
+    }
