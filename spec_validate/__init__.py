@@ -46,6 +46,8 @@ def validate(
     node: str = "/",
     all_clauses: bool = False,
     list_folders: bool = True,
+    readers: bool | Sequence[str] = False,
+    reader_packs: str | os.PathLike[str] | None = None,
 ) -> Report:
     """Validate one store against every rule pack that applies to it.
 
@@ -69,6 +71,12 @@ def validate(
             folder: one request per metadata document and per chunk; a node it leaves out is not seen (as a reader
             of consolidated metadata does not see it), and the clauses on the keys stored are not checked
             (`ClauseResult.unchecked` names the nodes). Local stores are always listed.
+        readers: True to predict whether the measured versions of real readers (anndata, zarr-python, h5py, ...)
+            open the store (`Report.readers`, docs/readers.md); or requirement strings (`["anndata>=0.10"]`), which
+            also make the verdicts a gate: `report.verdict.reader_gate` names each measured version inside one that
+            is not predicted to open, and the command exits 3 for it.
+        reader_packs: a folder of reader packs and their `measured.yaml` to predict with, instead of the built-in
+            ones (`rules/readers/`).
 
     Returns:
         The Report: one ClauseResult per selected rule of each pack that applies, the store's eras and likely
@@ -92,12 +100,18 @@ def validate(
 
     chosen = packs_to_run(builtin_packs() if packs is None else packs, [load_pack(p) for p in extra_packs])
     selection = Selection(tuple(select), tuple(extend_select), tuple(ignore))
+    known_readers = _readers(readers, reader_packs)
     activity.reading(f"opening {_shown(os.fspath(path))}")
     try:
         opened = open_store(os.fspath(path), list_folders)
     except DamagedInput as exc:  # there, but not what its name says: a file that fails, not one that cannot be opened
         unreadable = (Problem("/", exc.reason, "/"),)
-        return Report(_shown(os.fspath(path)), exc.format, (), __version__, (), unreadable, node=node)
+        unread = None
+        if known_readers is not None:
+            from spec_validate.engine.readers.predict import predict
+
+            unread = predict(None, None, known_readers[0], known_readers[1])
+        return Report(_shown(os.fspath(path)), exc.format, (), __version__, (), unreadable, node=node, readers=unread)
     with opened as tree:
         activity.opened(tree.format)
         tree.tell = activity.reading  # a node that takes long to read is named, wherever the engine is
@@ -150,6 +164,9 @@ def validate(
         if node == "/" and not infos and not problems:
             missing = _not_what_its_name_says(os.fspath(path), chosen)
             problems = (Problem("/", missing, "/"),) if missing else ()
+        verdicts = None
+        if known_readers is not None:
+            verdicts = _reader_verdicts(tree, chosen, done, legacy, *known_readers)
         return Report(
             _shown(os.fspath(path)),
             tree.format,
@@ -163,7 +180,36 @@ def validate(
             provenance=provenance,
             legacy=legacy,
             listed=tree.root.keys_listed,
+            readers=verdicts,
         )
+
+
+def _readers(readers: bool | Sequence[str], directory: str | os.PathLike[str] | None):
+    """The reader packs and the gate's requirements, checked, when reader verdicts are asked for; else None."""
+    if readers is False or readers is None:
+        return None
+    from spec_validate.engine.readers.packs import load_readers
+    from spec_validate.engine.readers.predict import check_requirements
+
+    known = load_readers(directory)
+    required = () if readers is True else check_requirements([str(r) for r in readers], known)
+    return known, required
+
+
+def _reader_verdicts(tree, chosen: Sequence[Pack], done, legacy, known, required):
+    """The reader verdicts on the opened, validated store (facts from its nodes and its clause results)."""
+    from spec_validate.engine.readers.predict import store_verdicts
+
+    applied: dict[str, list[str]] = {}
+    for pack, scopes in zip(chosen, done.scopes, strict=True):
+        for name in (pack.name, *pack.bases) if scopes else ():  # a pack that found no scope did not apply
+            applied.setdefault(name, []).extend(s.root.path for s in scopes)
+    evaluated = {r.rule.id for r in done.results}
+    failed = {r.rule.id for r in done.results if r.status is Status.FAILED}
+    # A legacy verdict is a clause of its own: evaluated wherever its pack applied, failed where it was given.
+    evaluated |= {p.legacy_id for p, scopes in zip(chosen, done.scopes, strict=True) if scopes and p.legacy is not None}
+    failed |= {v.id for v in legacy}
+    return store_verdicts(tree, applied, failed, evaluated, known, required)
 
 
 # The pack a data file's name says it follows, and what that pack finds in such a file. A file so named in which the

@@ -222,6 +222,19 @@ def build_parser() -> argparse.ArgumentParser:
         "unreadable; 1024 leaves room for a run with a few scan threads",
     )
     _add_all_clauses(p)
+    p.add_argument(
+        "--readers",
+        nargs="?",
+        const="",
+        action="append",
+        type=_reader_requirement,
+        default=None,
+        metavar="REQ",
+        help="add whether the measured versions of real readers (anndata, zarr-python, h5py, ...) open each input: "
+        "opens, does not open (with the fact and the measured case), or unknown (docs/readers.md); with a "
+        "requirement such as 'anndata>=0.10' (repeatable), also a gate: exit 3 when a measured version in the range "
+        "is not predicted to open an input (default: off, or readers in the configuration)",
+    )
     p.add_argument("--version", action="version", version=f"spec-validate {__version__}")
     return p
 
@@ -247,6 +260,13 @@ def _add_all_clauses(p: argparse.ArgumentParser) -> None:
         "where one verdict, <pack>.legacy (a MUST failure; --ignore it to accept such files), otherwise stands for "
         "the clauses that depend on the era",
     )
+
+
+def _reader_requirement(text: str) -> str:
+    """A --readers value: a requirement string (checked against the reader packs later), or "" for a bare flag."""
+    if text and os.path.exists(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a path, not a reader requirement: give the paths first, or --readers=REQ")
+    return text
 
 
 def _docs_url(text: str) -> str:
@@ -280,6 +300,7 @@ def _validate_one(
     progress=None,
     all_clauses: bool = False,
     list_folders: bool = True,
+    readers: bool | tuple[str, ...] = False,
 ) -> Report:
     """One input; runs in a worker process under --jobs (or a Dask task under --dask), so it takes pack file names,
     not Pack objects. An input that cannot be opened gives a report carrying the error, so the others still run."""
@@ -299,6 +320,7 @@ def _validate_one(
             node=item.node,
             all_clauses=all_clauses,
             list_folders=list_folders,
+            readers=readers,
         )
     except PackError:
         raise  # a bad pack is the run's error, not one input's
@@ -427,6 +449,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     streamed = formats.get(args.format).stream is not None  # each report written as its input finishes
     _check_streamed(parser, args, streamed)
     settings = _settle(args, packs)
+    if streamed and settings.readers:
+        parser.error(
+            f"the reader gate (--readers REQ) needs every report at the end; it cannot be used with --format {args.format}"
+        )
     inputs = _inputs(args, settings)
     if streamed:
         from spec_validate.resume import run_streamed
@@ -524,7 +550,13 @@ def _settle(args: argparse.Namespace, packs: list[Pack]) -> Settings:
         exclude=_ids(args.exclude),
         extend_exclude=_ids(args.extend_exclude),
         docs_url=args.docs_url,
+        readers=args.readers,
     )
+    if settings.readers:  # a bad requirement is the run's error, said once, not each input's
+        from spec_validate.engine.readers.packs import load_readers
+        from spec_validate.engine.readers.predict import check_requirements
+
+        check_requirements(settings.readers, load_readers())
     if settings.packs != tuple(args.pack):
         packs = _packs(settings.packs)
     known = [r.id for pack in packs for r in pack.rules] + [k for pack in packs for k in pack.redirects]
@@ -562,7 +594,11 @@ def _validate_all(args: argparse.Namespace, settings: Settings, inputs: list[Inp
     threads = max(1, workers // max(1, processes))
     jobs = [(i, settings.select, settings.ignore_for(i.path), settings.extend_select, settings.packs, threads) for i in todo]
     validate_one = functools.partial(
-        _validate_one, deep=args.deep, all_clauses=args.all_clauses, list_folders=not args.no_list
+        _validate_one,
+        deep=args.deep,
+        all_clauses=args.all_clauses,
+        list_folders=not args.no_list,
+        readers=False if settings.readers is None else settings.readers or True,
     )  # a partial of a module function still pickles
     if args.dask:
         done = _on_dask(args, jobs, validate_one, emit)
@@ -682,7 +718,7 @@ def _finish(args: argparse.Namespace, settings: Settings, reports: list[Report])
     """The baseline written or read, the report (or --statistics) emitted, each input that could not be opened
     named on stderr; the exit code, the worst over the inputs."""
     from spec_validate.report import baseline as bl
-    from spec_validate.report.verdict import exit_code
+    from spec_validate.report.verdict import exit_code, reader_gate
 
     fail_on = Level(settings.fail_on.upper())
     if args.write_baseline:
@@ -695,6 +731,8 @@ def _finish(args: argparse.Namespace, settings: Settings, reports: list[Report])
     for report in reports:
         if report.error is not None and not said_on_terminal:
             print(f"spec-validate: error: {report.error}", file=sys.stderr)
+        for miss in reader_gate(report):  # which version, and which fact, whatever the format
+            print(f"spec-validate: readers: {report.name}: {miss.message}", file=sys.stderr)
     return exit_code(
         reports,
         fail_on,

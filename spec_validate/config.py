@@ -30,6 +30,7 @@ KEYS = (
     "exclude",
     "extend-exclude",
     "docs-url",
+    "readers",
 )
 FAIL_ON = ("must", "should", "may")
 
@@ -49,6 +50,8 @@ class Config(NamedTuple):
     extend_exclude: tuple[str, ...] = ()
     docs_url: str | None = None  # the documentation site's base URL; None: not set
     fail_on_unchecked: bool | None = None  # None: not set
+    # `readers = true` (the reader verdicts) or a list of requirement strings (also the gate); None: not set
+    readers: tuple[str, ...] | None = None
 
 
 def find_config(start: str | None = None) -> str | None:
@@ -110,6 +113,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         raise InputError(f"{where}: fail-on-unchecked: expected true or false, got {fail_on_unchecked!r}")
     root = os.path.dirname(os.path.abspath(found))
     return Config(
+        readers=_readers_setting(table.get("readers"), where),
         docs_url=_docs_url(table.get("docs-url"), where),
         select=strings("select") if "select" in table else None,
         ignore=strings("ignore"),
@@ -138,6 +142,16 @@ def _docs_url(value: object, where: str) -> str | None:
         return docs_base(value)
     except SpecValidateError as exc:
         raise InputError(f"{where}: {exc}") from None
+
+
+def _readers_setting(value: object, where: str) -> tuple[str, ...] | None:
+    """The `readers` setting: true (the reader verdicts), false or unset (None), or a list of requirement strings
+    (the verdicts and the gate)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return ()
+    return _strings(value, f"{where}: readers: expected true, false, or a list of requirements such as 'anndata>=0.10'")
 
 
 def _is_pyproject(path: str) -> bool:
@@ -200,6 +214,8 @@ class Settings(NamedTuple):
     docs_url: str | None = None  # the documentation site rule links point at; None: `spec-validate --explain`
     # A clause at or above fail_on not judged on every node it selects fails the input (--fail-on-unchecked)
     fail_on_unchecked: bool = False
+    # The reader verdicts (--readers): None: not asked for; else the gate's requirement strings (none: no gate)
+    readers: tuple[str, ...] | None = None
 
     def ignore_for(self, path: str) -> tuple[str, ...]:
         """`ignore` plus the per-path-ignores whose glob matches `path` (relative to the config's directory)."""
@@ -231,12 +247,14 @@ def merge(
     extend_exclude: Sequence[str] = (),
     docs_url: str | None = None,
     fail_on_unchecked: bool | None = None,
+    readers: Sequence[str] | None = None,
 ) -> Settings:
     """CLI over config, as ruff does: --select replaces `select`; ignore, extend-select and packs add up;
     --fail-on replaces `fail-on`, and --[no-]fail-on-unchecked `fail-on-unchecked` (default: off); --exclude
     replaces `exclude` (itself replacing the default list), and `extend-exclude` and --extend-exclude add to it;
-    --docs-url replaces `docs-url`. Config globs are relative to the config's directory, the flags' to the working
-    directory."""
+    --docs-url replaces `docs-url`; --readers with requirements replaces `readers`, and a bare --readers keeps
+    its requirements (or asks for the verdicts alone). Config globs are relative to the config's directory, the
+    flags' to the working directory."""
     from spec_validate.inputs import DEFAULT_EXCLUDE
 
     cwd = os.getcwd()
@@ -258,4 +276,13 @@ def merge(
         exclude=tuple(excludes),
         docs_url=docs_url or config.docs_url,
         fail_on_unchecked=bool(fail_on_unchecked if fail_on_unchecked is not None else config.fail_on_unchecked),
+        readers=_readers(readers, config.readers),
     )
+
+
+def _readers(flags: Sequence[str] | None, config: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """--readers over `readers`: None (no verdicts) when neither asks; a bare --readers is an empty string."""
+    if not flags:
+        return config
+    given = tuple(f for f in flags if f)
+    return given or config or ()

@@ -29,6 +29,10 @@ __all__ = [
     "PackInfo",
     "Problem",
     "Provenance",
+    "ReaderFact",
+    "ReaderVerdict",
+    "ReaderVerdicts",
+    "ReaderVersion",
     "Report",
     "Rule",
     "Scope",
@@ -391,6 +395,64 @@ class LegacyVerdict:
     level: Level = Level.MUST
 
 
+# ---------------------------------------------------------------- reader verdicts (spec_validate.engine.readers)
+OPENS = "opens"
+DOES_NOT_OPEN = "does not open"
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class ReaderFact:
+    """A reader rule that fires on the store: the fact, what the reader did with files showing it, and the measured
+    cases (ids of the compatibility matrix) that showed it."""
+
+    rule: str  # the reader rule id (`readers.anndata.nullable-string-array`)
+    fact: str  # one sentence a user reads
+    outcome: str  # refused, crashed or wrong-values
+    cases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReaderVersion:
+    """The prediction for one measured version of a reader: OPENS, DOES_NOT_OPEN (with every rule that fires) or
+    UNKNOWN (with why: not measured on this format, a fact the measurements never saw, a fact not decided)."""
+
+    version: str
+    verdict: str
+    facts: tuple[ReaderFact, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ReaderVerdict:
+    """One reader's measured versions, oldest first, each with its prediction."""
+
+    reader: str
+    title: str
+    versions: tuple[ReaderVersion, ...]
+
+
+@dataclass(frozen=True)
+class ReaderVerdicts:
+    """Whether the measured reader versions open the store (`--readers`), and the gate the user asked for.
+
+    `format` is the store's coarse format as the measurements name formats (`anndata-h5ad`); None where none is
+    derived (then every reader is unknown). `unseen` lists the store's facts that no measured case of its format
+    had: a version no rule stops is then unknown, never predicted to open. `required` holds the requirement strings
+    of the gate (`anndata>=0.10`): each measured version inside one must be predicted to open.
+    """
+
+    format: str | None
+    measured: str  # the date of the measurements
+    readers: tuple[ReaderVerdict, ...] = ()
+    unseen: tuple[str, ...] = ()
+    required: tuple[str, ...] = ()
+    note: str = ""  # why there are no verdicts, where there are none
+
+    def reader(self, name: str) -> ReaderVerdict | None:
+        return next((r for r in self.readers if r.reader == name), None)
+
+
 @dataclass(frozen=True)
 class Report:
     """Everything one validation of one store found.
@@ -418,6 +480,7 @@ class Report:
     # False for a store read without listing a folder (a server that lists none, or --no-list): its members are the
     # ones its consolidated metadata names, and the clauses on the keys stored are not checked.
     listed: bool = True
+    readers: ReaderVerdicts | None = None  # the reader verdicts, when asked for (`--readers`)
 
     @property
     def name(self) -> str:

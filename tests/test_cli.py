@@ -962,3 +962,76 @@ def test_main_fails_folder_url_its_server_does_not_list_says_so_in_one_line(tmp_
     # with how the open failed (the 403 of the page, or of a document the open asked for), so only its code is fixed.
     assert code == 2 and err.count("\n") == 1 and err.startswith(f"spec-validate: error: {server.url}/data/: ")
     assert "403 Forbidden" in err and "nor is it a folder its server lists" in err
+
+
+# ------------------------------------------------------------------------------------------------ --readers (#42)
+@pytest.fixture
+def reader_packs(tmp_path, monkeypatch):
+    """The built-in reader packs replaced by a small synthetic pack: anndata 0.10.9 refuses a nullable-string-array."""
+    from reader_packs import rule, write_readers
+
+    from spec_validate.engine.readers import packs
+
+    folder = write_readers(tmp_path / "readers", [rule()])
+    monkeypatch.setattr(packs, "builtin_readers_dir", lambda: str(folder))
+    return folder
+
+
+def test_readers_flag_adds_verdicts_and_exits_0(capsys, reader_packs):
+    from reader_packs import NULLABLE
+
+    code, out, _ = cli(capsys, NULLABLE, "--readers", "--ignore", "anndata.dataframe.index-array")
+    assert code == 0
+    assert "Readers (anndata-h5ad; as measured 2026-11-29):" in out
+    assert "does not open 0.10.9" in out
+
+
+def test_readers_gate_exits_3_naming_version_and_fact(capsys, reader_packs):
+    from reader_packs import NULLABLE
+
+    code, _, err = cli(capsys, NULLABLE, "--readers", "anndata>=0.10,<0.13", "--ignore", "anndata.dataframe.index-array")
+    assert code == 3
+    assert "spec-validate: readers: " in err
+    assert "anndata 0.10.9 does not open: an element encoded as nullable-string-array" in err
+    code, _, err = cli(capsys, NULLABLE, "--readers=anndata>=0.11,<0.13", "--ignore", "anndata.dataframe.index-array")
+    assert (code, err) == (0, "")
+
+
+def test_readers_gate_precedence_and_exit_zero(capsys, reader_packs):
+    from reader_packs import NULLABLE
+
+    # The file fails a MUST clause as well: 1 wins over 3; --exit-zero turns both into 0.
+    assert cli(capsys, NULLABLE, "--readers", "anndata>=0.10,<0.13")[0] == 1
+    assert cli(capsys, NULLABLE, "--readers", "anndata>=0.10,<0.13", "--exit-zero")[0] == 0
+
+
+def test_readers_gate_from_the_configuration(capsys, reader_packs, tmp_path):
+    from reader_packs import NULLABLE
+
+    config = tmp_path / "spec-validate.toml"
+    config.write_text('readers = ["anndata>=0.10,<0.13"]\nignore = ["anndata.dataframe.index-array"]\n')
+    assert cli(capsys, NULLABLE, "--config", config)[0] == 3
+
+
+def test_readers_unknown_reader_is_an_error(capsys, reader_packs):
+    from reader_packs import PLAIN
+
+    code, _, err = cli(capsys, PLAIN, "--readers", "zarr>=3")
+    assert code == 2
+    assert err.strip() == "spec-validate: error: --readers 'zarr>=3': no reader named 'zarr' (known: anndata)"
+
+
+def test_readers_gate_is_refused_with_a_streamed_format(capsys, reader_packs):
+    from reader_packs import PLAIN
+
+    with pytest.raises(SystemExit):
+        main([str(PLAIN), "--readers", "anndata>=0.10", "--format", "jsonl"])
+    assert "cannot be used with --format jsonl" in capsys.readouterr().err
+
+
+def test_readers_path_given_as_requirement_is_refused(capsys, reader_packs):
+    from reader_packs import PLAIN
+
+    with pytest.raises(SystemExit):
+        main(["--readers", str(PLAIN)])
+    assert "is a path, not a reader requirement" in capsys.readouterr().err

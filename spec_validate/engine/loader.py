@@ -311,6 +311,9 @@ def _builtin_path(name: str) -> str:
 # Beside the packs: their clause catalogues (spec_validate/catalogue.py), which are no packs: catalogue.yaml, and
 # catalogue-3.yaml for the second pack of rules/zarr/ (each names its pack in spec.name).
 CATALOGUE_PREFIX = "catalogue"
+# The reader packs (`rules/readers/`, spec_validate/engine/readers/) are no rule packs: they say which reader versions
+# open a store, not which clauses it meets, and have a schema of their own.
+READER_PACKS_FOLDER = "readers"
 
 
 def builtin_pack_files() -> list[str]:
@@ -318,7 +321,7 @@ def builtin_pack_files() -> list[str]:
     root = builtin_rules_dir()
     found = []
     for folder in os.listdir(root):
-        if os.path.isdir(os.path.join(root, folder)):
+        if folder != READER_PACKS_FOLDER and os.path.isdir(os.path.join(root, folder)):
             found += [
                 os.path.join(root, folder, f)
                 for f in os.listdir(os.path.join(root, folder))

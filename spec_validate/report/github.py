@@ -10,6 +10,7 @@ from spec_validate.report.baseline import INPUT_ERROR, Located, artifact_uri, lo
 from spec_validate.report.formats import output_format
 from spec_validate.report.links import rule_reference
 from spec_validate.report.options import RenderOptions
+from spec_validate.report.verdict import reader_gate
 
 COMMAND = {Level.MUST: "error", Level.SHOULD: "warning", Level.MAY: "notice"}
 
@@ -50,6 +51,10 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
                     props = f"file={escape_property(artifact_uri(report.source))},line=1,title={title}"
                     lines.append(f"::notice {props}::{escape_data(f'{f.path}: {f.message}')}")
         lines.extend(_unchecked(report, options))
+        for miss in reader_gate(report):  # the reader gate (--readers REQ): exit code 3
+            title = escape_property(f"reader gate {miss.requirement}")
+            props = f"file={escape_property(artifact_uri(report.source))},line=1,title={title}"
+            lines.append(f"::error {props}::{escape_data(miss.message)}")
     return "".join(line + "\n" for line in lines)
 
 

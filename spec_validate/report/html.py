@@ -10,12 +10,13 @@ from typing import Any
 
 from spec_validate.excerpt import cut
 from spec_validate.model import ClauseResult, Finding, Level, Report, Status
+from spec_validate.report import readers
 from spec_validate.report.baseline import Baseline, located
 from spec_validate.report.formats import output_format
 from spec_validate.report.links import explain_command, rule_page
 from spec_validate.report.options import RenderOptions
 from spec_validate.report.text import pack_list
-from spec_validate.report.verdict import CONFORMS, Verdict, legacy_checks, sentence, verdict
+from spec_validate.report.verdict import CONFORMS, Verdict, legacy_checks, reader_gate, sentence, verdict
 
 # The order a clause is shown in, within an input: what needs reading first comes first.
 STATUS_ORDER = {
@@ -280,6 +281,7 @@ def _input(
             f'<p class="s-failed"><span class="badge s-failed">LEGACY</span> <code>{_e(lv.id)}</code> at '
             f"<code>{_e(lv.path)}</code>: {_e(lv.era)}: {_e(lv.message)}{_e(more)}</p>"
         )
+    body.extend(_readers(report))
     known = _known(report, baseline)
     ordered = sorted(report.results, key=lambda r: (STATUS_ORDER[_status(r, known)], -r.rule.level.rank, r.rule.id))
     body.extend(
@@ -297,6 +299,21 @@ def _input(
         body.append("</details>")
     body.append("</section>")
     return "\n".join(body)
+
+
+def _readers(report: Report) -> list[str]:
+    """The reader verdicts (--readers) as a table, then the reader gate's misses (exit code 3)."""
+    rows = readers.table_rows(report)
+    if not rows and not (report.readers and report.readers.required):
+        return []
+    fmt = report.readers.format if report.readers else None
+    out = [f'<table class="readers"><caption>Readers ({_e(fmt or "no measured format")})</caption>']
+    out.append("<tr><th>Reader</th><th>Versions</th><th>Verdict</th><th>Why</th></tr>")
+    out.extend(f"<tr><td>{_e(r)}</td><td>{_e(v)}</td><td>{_e(said)}</td><td>{_e(why)}</td></tr>" for r, v, said, why in rows)
+    out.append("</table>")
+    badge = '<span class="badge s-failed">READER GATE</span>'
+    out.extend(f'<p class="s-failed">{badge} {_e(m.message)}</p>' for m in reader_gate(report))
+    return out
 
 
 def _verdict_class(v: Verdict) -> str:

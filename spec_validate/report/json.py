@@ -83,6 +83,45 @@ def legacy_to_json(v: LegacyVerdict) -> dict[str, Any]:
     }
 
 
+def readers_to_json(report: Report) -> dict[str, Any]:
+    """The reader verdicts (`--readers`): per reader each measured version's prediction, and the gate's misses."""
+    from spec_validate.report.verdict import reader_gate
+
+    verdicts = report.readers
+    assert verdicts is not None
+    out: dict[str, Any] = {
+        "format": verdicts.format,
+        "measured": verdicts.measured,
+        "readers": [
+            {
+                "reader": r.reader,
+                "title": r.title,
+                "versions": [
+                    {
+                        "version": v.version,
+                        "verdict": v.verdict,
+                        "facts": [
+                            {"rule": f.rule, "fact": f.fact, "outcome": f.outcome, "cases": list(f.cases)} for f in v.facts
+                        ],
+                        **({"reason": v.reason} if v.reason else {}),
+                    }
+                    for v in r.versions
+                ],
+            }
+            for r in verdicts.readers
+        ],
+        "unseen": list(verdicts.unseen),
+        "required": list(verdicts.required),
+        "gate": [
+            {"requirement": m.requirement, "reader": m.reader, "version": m.version, "verdict": m.verdict, "message": m.message}
+            for m in reader_gate(report)
+        ],
+    }
+    if verdicts.note:
+        out["note"] = verdicts.note
+    return out
+
+
 def report_to_json(
     report: Report, fail_on: Level = Level.MUST, baseline: Baseline | None = None, fail_on_unchecked: bool = False
 ) -> dict[str, Any]:
@@ -113,6 +152,8 @@ def report_to_json(
         "problems": [{"key": p.key, "message": p.message, **({"path": p.path} if p.path else {})} for p in report.problems],
         "results": [result_to_json(r) for r in report.results],
     }
+    if report.readers is not None:
+        out["readers"] = readers_to_json(report)
     if v.reason:
         out["verdict"]["reason"] = v.reason
     if report.error is not None:

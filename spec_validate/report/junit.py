@@ -10,6 +10,7 @@ from spec_validate.model import ClauseResult, Level, Report, Status
 from spec_validate.report.baseline import Baseline, Located, artifact_uri, located
 from spec_validate.report.formats import output_format
 from spec_validate.report.options import RenderOptions
+from spec_validate.report.verdict import reader_gate
 
 
 @output_format("junit")
@@ -38,6 +39,8 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
         strict = {id(r) for r in report.unchecked_at(options.fail_on)} if options.fail_on_unchecked else set()
         for r in report.results:
             _clause_case(suite, file, r, [i for i in items if i.result is r], baseline, counts, options.fail_on, id(r) in strict)
+        for requirement in report.readers.required if report.readers is not None else ():
+            _reader_gate_case(suite, file, requirement, [m for m in reader_gate(report) if m.requirement == requirement], counts)
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value
@@ -141,6 +144,17 @@ def _input_error(suite: ET.Element, file: str, error: str, counts: dict[str, int
     ET.SubElement(case, "error", message="the input cannot be opened").text = error
     counts["tests"] += 1
     counts["errors"] += 1
+
+
+def _reader_gate_case(suite: ET.Element, file: str, requirement: str, misses: list, counts: dict[str, int]) -> None:
+    """One requirement of the reader gate (--readers REQ): a test that fails when a measured version in its range is
+    not predicted to open the input."""
+    case = ET.SubElement(suite, "testcase", name=f"readers {requirement}", classname="readers", file=file)
+    counts["tests"] += 1
+    if misses:
+        el = ET.SubElement(case, "failure", message=f"the reader gate {requirement} fails", type="reader-gate")
+        el.text = "\n".join(m.message for m in misses)
+        counts["failures"] += 1
 
 
 def _failure_or_known(case, tag, message, text, items, baseline, counts, type_=None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from spec_validate.model import Report, Status
+from spec_validate.report import readers
 from spec_validate.report.baseline import artifact_uri, located
 from spec_validate.report.formats import output_format
 from spec_validate.report.links import explain_command, rule_page
@@ -16,6 +17,7 @@ from spec_validate.report.verdict import (
     NOT_FULLY_CHECKED,
     NOTHING_CHECKED,
     legacy_checks,
+    reader_gate,
     stood_for,
     verdict,
 )
@@ -93,7 +95,22 @@ def render(reports: Sequence[Report], options: RenderOptions) -> str:
         if not options.docs_url:  # no documentation site named: the pages ship with the tool
             lines += ["", f"A rule's documentation: `{explain_command('<rule-id>')}`."]
     lines += _not_checked(reports)
+    lines += _readers(reports)
     return "\n".join(lines) + "\n"
+
+
+def _readers(reports: Sequence[Report]) -> list[str]:
+    """The reader verdicts (--readers) as a table, and the reader gate's misses (exit code 3)."""
+    rows = [(report, row) for report in reports for row in readers.table_rows(report)]
+    misses = [(report, m) for report in reports for m in reader_gate(report)]
+    if not rows and not misses:
+        return []
+    lines = ["", "### Readers", "", "| File | Reader | Versions | Verdict | Why |", "|---|---|---|---|---|"]
+    for report, (reader, versions, said, why) in rows:
+        lines.append(f"| `{_cell(artifact_uri(report.source))}` | {reader} | {versions} | {said} | {_cell(why)} |")
+    for report, m in misses:
+        lines.append(f"- **reader gate** `{_cell(artifact_uri(report.source))}`: {_cell(m.message)}")
+    return lines
 
 
 def _not_checked(reports: Sequence[Report]) -> list[str]:

@@ -151,6 +151,54 @@ def _open_results(report: Report, root: str, index: dict, fail_on_unchecked: boo
     return out
 
 
+def _reader_results(report: Report, root: str, index: dict, descriptors: list) -> list[dict[str, Any]]:
+    """Each reader rule that stops measured versions of its reader from opening the store (`--readers`): one result,
+    naming the versions; level warning where the reader gate fails on one of them, else note."""
+    from spec_validate.report.readers import does_not_open
+    from spec_validate.report.verdict import reader_gate
+
+    gated = {(m.reader, m.version) for m in reader_gate(report)}
+    stopped: dict[str, list[str]] = {}
+    facts: dict[str, Any] = {}
+    for reader, version in does_not_open(report):
+        for fact in version.facts:
+            stopped.setdefault(fact.rule, []).append(version.version)
+            facts[fact.rule] = (reader.reader, fact)
+    file = artifact_uri(report.source)
+    out = []
+    for rule_id, versions in stopped.items():
+        reader, fact = facts[rule_id]
+        key = ("readers", rule_id)
+        if key not in index:
+            index[key] = len(descriptors)
+            descriptors.append(_reader_descriptor(rule_id, reader, fact))
+        out.append(
+            {
+                "ruleId": rule_id,
+                "ruleIndex": index[key],
+                "level": "warning" if any((reader, v) in gated for v in versions) else "note",
+                "message": {"text": f"{reader} {', '.join(versions)} does not open it: {fact.fact} ({fact.outcome})"},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": root}, "region": {"startLine": 1}}}],
+                "partialFingerprints": {"specValidate/v1": fingerprint(rule_id, file, "", "readers")},
+                "properties": {"reader": reader, "versions": versions, "outcome": fact.outcome, "cases": list(fact.cases)},
+            }
+        )
+    return out
+
+
+def _reader_descriptor(rule_id: str, reader: str, fact: Any) -> dict[str, Any]:
+    text = f"Measured versions of {reader} open the store. They do not open one with {fact.fact}."
+    return {
+        "id": rule_id,
+        "name": rule_id,
+        "shortDescription": {"text": fact.fact},
+        "fullDescription": {"text": text},
+        "help": {"text": text + " Measured on: " + ", ".join(fact.cases)},
+        "defaultConfiguration": {"level": "note"},
+        "properties": {"reader": reader, "basis": "measured", "tags": ["readers", reader]},
+    }
+
+
 def _input_error_descriptor() -> dict[str, Any]:
     text = "Every input can be opened as a store that spec-validate reads."
     return {
@@ -220,6 +268,7 @@ def sarif_log(reports: Sequence[Report], options: RenderOptions) -> dict[str, An
             results.append(result)
         results.extend(_notice_results(report, root, index, descriptors))
         results.extend(_open_results(report, root, index, options.fail_on_unchecked, options.fail_on))
+        results.extend(_reader_results(report, root, index, descriptors))
     driver: dict[str, Any] = {"name": "spec-validate", "version": tool_version, "semanticVersion": tool_version}
     if options.docs_url:  # the tool's documentation, where the user names a site (informationUri is optional)
         driver["informationUri"] = docs_base(options.docs_url)

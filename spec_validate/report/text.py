@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from spec_validate.model import ClauseResult, Level, Report, Status
-from spec_validate.report import archive
+from spec_validate.report import archive, readers
 from spec_validate.report.baseline import Baseline, located, new_failures
 from spec_validate.report.formats import output_format
 from spec_validate.report.links import rule_reference
@@ -111,6 +111,7 @@ def _block(
             if r.status in (Status.PASSED, Status.NOT_APPLICABLE):
                 extra = f" ({r.reason})" if r.reason else ""
                 lines.append(paint("dim", f"  {r.status.value:<14} {r.rule.level.value:<6} {r.rule.id}{extra}"))
+    lines.extend(readers.text_lines(report))
     lines.append("  " + _verdict_line(report, verdict(report, fail_on, baseline, strict), fail_on, paint))
     return lines
 

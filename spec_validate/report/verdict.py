@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from spec_validate.model import LEGACY_REASON, ClauseResult, Level, Status
+from spec_validate.model import LEGACY_REASON, OPENS, ClauseResult, Level, Status
 from spec_validate.report.baseline import Baseline, located, new_failures
 
 if TYPE_CHECKING:
@@ -179,6 +179,46 @@ def _why_nothing(report: Report) -> str:
     return f"none of the {len(report.results)} selected clause(s) applies to a node {where}"
 
 
+class GateMiss(NamedTuple):
+    """A reader requirement of the gate (`--readers 'anndata>=0.10'`) that one input does not meet."""
+
+    requirement: str
+    reader: str
+    version: str | None  # the measured version predicted not to open, or unknown; None: no measured version in range
+    verdict: str  # "does not open", "unknown", or "" where no measured version lies in the range
+    message: str  # one line: which version and which fact
+
+
+def reader_gate(report: Report) -> list[GateMiss]:
+    """The requirements of the reader gate `report` does not meet: every measured version of the reader inside the
+    requirement's range must be predicted to open the store, and at least one must lie in it."""
+    verdicts = report.readers
+    if verdicts is None or not verdicts.required:
+        return []
+    from packaging.requirements import Requirement
+
+    misses = []
+    for text in verdicts.required:
+        req = Requirement(text)
+        found = verdicts.reader(req.name)
+        inside = [v for v in (found.versions if found else ()) if req.specifier.contains(v.version, prereleases=True)]
+        if not inside:
+            where = f"on {verdicts.format}" if verdicts.format else f"on this store ({verdicts.note})"
+            message = f"{text}: no version of {req.name} in the range was measured {where}"
+            misses.append(GateMiss(text, req.name, None, "", message))
+        for v in inside:
+            if v.verdict == OPENS:
+                continue
+            if v.facts:
+                first = v.facts[0]
+                why = f"{first.fact} ({first.outcome}, as measured on {first.cases[0]}; {first.rule})"
+            else:
+                why = v.reason
+            message = f"{text}: {req.name} {v.version} {v.verdict}: {why}"
+            misses.append(GateMiss(text, req.name, v.version, v.verdict, message))
+    return misses
+
+
 def exit_code(
     reports: Sequence[Report],
     fail_on: Level,
@@ -186,11 +226,17 @@ def exit_code(
     exit_zero: bool = False,
     fail_on_unchecked: bool = False,
 ) -> int:
-    """2 when an input could not be opened; else 1 when an input does not conform, or (with `fail_on_unchecked`) was
-    not fully checked at `fail_on` (unless `exit_zero`); else 0."""
+    """The run's exit code, the first that applies: 2 when an input could not be opened; 1 when an input does not
+    conform, or (with `fail_on_unchecked`) was not fully checked at `fail_on`; 3 when an input fails the reader gate
+    (`--readers 'anndata>=0.10'`: a measured version in the range is predicted not to open it, or is unknown, or no
+    measured version lies in the range); else 0. `exit_zero` turns 1 and 3 into 0 (never 2)."""
     verdicts = [verdict(r, fail_on, baseline, fail_on_unchecked) for r in reports]
     if any(v.outcome == ERROR for v in verdicts):
         return 2
-    if not exit_zero and any(v.fails for v in verdicts):
+    if exit_zero:
+        return 0
+    if any(v.fails for v in verdicts):
         return 1
+    if any(reader_gate(r) for r in reports):
+        return 3
     return 0

@@ -1,0 +1,187 @@
+"""The grammar of a reader rule's `when`: conditions registered by name with `@fact_condition`, each holding of a
+store's facts (`facts.StoreFacts`). Several conditions in one mapping must all hold, as in a selector.
+
+A condition answers True, False or None (undecided: a clause it names was not evaluated in this run), and the
+combinators follow three-valued logic, so a fact that could not be decided makes a prediction unknown, never
+"opens".
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from spec_validate.engine.readers.facts import StoreFacts
+from spec_validate.engine.selectors import matches
+
+Holds = Callable[[Any, StoreFacts], "bool | None"]
+
+
+class FactCondition(NamedTuple):
+    name: str
+    schema: dict[str, Any]  # its value's JSON schema, in readers.schema.json's `when`
+    holds: Holds
+    doc: str
+
+
+CONDITIONS: dict[str, FactCondition] = {}
+
+_WHEN = {"$ref": "#/$defs/when"}
+_SELECTOR = {"$ref": "#/$defs/selector"}
+
+
+def fact_condition(name: str, schema: Mapping[str, Any]) -> Callable[[Holds], Holds]:
+    """Register a condition of `when` under `name`, with its value's JSON schema; the function is returned unchanged."""
+
+    def register(function: Holds) -> Holds:
+        if name in CONDITIONS:
+            raise RuntimeError(f"fact condition {name!r} is registered twice")
+        CONDITIONS[name] = FactCondition(name, dict(schema), function, (function.__doc__ or "").strip())
+        return function
+
+    return register
+
+
+def when_schema() -> dict[str, Any]:
+    """The schema of a `when` mapping: one or more registered conditions, all of which must hold."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "minProperties": 1,
+        "properties": {name: c.schema for name, c in CONDITIONS.items()},
+    }
+
+
+def holds(when: Mapping[str, Any], facts: StoreFacts) -> bool | None:
+    """Whether every condition of `when` holds of the store: True, False, or None when one is undecided and none
+    is false."""
+    return _all(CONDITIONS[name].holds(want, facts) for name, want in when.items())
+
+
+def _all(values: Any) -> bool | None:
+    undecided = False
+    for value in values:
+        if value is False:
+            return False
+        undecided = undecided or value is None
+    return None if undecided else True
+
+
+def _any(values: Any) -> bool | None:
+    undecided = False
+    for value in values:
+        if value is True:
+            return True
+        undecided = undecided or value is None
+    return None if undecided else False
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _one_or_many(item: dict[str, Any]) -> dict[str, Any]:
+    return {"oneOf": [item, {"type": "array", "items": dict(item), "minItems": 1}]}
+
+
+def _glob_matches(patterns: Any, values: frozenset[str]) -> bool:
+    return any(fnmatch.fnmatchcase(v, p) for p in _as_list(patterns) for v in values)
+
+
+@fact_condition("node", _SELECTOR)
+def node(want: Any, facts: StoreFacts) -> bool | None:
+    """Some node of the store matches the selector (the selector grammar of the rule packs, paths from the root)."""
+    return any(matches(want, n, facts.scope) for n in facts.nodes)
+
+
+@fact_condition("failed", {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1})
+def failed(want: Any, facts: StoreFacts) -> bool | None:
+    """One of these clauses (rule ids, or `<pack>.legacy`) failed in this validation; undecided when none failed and
+    one was not evaluated (not selected, or its pack does not apply)."""
+    if any(rule in facts.failed for rule in want):
+        return True
+    return False if all(rule in facts.evaluated for rule in want) else None
+
+
+@fact_condition("storage_format", _one_or_many({"type": "string"}))
+def storage_format(want: Any, facts: StoreFacts) -> bool | None:
+    """The store's container format (`hdf5`, `zarr-v2`, `zarr-v3`, `tiledb`; globs) is one of these."""
+    return _glob_matches(want, frozenset({facts.storage}))
+
+
+@fact_condition("codec", _one_or_many({"type": "string"}))
+def codec(want: Any, facts: StoreFacts) -> bool | None:
+    """Some array is stored through one of these codecs or filters (ids as the store names them; globs)."""
+    return _glob_matches(want, facts.codecs)
+
+
+@fact_condition("dtype", _one_or_many({"type": "string"}))
+def dtype(want: Any, facts: StoreFacts) -> bool | None:
+    """Some array has one of these numpy dtypes, by name or by type string (`float16`, `<U*`, `|O`; globs)."""
+    return _glob_matches(want, facts.dtypes)
+
+
+@fact_condition(
+    "ndim",
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["select", "ndim"],
+        "properties": {"select": _SELECTOR, "ndim": _one_or_many({"type": "integer", "minimum": 0})},
+    },
+)
+def ndim(want: Any, facts: StoreFacts) -> bool | None:
+    """Some array the selector `select` matches has one of these numbers of dimensions (`ndim`)."""
+    wanted = set(_as_list(want["ndim"]))
+    return any(n.kind == "array" and matches(want["select"], n, facts.scope) and _ndim(n) in wanted for n in facts.nodes)
+
+
+def _ndim(node: Any) -> int | None:
+    try:
+        return node.ndim
+    except Exception:  # noqa: BLE001 (metadata that cannot be read: the validation reports it)
+        return None
+
+
+@fact_condition(
+    "names_absent_member",
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["select", "attr"],
+        "properties": {"select": _SELECTOR, "attr": {"type": "string", "minLength": 1}},
+    },
+)
+def names_absent_member(want: Any, facts: StoreFacts) -> bool | None:
+    """Some group the selector `select` matches has an attribute `attr` (a name, or a list of names) naming a
+    member the group does not hold (a dataframe's `_index` or `column-order`)."""
+    for n in facts.nodes:
+        if n.kind != "group" or not matches(want["select"], n, facts.scope):
+            continue
+        try:
+            names = n.attrs.get(want["attr"])
+            if any(isinstance(name, str) and n.child(name) is None for name in _as_list(names if names is not None else [])):
+                return True
+        except Exception:  # noqa: BLE001 (metadata that cannot be read: the validation reports it)
+            continue
+    return False
+
+
+@fact_condition("all_of", {"type": "array", "items": _WHEN, "minItems": 1})
+def all_of(want: Any, facts: StoreFacts) -> bool | None:
+    """Every one of these facts holds."""
+    return _all(holds(w, facts) for w in want)
+
+
+@fact_condition("any_of", {"type": "array", "items": _WHEN, "minItems": 1})
+def any_of(want: Any, facts: StoreFacts) -> bool | None:
+    """At least one of these facts holds."""
+    return _any(holds(w, facts) for w in want)
+
+
+@fact_condition("not", _WHEN)
+def not_(want: Any, facts: StoreFacts) -> bool | None:
+    """The fact does not hold."""
+    value = holds(want, facts)
+    return None if value is None else not value
