@@ -19,6 +19,7 @@ import random
 import re
 import shutil
 import stat
+import struct
 import warnings
 import zipfile
 from collections.abc import Callable
@@ -1647,6 +1648,27 @@ def _regress_shape(shape: list[int]) -> Callable[[Target], str]:
     return edit
 
 
+def _regress_attribute_heap_id(t: Target) -> str:
+    """An attribute's stored string value made to say 0x905E1D65 bytes in a collection past the end of the file."""
+    import h5py
+
+    data = bytearray(t.path.read_bytes())
+    with h5py.File(t.path, "r", locking=False) as f:
+        header = h5py.h5g.get_objinfo(f["obs"].id).objno[0]
+    at = data.index(struct.pack("<IQ", len("dataframe"), data.index(b"GCOL")), header)  # /obs's encoding-type
+    struct.pack_into("<IQ", data, at, 0x905E1D65, 2**40)
+    t.path.write_bytes(bytes(data))
+    return f"/obs encoding-type at {at}: {0x905E1D65} bytes in a collection at {2**40}"
+
+
+def _regress_codecs(t: Target) -> str:
+    p = t.path / "varp" / "corr" / "zarr.json"
+    doc = _load(p)
+    doc["codecs"] = [{"name": "transpose", "configuration": {"order": [0, 1]}}] * 100_000 + doc["codecs"]
+    p.write_text(json.dumps(doc))
+    return f"{p.relative_to(t.path)}: 100000 codecs more"
+
+
 def _regress_nested(t: Target) -> str:
     with _h5(t) as f:
         g = f.require_group("/uns")
@@ -1668,6 +1690,9 @@ REGRESSIONS: dict[str, tuple[str, str, Callable[[Target], str]]] = {
     "shape-2-62-squared": ("zarr-v3", "anndata/zarr-v3/valid-every-element.zarr", _regress_shape([2**62, 2**62])),
     "nested-groups-10000": ("hdf5", "anndata/h5ad/valid-zero-obs.h5ad", _regress_nested),
     "attributes-100000": ("hdf5", "anndata/h5ad/valid-zero-obs.h5ad", lambda t: _many_dense_attributes(t, 100_000)),
+    # Found by the 10,000-input run at default flags (seed 7): input 5100 (2.4 GB) and input 757 (past 60 s loaded).
+    "attribute-heap-id-past-the-file": ("hdf5", "anndata/h5ad/valid-zero-obs.h5ad", _regress_attribute_heap_id),
+    "codecs-100000": ("zarr-v3", "anndata/zarr-v3/valid-every-element.zarr", _regress_codecs),
 }
 
 

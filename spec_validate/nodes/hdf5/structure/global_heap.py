@@ -206,11 +206,17 @@ class GlobalHeaps:
         a few kilobytes is a 2.8 GB allocation. Every object lies inside its collection, so no sound element is longer.
         """
         size = self._sizes.get(address)
-        if size is None:
-            return None  # not walked to its end: the library refuses the collection itself
         longest = max((length for length, a, _ in elements if a == address), default=0)
+        where = f"its global heap collection at byte {address + self.base}"
+        if size is None:
+            # Not walked to its end (past the end of the file, no collection there, cut short): the library refuses
+            # the collection, but only after allocating the element's length, so the length is bounded all the same,
+            # by the most any collection of this file can hold.
+            most = min(MOST_COLLECTION_BYTES, self.file_size)
+            if longest > most:
+                return f"an element claims {longest} bytes, more than any global heap collection of this file holds ({most})"
+            return None
         if longest > size:
-            where = f"its global heap collection at byte {address + self.base}"
             return f"an element claims {longest} bytes, more than {where} holds ({size})"
         return None
 

@@ -494,3 +494,22 @@ def test_corpus_attribute_types_read_from_the_header_are_what_the_library_says()
         assert tool == _library_types(path), path
         compared += len(tool)
     assert compared > 500
+
+
+def test_an_attribute_naming_no_collection_with_a_huge_length_is_not_read(tmp_path):
+    # The fuzzer's input 5100 (seed 7): an attribute's stored value overwritten, its length 0x905E1D65 and its heap
+    # ID's collection past the end of the file. The library allocated the 2.4 GB before it refused the collection.
+    # (Version 1 object headers, as the earliest format writes: a version 2 header's checksum would refuse the edit.)
+    path = tmp_path / "a.h5ad"
+    write_h5ad(path)
+    data = bytearray(path.read_bytes())
+    with h5py.File(path, "r") as f:
+        header = h5py.h5g.get_objinfo(f["obs"].id).objno[0]
+    # /obs's encoding-type, "dataframe": a scalar variable-length string stored as (length, collection, index).
+    value = data.index(struct.pack("<IQ", len("dataframe"), data.index(b"GCOL")), header)
+    struct.pack_into("<IQ", data, value, 0x905E1D65, 2**40)
+    path.write_bytes(bytes(data))
+    report = validate(path)
+    assert any(
+        p.path == "/obs" and "more than any global heap collection of this file holds" in p.message for p in report.problems
+    ), [(p.path, p.message) for p in report.problems]
