@@ -302,8 +302,9 @@ def measured_cases(source_held_back: bool) -> list[str]:
 
 @cache
 def predicted(case_id: str) -> dict[str, str]:
-    """reader@version -> the predicted verdict, for one case's file, validated once."""
-    report = spec_validate.validate(case_path(case_id), readers=True, jobs=1)
+    """reader@version -> the predicted verdict, for one case's file, validated once, with --deep: the readers read
+    every chunk, so the clauses on chunk data (decoded only under --deep) are facts the prediction needs."""
+    report = spec_validate.validate(case_path(case_id), readers=True, jobs=1, deep=True)
     verdicts = report.readers.readers if report.readers is not None else ()
     return {f"{r.reader}@{v.version}": v.verdict for r in verdicts for v in r.versions}
 
