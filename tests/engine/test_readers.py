@@ -304,7 +304,9 @@ def test_predict_a_chunk_clause_not_checked_without_deep_is_undecided(tmp_path):
     folder = tmp_path / "r"
     folder.mkdir()
     (folder / "measured.yaml").write_text(yaml.safe_dump(measured))
-    (folder / "zarr-python.yaml").write_text(yaml.safe_dump({"reader": "zarr-python", "title": "zarr-python", "rules": [chunk_rule]}))
+    (folder / "zarr-python.yaml").write_text(
+        yaml.safe_dump({"reader": "zarr-python", "title": "zarr-python", "rules": [chunk_rule]})
+    )
 
     def verdict(path: Path, deep: bool) -> tuple[str, str]:
         found = spec_validate.validate(path, readers=True, reader_packs=folder, deep=deep).readers.reader("zarr-python")
@@ -323,11 +325,17 @@ ZARR_CASES = Path(__file__).resolve().parents[2] / "conformance-corpus" / "zarr"
 @pytest.mark.parametrize(
     ("case", "when", "expected"),
     [
-        pytest.param("zarr-v3/chunk-grid-rectilinear.zarr", {"metadata": {"member": "chunk_grid.name", "value": "rectilinear"}}, True),
-        pytest.param("zarr-v3/valid-hand-written.zarr", {"metadata": {"member": "chunk_grid.name", "value": "rectilinear"}}, False),
+        pytest.param(
+            "zarr-v3/chunk-grid-rectilinear.zarr", {"metadata": {"member": "chunk_grid.name", "value": "rectilinear"}}, True
+        ),
+        pytest.param(
+            "zarr-v3/valid-hand-written.zarr", {"metadata": {"member": "chunk_grid.name", "value": "rectilinear"}}, False
+        ),
         pytest.param("zarr-v3/valid-hand-written.zarr", {"metadata": {"member": "data_type", "value": "r*"}}, True),
         pytest.param("zarr-v3/valid-hand-written.zarr", {"metadata": {"member": "data_type", "value": ["int*", "uint*"]}}, False),
-        pytest.param("zarr-v3/valid-hand-written.zarr", {"metadata": {"select": {"kind": "group"}, "member": "data_type"}}, False),
+        pytest.param(
+            "zarr-v3/valid-hand-written.zarr", {"metadata": {"select": {"kind": "group"}, "member": "data_type"}}, False
+        ),
         pytest.param("zarr-v3/valid-hand-written.zarr", {"metadata": {"select": {"kind": "array"}, "member": "data_type"}}, True),
         pytest.param("zarr-v3/valid-hand-written.zarr", {"metadata": {"member": "zarr_format", "value": "3"}}, True),
     ],
