@@ -46,11 +46,29 @@ OUTCOMES = ("opened", "wrong-values", "refused", "crashed", "timeout")
 # Cases
 
 
+_V2_DOCUMENTS = (".zgroup", ".zarray", ".zattrs")
+
+
+def _zarr_version_of(names: list[str]) -> int:
+    """3 when the store's root holds zarr.json, 2 when it holds a v2 document; a store with neither at its root (arrays
+    written without a root group) is what the documents below its root are: v3 when they are zarr.json only."""
+    root = {n for n in names if "/" not in n}
+    if "zarr.json" in root:
+        return 3
+    if root & set(_V2_DOCUMENTS):
+        return 2
+    leaves = {n.rsplit("/", 1)[-1] for n in names}
+    return 3 if "zarr.json" in leaves and not leaves & set(_V2_DOCUMENTS) else 2
+
+
 def _zarr_version(path: Path) -> int:
     if path.suffix == ".zip":
         with zipfile.ZipFile(path) as z:
-            return 3 if "zarr.json" in z.namelist() else 2
-    return 3 if (path / "zarr.json").is_file() else 2
+            return _zarr_version_of([n.rstrip("/") for n in z.namelist()])
+    if (path / "zarr.json").is_file():
+        return 3
+    names = [p.relative_to(path).as_posix() for p in path.rglob("*") if p.name == "zarr.json" or p.name in _V2_DOCUMENTS]
+    return _zarr_version_of(names)
 
 
 def case_format(path: Path, family: str) -> str:

@@ -41,7 +41,9 @@ def vocabulary(path: Path) -> dict[str, set[str]] | None:
     from spec_validate.nodes.open import open_store
 
     try:
-        report = spec_validate.validate(path, jobs=1)
+        # --deep: the clauses on chunk data (a chunk that does not decode) are facts a reader meets when it reads
+        # every chunk, and a prediction made with --deep must find them in the vocabulary.
+        report = spec_validate.validate(path, jobs=1, deep=True)
         failed = {r.rule.id for r in report.failures} | {v.id for v in report.legacy}
         with open_store(str(path), True) as tree:
             return {kind: set(words) for kind, words in store_facts(tree, failed).vocabulary.items()}

@@ -204,8 +204,15 @@ def _reader_verdicts(tree, chosen: Sequence[Pack], done, legacy, known, required
     for pack, scopes in zip(chosen, done.scopes, strict=True):
         for name in (pack.name, *pack.bases) if scopes else ():  # a pack that found no scope did not apply
             applied.setdefault(name, []).extend(s.root.path for s in scopes)
-    evaluated = {r.rule.id for r in done.results}
     failed = {r.rule.id for r in done.results if r.status is Status.FAILED}
+    # A clause is decided when it failed, or passed (or did not apply) with every node it selected checked: one not
+    # checked on some node (it decodes chunks and --deep is off, a codec is not decoded) or that errored says
+    # nothing about the nodes it skipped, so a reader rule naming it is undecided, never "opens".
+    evaluated = failed | {
+        r.rule.id
+        for r in done.results
+        if r.status in (Status.PASSED, Status.NOT_APPLICABLE, Status.NOTICE) and not r.unchecked_count
+    }
     # A legacy verdict is a clause of its own: evaluated wherever its pack applied, failed where it was given.
     evaluated |= {p.legacy_id for p, scopes in zip(chosen, done.scopes, strict=True) if scopes and p.legacy is not None}
     failed |= {v.id for v in legacy}

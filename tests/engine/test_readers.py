@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from reader_packs import CASE, GZIP, H5AD, INDPTR, NULLABLE, PLAIN, rule, vocabulary_of, write_readers
 
 import spec_validate
@@ -271,3 +272,74 @@ def test_predict_unknown_for_a_clause_failure_no_measured_case_had(tmp_path):
         (),
         "no measured anndata-h5ad case had a failure of anndata.csr_matrix.indptr-monotonic",
     )
+
+
+def test_predict_a_chunk_clause_not_checked_without_deep_is_undecided(tmp_path):
+    # zarr.chunks.decoded-size decodes chunks: without --deep it is not checked (never passed), so a rule naming it is
+    # undecided and the version unknown, never "opens"; with --deep it fails on the truncated chunk and the rule fires.
+    zarr_v2 = Path(__file__).resolve().parents[2] / "conformance-corpus" / "zarr" / "zarr-v2"
+    truncated, valid = zarr_v2 / "chunk-truncated.zarr", zarr_v2 / "valid-every-element.zarr"
+    words: dict[str, set[str]] = {}
+    for path in (truncated, valid):
+        report = spec_validate.validate(path, deep=True)
+        with open_store(str(path), True) as tree:
+            for kind, found in store_facts(tree, {r.rule.id for r in report.failures}).vocabulary.items():
+                words.setdefault(kind, set()).update(found)
+    case = "conformance-corpus/zarr/zarr-v2/chunk-truncated.zarr"
+    measured = {
+        "measured": "2026-11-29",
+        "readers": {"zarr-python": {"3.1.6": {"formats": ["zarr-v2"]}}},
+        "vocabulary": {"zarr-v2": {kind: sorted(found) for kind, found in words.items()}},
+        "cases": {case: {"format": "zarr-v2", "source": "conformance-corpus", "not_opened": {"zarr-python@3.1.6": "refused"}}},
+    }
+    chunk_rule = {
+        "id": "readers.zarr-python.chunk-not-decoding",
+        "versions": ">=3",
+        "formats": ["zarr-v2"],
+        "when": {"failed": ["zarr.chunks.decoded-size"]},
+        "fact": "a chunk that does not decode to its array's chunk size",
+        "outcome": "refused",
+        "cases": [case],
+    }
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "measured.yaml").write_text(yaml.safe_dump(measured))
+    (folder / "zarr-python.yaml").write_text(
+        yaml.safe_dump({"reader": "zarr-python", "title": "zarr-python", "rules": [chunk_rule]})
+    )
+
+    def verdict(path: Path, deep: bool) -> tuple[str, str]:
+        found = spec_validate.validate(path, readers=True, reader_packs=folder, deep=deep).readers.reader("zarr-python")
+        return found.versions[0].verdict, found.versions[0].reason
+
+    shallow = verdict(truncated, False)
+    assert shallow[0] == UNKNOWN and "readers.zarr-python.chunk-not-decoding not decided" in shallow[1]
+    assert verdict(valid, False)[0] == UNKNOWN  # its chunks are not decoded either: nothing says they decode
+    assert verdict(truncated, True)[0] == DOES_NOT_OPEN
+    assert verdict(valid, True)[0] == OPENS
+
+
+ZARR_CASES = Path(__file__).resolve().parents[2] / "conformance-corpus" / "zarr"
+
+
+@pytest.mark.parametrize(
+    ("case", "when", "expected"),
+    [
+        pytest.param(
+            "zarr-v3/chunk-grid-rectilinear.zarr", {"metadata": {"member": "chunk_grid.name", "value": "rectilinear"}}, True
+        ),
+        pytest.param(
+            "zarr-v3/valid-hand-written.zarr", {"metadata": {"member": "chunk_grid.name", "value": "rectilinear"}}, False
+        ),
+        pytest.param("zarr-v3/valid-hand-written.zarr", {"metadata": {"member": "data_type", "value": "r*"}}, True),
+        pytest.param("zarr-v3/valid-hand-written.zarr", {"metadata": {"member": "data_type", "value": ["int*", "uint*"]}}, False),
+        pytest.param(
+            "zarr-v3/valid-hand-written.zarr", {"metadata": {"select": {"kind": "group"}, "member": "data_type"}}, False
+        ),
+        pytest.param("zarr-v3/valid-hand-written.zarr", {"metadata": {"select": {"kind": "array"}, "member": "data_type"}}, True),
+        pytest.param("zarr-v3/valid-hand-written.zarr", {"metadata": {"member": "zarr_format", "value": "3"}}, True),
+    ],
+)
+def test_condition_metadata_member(case, when, expected):
+    with open_store(str(ZARR_CASES / case), True) as tree:
+        assert holds(when, store_facts(tree)) is expected

@@ -9,6 +9,7 @@ combinators follow three-valued logic, so a fact that could not be decided makes
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -166,6 +167,56 @@ def names_absent_member(want: Any, facts: StoreFacts) -> bool | None:
         except Exception:  # noqa: BLE001 (metadata that cannot be read: the validation reports it)
             continue
     return False
+
+
+@fact_condition(
+    "metadata",
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "minProperties": 1,
+        "properties": {
+            "select": _SELECTOR,
+            "member": {
+                "oneOf": [
+                    {"type": "string", "minLength": 1},
+                    {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+                ]
+            },
+            "value": _one_or_many({"type": "string"}),
+        },
+    },
+)
+def metadata(want: Any, facts: StoreFacts) -> bool | None:
+    """Some node (of those the selector `select` matches, when given) has a stored metadata document (`.zarray`,
+    `.zgroup`, `zarr.json`) with the member `member` (a dotted path, `chunk_grid.name`, or a list of keys where one holds a dot:
+    `[attributes, ome, bioformats2raw.layout]`; without it, any document),
+    whose value, when `value` is given, matches one of these globs (a value that is not a string is compared as its
+    JSON text)."""
+    member = want.get("member", [])
+    path = member.split(".") if isinstance(member, str) else member
+    for n in facts.nodes:
+        if "select" in want and not matches(want["select"], n, facts.scope):
+            continue
+        try:
+            found: Any = n.metadata
+        except Exception:  # noqa: BLE001 (metadata that cannot be read: the validation reports it)
+            continue
+        if found is None:
+            continue
+        for key in path:
+            found = found.get(key, _MISSING) if isinstance(found, Mapping) else _MISSING
+        if found is _MISSING:
+            continue
+        if "value" not in want:
+            return True
+        text = found if isinstance(found, str) else json.dumps(found, sort_keys=True)
+        if _glob_matches(want["value"], frozenset({text})):
+            return True
+    return False
+
+
+_MISSING = object()
 
 
 @fact_condition("all_of", {"type": "array", "items": _WHEN, "minItems": 1})
