@@ -343,3 +343,97 @@ ZARR_CASES = Path(__file__).resolve().parents[2] / "conformance-corpus" / "zarr"
 def test_condition_metadata_member(case, when, expected):
     with open_store(str(ZARR_CASES / case), True) as tree:
         assert holds(when, store_facts(tree)) is expected
+
+
+NOT_OBJECT = ["array", "string", "number", "boolean", "null"]
+DOT_SEGMENT = ["..", "../*", "*/../*", "*/.."]
+V2_BESIDE_EVERY_NODE = {
+    "any_of": [
+        {"stored_key": {"select": {"kind": "group"}, "key": ".zgroup", "absent": True}},
+        {"stored_key": {"select": {"kind": "array"}, "key": ".zarray", "absent": True}},
+    ]
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "when", "expected"),
+    [
+        pytest.param("zarr-v2/attrs-not-an-object.zarr", {"document": {"name": ".zattrs", "json": NOT_OBJECT}}, True),
+        # a bare NaN inside an object is no strict JSON, but the attributes are an object: every reader opens it
+        pytest.param("zarr-v2/attrs-bare-nan.zarr", {"document": {"name": ".zattrs", "json": NOT_OBJECT}}, False),
+        pytest.param("zarr-v2/attrs-bare-nan.zarr", {"document": {"name": ".zattrs", "json": "object"}}, True),
+        pytest.param(
+            "zarr-v2/attrs-not-an-object.zarr",
+            {"document": {"select": {"root": True}, "name": ".zattrs", "json": NOT_OBJECT}},
+            False,
+            id="document-selected-node-only",
+        ),
+        pytest.param("zarr-v3/array-metadata-not-json.zarr", {"document": {"name": "zarr.json", "json": "not-json"}}, True),
+        # a group without node_type is JSON: TensorStore opens it (it reads arrays only)
+        pytest.param("zarr-v3/group-missing-node-type.zarr", {"document": {"name": "zarr.json", "json": "not-json"}}, False),
+        pytest.param("zarr-v2/keys-not-normalized-zip.zip", {"raw_key": DOT_SEGMENT}, True),
+        # a backslash in a key is no '..' segment: every reader opens it
+        pytest.param("zarr-v2/keys-backslash.zarr", {"raw_key": DOT_SEGMENT}, False),
+        pytest.param("zarr-v2/keys-backslash.zarr", {"raw_key": "*\\*"}, True),
+        pytest.param(
+            "zarr-v2/group-metadata-missing-zarr-format.zarr",
+            {"metadata": {"select": {"kind": "group"}, "member": "zarr_format", "absent": True}},
+            True,
+        ),
+        # a bare Infinity beside zarr_format: zarr-python 2 opens it
+        pytest.param(
+            "zarr-v2/group-bare-infinity.zarr",
+            {"metadata": {"select": {"kind": "group"}, "member": "zarr_format", "absent": True}},
+            False,
+        ),
+        pytest.param(
+            "zarr-v2/dtype-datetime-without-unit.zarr",
+            {"metadata": {"select": {"kind": "array"}, "member": "fill_value", "value": "null", "chunks_missing": True}},
+            True,
+        ),
+        pytest.param("zarr-v3/valid-v2-documents-beside-zarr-json.zarr", V2_BESIDE_EVERY_NODE, False),
+        # a .zgroup at the root only: the array has no .zarray beside its zarr.json
+        pytest.param("zarr-v3/root-v2-and-v3-metadata.zarr", V2_BESIDE_EVERY_NODE, True),
+        pytest.param("zarr-v3/valid-hand-written.zarr", V2_BESIDE_EVERY_NODE, True),
+        pytest.param(
+            "zarr-v3/valid-v2-documents-beside-zarr-json.zarr",
+            {"stored_key": {"select": {"kind": "array"}, "key": "*/.zarray"}},
+            False,
+            id="stored-key-relative-to-the-node",
+        ),
+    ],
+)
+def test_condition_stored_documents_and_keys(case, when, expected):
+    with open_store(str(ZARR_CASES / case), True) as tree:
+        assert holds(when, store_facts(tree)) is expected
+
+
+def _v2_array(folder: Path, fill_value, chunks_stored: list[str]) -> Path:
+    import json
+
+    (folder / "x").mkdir(parents=True)
+    (folder / ".zgroup").write_text('{"zarr_format": 2}')
+    document = {"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i4", "fill_value": fill_value, "order": "C"}
+    (folder / "x" / ".zarray").write_text(json.dumps({**document, "filters": None, "compressor": None}))
+    for key in chunks_stored:
+        (folder / "x" / key).write_bytes(bytes(8))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("fill_value", "stored", "expected"),
+    [(None, ["0"], True), (None, ["0", "1"], False), (0, ["0"], False)],
+)
+def test_condition_metadata_chunks_missing(tmp_path, fill_value, stored, expected):
+    store = _v2_array(tmp_path / "s.zarr", fill_value, stored)
+    when = {"metadata": {"select": {"kind": "array"}, "member": "fill_value", "value": "null", "chunks_missing": True}}
+    with open_store(str(store), True) as tree:
+        assert holds(when, store_facts(tree)) is expected
+
+
+def test_condition_stored_key_on_hdf5_is_false():
+    with open_store(str(GZIP), True) as tree:
+        facts = store_facts(tree)
+        assert holds({"stored_key": {"select": {}, "key": "*"}}, facts) is False
+        assert holds({"raw_key": "*"}, facts) is False
+        assert holds({"document": {"name": ".zattrs", "json": "object"}}, facts) is False

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from spec_validate.engine.readers.facts import StoreFacts
 from spec_validate.engine.selectors import matches
+from spec_validate.errors import NodeError
 
 Holds = Callable[[Any, StoreFacts], "bool | None"]
 
@@ -184,6 +185,8 @@ def names_absent_member(want: Any, facts: StoreFacts) -> bool | None:
                 ]
             },
             "value": _one_or_many({"type": "string"}),
+            "absent": {"type": "boolean"},
+            "chunks_missing": {"type": "boolean"},
         },
     },
 )
@@ -192,9 +195,12 @@ def metadata(want: Any, facts: StoreFacts) -> bool | None:
     `.zgroup`, `zarr.json`) with the member `member` (a dotted path, `chunk_grid.name`, or a list of keys where one holds a dot:
     `[attributes, ome, bioformats2raw.layout]`; without it, any document),
     whose value, when `value` is given, matches one of these globs (a value that is not a string is compared as its
-    JSON text)."""
+    JSON text). With `absent: true`, the document (a JSON object) lacks the member instead. With `chunks_missing:
+    true`, the node is also a Zarr v2 array that stores fewer chunks than its grid has (undecided where the store
+    was not listed)."""
     member = want.get("member", [])
     path = member.split(".") if isinstance(member, str) else member
+    undecided = False
     for n in facts.nodes:
         if "select" in want and not matches(want["select"], n, facts.scope):
             continue
@@ -204,19 +210,159 @@ def metadata(want: Any, facts: StoreFacts) -> bool | None:
             continue
         if found is None:
             continue
-        for key in path:
-            found = found.get(key, _MISSING) if isinstance(found, Mapping) else _MISSING
-        if found is _MISSING:
+        if not _member_matches(want, found, path):
             continue
-        if "value" not in want:
-            return True
-        text = found if isinstance(found, str) else json.dumps(found, sort_keys=True)
-        if _glob_matches(want["value"], frozenset({text})):
-            return True
-    return False
+        if want.get("chunks_missing"):
+            missing = _chunks_missing(n)
+            undecided = undecided or missing is None
+            if not missing:
+                continue
+        return True
+    return None if undecided else False
+
+
+def _member_matches(want: Mapping[str, Any], document: Any, path: list[str]) -> bool:
+    """Whether the metadata `document` has the member at `path` (lacks it, with `absent`) with a value `value` matches."""
+    found = document
+    for key in path:
+        found = found.get(key, _MISSING) if isinstance(found, Mapping) else _MISSING
+    if want.get("absent"):
+        return found is _MISSING
+    if found is _MISSING:
+        return False
+    if "value" not in want:
+        return True
+    text = found if isinstance(found, str) else json.dumps(found, sort_keys=True)
+    return _glob_matches(want["value"], frozenset({text}))
+
+
+def _chunks_missing(node: Any) -> bool | None:
+    """Whether the Zarr v2 array `node` stores fewer chunks than its grid has: False where it is none (or its shape,
+    chunks or separator are unusable), None where the store was not listed (its keys are unknown)."""
+    from spec_validate.checks.zarr_metadata import chunk_grid, classified_keys
+    from spec_validate.model import NotApplicable, NotChecked
+
+    if node.kind != "array":
+        return False
+    try:
+        grid, sep = chunk_grid(node)
+        stored = sum(1 for _, _, kind in classified_keys(node, grid, sep) if kind == "chunk")
+    except (NotChecked, NodeError):
+        return None
+    except NotApplicable:
+        return False
+    total = 1
+    for extent in grid:
+        total *= extent
+    return stored < total
 
 
 _MISSING = object()
+
+
+_JSON_TYPES = ("object", "array", "string", "number", "boolean", "null", "not-json")
+
+
+@fact_condition(
+    "document",
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["name", "json"],
+        "properties": {
+            "select": _SELECTOR,
+            "name": {"type": "string", "minLength": 1},
+            "json": _one_or_many({"enum": list(_JSON_TYPES)}),
+        },
+    },
+)
+def document(want: Any, facts: StoreFacts) -> bool | None:
+    """Some node (of those the selector `select` matches, when given) stores the document `name` beside it (`.zattrs`,
+    `.zgroup`, `.zarray`, `zarr.json`: a key of the node itself), and its JSON value is of one of the types `json`:
+    `object`, `array`, `string`, `number`, `boolean`, `null`, or `not-json` (stored, but no JSON: the parser the tree
+    reads documents with, which reads a bare NaN or Infinity, refuses it). Undecided where the key is stored but
+    cannot be read."""
+    wanted = set(_as_list(want["json"]))
+    undecided = False
+    for n in facts.nodes:
+        if "select" in want and not matches(want["select"], n, facts.scope):
+            continue
+        try:
+            raw = n.read_key(want["name"])
+        except NodeError:
+            undecided = True
+            continue
+        if raw is None:
+            continue
+        if _json_type(raw) in wanted:
+            return True
+    return None if undecided else False
+
+
+def _json_type(raw: bytes) -> str:
+    from spec_validate.codecs.jsondoc import JSONProblem, loads
+
+    try:
+        value = loads(raw)
+    except JSONProblem:
+        return "not-json"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    return "number"
+
+
+@fact_condition("raw_key", _one_or_many({"type": "string", "minLength": 1}))
+def raw_key(want: Any, facts: StoreFacts) -> bool | None:
+    """The store holds a key, as stored (unnormalised: a `..` segment, a leading `/`, `a//b`, a backslash kept),
+    matching one of these globs (`*` crosses `/`: `*/../*`); false for a container without keys (HDF5)."""
+    try:
+        keys = facts.scope.root.stored_raw_keys()
+    except NodeError:
+        return None
+    return bool(keys) and _glob_matches(want, frozenset(keys))
+
+
+@fact_condition(
+    "stored_key",
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["select", "key"],
+        "properties": {
+            "select": _SELECTOR,
+            "key": _one_or_many({"type": "string", "minLength": 1}),
+            "absent": {"type": "boolean"},
+        },
+    },
+)
+def stored_key(want: Any, facts: StoreFacts) -> bool | None:
+    """Some node the selector `select` matches stores below it a key matching one of the globs `key`, relative to the
+    node, as the node layer lists them (`.zarray` is the node's own, `*/.zarray` any below it); with `absent: true`,
+    some such node stores none. False for a container without keys; undecided where a node's keys are not all known
+    (a folder that could not be listed, a store not listed)."""
+    undecided = False
+    for n in facts.nodes:
+        if not matches(want["select"], n, facts.scope):
+            continue
+        try:
+            keys = n.stored_keys() if n.keys_listed else None
+        except NodeError:
+            keys = None
+        if keys is None:
+            undecided = undecided or n.keys_listed is False
+            continue
+        found = _glob_matches(want["key"], frozenset(keys))
+        if found != bool(want.get("absent")):
+            return True
+    return None if undecided else False
 
 
 @fact_condition("all_of", {"type": "array", "items": _WHEN, "minItems": 1})
