@@ -29,6 +29,11 @@ class NodeError(Exception):
     """A node, a stored key or a chunk could not be read; the message names the path and the reason."""
 
 
+class TooLarge(NodeError):
+    """A stored key holding more bytes than its reader takes: refused before a byte of it is read. The message names
+    the key, its size and the bound, so a check can report the clause as not checked for that reason."""
+
+
 class NotDecoded(NodeError):
     """An array whose data is deliberately not decoded (a codec off the allow-list, pickle above all): the
     clauses about its values are not checked, which the report says, rather than in error."""

@@ -134,8 +134,31 @@ def complete(store: Path, version: str) -> None:
     edit_ome(store, IMAGE, version, omero)
 
 
+OME_NS = "http://www.openmicroscopy.org/Schemas/OME/2016-06"
+
+
+def write_ome_xml(store: Path, images: int, data: str = "<MetadataOnly/>") -> None:
+    """OME/METADATA.ome.xml as bioformats2raw writes it: one Image per series (2 channels of 16x16 uint8), each
+    Pixels holding `<MetadataOnly/>` (the pixels are in the Zarr arrays); `data` replaces it in the last Image."""
+    body = []
+    for i in range(images):
+        channels = "".join(f'<Channel ID="Channel:{i}:{c}" SamplesPerPixel="1"><LightPath/></Channel>' for c in range(2))
+        held = data if i == images - 1 else "<MetadataOnly/>"
+        body.append(
+            f'<Image ID="Image:{i}" Name="{i}"><Pixels BigEndian="false" DimensionOrder="XYZCT" ID="Pixels:{i}" '
+            f'SizeC="2" SizeT="1" SizeX="16" SizeY="16" SizeZ="1" Type="uint8">{channels}{held}</Pixels></Image>'
+        )
+    (store / "OME").mkdir(exist_ok=True)
+    (store / "OME" / "METADATA.ome.xml").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<OME xmlns="{OME_NS}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
+        f'Creator="spec-validate conformance corpus" xsi:schemaLocation="{OME_NS} {OME_NS}/ome.xsd">' + "".join(body) + "</OME>\n"
+    )
+
+
 def write_bf2raw_store(path: Path, version: str) -> None:
-    """bioformats2raw's layout: a root marked with the layout, images 0 and 1, and an OME group listing them."""
+    """bioformats2raw's layout: a root marked with the layout, images 0 and 1, and an OME group listing them, with the
+    OME-XML of both (OME/METADATA.ome.xml)."""
     _, zf, fmt = LAYOUTS[version]
     root = zarr.open_group(str(path), mode="w", zarr_format=zf)
     if version == "0.5":
@@ -156,6 +179,7 @@ def write_bf2raw_store(path: Path, version: str) -> None:
             o["multiscales"][0]["metadata"] = {"method": "ome_zarr.scale"}
 
         edit_ome(path, name, version, add)
+    write_ome_xml(path, 2)
 
 
 # ------------------------------------------------------------------------------------------------ one change each
@@ -566,6 +590,7 @@ def add_group(store: Path, node: str, version: str, attrs: dict | None = None) -
 def _bf2raw_plate(store: Path, version: str, series: list[str]) -> None:
     edit_ome(store, "", version, lambda o: o.update({"bioformats2raw.layout": 3}))
     add_group(store, "OME", version, {"ome": {"version": "0.5", "series": series}} if version == "0.5" else {"series": series})
+    write_ome_xml(store, len(series))  # one Image per series entry: the case changes series alone
 
 
 def _omero_on_array(store: Path, version: str) -> None:
@@ -646,6 +671,18 @@ def _bf2raw_mutations(version: str):
             "The OME group has no series, and image 1 is renamed 2: images 0 and 2.",
             renumber,
         ),
+        "bioformats2raw-no-ome-xml": (
+            "OME/METADATA.ome.xml is removed.",
+            lambda s, v: (s / "OME" / "METADATA.ome.xml").unlink(),
+        ),
+        "bioformats2raw-ome-xml-bindata": (
+            "OME/METADATA.ome.xml's Image 1 holds its pixels as BinData, not MetadataOnly.",
+            lambda s, v: write_ome_xml(s, 2, '<BinData BigEndian="false" Length="4">AAAAAA==</BinData>'),
+        ),
+        "bioformats2raw-ome-xml-one-image": (
+            "OME/METADATA.ome.xml has one Image; series lists 0 and 1, and images 0 and 1 are stored.",
+            lambda s, v: write_ome_xml(s, 1),
+        ),
     }
 
 
@@ -680,12 +717,12 @@ def _legacy(version: str):
     }
 
 
-METADATA = {".zattrs", ".zgroup", ".zarray", "zarr.json"}
+METADATA = {".zattrs", ".zgroup", ".zarray", "zarr.json", "METADATA.ome.xml"}
 
 
 def _metadata_only(directory: str, names: list[str]) -> list[str]:
     """What a changed copy leaves out: every chunk. Its arrays read as their fill value, which Zarr allows, and the
-    corpus stays small; the valid stores keep their data."""
+    corpus stays small; the valid stores keep their data. Metadata (bioformats2raw's OME-XML among it) is kept."""
     here = Path(directory)
     is_array = (here / ".zarray").exists() or (
         (here / "zarr.json").exists() and json.loads((here / "zarr.json").read_text()).get("node_type") == "array"

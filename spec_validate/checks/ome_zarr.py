@@ -14,15 +14,18 @@ import itertools
 import math
 import posixpath
 import re
+import weakref
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
+from xml.etree import ElementTree
 
 from spec_validate.checks.api import NEEDS_DEEP, Options, check
 from spec_validate.checks.attrs import TYPES, is_type, type_name
 from spec_validate.checks.schemas import KEY
+from spec_validate.errors import TooLarge
 from spec_validate.excerpt import cut
 from spec_validate.kernels.facts import FactRequest
-from spec_validate.model import Finding, NotApplicable, NotChecked, Scope
+from spec_validate.model import Finding, NotApplicable, NotChecked, Omitted, Scope
 from spec_validate.nodes.base import Node, normalize_path
 
 AT = {"type": "string", "pattern": r"^[A-Za-z0-9_.-]+(\[\*\])?(\.[A-Za-z0-9_-]+(\[\*\])?)*$"}
@@ -1115,3 +1118,218 @@ def ome_metadata_on_groups(node: Node, options: Options, scope: Scope) -> Iterat
     keys = [k for k in OME_KEYS if k in node.attrs]
     if keys:
         yield Finding(f"the array carries OME-Zarr metadata {', '.join(map(repr, keys))}", details={"keys": keys})
+
+
+# ------------------------------------------------------------------------------------------------ OME-XML
+# bioformats2raw's `OME/METADATA.ome.xml`: read through the node layer (`read_key`, at most MAX_OME_XML_BYTES) and
+# parsed by the standard library's ElementTree (`XMLPullParser`, over expat): Python 3.11's expat (2.4 and later)
+# refuses entity expansion past its amplification bound, ElementTree resolves no external entity and fetches nothing,
+# and nothing the document names is ever opened or run. It is parsed as a stream, each element dropped at its end,
+# at most MAX_OME_XML_DEPTH levels deep, so memory is the document's bytes and one path of elements.
+OME_XML = "OME/METADATA.ome.xml"
+MAX_OME_XML_BYTES = 64 * 2**20
+MAX_OME_XML_DEPTH = 256
+XML_FEED_BYTES = 1 << 16
+PIXELS_DATA = ("BinData", "TiffData", "MetadataOnly")  # what a Pixels element holds its data as
+_OME_XML_SEEN: weakref.WeakKeyDictionary[Any, dict[str, OmeXml]] = weakref.WeakKeyDictionary()
+
+
+class OmeImage(NamedTuple):
+    """One `Image` element of the document: its ID and Name attributes and the data elements its Pixels hold."""
+
+    id: str | None
+    name: str | None
+    data: tuple[str, ...]  # local names of the Pixels' BinData, TiffData and MetadataOnly children, in order
+
+
+class OmeXml(NamedTuple):
+    """What the rules read of an OME-XML document: its root's local name, its Image elements, whether it holds a
+    BinaryOnly element; `error` says why it is no well-formed XML (then the rest is what came before the error)."""
+
+    root: str | None
+    images: tuple[OmeImage, ...]
+    binary_only: bool
+    error: str | None
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+class _OmeXmlReader:
+    """The parse's state: the open elements (their local names), the Images read so far and the one being read."""
+
+    def __init__(self) -> None:
+        self.stack: list[ElementTree.Element] = []
+        self.names: list[str] = []
+        self.images: list[OmeImage] = []
+        self.current: list[Any] = []  # [id, name, data] of the Image being read
+        self.root: str | None = None
+        self.binary_only = False
+
+    def start(self, elem: ElementTree.Element) -> None:
+        if len(self.stack) >= MAX_OME_XML_DEPTH:
+            raise ValueError(f"elements nest more than {MAX_OME_XML_DEPTH} levels deep")
+        local, depth = _local(elem.tag), len(self.names)
+        if self.root is None:
+            self.root = local
+        elif depth == 1 and local == "Image":
+            self.current[:] = [elem.get("ID"), elem.get("Name"), []]
+        elif depth == 1 and local == "BinaryOnly":
+            self.binary_only = True
+        elif depth == 3 and local in PIXELS_DATA and self.names[2] == "Pixels" and self.current:
+            self.current[2].append(local)
+        self.stack.append(elem)
+        self.names.append(local)
+
+    def end(self, elem: ElementTree.Element) -> None:
+        self.stack.pop()
+        local = self.names.pop()
+        if len(self.names) == 1 and local == "Image" and self.current:
+            self.images.append(OmeImage(self.current[0], self.current[1], tuple(self.current[2])))
+            self.current.clear()
+        if self.stack:  # dropped at its end: memory holds one path of elements, not the document
+            self.stack[-1].remove(elem)
+
+
+def parse_ome_xml(raw: bytes) -> OmeXml:
+    """The document's root, Image elements and BinaryOnly element, matched by local name (any namespace)."""
+    parser = ElementTree.XMLPullParser(events=("start", "end"))
+    reader, error = _OmeXmlReader(), None
+    try:
+        for offset in range(0, max(len(raw), 1), XML_FEED_BYTES):
+            parser.feed(raw[offset : offset + XML_FEED_BYTES])
+            for event, elem in parser.read_events():
+                (reader.start if event == "start" else reader.end)(elem)
+        parser.close()
+    except (ElementTree.ParseError, ValueError) as exc:
+        error = str(exc)
+    if reader.root is None and error is None:
+        error = "no element"
+    return OmeXml(reader.root, tuple(reader.images), reader.binary_only, error)
+
+
+def ome_xml(node: Node, key: str = OME_XML) -> OmeXml:
+    """The OME-XML document stored at `key` below the node, parsed once per tree.
+
+    Raises NotApplicable where none is stored ("if provided"), NotChecked where it is larger than MAX_OME_XML_BYTES
+    (never read) or stored but unreadable (the node layer reports that)."""
+    seen = _OME_XML_SEEN.setdefault(node.tree, {})
+    where = normalize_path(posixpath.join(node.path, key))
+    got = seen.get(where)
+    if got is None:
+        try:
+            raw = node.read_key(key, MAX_OME_XML_BYTES)
+        except TooLarge as exc:
+            raise NotChecked(f"{exc} (this tool parses OME-XML of at most {MAX_OME_XML_BYTES} bytes)") from None
+        if raw is None:
+            raise NotApplicable(f"no {where} is stored")
+        got = seen[where] = parse_ome_xml(bytes(raw))
+    return got
+
+
+def _bf2raw_top(node: Node) -> Mapping[str, Any]:
+    doc = ome_document(node)
+    if "bioformats2raw.layout" not in doc:
+        raise NotApplicable("no 'bioformats2raw.layout' in the OME-Zarr metadata")
+    return doc
+
+
+def _usable(doc: OmeXml, where: str) -> OmeXml:
+    if doc.error is not None:
+        raise NotChecked(f"{where} is no well-formed XML ({doc.error}); what it holds cannot be told")
+    return doc
+
+
+def _more(findings: list[Finding], limit: int = 10) -> Iterator[Finding]:
+    yield from findings[:limit]
+    if len(findings) > limit:
+        yield Omitted(len(findings) - limit)
+
+
+@check(kind="group")
+def ome_xml_present(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The bioformats2raw top-level group has `OME/METADATA.ome.xml`, a well-formed XML document whose root element is
+    `OME`.
+
+    A file that does not parse as XML (or is not rooted at `OME`) holds no OME metadata: a finding of this rule (the
+    MUST rules that read it are then not checked). Not applicable when the group is no bioformats2raw group."""
+    _bf2raw_top(node)
+    try:
+        doc = ome_xml(node)
+    except NotChecked:
+        raise
+    except NotApplicable:
+        yield Finding(f"no {OME_XML} is stored: the collection's OME metadata is missing")
+        return
+    if doc.error is not None:
+        yield Finding(f"{OME_XML} is no well-formed XML: {doc.error}", details={"error": doc.error})
+    elif doc.root != "OME":
+        yield Finding(f"{OME_XML}'s root element is {doc.root!r}, not 'OME'", details={"root": doc.root})
+
+
+@check(kind="group")
+def ome_xml_metadata_only(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """Every `Image` of `OME/METADATA.ome.xml` holds its pixel data as `<MetadataOnly/>`: its `Pixels` have a
+    MetadataOnly element and no BinData or TiffData, and the document has no BinaryOnly element.
+
+    Not applicable when the group is no bioformats2raw group or the file is not stored; not checked when it is no
+    well-formed XML (the presence rule reports that) or larger than the bound."""
+    _bf2raw_top(node)
+    doc = _usable(ome_xml(node), OME_XML)
+    if doc.binary_only:
+        yield Finding(f"{OME_XML} holds a BinaryOnly element", details={"element": "BinaryOnly"})
+    found = []
+    for i, image in enumerate(doc.images):
+        what = f"Image {i} ({image.id})" if image.id else f"Image {i}"
+        wrong = sorted(set(image.data) - {"MetadataOnly"})
+        if wrong:
+            found.append(Finding(f"{what}'s Pixels hold {', '.join(wrong)}", details={"image": i, "elements": wrong}))
+        elif "MetadataOnly" not in image.data:
+            found.append(Finding(f"{what}'s Pixels hold no MetadataOnly element", details={"image": i}))
+    yield from _more(found)
+
+
+def _series(node: Node) -> list[Any] | None:
+    ome = node.tree.get(normalize_path(posixpath.join(node.path, "OME")))
+    series = ome_document(ome).get("series") if _group_has(ome, "series") else None
+    return series if isinstance(series, list) else None
+
+
+@check(kind="group")
+def ome_xml_series_match(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The `OME` group's `series` lists one path per `Image` of `OME/METADATA.ome.xml`, the i-th path for the i-th
+    Image: as many paths as Images.
+
+    Not applicable when the group is no bioformats2raw group, its OME group has no `series` list, or the file is not
+    stored ("if provided"); not checked when it is no well-formed XML or larger than the bound."""
+    _bf2raw_top(node)
+    series = _series(node)
+    if series is None:
+        raise NotApplicable("the OME group has no 'series' list")
+    doc = _usable(ome_xml(node), OME_XML)
+    if len(series) != len(doc.images):
+        yield Finding(
+            f"series lists {len(series)} path(s); {OME_XML} has {len(doc.images)} Image element(s)",
+            details={"series": len(series), "images": len(doc.images)},
+        )
+
+
+@check(kind="group")
+def ome_xml_images_match(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
+    """The images right below the bioformats2raw group (child groups with `multiscales`, numbered 0, 1, ...) are as
+    many as the `Image` elements of `OME/METADATA.ome.xml`: each represents one Image, in the groups' order.
+
+    Not applicable when the group is no bioformats2raw group, is a plate (its images are the fields of view its
+    series lists), or the file is not stored; not checked when it is no well-formed XML or larger than the bound."""
+    doc = _bf2raw_top(node)
+    if "plate" in doc:
+        raise NotApplicable("a plate: its images are where the plate says, in the order of series")
+    xml = _usable(ome_xml(node), OME_XML)
+    images = sorted(c.name for c in node.children().values() if _is_image(c))
+    if len(images) != len(xml.images):
+        shown = ", ".join(images[:10]) + (", ..." if len(images) > 10 else "")
+        yield Finding(
+            f"{len(images)} multiscales group(s) ({shown or 'none'}); {OME_XML} has {len(xml.images)} Image element(s)",
+            details={"groups": len(images), "images": len(xml.images)},
+        )

@@ -13,7 +13,7 @@ import numpy as np
 
 from spec_validate.errors import NodeError, NotDecoded
 from spec_validate.kernels.block import Block
-from spec_validate.storage.keyvalue import MAX_DEPTH
+from spec_validate.storage.keyvalue import MAX_DEPTH, MAX_DOCUMENT_BYTES
 
 NodeKind = Literal["group", "array", "link"]
 
@@ -283,11 +283,13 @@ class Node(ABC):
         raw = self.read_key(key)
         return None if raw is None else loads(raw)
 
-    def read_key(self, key: str) -> bytes | None:
+    def read_key(self, key: str, limit: int = MAX_DOCUMENT_BYTES) -> bytes | None:
         """The raw bytes stored at `key` (relative to this node, from `stored_keys`), or None when not stored.
 
-        Raises NodeError when the key is stored but cannot be read. Array data is read by the engine's scan
-        (`read_block`), never by a check: this is for documents beside the node's own.
+        Raises NodeError when the key is stored but cannot be read, and TooLarge (a NodeError naming the key, its size
+        and the bound) when it holds more than `limit` bytes: refused before a byte of it is read, locally, in a zip
+        and remotely alike. Array data is read by the engine's scan (`read_block`), never by a check: this is for
+        documents beside the node's own (Zarr documents, or a file such as bioformats2raw's `OME/METADATA.ome.xml`).
         """
         return None
 

@@ -9,7 +9,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from spec_validate.errors import InputError, NodeError
+from spec_validate.errors import InputError, NodeError, TooLarge
 
 # The most bytes a format's metadata document may hold (the format reader asks for it with this bound): a real one, even
 # the consolidated metadata of a store with many thousand arrays, is far smaller; a larger one is reported, not read.
@@ -57,12 +57,12 @@ def keys_below(
 
 
 def read_checked(key: str, where: str, get: Callable[[str], bytes | None], stored: Callable[[str], bool]) -> bytes | None:
-    """`get(key)`, with every way it can fail as one NodeError naming `where`: more than its bound, a failure to
+    """`get(key)`, with every way it can fail as one NodeError naming `where`: more than its bound (TooLarge), a failure to
     read, or nothing got for a key that is `stored` (absent and unreadable are different findings)."""
     try:
         raw = get(key)
     except ValueTooLarge as exc:
-        raise NodeError(f"{where or key}: {exc}") from None
+        raise TooLarge(f"{where or key}: {exc}") from None
     except Exception as exc:
         raise NodeError(f"{where or key}: cannot read {key} ({exc})") from None
     if raw is None and stored(key):

@@ -535,3 +535,164 @@ def test_ome_plate_groups_defined_and_hold_images_fail_undefined_and_empty_group
     ]
     assert _messages("ome_plate_groups_hold_images", t, {"level": "row"}) == ["row group /C holds no well with an image"]
     assert _messages("ome_plate_groups_hold_images", t, {"level": "well"}) == ["well group /C/1 holds no image"]
+
+
+# ------------------------------------------------------------------------------------------------ OME-XML
+# bioformats2raw's OME/METADATA.ome.xml, read from a Zarr tree in memory (the memory trees store no such file).
+OME_NS = "http://www.openmicroscopy.org/Schemas/OME/2016-06"
+
+
+def ome_xml(*pixels: str, extra: str = "", ns: str = OME_NS) -> bytes:
+    """An OME-XML document of one Image per `pixels` entry, each Pixels holding that text."""
+    images = "".join(
+        f'<Image ID="Image:{i}" Name="{i}"><Pixels ID="Pixels:{i}"><Channel/>{p}</Pixels></Image>' for i, p in enumerate(pixels)
+    )
+    return f'<?xml version="1.0" encoding="UTF-8"?><OME xmlns="{ns}">{images}{extra}</OME>'.encode()
+
+
+def bf2raw(xml: bytes | None, series: list[str] | None = ("0", "1"), images=("0", "1"), fmt="zarr-v2", **top) -> Any:
+    """A bioformats2raw store: the top-level group, its numbered images, its OME group (with `series`) and `xml`."""
+    from dict_store import DictStore
+
+    from spec_validate.nodes.zarr.tree import ZarrTree
+
+    v3 = fmt == "zarr-v3"
+
+    def group(prefix, attrs):
+        key = f"{prefix}zarr.json" if v3 else f"{prefix}.zgroup"
+        doc = (
+            {"zarr_format": 3, "node_type": "group", "attributes": {"ome": {"version": "0.5", **attrs}}}
+            if v3
+            else {"zarr_format": 2}
+        )
+        out = {key: doc}
+        if not v3 and attrs:
+            out[f"{prefix}.zattrs"] = attrs
+        return out
+
+    items = group("", {"bioformats2raw.layout": 3, **top})
+    items |= group("OME/", {} if series is None else {"series": list(series)})
+    for name in images:
+        items |= group(f"{name}/", {"multiscales": [multiscale(("s0",))]})
+    if xml is not None:
+        items["OME/METADATA.ome.xml"] = xml
+    return ZarrTree(DictStore(items), 3 if v3 else 2)
+
+
+VALID_XML = ome_xml("<MetadataOnly/>", "<MetadataOnly/>")
+XML_PRIMITIVES = ("ome_xml_present", "ome_xml_metadata_only", "ome_xml_series_match", "ome_xml_images_match")
+
+
+@pytest.mark.parametrize("fmt", ["zarr-v2", "zarr-v3"])
+@pytest.mark.parametrize("name", XML_PRIMITIVES)
+def test_ome_xml_passes_bioformats2raw_xml_with_one_metadata_only_image_per_series(name, fmt):
+    assert findings(name, bf2raw(VALID_XML, fmt=fmt).root) == []
+
+
+@pytest.mark.parametrize("name", XML_PRIMITIVES)
+def test_ome_xml_not_applicable_on_a_group_that_is_no_bioformats2raw_group(name):
+    with pytest.raises(NotApplicable, match=r"bioformats2raw\.layout"):
+        findings(name, v2({"multiscales": [multiscale()]}).root)
+
+
+def test_ome_xml_present_fails_no_xml_stored():
+    assert [f.message for f in findings("ome_xml_present", bf2raw(None).root)] == [
+        "no OME/METADATA.ome.xml is stored: the collection's OME metadata is missing"
+    ]
+
+
+@pytest.mark.parametrize("name", XML_PRIMITIVES[1:])
+def test_ome_xml_rules_not_applicable_without_the_xml_if_provided(name):
+    with pytest.raises(NotApplicable, match=r"no /OME/METADATA\.ome\.xml is stored"):
+        findings(name, bf2raw(None).root)
+
+
+def test_ome_xml_present_fails_not_well_formed_and_the_musts_are_not_checked():
+    t = bf2raw(b"<OME><Image></OME>")
+    (got,) = findings("ome_xml_present", t.root)
+    assert got.message.startswith("OME/METADATA.ome.xml is no well-formed XML: mismatched tag")
+    for name in XML_PRIMITIVES[1:]:
+        with pytest.raises(NotChecked, match="no well-formed XML"):
+            findings(name, t.root)
+
+
+def test_ome_xml_present_fails_a_root_other_than_ome():
+    assert [f.message for f in findings("ome_xml_present", bf2raw(b"<Image/>").root)] == [
+        "OME/METADATA.ome.xml's root element is 'Image', not 'OME'"
+    ]
+
+
+def test_ome_xml_not_checked_past_its_bound_naming_it(monkeypatch):
+    from spec_validate.checks import ome_zarr
+
+    monkeypatch.setattr(ome_zarr, "MAX_OME_XML_BYTES", len(VALID_XML) - 1)
+    for name in XML_PRIMITIVES:
+        with pytest.raises(NotChecked, match=rf"{len(VALID_XML)} bytes, more than the {len(VALID_XML) - 1} read for it"):
+            findings(name, bf2raw(VALID_XML).root)
+
+
+def test_ome_xml_passes_any_namespace_and_none_matching_local_names():
+    for xml in (
+        ome_xml("<MetadataOnly/>", "<MetadataOnly/>", ns="http://www.openmicroscopy.org/Schemas/OME/2015-01"),
+        VALID_XML.replace(f' xmlns="{OME_NS}"'.encode(), b""),
+    ):
+        for name in XML_PRIMITIVES:
+            assert findings(name, bf2raw(xml).root) == [], name
+
+
+def test_ome_xml_metadata_only_fails_bindata_tiffdata_binaryonly_and_none():
+    xml = ome_xml(
+        '<BinData Length="0"></BinData>',
+        '<TiffData IFD="0"/><MetadataOnly/>',
+        "",
+        extra="<BinaryOnly MetadataFile='x' UUID='u'/>",
+    )
+    got = [f.message for f in findings("ome_xml_metadata_only", bf2raw(xml, series=None, images=("0", "1", "2")).root)]
+    assert got == [
+        "OME/METADATA.ome.xml holds a BinaryOnly element",
+        "Image 0 (Image:0)'s Pixels hold BinData",
+        "Image 1 (Image:1)'s Pixels hold TiffData",
+        "Image 2 (Image:2)'s Pixels hold no MetadataOnly element",
+    ]
+
+
+def test_ome_xml_metadata_only_passes_bindata_outside_pixels():
+    # BinData also holds a Mask's bits (ROI) and a file annotation's bytes: the clause is about the pixels.
+    xml = ome_xml(
+        "<MetadataOnly/>", "<MetadataOnly/>", extra='<ROI ID="ROI:0"><Union><Mask><BinData Length="0"/></Mask></Union></ROI>'
+    )
+    assert findings("ome_xml_metadata_only", bf2raw(xml).root) == []
+
+
+def test_ome_xml_series_match_fails_fewer_images_than_series():
+    got = findings("ome_xml_series_match", bf2raw(ome_xml("<MetadataOnly/>")).root)
+    assert [f.message for f in got] == ["series lists 2 path(s); OME/METADATA.ome.xml has 1 Image element(s)"]
+
+
+def test_ome_xml_series_match_not_applicable_without_series():
+    with pytest.raises(NotApplicable, match="no 'series' list"):
+        findings("ome_xml_series_match", bf2raw(VALID_XML, series=None).root)
+
+
+def test_ome_xml_images_match_fails_more_images_in_the_xml_than_groups():
+    xml = ome_xml("<MetadataOnly/>", "<MetadataOnly/>", "<MetadataOnly/>")
+    got = findings("ome_xml_images_match", bf2raw(xml, series=None).root)
+    assert [f.message for f in got] == ["2 multiscales group(s) (0, 1); OME/METADATA.ome.xml has 3 Image element(s)"]
+
+
+def test_ome_xml_images_match_not_applicable_on_a_plate():
+    with pytest.raises(NotApplicable, match="a plate"):
+        findings("ome_xml_images_match", bf2raw(VALID_XML, plate={"rows": [], "columns": []}).root)
+
+
+def test_parse_ome_xml_refuses_entity_expansion_external_entities_and_deep_nesting():
+    from spec_validate.checks.ome_zarr import MAX_OME_XML_DEPTH, parse_ome_xml
+
+    entities = "".join(f'<!ENTITY e{i} "{f"&e{i - 1};" * 10 if i else "x" * 10}">' for i in range(9))
+    laughs = f'<?xml version="1.0"?><!DOCTYPE OME [{entities}]><OME>&e8;</OME>'.encode()
+    assert "amplification" in parse_ome_xml(laughs).error
+    external = b'<?xml version="1.0"?><!DOCTYPE OME [<!ENTITY x SYSTEM "file:///etc/passwd">]><OME>&x;</OME>'
+    assert "undefined entity" in parse_ome_xml(external).error
+    nested = b"<OME>" + b"<a>" * MAX_OME_XML_DEPTH + b"</a>" * MAX_OME_XML_DEPTH + b"</OME>"
+    assert parse_ome_xml(nested).error == f"elements nest more than {MAX_OME_XML_DEPTH} levels deep"
+    assert parse_ome_xml(b"").error is not None

@@ -14,6 +14,7 @@ from dict_store import DictStore
 from latency_server import LatencyServer
 from s3_server import s3_server
 
+from spec_validate.errors import TooLarge
 from spec_validate.storage.keyvalue import DirectoryStore, KeyValueStore, ValueTooLarge, ZipStore
 from spec_validate.storage.memory import MemoryStore
 from spec_validate.storage.remote import RemoteStore, filesystem
@@ -113,6 +114,11 @@ class TestStoreContract:
         assert store.get_bounded("dir/sub/c", 100) == CONTENT["dir/sub/c"]
         with pytest.raises(ValueTooLarge):
             store.get_bounded("dir/sub/c", 99)
+
+    def test_read_past_its_limit_is_too_large_naming_the_bound(self, store):
+        assert store.read("dir/sub/c", "/g", 100) == CONTENT["dir/sub/c"]
+        with pytest.raises(TooLarge, match=r"^/g: .*100 bytes, more than the 99 read for it"):
+            store.read("dir/sub/c", "/g", 99)
 
     def test_many_keys_at_once(self, store):
         asked = ["a", "dir/b", "missing", "dir/sub/c"]

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from spec_validate.codecs.jsondoc import JSONProblem, loads
-from spec_validate.errors import NodeError, NotDecoded
+from spec_validate.errors import NodeError, NotDecoded, TooLarge
 from spec_validate.kernels.block import Block
 from spec_validate.nodes.base import (
     DEFAULT_BLOCK_ELEMENTS,
@@ -230,8 +230,8 @@ class ZarrNode(Node):
     def read_document(self, name: str) -> bytes | None:
         return self.read_key(name)
 
-    def read_key(self, key: str) -> bytes | None:
-        return self.tree.read(self.key(key), self.path)
+    def read_key(self, key: str, limit: int = MAX_DOCUMENT_BYTES) -> bytes | None:
+        return self.tree.read(self.key(key), self.path, limit)
 
     def read_json(self, key: str) -> Any:
         return self.tree.read_json(self.key(key), self.path)
@@ -586,11 +586,15 @@ class ZarrTree(Tree):
             return False
         return not _in_sorted(listing[0], name) and not _in_sorted(listing[1], name)
 
-    def read(self, key: str, where: str) -> bytes | None:
-        """`kv.read` (NodeError for a key stored but unreadable), a metadata document read once for every reader."""
+    def read(self, key: str, where: str, limit: int = MAX_DOCUMENT_BYTES) -> bytes | None:
+        """`kv.read` (NodeError for a key stored but unreadable, TooLarge past `limit`), a metadata document read once
+        for every reader (under its own bound, MAX_DOCUMENT_BYTES)."""
         if key.rpartition("/")[2] not in DOCUMENTS:
-            return self.kv.read(key, where)
-        return read_checked(key, where, self._raw, self._stored)
+            return self.kv.read(key, where, limit)
+        raw = read_checked(key, where, self._raw, self._stored)
+        if raw is not None and len(raw) > limit:
+            raise TooLarge(f"{where or key}: {key} holds {len(raw)} bytes, more than the {limit} read for it; not used")
+        return raw
 
     def parse(self, key: str, raw: bytes | None) -> tuple[Any, MetadataProblem | None]:
         """`parse_json` of the document `key` whose stored bytes are `raw`; a metadata document parsed once."""

@@ -477,3 +477,39 @@ def test_zarr_fails_array_document_stored_unreadable_leaves_the_array_unknown(tm
     assert not failed, {k: [f.message for f in r.findings] for k, r in failed.items()}
     unchecked = {r.rule.id for r in report.results if r.unchecked}
     assert {"anndata.csr_matrix.index-arrays-integer", "zarr.consolidated.matches-documents"} <= unchecked
+
+
+@pytest.mark.parametrize("transport", ["directory", "zip", "http"])
+def test_zarr_read_key_passes_a_small_document_and_fails_one_past_its_limit(tmp_path, transport):
+    """A file beside the Zarr documents (bioformats2raw's OME/METADATA.ome.xml) is read by its key under a group, at
+    most `limit` bytes: past it, TooLarge names the bound, locally, in a zip and remotely alike."""
+    from latency_server import LatencyServer
+
+    from spec_validate.errors import TooLarge
+
+    src = write_hierarchy(tmp_path / "s.zarr", 2)
+    os.makedirs(os.path.join(src, "a", "OME"))
+    with open(os.path.join(src, "a", "OME", "METADATA.ome.xml"), "wb") as fh:
+        fh.write(b"<OME/>" * 10)
+    target, server = src, None
+    if transport == "zip":
+        target = str(tmp_path / "s.zip")
+        with zipfile.ZipFile(target, "w") as zf:
+            for dirpath, _, files in os.walk(src):
+                for name in files:
+                    full = os.path.join(dirpath, name)
+                    zf.write(full, os.path.relpath(full, src))
+    elif transport == "http":
+        server = LatencyServer(tmp_path)
+        server.__enter__()
+        target = f"{server.url}/s.zarr"
+    try:
+        with open_store(target) as tree:
+            group = tree.get("/a")
+            assert group.read_key("OME/METADATA.ome.xml", 60) == b"<OME/>" * 10
+            assert group.read_key("OME/absent.xml", 60) is None
+            with pytest.raises(TooLarge, match="60 bytes, more than the 59 read for it"):
+                group.read_key("OME/METADATA.ome.xml", 59)
+    finally:
+        if server is not None:
+            server.__exit__(None, None, None)
