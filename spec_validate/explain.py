@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 
 from spec_validate.checks import registry
 from spec_validate.engine.selectors import describe
 from spec_validate.engine.writer_notes import values_explained
 from spec_validate.model import Rule
+
+# A link inside the quoted spec text to an anchor of the spec's own page ("the [well specification](#well-md)"):
+# that anchor is on no page here, so the quote keeps the link's words without it.
+_SPEC_ANCHOR_LINK = re.compile(r"\[([^\]]*)\]\(#[^)\s]*\)")
+
+
+def quoted(clause: str) -> str:
+    """A clause as a rule page quotes it: the spec's words, its links to its own anchors as their text."""
+    return _SPEC_ANCHOR_LINK.sub(r"\1", clause)
 
 
 def notes_for(rule: Rule) -> list:
@@ -26,7 +36,7 @@ def explain(rule: Rule, notes=None) -> str:
         lines += [f"Level raised or lowered by a pack override; the spec says {rule.spec_level.value}.", ""]
     source = f" of {rule.spec_source}" if rule.spec_source else ""
     lines += [f"Pack: {rule.pack}. Section: {rule.section}{source} (spec version {rule.spec_version}).", ""]
-    lines += [f"> {rule.clause}", ""]
+    lines += [f"> {quoted(rule.clause)}", ""]
     if rule.rationale:
         lines += [f"Derived: {rule.rationale}", ""]
     lines += [f"Applies to: {describe(rule.applies_to)}.", "", "Checks, in order (stopping at the first that fails):", ""]
@@ -54,7 +64,7 @@ def explain_legacy(pack) -> str:
         "",
         f"Pack: {pack.name}. Section: {legacy.section}.",
         "",
-        f"> {legacy.clause}",
+        f"> {quoted(legacy.clause)}",
         "",
         "A scope of one of these eras gets this one verdict instead of the clauses of the pack that depend on the "
         "era (--all-clauses checks them as well). It counts as a MUST failure at every --fail-on; --ignore it (or "
