@@ -334,13 +334,18 @@ def builtin_pack_files() -> list[str]:
 def builtin_packs() -> tuple[Pack, ...]:
     """Every pack shipped with the tool, validated."""
     packs = tuple(load_pack(p) for p in builtin_pack_files())
+    refuse_repeated_ids(packs)
+    return packs
+
+
+def refuse_repeated_ids(packs: Sequence[Any]) -> None:
+    """PackError naming the first rule id that two of `packs` (anything with a `path` and `rules` with `id`s) define."""
     ids: dict[str, str] = {}
     for pack in packs:
         for rule in pack.rules:
             if rule.id in ids:
                 raise PackError(f"{pack.path}: {rule.id}: rule id also defined in {ids[rule.id]}")
             ids[rule.id] = pack.path
-    return packs
 
 
 def write_built_entries(directory: str) -> list[str]:

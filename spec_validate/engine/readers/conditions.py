@@ -300,23 +300,15 @@ def document(want: Any, facts: StoreFacts) -> bool | None:
 
 
 def _json_type(raw: bytes) -> str:
+    from spec_validate.checks.attrs import type_name
     from spec_validate.codecs.jsondoc import JSONProblem, loads
 
     try:
         value = loads(raw)
     except JSONProblem:
         return "not-json"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if value is None:
-        return "null"
-    return "number"
+    name = type_name(value)  # as findings name types, but JSON's one number type
+    return "number" if name == "integer" else name
 
 
 @fact_condition("raw_key", _one_or_many({"type": "string", "minLength": 1}))

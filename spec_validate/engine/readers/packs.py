@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from spec_validate.engine.loader import READER_PACKS_FOLDER, _message, _where, builtin_rules_dir
+from spec_validate.engine.loader import READER_PACKS_FOLDER, _message, _where, builtin_rules_dir, refuse_repeated_ids
 from spec_validate.engine.readers.conditions import when_schema
 from spec_validate.engine.readers.formats import COARSE_FORMATS
 from spec_validate.engine.selectors import SELECTOR_SCHEMA
@@ -94,12 +94,7 @@ def _load(directory: str) -> Readers:
     listed = os.listdir(directory) if os.path.isdir(directory) else []
     files = sorted(f for f in listed if f.endswith(".yaml") and f != MEASURED_FILE)
     packs = tuple(_pack(os.path.join(directory, f), measured) for f in files)
-    seen: dict[str, str] = {}
-    for pack in packs:
-        for rule in pack.rules:
-            if rule.id in seen:
-                raise PackError(f"{pack.path}: {rule.id}: rule id also defined in {seen[rule.id]}")
-            seen[rule.id] = pack.path
+    refuse_repeated_ids(packs)
     return Readers(measured, packs)
 
 
