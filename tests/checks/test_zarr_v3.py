@@ -836,8 +836,11 @@ def test_a_long_codec_list_is_worked_out_once_for_every_primitive_that_asks(monk
     chains = zarr_v3.codec_chains
     monkeypatch.setattr(zarr_v3, "codec_chains", lambda meta: walked.append(1) or chains(meta))
     transposes = [{"name": "transpose", "configuration": {"order": [1, 0]}}] * zarr_v3.LONG_CODEC_LIST
-    asks = [("transpose_order_permutation", None), ("bytes_endian_present", None),
-            ("codec_configuration_declared", {"members": CODEC_MEMBERS})]
+    asks = [
+        ("transpose_order_permutation", None),
+        ("bytes_endian_present", None),
+        ("codec_configuration_declared", {"members": CODEC_MEMBERS}),
+    ]
     node = array(codecs=[*transposes, *ARRAY["codecs"]])
     counts = [len(run(p, node, options)) for p, options in asks for _ in range(2)]
     assert counts[0::2] == counts[1::2], "the same findings each time"

@@ -170,9 +170,7 @@ def test_render_names_nodes_a_not_checked_clause_could_not_check():
     )
     assert "  NOT CHECKED MUST t.a.monotonic" in text.splitlines()
     assert "    not checked: /a: not decoded: codec 'x'" in text.splitlines()
-    assert (
-        "conforms at --fail-on must (1 clause(s) not checked: each listed with why)." in text
-    )
+    assert "conforms at --fail-on must (1 clause(s) not checked: each listed with why)." in text
     assert "MUST: 0 failed, 2 passed, 0 n/a, 1 not checked; SHOULD: 1 failed, 0 passed, 0 n/a" in text
 
 
