@@ -890,16 +890,21 @@ def json_huge_shape(t: Target) -> str:
     return f"{p.relative_to(t.path)}: shape {shape} chunks {chunks}"
 
 
+def _set_chunks(p: Path, doc: dict, chunks: list[int]) -> None:
+    """An array document's chunk shape set to `chunks`, as Zarr v2 (`.zarray`) or v3 (`zarr.json`) states it."""
+    if p.name == ".zarray":
+        doc["chunks"] = chunks
+    else:
+        doc["chunk_grid"] = {"name": "regular", "configuration": {"chunk_shape": chunks}}
+
+
 @mutator("zarr-v2", "zarr-v3", "zip")
 def json_huge_chunks(t: Target) -> str:
     p = t.pick(_array_documents(t))
     doc = _load(p)
     n = len(doc.get("shape") or [1]) if isinstance(doc.get("shape"), list) else 1
     chunks = [t.rng.choice((2**40, 2**31, 0, -1, 2**62, 1))] * max(1, n)
-    if p.name == ".zarray":
-        doc["chunks"] = chunks
-    else:
-        doc["chunk_grid"] = {"name": "regular", "configuration": {"chunk_shape": chunks}}
+    _set_chunks(p, doc, chunks)
     p.write_text(json.dumps(doc))
     return f"{p.relative_to(t.path)}: chunks {chunks}"
 
@@ -1638,10 +1643,7 @@ def _regress_shape(shape: list[int]) -> Callable[[Target], str]:
         doc = _load(p)
         doc["shape"] = shape
         chunks = [2**20] * len(shape)
-        if p.name == ".zarray":
-            doc["chunks"] = chunks
-        else:
-            doc["chunk_grid"] = {"name": "regular", "configuration": {"chunk_shape": chunks}}
+        _set_chunks(p, doc, chunks)
         p.write_text(json.dumps(doc))
         return f"{p.relative_to(t.path)}: shape {shape} chunks {chunks}"
 
