@@ -159,7 +159,19 @@ def _root(want: Any, node: Node, scope: Scope) -> bool:
 
 def _parent(want: Any, node: Node, scope: Scope) -> bool:
     parent = node.parent if node.path != scope.root.path else None
-    return parent is not None and matches(want, parent, scope)
+    if parent is None:
+        return False
+    # The thousands of columns of one dataframe ask the same of one parent: it is matched once per parent selector
+    # and scope root, and the answer kept on the parent (whose metadata does not change while it is read).
+    memo = parent.__dict__.get("_as_parent")
+    if memo is None:
+        memo = parent.__dict__["_as_parent"] = {}
+    key = (id(want), scope.root.path)
+    found = memo.get(key)
+    if found is None or found[0] is not want:
+        # The selector itself is kept in the entry, so its id cannot be reused by another object meanwhile.
+        found = memo[key] = (want, matches(want, parent, scope))
+    return found[1]
 
 
 def _any_of(want: Any, node: Node, scope: Scope) -> bool:

@@ -164,3 +164,24 @@ def test_matches_fails_a_condition_on_attributes_that_cannot_be_read():
     scope = PackScope(None, t.root)
     assert matches({"name": "a"}, node, scope)
     assert not matches({"encoding-type": "dataframe"}, node, scope)
+
+
+def test_parent_condition_matches_one_parent_once_per_selector_and_scope_root(monkeypatch):
+    from spec_validate.engine import selectors
+
+    wide = tree({"obs": {"@attrs": {"encoding-type": "dataframe"}, **{f"c{i}": np.arange(2) for i in range(50)}}})
+    selector = {"parent": {"encoding-type": "dataframe"}}
+    calls = []
+    real = selectors.matches
+    monkeypatch.setattr(selectors, "matches", lambda s, n, sc: calls.append(n.path) or real(s, n, sc))
+    whole = scope(wide)
+    assert all(matches(selector, wide.get(f"/obs/c{i}"), whole) for i in range(50))
+    assert calls.count("/obs") == 1
+    # Another scope root asks again: paths in selectors are relative to it.
+    by_path = {"parent": {"path": "/"}}
+    assert not matches(by_path, wide.get("/obs/c0"), whole)
+    assert matches(by_path, wide.get("/obs/c0"), PackScope(whole.pack, wide.get("/obs")))
+    asked = calls.count("/obs")
+    other = {"parent": {"encoding-type": "dataframe"}}  # an equal selector, another object: asked on its own
+    assert matches(other, wide.get("/obs/c1"), whole) and matches(other, wide.get("/obs/c2"), whole)
+    assert calls.count("/obs") == asked + 1
