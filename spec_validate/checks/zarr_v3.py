@@ -1498,7 +1498,8 @@ def shard_indexes_valid(node: Node, options: Options, scope: Scope, facts: Mappi
     only its index bytes, in the array's scan (threads or Dask tasks).
     Not applicable when: the array is not sharded by its array -> bytes codec; not checked when its sharding
     configuration or index codecs are ones this tool does not read (codecs after sharding_indexed, index codecs
-    other than bytes then crc32c).
+    other than bytes then crc32c). Index codecs absent (zarr3.sharding.index-codecs reports it) are read as
+    zarr-python 3 and zarrs read them: a little-endian bytes codec then crc32c.
     """
     result = facts["shards"]
     if result is None:

@@ -526,6 +526,19 @@ def _check_count(codecs: int, where: str) -> None:
         )
 
 
+# The index codecs of a sharding_indexed configuration without `index_codecs` (zarr3.sharding.index-codecs reports
+# it), as the readers measured on such a store decode the index: zarr-python 3 builds the codec with its defaults
+# (`ShardingCodec(index_codecs=(BytesCodec(), Crc32cCodec()))`, the bytes codec little-endian), and zarrs (the
+# zarrs-python codec pipeline) is given zarr-python's codec objects as JSON (`codec.to_dict()`), these filled in.
+# With `index_location` absent too, both read the index at the shard's end (the spec's default).
+DEFAULT_INDEX_CODECS: tuple[dict[str, Any], ...] = ({"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"})
+
+
+def index_codecs(config: Mapping[str, Any]) -> Any:
+    """A sharding configuration's index codecs as written, or DEFAULT_INDEX_CODECS where the member is absent."""
+    return config["index_codecs"] if "index_codecs" in config else list(DEFAULT_INDEX_CODECS)
+
+
 def _sharding(config: Mapping[str, Any], dtype: np.dtype, shard_shape: tuple[int, ...], where: str, outer: int) -> Sharding:
     """The shards of `config`; `outer`: the codecs around them (the shard's own, `sharding_indexed` among them)."""
     inner_shape = config.get("chunk_shape")
@@ -541,7 +554,7 @@ def _sharding(config: Mapping[str, Any], dtype: np.dtype, shard_shape: tuple[int
     location = config.get("index_location", "end")
     if location not in ("start", "end"):
         raise NotDecoded(f"{where}: not decoded: sharding index_location {location!r}")
-    index = config.get("index_codecs")
+    index = index_codecs(config)
     _check_count(outer + (len(index) if isinstance(index, list) else 0), where)
     inner = v3_codec(config.get("codecs"), dtype, tuple(inner_shape), where, outer)
     names = [c.get("name") if isinstance(c, dict) else c for c in index] if isinstance(index, list) else None

@@ -89,7 +89,9 @@ def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> 
     """The map step: every kernel's partial result for one block (None for an empty block).
 
     A block some of whose chunks did not decode still feeds the kernels that read the chunk records
-    (`Kernel.reads_chunks`); every other kernel gets `Damaged` instead, since those values are not the array's.
+    (`Kernel.reads_chunks`); every other kernel gets `Damaged` instead, since those values are not the array's. A
+    block whose values are not the array's though its chunks decoded (`Block.values_problem`) feeds only the kernels
+    that read the chunk records and no value (`Kernel.reads_values` False).
     """
     if not block.size and not block.chunks and not block.shards:
         return None
@@ -98,7 +100,9 @@ def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> 
     fields: dict[str, Block] = {}
     for r in requests:
         kernel = kernels.get(r.kernel)
-        if kernel.reads_chunks:
+        if kernel.reads_chunks and block.values_problem is not None and kernel.reads_values:
+            out[r] = Damaged(block.values_problem)
+        elif kernel.reads_chunks:
             out[r] = kernel.summarize(block, **dict(r.params))
         elif problem is not None:
             out[r] = Damaged(problem)

@@ -36,7 +36,10 @@ class Block(NamedTuple):
     `start` is the flat (C-order) index of the first element of `values` in the whole array. `chunks` lists
     the stored chunks the block was read from, in chunk-grid order (chunks not stored, read as the fill value,
     are not listed). A chunk that did not decode carries its problem, and its elements in `values` are the
-    fill value (or zeros, or None), not data: `problem()` says whether the values can be trusted. A `uniform`
+    fill value (or zeros, or None), not data: `problem()` says whether the values can be trusted. `values_problem`
+    says why values are not the array's although every stored chunk decoded: chunks not stored whose fill value is
+    no value of the dtype (their elements are a zero stand-in), or a chunk layout this tool does not know; the chunk
+    records (`chunks`, `shards`) are exact all the same. A `uniform`
     block is the fill value of rows where nothing is stored. `shards` lists the shard indexes read for the block
     (Zarr v3 sharding), when a kernel asked for them. `count`, set only on a uniform block, is how many elements
     it stands for: `values` then holds the one value once.
@@ -47,6 +50,7 @@ class Block(NamedTuple):
     chunks: tuple[ChunkRead, ...] = ()
     shards: tuple[ShardIndex, ...] = ()
     count: int | None = None
+    values_problem: str | None = None
 
     @property
     def uniform(self) -> bool:
@@ -67,5 +71,6 @@ class Block(NamedTuple):
         return self.values.size if self.count is None else self.count
 
     def problem(self) -> str | None:
-        """The first chunk problem (one line naming the array path and the chunk's key), or None when every chunk decoded."""
-        return next((c.problem for c in self.chunks if c.problem is not None), None)
+        """The first chunk problem (one line naming the array path and the chunk's key), else `values_problem`; None
+        when every chunk decoded and the values are the array's."""
+        return next((c.problem for c in self.chunks if c.problem is not None), self.values_problem)

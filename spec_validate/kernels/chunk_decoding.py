@@ -25,7 +25,7 @@ def summarize(block: Block, limit: int = 20) -> ChunkPartial:
     return ChunkPartial(len(block.chunks), len(bad), tuple(bad[:limit]))
 
 
-@kernel("chunk_problems", summarize=summarize, reads_chunks=True)
+@kernel("chunk_problems", summarize=summarize, reads_chunks=True, reads_values=False)
 def combine(left: ChunkPartial, right: ChunkPartial, limit: int = 20) -> ChunkPartial:
     """Both spans as one; problems stay in block order because left precedes right."""
     return ChunkPartial(left.read + right.read, left.bad + right.bad, (left.found + right.found)[:limit])

@@ -26,6 +26,10 @@ class Kernel(NamedTuple):
     reads_chunks: bool = False
     # It reads the shard indexes of the block (`Block.shards`, Zarr v3 sharding), which are read only when asked for.
     reads_shard_indexes: bool = False
+    # It reads the block's values. One that reads only the chunk records (reads_values False) also gets a block whose
+    # values are not the array's though its chunks decoded (`Block.values_problem`: a fill value no value of the
+    # dtype where chunks are not stored, an unknown chunk layout); a kernel reading chunks and values does not.
+    reads_values: bool = True
 
 
 KERNELS: dict[str, Kernel] = {}
@@ -33,14 +37,19 @@ _MODULES = PackageModules(_PACKAGE, skip=("registry",))
 
 
 def kernel(
-    name: str, *, summarize: Callable[..., Any], reads_chunks: bool = False, reads_shard_indexes: bool = False
+    name: str,
+    *,
+    summarize: Callable[..., Any],
+    reads_chunks: bool = False,
+    reads_shard_indexes: bool = False,
+    reads_values: bool = True,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the kernel `name`: the decorated function is its combine, `summarize` its per-block step."""
 
     def register(combine: Callable[..., Any]) -> Callable[..., Any]:
         if name in KERNELS:
             raise RuntimeError(f"kernel {name!r} is registered twice")
-        KERNELS[name] = Kernel(name, summarize, combine, reads_chunks, reads_shard_indexes)
+        KERNELS[name] = Kernel(name, summarize, combine, reads_chunks, reads_shard_indexes, reads_values)
         return combine
 
     return register

@@ -117,7 +117,7 @@ def summarize(block: Block, limit: int = 20) -> ShardPartial:
     return ShardPartial(len(block.shards), _merge(counts), _first(found, limit))
 
 
-@kernel("shard_index_problems", summarize=summarize, reads_chunks=True, reads_shard_indexes=True)
+@kernel("shard_index_problems", summarize=summarize, reads_chunks=True, reads_shard_indexes=True, reads_values=False)
 def combine(left: ShardPartial, right: ShardPartial, limit: int = 20) -> ShardPartial:
     """Both spans as one; problems stay in block order because left precedes right."""
     return ShardPartial(left.read + right.read, _merge([left.counts, right.counts]), _first(left.found + right.found, limit))

@@ -493,3 +493,17 @@ def test_step_passes_limit_only_steps_report_their_bound():
         step.decode(decode.bytes_of(zlib.compress(bytes(1000))), WHERE)
     assert step.decode(decode.bytes_of(zlib.compress(bytes(50))), WHERE).nbytes == 50
     assert isinstance(v2({"id": "zlib"}), ChunkCodec) and decode.MAX_VARIABLE_BYTES == 64 * 2**20
+
+
+def test_v3_sharding_without_index_codecs_reads_the_index_as_zarr_python_and_zarrs():
+    # zarr3.sharding.index-codecs fails on such a configuration; zarr-python 3 and zarrs read the index through their
+    # defaults, a little-endian bytes codec then crc32c, at the shard's end: so is it decoded here.
+    config = {"chunk_shape": [5], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}
+    codec = v3_codec([{"name": "sharding_indexed", "configuration": config}], np.dtype("<i8"), (10,), "/x")
+    assert codec.sharding is not None
+    assert [s.name for s in codec.sharding.index_steps] == ["crc32c"]
+    assert codec.sharding.index_dtype == np.dtype("<u8") and not codec.sharding.at_start
+    assert codec.sharding.index_bytes == 2 * 16 + 4
+    # Present but of another form, it is not replaced: not decoded, as before.
+    with pytest.raises(NotDecoded, match="index_codecs None"):
+        v3_codec([{"name": "sharding_indexed", "configuration": {**config, "index_codecs": None}}], np.dtype("<i8"), (10,), "/x")

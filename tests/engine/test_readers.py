@@ -345,6 +345,30 @@ def test_condition_metadata_member(case, when, expected):
         assert holds(when, store_facts(tree)) is expected
 
 
+@pytest.mark.parametrize(
+    ("case", "when", "expected"),
+    [
+        pytest.param("zarr-v2/fill-value-complex-not-a-pair.zarr", {"fill_value": {"dtype_kind": "c", "json": "number"}}, True),
+        pytest.param("zarr-v2/fill-value-complex-not-a-pair.zarr", {"fill_value": {"dtype_kind": "c", "json": "array"}}, False),
+        pytest.param("zarr-v2/fill-value-void-not-base64.zarr", {"fill_value": {"dtype_kind": "V", "json": "number"}}, True),
+        pytest.param("zarr-v2/fill-value-bytes-not-base64.zarr", {"fill_value": {"dtype_kind": "V", "json": "number"}}, False),
+        pytest.param(
+            "zarr-v2/fill-value-outside-dtype-range.zarr", {"fill_value": {"dtype_kind": ["i", "u"], "outside_range": True}}, True
+        ),
+        pytest.param(
+            "zarr-v2/fill-value-int-as-string.zarr", {"fill_value": {"dtype_kind": ["i", "u"], "outside_range": True}}, False
+        ),
+        pytest.param("zarr-v2/fill-value-int-as-string.zarr", {"fill_value": {"dtype_kind": "i", "json": "string"}}, True),
+        pytest.param("zarr-v3/valid-hand-written.zarr", {"fill_value": {"dtype_kind": "c", "json": "number"}}, False),
+    ],
+)
+def test_condition_fill_value(case, when, expected):
+    # The fill value as stored, with the array's data type kind: a complex or void fill value written as a number,
+    # an integer outside its type's range (the readers refuse them), apart from an integer written as a string.
+    with open_store(str(ZARR_CASES / case), True) as tree:
+        assert holds(when, store_facts(tree)) is expected
+
+
 NOT_OBJECT = ["array", "string", "number", "boolean", "null"]
 DOT_SEGMENT = ["..", "../*", "*/../*", "*/.."]
 V2_BESIDE_EVERY_NODE = {

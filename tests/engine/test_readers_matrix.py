@@ -30,16 +30,6 @@ HELD_BACK_SHARE = 0.95
 EXPECTED_MISMATCHES: dict[tuple[str, str], str] = {}
 
 # Why each listed pair misses (anndata has none: every anndata pair agrees).
-CHUNK_UNDECIDED = (
-    "the clause on chunk data could not decode this store's chunks (a fill value not of its dtype, order 'K', sharding "
-    "index codecs missing, storage transformers, a codec off the decoder's allow-list), so the reader rule on damaged "
-    "chunks is undecided and the version unknown, never 'opens'; the reader opened it"
-)
-FILL_VALUE = (
-    "zarr.fill_value.matches-dtype also fails on stores every Zarr reader opens (an int or datetime fill value written as "
-    "a string), so no rule on it; and the chunk clause cannot decode chunks by a fill value not of the dtype, so the "
-    "chunk rule is undecided and the prediction unknown"
-)
 PICKLED_HDMF = (
     "zarr-python 2 unpickles hdmf_zarr objects and fails without hdmf_zarr installed (a fact of the reader's "
     "environment); the pickle codec is off the chunk decoder's allow-list, so the chunk rule is undecided: unknown"
@@ -53,30 +43,6 @@ READ_DIFFERENTLY = (
 )
 for _case, _reader in [
     ("conformance-corpus/hdmf-zarr/zarr-v2/reference-dataset-pickle.zarr", "zarr-python@2.18.7"),
-    ("conformance-corpus/zarr/zarr-v2/array-order-k.zarr", "zarr-python@2.18.7"),
-    ("conformance-corpus/zarr/zarr-v2/fill-value-bytes-not-base64.zarr", "zarr-python@2.18.7"),
-    ("conformance-corpus/zarr/zarr-v2/fill-value-int-as-string.zarr", "zarr-python@2.18.7"),
-    ("conformance-corpus/zarr/zarr-v2/fill-value-int-as-string.zarr", "zarr-python@3.1.6"),
-    ("conformance-corpus/zarr/zarr-v2/fill-value-int-as-string.zarr", "zarrs@0.2.3"),
-    ("conformance-corpus/zarr/zarr-v3/sharding-index-codecs-missing.zarr", "zarr-python@3.1.6"),
-    ("conformance-corpus/zarr/zarr-v3/sharding-index-codecs-missing.zarr", "zarrs@0.2.3"),
-    ("conformance-corpus/zarr/zarr-v3/storage-transformers-not-a-list.zarr", "zarr-python@3.1.6"),
-    ("conformance-corpus/zarr/zarr-v3/storage-transformers-not-a-list.zarr", "zarrs@0.2.3"),
-]:
-    EXPECTED_MISMATCHES[(_case, _reader)] = CHUNK_UNDECIDED
-for _case, _reader in [
-    ("conformance-corpus/zarr/zarr-v2/fill-value-complex-not-a-pair.zarr", "zarr-python@2.18.7"),
-    ("conformance-corpus/zarr/zarr-v2/fill-value-complex-not-a-pair.zarr", "zarr-python@3.1.6"),
-    ("conformance-corpus/zarr/zarr-v2/fill-value-complex-not-a-pair.zarr", "zarrs@0.2.3"),
-    ("conformance-corpus/zarr/zarr-v2/fill-value-outside-dtype-range.zarr", "zarr-python@2.18.7"),
-    ("conformance-corpus/zarr/zarr-v2/fill-value-outside-dtype-range.zarr", "zarr-python@3.1.6"),
-    ("conformance-corpus/zarr/zarr-v2/fill-value-outside-dtype-range.zarr", "zarrs@0.2.3"),
-    ("conformance-corpus/zarr/zarr-v2/fill-value-void-not-base64.zarr", "zarr-python@2.18.7"),
-    ("conformance-corpus/zarr/zarr-v2/fill-value-void-not-base64.zarr", "zarr-python@3.1.6"),
-    ("conformance-corpus/zarr/zarr-v2/fill-value-void-not-base64.zarr", "zarrs@0.2.3"),
-]:
-    EXPECTED_MISMATCHES[(_case, _reader)] = FILL_VALUE
-for _case, _reader in [
     ("corpus-public/nwb-zarr/hdmf-zarr_ecephys_tutorial.nwb.zarr", "zarr-python@2.18.7"),
     ("corpus-public/nwb-zarr/written-by-hdmf-zarr-0.13.0/ecephys_links_pickle.nwb.zarr", "zarr-python@2.18.7"),
 ]:

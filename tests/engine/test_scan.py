@@ -351,3 +351,18 @@ def test_thread_scanner_reads_no_block_fetched_ahead_once_its_array_failed(monke
     out = ThreadScanner(2, 100).run([plan(t.get("/a"), {DECREASES}, 100)])  # a window of 2 x 2 blocks
     assert isinstance(out["/a"], NodeError)
     assert calls[0] <= 2 * 2 + 1  # the window, and the block after the first failure; not the 4 fetched ahead
+
+
+def test_summarize_gives_a_block_whose_values_are_not_the_arrays_to_the_chunk_record_kernels_only():
+    # Chunks not stored whose fill value is no value of the dtype: the stored chunks decoded, so the kernels that read
+    # only the chunk records summarise the block; a value kernel, and one reading chunks and values, get Damaged.
+    from spec_validate.engine.scan import Damaged, summarize
+    from spec_validate.kernels.block import Block, ChunkRead
+
+    chunks = FactRequest("chunk_problems", (("limit", 20),))
+    json_text = FactRequest("invalid_json", (("limit", 20),))
+    why = "/x: chunk 1 is not stored, and its fill_value '0' is not a value of int32; values not read"
+    block = Block(0, np.zeros(4, dtype="<i4"), (ChunkRead("0"),), values_problem=why)
+    out = summarize(block, [chunks, json_text, DECREASES])
+    assert out[chunks].read == 1 and out[chunks].bad == 0
+    assert out[json_text] == Damaged(why) and out[DECREASES] == Damaged(why)

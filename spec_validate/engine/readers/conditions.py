@@ -300,15 +300,72 @@ def document(want: Any, facts: StoreFacts) -> bool | None:
 
 
 def _json_type(raw: bytes) -> str:
-    from spec_validate.checks.attrs import type_name
     from spec_validate.codecs.jsondoc import JSONProblem, loads
 
     try:
         value = loads(raw)
     except JSONProblem:
         return "not-json"
-    name = type_name(value)  # as findings name types, but JSON's one number type
+    return _value_type(value)
+
+
+@fact_condition(
+    "fill_value",
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["dtype_kind"],
+        "minProperties": 2,
+        "properties": {
+            "select": _SELECTOR,
+            "dtype_kind": _one_or_many({"type": "string", "pattern": "^[biufcmMOSUV]$"}),
+            "json": _one_or_many({"enum": [t for t in _JSON_TYPES if t != "not-json"]}),
+            "outside_range": {"const": True},
+        },
+    },
+)
+def fill_value(want: Any, facts: StoreFacts) -> bool | None:
+    """Some array (of those the selector `select` matches, when given) whose data type is of one of the NumPy kinds
+    `dtype_kind` (`i`, `u`, `c`, `V`, ...) stores in its metadata document a `fill_value` whose JSON type is one of
+    `json` (`number`, `string`, `array`, `object`, `boolean`, `null`); with `outside_range: true`, an integer outside
+    the range of its integer data type (kinds `i`, `u`). The fill value as stored, never converted; arrays whose
+    metadata or data type cannot be read add nothing (the validation reports them)."""
+    kinds = set(_as_list(want["dtype_kind"]))
+    types = set(_as_list(want.get("json", [])))
+    for n in facts.nodes:
+        if n.kind != "array" or ("select" in want and not matches(want["select"], n, facts.scope)):
+            continue
+        try:
+            document, dtype = n.metadata, n.dtype
+        except Exception:  # noqa: BLE001 (metadata or a data type that cannot be read: the validation reports it)
+            continue
+        if not isinstance(document, Mapping) or "fill_value" not in document or dtype is None or dtype.kind not in kinds:
+            continue
+        value = document["fill_value"]
+        if types and _value_type(value) not in types:
+            continue
+        if want.get("outside_range") and not _outside_range(value, dtype):
+            continue
+        return True
+    return False
+
+
+def _value_type(value: Any) -> str:
+    """A parsed JSON value's type, as findings name types but with JSON's one number type."""
+    from spec_validate.checks.attrs import type_name
+
+    name = type_name(value)
     return "number" if name == "integer" else name
+
+
+def _outside_range(value: Any, dtype: Any) -> bool:
+    """Whether `value` is a JSON integer outside the range of the integer data type `dtype` (False for any other)."""
+    import numpy as np
+
+    if dtype.kind not in "iu" or isinstance(value, bool) or not isinstance(value, int):
+        return False
+    info = np.iinfo(dtype)
+    return not info.min <= value <= info.max
 
 
 @fact_condition("raw_key", _one_or_many({"type": "string", "minLength": 1}))

@@ -9,8 +9,11 @@ block's own elements. Blosc, zstd, lz4 and zlib release the GIL, so scan threads
 chunk straight into the block's buffer where its layout allows.
 
 A chunk that does not decode (corrupt, truncated, of the wrong size, a decompression bomb) does not stop the
-block: it is listed with its problem in `Block.chunks`, its elements are the fill value. An array whose codecs
-or layout this module does not read raises `NotDecoded`; a chunk key that leads outside the store, or a chunk
+block: it is listed with its problem in `Block.chunks`, its elements are the fill value. Neither does a defect of
+the metadata that decoding the stored chunks does not depend on: a fill value that is no value of the dtype (chunks
+not stored then read as a zero stand-in) or a Zarr v2 order other than "C" and "F" (chunks decoded as "C"): the
+block's chunk records are exact, and `Block.values_problem` says why its values are not the array's. An array whose
+codecs or layout this module does not read raises `NotDecoded`; a chunk key that leads outside the store, or a chunk
 that exists but cannot be read, raises NodeError.
 """
 
@@ -84,6 +87,9 @@ class ArrayPlan(NamedTuple):
     key_lead: str  # before the chunk indices: "c/" or "c." (v3 default encoding), "" (v2)
     separator: str  # between the indices: "." or "/"
     zero_d_key: str  # the key of a 0-d array's one chunk: "0" (v2) or "c" (v3 default)
+    # Why the values of stored chunks are not the array's though they decode (a Zarr v2 order neither "C" nor "F" on
+    # chunks of more than one dimension: decoded as "C"); None when they are.
+    layout_problem: str | None = None
 
     def key(self, index: tuple[int, ...]) -> str:
         """The chunk key relative to the array, for the chunk at grid `index`."""
@@ -111,9 +117,18 @@ def _plan_v2(meta: Mapping[str, Any], key_prefix: str, dtype: np.dtype, path: st
     separator = meta.get("dimension_separator") or "."
     if separator not in (".", "/"):
         raise NotDecoded(f"{path}: not decoded: dimension_separator {separator!r}")
+    # `order` lays out the bytes within a chunk; their number, and so what the codecs decode, does not depend on it.
+    # Any other order (zarr.array.order reports it) is decoded as "C": exact for chunks of one dimension, where every
+    # order is the same; otherwise the chunks' decoding is checked and their values are not read as the array's.
+    order = meta.get("order", "C")
+    layout_problem = None
+    if order not in ("C", "F"):
+        if len(chunks) > 1:
+            layout_problem = f'{path}: order {order!r} is neither "C" nor "F": the chunk layout is unknown; values not read'
+        meta = {**meta, "order": "C"}
     codec = decode.v2_codec(meta, dtype, chunks, path)
     fill = fill_value(meta.get("fill_value"), dtype, codec.object_codec, v3=False)
-    return ArrayPlan(path, shape, dtype, chunks, codec, fill, key_prefix, "", separator, "0")
+    return ArrayPlan(path, shape, dtype, chunks, codec, fill, key_prefix, "", separator, "0", layout_problem)
 
 
 def _plan_v3(meta: Mapping[str, Any], key_prefix: str, dtype: np.dtype, path: str) -> ArrayPlan:
@@ -121,7 +136,11 @@ def _plan_v3(meta: Mapping[str, Any], key_prefix: str, dtype: np.dtype, path: st
         value = meta[key]
         if not (isinstance(value, dict) and value.get("must_understand") is False):
             raise NotDecoded(f"{path}: not decoded: zarr.json has {key!r}, which may change how chunks are read")
-    if meta.get("storage_transformers") not in (None, []):
+    # An empty list, or an empty object (not the list zarr3.array.storage-transformers-extension asks for), names no
+    # transformer: zarr-python 3 (`parse_storage_transformers`) reads any empty iterable as none, and zarrs is given
+    # the metadata zarr-python parsed. Both read such an array's chunks as stored.
+    transformers = meta.get("storage_transformers")
+    if transformers is not None and not (isinstance(transformers, (list, dict)) and not transformers):
         raise NotDecoded(f"{path}: not decoded: storage_transformers are not read")
     grid = meta.get("chunk_grid")
     if not isinstance(grid, dict) or grid.get("name") != "regular" or not isinstance(grid.get("configuration"), dict):
@@ -401,10 +420,17 @@ def _grid_position(parts: list[str], grid: tuple[int, ...]) -> tuple[int, int] |
 
 
 def _listed_chunks(
-    plan: ArrayPlan, out: np.ndarray, start: int, stop: int, chunk_rows: Sequence[int], by_row: ByRow
+    plan: ArrayPlan,
+    out: np.ndarray,
+    start: int,
+    stop: int,
+    chunk_rows: Sequence[int],
+    by_row: ByRow,
+    missing: list[str] | None = None,
 ) -> list[tuple[int, ...]]:
     """The chunks of the block's chunk rows that the listing names (`by_row`), in C order; `out` holds the fill value
-    first where they are fewer than the rows hold (NodeError where the fill value is no value of the dtype)."""
+    first where they are fewer than the rows hold (`missing` told why, where the fill value is no value of the
+    dtype)."""
     rest = chunk_grid(plan)[1:]
     found: list[tuple[int, ...]] = []
     for row in chunk_rows:
@@ -413,9 +439,7 @@ def _listed_chunks(
             others = zip(*(a.tolist() for a in np.unravel_index(positions, rest)), strict=True)
             found.extend((row, *index) for index in others)
     if len(found) < len(chunk_rows) * math.prod(rest):
-        if plan.fill.problem is not None:
-            raise NodeError(f"{plan.path}: rows {start}..{stop} hold chunks not stored, and its {plan.fill.problem}; not read")
-        out[...] = plan.fill.value
+        _fill_rows(plan, out, start, stop, missing)
     return found
 
 
@@ -435,27 +459,32 @@ def read_block(
     the block's chunks as `fetch_ahead` started fetching them (any it missed are read here). Raises NodeError for a
     key outside the store or a chunk that exists but cannot be read, for a chunk that is not stored when the fill
     value is no value of the dtype, and for a block too large to hold; a chunk that does not decode is listed with
-    its problem instead.
+    its problem instead. Where chunks not stored need a fill value that is no value of the dtype, or the plan's
+    layout is unknown (`layout_problem`), the block's chunks are still read and decoded, and its `values_problem`
+    says why its values are not the array's.
     """
     shape, chunks = plan.shape, plan.chunk_shape
+    missing: list[str] = []  # why elements of chunks not stored are not the array's (a fill value not of the dtype)
     if not shape:  # 0-d: one element, one chunk
         out = np.empty((), dtype=plan.dtype)
         shards: list[ShardIndex] = []
-        reads = _read_chunk(kv, plan, (), out, (), shards)
-        return Block(0, out.reshape(-1), reads, tuple(shards))
+        reads = _read_chunk(kv, plan, (), out, (), shards, missing=missing)
+        return Block(0, out.reshape(-1), reads, tuple(shards), values_problem=_values_problem(plan, reads, missing))
     start, stop = max(0, rows[0]), min(rows[1], shape[0])  # as slicing would
     if stored is not None and stop > start and not stored_in(stored, chunks[0], (start, stop)):
+        block = uniform_block(start * _row_elements(shape), plan.fill.value, plan.dtype, (stop - start) * _row_elements(shape))
         if plan.fill.problem is not None:
-            raise NodeError(f"{plan.path}: rows {start}..{stop} hold no stored chunk, and its {plan.fill.problem}; not read")
-        return uniform_block(start * _row_elements(shape), plan.fill.value, plan.dtype, (stop - start) * _row_elements(shape))
+            why = f"{plan.path}: rows {start}..{stop} hold no stored chunk, and its {plan.fill.problem}; values not read"
+            block = block._replace(values_problem=why)
+        return block
     check_block_size(plan.path, shape, (start, stop), element_bytes(plan.dtype))
     out = np.empty((max(0, stop - start),) + shape[1:], dtype=plan.dtype)
     if stop <= start or not out.size:
         return Block(start * _row_elements(shape), out.reshape(-1))
-    axes: list[Sequence[int]] = [_chunk_rows(plan, out, start, stop, stored)]
+    axes: list[Sequence[int]] = [_chunk_rows(plan, out, start, stop, stored, missing)]
     axes += [range(-(-n // c)) for n, c in zip(shape[1:], chunks[1:], strict=False)]
     check_chunk_count(plan.path, (start, stop), math.prod(len(a) for a in axes))
-    listed = _listed_chunks(plan, out, start, stop, axes[0], by_row) if by_row is not None else None
+    listed = _listed_chunks(plan, out, start, stop, axes[0], by_row, missing) if by_row is not None else None
 
     def indexes() -> Iterable[tuple[int, ...]]:  # the block's chunks, gone through twice
         return listed if listed is not None else itertools.product(*axes)
@@ -471,8 +500,17 @@ def read_block(
         rest = tuple(slice(low, high) for low, high in zip(lo[1:], hi[1:], strict=False))
         target = out[(slice(lo[0] - start, hi[0] - start), *rest)]
         inside = tuple(slice(low - i * c, high - i * c) for low, high, i, c in zip(lo, hi, index, chunks, strict=False))
-        reads.extend(_read_chunk(kv, plan, index, target, inside, shards, chunks_read))
-    return Block(start * _row_elements(shape), out.reshape(-1), tuple(reads), tuple(shards))
+        reads.extend(_read_chunk(kv, plan, index, target, inside, shards, chunks_read, missing))
+    values_problem = _values_problem(plan, reads, missing)
+    return Block(start * _row_elements(shape), out.reshape(-1), tuple(reads), tuple(shards), values_problem=values_problem)
+
+
+def _values_problem(plan: ArrayPlan, reads: Sequence[ChunkRead], missing: Sequence[str]) -> str | None:
+    """Why a block's values are not the array's though its chunks were read: the first chunk not stored whose fill
+    value is no value of the dtype, or the plan's unknown layout where a chunk is stored; None when they are."""
+    if missing:
+        return missing[0]
+    return plan.layout_problem if reads else None
 
 
 # The stored bytes of a block's chunks, fetched while the caller went on: a call waits for them (`fetch_ahead`).
@@ -497,7 +535,7 @@ def fetch_ahead(
         return None
     indexes: Iterable[tuple[int, ...]] = itertools.product(*axes)
     if by_row is not None:  # the chunks read_block reads
-        indexes = _listed_chunks(plan, np.empty(0, plan.dtype), start, stop, axes[0], by_row)
+        indexes = _listed_chunks(plan, np.empty(0, plan.dtype), start, stop, axes[0], by_row, [])
     keys = [plan.key_prefix + plan.key(index) for index in indexes]
     return kv.get_many_soon(keys, chunk_read_limit(plan))
 
@@ -523,18 +561,29 @@ def _fetch_together(
         raise NodeError(f"{plan.path}: cannot read chunks {keys[0]}... ({exc})") from None
 
 
-def _chunk_rows(plan: ArrayPlan, out: np.ndarray, start: int, stop: int, stored: list[int] | None) -> Sequence[int]:
+def _chunk_rows(
+    plan: ArrayPlan, out: np.ndarray, start: int, stop: int, stored: list[int] | None, missing: list[str]
+) -> Sequence[int]:
     """The axis-0 chunk indices to read for rows [start, stop): all of them, or, where the listing of stored chunks
-    names fewer, only those (`out` then holds the fill value elsewhere): a block of 2**22 chunks of one row with one
-    stored is one read, not 2**22 lookups."""
+    names fewer, only those (`out` then holds the fill value elsewhere, `missing` told where it is no value of the
+    dtype): a block of 2**22 chunks of one row with one stored is one read, not 2**22 lookups."""
     rows = range(start // plan.chunk_shape[0], (stop - 1) // plan.chunk_shape[0] + 1)
     present = _stored_chunk_rows(plan, start, stop, stored)
     if len(present) == len(rows):
         return rows
-    if plan.fill.problem is not None:
-        raise NodeError(f"{plan.path}: rows {start}..{stop} hold chunks not stored, and its {plan.fill.problem}; not read")
-    out[...] = plan.fill.value
+    _fill_rows(plan, out, start, stop, missing)
     return present
+
+
+def _fill_rows(plan: ArrayPlan, out: np.ndarray, start: int, stop: int, missing: list[str] | None) -> None:
+    """The fill value in `out`, rows [start, stop) holding chunks not stored; `missing` told why where it is no value
+    of the dtype (NodeError where `missing` is None)."""
+    if plan.fill.problem is not None:
+        why = f"{plan.path}: rows {start}..{stop} hold chunks not stored, and its {plan.fill.problem}; values not read"
+        if missing is None:
+            raise NodeError(why)
+        missing.append(why)
+    out[...] = plan.fill.value
 
 
 def _stored_chunk_rows(plan: ArrayPlan, start: int, stop: int, stored: list[int] | None) -> Sequence[int]:
@@ -565,10 +614,13 @@ def _read_chunk(
     inside: tuple[slice, ...],
     shards: list[ShardIndex],
     fetched: Mapping[str, bytes | None] | None = None,
+    missing: list[str] | None = None,
 ) -> tuple[ChunkRead, ...]:
     """Fill `target` (this chunk's part of the block) from the chunk at grid `index`; its ChunkRead if stored.
 
-    `fetched` holds chunks already fetched together (`_fetch_together`); one not in it is read here.
+    `fetched` holds chunks already fetched together (`_fetch_together`); one not in it is read here. `missing` is
+    told why, where a chunk (or inner chunk) is not stored and the fill value is no value of the dtype (NodeError
+    where `missing` is None).
     """
     key = plan.key(index)
     where = f"{plan.path}: chunk {key}"
@@ -583,11 +635,11 @@ def _read_chunk(
         target[...] = plan.fill.value
         return (ChunkRead(key, f"{plan.path}: chunk {exc}"),)
     if raw is None:
-        _fill_unstored(plan, key, target)
+        _fill_unstored(plan, key, target, missing)
         return ()
     try:
         if plan.codec.sharding is not None:
-            problem = _read_shard(plan, raw, where, index, target, inside, shards)
+            problem = _read_shard(plan, raw, where, index, target, inside, shards, missing)
         else:
             _decode_into(plan.codec, raw, where, target, inside)
             problem = None
@@ -599,10 +651,14 @@ def _read_chunk(
     return (ChunkRead(key, problem),)
 
 
-def _fill_unstored(plan: ArrayPlan, key: str, target: np.ndarray) -> None:
-    """The fill value in `target`, the place of a chunk (or inner chunk) that is not stored; NodeError when there is none."""
+def _fill_unstored(plan: ArrayPlan, key: str, target: np.ndarray, missing: list[str] | None) -> None:
+    """The fill value in `target`, the place of a chunk (or inner chunk) that is not stored. Where the stored fill value
+    is no value of the dtype, `target` holds its zero stand-in and `missing` is told why (NodeError where it is None)."""
     if plan.fill.problem is not None:
-        raise NodeError(f"{plan.path}: chunk {key} is not stored, and its {plan.fill.problem}; not read")
+        why = f"{plan.path}: chunk {key} is not stored, and its {plan.fill.problem}; values not read"
+        if missing is None:
+            raise NodeError(why)
+        missing.append(why)
     target[...] = plan.fill.value
 
 
@@ -622,6 +678,7 @@ def _read_shard(
     target: np.ndarray,
     inside: tuple[slice, ...],
     shards: list[ShardIndex],
+    missing: list[str] | None = None,
 ) -> str | None:
     """Fill `target` from the inner chunks of one shard; the first inner chunk's problem, or None.
 
@@ -643,7 +700,7 @@ def _read_shard(
     empty = (pairs[overlapping, 0] == decode.SHARD_EMPTY) & (pairs[overlapping, 1] == decode.SHARD_EMPTY)
     if empty.any():
         name = ".".join(map(str, np.unravel_index(int(overlapping[np.argmax(empty)]), sharding.per_shard)))
-        _fill_unstored(plan, f"{plan.key(index)}, inner chunk {name}", target)
+        _fill_unstored(plan, f"{plan.key(index)}, inner chunk {name}", target, missing)
     for at in overlapping[~empty].tolist():
         inner = tuple(int(i) for i in np.unravel_index(at, sharding.per_shard))
         lo = [max(s.start, i * c) for s, i, c in zip(inside, inner, inner_shape, strict=False)]

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from spec_validate.codecs.decode import index_codecs
 from spec_validate.kernels.block import ShardIndex
 from spec_validate.storage.keyvalue import KeyValueStore
 
@@ -156,7 +157,7 @@ def shard_layout(meta: Mapping[str, Any]) -> ShardLayout | str:
     Read: a regular grid, the default or v2 chunk key encoding, no storage transformers, codecs that are
     transposes then `sharding_indexed` (codecs after it encode the whole shard, index included: `after` names
     them, and the shard is then decoded whole before its index is read), and index codecs `bytes` (with an
-    endian) then crc32c codecs.
+    endian) then crc32c codecs (absent: those the readers default to, `codecs.decode.DEFAULT_INDEX_CODECS`).
     """
     shape, chunks, keys = array_shape(meta), regular_chunk_shape(meta), key_form(meta)
     grid = unknown_grid(meta)
@@ -191,7 +192,7 @@ def shard_layout(meta: Mapping[str, Any]) -> ShardLayout | str:
     location = config.get("index_location", "end")
     if location not in ("start", "end"):
         return f"index_location {location!r} is neither start nor end"
-    index = config.get("index_codecs")
+    index = index_codecs(config)  # absent: read as zarr-python 3 and zarrs read it (codecs.decode.DEFAULT_INDEX_CODECS)
     index_names = [extension(c)[0] for c in index] if isinstance(index, list) else None
     if not index_names or index_names[0] != "bytes" or any(n != "crc32c" for n in index_names[1:]):
         return f"index_codecs {index_names!r} are not bytes then crc32c"

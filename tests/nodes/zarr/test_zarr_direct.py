@@ -372,7 +372,9 @@ def test_direct_passes_a_shard_of_many_empty_inner_chunks_filled_at_once(tmp_pat
     path = write(tmp_path / "a.zarr", data, 3, chunks=(1,), shards=(4096,))
     filled = []
     real = direct._fill_unstored
-    monkeypatch.setattr(direct, "_fill_unstored", lambda plan, key, target: (filled.append(key), real(plan, key, target)))
+    monkeypatch.setattr(
+        direct, "_fill_unstored", lambda plan, key, target, missing: (filled.append(key), real(plan, key, target, missing))
+    )
     assert_reads_like_zarr(path, block_sizes=[10**6, 1000])
     # Once per shard a block reads (one block at either size: blocks hold whole shards), not once per empty inner
     # chunk (4,093): the whole part first, then the stored inner chunks over it.
@@ -380,8 +382,13 @@ def test_direct_passes_a_shard_of_many_empty_inner_chunks_filled_at_once(tmp_pat
     meta = json.loads(Path(path, "zarr.json").read_text())
     meta["fill_value"] = "zero"
     Path(path, "zarr.json").write_text(json.dumps(meta))
-    with open_store(path) as tree, pytest.raises(NodeError, match=r"chunk c/0, inner chunk 0 is not stored, and its fill"):
-        tree.get("/").read_block((0, 4096))
+    # A fill value that is no value of the dtype: the shard is read and its inner chunks decoded all the same (their
+    # records are exact), and the block says why its values are not the array's.
+    with open_store(path) as tree:
+        block = tree.get("/").read_block((0, 4096))
+    assert block.values_problem is not None
+    assert "chunk c/0, inner chunk 0 is not stored, and its fill" in block.values_problem
+    assert [c.problem for c in block.chunks] == [None] and block.problem() == block.values_problem
 
 
 def count_gets(tree):
@@ -459,9 +466,13 @@ def test_direct_fails_wide_rows_unusable_fill_value_or_a_chunk_leading_outside(t
     meta = json.loads(Path(path, ".zarray").read_text())
     meta["fill_value"] = "zero"
     Path(path, ".zarray").write_text(json.dumps(meta))
-    with open_store(path) as tree, pytest.raises(NodeError, match=r"rows 0\.\.1 hold chunks not stored, and its fill"):
+    with open_store(path) as tree:
         node = tree.get("/")
-        node.read_block(node.block_rows(WIDE)[0])
+        block = node.read_block(node.block_rows(WIDE)[0])
+        assert block.values_problem is not None and "rows 0..1 hold chunks not stored, and its fill" in block.values_problem
+        assert [c.key for c in block.chunks] == ["0.7"] and block.chunks[0].problem is None
+        with pytest.raises(NodeError, match=r"rows 0\.\.1 hold chunks not stored, and its fill"):
+            list(node.blocks(WIDE))
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])
@@ -576,6 +587,49 @@ def test_direct_fails_unusable_fill_value_only_where_a_chunk_is_missing(tmp_path
         list(tree.get("/").blocks(2048))
 
 
+def test_direct_decodes_chunks_whatever_the_fill_value_where_none_is_missing_or_not(tmp_path):
+    # The chunks' decoding does not depend on the fill value: with one not of the dtype, every stored chunk is still
+    # decoded and recorded, and only a block holding a chunk not stored says its values are not the array's.
+    path = v2_with(tmp_path, fill_value="zero")
+    os.remove(os.path.join(path, "3"))
+    with open_store(path) as tree:
+        node = tree.get("/")
+        blocks = [node.read_block(rows) for rows in node.block_rows(2048)]
+    assert all(c.problem is None for b in blocks for c in b.chunks)
+    assert "3" not in [c.key for b in blocks for c in b.chunks]
+    assert [b.values_problem is not None for b in blocks].count(True) >= 1
+    assert any("chunk 3 is not stored, and its fill_value 'zero'" in (b.values_problem or "") for b in blocks)
+
+
+def test_direct_decodes_order_k_as_c_values_exact_in_one_dimension(tmp_path):
+    # order "K" (zarr.array.order reports it) does not change what a chunk decodes to: decoded as "C". In one dimension
+    # every order lays the bytes out alike, so the values are the array's; in more, they are not read as the array's.
+    path = v2_with(tmp_path, order="K")
+    with open_store(path) as tree:
+        node = tree.get("/")
+        blocks = [node.read_block(rows) for rows in node.block_rows(2048)]
+        assert all(b.values_problem is None for b in blocks)
+        np.testing.assert_array_equal(np.concatenate([b.values for b in node.blocks(2048)]), VALUES.astype("<i4"))
+    data = np.arange(24, dtype="<i4").reshape(4, 6)
+    path = write(tmp_path / "b.zarr", data, 2, chunks=(2, 3))
+    meta = json.loads(Path(path, ".zarray").read_text())
+    meta["order"] = "K"
+    Path(path, ".zarray").write_text(json.dumps(meta))
+    with open_store(path) as tree:
+        node = tree.get("/")
+        block = node.read_block(node.block_rows()[0])
+        assert len(block.chunks) == 4 and all(c.problem is None for c in block.chunks)
+        assert block.values_problem is not None and "order 'K' is neither" in block.values_problem
+        with pytest.raises(NodeError, match="order 'K' is neither"):
+            list(node.blocks())
+
+
+def test_direct_reads_an_empty_storage_transformers_object_as_none(tmp_path):
+    path = v3_with(tmp_path, storage_transformers={})
+    with open_store(path) as tree:
+        np.testing.assert_array_equal(np.concatenate([b.values for b in tree.get("/").blocks()]), VALUES)
+
+
 # --- arrays that are not decoded -------------------------------------------------------------------------------
 
 
@@ -610,7 +664,6 @@ def test_direct_fails_unusable_fill_value_only_where_a_chunk_is_missing(tmp_path
         pytest.param(
             lambda p: v2_with(p, dtype="|O", filters=None), "an object array needs vlen-utf8", id="v2-object-without-object-codec"
         ),
-        pytest.param(lambda p: v2_with(p, order="K"), "order 'K'", id="v2-bad-order"),
         pytest.param(
             lambda p: v2_with(p, filters=[{"id": "delta", "dtype": "|O"}]), "not a numeric dtype", id="v2-delta-object-dtype"
         ),
