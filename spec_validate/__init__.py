@@ -384,9 +384,11 @@ def assert_conforms(
     all_clauses: bool = False,
     list_folders: bool = True,
     fail_on_unchecked: bool = False,
+    readers: Sequence[str] = (),
 ) -> Report:
     """Validate `path` and raise AssertionError listing each failed clause at or above `fail_on` (and, with
-    `fail_on_unchecked`, each clause at or above it not judged on every node it selects).
+    `fail_on_unchecked`, each clause at or above it not judged on every node it selects), and each reader
+    requirement of `readers` the store is not predicted to meet.
 
     Args:
         path: the store to validate.
@@ -399,9 +401,12 @@ def assert_conforms(
         fail_on_unchecked: also fail when a clause at or above `fail_on` could not be checked on some or all of
             its nodes (it needs `deep`, a codec is not decoded, a reader is not available), as --fail-on-unchecked.
             Without it such clauses are not checked, and fail nothing.
+        readers: reader requirements (`["anndata>=0.10", "zarr-python>=3"]`), the gate of `--readers`: every
+            measured version inside each range must be predicted to open the store (docs/readers.md).
 
     Returns:
-        The Report, when nothing at or above `fail_on` failed (nor, with `fail_on_unchecked`, went unchecked).
+        The Report, when nothing at or above `fail_on` failed (nor, with `fail_on_unchecked`, went unchecked) and
+        every reader requirement is met.
     """
     __tracebackhide__ = True  # pytest: a failure shows the report, not this function's source
     level = fail_on if isinstance(fail_on, Level) else Level(str(fail_on).upper())
@@ -414,10 +419,27 @@ def assert_conforms(
         deep=deep,
         all_clauses=all_clauses,
         list_folders=list_folders,
+        readers=list(readers) or False,
     )
-    if report.fails_at(level, unchecked=fail_on_unchecked):
-        raise AssertionError(describe_failures(report, level, fail_on_unchecked))
+    failure = describe_gate_failures(report, level, fail_on_unchecked)
+    if failure is not None:
+        raise AssertionError(failure)
     return report
+
+
+def describe_gate_failures(report: Report, fail_on: Level, fail_on_unchecked: bool = False) -> str | None:
+    """Why `report` fails: its failed clauses at or above `fail_on` (`describe_failures`), then the reader
+    requirements it does not meet (`report.verdict.reader_gate`); None when it passes both."""
+    from spec_validate.report.verdict import reader_gate
+
+    parts = []
+    if report.fails_at(fail_on, unchecked=fail_on_unchecked):
+        parts.append(describe_failures(report, fail_on, fail_on_unchecked))
+    misses = reader_gate(report)
+    if misses:
+        parts.append(f"{report.source} does not meet the reader requirements: {len(misses)} miss(es)")
+        parts.extend(f"  READERS {miss.message}" for miss in misses)
+    return "\n".join(parts) if parts else None
 
 
 def describe_failures(report: Report, fail_on: Level, fail_on_unchecked: bool = False) -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from spec_validate import describe_failures, validate
+from spec_validate import describe_gate_failures, validate
 from spec_validate.model import Level, Report
 
 if TYPE_CHECKING:
@@ -44,8 +44,8 @@ class SpecValidator:
     """What the `spec_validate` fixture gives a test: `spec_validate(path)` -> Report, and `.assert_conforms`.
 
     The project's `[tool.spec-validate]` gives the defaults (select, ignore and per-path ignores, extend-select,
-    packs, fail-on, fail-on-unchecked); keyword arguments win as flags do on the command line: `select` replaces, `ignore` and
-    `extend_select` add.
+    packs, fail-on, fail-on-unchecked, readers); keyword arguments win as flags do on the command line: `select` and
+    `readers` replace, `ignore` and `extend_select` add.
     """
 
     def __init__(self, settings: Settings | None = None) -> None:
@@ -55,8 +55,10 @@ class SpecValidator:
         s = self.settings
         if s is None:
             return kwargs
+        readers = kwargs.get("readers", None if s.readers is None else list(s.readers) or True)
         return {
             **kwargs,
+            "readers": readers if readers is not None else False,
             "select": tuple(kwargs.get("select") or s.select),
             "ignore": s.ignore_for(os.fspath(path)) + tuple(kwargs.get("ignore", ())),
             "extend_select": s.extend_select + tuple(kwargs.get("extend_select", ())),
@@ -74,14 +76,16 @@ class SpecValidator:
         **kwargs: Any,
     ) -> Report:
         """Validate `path` and fail the test, showing the report, when a clause at or above `fail_on` fails (or,
-        with `fail_on_unchecked`, was not checked on every node it selects)."""
+        with `fail_on_unchecked`, was not checked on every node it selects), or a reader requirement of `readers`
+        (`readers=["anndata>=0.10"]`, default: `readers` in `[tool.spec-validate]`) is not predicted to be met."""
         __tracebackhide__ = True  # the failure shows the report, not this plugin's source
         level = _level(fail_on or (self.settings.fail_on if self.settings else "must"))
         if fail_on_unchecked is None:
             fail_on_unchecked = self.settings.fail_on_unchecked if self.settings else False
         report = self(path, **kwargs)
-        if report.fails_at(level, unchecked=fail_on_unchecked):
-            raise AssertionError(describe_failures(report, level, fail_on_unchecked))
+        failure = describe_gate_failures(report, level, fail_on_unchecked)
+        if failure is not None:
+            raise AssertionError(failure)
         return report
 
 
@@ -108,6 +112,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="lowest level whose failure fails a data-file test, in any case (default: spec_validate_fail_on, "
         "else fail-on in [tool.spec-validate], else must)",
     )
+    group.addoption(
+        "--spec-validate-readers",
+        action="append",
+        default=None,
+        metavar="REQUIREMENT",
+        help="a reader requirement each data file must be predicted to meet, as --readers takes it "
+        "('anndata>=0.10'); repeatable (default: spec_validate_readers, else readers in [tool.spec-validate])",
+    )
     parser.addini(
         "spec_validate_files",
         type="linelist",
@@ -119,6 +131,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "spec_validate_fail_on",
         default="",
         help="must, should or may, in any case (default: fail-on in [tool.spec-validate], else must)",
+    )
+    parser.addini(
+        "spec_validate_readers",
+        type="linelist",
+        default=[],
+        help="reader requirements each data file must be predicted to meet ('anndata>=0.10'), one a line "
+        "(default: the requirements of readers in [tool.spec-validate])",
     )
     parser.addini(
         "spec_validate_packs",
@@ -174,10 +193,13 @@ class DataFileItem(pytest.Item):
         settings = project_settings(self.config)
         value = self.config.getoption("spec_validate_fail_on", default=None) or self.config.getini("spec_validate_fail_on")
         fail_on = _level(value or settings.fail_on)
-        report = SpecValidator(settings)(self.path)  # validate() drops a base pack a user pack extends
+        readers = self.config.getoption("spec_validate_readers", default=None) or self.config.getini("spec_validate_readers")
+        options = {"readers": list(readers)} if readers else {}
+        report = SpecValidator(settings)(self.path, **options)  # validate() drops a base pack a user pack extends
         self.user_properties.append(("spec_validate_results", len(report.results)))
-        if report.fails_at(fail_on, unchecked=settings.fail_on_unchecked):
-            raise SpecValidateFailure(describe_failures(report, fail_on, settings.fail_on_unchecked))
+        failure = describe_gate_failures(report, fail_on, settings.fail_on_unchecked)
+        if failure is not None:
+            raise SpecValidateFailure(failure)
 
     def repr_failure(self, excinfo, style=None):  # type: ignore[override]
         if isinstance(excinfo.value, SpecValidateFailure):

@@ -212,3 +212,52 @@ def test_plugin_collects_every_format_by_default_in_any_case(pytester):
     result = pytester.runpytest("--spec-validate", "-v")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*data/cells.H5AD::conforms PASSED*", "*data/pbmc.h5Seurat::conforms PASSED*"])
+
+
+ZARR_V3 = Path(__file__).resolve().parents[1] / "conformance-corpus/anndata/zarr-v3/valid-every-element.zarr"
+
+
+def test_assert_conforms_reader_gate_names_each_version_predicted_not_to_open():
+    # anndata writes Zarr v3 from 0.12: the measured 0.10 and 0.11 releases do not open the store, 0.12 and 0.13 do.
+    spec_validate.assert_conforms(ZARR_V3, readers=["anndata>=0.12"])
+    with pytest.raises(AssertionError) as excinfo:
+        spec_validate.assert_conforms(ZARR_V3, readers=["anndata>=0.10"])
+    text = str(excinfo.value)
+    assert "valid-every-element.zarr does not meet the reader requirements: 2 miss(es)" in text
+    assert "does not conform" not in text  # it conforms: only the gate fails
+    assert "READERS anndata>=0.10: anndata 0.10.9 does not open: " in text
+    assert "READERS anndata>=0.10: anndata 0.11.4 does not open: " in text
+
+
+def test_plugin_reader_gate_from_the_option_the_ini_file_and_the_configuration(pytester):
+    (pytester.path / "data").mkdir()
+    shutil.copytree(ZARR_V3, pytester.path / "data/v3.zarr")
+    pytester.makeini("[pytest]\nspec_validate_files = data/*.zarr\n")
+    pytester.runpytest("--spec-validate").assert_outcomes(passed=1)
+    result = pytester.runpytest("--spec-validate", "--spec-validate-readers", "anndata>=0.10")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*READERS anndata>=0.10: anndata 0.10.9 does not open*"])
+    pytester.runpytest("--spec-validate", "--spec-validate-readers", "anndata>=0.12").assert_outcomes(passed=1)
+    pytester.makeini("[pytest]\nspec_validate_files = data/*.zarr\nspec_validate_readers = anndata>=0.11\n")
+    pytester.runpytest("--spec-validate").assert_outcomes(failed=1)
+    # The option replaces the ini file's requirements, as --readers replaces the configuration's.
+    pytester.runpytest("--spec-validate", "--spec-validate-readers", "anndata>=0.12").assert_outcomes(passed=1)
+    pytester.makeini("[pytest]\nspec_validate_files = data/*.zarr\n")
+    pytester.makepyprojecttoml('[tool.spec-validate]\nreaders = ["anndata>=0.11"]\n')
+    pytester.runpytest("--spec-validate").assert_outcomes(failed=1)
+    pytester.makepyfile(
+        """
+        def test_configured(spec_validate):
+            spec_validate.assert_conforms("data/v3.zarr")
+
+        def test_replaced(spec_validate):
+            spec_validate.assert_conforms("data/v3.zarr", readers=["anndata>=0.12"])
+
+        def test_verdicts(spec_validate):
+            report = spec_validate("data/v3.zarr")
+            assert report.readers is not None and report.readers.required == ("anndata>=0.11",)
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*test_configured*", "*READERS anndata>=0.11: anndata 0.11.4 does not open*"])
