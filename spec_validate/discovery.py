@@ -10,6 +10,8 @@ another thread loads waits, rather than finding the registry half filled.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
+from typing import Any
 
 
 class PackageModules:
@@ -39,3 +41,20 @@ class PackageModules:
                 elif module.ispkg and importlib.util.find_spec(f"{name}.{self.submodule}") is not None:
                     importlib.import_module(f"{name}.{self.submodule}")
             self.loaded = True
+
+
+def claim(table: Mapping[str, Any], name: str, function: Callable[..., Any], what: str, held: Callable[[Any], Any]) -> None:
+    """Check that `name` is free in the registry `table` for `function`; RuntimeError where another function holds it.
+
+    The same function imported again (its module executed a second time, as pytest's in-process runs do when they
+    restore `sys.modules`) takes its own place back: `held(entry)` gives the function an entry was registered for.
+    """
+    entry = table.get(name)
+    if entry is None:
+        return
+    holder = held(entry)
+    if (getattr(holder, "__module__", None), getattr(holder, "__qualname__", None)) != (
+        function.__module__,
+        function.__qualname__,
+    ):
+        raise RuntimeError(f"{what} {name!r} is registered twice")

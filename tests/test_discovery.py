@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 import threading
+
+import pytest
 
 from spec_validate.discovery import PackageModules
 
@@ -34,3 +37,17 @@ def test_discovery_imports_a_submodule_of_each_subpackage(tmp_path, monkeypatch)
     _package(tmp_path, monkeypatch, "discovered_b")
     PackageModules("discovered_b", submodule="detect").load()
     assert sys.modules["discovered_b"].SEEN == ["sub.detect"]
+
+
+def test_claim_passes_a_registered_module_executed_again_and_fails_another_function():
+    # pytest's in-process runs (pytester) restore sys.modules afterwards, and the next import executes a module
+    # again: its decorators register the same functions once more. That must not stop the next run.
+    import spec_validate.report.text as text
+    from spec_validate.discovery import claim
+    from spec_validate.report import formats
+
+    formats.get("text")
+    reloaded = importlib.reload(text)
+    assert formats.get("text").render.__qualname__ == reloaded.render.__qualname__
+    with pytest.raises(RuntimeError, match="output format 'text' is registered twice"):
+        claim(formats.FORMATS, "text", lambda reports, options: "", "output format", lambda f: f.render)

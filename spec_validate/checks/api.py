@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from spec_validate.discovery import claim
 from spec_validate.kernels.facts import FactRequest
 from spec_validate.model import Finding
 
@@ -70,8 +71,7 @@ def check(
 
     def register(function: Callable[..., Iterator[Finding]]) -> Callable[..., Iterator[Finding]]:
         name = function.__name__
-        if name in REGISTRY:
-            raise RuntimeError(f"check primitive {name!r} is registered twice")
+        claim(REGISTRY, name, function, "check primitive", lambda p: p.function)
         schema = {"type": "object", "additionalProperties": False, "properties": {}, **(options or {})}
         doc = function.__doc__ or ""
         REGISTRY[name] = Primitive(name, function, schema, kind, dtype_kinds, facts, doc, own_metadata_only, own_keys, own_name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from spec_validate.discovery import PackageModules
+from spec_validate.discovery import PackageModules, claim
 
 _PACKAGE = "spec_validate.kernels"
 
@@ -47,8 +47,7 @@ def kernel(
     """Register the kernel `name`: the decorated function is its combine, `summarize` its per-block step."""
 
     def register(combine: Callable[..., Any]) -> Callable[..., Any]:
-        if name in KERNELS:
-            raise RuntimeError(f"kernel {name!r} is registered twice")
+        claim(KERNELS, name, combine, "kernel", lambda k: k.combine)
         KERNELS[name] = Kernel(name, summarize, combine, reads_chunks, reads_shard_indexes, reads_values)
         return combine
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal, NamedTuple
 
-from spec_validate.discovery import PackageModules
+from spec_validate.discovery import PackageModules, claim
 from spec_validate.nodes.base import Tree
 
 _PACKAGE = "spec_validate.nodes"
@@ -35,8 +35,7 @@ def container_format(
     """Register the decorated function as the detector `name` for local paths of the kind `handles`."""
 
     def register(open_path: Callable[[str], Tree | None]) -> Callable[[str], Tree | None]:
-        if name in DETECTORS:
-            raise RuntimeError(f"container format {name!r} is registered twice")
+        claim(DETECTORS, name, open_path, "container format", lambda d: d.open)
         DETECTORS[name] = Detector(name, handles, order, open_path)
         return open_path
 

@@ -14,7 +14,7 @@ import importlib
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, TextIO
 
-from spec_validate.discovery import PackageModules
+from spec_validate.discovery import PackageModules, claim
 from spec_validate.errors import SpecValidateError
 from spec_validate.model import Report
 from spec_validate.report.options import RenderOptions
@@ -56,8 +56,7 @@ def output_format(name: str, stream: Streamer | None = None) -> Callable[[Render
     given, writes the same format to `out` one input at a time (a `ReportStream`)."""
 
     def register(render: Renderer) -> Renderer:
-        if name in FORMATS:
-            raise RuntimeError(f"output format {name!r} is registered twice")
+        claim(FORMATS, name, render, "output format", lambda f: f.render)
         doc = (render.__doc__ or "").strip()
         FORMATS[name] = OutputFormat(name, render, doc.splitlines()[0] if doc else "", stream)
         return render

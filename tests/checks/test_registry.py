@@ -67,8 +67,14 @@ def test_builtin_modules_are_found_not_listed():
 
 
 def test_check_fails_registering_a_name_twice():
+    def attr_present(node, options, scope):  # another function under a registered name
+        yield from ()
+
     with pytest.raises(RuntimeError, match="registered twice"):
-        check()(all_primitives()["attr_present"].function)
+        check()(attr_present)
+    # The same function again (its module executed a second time) keeps its place.
+    same = all_primitives()["attr_present"].function
+    assert check()(same) is same
 
 
 # ------------------------------------------------------------------------------------------ not applicable is raised

@@ -94,7 +94,7 @@ def test_output_format_returns_the_function_and_refuses_a_name_twice():
         assert formats.get("probe-format-for-test").summary == "A probe format."
         assert spec_validate.render([], "probe-format-for-test") == b"probe"
         with pytest.raises(RuntimeError, match="registered twice"):
-            formats.output_format("probe-format-for-test")(probe)
+            formats.output_format("probe-format-for-test")(lambda reports, options: b"other")
     finally:
         formats.FORMATS.pop("probe-format-for-test", None)
 

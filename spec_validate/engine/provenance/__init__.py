@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
-from spec_validate.discovery import PackageModules
+from spec_validate.discovery import PackageModules, claim
 from spec_validate.engine import activity
 from spec_validate.engine.provenance.model import Era, WriterMark, overlap
 from spec_validate.nodes.base import Tree
@@ -53,8 +53,7 @@ def detector(name: str, *, roles: Mapping[str, str] | None = None) -> Callable[[
     """
 
     def register(function: DetectorFn) -> DetectorFn:
-        if name in DETECTORS:
-            raise RuntimeError(f"era and writer detector {name!r} is registered twice")
+        claim(DETECTORS, name, function, "era and writer detector", lambda d: d.function)
         for writer, role in (roles or {}).items():
             if _ROLES.get(writer, role) != role:
                 raise RuntimeError(f"writer {writer!r} is given two roles: {_ROLES[writer]!r} and {role!r}")

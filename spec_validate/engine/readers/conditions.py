@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from spec_validate.discovery import claim
 from spec_validate.engine.readers.facts import StoreFacts
 from spec_validate.engine.selectors import matches
 from spec_validate.errors import NodeError
@@ -37,8 +38,7 @@ def fact_condition(name: str, schema: Mapping[str, Any]) -> Callable[[Holds], Ho
     """Register a condition of `when` under `name`, with its value's JSON schema; the function is returned unchanged."""
 
     def register(function: Holds) -> Holds:
-        if name in CONDITIONS:
-            raise RuntimeError(f"fact condition {name!r} is registered twice")
+        claim(CONDITIONS, name, function, "fact condition", lambda c: c.holds)
         CONDITIONS[name] = FactCondition(name, dict(schema), function, (function.__doc__ or "").strip())
         return function
 
