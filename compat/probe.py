@@ -46,6 +46,7 @@ class UndefinedValues(Exception):
     A CSR/CSC matrix whose indptr ends past the end of its data or indices is accepted without a check by some
     releases; its dense form then holds whatever memory lies past the arrays, different from run to run. That is
     a wrong-values outcome of its own, found here rather than by comparing digests (which would not reproduce).
+    So is a reading from consolidated metadata that differs from the reading of the stored documents (_read_case).
     """
 
 
@@ -398,6 +399,69 @@ def open_ome_zarr_models(path: str, fmt: str) -> str:
     return d.hexdigest()
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Consolidated metadata. zarr-python 3 opens a group from its consolidated metadata whenever the store has some
+# (`.zmetadata` for Zarr v2, `consolidated_metadata` in the root zarr.json for v3): every reader that opens groups
+# through it does (zarr-python 3, zarrs, anndata and mudata on zarr-python 3, ome-zarr-py, ome-zarr-models), while
+# zarr-python 2's zarr.open and tensorstore read the stored documents. The consolidated copy is a cache of the
+# documents; the documents are the store. So where a reader opened a group from consolidated metadata, the case is
+# read a second time with the lookup turned off (`use_consolidated=False` on every group open, the reader's calls
+# otherwise the same), and a different reading is wrong-values found here: the reader read a stale cache.
+
+
+_CONSOLIDATED_DIFFERS = "the consolidated metadata gives other values than the stored documents"
+
+
+def _zarr3_groups():
+    """zarr-python 3's AsyncGroup, through which every group is opened; None where zarr is absent or 2.x."""
+    try:
+        import zarr
+    except ImportError:
+        return None
+    if zarr.__version__.startswith("2."):
+        return None
+    from zarr.core.group import AsyncGroup
+
+    return AsyncGroup
+
+
+def _read_case(reader: str, case: dict) -> str:
+    opener = OPENERS[reader]
+    groups = _zarr3_groups()
+    if groups is None:  # h5py, tensorstore, and the readers on zarr-python 2: no consolidated metadata read
+        return opener(case["path"], case["format"])
+    original = groups.open.__func__
+    consolidated = []
+
+    async def watched(cls, *args, **kwargs):
+        group = await original(cls, *args, **kwargs)
+        if group.metadata.consolidated_metadata is not None:
+            consolidated.append(group)
+        return group
+
+    async def documents_only(cls, store, zarr_format=3, use_consolidated=None):
+        return await original(cls, store, zarr_format=zarr_format, use_consolidated=False)
+
+    groups.open = classmethod(watched)
+    try:
+        digest = opener(case["path"], case["format"])
+    finally:
+        groups.open = classmethod(original)
+    if not consolidated:  # no consolidated metadata read: one reading, as for any other store
+        return digest
+    groups.open = classmethod(documents_only)
+    try:
+        stored = opener(case["path"], case["format"])
+    except BaseException as exc:  # noqa: BLE001  (the stored documents do not read as the consolidated copy did)
+        message = f"{_CONSOLIDATED_DIFFERS}: read without it, {clean_error(exc, case['path'], case['case'])}"
+        raise UndefinedValues(message[:ERROR_CHARS]) from None
+    finally:
+        groups.open = classmethod(original)
+    if stored != digest:
+        raise UndefinedValues(f"{_CONSOLIDATED_DIFFERS} (read without it, use_consolidated=False, the values differ)")
+    return digest
+
+
 OPENERS = {
     "anndata": open_anndata,
     "zarr-python": open_zarr,
@@ -479,7 +543,7 @@ def _child(reader: str, case: dict, wfd: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
     warnings.simplefilter("ignore")
     try:
-        result = {"outcome": "opened", "error": None, "digest": OPENERS[reader](case["path"], case["format"])}
+        result = {"outcome": "opened", "error": None, "digest": _read_case(reader, case)}
     except UndefinedValues as exc:
         result = {"outcome": "wrong-values", "error": str(exc), "digest": None}
     except BaseException as exc:  # noqa: BLE001  (whatever the reader raises is its refusal, the measurement itself)

@@ -34,23 +34,12 @@ PICKLED_HDMF = (
     "zarr-python 2 unpickles hdmf_zarr objects and fails without hdmf_zarr installed (a fact of the reader's "
     "environment); the pickle codec is off the chunk decoder's allow-list, so the chunk rule is undecided: unknown"
 )
-READ_DIFFERENTLY = (
-    "wrong-values only against zarr-python 3's reading: zarr-python 2 (zarr.open) reads the stored documents, zarr-python 3 "
-    "the stale .zmetadata copy. zarr.consolidated.matches-documents fails the same way (attributes differ, documents left "
-    "out) on corpus-public/nwb-zarr/test-hdmf-zarr_consolidated.nwb.zarr, where zarr-python 3 refused, so zarr-python 2 "
-    "was its own reference and 'opened': a rule on the clause would trade this miss for that one, and no fact of the "
-    "stores tells them apart"
-)
 for _case, _reader in [
     ("conformance-corpus/hdmf-zarr/zarr-v2/reference-dataset-pickle.zarr", "zarr-python@2.18.7"),
     ("corpus-public/nwb-zarr/hdmf-zarr_ecephys_tutorial.nwb.zarr", "zarr-python@2.18.7"),
     ("corpus-public/nwb-zarr/written-by-hdmf-zarr-0.13.0/ecephys_links_pickle.nwb.zarr", "zarr-python@2.18.7"),
 ]:
     EXPECTED_MISMATCHES[(_case, _reader)] = PICKLED_HDMF
-for _case, _reader in [
-    ("conformance-corpus/zarr/zarr-v2/consolidated-stale.zarr", "zarr-python@2.18.7"),
-]:
-    EXPECTED_MISMATCHES[(_case, _reader)] = READ_DIFFERENTLY
 
 
 @lru_cache(maxsize=1)
