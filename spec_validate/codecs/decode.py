@@ -349,7 +349,7 @@ def v2_codec(meta: Mapping[str, Any], dtype: np.dtype, chunk_shape: tuple[int, .
     # An object codec anywhere else yields Python objects where bytes are expected (zarr-python fails on it too).
     misplaced = [c["id"] for c in written if c["id"] in OBJECT_CODECS]
     if misplaced:
-        raise NotDecoded(f"{where}: not decoded: object codec {misplaced[0]} where a {dtype} array's bytes are encoded")
+        raise NotDecoded(f"{where}: not decoded: object codec {misplaced[0]} where the array's bytes ({dtype}) are encoded")
     axes = tuple(reversed(range(len(chunk_shape)))) if order == "F" and len(chunk_shape) > 1 else None
     return _chain(written, dtype, dtype, chunk_shape, axes, object_codec, where)
 
