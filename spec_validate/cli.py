@@ -190,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--deep",
         action="store_true",
         help="also read and decode every stored chunk of Zarr v2 and v3 arrays, the inner chunks of shards included "
-        "(allow-listed codecs only; never pickle or object codecs); HDF5 and TileDB arrays are read as their clauses "
+        "(allow-listed codecs only; pickle is read as data, never unpickled); HDF5 and TileDB arrays are read as their clauses "
         "need, with or without it",
     )
     p.add_argument(

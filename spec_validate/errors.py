@@ -35,5 +35,5 @@ class TooLarge(NodeError):
 
 
 class NotDecoded(NodeError):
-    """An array whose data is deliberately not decoded (a codec off the allow-list, pickle above all): the
+    """An array whose data is deliberately not decoded (a codec off the allow-list, a pickle calling a class): the
     clauses about its values are not checked, which the report says, rather than in error."""

@@ -238,8 +238,9 @@ PUBLIC_WRITERS: dict[str, set[str]] = {
 }
 
 # The clauses a real item leaves not checked (on none of their nodes) in a run without --deep: on a Zarr store, the
-# decoding of stored chunks (it needs --deep), and on hdmf-zarr files with pickle-coded references (never decoded)
-# the clauses on those references. Before, these counted as not applicable.
+# decoding of stored chunks (it needs --deep), and on hdmf-zarr files whose pickled references call
+# hdmf_zarr.utils.ZarrReference (pickle is read as data, and that class is never rebuilt) the clauses on those
+# references. Before, these counted as not applicable.
 NEEDS_DEEP = {"zarr.chunks.decoded-size"}
 PICKLED_REFERENCES = {"hdmf-zarr.reference.dataset-elements", "hdmf-zarr.reference.dataset-source-in-store"}
 PUBLIC_NOT_CHECKED: dict[str, set[str]] = {

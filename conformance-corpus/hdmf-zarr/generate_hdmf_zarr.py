@@ -266,7 +266,9 @@ def reference_dataset_target_missing(path: Path) -> None:
 
 @with_valid
 def reference_dataset_pickle(path: Path) -> None:
-    """/general/electrodes/group holds its object references with the pickle codec (hdmf-zarr's default); never decoded."""
+    """/general/electrodes/group holds its object references (plain dicts) with the pickle codec, hdmf-zarr's default.
+
+    The pickle is read as data, never unpickled: its references are checked."""
     ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
     shutil.rmtree(path / "general/electrodes/group")
     object_array(path, "general/electrodes/group", [ref, ref], GROUP_COLUMN, codec="pickle")
@@ -505,6 +507,14 @@ def reference_attribute_wrapper_unmarked(path: Path) -> None:
     doc = read_json(path / "general/electrodes/.zattrs")
     del doc["table"]["zarr_dtype"]
     write_json(path / "general/electrodes/.zattrs", doc)
+
+
+@with_valid
+def reference_dataset_pickle_target_missing(path: Path) -> None:
+    """The second element of /general/electrodes/group (pickle codec, plain dicts) references /general/devices/gone."""
+    ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
+    shutil.rmtree(path / "general/electrodes/group")
+    object_array(path, "general/electrodes/group", [ref, {**ref, "path": "/general/devices/gone"}], GROUP_COLUMN, codec="pickle")
 
 
 def main(names: list[str]) -> None:

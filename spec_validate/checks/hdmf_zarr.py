@@ -22,8 +22,11 @@ from spec_validate.nodes.base import Node
 # Findings listed per dataset by the element-by-element reference primitives: the first ones locate the problem,
 # and the rest are counted (`Omitted`), so the report gives the exact number.
 MAX_ELEMENT_FINDINGS = 20
-# Codecs that decode an object array without running code (pickle is never decoded: see the node backend).
+# Codecs whose elements are text (strings, or JSON text).
 TEXT_CODECS = {"vlen-utf8", "vlen-bytes", "json2", "json"}
+# Object codecs whose elements may be dicts and lists (reference objects). Pickle is read as data, never unpickled
+# (`codecs.pickled`): a chunk whose pickle calls anything but numpy's array reconstruction is not read.
+OBJECT_VALUE_CODECS = {"json2", "json", "pickle"}
 # Object codecs whose elements are strings (or bytes) only, never dicts.
 STRING_CODECS = {"vlen-utf8", "vlen-bytes"}
 
@@ -411,9 +414,9 @@ def scalar_string_storage(node: Node, options: Options, scope: Scope) -> Iterato
         )
 
 
-# Codecs an element of a JSON-coded dataset may pass through: text codecs and compressors that run no stored
-# code. The scan decodes them with the one codec module; anything else (pickle above all) is never decoded.
-SAFE_CHUNK_CODECS = TEXT_CODECS | {"zlib", "gzip", "bz2", "lzma", "blosc", "zstd", "lz4"}
+# Codecs an element of an object dataset may pass through: text codecs, pickle read as data, and compressors that
+# run no stored code. The scan decodes them with the one codec module; anything else is never decoded.
+SAFE_CHUNK_CODECS = TEXT_CODECS | OBJECT_VALUE_CODECS | {"zlib", "gzip", "bz2", "lzma", "blosc", "zstd", "lz4"}
 
 
 def _scalar_json(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
@@ -462,12 +465,13 @@ MAX_TARGETS = 10_000
 def dataset_references_valid(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
     """Every element is a reference object with string `required` keys, and one with source "." names a node of the store.
 
-    The engine's scan reads the dataset once, decoding only through JSON/text codecs and plain compressors
-    (shared with dataset_references_in_store); a pickle-coded dataset is never decoded. Chunks that are not
-    stored read as the fill value, which is an element like any other. Each distinct path is looked up once.
-    Memory: a few blocks, and at most 10,000 distinct paths.
-    Not applicable when: the array is not "|O" stored with a JSON codec and safe compressors; such an array is
-    listed as not checked.
+    The engine's scan reads the dataset once, decoding only through JSON codecs, pickle read as data (never
+    unpickled: a chunk whose pickle calls anything but numpy's array reconstruction, hdmf_zarr's ZarrReference
+    class among them, leaves the dataset not checked) and plain compressors (shared with
+    dataset_references_in_store). Chunks that are not stored read as the fill value, which is an element like any
+    other. Each distinct path is looked up once. Memory: a few blocks, and at most 10,000 distinct paths.
+    Not applicable when: the array is not "|O" stored with a JSON or pickle codec and safe compressors; such an
+    array is listed as not checked.
     """
     result = facts["references"]
     if result is None:
@@ -510,16 +514,16 @@ def dataset_references_in_store(node: Node, options: Options, scope: Scope, fact
 
 
 def _json_coded(node: Node) -> None:
-    """Raises NotChecked unless the array is "|O" stored with a JSON codec and safe compressors (how it is read)."""
+    """Raises NotChecked unless the array is "|O" stored with a JSON or pickle codec and safe compressors (how it is read)."""
     meta = node.metadata
     codecs = set(_codec_ids(node))
     if (
         not isinstance(meta, dict)
         or meta.get("dtype") != "|O"
-        or not codecs & {"json2", "json"}
+        or not codecs & OBJECT_VALUE_CODECS
         or not codecs <= SAFE_CHUNK_CODECS
     ):
-        raise NotChecked(f"{node.path} is not an object array stored with a JSON codec; its data is not read")
+        raise NotChecked(f"{node.path} is not an object array stored with a JSON or pickle codec; its data is not read")
 
 
 def _stored_dtype(node: Node) -> Any:
@@ -549,10 +553,11 @@ def compound_references_valid(node: Node, options: Options, scope: Scope, facts:
 
     hdmf-zarr stores such a dataset as an object array (dtype "|O") of rows, one value per field in zarr_dtype
     order, with ZarrReference dicts in the reference fields. The engine's scan reads the rows once, as for
-    dataset_references_valid (JSON codecs and plain compressors only; pickle is never decoded), and each distinct
+    dataset_references_valid (JSON codecs, pickle read as data, plain compressors), and each distinct
     path is looked up once. A dataset stored with another dtype cannot hold reference objects and fails from its
     metadata alone. Memory: a few blocks, and at most 10,000 distinct paths.
-    Not applicable when: zarr_dtype marks no reference field; the array is not JSON-coded (listed as not checked).
+    Not applicable when: zarr_dtype marks no reference field; the array is not JSON- or pickle-coded (listed as not
+    checked).
     """
     fields = _reference_fields(node.attrs.get("zarr_dtype"))
     if "references" not in facts:
@@ -597,7 +602,7 @@ def _unmarked_objects(node: Node, options: Options, scope: Scope) -> Mapping[str
     if _marks_references(node.attrs.get("zarr_dtype")) or dtype != "|O":
         return {}  # judged from the metadata alone: a marked dataset's dtype, or a dtype that holds no reference object
     codecs = set(_codec_ids(node))
-    if codecs & STRING_CODECS and not codecs & {"json2", "json"}:
+    if codecs & STRING_CODECS and not codecs & OBJECT_VALUE_CODECS:
         return {}  # a variable-length string or bytes codec decodes to strings only: no element is a reference object
     _json_coded(node)
     return {"holders": FactRequest("reference_objects", (("limit", MAX_ELEMENT_FINDINGS),))}
@@ -612,9 +617,10 @@ def dataset_references_marked(node: Node, options: Options, scope: Scope, facts:
     stored with a JSON codec whose zarr_dtype marks no references (or that has none) is read by the engine's scan,
     and each element that is a reference object ({source, path}, alone or in a row) is a reference a reader
     will not resolve. An object array of variable-length strings (vlen-utf8, vlen-bytes) holds none and passes
-    unread. Pickle is never decoded. Memory: a few blocks.
-    Not applicable when: the metadata has no dtype; an object array is neither JSON- nor string-coded (listed as not
-    checked).
+    unread. Pickle is read as data, never unpickled (one calling anything but numpy's array reconstruction is not
+    read). Memory: a few blocks.
+    Not applicable when: the metadata has no dtype; an object array is neither JSON-, pickle- nor string-coded
+    (listed as not checked).
     """
     zarr_dtype = node.attrs.get("zarr_dtype")
     dtype = _stored_dtype(node)

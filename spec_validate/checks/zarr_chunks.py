@@ -31,8 +31,9 @@ def chunks_decode_to_chunk_size(node: Node, options: Options, scope: Scope, fact
     chunk has the same shape); for variable-length strings, one chunk's number of elements. Runs only with
     --deep: the engine's scan reads and decodes every stored chunk inside the grid once (shared with every
     other rule on the array), through the one bounded codec module, and records each chunk that does not
-    decode. Only allow-listed codecs are run; pickle and codecs off the list are never run, and such an
-    array is listed as not checked. Keys outside the chunk grid are left to chunk_keys_valid. At most 20
+    decode. Only allow-listed codecs are run; codecs off the list are never run, and such an array is listed as
+    not checked. Pickle is read as data, never unpickled: a malformed pickle is a chunk that does not decode, and
+    one that calls anything but numpy's array reconstruction leaves the array not checked. Keys outside the chunk grid are left to chunk_keys_valid. At most 20
     failing chunks are named; the rest are counted (`Omitted`), so the report gives the exact number.
     Memory: a few blocks, each chunk's decoding bounded by its declared size.
     Not applicable when: the shape, chunks or separator are unusable (other rules report them); not checked

@@ -1,7 +1,11 @@
 """Decode stored chunks (Zarr v2/v3, HDF5 filters) through an allow-list of codecs, every step bounded.
 
 The one place bytes become values. A codec is run only if it is on the allow-list below; anything else
-(pickle, msgpack, categorize, entry-point codecs, ...) is never constructed: its array is `NotDecoded`.
+(msgpack, categorize, entry-point codecs, ...) is never constructed: its array is `NotDecoded`. Pickle (numcodecs'
+Pickle, hdmf-zarr's default object codec) is never unpickled: `pickled` reads its opcodes as data, and builds the
+object array numpy's pickle describes only while the stream calls nothing but numpy's own array reconstruction;
+a chunk whose pickle calls or constructs anything else (hdmf_zarr.utils.ZarrReference, os.system) leaves its
+array `NotDecoded` (`PickleNotRebuilt`, naming the global), and a pickle that is malformed is a `ChunkError`.
 Every step stops at the size the metadata fixes for it (a chunk's bytes; a compressed stream's bound inside
 nested compression; `MAX_VARIABLE_BYTES` before an object codec), and says so in one line: a chunk of a few
 kilobytes that would inflate to gigabytes (nested zlib, a zstd frame without a declared size, bz2 members, a
@@ -21,6 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from spec_validate.codecs import pickled
 from spec_validate.errors import NodeError, NotDecoded
 
 # Set by the command's own process (`cli.console`): numcodecs is then imported without its scan of installed
@@ -101,7 +106,7 @@ def _import_without_plugin_scan() -> Any | None:
     return numcodecs
 
 
-# Bytes an object codec (vlen-utf8, vlen-bytes, json2) may decode from one chunk. Its input has no size the
+# Bytes an object codec (vlen-utf8, vlen-bytes, json2, pickle) may decode from one chunk. Its input has no size the
 # metadata fixes, so it is capped here: a real chunk of strings is far smaller, and a chunk past this is
 # reported, not decoded. Parsing json2 text of N bytes builds Python objects of a few times N.
 MAX_VARIABLE_BYTES = 64 * 2**20
@@ -137,7 +142,7 @@ V2_FILTERS = (
     "fletcher32",
     "crc32c",
 )
-OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "json2")
+OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "json2", "pickle")
 V2_ALLOWED = frozenset(COMPRESSORS + V2_FILTERS + OBJECT_CODECS)
 V3_ARRAY_TO_BYTES = ("bytes", "vlen-utf8", "vlen-bytes", "sharding_indexed")
 V3_BYTES_TO_BYTES = ("gzip", "blosc", "zstd", "crc32c")
@@ -165,6 +170,17 @@ SHARD_EMPTY = 2**64 - 1  # offset and nbytes of an inner chunk that is not store
 
 class ChunkError(NodeError):
     """A stored chunk that does not decode: corrupt, truncated, of the wrong size, or past its bound."""
+
+
+class PickleNotRebuilt(NotDecoded):
+    """A chunk whose pickle calls or constructs something that is not rebuilt (its array's values are not read)."""
+
+    def __init__(self, message: str, calls: str | None = None) -> None:
+        super().__init__(message)
+        self.calls = calls  # the global it calls ("hdmf_zarr.utils.ZarrReference"), where it names one
+
+    def __reduce__(self) -> tuple[Any, ...]:  # kept whole across processes (a Dask worker's result)
+        return (type(self), (str(self), self.calls))
 
 
 class Step(NamedTuple):
@@ -239,7 +255,7 @@ class ChunkCodec(NamedTuple):
     shape: tuple[int, ...]  # the chunk's shape as the array sees it
     stored_dtype: np.dtype  # the dtype of the bytes (byte order as stored)
     axes: tuple[int, ...] | None  # stored = values.transpose(axes) (order "F", v3 transpose); None: C order
-    object_codec: str | None = None  # vlen-utf8, vlen-bytes or json2: the bytes hold Python objects
+    object_codec: str | None = None  # vlen-utf8, vlen-bytes, json2 or pickle: the bytes hold Python objects
     sharding: Sharding | None = None  # a shard: its inner chunks are decoded one by one (`inner`)
     stored_limit: int = 0  # the most bytes a stored chunk may hold, as its codecs can make it
 
@@ -325,11 +341,15 @@ def v2_codec(meta: Mapping[str, Any], dtype: np.dtype, chunk_shape: tuple[int, .
     if dtype.hasobject:
         if not filters or filters[0]["id"] not in OBJECT_CODECS:
             raise NotDecoded(
-                f"{where}: not decoded: an object array needs vlen-utf8, vlen-bytes or json2 as its first "
+                f"{where}: not decoded: an object array needs vlen-utf8, vlen-bytes, json2 or pickle as its first "
                 f"filter (found {[c['id'] for c in written]})"
             )
         object_codec = filters[0]["id"]
         written = written[1:]
+    # An object codec anywhere else yields Python objects where bytes are expected (zarr-python fails on it too).
+    misplaced = [c["id"] for c in written if c["id"] in OBJECT_CODECS]
+    if misplaced:
+        raise NotDecoded(f"{where}: not decoded: object codec {misplaced[0]} where the array's bytes ({dtype}) are encoded")
     axes = tuple(reversed(range(len(chunk_shape)))) if order == "F" and len(chunk_shape) > 1 else None
     return _chain(written, dtype, dtype, chunk_shape, axes, object_codec, where)
 
@@ -858,9 +878,11 @@ def _numeric_filter(name: str, config: Mapping[str, Any], data: np.ndarray, wher
 
 
 def _decode_objects(name: str, data: np.ndarray, count: int, where: str) -> np.ndarray:
-    """`count` Python objects (a flat object array) from vlen-utf8, vlen-bytes or json2 bytes."""
+    """`count` Python objects (a flat object array) from vlen-utf8, vlen-bytes, json2 or pickle bytes."""
     if name == "json2":
         return _json2(data, count, where)
+    if name == "pickle":
+        return _pickle(data, count, where)
     # numcodecs allocates an array of as many items as the header declares: checked against the chunk first.
     if len(data) < VLEN_HEADER:
         raise ChunkError(f"{where} is {len(data)} bytes, too short for a {name} header")
@@ -906,6 +928,26 @@ def _json2(data: np.ndarray, count: int, where: str) -> np.ndarray:
     except (ValueError, TypeError, IndexError) as exc:
         raise ChunkError(f"{where}: its json2 items do not fill shape {list(shape)} ({exc})") from None
     return out.reshape(-1)
+
+
+def _pickle(data: np.ndarray, count: int, where: str) -> np.ndarray:
+    """A numcodecs Pickle chunk's elements, read as data by `pickled` (never unpickled).
+
+    A pickle that calls anything but numpy's array reconstruction is not damaged, only not read: NotDecoded (the
+    array's value clauses are not checked). A malformed one, or one past a bound, is a ChunkError.
+    """
+    try:
+        elements, shape = pickled.object_array(data.tobytes())
+    except pickled.NotRebuilt as exc:
+        raise PickleNotRebuilt(f"{where}: not decoded: its pickle {exc}", exc.calls) from None
+    except pickled.Malformed as exc:
+        raise ChunkError(f"{where} {exc}") from None
+    if len(elements) != count:
+        raise ChunkError(f"{where}: its pickle holds an array of shape {list(shape)}, {len(elements)} items, expected {count}")
+    out = np.empty(count, dtype=object)
+    for i, element in enumerate(elements):  # one by one: a list element must stay a list, not become an axis
+        out[i] = element
+    return out
 
 
 def _nested(items: list[Any], shape: tuple[int, ...]) -> np.ndarray:

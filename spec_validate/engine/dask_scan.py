@@ -43,7 +43,7 @@ from spec_validate.engine.scan import (
     fold,
     read_and_summarize,
 )
-from spec_validate.errors import InputError, NodeError, SpecValidateError
+from spec_validate.errors import InputError, NodeError, NotDecoded, SpecValidateError
 from spec_validate.kernels.facts import FactRequest
 from spec_validate.nodes.base import DEFAULT_BLOCK_ELEMENTS, RowRange, Tree, row_elements
 
@@ -299,7 +299,9 @@ def _record_failure(task: _Task, exc: BaseException, failed: dict[int, tuple[int
     if isinstance(exc, NodeError):
         # A fresh NodeError: the message only, without the remote traceback.
         if task.scan not in failed or task.block < failed[task.scan][0]:
-            failed[task.scan] = (task.block, NodeError(str(exc)))
+            # NotDecoded stays NotDecoded: its array is not checked, not reported as unreadable.
+            kind = NotDecoded if isinstance(exc, NotDecoded) else NodeError
+            failed[task.scan] = (task.block, kind(str(exc)))
     elif isinstance(exc, InputError):
         raise InputError(f"{exc} (on a Dask worker: workers must reach the store at the same path or URL)") from None
     else:

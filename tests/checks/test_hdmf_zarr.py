@@ -492,14 +492,33 @@ def test_dataset_references_marked_reads_no_pickle(tmp_path):
     assert not marker.exists()
 
 
-def test_dataset_references_valid_not_checked_for_pickle(tmp_path):
+def test_dataset_references_valid_not_checked_for_pickle_calling_a_global(tmp_path):
     marker = tmp_path / "unpickled"
     payload = pickle.dumps(np.array([Boom(str(marker))], dtype=object), protocol=5)
     write_store(tmp_path / "p.zarr", spec_chunk=b"", pickle_chunk=payload)
     got = results(tmp_path / "p.zarr")
     for rule_id in ("hdmf-zarr.reference.dataset-elements", "hdmf-zarr.reference.dataset-source-in-store"):
-        assert got[rule_id].status is Status.NOT_CHECKED and "not read" in got[rule_id].reason
+        assert got[rule_id].status is Status.NOT_CHECKED
+        assert "its pickle calls io.open (REDUCE), which is not rebuilt" in got[rule_id].reason
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+@pytest.mark.parametrize(
+    "element,status",
+    [
+        pytest.param({"source": ".", "path": "/general"}, Status.PASSED, id="reference-to-a-node"),
+        pytest.param({"source": ".", "path": "/general/gone"}, Status.FAILED, id="reference-to-nothing"),
+        pytest.param("not a reference", Status.FAILED, id="a-string"),
+    ],
+)
+def test_dataset_references_valid_reads_plain_data_pickle(tmp_path, protocol, element, status):
+    # A pickle of plain data (dicts, as hdmf-zarr writes without ZarrReference) is read as data, never unpickled.
+    arr = np.empty(1, dtype=object)
+    arr[0] = element
+    write_store(tmp_path / "p.zarr", spec_chunk=b"", pickle_chunk=pickle.dumps(arr, protocol=protocol))
+    got = results(tmp_path / "p.zarr")["hdmf-zarr.reference.dataset-elements"]
+    assert got.status is status, got.reason
 
 
 # ------------------------------------------------------------------------------------------ links into other stores

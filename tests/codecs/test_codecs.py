@@ -192,7 +192,10 @@ def test_decode_fails_variable_length_bytes_past_the_cap(monkeypatch):
 @pytest.mark.parametrize(
     "compressor,filters,dtype,match",
     [
-        pytest.param({"id": "pickle"}, None, "|O", "codec 'pickle' is not on the allow-list", id="pickle"),
+        pytest.param({"id": "pickle"}, None, "|O", r"as its first filter \(found \['pickle'\]\)", id="pickle-as-compressor"),
+        pytest.param(None, [{"id": "pickle"}], "<i8", r"pickle where the array's bytes \(int64\)", id="pickle-on-numbers"),
+        pytest.param(None, [{"id": "vlen-utf8"}], "<i8", "object codec vlen-utf8 where", id="vlen-on-numbers"),
+        pytest.param(None, [{"id": "pickle"}, {"id": "json2"}], "|O", "object codec json2 where", id="two-object-codecs"),
         pytest.param(None, [{"id": "msgpack2"}], "|O", "codec 'msgpack2' is not on the allow-list", id="msgpack"),
         pytest.param(None, [{"id": "categorize", "labels": ["a"], "dtype": "|O"}], "<i8", "codec 'categorize'", id="categorize"),
         pytest.param(None, [{"id": "json"}], "|O", "codec 'json' is not on the allow-list", id="old-json"),

@@ -232,7 +232,7 @@ def _fill(value: Any, dtype: np.dtype, object_codec: str | None, v3: bool) -> An
 
 
 def _object_fill(value: Any, object_codec: str | None) -> Any:
-    if object_codec == "json2":
+    if object_codec in ("json2", "pickle"):  # zarr-python 2 keeps the JSON value as it is (np.array(v, dtype=object))
         return value
     if value is None:
         return "" if object_codec == "vlen-utf8" else b""
