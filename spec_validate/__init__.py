@@ -216,7 +216,9 @@ def _reader_verdicts(tree, chosen: Sequence[Pack], done, legacy, known, required
     # A legacy verdict is a clause of its own: evaluated wherever its pack applied, failed where it was given.
     evaluated |= {p.legacy_id for p, scopes in zip(chosen, done.scopes, strict=True) if scopes and p.legacy is not None}
     failed |= {v.id for v in legacy}
-    return store_verdicts(tree, applied, failed, evaluated, known, required)
+    # A notice rule that reported findings (the pickled chunks call a class) is a fact of the store, never a failure.
+    noticed = {r.rule.id for r in done.results if r.status is Status.NOTICE}
+    return store_verdicts(tree, applied, failed, evaluated, known, required, noticed)
 
 
 # The pack a data file's name says it follows, and what that pack finds in such a file. A file so named in which the

@@ -14,6 +14,7 @@ import json
 import pickle
 import shutil
 import sys
+import types
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -515,6 +516,45 @@ def reference_dataset_pickle_target_missing(path: Path) -> None:
     ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
     shutil.rmtree(path / "general/electrodes/group")
     object_array(path, "general/electrodes/group", [ref, {**ref, "path": "/general/devices/gone"}], GROUP_COLUMN, codec="pickle")
+
+
+def zarr_reference_pickle(values: list[dict[str, Any]]) -> bytes:
+    """A chunk's bytes as hdmf-zarr's pickle writes them: an object array of hdmf_zarr.utils.ZarrReference objects (a dict
+    subclass: the global, then NEWOBJ and SETITEMS for each element). hdmf_zarr is never imported: a stand-in class,
+    named as the real one, is pickled in its place from a module object that exists only while it is pickled."""
+    module = types.ModuleType("hdmf_zarr.utils")
+
+    class ZarrReference(dict):
+        pass
+
+    ZarrReference.__module__, ZarrReference.__qualname__ = module.__name__, "ZarrReference"
+    module.ZarrReference = ZarrReference  # type: ignore[attr-defined]
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = [ZarrReference(v) for v in values]
+    package = types.ModuleType("hdmf_zarr")  # pickle imports the package first
+    package.utils = module  # type: ignore[attr-defined]
+    stand_ins = {"hdmf_zarr": package, "hdmf_zarr.utils": module}
+    assert not set(stand_ins) & set(sys.modules), "hdmf_zarr is imported: the stand-in would shadow it"
+    sys.modules.update(stand_ins)
+    try:
+        return pickle.dumps(arr, protocol=4)
+    finally:
+        for name in stand_ins:
+            del sys.modules[name]
+
+
+@with_valid
+def reference_dataset_pickle_class(path: Path) -> None:
+    """/general/electrodes/group holds its references as hdmf-zarr writes them with pickle: hdmf_zarr.utils.ZarrReference
+    objects, which unpickling imports hdmf_zarr to rebuild (a reader without it cannot). The pickle is read as data,
+    never unpickled: its chunk is not read, and the class it calls is named."""
+    ref = {"source": ".", "path": "/general/devices/probe", "object_id": "d3v1ce", "source_object_id": ROOT_ID}
+    shutil.rmtree(path / "general/electrodes/group")
+    object_array(path, "general/electrodes/group", [ref, ref], GROUP_COLUMN, codec="pickle")
+    meta = read_json(path / "general/electrodes/group/.zarray")
+    meta["filters"] = [{"id": "pickle", "protocol": 4}]
+    write_json(path / "general/electrodes/group/.zarray", meta)
+    (path / "general/electrodes/group/0").write_bytes(zarr_reference_pickle([ref, ref]))
 
 
 def main(names: list[str]) -> None:

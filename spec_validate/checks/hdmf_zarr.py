@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -379,6 +380,59 @@ def codec_absent(node: Node, options: Options, scope: Scope) -> Iterator[Finding
             f"is stored with the {options['id']!r} codec (filters/compressor in .zarray); its data is never decoded",
             details=details,
         )
+
+
+# Top-level modules every Python has: its standard library, and the Python 2 names pickle maps onto it (protocols
+# 0-2 write `__builtin__` and `copy_reg`).
+STANDARD_MODULES = frozenset(sys.stdlib_module_names) | {"__builtin__", "copy_reg", "exceptions"}
+
+
+def _pickle_calls(node: Node, options: Options, scope: Scope) -> Mapping[str, FactRequest]:
+    if "pickle" not in _codec_ids(node):
+        raise NotApplicable(f"{node.path} is not stored with the pickle codec")
+    _json_coded(node)
+    return {"calls": FactRequest("pickle_calls", (("limit", MAX_ELEMENT_FINDINGS),))}
+
+
+def _provided(name: str, modules: Sequence[str]) -> bool:
+    """The global `name` (module.attribute) comes from the standard library or one of `modules` (top-level names)."""
+    top = name.split(".", 1)[0]
+    return bool(name) and (top in STANDARD_MODULES or top in modules)
+
+
+@check(options={"properties": {"modules": NAMES}, "required": ["modules"]}, kind="array", facts=_pickle_calls)
+def pickle_calls_within(node: Node, options: Options, scope: Scope, facts: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every global the array's pickled chunks call comes from the Python standard library or one of `modules`.
+
+    The engine's scan reads each pickled chunk as data, never unpickling it (`codecs.pickled`): a chunk whose
+    pickle calls anything but numpy's object-array reconstruction is not read, and its record names the first
+    global the stream calls (hdmf_zarr.utils.ZarrReference, as hdmf-zarr writes its references). One finding per
+    array names the globals from other modules (and a pickle that names none: a persistent id or extension code,
+    which only its writer's unpickler resolves): unpickling such a chunk imports a module a Python with only the
+    standard library and `modules` lacks. The scan is shared with the reference clauses on the array. Memory: a
+    few blocks, and at most 20 distinct globals.
+    Not applicable when: the array is not stored with the pickle codec; not checked when it is not "|O" stored
+    with safe compressors (its data is not read), or when its chunks call only globals within these modules: the
+    rest of such a pickle is not read, so what else it calls is unknown.
+    """
+    result = facts["calls"]
+    if result is None:  # no chunk is stored: nothing is unpickled
+        return
+    outside = [c for c in result.called if not _provided(c.name, options["modules"])]
+    if not outside:
+        if result.called:
+            raise NotChecked(f"{result.called[0].reason}; what else its pickle calls is not read")
+        return
+    named = [c.name or "a persistent id or extension code" for c in outside]
+    needs = sorted({c.name.split(".", 1)[0] for c in outside if c.name})
+    shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+    lacks = f"module {', '.join(needs)}" if needs else "its writer's unpickler"
+    chunks = f"{result.unread} chunk{'' if result.unread == 1 else 's'} not read"
+    yield Finding(
+        f"its pickled chunks call {shown} (first in chunk {outside[0].first}; {chunks}): "
+        f"unpickling them needs {lacks}, which a reader with only the standard library and {', '.join(options['modules'])} lacks",
+        details={"calls": named, "modules": needs, "chunks": result.unread, "first": outside[0].first},
+    )
 
 
 def _is_scalar(node: Node) -> bool:

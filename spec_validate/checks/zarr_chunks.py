@@ -33,7 +33,8 @@ def chunks_decode_to_chunk_size(node: Node, options: Options, scope: Scope, fact
     other rule on the array), through the one bounded codec module, and records each chunk that does not
     decode. Only allow-listed codecs are run; codecs off the list are never run, and such an array is listed as
     not checked. Pickle is read as data, never unpickled: a malformed pickle is a chunk that does not decode, and
-    one that calls anything but numpy's array reconstruction leaves the array not checked. Keys outside the chunk grid are left to chunk_keys_valid. At most 20
+    one that calls anything but numpy's array reconstruction is whole but not read, which leaves the array not
+    checked unless another chunk fails. Keys outside the chunk grid are left to chunk_keys_valid. At most 20
     failing chunks are named; the rest are counted (`Omitted`), so the report gives the exact number.
     Memory: a few blocks, each chunk's decoding bounded by its declared size.
     Not applicable when: the shape, chunks or separator are unusable (other rules report them); not checked
@@ -42,6 +43,8 @@ def chunks_decode_to_chunk_size(node: Node, options: Options, scope: Scope, fact
     result = facts["chunks"]
     if result is None:  # no chunk is stored: every element is the fill value, and nothing needs decoding
         return
+    if result.unread and not result.bad:  # whole chunks not read: whether they decode to one chunk is not known
+        raise NotChecked(result.first_unread or f"{node.path}: {result.unread} chunks not read")
     prefix = f"{node.path}: "  # the scan's problems name the array; the finding is on it already
     for problem in result.found:
         message = problem.problem.removeprefix(prefix)

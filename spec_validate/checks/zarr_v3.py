@@ -1542,6 +1542,8 @@ def chunks_decode(node: Node, options: Options, scope: Scope, facts: Mapping[str
     result = facts["chunks"]
     if result is None:  # no chunk is stored: every element is the fill value
         return
+    if result.unread and not result.bad:  # whole chunks not read: whether they decode to one chunk is not known
+        raise NotChecked(result.first_unread or f"{node.path}: {result.unread} chunks not read")
     prefix = f"{node.path}: "
     for problem in result.found:
         message = problem.problem.removeprefix(prefix)

@@ -4,8 +4,9 @@ The one place bytes become values. A codec is run only if it is on the allow-lis
 (msgpack, categorize, entry-point codecs, ...) is never constructed: its array is `NotDecoded`. Pickle (numcodecs'
 Pickle, hdmf-zarr's default object codec) is never unpickled: `pickled` reads its opcodes as data, and builds the
 object array numpy's pickle describes only while the stream calls nothing but numpy's own array reconstruction;
-a chunk whose pickle calls or constructs anything else (hdmf_zarr.utils.ZarrReference, os.system) leaves its
-array `NotDecoded` (`PickleNotRebuilt`, naming the global), and a pickle that is malformed is a `ChunkError`.
+a chunk whose pickle calls or constructs anything else (hdmf_zarr.utils.ZarrReference, os.system) is
+`PickleNotRebuilt` (a `NotDecoded` naming the global: the chunk is whole, only not read, and the Zarr reader lists
+it so), and a pickle that is malformed is a `ChunkError`.
 Every step stops at the size the metadata fixes for it (a chunk's bytes; a compressed stream's bound inside
 nested compression; `MAX_VARIABLE_BYTES` before an object codec), and says so in one line: a chunk of a few
 kilobytes that would inflate to gigabytes (nested zlib, a zstd frame without a declared size, bz2 members, a
@@ -933,8 +934,9 @@ def _json2(data: np.ndarray, count: int, where: str) -> np.ndarray:
 def _pickle(data: np.ndarray, count: int, where: str) -> np.ndarray:
     """A numcodecs Pickle chunk's elements, read as data by `pickled` (never unpickled).
 
-    A pickle that calls anything but numpy's array reconstruction is not damaged, only not read: NotDecoded (the
-    array's value clauses are not checked). A malformed one, or one past a bound, is a ChunkError.
+    A pickle that calls anything but numpy's array reconstruction is not damaged, only not read: PickleNotRebuilt,
+    naming the global (the array's value clauses are not checked). A malformed one, or one past a bound, is a
+    ChunkError.
     """
     try:
         elements, shape = pickled.object_array(data.tobytes())

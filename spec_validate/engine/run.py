@@ -378,7 +378,9 @@ def _unread(node: Node, given: Mapping[str, Any]) -> Outcome | None:
     unread = next((v for v in given.values() if isinstance(v, (Damaged, NodeError))), None)
     if unread is None:
         return None
-    return _not_read(node, NodeError(unread.message) if isinstance(unread, Damaged) else unread)
+    if isinstance(unread, Damaged):  # a chunk whole but not read (its pickle calls a class) is not decoded, not damage
+        return _not_read(node, (NotDecoded if unread.not_decoded else NodeError)(unread.message))
+    return _not_read(node, unread)
 
 
 def _not_read(node: Node, exc: NodeError) -> Outcome:

@@ -80,9 +80,14 @@ def _order_key(request: FactRequest) -> str:
 
 
 class Damaged(NamedTuple):
-    """A value kernel's result where a block it needed did not decode: the first problem, in one line."""
+    """A value kernel's result where a block it needed did not decode: the first problem, in one line.
+
+    `not_decoded`: the block is whole, only not read (a chunk whose pickle calls a class): the clauses are not
+    checked, as for an array whose codec is not decoded, and nothing is reported as unreadable.
+    """
 
     message: str
+    not_decoded: bool = False
 
 
 def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> Partials | None:
@@ -90,22 +95,28 @@ def summarize(block: Block, requests: Sequence[FactRequest], path: str = "") -> 
 
     A block some of whose chunks did not decode still feeds the kernels that read the chunk records
     (`Kernel.reads_chunks`); every other kernel gets `Damaged` instead, since those values are not the array's. A
-    block whose values are not the array's though its chunks decoded (`Block.values_problem`) feeds only the kernels
-    that read the chunk records and no value (`Kernel.reads_values` False).
+    block whose values are not the array's though its chunks decoded (`Block.values_problem`), or that holds a chunk
+    which is whole but not read (`ChunkRead.unread`: its pickle calls a class), feeds only the kernels that read the
+    chunk records and no value (`Kernel.reads_values` False); a chunk not read makes the others' `Damaged` say
+    `not_decoded`.
     """
     if not block.size and not block.chunks and not block.shards:
         return None
-    problem = block.problem()
+    damage, unread = block.damage(), block.unread()
     out: Partials = {}
     fields: dict[str, Block] = {}
     for r in requests:
         kernel = kernels.get(r.kernel)
-        if kernel.reads_chunks and block.values_problem is not None and kernel.reads_values:
+        if kernel.reads_chunks and kernel.reads_values and block.values_problem is not None:
             out[r] = Damaged(block.values_problem)
+        elif kernel.reads_chunks and kernel.reads_values and unread is not None:
+            out[r] = Damaged(unread, not_decoded=True)
         elif kernel.reads_chunks:
             out[r] = kernel.summarize(block, **dict(r.params))
-        elif problem is not None:
-            out[r] = Damaged(problem)
+        elif damage is not None:
+            out[r] = Damaged(damage)
+        elif unread is not None:
+            out[r] = Damaged(unread, not_decoded=True)
         elif block.size:
             read = block if r.field is None else fields.get(r.field)
             if read is None:

@@ -8,10 +8,17 @@ import numpy as np
 
 
 class ChunkRead(NamedTuple):
-    """One stored chunk a block was read from, and whether it decoded."""
+    """One stored chunk a block was read from, and whether it decoded.
+
+    A chunk may also be whole yet not read: its pickle calls something that is never rebuilt here (a class such as
+    hdmf_zarr.utils.ZarrReference). It is not damaged (`problem` None); `unread` says why its elements are not the
+    array's, and `calls` names the global its pickle calls, where it names one.
+    """
 
     key: str  # the chunk's key relative to the array ("0.1", "c/0/1"; HDF5: its grid index, "3" or "3.1")
     problem: str | None = None  # None: it decoded to exactly one chunk; else one line naming the array path, key and reason
+    unread: str | None = None  # one line naming the array path and key: why its elements are not read (not damaged)
+    calls: str | None = None  # the global its pickle calls ("hdmf_zarr.utils.ZarrReference"); None: none is named
 
 
 class ShardIndex(NamedTuple):
@@ -36,7 +43,8 @@ class Block(NamedTuple):
     `start` is the flat (C-order) index of the first element of `values` in the whole array. `chunks` lists
     the stored chunks the block was read from, in chunk-grid order (chunks not stored, read as the fill value,
     are not listed). A chunk that did not decode carries its problem, and its elements in `values` are the
-    fill value (or zeros, or None), not data: `problem()` says whether the values can be trusted. `values_problem`
+    fill value (or zeros, or None), not data; so are those of a chunk that is whole but not read (`ChunkRead.unread`,
+    a pickle calling a class): `problem()` says whether the values can be trusted. `values_problem`
     says why values are not the array's although every stored chunk decoded: chunks not stored whose fill value is
     no value of the dtype (their elements are a zero stand-in), or a chunk layout this tool does not know; the chunk
     records (`chunks`, `shards`) are exact all the same. A `uniform`
@@ -71,6 +79,15 @@ class Block(NamedTuple):
         return self.values.size if self.count is None else self.count
 
     def problem(self) -> str | None:
-        """The first chunk problem (one line naming the array path and the chunk's key), else `values_problem`; None
-        when every chunk decoded and the values are the array's."""
+        """Why the values are not the array's, in one line naming the array path: the first chunk problem, else
+        `values_problem`, else the first chunk not read (`unread`); None when every chunk decoded and the values are
+        the array's."""
+        return self.damage() or self.unread()
+
+    def damage(self) -> str | None:
+        """The first chunk problem, else `values_problem`: what is wrong with the stored array, not merely unread."""
         return next((c.problem for c in self.chunks if c.problem is not None), self.values_problem)
+
+    def unread(self) -> str | None:
+        """Why the first chunk that is whole but not read (a pickle calling a class) is not read; None if none is."""
+        return next((c.unread for c in self.chunks if c.unread is not None), None)

@@ -28,7 +28,8 @@ class Kernel(NamedTuple):
     reads_shard_indexes: bool = False
     # It reads the block's values. One that reads only the chunk records (reads_values False) also gets a block whose
     # values are not the array's though its chunks decoded (`Block.values_problem`: a fill value no value of the
-    # dtype where chunks are not stored, an unknown chunk layout); a kernel reading chunks and values does not.
+    # dtype where chunks are not stored, an unknown chunk layout), or though a chunk is whole but not read
+    # (`ChunkRead.unread`: its pickle calls a class); a kernel reading chunks and values does not.
     reads_values: bool = True
 
 

@@ -375,10 +375,14 @@ class Node(ABC):
 
 
 def _trusted(block: Block) -> Block:
-    """`block`, when every chunk it was read from decoded; NodeError with the first problem otherwise."""
-    problem = block.problem()
-    if problem is not None:
-        raise NodeError(problem)
+    """`block`, when every chunk it was read from decoded; NodeError with the first problem otherwise (NotDecoded
+    where the only one is a chunk whole but not read: its pickle calls a class)."""
+    damage = block.damage()
+    if damage is not None:
+        raise NodeError(damage)
+    unread = block.unread()
+    if unread is not None:
+        raise NotDecoded(unread)
     return block
 
 

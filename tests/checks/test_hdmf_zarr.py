@@ -503,6 +503,116 @@ def test_dataset_references_valid_not_checked_for_pickle_calling_a_global(tmp_pa
     assert not marker.exists()
 
 
+def zarr_reference_pickle(values, protocol=4):
+    """Chunk bytes as hdmf-zarr's pickle writes them: hdmf_zarr.utils.ZarrReference objects (a dict subclass). A stand-in
+    class named as the real one is pickled from a module object that exists only while it is; hdmf_zarr is never
+    imported."""
+    import sys
+    import types
+
+    module = types.ModuleType("hdmf_zarr.utils")
+
+    class ZarrReference(dict):
+        pass
+
+    ZarrReference.__module__, ZarrReference.__qualname__ = module.__name__, "ZarrReference"
+    module.ZarrReference = ZarrReference
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = [ZarrReference(v) for v in values]
+    package = types.ModuleType("hdmf_zarr")  # pickle imports the package first
+    package.utils = module
+    stand_ins = {"hdmf_zarr": package, "hdmf_zarr.utils": module}
+    assert not set(stand_ins) & set(sys.modules)
+    sys.modules.update(stand_ins)
+    try:
+        return pickle.dumps(arr, protocol=protocol)
+    finally:
+        for name in stand_ins:
+            del sys.modules[name]
+
+
+PICKLE_IMPORTS = "hdmf-zarr.dataset.pickle-imports"
+
+
+@pytest.mark.parametrize("protocol", [2, 4, 5])
+def test_pickle_calls_within_fails_a_zarr_reference_pickle_as_a_notice_naming_the_class(tmp_path, protocol):
+    import sys
+
+    write_store(tmp_path / "p.zarr", spec_chunk=b"", pickle_chunk=zarr_reference_pickle([ref("/general")], protocol))
+    got = results(tmp_path / "p.zarr")
+    notice = got[PICKLE_IMPORTS]
+    assert notice.status is Status.NOTICE  # a fact worth knowing, never a failure
+    (f,) = notice.findings
+    assert f.path == "/general/electrodes/group"
+    assert f.message.startswith("its pickled chunks call hdmf_zarr.utils.ZarrReference (first in chunk 0; 1 chunk not read)")
+    assert "needs module hdmf_zarr, which a reader with only the standard library and numpy lacks" in f.message
+    assert f.details == {"calls": ["hdmf_zarr.utils.ZarrReference"], "modules": ["hdmf_zarr"], "chunks": 1, "first": "0"}
+    # The clauses on its values are not checked, and say which class stopped them; nothing was imported.
+    for rule_id in ("hdmf-zarr.reference.dataset-elements", "hdmf-zarr.reference.dataset-source-in-store"):
+        assert got[rule_id].status is Status.NOT_CHECKED
+        assert "its pickle calls hdmf_zarr.utils.ZarrReference (NEWOBJ), which is not rebuilt" in got[rule_id].reason
+    assert "hdmf_zarr" not in sys.modules and "hdmf_zarr.utils" not in sys.modules
+    assert spec_validate.validate(tmp_path / "p.zarr").problems == ()  # not read, but nothing unreadable
+
+
+def test_pickle_calls_within_passes_plain_data_pickle(tmp_path):
+    arr = np.empty(1, dtype=object)
+    arr[0] = ref("/general")
+    write_store(tmp_path / "p.zarr", spec_chunk=b"", pickle_chunk=pickle.dumps(arr, protocol=5))
+    assert results(tmp_path / "p.zarr")[PICKLE_IMPORTS].status is Status.PASSED
+
+
+def test_pickle_calls_within_not_checked_where_the_class_is_of_a_module_given(tmp_path):
+    # A class of a module the reader has is no finding; but the stream is not read past it, so what else it calls
+    # is not known: not checked, never passed.
+    from spec_validate.model import NotChecked
+    from spec_validate.nodes.open import open_store
+
+    write_store(tmp_path / "p.zarr", spec_chunk=b"", pickle_chunk=zarr_reference_pickle([ref("/general")]))
+    with open_store(str(tmp_path / "p.zarr")) as t:
+        node = t.get("/general/electrodes/group")
+        assert len(findings("pickle_calls_within", node, {"modules": ["numpy"]})) == 1
+        with pytest.raises(NotChecked, match=r"what else its pickle calls is not read$"):
+            findings("pickle_calls_within", node, {"modules": ["numpy", "hdmf_zarr"]})
+
+
+def test_pickle_calls_within_not_checked_where_the_pickle_stops_at_the_standard_library(tmp_path):
+    # io.open is of the standard library, but the stream is not read past it: what else it calls is not known.
+    marker = tmp_path / "unpickled"
+    write_store(tmp_path / "p.zarr", spec_chunk=b"", pickle_chunk=pickle.dumps(np.array([Boom(str(marker))], dtype=object)))
+    got = results(tmp_path / "p.zarr")[PICKLE_IMPORTS]
+    assert got.status is Status.NOT_CHECKED
+    assert got.reason.endswith(
+        "its pickle calls io.open (REDUCE), which is not rebuilt (nothing from a file is executed); "
+        "what else its pickle calls is not read"
+    )
+    assert not marker.exists()
+
+
+def test_pickle_calls_within_fails_a_persistent_id(tmp_path):
+    import io
+
+    class Stored:
+        pass
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj):
+            return "row-7" if isinstance(obj, Stored) else None
+
+    out = io.BytesIO()
+    Pickler(out, protocol=5).dump(np.array([Stored()], dtype=object))
+    write_store(tmp_path / "p.zarr", spec_chunk=b"", pickle_chunk=out.getvalue())
+    (f,) = results(tmp_path / "p.zarr")[PICKLE_IMPORTS].findings
+    assert f.message.startswith("its pickled chunks call a persistent id or extension code (first in chunk 0")
+    assert "needs its writer's unpickler" in f.message and f.details["modules"] == []
+
+
+def test_pickle_calls_within_not_applicable_without_the_pickle_codec():
+    node = tree({"a": Arr(np.array(["x"], dtype=object), metadata={"dtype": "|O", "filters": [{"id": "json2"}]})}).get("/a")
+    with pytest.raises(NotApplicable, match="not stored with the pickle codec"):
+        findings("pickle_calls_within", node, {"modules": ["numpy"]})
+
+
 @pytest.mark.parametrize("protocol", [2, 3, 4, 5])
 @pytest.mark.parametrize(
     "element,status",

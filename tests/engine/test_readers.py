@@ -163,7 +163,8 @@ def test_pack_builtin_readers_load():
 @pytest.fixture(scope="module")
 def gzip_facts():
     with open_store(str(GZIP), True) as tree:
-        yield store_facts(tree, failed=["anndata.x.failed"], evaluated=["anndata.x.failed", "anndata.x.passed"])
+        evaluated = ["anndata.x.failed", "anndata.x.passed", "anndata.x.noticed"]
+        yield store_facts(tree, failed=["anndata.x.failed"], evaluated=evaluated, noticed=["anndata.x.noticed"])
 
 
 @pytest.mark.parametrize(
@@ -180,6 +181,10 @@ def gzip_facts():
         pytest.param({"failed": ["anndata.x.failed"]}, True, id="failed"),
         pytest.param({"failed": ["anndata.x.passed"]}, False, id="failed-passed"),
         pytest.param({"failed": ["anndata.x.unseen"]}, None, id="failed-not-evaluated"),
+        pytest.param({"failed": ["anndata.x.noticed"]}, False, id="failed-a-notice-is-no-failure"),
+        pytest.param({"noticed": ["anndata.x.noticed"]}, True, id="noticed"),
+        pytest.param({"noticed": ["anndata.x.passed"]}, False, id="noticed-passed"),
+        pytest.param({"noticed": ["anndata.x.failed", "anndata.x.unseen"]}, None, id="noticed-not-evaluated"),
         pytest.param({"not": {"codec": "gzip"}}, False, id="not"),
         pytest.param({"not": {"failed": ["anndata.x.unseen"]}}, None, id="not-undecided"),
         pytest.param({"any_of": [{"codec": "zstd"}, {"failed": ["anndata.x.unseen"]}]}, None, id="any-of-undecided"),
@@ -461,3 +466,47 @@ def test_condition_stored_key_on_hdf5_is_false():
         assert holds({"stored_key": {"select": {}, "key": "*"}}, facts) is False
         assert holds({"raw_key": "*"}, facts) is False
         assert holds({"document": {"name": ".zattrs", "json": "object"}}, facts) is False
+
+
+def test_predict_a_noticed_clause_fires_and_a_notice_is_no_failure(tmp_path):
+    # hdmf-zarr.dataset.pickle-imports is a notice (never a failure): a rule on it uses `noticed`, fires where the
+    # pickles call hdmf_zarr.utils.ZarrReference, and not where they hold plain dicts; the vocabulary never lists it.
+    hdmf = Path(__file__).resolve().parents[2] / "conformance-corpus" / "hdmf-zarr" / "zarr-v2"
+    calls, plain = hdmf / "reference-dataset-pickle-class.zarr", hdmf / "reference-dataset-pickle.zarr"
+    words: dict[str, set[str]] = {}
+    for path in (calls, plain):
+        report = spec_validate.validate(path)
+        with open_store(str(path), True) as tree:
+            for kind, found in store_facts(tree, {r.rule.id for r in report.failures}).vocabulary.items():
+                words.setdefault(kind, set()).update(found)
+    assert "hdmf-zarr.dataset.pickle-imports" not in words["failed"]
+    case = "conformance-corpus/hdmf-zarr/zarr-v2/reference-dataset-pickle-class.zarr"
+    measured = {
+        "measured": "2026-11-29",
+        "readers": {"zarr-python": {"2.18.7": {"formats": ["nwb-zarr"]}}},
+        "vocabulary": {"nwb-zarr": {kind: sorted(found) for kind, found in words.items()}},
+        "cases": {case: {"format": "nwb-zarr", "source": "conformance-corpus", "not_opened": {"zarr-python@2.18.7": "refused"}}},
+    }
+    noticed_rule = {
+        "id": "readers.zarr-python.pickle-imports-v2",
+        "versions": "<3",
+        "formats": ["nwb-zarr"],
+        "when": {"noticed": ["hdmf-zarr.dataset.pickle-imports"]},
+        "fact": "pickled chunks calling a class from a module a bare environment lacks",
+        "outcome": "refused",
+        "cases": [case],
+    }
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "measured.yaml").write_text(yaml.safe_dump(measured))
+    (folder / "zarr-python.yaml").write_text(
+        yaml.safe_dump({"reader": "zarr-python", "title": "zarr-python", "rules": [noticed_rule]})
+    )
+
+    def verdict(path: Path, **options) -> tuple[str, tuple[str, ...]]:
+        found = spec_validate.validate(path, readers=True, reader_packs=folder, **options).readers.reader("zarr-python")
+        return found.versions[0].verdict, tuple(f.rule for f in found.versions[0].facts)
+
+    assert verdict(calls) == (DOES_NOT_OPEN, ("readers.zarr-python.pickle-imports-v2",))
+    assert verdict(plain) == (OPENS, ())
+    assert verdict(calls, ignore=["hdmf-zarr.dataset.pickle-imports"])[0] == UNKNOWN  # not evaluated: undecided

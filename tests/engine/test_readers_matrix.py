@@ -29,19 +29,10 @@ HELD_BACK_SHARE = 0.95
 # listed rather than hidden; one that no longer misses fails `test_matrix_expected_mismatches_are_current`.
 EXPECTED_MISMATCHES: dict[tuple[str, str], str] = {}
 
-# Why each listed pair misses (anndata has none: every anndata pair agrees).
-PICKLED_HDMF = (
-    "zarr-python 2 unpickles hdmf_zarr objects and fails without hdmf_zarr installed (a fact of the reader's "
-    "environment); the chunks' pickle calls hdmf_zarr.utils.ZarrReference, which is never rebuilt here, so the chunk "
-    "rule is undecided: unknown"
-)
-# (conformance-corpus/hdmf-zarr/zarr-v2/reference-dataset-pickle.zarr, pickled plain dicts, agrees since its pickle is
-# read as data: its chunks decode, and zarr-python 2 opened it.)
-for _case, _reader in [
-    ("corpus-public/nwb-zarr/hdmf-zarr_ecephys_tutorial.nwb.zarr", "zarr-python@2.18.7"),
-    ("corpus-public/nwb-zarr/written-by-hdmf-zarr-0.13.0/ecephys_links_pickle.nwb.zarr", "zarr-python@2.18.7"),
-]:
-    EXPECTED_MISMATCHES[(_case, _reader)] = PICKLED_HDMF
+# (Every pair agrees now. The last two, zarr-python 2.18.7 refusing the public hdmf-zarr stores whose pickles call
+# hdmf_zarr.utils.ZarrReference, are predicted from that fact: hdmf-zarr.dataset.pickle-imports notices it and
+# readers.zarr-python.pickle-imports-v2 fires. conformance-corpus/hdmf-zarr/zarr-v2/reference-dataset-pickle.zarr,
+# pickled plain dicts, calls no class and is predicted to open, as zarr-python 2 did.)
 
 
 @lru_cache(maxsize=1)

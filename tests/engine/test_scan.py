@@ -366,3 +366,24 @@ def test_summarize_gives_a_block_whose_values_are_not_the_arrays_to_the_chunk_re
     out = summarize(block, [chunks, json_text, DECREASES])
     assert out[chunks].read == 1 and out[chunks].bad == 0
     assert out[json_text] == Damaged(why) and out[DECREASES] == Damaged(why)
+
+
+def test_summarize_gives_a_block_with_a_chunk_not_read_to_the_chunk_record_kernels_and_not_decoded_to_the_others():
+    # A chunk whose pickle calls a class is whole but not read: the kernels that read only the chunk records summarise
+    # the block (the globals called, the chunk counted apart); a value kernel gets Damaged marked not decoded.
+    from spec_validate.engine.scan import Damaged, summarize
+    from spec_validate.kernels.block import Block, ChunkRead
+
+    chunks = FactRequest("chunk_problems", (("limit", 20),))
+    calls = FactRequest("pickle_calls", (("limit", 20),))
+    json_text = FactRequest("invalid_json", (("limit", 20),))
+    why = "/x: chunk 1: not decoded: its pickle calls hdmf_zarr.utils.ZarrReference (NEWOBJ), which is not rebuilt"
+    unread = ChunkRead("1", unread=why, calls="hdmf_zarr.utils.ZarrReference")
+    block = Block(0, np.zeros(4, dtype=object), (ChunkRead("0"), unread))
+    out = summarize(block, [chunks, calls, json_text, DECREASES])
+    assert (out[chunks].read, out[chunks].bad, out[chunks].unread) == (2, 0, 1)
+    assert [c.name for c in out[calls].called] == ["hdmf_zarr.utils.ZarrReference"]
+    assert out[json_text] == Damaged(why, not_decoded=True) and out[DECREASES] == Damaged(why, not_decoded=True)
+    # Damage elsewhere in the block is what the value kernels are told: it is a problem of the store.
+    damaged = block._replace(chunks=(*block.chunks, ChunkRead("2", "/x: chunk 2 does not decode")))
+    assert summarize(damaged, [DECREASES])[DECREASES] == Damaged("/x: chunk 2 does not decode")

@@ -18,6 +18,7 @@ PARAMS = {
     "count_equal": {"value": 7, "limit": 3},
     "first_last": {},
     "chunk_problems": {"limit": 3},
+    "pickle_calls": {"limit": 3},
     "invalid_json": {"limit": 3},
     "reference_elements": {"limit": 3, "max_targets": 5},
     "cell_digest": {"fields": ()},

@@ -57,7 +57,12 @@ def test_get_fails_naming_an_unknown_kernel():
 
 def test_only_the_chunk_readers_read_chunk_records_and_only_one_shard_indexes():
     kernels = all_kernels()
-    assert {n for n, k in kernels.items() if k.reads_chunks} == {"chunk_problems", "invalid_json", "shard_index_problems"}
+    assert {n for n, k in kernels.items() if k.reads_chunks} == {
+        "chunk_problems",
+        "invalid_json",
+        "pickle_calls",
+        "shard_index_problems",
+    }
     assert {n for n, k in kernels.items() if k.reads_shard_indexes} == {"shard_index_problems"}
 
 

@@ -106,6 +106,16 @@ def failed(want: Any, facts: StoreFacts) -> bool | None:
     return False if all(rule in facts.evaluated for rule in want) else None
 
 
+@fact_condition("noticed", {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1})
+def noticed(want: Any, facts: StoreFacts) -> bool | None:
+    """One of these notice rules (`notice:` in their pack) reported findings in this validation: a fact of the store,
+    never a conformance failure (so never in `failed`, nor in the measured vocabulary); undecided when none did and
+    one was not evaluated (not selected, its pack does not apply, or a node it selected was not checked)."""
+    if any(rule in facts.noticed for rule in want):
+        return True
+    return False if all(rule in facts.evaluated for rule in want) else None
+
+
 @fact_condition("storage_format", _one_or_many({"type": "string"}))
 def storage_format(want: Any, facts: StoreFacts) -> bool | None:
     """The store's container format (`hdf5`, `zarr-v2`, `zarr-v3`, `tiledb`; globs) is one of these."""

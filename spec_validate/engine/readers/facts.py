@@ -34,7 +34,8 @@ class WholeTree:
 @dataclass
 class StoreFacts:
     """What one store shows: its nodes in tree order, the codecs and dtypes its arrays use, its storage format, and
-    the clause ids its validation evaluated and failed (legacy verdicts counting as failed clauses)."""
+    the clause ids its validation evaluated and failed (legacy verdicts counting as failed clauses), and the notice
+    rules that reported findings (`noticed`: facts, never failures, and no part of the vocabulary)."""
 
     storage: str
     scope: WholeTree
@@ -44,9 +45,10 @@ class StoreFacts:
     failed: frozenset[str] = frozenset()
     evaluated: frozenset[str] = frozenset()
     vocabulary: dict[str, frozenset[str]] = field(default_factory=dict)
+    noticed: frozenset[str] = frozenset()
 
 
-def store_facts(tree: Tree, failed: Iterable[str] = (), evaluated: Iterable[str] = ()) -> StoreFacts:
+def store_facts(tree: Tree, failed: Iterable[str] = (), evaluated: Iterable[str] = (), noticed: Iterable[str] = ()) -> StoreFacts:
     """The facts of `tree`, walked once; nodes whose metadata cannot be read add nothing (the validation reports
     them)."""
     failed = frozenset(failed)
@@ -85,6 +87,7 @@ def store_facts(tree: Tree, failed: Iterable[str] = (), evaluated: Iterable[str]
         failed,
         frozenset(evaluated),
         vocabulary,
+        frozenset(noticed),
     )
 
 

@@ -67,11 +67,12 @@ def store_verdicts(
     evaluated: Iterable[str],
     readers: Readers,
     required: Sequence[str] = (),
+    noticed: Iterable[str] = (),
 ) -> ReaderVerdicts:
     """The verdicts on an opened store, validated: `applied` maps each pack name (and those of the packs it extends)
     to the scope roots it was applied at; `failed` and `evaluated` are the clause ids (legacy verdicts included)
-    its validation failed and evaluated."""
-    facts = store_facts(tree, failed, evaluated)
+    its validation failed and evaluated, `noticed` the notice rules that reported findings."""
+    facts = store_facts(tree, failed, evaluated, noticed)
     try:
         attrs = tree.root.attrs
     except Exception:  # noqa: BLE001 (unreadable root attributes: the validation reports them)

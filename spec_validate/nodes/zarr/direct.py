@@ -12,7 +12,9 @@ A chunk that does not decode (corrupt, truncated, of the wrong size, a decompres
 block: it is listed with its problem in `Block.chunks`, its elements are the fill value. Neither does a defect of
 the metadata that decoding the stored chunks does not depend on: a fill value that is no value of the dtype (chunks
 not stored then read as a zero stand-in) or a Zarr v2 order other than "C" and "F" (chunks decoded as "C"): the
-block's chunk records are exact, and `Block.values_problem` says why its values are not the array's. An array whose
+block's chunk records are exact, and `Block.values_problem` says why its values are not the array's. A chunk whose
+pickle calls a class (hdmf_zarr.utils.ZarrReference) is whole but not read: listed with why (`ChunkRead.unread`)
+and the global it calls (`ChunkRead.calls`), its elements the fill value. An array whose
 codecs or layout this module does not read raises `NotDecoded`; a chunk key that leads outside the store, or a chunk
 that exists but cannot be read, raises NodeError.
 """
@@ -30,7 +32,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from spec_validate.codecs import decode
-from spec_validate.codecs.decode import ChunkCodec, ChunkError
+from spec_validate.codecs.decode import ChunkCodec, ChunkError, PickleNotRebuilt
 from spec_validate.errors import NodeError, NotDecoded
 from spec_validate.kernels.block import Block, ChunkRead, ShardIndex
 from spec_validate.nodes.base import (
@@ -618,6 +620,8 @@ def _read_chunk(
 ) -> tuple[ChunkRead, ...]:
     """Fill `target` (this chunk's part of the block) from the chunk at grid `index`; its ChunkRead if stored.
 
+    A chunk that does not decode is the fill value, its ChunkRead naming the problem; so is one whose pickle calls
+    a class (`PickleNotRebuilt`), its ChunkRead saying why it is not read (`unread`) and naming the global (`calls`).
     `fetched` holds chunks already fetched together (`_fetch_together`); one not in it is read here. `missing` is
     told why, where a chunk (or inner chunk) is not stored and the fill value is no value of the dtype (NodeError
     where `missing` is None).
@@ -648,6 +652,9 @@ def _read_chunk(
         problem = str(exc)
         if plan.codec.sharding is not None and not any(s.key == key for s in shards):  # the whole shard did not decode
             shards.append(ShardIndex(key, len(raw), None, problem.removeprefix(f"{where} "), 0, 0, plan.codec.sharding.per_shard))
+    except PickleNotRebuilt as exc:  # whole, but its pickle calls a class that is never rebuilt: not read, not damaged
+        target[...] = plan.fill.value
+        return (ChunkRead(key, unread=str(exc), calls=exc.calls),)
     return (ChunkRead(key, problem),)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -386,14 +387,19 @@ def test_zarr_fails_corrupt_chunk_reported_on_the_block_raised_by_blocks(tmp_pat
 
 
 def test_zarr_fails_pickle_is_not_decoded(tmp_path):
+    # The chunk is whole, only not read: its record says why and names the global its pickle calls; a reader that
+    # wants the values (`blocks`) is told NotDecoded, never given the fill value as data.
     from spec_validate.errors import NotDecoded
 
+    why = r"/obj: chunk 0: not decoded: its pickle calls io.open \(REDUCE\), which is not rebuilt"
     write_pickle_array(tmp_path / "p.zarr", tmp_path / "PWNED")
-    with (
-        open_store(str(tmp_path / "p.zarr")) as tree,
-        pytest.raises(NotDecoded, match=r"/obj: chunk 0: not decoded: its pickle calls io.open \(REDUCE\), which is not rebuilt"),
-    ):
-        tree.get("/obj").read_block((0, 1))
+    with open_store(str(tmp_path / "p.zarr")) as tree:
+        block = tree.get("/obj").read_block((0, 1))
+        ((key, problem, unread, calls),) = block.chunks
+        assert (key, problem, calls) == ("0", None, "io.open")
+        assert re.fullmatch(why + ".*", unread) and block.damage() is None and block.problem() == unread
+        with pytest.raises(NotDecoded, match=why):
+            list(tree.get("/obj").blocks())
     assert not (tmp_path / "PWNED").exists()
 
 
