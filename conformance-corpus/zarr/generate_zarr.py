@@ -320,6 +320,18 @@ def valid_group_stray_files(path: Path) -> None:
     (path / ".nczgroup").write_text('{"dims": {}, "vars": ["x"], "groups": []}')
 
 
+@case
+def valid_zstd_checksum(path: Path) -> None:
+    """An array compressed by zstd whose configuration holds the `checksum` member, as zarr-python 2.18 writes it
+    with numcodecs 0.13 to 0.15 (zarr-python 3 leaves a default member out): conforming (a compressor's
+    configuration is the codec's own), and a fact some readers refuse."""
+    meta_path = small_store(path, compressors=numcodecs.Zstd(level=3))
+    zarr.open_array(str(path / "x"), mode="r+", zarr_format=2)[:] = [1, 2, 3, 4]
+    meta = read_json(meta_path)
+    meta["compressor"] = {"checksum": False, "id": "zstd", "level": 3}
+    write_json(meta_path, meta)
+
+
 def arrays_case(name: str, dtypes: dict[str, tuple[Any, Any]], doc: str) -> None:
     """A root group with one small array per entry, each's .zarray then given the dtype and fill_value named."""
 
