@@ -285,3 +285,32 @@ def test_a_clause_not_checked_for_its_signature_is_decided_once_and_names_every_
     assert status is Status.NOT_CHECKED and [p for p, _ in unchecked] == [f"/a{i}" for i in range(6)]
     node_by_node(monkeypatch)
     assert {key[1]: (status, unchecked) for key, status, *_, unchecked in results(str(store))} == grouped
+
+
+@pytest.mark.parametrize(
+    "text,name,expected",
+    [
+        pytest.param(" has no sharding_indexed codec", "_index", False, id="inside-a-longer-word"),
+        pytest.param(" has no codec; _index is odd", "_index", True, id="a-word-of-its-own"),
+        pytest.param("'codes' is odd", "codes", True, id="quoted"),
+        pytest.param(" stores codecs", "codes", False, id="prefix-of-no-word"),
+        pytest.param("codes", "codes", True, id="the-whole-text"),
+        pytest.param(" 2 x 3 chunks", "x", True, id="a-one-letter-name"),
+        pytest.param(" xylophone", "x", False, id="a-letter-of-a-word"),
+    ],
+)
+def test_a_reason_names_a_node_only_by_a_word_of_its_own(text, name, expected):
+    assert run.names(text, name) is expected
+
+
+def test_a_reason_holding_the_name_inside_a_longer_word_is_replayed(monkeypatch):
+    # "/obs/_index has no sharding_indexed codec": the name `_index` lies inside "sharding_indexed" only, so the
+    # reason names the node by its path alone and holds, path replaced, for every node of the signature.
+    class Node:
+        path, name, unread, members_unread = "/obs/_index", "_index", None, None
+
+    outcome = run.Outcome(Status.NOT_APPLICABLE, reason="/obs/_index has no sharding_indexed codec")
+    remembered = run._remembered(outcome, Node())
+    assert remembered is not None and remembered.parts == ["", " has no sharding_indexed codec"]
+    named = run.Outcome(Status.NOT_APPLICABLE, reason="/obs/_index has no codec; _index is odd")
+    assert run._remembered(named, Node()) is None
