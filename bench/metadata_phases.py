@@ -12,18 +12,24 @@ Prints one JSON line of medians over `--reps` runs (after one unrecorded run) of
 - `metadata_reads`: `evaluate` - `evaluate_warm`, what reading the metadata cost inside the engine's run;
 - `scan`: the array scans alone (within `evaluate_warm`).
 CPU seconds of this process (`time.process_time`), which other work on the machine disturbs less than wall time.
-A figure for comparing the phases with each other and with bench/metadata_floor.py, not a target.
+The garbage collector is set as the command sets it (`cli.console`: off during imports, then the objects alive frozen
+and the youngest collected every `cli.YOUNG_OBJECTS` allocations), or each phase would carry the collections
+Python's defaults make. A figure for comparing the phases with each other and with bench/metadata_floor.py, not a
+target.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import time
 
+gc.disable()
 started = time.process_time()
 import spec_validate  # noqa: E402  (timed)
+from spec_validate.cli import YOUNG_OBJECTS  # noqa: E402
 from spec_validate.engine import run as engine_run  # noqa: E402
 from spec_validate.engine.loader import builtin_packs, packs_to_run  # noqa: E402
 from spec_validate.engine.provenance import detect  # noqa: E402
@@ -31,6 +37,9 @@ from spec_validate.engine.scan import SerialScanner  # noqa: E402
 from spec_validate.nodes.open import open_store  # noqa: E402
 
 IMPORTS = time.process_time() - started
+gc.freeze()
+gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
+gc.enable()
 
 
 class TimedScanner(SerialScanner):
