@@ -287,8 +287,11 @@ class ObjectStoreFileSystem:
             if refused is not None:  # the guard's answer: the redirect it refused, or why the host was not reached
                 raise (RefusedResponse(str(refused)) if isinstance(refused, Refusal) else refused) from None
             raise self._error(exc, refusing) from None
-        # A pooled client keeps its connections: an answer opens the gate (a stall closes it again).
-        _answered(loop.time() - started, True)
+        # A pooled client keeps its connections: an answer opens the gate (a stall closes it again), unless the
+        # redirect guard between them saw the store's server end its connection (then it keeps the gate narrow).
+        parts = urlsplit(url)
+        guard = self._guards.get((parts.scheme.lower(), parts.netloc.rpartition("@")[2]))
+        _answered(loop.time() - started, not (guard is not None and guard.server_closes))
         return result
 
     def _error(self, exc: BaseException, refusing: str | None) -> BaseException:

@@ -80,6 +80,11 @@ class RedirectGuard:
         # request path -> why it was answered with REFUSED_STATUS: a Refusal, or the upstream's connection error
         self._refused: dict[str, Exception] = {}
         self._lock = threading.Lock()
+        # Whether the store's server ended its connection after an answer (an HTTP/1.0 server such as python's
+        # http.server), as the proxy saw it before the client got the answer; None until one came. The client's
+        # own connections to the proxy are kept whatever the server does, so only the proxy can tell the request
+        # gate (request_gate: such a server's listen backlog is what the gate protects).
+        self.server_closes: bool | None = None
         self._loop = _guard_loop()
         start = asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=256, limit=MOST_HEAD_BYTES)
         self._server = asyncio.run_coroutine_threadsafe(start, self._loop).result()
@@ -129,6 +134,7 @@ class RedirectGuard:
         if answer is None:
             return False  # the upstream hung up: so does the proxy, and the client says so
         status, answer_headers = _response(answer)
+        closes = self.server_closes = _closes(answer, answer_headers)
         location = _header(answer_headers, "location")
         if 300 <= status < 400 and location is not None:
             why = self._outside(urljoin(target, location.strip()))
@@ -153,7 +159,7 @@ class RedirectGuard:
                 client.write(answer)
                 await link.relay_body(client, length)
         await client.drain()
-        if _closes(answer, answer_headers):
+        if closes:
             link.close()
             return False  # the client is told its connection ends, as the server told the proxy
         return True
