@@ -279,24 +279,41 @@ def test_predict_unknown_for_a_clause_failure_no_measured_case_had(tmp_path):
     )
 
 
+def one_rule_folder(
+    tmp_path: Path, stores: tuple[Path, ...], measured_as: tuple[str, str, str], rule: dict, deep: bool = False
+) -> tuple[Path, dict[str, set[str]]]:
+    """A folder of reader packs with `rule` alone, for the reader, version and format of `measured_as`, its one
+    case (the rule's) measured as `rule` says, and the vocabulary of `stores` (validated with `deep`); and that
+    vocabulary."""
+    reader, version, fmt = measured_as
+    words: dict[str, set[str]] = {}
+    for path in stores:
+        report = spec_validate.validate(path, deep=deep)
+        with open_store(str(path), True) as tree:
+            for kind, found in store_facts(tree, {r.rule.id for r in report.failures}).vocabulary.items():
+                words.setdefault(kind, set()).update(found)
+    measured = {
+        "measured": "2026-11-29",
+        "readers": {reader: {version: {"formats": [fmt]}}},
+        "vocabulary": {fmt: {kind: sorted(found) for kind, found in words.items()}},
+        "cases": {
+            case: {"format": fmt, "source": "conformance-corpus", "not_opened": {f"{reader}@{version}": rule["outcome"]}}
+            for case in rule["cases"]
+        },
+    }
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "measured.yaml").write_text(yaml.safe_dump(measured))
+    (folder / f"{reader}.yaml").write_text(yaml.safe_dump({"reader": reader, "title": reader, "rules": [rule]}))
+    return folder, words
+
+
 def test_predict_a_chunk_clause_not_checked_without_deep_is_undecided(tmp_path):
     # zarr.chunks.decoded-size decodes chunks: without --deep it is not checked (never passed), so a rule naming it is
     # undecided and the version unknown, never "opens"; with --deep it fails on the truncated chunk and the rule fires.
     zarr_v2 = Path(__file__).resolve().parents[2] / "conformance-corpus" / "zarr" / "zarr-v2"
     truncated, valid = zarr_v2 / "chunk-truncated.zarr", zarr_v2 / "valid-every-element.zarr"
-    words: dict[str, set[str]] = {}
-    for path in (truncated, valid):
-        report = spec_validate.validate(path, deep=True)
-        with open_store(str(path), True) as tree:
-            for kind, found in store_facts(tree, {r.rule.id for r in report.failures}).vocabulary.items():
-                words.setdefault(kind, set()).update(found)
     case = "conformance-corpus/zarr/zarr-v2/chunk-truncated.zarr"
-    measured = {
-        "measured": "2026-11-29",
-        "readers": {"zarr-python": {"3.1.6": {"formats": ["zarr-v2"]}}},
-        "vocabulary": {"zarr-v2": {kind: sorted(found) for kind, found in words.items()}},
-        "cases": {case: {"format": "zarr-v2", "source": "conformance-corpus", "not_opened": {"zarr-python@3.1.6": "refused"}}},
-    }
     chunk_rule = {
         "id": "readers.zarr-python.chunk-not-decoding",
         "versions": ">=3",
@@ -306,12 +323,7 @@ def test_predict_a_chunk_clause_not_checked_without_deep_is_undecided(tmp_path):
         "outcome": "refused",
         "cases": [case],
     }
-    folder = tmp_path / "r"
-    folder.mkdir()
-    (folder / "measured.yaml").write_text(yaml.safe_dump(measured))
-    (folder / "zarr-python.yaml").write_text(
-        yaml.safe_dump({"reader": "zarr-python", "title": "zarr-python", "rules": [chunk_rule]})
-    )
+    folder, _ = one_rule_folder(tmp_path, (truncated, valid), ("zarr-python", "3.1.6", "zarr-v2"), chunk_rule, deep=True)
 
     def verdict(path: Path, deep: bool) -> tuple[str, str]:
         found = spec_validate.validate(path, readers=True, reader_packs=folder, deep=deep).readers.reader("zarr-python")
@@ -473,20 +485,7 @@ def test_predict_a_noticed_clause_fires_and_a_notice_is_no_failure(tmp_path):
     # pickles call hdmf_zarr.utils.ZarrReference, and not where they hold plain dicts; the vocabulary never lists it.
     hdmf = Path(__file__).resolve().parents[2] / "conformance-corpus" / "hdmf-zarr" / "zarr-v2"
     calls, plain = hdmf / "reference-dataset-pickle-class.zarr", hdmf / "reference-dataset-pickle.zarr"
-    words: dict[str, set[str]] = {}
-    for path in (calls, plain):
-        report = spec_validate.validate(path)
-        with open_store(str(path), True) as tree:
-            for kind, found in store_facts(tree, {r.rule.id for r in report.failures}).vocabulary.items():
-                words.setdefault(kind, set()).update(found)
-    assert "hdmf-zarr.dataset.pickle-imports" not in words["failed"]
     case = "conformance-corpus/hdmf-zarr/zarr-v2/reference-dataset-pickle-class.zarr"
-    measured = {
-        "measured": "2026-11-29",
-        "readers": {"zarr-python": {"2.18.7": {"formats": ["nwb-zarr"]}}},
-        "vocabulary": {"nwb-zarr": {kind: sorted(found) for kind, found in words.items()}},
-        "cases": {case: {"format": "nwb-zarr", "source": "conformance-corpus", "not_opened": {"zarr-python@2.18.7": "refused"}}},
-    }
     noticed_rule = {
         "id": "readers.zarr-python.pickle-imports-v2",
         "versions": "<3",
@@ -496,12 +495,8 @@ def test_predict_a_noticed_clause_fires_and_a_notice_is_no_failure(tmp_path):
         "outcome": "refused",
         "cases": [case],
     }
-    folder = tmp_path / "r"
-    folder.mkdir()
-    (folder / "measured.yaml").write_text(yaml.safe_dump(measured))
-    (folder / "zarr-python.yaml").write_text(
-        yaml.safe_dump({"reader": "zarr-python", "title": "zarr-python", "rules": [noticed_rule]})
-    )
+    folder, words = one_rule_folder(tmp_path, (calls, plain), ("zarr-python", "2.18.7", "nwb-zarr"), noticed_rule)
+    assert "hdmf-zarr.dataset.pickle-imports" not in words["failed"]
 
     def verdict(path: Path, **options) -> tuple[str, tuple[str, ...]]:
         found = spec_validate.validate(path, readers=True, reader_packs=folder, **options).readers.reader("zarr-python")
