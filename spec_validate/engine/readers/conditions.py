@@ -101,9 +101,7 @@ def node(want: Any, facts: StoreFacts) -> bool | None:
 def failed(want: Any, facts: StoreFacts) -> bool | None:
     """One of these clauses (rule ids, or `<pack>.legacy`) failed in this validation; undecided when none failed and
     one was not evaluated (not selected, or its pack does not apply)."""
-    if any(rule in facts.failed for rule in want):
-        return True
-    return False if all(rule in facts.evaluated for rule in want) else None
+    return _reported(want, facts.failed, facts)
 
 
 @fact_condition("noticed", {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1})
@@ -111,9 +109,14 @@ def noticed(want: Any, facts: StoreFacts) -> bool | None:
     """One of these notice rules (`notice:` in their pack) reported findings in this validation: a fact of the store,
     never a conformance failure (so never in `failed`, nor in the measured vocabulary); undecided when none did and
     one was not evaluated (not selected, its pack does not apply, or a node it selected was not checked)."""
-    if any(rule in facts.noticed for rule in want):
+    return _reported(want, facts.noticed, facts)
+
+
+def _reported(rules: Any, reported: Any, facts: StoreFacts) -> bool | None:
+    """True when one of `rules` is among `reported`; False when none is and every one was evaluated; else undecided."""
+    if any(rule in reported for rule in rules):
         return True
-    return False if all(rule in facts.evaluated for rule in want) else None
+    return False if all(rule in facts.evaluated for rule in rules) else None
 
 
 @fact_condition("storage_format", _one_or_many({"type": "string"}))
