@@ -77,6 +77,40 @@ def test_collections_of_every_length_size_are_walked(length):
     assert problem is not None and "a free-space object of size 0" in problem
 
 
+def _random_collection(rng: np.random.Generator) -> bytes:
+    """A collection of random objects: mostly sound, sometimes with a size of 0, one past the end, an odd free-space
+    object or stray bytes at the end."""
+    size = int(rng.choice([64, 256, 4096]))
+    objects = []
+    for i in range(int(rng.integers(0, 40))):
+        stored = int(rng.integers(0, 40))
+        objects.append((int(rng.integers(0, 3)) and i + 1, stored, bytes(rng.integers(0, 256, stored, dtype=np.uint8))))
+    if rng.random() < 0.3:
+        objects.insert(int(rng.integers(0, len(objects) + 1)), (int(rng.integers(0, 3)), int(rng.integers(0, 2**16)), b""))
+    return collection(objects, size)[:size]
+
+
+def test_the_vectorised_walk_finds_what_the_walk_object_by_object_finds(monkeypatch):
+    """`_chase`, the walk worked out for every 8-byte step at once, gives the objects the plain walk gives, or leaves a
+    collection it cannot walk so (damage, odd sizes) to that walk."""
+    rng = np.random.default_rng(39)
+    decided = 0
+    for _ in range(400):
+        data = _random_collection(rng)
+        fast = heaps_over(data)
+        problem, objects, _ = fast._walk(0)
+        with monkeypatch.context() as patched:
+            patched.setattr(global_heap, "_chase", lambda *args: None)
+            plain_problem, plain_objects, _ = heaps_over(data)._walk(0)
+        assert problem == plain_problem
+        assert (objects is None) == (plain_objects is None)
+        if objects is not None:
+            assert list(objects._indexes) == list(plain_objects._indexes)
+            assert list(objects._headers) == list(plain_objects._headers)
+        decided += global_heap._chase(data, len(data), 16) is not None
+    assert 40 < decided < 400  # both ways were taken: the vectorised walk and the walk it leaves collections to
+
+
 def test_a_collection_larger_than_the_bound_is_not_read(monkeypatch):
     monkeypatch.setattr(global_heap, "MOST_COLLECTION_BYTES", 1024)
     problem = heaps_over(collection([(1, 5, b"hello")])).collection_problem(0)
