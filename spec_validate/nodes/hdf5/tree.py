@@ -129,15 +129,20 @@ def _attribute_names(oid: Any, plist: Any) -> tuple[list[bytes], dict[bytes, str
 
     tracked = plist.get_attr_creation_order() & h5p.CRT_ORDER_TRACKED
     h5a.iterate(oid, listed, index_type=h5py.h5.INDEX_CRT_ORDER if tracked else h5py.h5.INDEX_NAME, info=True)
+    return names, _refused(oid, sizes)
+
+
+def _refused(oid: Any, sizes: dict[bytes, int]) -> dict[bytes, str]:
+    """Why each attribute too large to read is, by name, of those whose stored bytes (`sizes`: as many or more) could
+    be: an element takes a byte at least, so only an attribute storing more bytes than one of the bounds may pass
+    either, and only those are opened here."""
     refused: dict[bytes, str] = {}
     for name, size in sizes.items():
-        # An element takes a byte at least: only an attribute storing more bytes than one of the bounds may pass
-        # either, so only those are opened here.
         if size > min(MAX_ATTRIBUTE_ELEMENTS, MAX_ATTRIBUTE_BYTES):
             why = _attribute_too_large(oid, name)
             if why is not None:
                 refused[name] = why
-    return names, refused
+    return refused
 
 
 def _attribute_too_large(oid: Any, name: bytes) -> str | None:
@@ -377,12 +382,19 @@ class HDF5Node(Node):
         self._attrs: HDF5Attributes | None = None
         self._attrs_error: str | None = None
         try:
-            plist = oid.get_create_plist()
+            plist = oid.get_create_plist() if self.kind == "array" else None
             dense, stored = tree.attributes_problem(self, oid)
             if dense is not None:
                 self._attrs_error = f"{path}: its attributes cannot be listed: {dense}; not read"
+            elif not stored:
+                self._attrs = HDF5Attributes(self, [], {})
             else:
-                self._attrs = HDF5Attributes(self, *_attribute_names(oid, plist)) if stored else HDF5Attributes(self, [], {})
+                listed = tree.attribute_listing(self)
+                if listed is None:
+                    plist = plist if plist is not None else oid.get_create_plist()
+                    self._attrs = HDF5Attributes(self, *_attribute_names(oid, plist))
+                else:
+                    self._attrs = HDF5Attributes(self, listed[0], _refused(oid, listed[1]))
         except Exception as exc:  # corrupt attribute table: reported when the attributes are asked for
             self._attrs_error = f"{path}: its attributes cannot be listed ({describe(exc)})"
         if tree.preferred_attributes and self._attrs is not None:
@@ -968,6 +980,12 @@ class HDF5Tree(Tree):
         if not dense:
             return None, stored
         return fractal_heap.dense_problem(reader, messages, fractal_heap.ATTRIBUTE_INFO_MESSAGE), True
+
+    def attribute_listing(self, node: HDF5Node) -> tuple[list[bytes], dict[bytes, int]] | None:
+        """`global_heap.attribute_listing` of `node`'s header, read for `attributes_problem`; None where the library
+        lists them."""
+        messages = node.__dict__.get("_header_found")
+        return None if messages is None else global_heap.attribute_listing(messages)
 
     def group_problem(self, node: HDF5Node) -> str | None:
         """Why the HDF5 library must not list, or look up, the members of the group `node`: its symbol table's

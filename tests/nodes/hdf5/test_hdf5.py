@@ -398,7 +398,7 @@ def test_hdf5_fails_member_whose_header_cannot_be_read_is_unknown_not_a_link_of_
     assert "anndata.csr_matrix.arrays-present" in {r.rule.id for r in report.results if r.unchecked}
 
 
-def test_attributes_are_listed_by_the_library_only_where_the_header_holds_some(tmp_path, monkeypatch):
+def test_attributes_are_listed_by_the_library_only_where_the_header_cannot_list_them(tmp_path, monkeypatch):
     from spec_validate.nodes.hdf5 import tree as hdf5
 
     path = tmp_path / "f.h5"
@@ -416,7 +416,33 @@ def test_attributes_are_listed_by_the_library_only_where_the_header_holds_some(t
         assert dict(tree.get("/bare").attrs) == {}
         assert dict(tree.get("/noted").attrs) == {"encoding-type": "array"}
         assert dict(tree.get("/dense").attrs) == {f"a{i:02d}": i for i in range(12)}
-    assert len(listed) == 2  # /noted and /dense: the root and /bare store none, as their headers (read here) say
+    # /dense alone: the root and /bare store none, as their headers (read here) say, and /noted's header lists its one
+    assert len(listed) == 1
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+@pytest.mark.parametrize("track_order", [False, True])
+def test_attributes_listed_from_the_header_are_those_the_library_lists_in_its_order(tmp_path, libver, track_order):
+    """Compact attributes are listed from the object's header messages, by name as the library lists them; where the
+    header keeps an attribute info message (version 2 headers, creation order tracked) the library lists them."""
+    from spec_validate.nodes.hdf5 import tree as hdf5
+
+    path = tmp_path / "f.h5"
+    names = ["zeta", "Alpha", "encoding-type", "b", "ünï", "a" * 200, "_index"]
+    with h5py.File(path, "w", libver=libver, track_order=track_order) as f:
+        g = f.create_group("g", track_order=track_order)
+        d = f.create_dataset("d", data=np.arange(3), track_order=track_order)
+        for obj in (g, d):
+            for i, name in enumerate(names):
+                obj.attrs[name] = "x" * i if i % 2 else np.arange(i)
+    with h5py.File(path, "r") as f:
+        expected = {key: list(f[key].attrs) for key in ("g", "d")}
+    with open_store(str(path)) as tree:
+        for key in ("g", "d"):
+            node = tree.get(f"/{key}")
+            assert list(node.attrs) == expected[key]
+            listed = hdf5.global_heap.attribute_listing(tree._header_messages(node._address) or [])
+            assert (listed is not None) == (libver == "earliest" and not track_order)
 
 
 def test_hdf5_passes_a_node_of_many_attributes_is_checked_alone_not_read_whole(tmp_path, monkeypatch):

@@ -26,6 +26,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from spec_validate.nodes.hdf5.structure.fractal_heap import ATTRIBUTE_INFO_MESSAGE
+
 ATTRIBUTE_MESSAGE = 0x000C
 DATATYPE_MESSAGE = 0x0003
 # An attribute message's name, datatype and dataspace sizes (after its version and flags).
@@ -129,6 +131,37 @@ def attribute_types(messages: list[tuple[int, int, bytes]]) -> dict[bytes, Attri
         except (IndexError, struct.error):
             continue
     return found
+
+
+_SHARED_MESSAGE = 0x02  # a message flag: its body names a shared message, stored elsewhere
+
+
+def attribute_listing(messages: list[tuple[int, int, bytes]]) -> tuple[list[bytes], dict[bytes, int]] | None:
+    """The attribute names of an object whose attributes are all compact messages of its header (`messages`, as
+    `btree.header_messages` gives them), in the order the library lists them by name, and the most bytes each can
+    store (its message's, from where its data begins); None where the library must list them: an attribute info
+    message (dense storage, or creation order tracked), a shared attribute message, one not read plainly here, a name
+    twice. The library would open the header again and build the same table for each object."""
+    sizes: dict[bytes, int] = {}
+    for kind, flags, body in messages:
+        if kind == ATTRIBUTE_INFO_MESSAGE:
+            return None
+        if kind != ATTRIBUTE_MESSAGE:
+            continue
+        if flags & _SHARED_MESSAGE:
+            return None
+        try:
+            parts = _attribute_parts(body)
+        except (IndexError, struct.error):
+            return None
+        if parts is None:
+            return None
+        at, name_size, data_at = parts[0], parts[1], parts[5]
+        name = bytes(body[at : at + name_size]).split(b"\0", 1)[0]
+        if not name_size or at + name_size > len(body) or data_at > len(body) or name in sizes:
+            return None
+        sizes[name] = len(body) - data_at
+    return sorted(sizes), sizes
 
 
 class ObjectIndex:
