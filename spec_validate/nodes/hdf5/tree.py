@@ -98,8 +98,12 @@ _ULONG_BITS = 8 * ctypes.sizeof(ctypes.c_ulong)
 # The header messages read here: attributes (their global heap collections, `global_heap`), where dense storage keeps
 # them (`fractal_heap`), and where a group keeps its members (a symbol table, `btree`, or dense storage).
 _MEMBER_KINDS = frozenset({btree.SYMBOL_TABLE_MESSAGE, fractal_heap.LINK_INFO_MESSAGE})
+# Header messages that say all a dataset's facts: its dataspace, datatype, fill value (both kinds), external storage,
+# layout and filter pipeline.
+_DATASPACE, _FILL_OLD, _FILL, _EXTERNAL, _LAYOUT, _PIPELINE = 0x0001, 0x0004, 0x0005, 0x0007, 0x0008, 0x000B
+_FACT_KINDS = frozenset({_DATASPACE, global_heap.DATATYPE_MESSAGE, _FILL_OLD, _FILL, _EXTERNAL, _LAYOUT, _PIPELINE})
 _HEADER_KINDS = (
-    frozenset({global_heap.ATTRIBUTE_MESSAGE, fractal_heap.ATTRIBUTE_INFO_MESSAGE, global_heap.DATATYPE_MESSAGE}) | _MEMBER_KINDS
+    frozenset({global_heap.ATTRIBUTE_MESSAGE, fractal_heap.ATTRIBUTE_INFO_MESSAGE}) | _MEMBER_KINDS | _FACT_KINDS
 )
 
 
@@ -382,7 +386,6 @@ class HDF5Node(Node):
         self._attrs: HDF5Attributes | None = None
         self._attrs_error: str | None = None
         try:
-            plist = oid.get_create_plist() if self.kind == "array" else None
             dense, stored = tree.attributes_problem(self, oid)
             if dense is not None:
                 self._attrs_error = f"{path}: its attributes cannot be listed: {dense}; not read"
@@ -397,19 +400,24 @@ class HDF5Node(Node):
                     self._attrs = HDF5Attributes(self, listed[0], _refused(oid, listed[1]))
         except Exception as exc:  # corrupt attribute table: reported when the attributes are asked for
             self._attrs_error = f"{path}: its attributes cannot be listed ({describe(exc)})"
+        # Before the attributes are read: the header's messages are let go once its attributes are done with.
+        known = tree.known_facts(self) if self.kind == "array" else None
         if tree.preferred_attributes and self._attrs is not None:
             self._attrs.read(oid, tree.preferred_attributes)
         if self.kind == "array":
             self._facts_error: str | None = None
             self._contiguous: tuple[Any, int | None] | None = None
             try:
-                dcpl = plist if plist is not None else oid.get_create_plist()
-                facts = _dataset_facts(oid, dcpl, tree.address_size(), tree.types)
+                if known is not None:
+                    facts = known
+                else:
+                    plist = plist if plist is not None else oid.get_create_plist()
+                    facts = tree.keep_facts(self, _dataset_facts(oid, plist, tree.address_size(), tree.types))
                 self._shape, self._dtype, self._chunks, self._layout, self._stored_as = facts[:5]
                 self._stored_type, self._contiguous = facts.stored_type, facts.contiguous
             except Exception as exc:  # an object header HDF5 cannot read: reported when its shape or type is asked for
                 self._facts_error = f"{path}: its shape and type cannot be read ({describe(exc)})"
-            outside = _stored_outside(oid, plist)
+            outside = None if known is not None else _stored_outside(oid, plist)
             if outside:
                 self._contiguous = None
                 tree.note_problem(
@@ -742,6 +750,46 @@ class HDF5Node(Node):
         return got
 
 
+# Distinct datasets whose facts are kept for those alike, and the most bytes of header messages one may be kept by
+# (a compact dataset's layout message holds its data).
+MOST_KEPT_FACTS = 4096
+MOST_FACTS_KEY_BYTES = 4096
+_UNDEFINED_ADDRESSES = {size: b"\xff" * size for size in (2, 4, 8, 16, 32)}
+
+
+def facts_key(messages: list[tuple[int, int, bytes]], sizeof_addr: int) -> tuple[tuple[Any, ...], int | None] | None:
+    """(what of a dataset's header messages its facts are read from: every one of `_FACT_KINDS` as stored, but the
+    address of its data or chunk index; that address for contiguous data, None where never allocated) from a
+    version 3 layout message; None where the library is asked (another layout version, external storage, a
+    message missing, too many bytes)."""
+    parts: list[tuple[int, int, bytes]] = []
+    offset = None
+    size = 0
+    for kind, flags, body in messages:
+        if kind not in _FACT_KINDS:
+            continue
+        if kind == _EXTERNAL or len(body) < 2:
+            return None
+        body = bytes(body)
+        if kind == _LAYOUT:
+            if body[0] != 3 or body[1] not in (0, 1, 2):
+                return None  # version 3 (h5py's default); a version 4 layout may be virtual, and says more
+            at = 2 if body[1] == 1 else 3  # contiguous: the address; chunked: the rank, then the address
+            if body[1] != 0:
+                address = body[at : at + sizeof_addr]
+                if len(address) < sizeof_addr:
+                    return None
+                if body[1] == 1 and address != _UNDEFINED_ADDRESSES.get(sizeof_addr):
+                    offset = int.from_bytes(address, "little")
+                body = body[:at] + body[at + sizeof_addr :]
+        size += len(body)
+        parts.append((kind, flags, body))
+    kinds = {kind for kind, _, _ in parts}
+    if not {_DATASPACE, global_heap.DATATYPE_MESSAGE, _LAYOUT} <= kinds or size > MOST_FACTS_KEY_BYTES:
+        return None
+    return tuple(parts), offset
+
+
 class DatasetFacts(NamedTuple):
     """What the walk reads of a dataset: what h5py's Dataset reports, how it is stored, and for a plain contiguous
     dataset what its read plan needs (so that a scan need not open it again)."""
@@ -906,6 +954,7 @@ class HDF5Tree(Tree):
         self.opened: list[HDF5Node] = []  # every node made, so close() can let go of their HDF5 ids
         self.groups: dict[int, str] = {}  # a group's object address -> the path it is read under, entered once
         self.types: TypeFacts = {}  # see _type_facts
+        self._facts: dict[tuple[Any, ...], DatasetFacts] = {}  # see known_facts
         self._group_problems: dict[int, str | None] = {}  # a group's address -> why its members must not be read
         try:
             self._file = h5py.File(path, "r", locking=False) if local else h5py.File(path, "r")
@@ -986,6 +1035,40 @@ class HDF5Tree(Tree):
         lists them."""
         messages = node.__dict__.get("_header_found")
         return None if messages is None else global_heap.attribute_listing(messages)
+
+    def known_facts(self, node: HDF5Node) -> DatasetFacts | None:
+        """The facts of the dataset `node` where an earlier dataset's header held the same type, shape, layout,
+        filters and fill value (`facts_key`), with its own data's offset; None where the library is asked for them
+        (`keep_facts` then keeps them for the datasets alike)."""
+        messages = node.__dict__.get("_header_found")
+        sizeof_addr = self.address_size()
+        found = None if messages is None or sizeof_addr is None else facts_key(messages, sizeof_addr)
+        if found is None:
+            return None
+        facts = self._facts.get(found[0])
+        if facts is None:
+            node.__dict__["_facts_key"] = found
+            return None
+        return self._at_offset(facts, found[1])
+
+    def keep_facts(self, node: HDF5Node, facts: DatasetFacts) -> DatasetFacts:
+        """The facts the library gave for `node`, kept for the datasets whose headers say the same (`known_facts`),
+        with its data's offset as its header gives it (the library's adds the user block's size to an address never
+        allocated, too)."""
+        found = node.__dict__.pop("_facts_key", None)
+        if found is None:
+            return facts
+        if len(self._facts) < MOST_KEPT_FACTS:
+            self._facts[found[0]] = facts
+        return self._at_offset(facts, found[1])
+
+    def _at_offset(self, facts: DatasetFacts, offset: int | None) -> DatasetFacts:
+        """`facts` of a contiguous dataset with its data at `offset` in the file's addresses (None: never allocated)."""
+        if facts.contiguous is None:
+            return facts
+        structures = self._structures()
+        at = None if offset is None or structures is None else offset + structures[4]
+        return facts._replace(contiguous=(facts.contiguous[0], at))
 
     def group_problem(self, node: HDF5Node) -> str | None:
         """Why the HDF5 library must not list, or look up, the members of the group `node`: its symbol table's

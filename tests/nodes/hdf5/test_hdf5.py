@@ -463,3 +463,48 @@ def test_hdf5_passes_a_node_of_many_attributes_is_checked_alone_not_read_whole(t
     assert len([n for n in read if n.startswith(b"a0")]) < 10
     with open_store(str(path)) as tree:
         assert tree.get("/uns").signature is None and tree.get("/obs").signature is not None
+
+
+@pytest.mark.parametrize("userblock", [0, 512])
+def test_datasets_whose_headers_say_the_same_take_the_facts_the_library_gave_the_first(tmp_path, monkeypatch, userblock):
+    """A wide dataframe's columns share their type, shape, layout, filters and fill value: the library is asked once
+    for each kind, and every dataset's facts, its data's offset included, are those it would give for each alone."""
+    from spec_validate.nodes.hdf5 import tree as hdf5
+
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w", userblock_size=userblock) as f:
+        for copy in ("a", "b"):
+            f[f"int-{copy}"] = np.arange(10)
+            f[f"float-{copy}"] = np.linspace(0, 1, 7, dtype="f4")
+            f.create_dataset(f"unwritten-{copy}", shape=(5,), dtype="f8")
+            f.create_dataset(f"filled-{copy}", shape=(5,), dtype="i2", fillvalue=7)
+            f.create_dataset(f"gzip-{copy}", data=np.arange(100), chunks=(10,), compression="gzip", shuffle=True)
+            compact = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            compact.set_layout(h5py.h5d.COMPACT)
+            f.create_dataset(f"compact-{copy}", data=np.arange(4), dtype="u1", dcpl=compact)
+            f[f"strings-{copy}"] = np.array(["x", "yy"], dtype=h5py.string_dtype())
+            f[f"fixed-{copy}"] = np.array([b"ab", b"c"], dtype="S2")
+            f[f"bool-{copy}"] = np.array([True, False])
+            f[f"scalar-{copy}"] = 3.5
+
+    def facts(kept: int) -> dict[str, tuple]:
+        monkeypatch.setattr(hdf5, "MOST_KEPT_FACTS", kept)
+        with open_store(str(path)) as tree:
+            nodes = {name: tree.get(f"/{name}") for name in tree.root.children()}
+            return {
+                name: (n.shape, n.dtype, n.chunks, n._layout, n._stored_as, n._stored_type, n._contiguous)
+                for name, n in nodes.items()
+            }
+
+    asked = []
+    dataset_facts = hdf5._dataset_facts
+    monkeypatch.setattr(hdf5, "_dataset_facts", lambda *args: asked.append(1) or dataset_facts(*args))
+    shared = facts(hdf5.MOST_KEPT_FACTS)
+    assert len(asked) == 10  # once for each kind: its "b" copy took the facts of its "a"
+    alone = facts(0)
+    assert shared == alone
+    with h5py.File(path, "r") as f:
+        for name, (shape, dtype, *_rest, contiguous) in shared.items():
+            assert shape == f[name].shape and dtype == f[name].dtype
+            if contiguous is not None and contiguous[1] is not None:
+                assert contiguous[1] == f[name].id.get_offset()
