@@ -102,9 +102,7 @@ _MEMBER_KINDS = frozenset({btree.SYMBOL_TABLE_MESSAGE, fractal_heap.LINK_INFO_ME
 # layout and filter pipeline.
 _DATASPACE, _FILL_OLD, _FILL, _EXTERNAL, _LAYOUT, _PIPELINE = 0x0001, 0x0004, 0x0005, 0x0007, 0x0008, 0x000B
 _FACT_KINDS = frozenset({_DATASPACE, global_heap.DATATYPE_MESSAGE, _FILL_OLD, _FILL, _EXTERNAL, _LAYOUT, _PIPELINE})
-_HEADER_KINDS = (
-    frozenset({global_heap.ATTRIBUTE_MESSAGE, fractal_heap.ATTRIBUTE_INFO_MESSAGE}) | _MEMBER_KINDS | _FACT_KINDS
-)
+_HEADER_KINDS = frozenset({global_heap.ATTRIBUTE_MESSAGE, fractal_heap.ATTRIBUTE_INFO_MESSAGE}) | _MEMBER_KINDS | _FACT_KINDS
 
 
 def _ranges(read_at: global_heap.ReadAt) -> btree.ReadRanges:
