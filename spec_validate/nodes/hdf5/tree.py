@@ -50,7 +50,7 @@ from spec_validate.nodes.base import (
 )
 from spec_validate.nodes.hdf5 import direct
 from spec_validate.nodes.hdf5.address import open_at
-from spec_validate.nodes.hdf5.structure import btree, fractal_heap, global_heap
+from spec_validate.nodes.hdf5.structure import btree, fractal_heap, global_heap, scalars
 from spec_validate.nodes.hdf5.structure import links as hdf5_links
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
@@ -262,6 +262,10 @@ class HDF5Attributes(Mapping):
         if value is not None:  # a variable-length string read from its heap objects: the library's read is costlier
             self._values[key] = value
             return
+        scalar = self._node.stored_scalar(stored)
+        if scalar is not None:  # a number or boolean read from its message in the header, likewise
+            self._values[key] = scalar[0]
+            return
         try:
             self._values[key] = _read_attribute(oid, stored, self._node.heap_problem)
         except HeapDamaged as exc:
@@ -351,6 +355,15 @@ def _string_storage(dtype: np.dtype, stored: str) -> StringStorage | None:
         return None
     length = "variable" if info.length is None else "fixed"
     return StringStorage(length, info.encoding, stored)
+
+
+# What the checks here read of an object's header, by attribute: see `HDF5Tree.heap_facts`.
+HeaderFacts = tuple[
+    dict[bytes, str],
+    dict[bytes, global_heap.StringElements],
+    dict[bytes, global_heap.AttributeType],
+    dict[bytes, "bool | int | float"],
+]
 
 
 class HDF5Node(Node):
@@ -456,9 +469,13 @@ class HDF5Node(Node):
         heaps = self.tree._global_heaps() if found is not None else None
         return heaps.string_value(found) if heaps is not None and found is not None else None
 
-    def _heap_facts(
-        self,
-    ) -> tuple[dict[bytes, str], dict[bytes, global_heap.StringElements], dict[bytes, global_heap.AttributeType]]:
+    def stored_scalar(self, name: bytes) -> tuple[bool | int | float] | None:
+        """(the value) of the scalar number or boolean attribute `name` (as stored), read from its message in the
+        object's header (`scalars`: what h5py gives for it, unwrapped); None where the library reads it."""
+        found = self._heap_facts()[3]
+        return (found[name],) if name in found else None
+
+    def _heap_facts(self) -> HeaderFacts:
         facts = self.__dict__.get("_heap_facts_found")
         if facts is None:
             facts = self.__dict__["_heap_facts_found"] = self.tree.heap_facts(self)
@@ -986,22 +1003,25 @@ class HDF5Tree(Tree):
                 self._address_size = None
         return self._address_size
 
-    def heap_facts(
-        self, node: HDF5Node
-    ) -> tuple[dict[bytes, str], dict[bytes, global_heap.StringElements], dict[bytes, global_heap.AttributeType]]:
+    def heap_facts(self, node: HDF5Node) -> HeaderFacts:
         """(the variable-length attributes of `node` stored in a damaged global heap collection, by stored name: why
         each must not be read; its plain string attributes, which `string_value` reads from their heap objects:
-        `global_heap.GlobalHeaps.attributes`; the datatype of each attribute in its header, `global_heap.attribute_types`),
-        all empty where the file's bytes cannot be read here. The header is read once for this, the check of its dense
-        attributes and, for a group, the check of its members."""
+        `global_heap.GlobalHeaps.attributes`; the datatype of each attribute in its header, `global_heap.attribute_types`;
+        the value of each plain scalar number or boolean, `scalars.scalar_values`), all empty where the file's bytes
+        cannot be read here. The header is read once for this, the check of its dense attributes and, for a group, the
+        check of its members."""
         heaps = self._global_heaps()
         if heaps is None:
-            return {}, {}, {}
+            return {}, {}, {}, {}
         try:
             messages = self._messages_of(node)
-            facts = ({}, {}, {}) if messages is None else (*heaps.attributes(messages), global_heap.attribute_types(messages))
+            facts = (
+                ({}, {}, {}, {})
+                if messages is None
+                else (*heaps.attributes(messages), global_heap.attribute_types(messages), scalars.scalar_values(messages))
+            )
         except Exception:
-            return {}, {}, {}
+            return {}, {}, {}, {}
         if messages is not None and node.kind == "array":
             node.__dict__["_datatype_problem"] = global_heap.datatype_problem(messages)
         if messages is not None:  # the attribute messages are done with: only a group's member storage is kept
