@@ -42,7 +42,7 @@ def scalar_values(messages: list[tuple[int, int, bytes]]) -> dict[bytes, bool | 
             if not _scalar(body, space_at):
                 continue
             value = _value(bytes(body[type_at:space_at]), bytes(body[data_at:]))
-        except (IndexError, struct.error):
+        except (IndexError, ValueError, struct.error):  # a message cut short, a member name without its end
             continue
         if value is not None:
             found[bytes(body[at : at + name_size]).split(b"\0", 1)[0]] = value[0]
