@@ -188,8 +188,9 @@ class ObjectIndex:
 
     def get(self, index: int) -> int | None:
         """Where the header of object `index` lies in the collection; None where it holds no such object."""
-        at = int(np.searchsorted(self._indexes, index))
-        if at < self._indexes.size and int(self._indexes[at]) == index:
+        indexes = self._indexes
+        at = int(indexes.searchsorted(index))  # the method: numpy's function wraps it in a second call
+        if at < indexes.size and int(indexes[at]) == index:
             return int(self._headers[at])
         return None
 
