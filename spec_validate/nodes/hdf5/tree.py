@@ -273,6 +273,13 @@ class HDF5Attributes(Mapping):
         except Exception as exc:  # an attribute type h5py cannot map to numpy, or corrupt storage
             self._refuse(key, f"attribute {key!r} cannot be read ({describe(exc)})")
 
+    def get(self, key: Any, default: Any = None) -> Any:
+        # Selectors ask every node for its encoding-type: the Mapping's own `get` goes through a KeyError per miss.
+        try:
+            return self._values[key]
+        except KeyError:
+            return self[key] if key in self._names else default
+
     def read(self, oid: Any, keys: frozenset[str]) -> None:
         """Read the values of `keys` now, from the object `oid` already open (one that cannot be read is reported)."""
         for key in keys.intersection(self._names):
