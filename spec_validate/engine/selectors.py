@@ -271,6 +271,9 @@ class Condition(NamedTuple):
     schema: dict[str, Any]  # its value's JSON schema, in the pack schema's `selector`
     holds: Callable[[Any, Node, Scope], bool]  # does the node meet it
     narrow: Callable[[Any, NodeIndex], list[Node] | None] | None = None  # which indexed nodes can; None: not indexed
+    # Whether it holds alike for every child of one parent that has one signature (it reads nothing but what the
+    # signature covers, the parent and the store): not a name, path, place or members.
+    siblings_alike: bool = False
 
 
 def _one_or_many(item: dict[str, Any]) -> dict[str, Any]:
@@ -280,18 +283,20 @@ def _one_or_many(item: dict[str, Any]) -> dict[str, Any]:
 _SELECTOR = {"$ref": "#/$defs/selector"}
 
 CONDITIONS: dict[str, Condition] = {
-    "kind": Condition(_one_or_many({"enum": ["group", "array", "link"]}), _kind, _narrow_kind),
+    "kind": Condition(_one_or_many({"enum": ["group", "array", "link"]}), _kind, _narrow_kind, siblings_alike=True),
     "name": Condition(_one_or_many({"type": "string"}), _name, _narrow_name),
     "path": Condition(_one_or_many({"type": "string", "pattern": "^/"}), _path, _narrow_path),
-    "encoding-type": Condition(_one_or_many({"type": "string"}), _encoding_type, _narrow_encoding_type),
-    "encoding-version": Condition({"type": "string"}, _encoding_version),
-    "attrs": Condition({"type": "object"}, _attrs),
-    "has_attrs": Condition(_one_or_many({"type": "string"}), _has_attrs),
-    "lacks_attrs": Condition(_one_or_many({"type": "string"}), _lacks_attrs),
+    "encoding-type": Condition(_one_or_many({"type": "string"}), _encoding_type, _narrow_encoding_type, siblings_alike=True),
+    "encoding-version": Condition({"type": "string"}, _encoding_version, siblings_alike=True),
+    "attrs": Condition({"type": "object"}, _attrs, siblings_alike=True),
+    "has_attrs": Condition(_one_or_many({"type": "string"}), _has_attrs, siblings_alike=True),
+    "lacks_attrs": Condition(_one_or_many({"type": "string"}), _lacks_attrs, siblings_alike=True),
     "has_children": Condition(_one_or_many({"type": "string"}), _has_children),
-    "storage_format": Condition(_one_or_many({"type": "string"}), _storage_format),
-    "root": Condition({"type": "boolean"}, _root, _narrow_root),
-    "parent": Condition(dict(_SELECTOR), _parent, _narrow_parent),
+    "storage_format": Condition(_one_or_many({"type": "string"}), _storage_format, siblings_alike=True),
+    # The scope root's parent has no other child in the scope: it is told apart by its parent.
+    "root": Condition({"type": "boolean"}, _root, _narrow_root, siblings_alike=True),
+    "parent": Condition(dict(_SELECTOR), _parent, _narrow_parent, siblings_alike=True),
+    # Each alike where every alternative, or the negated selector, is (`telling_names`).
     "any_of": Condition({"type": "array", "items": dict(_SELECTOR), "minItems": 1}, _any_of, _narrow_any_of),
     "not": Condition(dict(_SELECTOR), _not),
 }
@@ -352,6 +357,89 @@ def matches(selector: Mapping[str, Any], node: Node, scope: Scope) -> bool:
         return all(holds(want, node, scope) for holds, want in _conditions(selector))
     except NodeError:
         return False
+
+
+_TELLING: dict[int, tuple[Mapping[str, Any], frozenset[str] | None]] = {}
+
+
+def telling_names(selector: Mapping[str, Any]) -> frozenset[str] | None:
+    """The names that tell apart, for `selector`, the children of one parent that share a signature: every other
+    such child is selected or not alike (`Condition.siblings_alike`; a literal name or path is told by the name it
+    ends in; a path pattern ending in `/**`, below a literal folder, by the parent alone). None where more than a
+    name tells them apart (a glob on names, another path pattern, the node's members)."""
+    cached = _TELLING.get(id(selector))
+    if cached is None or cached[0] is not selector:
+        # The selector itself is kept in the entry, so its id cannot be reused by another object meanwhile.
+        cached = _TELLING[id(selector)] = (selector, _telling(selector))
+    return cached[1]
+
+
+def _telling(selector: Mapping[str, Any]) -> frozenset[str] | None:
+    found: set[str] = set()
+    for key, want in selector.items():
+        if key in ("any_of", "not"):
+            parts = want if key == "any_of" else [want]
+            if not isinstance(parts, list) or not all(isinstance(p, Mapping) for p in parts):
+                return None
+            for part in parts:
+                names = telling_names(part)
+                if names is None:
+                    return None
+                found |= names
+        elif key == "name":
+            names = _literals(want)
+            if names is None:
+                return None
+            found.update(names)
+        elif key == "path":
+            names = _path_names(want)
+            if names is None:
+                return None
+            found |= names
+        else:
+            condition = CONDITIONS.get(key)
+            if condition is None or not condition.siblings_alike:
+                return None
+    return frozenset(found)
+
+
+def _path_names(want: Any) -> frozenset[str] | None:
+    """The last names of a path condition's literal paths, where its patterns, if any, each end in `/**` below a
+    literal folder (what they match below a parent depends on the parent alone); None for any other pattern."""
+    names = set()
+    for path in _as_list(want):
+        if not isinstance(path, str):
+            return None
+        if path.endswith("/**") and not any(ch in path[:-3] for ch in "*?["):
+            continue
+        if any(ch in path for ch in "*?["):
+            return None
+        names.add(path.rsplit("/", 1)[-1])
+    return frozenset(names)
+
+
+def matching(selector: Mapping[str, Any], nodes: list[Node], match: Callable[[Mapping[str, Any], Node], bool]) -> list[Node]:
+    """The nodes of `nodes` that `selector` selects, in their order, `match` deciding: once for each parent,
+    signature and telling name (`telling_names`) where only those tell them apart (a wide dataframe's thousands
+    of columns share a handful of signatures), else once per node."""
+    telling = telling_names(selector) if len(nodes) > 1 else None
+    if telling is None:
+        return [n for n in nodes if match(selector, n)]
+    decided: dict[tuple[int, Any, str | None], bool] = {}
+    out = []
+    for node in nodes:
+        signature = node.signature
+        if signature is None:
+            chosen = match(selector, node)
+        else:
+            name = node.name if telling and node.name in telling else None
+            key = (id(node.parent), signature, name)  # every parent lives as long as its tree: its id is not reused
+            chosen = decided.get(key)  # type: ignore[assignment]
+            if chosen is None:
+                chosen = decided[key] = match(selector, node)
+        if chosen:
+            out.append(node)
+    return out
 
 
 def decided_by_kind(selector: Mapping[str, Any]) -> bool:
@@ -418,8 +506,8 @@ def select(
         rest = _without(selector, "any_of")
         if narrow(rest, index) is None:
             # The alternatives bound the nodes better than anything else does: select by them, then match the rest.
-            return [n for n in select(_without(selector, *rest), index, scope, match, memo) if match(rest, n)]
-    return [n for n in candidates(selector, index) if match(selector, n)]
+            return matching(rest, select(_without(selector, *rest), index, scope, match, memo), match)
+    return matching(selector, candidates(selector, index), match)
 
 
 def _alternative(

@@ -603,6 +603,18 @@ def row_slices(shape: tuple[int, ...], chunks: tuple[int, ...] | None, max_eleme
         yield slice(start, min(shape[0], start + step))
 
 
+class SignatureToken:
+    """A distinct signature of one tree (`Tree.signature_token`): equal only to itself."""
+
+    __slots__ = ("number",)
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+
+    def __repr__(self) -> str:
+        return f"<signature {self.number}>"
+
+
 class Tree(ABC):
     """An opened store: its root node, path lookup, and the facts about the container."""
 
@@ -629,6 +641,20 @@ class Tree(ABC):
         if found is None:
             found = self.__dict__["_problems"] = []
         return found
+
+    def signature_token(self, signature: Hashable | None) -> Hashable | None:
+        """One object for each distinct signature of this tree (None stays None): nodes of equal signatures get the
+        same object, so the engine's grouping by signature, done for each selection, hashes an identity rather than
+        a signature's nested values. A backend whose signatures are costly to hash returns these."""
+        if signature is None:
+            return None
+        tokens = self.__dict__.get("_signature_tokens")
+        if tokens is None:
+            tokens = self.__dict__["_signature_tokens"] = {}
+        token = tokens.get(signature)
+        if token is None:
+            token = tokens[signature] = SignatureToken(len(tokens))
+        return token
 
     def note_problem(self, problem: StoreProblem) -> None:
         """Report `problem` once (by key)."""

@@ -185,3 +185,70 @@ def test_parent_condition_matches_one_parent_once_per_selector_and_scope_root(mo
     other = {"parent": {"encoding-type": "dataframe"}}  # an equal selector, another object: asked on its own
     assert matches(other, wide.get("/obs/c1"), whole) and matches(other, wide.get("/obs/c2"), whole)
     assert calls.count("/obs") == asked + 1
+
+
+def _wide_store() -> dict:
+    """An AnnData-like store whose dataframes hold many alike columns: names that selectors name literally (codes,
+    values, mask, _index) beside names they do not, under parents of several encodings, and a nested uns."""
+    column = {"encoding-type": "array", "encoding-version": "0.2.0"}
+    categorical = {"encoding-type": "categorical", "encoding-version": "0.2.0", "ordered": False}
+    nullable = {"encoding-type": "nullable-integer", "encoding-version": "0.1.0"}
+    frame = {"@attrs": {"encoding-type": "dataframe", "encoding-version": "0.2.0", "_index": "_index"}}
+    for i in range(40):
+        frame[f"c{i}"] = np.arange(3) if i % 3 else {"@attrs": dict(column)} | {"codes": np.arange(3)}
+        frame[f"s{i}"] = {"@attrs": dict(categorical), "codes": np.arange(3), "categories": np.arange(2)}
+        frame[f"n{i}"] = {"@attrs": dict(nullable), "values": np.arange(3), "mask": np.zeros(3, bool)}
+    frame["_index"] = np.arange(3)
+    frame["codes"] = np.arange(3)  # a column whose name a selector names
+    uns = {"@attrs": {"encoding-type": "dict", "encoding-version": "0.1.0"}}
+    uns["inner"] = {"@attrs": {"encoding-type": "dataframe", "encoding-version": "0.2.0"}, "codes": np.arange(3)}
+    uns["inner"] |= {f"u{i}": np.arange(3) for i in range(20)}
+    return {
+        "@attrs": {"encoding-type": "anndata", "encoding-version": "0.1.0"},
+        "obs": frame,
+        "var": {k: v for k, v in frame.items()},
+        "uns": uns,
+        "obsm": {"@attrs": {"encoding-type": "dict", "encoding-version": "0.1.0"}, "codes": np.arange(3)},
+    }
+
+
+def test_selecting_alike_siblings_once_selects_what_matching_each_node_selects(monkeypatch):
+    """Where only a node's parent, signature and the names a selector names tell siblings apart, a selector is
+    matched once for each such group (`selectors.matching`): every selector of the built-in packs then selects
+    exactly the nodes it selects matched node by node."""
+    from memory_tree import MemoryNode
+
+    from spec_validate.engine import selectors
+    from spec_validate.engine.loader import builtin_packs
+    from spec_validate.engine.node_index import NodeIndex
+    from spec_validate.nodes.base import walk
+
+    # The memory tree's nodes tell their signature: kind and attributes, as the real backends' include them.
+    monkeypatch.setattr(MemoryNode, "signature", property(lambda n: (n.kind, repr(sorted(n.attrs.items())))))
+    t = tree(_wide_store())
+    sc = scope(t)
+    nodes = list(walk(t.root))
+    all_selectors = {selectors.selector_key(r.applies_to): r.applies_to for p in builtin_packs() for r in p.rules}
+    # Selectors whose names and paths no index narrows by: alike siblings of other names are matched as one.
+    extra = [
+        {"kind": "array", "not": {"name": "codes"}},
+        {"kind": "array", "not": {"name": ["values", "mask"]}, "parent": {"kind": "group"}},
+        {"kind": "array", "not": {"path": ["/obs/codes", "/uns/inner/codes", "/obs/_index"]}},
+        {"not": {"path": "/uns/**"}, "kind": "array"},
+        {"kind": "array", "any_of": [{"not": {"path": "/obs/**"}}, {"name": "c1"}]},
+        {"kind": "array", "not": {"path": "/obs/c*"}},
+        {"kind": "array", "not": {"name": "s*"}},
+    ]
+    grouped_somewhere = 0
+    for selector in [*all_selectors.values(), *extra]:
+
+        def match(s, n):
+            return matches(s, n, sc)
+
+        chosen = selectors.select(selector, NodeIndex(sc, nodes), sc, match, {})
+        with monkeypatch.context() as plain:
+            plain.setattr(selectors, "telling_names", lambda s: None)
+            alone = selectors.select(selector, NodeIndex(sc, nodes), sc, match, {})
+        assert [n.path for n in chosen] == [n.path for n in alone], selectors.selector_key(selector)
+        grouped_somewhere += selectors.telling_names(selector) is not None
+    assert grouped_somewhere > 50  # most selectors are matched by group

@@ -23,7 +23,7 @@ import contextlib
 import ctypes
 import functools
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from functools import cached_property
 from typing import Any, BinaryIO, NamedTuple
 
@@ -443,10 +443,11 @@ class HDF5Node(Node):
                 )
 
     @cached_property
-    def signature(self) -> tuple[Any, ...] | None:
+    def signature(self) -> Hashable | None:
         """(kind, attribute names and values, and for a dataset its HDF5 type, shape and creation properties: layout,
         chunks, filters, fill value): what its attributes, dtype, shape, chunks and storage are read from. None where
-        any of it cannot be read (the node is then checked alone)."""
+        any of it cannot be read (the node is then checked alone). As the tree's token for it (`Tree.signature_token`):
+        hashing the attribute values and creation properties anew for each grouping cost as much as a selector."""
         try:
             attrs = self.attrs
             if len(attrs) > MAX_SIGNATURE_ATTRIBUTES:
@@ -459,8 +460,8 @@ class HDF5Node(Node):
         if self.kind == "array":
             if self._facts_error is not None:
                 return None
-            return (self.kind, values, self._shape, self._stored_as)
-        return (self.kind, values)
+            return self.tree.signature_token((self.kind, values, self._shape, self._stored_as))
+        return self.tree.signature_token((self.kind, values))
 
     def heap_problem(self, name: bytes) -> str | None:
         """Why the variable-length attribute `name` (as stored) must not be read: the global heap collection it lies in
