@@ -454,13 +454,17 @@ def fill_value_matches_dtype(node: Node, options: Options, scope: Scope) -> Iter
 
 
 # ------------------------------------------------------------------------------------------ hierarchy
-@check()
+@check(own_metadata_only=True)
 def attrs_document_object(node: Node, options: Options, scope: Scope) -> Iterator[Finding]:
     """The node's `.zattrs`, read raw, is absent or a JSON object (UTF-8, strict JSON, an object at the top).
 
     The document is read here as stored, not through node.attrs, which treats a bad one as empty. Strict JSON
     has no bare NaN, Infinity or -Infinity token (Python's parser takes them; a browser's JSON.parse does not).
+    Not applicable in a Zarr v3 store, whose nodes keep their attributes in zarr.json (a `.zattrs` there is no
+    document of the node's, nor part of what its signature covers).
     """
+    if node.tree.format == "zarr-v3":
+        raise NotApplicable(f"{node.path}: a Zarr v3 node keeps its attributes in zarr.json, not in .zattrs")
     stored = _stored_object(node, ".zattrs")
     if stored is not None and stored[2] is not None:
         yield Finding(stored[2], details={"key": stored[0]})
@@ -736,15 +740,23 @@ def _canonical(doc: Any) -> str:
     return json.dumps(doc, sort_keys=True, allow_nan=True)
 
 
-def _same_json(a: Any, b: Any) -> bool:
+def _same_json(a: Any, b: Any, marshalled: dict[int, bytes] | None = None) -> bool:
     """Whether two parsed JSON values are the same value (`_canonical`). Equal marshal bytes settle it at once: for
     parsed JSON they are equal only for the same values of the same types (true and 1, 1 and 1.0, 0.0 and -0.0 kept
     apart) in the same key order, the usual case of a copy made by the writer of the original; marshal writes them
-    in a third of the time `repr` takes (format 2: no back-references, whose bytes would depend on shared objects)."""
+    in a third of the time `repr` takes (format 2: no back-references, whose bytes would depend on shared objects).
+    `marshalled`, when given, keeps the bytes of each `a` by identity, for a caller comparing one object (the
+    thousands of equal stored documents a tree parses once) many times; its objects must outlive it."""
     if a is b:
         return True
     try:
-        if marshal.dumps(a, 2) == marshal.dumps(b, 2):
+        if marshalled is None:
+            first = marshal.dumps(a, 2)
+        else:
+            first = marshalled.get(id(a))  # type: ignore[assignment]
+            if first is None:
+                first = marshalled[id(a)] = marshal.dumps(a, 2)
+        if first == marshal.dumps(b, 2):
             return True
     except ValueError:  # nested past marshal's depth: the canonical spelling decides
         pass
@@ -854,11 +866,12 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
         entries[k] = _without_nested_marker(k, entries[k], stored.get(k))
     differing = 0
     unread: list[str] = []
+    marshalled: dict[int, bytes] = {}  # the stored documents' (equal ones are one object), while `stored` holds them
     for rel in sorted(set(stored) | set(entries)):
         if rel in entries and rel not in stored and _unread_document(node, rel):
             unread.append(rel)  # stored, but not as a readable file (a FIFO, no permission): not compared
             continue
-        finding = _entry_difference(rel, stored, entries, key)
+        finding = _entry_difference(rel, stored, entries, key, marshalled)
         if finding is not None:
             differing += 1
             yield finding
@@ -868,12 +881,14 @@ def consolidated_metadata_matches(node: Node, options: Options, scope: Scope) ->
         raise NotChecked(unlisted_documents(node, len(stored)))
 
 
-def _entry_difference(rel: str, stored: dict[str, Any], entries: dict[str, Any], key: str) -> Finding | None:
+def _entry_difference(
+    rel: str, stored: dict[str, Any], entries: dict[str, Any], key: str, marshalled: dict[int, bytes] | None = None
+) -> Finding | None:
     """How the consolidated metadata's entry `rel` differs from the stored document; None where it does not."""
     in_store, in_copy = rel in stored, rel in entries
     if rel.rsplit("/", 1)[-1] == ".zattrs" and in_store != in_copy and stored.get(rel, {}) == {} == entries.get(rel, {}):
         return None  # an empty attribute document and an absent one say the same
-    if in_store and in_copy and _same_json(stored[rel], entries[rel]):
+    if in_store and in_copy and _same_json(stored[rel], entries[rel], marshalled):
         return None
     diffs: list[tuple[str | None, str, str]] = []
     if not in_copy:

@@ -487,6 +487,15 @@ def test_attrs_document_object_and_document_strict_json_refuse_bare_constants(te
     assert len(run("document_strict_json", tree.get("/g"), {"name": ".zgroup"})) == expected
 
 
+def test_attrs_document_object_is_not_applicable_in_a_zarr_v3_store():
+    """A Zarr v3 node keeps its attributes in zarr.json: a stray `.zattrs` is no document of its (and no part of its
+    signature, by which the clause's verdict is given to every node alike)."""
+    group = {"zarr_format": 3, "node_type": "group", "attributes": {}}
+    tree = ZarrTree(DictStore({"zarr.json": group, "g/zarr.json": group, "g/.zattrs": b"[1, 2]"}), 3)
+    with pytest.raises(NotApplicable, match=r"keeps its attributes in zarr\.json"):
+        run("attrs_document_object", tree.get("/g"))
+
+
 def test_a_stored_object_without_constants_is_the_trees_own_parse():
     # Text holding no NaN or Infinity parses strictly as the tree parses it: the tree's value is used, not a
     # second parse; text that is no JSON says why in the same words either way.

@@ -620,6 +620,9 @@ class ZarrTree(Tree):
     def read_json(self, key: str, where: str) -> Any:
         """The stored document `key` parsed (`read`, then `loads`), a metadata document once for every reader: None
         when not stored; NodeError when it cannot be read, JSONProblem when it is not JSON. Shared: never modify it."""
+        parsed = self._parsed.get(key, _Failed)
+        if parsed is not _Failed and not isinstance(parsed, _Failed):
+            return parsed  # read within its bound and parsed before (what `read` then `parse` would give again)
         raw = self.read(key, where)
         if raw is None:
             return None
