@@ -699,6 +699,8 @@ def keys_normalized(node: Node, options: Options, scope: Scope) -> Iterator[Find
     checked when the store was not listed.
     """
     keys = _raw_keys(node)
+    if not _any_unnormalized(keys):
+        return  # the usual store: every key looked at once, not one at a time
     for key in keys:
         problems = []
         if "\\" in key:
@@ -715,6 +717,19 @@ def keys_normalized(node: Node, options: Options, scope: Scope) -> Iterator[Find
             yield Finding(
                 f"stores key {key!r}, which has {' and '.join(problems)}: logical paths are normalized", details={"key": key}
             )
+
+
+def _any_unnormalized(keys: list[str]) -> bool:
+    """Whether some key may not be normalized, from all of them joined by newlines (each wrapped in "/" for its
+    segments): a pattern holding no newline lies within one key, so nothing found means no key is at fault (a key
+    holding a newline may be a false alarm: each key is then looked at alone)."""
+    joined = "\n".join(keys)
+    if "\\" in joined or "//" in joined or joined.startswith("/") or joined.endswith("/"):
+        return True
+    if "\n/" in joined or "/\n" in joined:
+        return True
+    wrapped = "/" + "/\n/".join(keys) + "/"
+    return "/./" in wrapped or "/../" in wrapped
 
 
 @check()

@@ -615,3 +615,22 @@ def test_dtype_encoding_finds_repeated_field_names_in_work_linear_in_the_fields(
         return CountingName.comparisons / n
 
     assert comparisons_per_field(20_000) <= 2 * max(1.0, comparisons_per_field(1_000))
+
+
+def test_keys_looked_at_together_miss_no_key_that_is_not_normalized():
+    """`_any_unnormalized` tells, from all keys at once, whether one may be at fault: never no where one is (random
+    keys of slashes, dots, backslashes and newlines), and no for every key of a plain store."""
+    import random
+
+    from spec_validate.checks.zarr_metadata import _any_unnormalized
+
+    def at_fault(key: str) -> bool:
+        parts = key.replace("\\", "/").split("/")
+        return "\\" in key or key.startswith("/") or key.endswith("/") or "//" in key or any(p in (".", "..") for p in parts)
+
+    rng = random.Random(39)
+    for _ in range(3000):
+        keys = ["".join(rng.choice("ab./\\\n") for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(1, 4))]
+        if any(at_fault(k) for k in keys):
+            assert _any_unnormalized(keys), keys
+    assert not _any_unnormalized(["a/.zattrs", "a/b/0.0", ".zgroup", "c/..x", "d/x.", "e/.../f"])
