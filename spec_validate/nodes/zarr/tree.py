@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -198,16 +198,17 @@ class ZarrNode(Node):
         return self.key(".zarray" if self.kind == "array" else ".zgroup")
 
     @cached_property
-    def signature(self) -> tuple[Any, ...] | None:
-        """(kind, implicit, the stored bytes of its document, and of its .zattrs for Zarr v2): everything the node's
-        metadata, attributes, dtype, shape, chunks and storage are read from. None where a document is stored but
-        cannot be read: such a node is checked alone (its own problem reported under its own key)."""
+    def signature(self) -> Hashable | None:
+        """(kind, implicit, the stored bytes of its document, and of its .zattrs for Zarr v2), as the tree's token
+        for it (`Tree.signature_token`): everything the node's metadata, attributes, dtype, shape, chunks and storage
+        are read from. None where a document is stored but cannot be read: such a node is checked alone (its own
+        problem reported under its own key)."""
         key = self.metadata_key
         document = self.tree.stored_bytes(key) if key is not None else None
         attrs = self.tree.stored_bytes(self.key(".zattrs")) if self.tree.zarr_format == 2 else None
         if document is False or attrs is False:
             return None
-        return (self.kind, self._implicit, document, attrs)
+        return self.tree.signature_token((self.kind, self._implicit, document, attrs))
 
     def stored_keys(self) -> list[str]:
         keys = self.__dict__.get("_stored_keys")
