@@ -12,7 +12,7 @@ from spec_validate.engine.node_index import NodeIndex
 from spec_validate.engine.rule_selection import Selection
 from spec_validate.engine.scan import ArrayScan, Damaged, KernelFailed, Progress, Scanner, SerialScanner, plan
 from spec_validate.engine.scope import PackScope
-from spec_validate.engine.selectors import candidates, decided_by_kind, matches, select, selector_key
+from spec_validate.engine.selectors import candidates, decided_by_kind, matches, matching, select, selector_key
 from spec_validate.engine.template import render
 from spec_validate.errors import NodeError, NotDecoded
 from spec_validate.kernels.facts import FactRequest
@@ -266,7 +266,10 @@ def find_scopes(tree: Tree, pack: Pack, walked: list[Node] | None = None) -> lis
         walked = []
     if not walked:
         walked.extend(subtree(tree.root))
-    found = [PackScope(pack, n) for n in walked if roots is not None and safe_match(roots, n, PackScope(pack, n))]
+    # Each node is matched as the root of its own scope: what tells alike siblings apart for the selector still does
+    # (its path is "/" and it has no parent in it, whichever node it is).
+    chosen = [] if roots is None else matching(roots, walked, lambda s, n: safe_match(s, n, PackScope(pack, n)))
+    found = [PackScope(pack, n) for n in chosen]
     if not found and "fallback" in pack.scope and safe_match(pack.scope["fallback"], tree.root, PackScope(pack, tree.root)):
         found = [PackScope(pack, tree.root)]
     return found
