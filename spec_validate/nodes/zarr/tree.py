@@ -214,8 +214,13 @@ class ZarrNode(Node):
         keys = self.__dict__.get("_stored_keys")
         if keys is None:  # listed once: several rules (chunk keys, consolidated metadata) read them
             prefix = self.prefix
-            cut = len(prefix) + 1 if prefix else 0
-            keys = self.__dict__["_stored_keys"] = sorted(k[cut:] for k in self.tree.list_keys(prefix))
+            names, folders = self.tree.list_dir(prefix)
+            if not folders:  # no folder below (an array's chunks, mostly): the keys are its listing's names
+                keys = sorted(names)
+            else:
+                cut = len(prefix) + 1 if prefix else 0
+                keys = sorted(k[cut:] for k in self.tree.list_keys(prefix))
+            self.__dict__["_stored_keys"] = keys
         why = self.tree.kv.unlisted(self.prefix, below=True)
         if why is not None:  # some keys below it are unknown: not "none stored"
             raise Unreadable(f"{self.path}: the keys stored below it are not all known: a folder {why}")
