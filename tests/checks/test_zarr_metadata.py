@@ -634,3 +634,30 @@ def test_keys_looked_at_together_miss_no_key_that_is_not_normalized():
         if any(at_fault(k) for k in keys):
             assert _any_unnormalized(keys), keys
     assert not _any_unnormalized(["a/.zattrs", "a/b/0.0", ".zgroup", "c/..x", "d/x.", "e/.../f"])
+
+
+@pytest.mark.parametrize(
+    ("copy", "expected"),
+    [
+        pytest.param({"a": 1}, 0, id="same"),
+        pytest.param({"a": 1.0}, 1, id="float-for-int"),
+        pytest.param({"a": True}, 1, id="bool-for-int"),
+        pytest.param({"a": 2}, 1, id="other-value"),
+    ],
+)
+def test_consolidated_copies_compared_at_once_still_tell_types_apart(copy, expected):
+    """Every entry is compared with its document in one marshalling of each side where the keys agree: 1, 1.0 and
+    true are still different JSON values, and a difference is then found entry by entry."""
+    zattrs = {"a": 1}
+    store = {
+        ".zgroup": {"zarr_format": 2},
+        "g/.zgroup": {"zarr_format": 2},
+        "g/.zattrs": zattrs,
+        ".zmetadata": {
+            "zarr_consolidated_format": 1,
+            "metadata": {".zgroup": {"zarr_format": 2}, "g/.zgroup": {"zarr_format": 2}, "g/.zattrs": copy},
+        },
+    }
+    tree = ZarrTree(DictStore(store), 2)
+    found = run("consolidated_metadata_matches", tree.get("/"))
+    assert len(found) == expected
