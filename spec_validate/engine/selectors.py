@@ -550,6 +550,8 @@ def _decided(key: str, want: Any, index: NodeIndex) -> list[Node] | None:
     """The nodes that meet the one condition `key: want`, when the index holds exactly those; else None."""
     if key == "kind" or (key == "root" and want is True):
         return CONDITIONS[key].narrow(want, index)  # type: ignore[misc]
+    if key == "root" and want is False:
+        return [n for n in index.members if n is not index.root]
     if key == "path" and _literals(want) is not None:
         return _narrow_path(want, index)
     if key == "parent" and isinstance(want, Mapping) and set(want) == {"path"} and _literals(want["path"]) is not None:
