@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import struct
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 import numpy as np
@@ -115,22 +115,28 @@ def attribute_types(messages: list[tuple[int, int, bytes]]) -> dict[bytes, Attri
     the header each time, so asking it for the type of each of 100,000 attributes scanned the header 100,000 times.
     Attributes whose datatype is shared, or whose message is not as read here, are left out (the library is asked)."""
     found: dict[bytes, AttributeType] = {}
+    for body, parts in attribute_messages(messages):
+        at, name_size, type_at = parts[:3]
+        if type_at + 8 > len(body) or at + name_size > len(body):
+            continue
+        name = bytes(body[at : at + name_size]).rstrip(b"\x00")
+        bits = int.from_bytes(body[type_at + 1 : type_at + 3], "little")
+        found[name] = AttributeType(body[type_at] & 0x0F, bits, int.from_bytes(body[type_at + 4 : type_at + 8], "little"))
+    return found
+
+
+def attribute_messages(messages: list[tuple[int, int, bytes]]) -> Iterator[tuple[bytes, tuple[int, int, int, int, int, int]]]:
+    """(its body, `_attribute_parts` of it) for each attribute message among an object's header messages (`messages`,
+    as `btree.header_messages` gives them) that holds its own datatype and dataspace; the others are passed over."""
     for kind, _, body in messages:
         if kind != ATTRIBUTE_MESSAGE:
             continue
         try:
             parts = _attribute_parts(body)
-            if parts is None:
-                continue
-            at, name_size, type_at = parts[:3]
-            if type_at + 8 > len(body) or at + name_size > len(body):
-                continue
-            name = bytes(body[at : at + name_size]).rstrip(b"\x00")
-            bits = int.from_bytes(body[type_at + 1 : type_at + 3], "little")
-            found[name] = AttributeType(body[type_at] & 0x0F, bits, int.from_bytes(body[type_at + 4 : type_at + 8], "little"))
         except (IndexError, struct.error):
             continue
-    return found
+        if parts is not None:
+            yield body, parts
 
 
 _SHARED_MESSAGE = 0x02  # a message flag: its body names a shared message, stored elsewhere

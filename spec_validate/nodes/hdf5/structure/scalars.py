@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 
-from spec_validate.nodes.hdf5.structure.global_heap import ATTRIBUTE_MESSAGE, _attribute_parts, _scalar
+from spec_validate.nodes.hdf5.structure.global_heap import _scalar, attribute_messages
 
 _FIXED_POINT, _FLOAT, _ENUM = 0, 1, 8
 # The class bit fields (implied mantissa bit, the sign's place) and properties (after the 8-byte head) of the IEEE
@@ -31,14 +31,8 @@ def scalar_values(messages: list[tuple[int, int, bytes]]) -> dict[bytes, bool | 
     """The value of every plain scalar number or boolean attribute among an object's header messages (`messages`,
     as `btree.header_messages` gives them), by stored name; the others are left out (the library reads them)."""
     found: dict[bytes, bool | int | float] = {}
-    for kind, _, body in messages:
-        if kind != ATTRIBUTE_MESSAGE:
-            continue
+    for body, (at, name_size, type_at, space_at, _, data_at) in attribute_messages(messages):
         try:
-            parts = _attribute_parts(body)
-            if parts is None:
-                continue
-            at, name_size, type_at, space_at, _, data_at = parts
             if not _scalar(body, space_at):
                 continue
             value = _value(bytes(body[type_at:space_at]), bytes(body[data_at:]))
