@@ -201,15 +201,21 @@ class ObjectIndex:
         return None
 
 
+# The largest collection walked by `_chase`: its arrays take several times its size, where the walk object by object
+# takes memory by the objects it finds. Real collections hold 4 KiB to a few tens of KiB.
+MOST_CHASED_BYTES = 1 << 22
+
+
 def _chase(data: bytes, size: int, start: int) -> tuple[np.ndarray, np.ndarray] | None:
     """(the index of each object but free space, where its header lies) of a sound collection of 8-byte lengths, as
     `GlobalHeaps._walk` finds them; None where the walk meets anything but whole objects at 8-byte steps (damage, a
-    free-space object of an odd size), which the walk itself then decides and words.
+    free-space object of an odd size), or the collection is larger than MOST_CHASED_BYTES, which the walk itself
+    then decides and words.
 
     Where every object's next one lies is worked out for every 8-byte step at once, and only that chain is followed
     one object at a time: a wide atlas's collections hold hundreds of thousands of objects in all.
     """
-    if size % 8 or start % 8 or size < start + 16:
+    if size % 8 or start % 8 or size < start + 16 or size > MOST_CHASED_BYTES:
         return None
     words = np.frombuffer(data, dtype="<u8", count=size // 8)
     slots = words.size - 1  # a header at the last step would end past the collection: no object starts there

@@ -547,3 +547,14 @@ def test_an_attribute_naming_no_collection_with_a_huge_length_is_not_read(tmp_pa
     assert any(
         p.path == "/obs" and "more than any global heap collection of this file holds" in p.message for p in report.problems
     ), [(p.path, p.message) for p in report.problems]
+
+
+def test_a_collection_past_the_vectorised_walks_bound_is_walked_object_by_object(monkeypatch):
+    """The vectorised walk's arrays take several times a collection's size: a larger one (real ones hold kilobytes)
+    is walked object by object, to the same objects."""
+    data = collection([(i + 1, 5, b"hello") for i in range(100)])
+    assert global_heap._chase(data, len(data), 16) is not None
+    monkeypatch.setattr(global_heap, "MOST_CHASED_BYTES", 1024)
+    assert global_heap._chase(data, len(data), 16) is None
+    problem, objects, _ = heaps_over(data)._walk(0)
+    assert problem is None and objects is not None and len(objects) == 100
