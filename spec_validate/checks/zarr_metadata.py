@@ -755,23 +755,15 @@ def _canonical(doc: Any) -> str:
     return json.dumps(doc, sort_keys=True, allow_nan=True)
 
 
-def _same_json(a: Any, b: Any, marshalled: dict[int, bytes] | None = None) -> bool:
+def _same_json(a: Any, b: Any) -> bool:
     """Whether two parsed JSON values are the same value (`_canonical`). Equal marshal bytes settle it at once: for
     parsed JSON they are equal only for the same values of the same types (true and 1, 1 and 1.0, 0.0 and -0.0 kept
     apart) in the same key order, the usual case of a copy made by the writer of the original; marshal writes them
-    in a third of the time `repr` takes (format 2: no back-references, whose bytes would depend on shared objects).
-    `marshalled`, when given, keeps the bytes of each `a` by identity, for a caller comparing one object (the
-    thousands of equal stored documents a tree parses once) many times; its objects must outlive it."""
+    in a third of the time `repr` takes (format 2: no back-references, whose bytes would depend on shared objects)."""
     if a is b:
         return True
     try:
-        if marshalled is None:
-            first = marshal.dumps(a, 2)
-        else:
-            first = marshalled.get(id(a))  # type: ignore[assignment]
-            if first is None:
-                first = marshalled[id(a)] = marshal.dumps(a, 2)
-        if first == marshal.dumps(b, 2):
+        if marshal.dumps(a, 2) == marshal.dumps(b, 2):
             return True
     except ValueError:  # nested past marshal's depth: the canonical spelling decides
         pass
@@ -888,12 +880,11 @@ def _entry_differences(node: Node, key: str, entries: dict[Any, Any]) -> Iterato
     differing = 0
     unread: list[str] = []
     if not (stored.keys() == entries.keys() and _all_same(stored, entries)):
-        marshalled: dict[int, bytes] = {}  # the stored documents' (equal ones are one object), while `stored` holds them
         for rel in sorted(set(stored) | set(entries)):
             if rel in entries and rel not in stored and _unread_document(node, rel):
                 unread.append(rel)  # stored, but not as a readable file (a FIFO, no permission): not compared
                 continue
-            finding = _entry_difference(rel, stored, entries, key, marshalled)
+            finding = _entry_difference(rel, stored, entries, key)
             if finding is not None:
                 differing += 1
                 yield finding
@@ -913,14 +904,12 @@ def _all_same(stored: dict[str, Any], entries: dict[str, Any]) -> bool:
         return False
 
 
-def _entry_difference(
-    rel: str, stored: dict[str, Any], entries: dict[str, Any], key: str, marshalled: dict[int, bytes] | None = None
-) -> Finding | None:
+def _entry_difference(rel: str, stored: dict[str, Any], entries: dict[str, Any], key: str) -> Finding | None:
     """How the consolidated metadata's entry `rel` differs from the stored document; None where it does not."""
     in_store, in_copy = rel in stored, rel in entries
     if rel.rsplit("/", 1)[-1] == ".zattrs" and in_store != in_copy and stored.get(rel, {}) == {} == entries.get(rel, {}):
         return None  # an empty attribute document and an absent one say the same
-    if in_store and in_copy and _same_json(stored[rel], entries[rel], marshalled):
+    if in_store and in_copy and _same_json(stored[rel], entries[rel]):
         return None
     diffs: list[tuple[str | None, str, str]] = []
     if not in_copy:
