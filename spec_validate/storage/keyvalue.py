@@ -251,12 +251,13 @@ class DirectoryStore(KeyValueStore):
         folder = self._folder(prefix) if _NO_FOLLOW and name not in ("", ".", "..") and "\\" not in name else None
         if folder is None:
             return self._get_resolved(key, limit)
+        path = _joined(folder, name)
         try:
-            fd = os.open(os.path.join(folder, name), _OPEN_FLAGS)
+            fd = os.open(path, _OPEN_FLAGS)
         except OSError:
             # Absent or unreadable; or a symlink (ELOOP, or "not a directory" for one to a directory):
             # the full check decides whether it stays inside the store.
-            return self._get_resolved(key, limit) if os.path.islink(os.path.join(folder, name)) else None
+            return self._get_resolved(key, limit) if os.path.islink(path) else None
         try:
             return _read_regular(fd, key, limit)
         finally:
@@ -320,6 +321,7 @@ class DirectoryStore(KeyValueStore):
                 self.skip(prefix or ".", f"{prefix or 'the store root'}: {why}; nothing below it is read")
             return [], []
         self._left_out[prefix] = _NONE_LEFT_OUT
+        head = f"{prefix}/" if prefix else ""
         for entry in entries:
             name = entry.name
             if "\\" in name:
@@ -331,8 +333,9 @@ class DirectoryStore(KeyValueStore):
                     keys.append(name)
                 elif entry.is_dir(follow_symlinks=False):
                     dirs.append(name)
-                    # The folder's checked path, from this listing: no lstat when it is read or listed in turn.
-                    self._folders.setdefault(join_key(prefix, name), os.path.join(full, name))
+                    # The folder's checked path, from this listing (the entry's path: the listed folder's joined
+                    # with its name): no lstat when it is read or listed in turn.
+                    self._folders.setdefault(head + name, entry.path)
                 elif self._linked_file(join_key(prefix, name), entry):
                     keys.append(name)
             except OSError as exc:  # a name the file system cannot stat (a symlink loop): not a key
@@ -425,6 +428,12 @@ class DirectoryStore(KeyValueStore):
                 elif depth < MAX_DEPTH:
                     stack.append((key + "/", depth + 1))
         return out
+
+
+def _joined(folder: str, name: str) -> str:
+    """`os.path.join(folder, name)` for a resolved folder and one plain name (no separator in it), without the
+    general join's checks: it is asked for every document read."""
+    return folder + name if folder.endswith(os.sep) else f"{folder}{os.sep}{name}"
 
 
 # Files under this size are read with one os.read (see `_read_regular`).
