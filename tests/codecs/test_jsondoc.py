@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import math
+import random
+from typing import Any
 
 import pytest
 
 from spec_validate.codecs import jsondoc
-from spec_validate.codecs.jsondoc import MAX_NESTING, JSONProblem, loads, nesting, value_nesting
+from spec_validate.codecs.jsondoc import MAX_NESTING, JSONProblem, loads, nesting
+
+
+def value_nesting(value: Any) -> int:
+    """How deeply lists and dicts nest in a parsed value: the reference `nesting` of the text is held to."""
+    if isinstance(value, dict):
+        return 1 + max((value_nesting(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((value_nesting(v) for v in value), default=0)
+    return 0
 
 
 def test_jsondoc_passes_plain_documents_and_zarr_v2_float_tokens():
@@ -50,18 +62,35 @@ def test_jsondoc_fails_what_does_not_parse_in_one_line(raw, reason):
         loads(raw)
 
 
-def test_jsondoc_passes_a_large_document_is_parsed_without_scanning_its_text(monkeypatch):
-    """A consolidated zarr.json of a wide store is megabytes of short strings: scanning its text with strings
-    skipped copied it many times over (a regex substitution builds one piece per string), so a document is parsed
-    first and its depth read from the parsed value; the text is scanned only for the message of one too deep to parse."""
-    text = b'{"m": [' + b", ".join(b'{"a": [1, {"b": [2]}], "s": "[{"}' for _ in range(10_000)) + b"]}"
-
-    def scanned(raw):
-        raise AssertionError("the text was scanned")
-
-    monkeypatch.setattr(jsondoc, "nesting", scanned)
+def test_jsondoc_passes_a_large_document_nesting_read_from_its_text():
+    """A consolidated zarr.json of a wide store is megabytes of short strings: its depth is read from the text
+    (positions of quotes and brackets, block by block), never through an object per string."""
+    text = b'{"m": [' + b", ".join(b'{"a": [1, {"b": [2]}], "s": "[{\\"]"}' for _ in range(100_000)) + b"]}"
+    assert len(text) > 2 * jsondoc._NESTING_BLOCK
     doc = loads(text)
-    assert len(doc["m"]) == 10_000 and value_nesting(doc) == 6
+    assert len(doc["m"]) == 100_000 and nesting(text) == value_nesting(doc) == 6
+
+
+def _random_value(rnd: random.Random, depth: int = 0) -> Any:
+    pick = rnd.random()
+    if depth > 8 or pick < 0.3:
+        return rnd.choice([1, 2.5, None, True, "x", 'a"[b\\', "\\\\", '{"', "]}", "\u00e9[", "", '\\"]'])
+    if pick < 0.65:
+        return [_random_value(rnd, depth + 1) for _ in range(rnd.randint(0, 4))]
+    keys = [rnd.choice(["k", '"[', "\\", "{}", "\u00e9"]) + str(i) for i in range(rnd.randint(0, 4))]
+    return {key: _random_value(rnd, depth + 1) for key in keys}
+
+
+@pytest.mark.parametrize(("block", "documents"), [(1, 200), (7, 1000), (1 << 20, 3000)])
+def test_jsondoc_passes_text_nesting_equals_the_parsed_values(monkeypatch, block, documents):
+    """Strings holding brackets, quotes and backslashes (escaped or as \\u escapes), over blocks as small as a byte:
+    the depth read from the text is the parsed value's."""
+    monkeypatch.setattr(jsondoc, "_NESTING_BLOCK", block)
+    rnd = random.Random(block)
+    for _ in range(documents):
+        value = _random_value(rnd)
+        text = json.dumps(value, ensure_ascii=rnd.random() < 0.5, indent=rnd.choice([None, 1])).encode()
+        assert nesting(text) == value_nesting(json.loads(text)), text
 
 
 @pytest.mark.parametrize(
