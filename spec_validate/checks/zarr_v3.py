@@ -3,6 +3,7 @@ chunk key encodings, codec chains and their configurations, sharding, node names
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -1282,6 +1283,10 @@ def consolidated_entries_match(node: Node, options: Options, scope: Scope) -> It
 
 
 # ------------------------------------------------------------------------------------------ hierarchy
+# A rule's pattern compiled once: the name clauses run on every distinct node name (`re.search` looks each up again).
+_pattern = functools.cache(re.compile)
+
+
 @check(
     options={
         "properties": {"forbid": {"type": "string"}, "require": {"type": "string"}, "means": {"type": "string"}},
@@ -1297,8 +1302,8 @@ def node_name_pattern(node: Node, options: Options, scope: Scope) -> Iterator[Fi
     if node.path == "/":
         raise NotApplicable("the root node has no name")
     name = node.name
-    forbidden = "forbid" in options and re.search(options["forbid"], name)
-    if forbidden or ("require" in options and not re.search(options["require"], name)):
+    forbidden = "forbid" in options and _pattern(options["forbid"]).search(name)
+    if forbidden or ("require" in options and not _pattern(options["require"]).search(name)):
         yield Finding(f"is named {name!r}: {options['means']}", details={"name": name})
 
 
