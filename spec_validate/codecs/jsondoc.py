@@ -54,7 +54,7 @@ def nesting(raw: bytes) -> int:
     return deepest
 
 
-_NESTING_BLOCK = 1 << 20
+_NESTING_BLOCK = 1 << 18
 _QUOTE, _OPENING, _CLOSING = ord('"'), ord("{"), ord("}")
 
 
