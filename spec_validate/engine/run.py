@@ -311,8 +311,7 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: 
         assert primitive is not None  # packs are validated against the registry at load time
         activity.reading("checking ", ev.rule.id, " on ", node.path)
         try:
-            # A node's dtype may be unreadable: inside the try. Asked only of primitives limited to a kind or dtype.
-            reason = _not_for(primitive, step.primitive, node) if primitive.kind or primitive.dtype_kinds else None
+            reason = _not_for(primitive, step.primitive, node)  # a node's dtype may be unreadable: inside the try
             if reason is not None:
                 ev.outcome = Outcome(Status.NOT_APPLICABLE, reason=reason)
                 return
@@ -343,8 +342,7 @@ def _advance(ev: Evaluation, facts: Mapping[FactRequest, Any] | None, facts_of: 
         if findings or omitted:
             ev.outcome = _unless_unread(ev, Outcome(Status.FAILED, findings, omitted=omitted))
             return
-    # A node read whole (most are): the verdict stands as it is, without `_unless_unread`'s look at the rule.
-    ev.outcome = PASSED if node.unread is None and node.members_unread is None else _unless_unread(ev, PASSED)
+    ev.outcome = _unless_unread(ev, PASSED)
 
 
 def _unless_unread(ev: Evaluation, outcome: Outcome) -> Outcome:
@@ -371,9 +369,6 @@ def _evaluate(scratch: Evaluation, node: Node, tally: Tally, waiting: list[Evalu
         scratch.requests = {}
     _advance(scratch, None)
     outcome = scratch.outcome
-    if outcome is PASSED and not tally.keep_all:  # the usual verdict: counted as `keeps` and `count` would
-        tally.passed += 1
-        return outcome
     if not tally.keeps(outcome):
         tally.count(outcome)  # type: ignore[arg-type]  # never None here: one waiting is kept
         return outcome
@@ -722,9 +717,7 @@ def _evaluate_by_signature(
     scratch = Evaluation(rule, scope.root, scope)
     for group in selected.groups(grouping):
         outcome = _evaluate(scratch, group[0], tally, waiting)
-        if len(group) == 1:  # a node alone in its group (a distinct name): nothing to replay
-            continue
-        remembered = _remembered(outcome, group[0])
+        remembered = _remembered(outcome, group[0]) if len(group) > 1 else None
         if remembered is not None:
             remembered.replay(tally, group[1:], selected.nearest(group) if remembered.unchecked is None else None, scratch)
             continue
