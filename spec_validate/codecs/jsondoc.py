@@ -32,11 +32,12 @@ def nesting(raw: bytes) -> int:
 
     Escapes hold the only backslashes of valid JSON, so with each escaped backslash and then each escaped quote
     made two plain bytes (escapes paired left to right, as the parser reads them), every quote left opens or closes
-    a string, and a bracket lies inside a string where an odd number of quotes precede it. Block by block, with
-    the positions of the quotes and brackets only: memory bounded by the block, whatever the text's size, and no
-    object per string.
+    a string, and a bracket lies inside a string where an odd number of quotes precede it. A text with no quote
+    right after a backslash (most: `\\n` and `\\u00e9` escape no quote) is read as it is, without those copies.
+    Block by block, with the positions of the quotes and brackets only: memory bounded by the block, whatever the
+    text's size, and no object per string.
     """
-    text = raw.replace(b"\\\\", b"__").replace(b'\\"', b"__") if b"\\" in raw else raw
+    text = raw.replace(b"\\\\", b"__").replace(b'\\"', b"__") if b'\\"' in raw else raw
     chars = np.frombuffer(text, dtype=np.uint8)
     depth = deepest = 0
     in_string = 0  # 1 where the block starts inside a string
